@@ -1,0 +1,30 @@
+# Two entry points on a fresh machine (see README):
+#   make demo   - install, generate a sample crawl, run the daily pipeline end to end locally
+#   make test   - install (system packages included) and run the whole test suite
+VENV ?= .venv
+PY := $(VENV)/bin/python
+DEMO_ROOT ?= demo
+DEMO_DATE ?= 2026-01-15
+
+.PHONY: setup system-deps test demo bench clean
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+setup: $(VENV)/.installed
+
+system-deps:
+	bash scripts/install-system-deps.sh
+
+test: system-deps setup
+	@$(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
+
+demo: setup
+	$(PY) -m lib.demo --root $(DEMO_ROOT) --date $(DEMO_DATE)
+
+clean:
+	rm -rf $(VENV) $(DEMO_ROOT) .pytest_cache

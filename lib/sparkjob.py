@@ -1,0 +1,152 @@
+"""Base class for the Spark entry points (the cc-pyspark pattern, with tests).
+
+A job subclasses :class:`SparkJob`, declares its own options in ``add_arguments`` and
+implements ``run(spark, args) -> JobResult``. The base class handles the common options
+(``--date/--root`` or ``--input/--output``), the Spark session (an existing one in tests,
+``local[*]`` under plain ``python``, whatever ``spark-submit`` configured otherwise),
+forwarding S3 settings to executors, shipping ``lib`` to a cluster, the summary and the
+exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import logging
+import os
+import sys
+import tempfile
+import time
+import zipfile
+from dataclasses import dataclass, field
+from typing import Any
+
+from lib import s3, storage
+
+log = logging.getLogger("dailyslice")
+
+
+@dataclass
+class JobResult:
+    ok: bool
+    summary: dict[str, Any] = field(default_factory=dict)
+    output: str | None = None
+
+
+def day_path(root: str, kind: str, date: dt.date) -> str:
+    """``ROOT/KIND/YYYY-MM/DD`` (the bucket layout of seed 003)."""
+    return storage.join(root, kind, f"{date:%Y-%m}", f"{date:%d}")
+
+
+def parse_date(text: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--date must be YYYY-MM-DD, got {text!r}") from None
+
+
+def _zip_lib() -> str:
+    """Zip the ``lib`` package so executors on other machines can import it."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = os.path.join(tempfile.mkdtemp(prefix="dailyslice-pyfiles-"), "lib.zip")
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for dirpath, dirnames, files in os.walk(here):
+            dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+            for f in files:
+                if f.endswith(".py"):
+                    full = os.path.join(dirpath, f)
+                    z.write(full, os.path.join("lib", os.path.relpath(full, here)))
+    return out
+
+
+class SparkJob:
+    """Override ``name``, ``input_kind``/``output_kind``, ``add_arguments`` and ``run``."""
+
+    name = "job"
+    description = ""
+    input_kind = "warc"
+    output_kind = "out"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:  # pragma: no cover - default
+        pass
+
+    def run(self, spark: Any, args: argparse.Namespace) -> JobResult:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ options
+    def parser(self) -> argparse.ArgumentParser:
+        p = argparse.ArgumentParser(prog=f"{self.name}.py", description=self.description)
+        p.add_argument("--date", type=parse_date, help="day to process, YYYY-MM-DD")
+        p.add_argument("--root", help="bucket root (local path, file:// or s3://bucket/prefix)")
+        p.add_argument("--input", help=f"input folder (overrides ROOT/{self.input_kind}/YYYY-MM/DD)")
+        p.add_argument("--output", help=f"output folder (overrides ROOT/{self.output_kind}/YYYY-MM/DD)")
+        p.add_argument("--master", help="Spark master (default: spark-submit's, else local[*])")
+        p.add_argument("--partitions", type=int, default=0, help="Spark tasks (default: one per input file)")
+        p.add_argument("--staging", help="local/cluster folder for output bound for S3 (default: a temp folder)")
+        p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark setting")
+        p.add_argument("--summary", help="also write the run summary (JSON) to this file")
+        p.add_argument("--log-level", default="WARN", help="Spark log level (default WARN)")
+        self.add_arguments(p)
+        return p
+
+    def resolve_io(self, args: argparse.Namespace) -> None:
+        """Fill ``args.input``/``args.output`` from ``--date/--root`` where not given."""
+        if args.input is None or args.output is None:
+            if args.date is None or args.root is None:
+                raise SystemExit(f"{self.name}: give --date and --root, or --input and --output")
+        if args.input is None:
+            args.input = day_path(args.root, self.input_kind, args.date)
+        if args.output is None:
+            args.output = day_path(args.root, self.output_kind, args.date)
+
+    # ------------------------------------------------------------------ spark
+    def session(self, args: argparse.Namespace) -> Any:
+        from pyspark.sql import SparkSession
+
+        b = SparkSession.builder.appName(f"dailyslice-{self.name}")
+        if args.master:
+            b = b.master(args.master)
+        b = b.config("spark.ui.showConsoleProgress", "true")
+        b = b.config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        b = b.config("spark.hadoop.mapreduce.fileoutputcommitter.marksuccessfuljobs", "false")
+        b = b.config("spark.sql.sources.partitionOverwriteMode", "static")
+        for k, v in s3.s3_env().items():
+            b = b.config(f"spark.executorEnv.{k}", v)
+        for kv in args.conf:
+            k, _, v = kv.partition("=")
+            b = b.config(k, v)
+        spark = b.getOrCreate()
+        spark.sparkContext.setLogLevel(args.log_level)
+        if not spark.sparkContext.master.startswith("local"):
+            spark.sparkContext.addPyFile(_zip_lib())
+        return spark
+
+    # ------------------------------------------------------------------ main
+    def main(self, argv: list[str] | None = None, spark: Any = None) -> int:
+        """Parse ``argv``, run, print the summary; return the process exit code."""
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        args = self.parser().parse_args(argv)
+        self.resolve_io(args)
+        own = spark is None
+        t0 = time.time()
+        if own:
+            spark = self.session(args)
+        try:
+            result = self.run(spark, args)
+        except Exception as e:  # the summary must say why a run failed, then exit non-zero
+            log.exception("%s failed", self.name)
+            result = JobResult(ok=False, summary={"error": f"{type(e).__name__}: {e}"})
+        finally:
+            if own:
+                spark.stop()
+        result.summary.setdefault("job", self.name)
+        result.summary["ok"] = result.ok
+        result.summary["seconds"] = round(time.time() - t0, 3)
+        result.summary.setdefault("output", args.output)
+        text = json.dumps(result.summary, indent=2, sort_keys=True, default=str)
+        print(f"== {self.name} summary ==\n{text}", file=sys.stderr)
+        if args.summary:
+            storage.write_bytes(args.summary, text.encode())
+        self.last_result = result
+        return 0 if result.ok else 1

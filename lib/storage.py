@@ -1,0 +1,286 @@
+"""Storage URIs: local paths, ``file://`` and ``s3://bucket/prefix``.
+
+Everything that touches input or output goes through here so that jobs see one API:
+list a folder recursively, open a file as a forward-only stream (never read whole),
+read a byte range, write/upload, delete. S3 streams resume with a ranged GET from the
+current position when a connection drops mid-file.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+from dataclasses import dataclass
+from typing import BinaryIO, Iterable, Iterator
+from urllib.parse import unquote, urlparse
+
+from lib import s3
+
+SUCCESS = "_SUCCESS"
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    uri: str
+    size: int
+
+
+def is_s3(uri: str) -> bool:
+    return uri.startswith("s3://") or uri.startswith("s3a://")
+
+
+def split_s3(uri: str) -> tuple[str, str]:
+    """``s3://bucket/a/b`` -> ``("bucket", "a/b")``."""
+    p = urlparse(uri)
+    if p.scheme not in ("s3", "s3a") or not p.netloc:
+        raise ValueError(f"not an s3 URI: {uri!r}")
+    return p.netloc, p.path.lstrip("/")
+
+
+def local_path(uri: str) -> str:
+    """Local filesystem path of a local URI (plain path or ``file://``)."""
+    if uri.startswith("file://"):
+        return unquote(urlparse(uri).path)
+    if "://" in uri:
+        raise ValueError(f"not a local path: {uri!r}")
+    return uri
+
+
+def normalize(uri: str) -> str:
+    """Canonical form used in output columns: absolute ``file://`` URIs or ``s3://``."""
+    if is_s3(uri):
+        b, k = split_s3(uri)
+        return f"s3://{b}/{k}"
+    return "file://" + os.path.abspath(local_path(uri))
+
+
+def join(uri: str, *parts: str) -> str:
+    out = uri.rstrip("/")
+    for p in parts:
+        out = out + "/" + p.strip("/")
+    return out
+
+
+def _s3_list(uri: str) -> Iterator[FileInfo]:
+    bucket, prefix = split_s3(uri)
+    if prefix and not prefix.endswith("/"):
+        prefix += "/"
+    pages = s3.client().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+    for page in pages:
+        for obj in page.get("Contents", []):
+            yield FileInfo(f"s3://{bucket}/{obj['Key']}", int(obj["Size"]))
+
+
+def list_files(uri: str, suffixes: Iterable[str] | None = None) -> list[FileInfo]:
+    """All files below ``uri`` (recursive), filtered by name suffix, sorted by URI.
+
+    A missing folder is an empty list, not an error: callers decide what "no input" means.
+    """
+    suffixes = tuple(suffixes) if suffixes else None
+    if is_s3(uri):
+        found = list(_s3_list(uri))
+    else:
+        root = local_path(uri)
+        found = []
+        if os.path.isfile(root):
+            found.append(FileInfo(normalize(root), os.path.getsize(root)))
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames.sort()
+            for name in filenames:
+                p = os.path.join(dirpath, name)
+                found.append(FileInfo(normalize(p), os.path.getsize(p)))
+    if suffixes:
+        found = [f for f in found if f.uri.endswith(suffixes)]
+    return sorted(found, key=lambda f: f.uri)
+
+
+class S3Stream(io.RawIOBase):
+    """Forward-only reader over an S3 object that resumes with a ranged GET on errors."""
+
+    def __init__(self, uri: str, start: int = 0, end: int | None = None, max_resumes: int = 5):
+        self.bucket, self.key = split_s3(uri)
+        self.uri = uri
+        self.pos = start
+        self.end = end  # exclusive
+        self.max_resumes = max_resumes
+        self._body = None
+
+    def readable(self) -> bool:
+        return True
+
+    def _open(self) -> None:
+        rng = f"bytes={self.pos}-" + ("" if self.end is None else str(self.end - 1))
+        resp = s3.client().get_object(Bucket=self.bucket, Key=self.key, Range=rng)
+        self._body = resp["Body"]
+
+    def readinto(self, b) -> int:  # type: ignore[override]
+        want = len(b)
+        if self.end is not None:
+            want = min(want, self.end - self.pos)
+        if want <= 0:
+            return 0
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        for attempt in range(self.max_resumes + 1):
+            try:
+                if self._body is None:
+                    self._open()
+                data = self._body.read(want)
+                break
+            except ClientError as e:
+                if e.response.get("Error", {}).get("Code") == "InvalidRange":
+                    return 0
+                if attempt == self.max_resumes:
+                    raise
+                self._body = None
+            except (BotoCoreError, OSError):
+                if attempt == self.max_resumes:
+                    raise
+                self._body = None
+        n = len(data)
+        b[:n] = data
+        self.pos += n
+        return n
+
+    def close(self) -> None:
+        if self._body is not None:
+            try:
+                self._body.close()
+            except Exception:
+                pass
+            self._body = None
+        super().close()
+
+
+def open_stream(uri: str, buffer_size: int = 1 << 20) -> BinaryIO:
+    """Open ``uri`` for sequential reading with a bounded buffer."""
+    if is_s3(uri):
+        return io.BufferedReader(S3Stream(uri), buffer_size=buffer_size)  # type: ignore[return-value]
+    return open(local_path(uri), "rb", buffering=buffer_size)
+
+
+def size(uri: str) -> int:
+    if is_s3(uri):
+        b, k = split_s3(uri)
+        return int(s3.client().head_object(Bucket=b, Key=k)["ContentLength"])
+    return os.path.getsize(local_path(uri))
+
+
+def exists(uri: str) -> bool:
+    if is_s3(uri):
+        from botocore.exceptions import ClientError
+
+        b, k = split_s3(uri)
+        try:
+            s3.client().head_object(Bucket=b, Key=k)
+            return True
+        except ClientError as e:
+            if e.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
+                return False
+            raise
+    return os.path.exists(local_path(uri))
+
+
+def read_range(uri: str, offset: int, length: int) -> bytes:
+    """Exactly ``length`` bytes at ``offset``, or fewer if the file ends first."""
+    if length <= 0:
+        return b""
+    if is_s3(uri):
+        b, k = split_s3(uri)
+        from botocore.exceptions import ClientError
+
+        try:
+            resp = s3.client().get_object(Bucket=b, Key=k, Range=f"bytes={offset}-{offset + length - 1}")
+        except ClientError as e:
+            if e.response.get("Error", {}).get("Code") == "InvalidRange":
+                return b""
+            raise
+        return resp["Body"].read()
+    with open(local_path(uri), "rb") as f:
+        f.seek(offset)
+        return f.read(length)
+
+
+def read_bytes(uri: str) -> bytes:
+    if is_s3(uri):
+        b, k = split_s3(uri)
+        return s3.client().get_object(Bucket=b, Key=k)["Body"].read()
+    with open(local_path(uri), "rb") as f:
+        return f.read()
+
+
+def write_bytes(uri: str, data: bytes) -> None:
+    """Write a whole (small) file; local writes are atomic (temp file + rename)."""
+    if is_s3(uri):
+        b, k = split_s3(uri)
+        s3.client().put_object(Bucket=b, Key=k, Body=data)
+        return
+    path = local_path(uri)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def delete_tree(uri: str) -> None:
+    if is_s3(uri):
+        bucket, prefix = split_s3(uri)
+        keys = [split_s3(f.uri)[1] for f in _s3_list(uri)]
+        for i in range(0, len(keys), 1000):
+            s3.client().delete_objects(
+                Bucket=bucket, Delete={"Objects": [{"Key": k} for k in keys[i : i + 1000]], "Quiet": True}
+            )
+        return
+    shutil.rmtree(local_path(uri), ignore_errors=True)
+
+
+def upload_tree(local_dir: str, dest: str) -> int:
+    """Publish a finished local folder to ``dest`` (S3 or local) so that it never looks
+    complete half-way: the old ``_SUCCESS`` goes first, stale files are removed, the new
+    ``_SUCCESS`` comes last. Returns the number of files copied."""
+    files = []
+    for dirpath, _, names in os.walk(local_dir):
+        for n in names:
+            full = os.path.join(dirpath, n)
+            files.append(os.path.relpath(full, local_dir).replace(os.sep, "/"))
+    files.sort(key=lambda r: (r == SUCCESS, r))
+    if not is_s3(dest):
+        target = local_path(dest)
+        tmp = target.rstrip("/") + ".publishing"
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.copytree(local_dir, tmp, ignore=shutil.ignore_patterns(SUCCESS))
+        commit_dir(tmp, target)
+        if SUCCESS in files:
+            write_bytes(join(target, SUCCESS), read_bytes(os.path.join(local_dir, SUCCESS)))
+        return len(files)
+    bucket, prefix = split_s3(dest)
+    prefix = prefix.rstrip("/")
+    c = s3.client()
+    c.delete_object(Bucket=bucket, Key=f"{prefix}/{SUCCESS}")
+    wanted = {f"{prefix}/{r}" for r in files}
+    for old in _s3_list(dest):
+        k = split_s3(old.uri)[1]
+        if k not in wanted:
+            c.delete_object(Bucket=bucket, Key=k)
+    for r in files:
+        c.upload_file(os.path.join(local_dir, r), bucket, f"{prefix}/{r}")
+    return len(files)
+
+
+def commit_dir(tmp_dir: str, final_dir: str) -> None:
+    """Replace ``final_dir`` by ``tmp_dir`` (both local). A crash between the two renames
+    leaves ``final_dir`` absent and the previous output in ``final_dir.old``: never a
+    folder with ``_SUCCESS`` and partial content."""
+    final_dir = final_dir.rstrip("/")
+    old = final_dir + ".old"
+    shutil.rmtree(old, ignore_errors=True)
+    if os.path.exists(final_dir):
+        success = os.path.join(final_dir, SUCCESS)
+        if os.path.exists(success):
+            os.remove(success)
+        os.replace(final_dir, old)
+    os.makedirs(os.path.dirname(os.path.abspath(final_dir)), exist_ok=True)
+    os.replace(tmp_dir, final_dir)
+    shutil.rmtree(old, ignore_errors=True)
