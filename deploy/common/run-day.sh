@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# run-day.sh: preprocess then index one day of one data center on a Spark standalone
+# cluster inside a Slurm allocation. Shared by deploy/slurm/dailyslice.sbatch (plain
+# Slurm: this script starts the Spark master and one worker per node) and by Magpie
+# (MAGPIE_JOB_TYPE=script: Magpie already started Spark and exported SPARK_MASTER_NODE,
+# so this script only submits). Success is the marker file, written only when both jobs
+# succeeded (Magpie's own exit code is always 0); the exit code is non-zero on failure.
+#
+# Required:  DATE (YYYY-MM-DD), INPUT_ROOT (bucket root holding warc/YYYY-MM/DD, s3:// or
+#            a path), OUTPUT_ROOT (shared cluster filesystem: preprocessed/ and index/ go there)
+# Optional (defaults):
+#   DATA_CENTER (default)            name used in logs and the marker path
+#   DAILYSLICE_HOME (this checkout)  project folder with jobs/ and lib/
+#   VENV ($DAILYSLICE_HOME/.venv)    Python environment with pyspark and the project installed
+#   SCRATCH_DIR (${TMPDIR:-/tmp}/dailyslice-$JOB_ID)  node-local folder for Spark work/shuffle
+#   LOG_DIR ($OUTPUT_ROOT/logs)      the run log is $LOG_DIR/dailyslice-$DATA_CENTER-$DATE-$JOB_ID.log
+#   MARKER_FILE ($OUTPUT_ROOT/_runs/$DATA_CENTER/$DATE.json)
+#   SPARK_WORKER_CORES (CPUs of the node), SPARK_WORKER_MEMORY (4g), SPARK_EXECUTOR_MEMORY (2g),
+#   SPARK_EXECUTOR_CORES (all of a worker's), SPARK_DRIVER_MEMORY (2g),
+#   SPARK_MASTER_HOST ($(hostname)), DAILYSLICE_SPARK_PORT (a free port),
+#   SPARK_SUBMIT_ARGS, PREPROCESS_ARGS, INDEX_ARGS (extra arguments, word-split),
+#   KEEP_SCRATCH (unset: scratch is removed at the end)
+set -uo pipefail
+
+die() { echo "run-day: $*" >&2; exit 2; }
+: "${DATE:?run-day: DATE (YYYY-MM-DD) is required}"
+: "${INPUT_ROOT:?run-day: INPUT_ROOT (bucket root with warc/) is required}"
+: "${OUTPUT_ROOT:?run-day: OUTPUT_ROOT (cluster filesystem for the output) is required}"
+[[ "$DATE" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}$ ]] || die "DATE must be YYYY-MM-DD, got '$DATE'"
+DATA_CENTER=${DATA_CENTER:-default}
+JOB_ID=${SLURM_JOB_ID:-local-$$}
+DAILYSLICE_HOME=${DAILYSLICE_HOME:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+[ -f "$DAILYSLICE_HOME/jobs/preprocess.py" ] || die "DAILYSLICE_HOME=$DAILYSLICE_HOME has no jobs/preprocess.py"
+VENV=${VENV:-$DAILYSLICE_HOME/.venv}
+[ -x "$VENV/bin/python" ] || die "Python environment not found: $VENV/bin/python (set VENV)"
+PY=$VENV/bin/python
+YM=${DATE:0:7}; DD=${DATE:8:2}
+LOG_DIR=${LOG_DIR:-$OUTPUT_ROOT/logs}
+MARKER_FILE=${MARKER_FILE:-$OUTPUT_ROOT/_runs/$DATA_CENTER/$DATE.json}
+SCRATCH_DIR=${SCRATCH_DIR:-${TMPDIR:-/tmp}/dailyslice-$JOB_ID}
+mkdir -p "$LOG_DIR" "$(dirname "$MARKER_FILE")" "$SCRATCH_DIR" || die "cannot create $LOG_DIR / $SCRATCH_DIR"
+LOG_FILE=$LOG_DIR/dailyslice-$DATA_CENTER-$DATE-$JOB_ID.log
+echo "run-day: log in $LOG_FILE"
+exec >>"$LOG_FILE" 2>&1
+echo "run-day: $(date -u +%FT%TZ) data center $DATA_CENTER, day $DATE, job $JOB_ID on $(hostname)"
+
+# a marker from an earlier run of the same day must not vouch for this one
+rm -f "$MARKER_FILE" "${MARKER_FILE%.json}.failed.json"
+
+export SPARK_HOME=${SPARK_HOME:-$("$PY" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')}
+export PYSPARK_PYTHON=$PY PYSPARK_DRIVER_PYTHON=$PY
+export PYTHONPATH=$DAILYSLICE_HOME${PYTHONPATH:+:$PYTHONPATH}
+export SPARK_LOCAL_DIRS=$SCRATCH_DIR/local SPARK_WORKER_DIR=$SCRATCH_DIR/work
+mkdir -p "$SPARK_LOCAL_DIRS" "$SPARK_WORKER_DIR"
+WORKER_CORES=${SPARK_WORKER_CORES:-${SLURM_CPUS_ON_NODE:-$(nproc)}}
+WORKER_MEMORY=${SPARK_WORKER_MEMORY:-4g}
+
+MASTER_PID=""; WORKERS_PID=""
+cleanup() {
+  local rc=$?
+  if [ -n "$WORKERS_PID" ]; then kill -TERM "$WORKERS_PID" 2>/dev/null; wait "$WORKERS_PID" 2>/dev/null; fi
+  if [ -n "$MASTER_PID" ]; then kill -TERM "$MASTER_PID" 2>/dev/null; wait "$MASTER_PID" 2>/dev/null; fi
+  [ -n "${KEEP_SCRATCH:-}" ] || rm -rf "$SCRATCH_DIR"
+  echo "run-day: $(date -u +%FT%TZ) finished with exit code $rc"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 143' TERM INT
+
+wait_port() {  # host port seconds
+  local deadline=$((SECONDS + $3))
+  until (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; do
+    [ $SECONDS -lt $deadline ] || return 1
+    kill -0 "$MASTER_PID" 2>/dev/null || return 1
+    sleep 1
+  done
+}
+
+if [ -n "${SPARK_MASTER_NODE:-}" ]; then
+  # Magpie (or any pre-started cluster): use it, start and stop nothing
+  MASTER_URL=spark://$SPARK_MASTER_NODE:${SPARK_MASTER_PORT:-7077}
+  echo "run-day: using the running Spark master $MASTER_URL"
+else
+  [ -n "${SLURM_JOB_ID:-}" ] || die "not in a Slurm allocation and no SPARK_MASTER_NODE: nothing to run Spark on"
+  MASTER_HOST=${SPARK_MASTER_HOST:-$(hostname)}
+  MASTER_PORT=${DAILYSLICE_SPARK_PORT:-$("$PY" -c 'import socket; s=socket.socket(); s.bind(("",0)); print(s.getsockname()[1])')}
+  MASTER_URL=spark://$MASTER_HOST:$MASTER_PORT
+  echo "run-day: starting Spark master $MASTER_URL and a worker on each of ${SLURM_JOB_NUM_NODES:-1} node(s)"
+  "$SPARK_HOME/bin/spark-class" org.apache.spark.deploy.master.Master \
+    --host "$MASTER_HOST" --port "$MASTER_PORT" --webui-port 0 &
+  MASTER_PID=$!
+  wait_port "$MASTER_HOST" "$MASTER_PORT" 120 || die "Spark master did not start on $MASTER_URL"
+  # --overlap: the workers share the allocation with the driver running in the batch step
+  srun --overlap --kill-on-bad-exit=0 --nodes="${SLURM_JOB_NUM_NODES:-1}" --ntasks="${SLURM_JOB_NUM_NODES:-1}" \
+    --ntasks-per-node=1 "$SPARK_HOME/bin/spark-class" org.apache.spark.deploy.worker.Worker \
+    --cores "$WORKER_CORES" --memory "$WORKER_MEMORY" --webui-port 0 --work-dir "$SPARK_WORKER_DIR" "$MASTER_URL" &
+  WORKERS_PID=$!
+fi
+
+submit() {  # name script args...
+  local name=$1; shift
+  echo "run-day: $(date -u +%FT%TZ) spark-submit $name"
+  # shellcheck disable=SC2086  # the *_ARGS variables are word lists on purpose
+  "$SPARK_HOME/bin/spark-submit" --master "$MASTER_URL" \
+    --driver-memory "${SPARK_DRIVER_MEMORY:-2g}" --executor-memory "${SPARK_EXECUTOR_MEMORY:-2g}" \
+    ${SPARK_EXECUTOR_CORES:+--executor-cores "$SPARK_EXECUTOR_CORES"} \
+    --conf spark.pyspark.python="$PY" --conf spark.pyspark.driver.python="$PY" \
+    --conf spark.local.dir="$SPARK_LOCAL_DIRS" --conf spark.ui.enabled=false \
+    ${SPARK_SUBMIT_ARGS:-} "$@"
+}
+
+PRE_OUT=$OUTPUT_ROOT/preprocessed/$YM/$DD
+IDX_OUT=$OUTPUT_ROOT/index/$YM/$DD
+SUMMARIES=$SCRATCH_DIR/summaries
+mkdir -p "$SUMMARIES"
+# shellcheck disable=SC2086
+submit preprocess "$DAILYSLICE_HOME/jobs/preprocess.py" --date "$DATE" \
+  --input "${INPUT_ROOT%/}/warc/$YM/$DD" --output "$PRE_OUT" --summary "$SUMMARIES/preprocess.json" ${PREPROCESS_ARGS:-}
+PRE_RC=$?
+IDX_RC=""
+if [ "$PRE_RC" -eq 0 ]; then
+  # shellcheck disable=SC2086
+  submit index "$DAILYSLICE_HOME/jobs/index.py" --date "$DATE" \
+    --input "$PRE_OUT" --output "$IDX_OUT" --summary "$SUMMARIES/index.json" ${INDEX_ARGS:-}
+  IDX_RC=$?
+fi
+
+OK=0; [ "$PRE_RC" -eq 0 ] && [ "${IDX_RC:-1}" -eq 0 ] && OK=1
+TARGET=$MARKER_FILE; [ $OK -eq 1 ] || TARGET=${MARKER_FILE%.json}.failed.json
+DATE=$DATE DATA_CENTER=$DATA_CENTER JOB_ID=$JOB_ID PRE_RC=$PRE_RC IDX_RC=$IDX_RC OK=$OK \
+PRE_OUT=$PRE_OUT IDX_OUT=$IDX_OUT SUMMARIES=$SUMMARIES LOG_FILE=$LOG_FILE TARGET=$TARGET "$PY" - <<'EOF'
+import datetime, json, os
+e = os.environ
+def summary(name):
+    try:
+        with open(os.path.join(e["SUMMARIES"], name + ".json")) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+marker = {
+    "ok": e["OK"] == "1", "date": e["DATE"], "data_center": e["DATA_CENTER"], "job_id": e["JOB_ID"],
+    "preprocess_rc": int(e["PRE_RC"]), "index_rc": int(e["IDX_RC"]) if e["IDX_RC"] else None,
+    "outputs": {"preprocessed": e["PRE_OUT"], "index": e["IDX_OUT"]}, "log": e["LOG_FILE"],
+    "summaries": {"preprocess": summary("preprocess"), "index": summary("index")},
+    "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+}
+tmp = e["TARGET"] + ".tmp"
+with open(tmp, "w") as f:
+    json.dump(marker, f, indent=2, sort_keys=True)
+os.replace(tmp, e["TARGET"])
+EOF
+echo "run-day: preprocess exit $PRE_RC, index exit ${IDX_RC:-not run}; marker $TARGET"
+[ $OK -eq 1 ] || exit 1
+exit 0
