@@ -1,0 +1,103 @@
+"""Preprocess a day's crawl: WARC/ARC files -> cleaned, language-tagged Parquet.
+
+    spark-submit jobs/preprocess.py --date 2026-01-15 --root s3://bucket
+    python jobs/preprocess.py --input DIR --output DIR          # local[*]
+
+Reads ROOT/warc/YYYY-MM/DD/** (``*.warc.gz``, ``*.warc``, ``*.arc.gz``, ``*.arc``) and writes
+ROOT/preprocessed/YYYY-MM/DD/: ``language=xxx/part-*.parquet`` (pages), ``_captures/``,
+``_stats.json``, ``_errors.jsonl`` and ``_SUCCESS`` last. See README for the columns.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shutil
+import sys
+import tempfile
+import uuid
+
+if __package__ in (None, ""):  # run as a script: make `lib` importable
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from lib import storage  # noqa: E402
+from lib.preprocess_tasks import make_mapper, merge_side_outputs  # noqa: E402
+from lib.schema import PAGE_SCHEMA, spark_schema  # noqa: E402
+from lib.sparkjob import JobResult, SparkJob  # noqa: E402
+
+SUFFIXES = (".warc.gz", ".warc", ".arc.gz", ".arc")
+
+
+class Preprocess(SparkJob):
+    name = "preprocess"
+    description = "WARC/ARC files of a day -> cleaned, language-tagged Parquet with record offsets"
+    input_kind = "warc"
+    output_kind = "preprocessed"
+
+    def add_arguments(self, p):
+        p.add_argument("--max-page-bytes", type=int, default=10 << 20,
+                       help="skip (and report) pages whose HTTP body is larger (default 10 MiB)")
+        p.add_argument("--batch-rows", type=int, default=500, help="pages per Arrow batch handed to Spark")
+        p.add_argument("--fail-on", choices=("unreadable", "never", "any"), default="unreadable",
+                       help="exit non-zero when: a file could not be read (default), never, or any record failed")
+
+    def run(self, spark, args) -> JobResult:
+        files = [(f.uri, f.size) for f in storage.list_files(args.input, SUFFIXES)]
+        files.sort(key=lambda f: -f[1])  # biggest first: fewer stragglers at the end of the day
+        to_s3 = storage.is_s3(args.output)
+        final = args.output if to_s3 else storage.local_path(args.output).rstrip("/")
+        if to_s3:
+            base = args.staging or tempfile.mkdtemp(prefix="preprocess-staging-")
+            tmp = os.path.join(base, f"run-{uuid.uuid4().hex[:8]}")
+        else:
+            for stale in glob.glob(final + ".tmp-*"):  # a crashed earlier run's leftovers
+                shutil.rmtree(stale, ignore_errors=True)
+            tmp = f"{final}.tmp-{uuid.uuid4().hex[:8]}"
+        os.makedirs(tmp, exist_ok=True)
+
+        if files:
+            mapper = make_mapper(files, tmp, args.max_page_bytes, args.batch_rows)
+            n = args.partitions or len(files)
+            pages = spark.range(0, len(files), 1, n).mapInArrow(mapper, spark_schema(PAGE_SCHEMA))
+            pages.write.mode("overwrite").partitionBy("language").option("compression", "zstd").parquet(
+                os.path.join(tmp, "pages.tmp"))
+            # move language=xxx folders up so the day folder itself is the dataset
+            for d in os.listdir(os.path.join(tmp, "pages.tmp")):
+                if d.startswith("language="):
+                    os.replace(os.path.join(tmp, "pages.tmp", d), os.path.join(tmp, d))
+            shutil.rmtree(os.path.join(tmp, "pages.tmp"))
+        else:
+            os.makedirs(os.path.join(tmp, "_captures"), exist_ok=True)
+        stats, reported = merge_side_outputs(tmp, files)
+        t = stats["totals"]
+        assert t["read"] == t["kept"] + t["skipped"] + t["failed"], "counters do not add up"
+
+        with open(os.path.join(tmp, storage.SUCCESS), "w") as f:
+            json.dump({"job": self.name, "files": len(files), "pages": t["kept"]}, f)
+        if to_s3:
+            storage.upload_tree(tmp, final)
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            os.remove(os.path.join(tmp, storage.SUCCESS))
+            storage.commit_dir(tmp, final)
+            with open(os.path.join(final, storage.SUCCESS), "w") as f:  # last
+                json.dump({"job": self.name, "files": len(files), "pages": t["kept"]}, f)
+
+        unreadable = t["failed_by_reason"].get("read_error", 0)
+        ok = {"never": True, "unreadable": unreadable == 0, "any": t["failed"] == 0}[args.fail_on]
+        summary = {
+            "input": args.input, "output": args.output, "files": len(files), "bytes": t["bytes"],
+            "records_read": t["read"], "pages_kept": t["kept"], "skipped": t["skipped"], "failed": t["failed"],
+            "failed_by_reason": t["failed_by_reason"], "warnings_by_reason": t["warnings_by_reason"],
+            "unreadable_files": unreadable, "error_report_lines": reported,
+        }
+        return JobResult(ok=ok, summary=summary, output=args.output)
+
+
+def main(argv: list[str] | None = None, spark=None) -> int:
+    return Preprocess().main(argv, spark)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

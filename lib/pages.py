@@ -1,0 +1,228 @@
+"""One archive file -> page rows, capture rows, counters and an error report.
+
+Plain Python, no Spark: the preprocess job calls :func:`process_file` inside executors,
+the benchmark's bare loop calls the same function in one process.
+
+Counting rule (checked by the tests): every record read is exactly one of kept, skipped
+(a sound record we do not index: not a response, not HTML, not 2xx, binary, too large)
+or failed (damage: gzip, WARC/ARC header, HTTP headers, content coding, parser crash).
+Warnings (invalid bytes in the declared charset, several records in one gzip member)
+are counted separately; the record itself is kept.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO, Iterator
+
+from lib import langid, urls
+from lib.html.charset import decode_html
+from lib.html.extract import extract
+from lib.warc.http import HttpError, parse_response
+from lib.warc.records import BadRecord, Record, iter_records
+
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+CAPTURE_TYPES = ("response", "revisit", "resource")
+MAX_REPORTED_PER_FILE = 1000
+
+
+@dataclass
+class FileStats:
+    file: str
+    bytes: int = 0
+    seconds: float = 0.0
+    read: int = 0
+    kept: int = 0
+    skipped: Counter = field(default_factory=Counter)
+    failed: Counter = field(default_factory=Counter)
+    warnings: Counter = field(default_factory=Counter)
+    unreported: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "file": self.file, "bytes": self.bytes, "seconds": round(self.seconds, 3),
+            "read": self.read, "kept": self.kept,
+            "skipped": sum(self.skipped.values()), "failed": sum(self.failed.values()),
+            "skipped_by_reason": dict(self.skipped), "failed_by_reason": dict(self.failed),
+            "warnings_by_reason": dict(self.warnings), "errors_not_reported": self.unreported,
+        }
+
+
+def _is_binary(body: bytes) -> bool:
+    head = body[:2048]
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return False  # UTF-16 text has NULs
+    if b"\x00" in head:
+        return True
+    ctrl = sum(1 for b in head if b < 9 or 13 < b < 32 and b != 27)
+    return len(head) > 0 and ctrl / len(head) > 0.05
+
+
+def _looks_html(body: bytes) -> bool:
+    head = body[:1024].lstrip().lower()
+    return head.startswith((b"<!doctype html", b"<html", b"<head", b"<body"))
+
+
+class FileProcessor:
+    """Processes one archive stream; iterate :meth:`pages`, then read ``stats``,
+    ``captures`` and ``errors``."""
+
+    def __init__(self, file: str, max_page_bytes: int = 10 << 20):
+        self.file = file
+        self.max_page_bytes = max_page_bytes
+        self.stats = FileStats(file)
+        self.captures: list[dict[str, Any]] = []
+        self.errors: list[dict[str, Any]] = []
+
+    # ---------------------------------------------------------------- reporting
+    def _report(self, kind: str, offset: int | None, reason: str, detail: str) -> None:
+        if len(self.errors) < MAX_REPORTED_PER_FILE:
+            self.errors.append({"file": self.file, "offset": offset, "kind": kind, "reason": reason, "detail": detail[:500]})
+        else:
+            self.stats.unreported += 1
+
+    def _skip(self, reason: str, rec: Record | None = None, detail: str | None = None) -> None:
+        self.stats.skipped[reason] += 1
+        if detail is not None and rec is not None:
+            self._report("skipped", rec.offset, reason, detail)
+
+    def _fail(self, offset: int | None, reason: str, detail: str) -> None:
+        self.stats.failed[reason] += 1
+        self._report("failed", offset, reason, detail)
+
+    def _warn(self, offset: int | None, reason: str, detail: str) -> None:
+        self.stats.warnings[reason] += 1
+        self._report("warning", offset, reason, detail)
+
+    # ---------------------------------------------------------------- main loop
+    def pages(self, stream: BinaryIO) -> Iterator[dict[str, Any]]:
+        t0 = time.perf_counter()
+        try:
+            for item in iter_records(stream, self.file, max_content=self.max_page_bytes + (64 << 10)):
+                self.stats.read += 1
+                if isinstance(item, BadRecord):
+                    self._fail(item.offset, item.reason, item.detail)
+                    continue
+                try:
+                    row = self._record(item)
+                except Exception as e:  # a parser crash on one page must not lose the file
+                    self._fail(item.offset, "processing_error", f"{type(e).__name__}: {e}")
+                    continue
+                if row is not None:
+                    self.stats.kept += 1
+                    yield row
+        except OSError as e:
+            self.stats.read += 1
+            self._fail(None, "read_error", f"{type(e).__name__}: {e}")
+        finally:
+            self.stats.seconds = time.perf_counter() - t0
+
+    def _capture(self, rec: Record, status: int | None, mime: str, kept: bool) -> None:
+        self.captures.append({
+            "url": rec.url, "warc_date": rec.date, "record_type": rec.rec_type,
+            "record_id": rec.record_id.strip("<>"), "http_status": status, "mime_type": mime,
+            "payload_digest": rec.headers.get("warc-payload-digest"), "kept": kept,
+            "warc_file": self.file, "warc_offset": rec.offset, "warc_length": rec.length,
+        })
+
+    def _record(self, rec: Record) -> dict[str, Any] | None:
+        if rec.warning:
+            self._warn(rec.offset, rec.warning, "record shares its gzip member with others: no byte range")
+        if rec.rec_type not in ("response",):
+            if rec.rec_type in CAPTURE_TYPES:
+                mime = rec.headers.get("content-type", "").split(";")[0].strip().lower()
+                status = None
+                if rec.rec_type == "revisit":
+                    try:
+                        status, mime = parse_response(rec.content + b"\r\n\r\n").status, ""
+                    except HttpError:
+                        pass
+                self._capture(rec, status, mime, False)
+            self._skip(f"not_response:{rec.rec_type or 'unknown'}")
+            return None
+        if not rec.url:
+            self._fail(rec.offset, "missing_target_uri", "response record without WARC-Target-URI")
+            return None
+        not_http = (
+            not rec.headers.get("content-type", "application/http").startswith("application/http")
+            if rec.fmt == "warc" else not rec.content.startswith(b"HTTP/")  # ARC: dns:, filedesc, ...
+        )
+        if not_http:
+            self._capture(rec, None, rec.headers.get("content-type", ""), False)
+            self._skip("not_http")
+            return None
+        if rec.oversized:
+            self._capture(rec, None, "", False)
+            self._skip("too_large", rec, f"record block of {rec.content_length} bytes exceeds {self.max_page_bytes}")
+            return None
+        try:
+            resp = parse_response(rec.content)
+        except HttpError as e:
+            self._fail(rec.offset, e.reason, e.detail)
+            return None
+        mime = resp.mime_type or (rec.headers.get("content-type", "") if rec.fmt == "arc" else "")
+        mime = mime.split(";")[0].strip().lower()
+        html = mime in HTML_TYPES or (not mime and _looks_html(resp.body))
+        kept = html and 200 <= resp.status < 300 and bool(resp.body.strip()) and not _is_binary(resp.body)
+        self._capture(rec, resp.status, mime, kept)
+        if not html:
+            self._skip("not_html")
+            return None
+        if not 200 <= resp.status < 300:
+            self._skip(f"http_status_{resp.status // 100}xx")
+            return None
+        if not resp.body.strip():
+            self._skip("empty_body")
+            return None
+        if len(resp.body) > self.max_page_bytes:
+            self._skip("too_large", rec, f"body of {len(resp.body)} bytes exceeds {self.max_page_bytes}")
+            return None
+        if _is_binary(resp.body):
+            self._skip("binary_payload", rec, f"text/html body with binary bytes: {resp.body[:16]!r}")
+            return None
+        return self._page(rec, resp, mime)
+
+    def _page(self, rec: Record, resp, mime: str) -> dict[str, Any]:
+        dec = decode_html(resp.body, resp.charset)
+        if dec.replaced:
+            self._warn(rec.offset, "invalid_bytes_in_charset", f"invalid bytes for {dec.charset} ({dec.source}): replaced")
+        page = extract(dec.text, rec.url)
+        lang, score = langid.identify(f"{page.title}\n{page.text}")
+        row: dict[str, Any] = {
+            "id": urls.url_id(rec.url),
+            "record_id": rec.record_id.strip("<>"),
+            "url": rec.url,
+            **urls.url_parts(rec.url),
+            "title": page.title,
+            "description": page.description,
+            "plain_text": page.text,
+            "language": lang,
+            "language_score": score,
+            "html_lang": page.html_lang,
+            "canonical_url": page.canonical_url,
+            "http_status": resp.status,
+            "mime_type": mime,
+            "charset": dec.charset,
+            "charset_source": dec.source,
+            "http_server": resp.headers.get("server"),
+            "content_length": len(resp.body),
+            "payload_digest": rec.headers.get("warc-payload-digest"),
+            "warc_date": rec.date,
+            "warc_ip": rec.headers.get("warc-ip-address"),
+            "warc_file": self.file,
+            "warc_offset": rec.offset,
+            "warc_length": rec.length,
+            "outgoing_links": [{"url": u, "anchor_text": a} for u, a in page.links],
+            "valid": not dec.replaced and bool(page.text),
+        }
+        return row
+
+
+def process_file(stream: BinaryIO, file: str, size: int = 0, max_page_bytes: int = 10 << 20):
+    """Convenience: all pages of one file as a list, plus the processor (stats, captures, errors)."""
+    proc = FileProcessor(file, max_page_bytes)
+    rows = list(proc.pages(stream))
+    proc.stats.bytes = size
+    return rows, proc

@@ -1,0 +1,60 @@
+"""URL normalisation, ids and host parts (Public Suffix List from tldextract's bundled snapshot)."""
+
+from __future__ import annotations
+
+import hashlib
+from functools import lru_cache
+from urllib.parse import urlsplit, urlunsplit
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def normalize_url(url: str) -> str:
+    """Lowercase scheme and host, drop default port and fragment, '/' for an empty path."""
+    try:
+        p = urlsplit(url.strip())
+        scheme = p.scheme.lower()
+        host = (p.hostname or "").rstrip(".")
+        port = p.port
+    except ValueError:
+        return url.strip()
+    netloc = host
+    if p.username or p.password:
+        netloc = f"{p.username or ''}{':' + p.password if p.password else ''}@{host}"
+    if port and _DEFAULT_PORTS.get(scheme) != port:
+        netloc += f":{port}"
+    return urlunsplit((scheme, netloc, p.path or "/", p.query, ""))
+
+
+def url_id(url: str) -> str:
+    """sha256 (hex) of the normalized URL: the page id, stable across days."""
+    return hashlib.sha256(normalize_url(url).encode("utf-8")).hexdigest()
+
+
+@lru_cache(maxsize=1)
+def _extractor():
+    import tldextract
+
+    # no network: the Public Suffix List snapshot bundled with the package
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
+
+
+def url_parts(url: str) -> dict[str, str]:
+    """scheme, host, path, query, subdomain, registered domain and public suffix of ``url``."""
+    try:
+        p = urlsplit(url)
+        host = (p.hostname or "").lower()
+    except ValueError:
+        return {"url_scheme": "", "url_host": "", "url_path": "", "url_query": "",
+                "url_subdomain": "", "url_domain": "", "url_suffix": ""}
+    ext = _extractor()(host)
+    domain = f"{ext.domain}.{ext.suffix}" if ext.suffix and ext.domain else ext.domain
+    return {
+        "url_scheme": p.scheme.lower(),
+        "url_host": host,
+        "url_path": p.path,
+        "url_query": p.query,
+        "url_subdomain": ext.subdomain,
+        "url_domain": domain,
+        "url_suffix": ext.suffix,
+    }
