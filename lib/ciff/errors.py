@@ -1,0 +1,55 @@
+"""The one exception type of lib.ciff: a violation of the CIFF format or of our writer's contract."""
+
+from __future__ import annotations
+
+
+class CiffError(ValueError):
+    """A CIFF violation; the message names where it was found (file, message index, byte offset, term).
+
+    The position is also kept in attributes so callers (the validator, tests) can use it without
+    parsing the message.
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        path: str | None = None,
+        message_index: int | None = None,
+        offset: int | None = None,
+        term: str | None = None,
+        section: str | None = None,
+    ) -> None:
+        self.reason = reason
+        self.path = path
+        self.message_index = message_index
+        self.offset = offset
+        self.term = term
+        self.section = section
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        where = []
+        if self.path is not None:
+            where.append(str(self.path))
+        if self.section is not None and self.message_index is not None:
+            where.append(f"{self.section} #{self.message_index}")
+        elif self.message_index is not None:
+            where.append(f"message #{self.message_index}")
+        elif self.section is not None:
+            where.append(self.section)
+        if self.offset is not None:
+            where.append(f"byte offset {self.offset}")
+        if self.term is not None:
+            where.append(f"term {self.term!r}")
+        return (", ".join(where) + ": " if where else "") + self.reason
+
+    def at(self, **where) -> "CiffError":
+        """A copy with more position details filled in (fields already set are kept)."""
+        fields = dict(
+            path=self.path, message_index=self.message_index, offset=self.offset, term=self.term, section=self.section
+        )
+        for k, v in where.items():
+            if fields.get(k) is None:
+                fields[k] = v
+        return CiffError(self.reason, **fields)

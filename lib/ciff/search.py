@@ -1,0 +1,156 @@
+"""BM25 over one CIFF shard: the quickest sanity check of an index slice.
+
+Scoring follows Anserini (Lucene's BM25Similarity): for each query term t,
+``idf(t) * tf / (tf + k1 * (1 - b + b * dl / avgdl))`` with ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``,
+k1 = 0.9, b = 0.4, N = header total_docs, avgdl = header average_doclength and dl the exact document
+length from the DocRecord. A query term that occurs twice counts twice (Anserini's bag of words).
+
+One streaming pass: postings lists of non-query terms are skipped undecoded; the query terms' lists
+are folded one at a time into a per-document table of their tfs; the doc records that follow give
+each candidate's length and collection_docid, and a heap keeps the top k.
+"""
+
+from __future__ import annotations
+
+import functools
+import heapq
+import math
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Protocol
+
+from lib import storage
+from lib.ciff.errors import CiffError
+from lib.ciff.reader import iter_docs, iter_postings, read_header
+from lib.ciff.stream import MessageStream
+
+K1 = 0.9
+B = 0.4
+
+
+class AnalyzerLike(Protocol):
+    name: str
+
+    def tokens(self, text: str) -> list[str]: ...
+
+
+class PlainAnalyzer:
+    """Lowercased word tokens, no stopwords, no stemming: for CIFF files from other tools."""
+
+    name = "plain:lower"
+    _WORD = re.compile(r"\w+")
+
+    def tokens(self, text: str) -> list[str]:
+        return self._WORD.findall(text.lower())
+
+
+@dataclass(frozen=True)
+class Hit:
+    collection_docid: str
+    docid: int
+    score: float
+    url: str | None = None
+
+
+def analyzer_for(description: str) -> AnalyzerLike:
+    """The analyzer named in a CIFF header description (see lib.analysis)."""
+    from lib.analysis import analyzer_from_description
+
+    try:
+        return analyzer_from_description(description)
+    except ValueError as e:
+        raise CiffError(
+            f"no known analyzer in the header description {description!r} ({e}); use --plain for files from other tools"
+        ) from None
+
+
+def search(
+    path: str, query: str, k: int = 10, *, analyzer: AnalyzerLike | None = None, k1: float = K1, b: float = B
+) -> list[Hit]:
+    """Top-k documents of a CIFF file for a query, best first (ties: collection_docid ascending)."""
+    with MessageStream(path) as s:
+        h = read_header(s)
+        if analyzer is None:
+            analyzer = analyzer_for(h.description)
+        qtf = Counter(analyzer.tokens(query))
+        if not qtf or k <= 0:
+            return []
+        terms = sorted(qtf)
+        slot = {t: i for i, t in enumerate(terms)}
+        weights = [0.0] * len(terms)
+        table: dict[int, list[int]] = {}  # docid -> tf of each query term
+        n_docs = h.total_docs
+        for _, _, raw, docids in iter_postings(s, h, decode=False, select=frozenset(terms), num_docs=h.total_docs):
+            j = slot.get(raw.term)
+            if j is None or docids is None:
+                continue
+            weights[j] = qtf[raw.term] * math.log(1 + (n_docs - raw.df + 0.5) / (raw.df + 0.5))
+            zero = [0] * len(terms)
+            for d, tf in zip(docids.tolist(), raw.tfs.tolist()):
+                row = table.get(d)
+                if row is None:
+                    row = table[d] = zero.copy()
+                row[j] = tf
+        if not table:
+            return []
+        last = max(table)
+        avgdl = h.average_doclength or 1.0
+        heap: list[tuple[float, str, int]] = []
+        for _, _, doc in iter_docs(s, h, check=False):
+            row = table.get(doc.docid)
+            if row is not None:
+                norm = k1 * (1 - b + b * doc.doclength / avgdl)
+                score = sum(w * tf / (tf + norm) for w, tf in zip(weights, row) if tf)
+                # heap of the k best: smallest score first; among equal scores the larger id goes first
+                item = (score, _Desc(doc.collection_docid), doc.docid)
+                if len(heap) < k:
+                    heapq.heappush(heap, item)
+                elif item > heap[0]:
+                    heapq.heapreplace(heap, item)
+            if doc.docid >= last:
+                break
+    ranked = sorted(heap, reverse=True)
+    return [Hit(cd.s, docid, score) for score, cd, docid in ranked]
+
+
+@functools.total_ordering
+class _Desc:
+    """Reverses string order so that a max-heap on (score, _Desc(id)) prefers smaller ids on ties."""
+
+    __slots__ = ("s",)
+
+    def __init__(self, s: str) -> None:
+        self.s = s
+
+    def __lt__(self, other: "_Desc") -> bool:
+        return self.s > other.s
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Desc) and self.s == other.s
+
+
+_INDEX_NAME = re.compile(r"index-([^/]+?)\.ciff(\.gz)?$")
+
+
+def metadata_beside(path: str) -> str | None:
+    """``.../index-{n}.ciff[.gz]`` -> ``.../metadata-{n}.parquet`` if that file exists."""
+    local = storage.local_path(str(path))
+    m = _INDEX_NAME.search(os.path.basename(local))
+    if not m:
+        return None
+    candidate = os.path.join(os.path.dirname(local), f"metadata-{m.group(1)}.parquet")
+    return candidate if os.path.exists(candidate) else None
+
+
+def attach_urls(hits: list[Hit], metadata: str) -> list[Hit]:
+    """Fill in each hit's url from a metadata Parquet file (columns collection_docid, url)."""
+    if not hits:
+        return hits
+    import pyarrow.parquet as pq
+
+    ids = [h.collection_docid for h in hits]
+    table = pq.read_table(metadata, columns=["collection_docid", "url"], filters=[("collection_docid", "in", ids)])
+    urls = dict(zip(table.column("collection_docid").to_pylist(), table.column("url").to_pylist()))
+    return [Hit(h.collection_docid, h.docid, h.score, urls.get(h.collection_docid)) for h in hits]
