@@ -1,0 +1,144 @@
+"""Extract: copy any subset of records out of WARC/ARC archives by offset and length.
+
+    spark-submit jobs/extract.py --tsv list.tsv --archives s3://bucket/warc --output DIR
+    python jobs/extract.py --from-parquet ROOT/preprocessed/2026/01/15 --where "url_suffix = 'gov'" --output DIR
+
+Map-only: the driver reads the list, sorts it by (file, offset) and cuts it into tasks;
+each task copies its ranges (whole gzip members, never decompressed unless --verify) into
+new archives named by task id + counter. The output folder gets the archives,
+manifest.tsv, errors.tsv, _stats.json and _SUCCESS last. See docs/extract.md.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import glob
+import math
+import os
+import shutil
+import sys
+import tempfile
+import uuid
+
+if __package__ in (None, ""):  # run as a script: make `lib` importable
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from lib import storage  # noqa: E402
+from lib.extract.driver import ERRORS, assemble, plan_tasks  # noqa: E402
+from lib.extract.lines import Resolver, items_from_rows, read_tsv  # noqa: E402
+from lib.extract.task import extract_items  # noqa: E402
+from lib.sparkjob import JobResult, SparkJob, day_path, log  # noqa: E402
+
+BYTES_PER_TASK = 256 << 20
+
+
+def _size(text: str) -> int:
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    t = text.strip().lower().removesuffix("b").removesuffix("i")
+    n = int(float(t[:-1]) * units[t[-1]]) if t and t[-1] in units else int(t)
+    if n <= 0:
+        raise ValueError(text)
+    return n
+
+
+class Extract(SparkJob):
+    name = "extract"
+    description = "copy records out of WARC/ARC archives by offset/length into new archives (map-only, no decompression)"
+    input_kind = "preprocessed"
+    output_kind = "extract"
+
+    def add_arguments(self, p):
+        src = p.add_mutually_exclusive_group()
+        src.add_argument("--tsv", help="list of url<TAB>archive_file<TAB>offset<TAB>length (local or s3://)")
+        src.add_argument("--from-parquet", metavar="DIR",
+                         help="a preprocessed day (language=*/ Parquet with warc_file/warc_offset/warc_length)")
+        p.add_argument("--where", help="with --from-parquet: Spark SQL condition selecting rows, e.g. \"url_suffix = 'gov'\"")
+        p.add_argument("--archives", metavar="ROOT",
+                       help="archives root: relative archive_file paths are below it and no path may leave it")
+        p.add_argument("--max-bytes", type=_size, default=100 << 20, help="roll output files at this size (default 100M)")
+        p.add_argument("--verify", action="store_true",
+                       help="decompress each range: exactly one gzip member with one record whose URL equals the line's")
+
+    def resolve_io(self, args):
+        if not args.tsv and not args.from_parquet:
+            if args.input:
+                args.from_parquet = args.input
+            elif args.date and args.root:
+                args.from_parquet = day_path(args.root, "preprocessed", args.date)
+            else:
+                raise SystemExit("extract: give --tsv FILE or --from-parquet DIR (or --date/--root)")
+        if args.where and not args.from_parquet:
+            raise SystemExit("extract: --where needs --from-parquet")
+        if args.output is None:
+            if args.date is None or args.root is None:
+                raise SystemExit("extract: give --output DIR (or --date/--root)")
+            args.output = day_path(args.root, self.output_kind, args.date)
+        args.input = args.tsv or args.from_parquet
+
+    def read_list(self, spark, args, resolver):
+        if args.tsv:
+            return read_tsv(args.tsv, resolver)
+        path = args.from_parquet
+        if storage.is_s3(path):  # Spark needs its own S3 connector (hadoop-aws) for this
+            path = "s3a://" + path.split("://", 1)[1]
+        df = spark.read.parquet(path)
+        if args.where:
+            df = df.where(args.where)
+        rows = df.select("url", "warc_file", "warc_offset", "warc_length").collect()
+        # line numbers of a Parquet selection: its rows in (file, offset, url) order
+        rows.sort(key=lambda r: (r[1] or "", r[2] if r[2] is not None else -1, r[0] or ""))
+        return items_from_rows(rows, resolver)
+
+    def run(self, spark, args) -> JobResult:
+        started = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+        resolver = Resolver(args.archives)
+        items, parse_errors = self.read_list(spark, args, resolver)
+        lines = len(items) + len(parse_errors)
+
+        to_s3 = storage.is_s3(args.output)
+        final = args.output if to_s3 else storage.local_path(args.output).rstrip("/")
+        if to_s3:
+            base = args.staging or tempfile.mkdtemp(prefix="extract-staging-")
+            tmp = os.path.join(base, f"run-{uuid.uuid4().hex[:8]}")
+        else:
+            for stale in glob.glob(final + ".tmp-*"):  # a crashed earlier run's leftovers
+                shutil.rmtree(stale, ignore_errors=True)
+            tmp = f"{final}.tmp-{uuid.uuid4().hex[:8]}"
+        os.makedirs(tmp)
+
+        results = []
+        if items:
+            total = sum(it.length for it in items)
+            n = args.partitions or max(spark.sparkContext.defaultParallelism, math.ceil(total / BYTES_PER_TASK))
+            slices = plan_tasks(items, n)
+            real_root = None if (resolver.root is None or resolver.root_is_s3) else os.path.realpath(resolver.root)
+            max_bytes, verify = args.max_bytes, args.verify
+
+            def task(index, slices_iter):
+                for chunk in slices_iter:  # exactly one slice per partition
+                    yield extract_items(index, chunk, tmp, max_bytes=max_bytes, verify=verify,
+                                        real_root=real_root, when=started)
+
+            rdd = spark.sparkContext.parallelize(slices, len(slices))
+            results = rdd.mapPartitionsWithIndex(task).collect()
+
+        summary = assemble(tmp, results, parse_errors, lines)
+        with open(os.path.join(tmp, storage.SUCCESS), "w") as f:  # last file of the folder
+            f.write(f"extracted {summary['extracted']} of {lines}, failed {summary['failed']}\n")
+        if to_s3:
+            storage.upload_tree(tmp, final)
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            storage.commit_dir(tmp, final)
+        if summary["failed"]:
+            log.error("extract: %d of %d lines failed, see %s", summary["failed"], lines, storage.join(args.output, ERRORS))
+        summary.update(input=args.input, output=args.output, verify=args.verify)
+        return JobResult(ok=summary["failed"] == 0, summary=summary, output=args.output)
+
+
+def main(argv: list[str] | None = None, spark=None) -> int:
+    return Extract().main(argv, spark)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

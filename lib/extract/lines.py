@@ -1,0 +1,183 @@
+"""The input list: one record a line, ``url<TAB>archive_file<TAB>offset<TAB>length``.
+
+``archive_file`` is relative to the archives root (``--archives``) or a full URI
+(``s3://...``, ``file://...``, an absolute path). Every path is checked here, on the
+driver, for lexical escapes (``..``, absolute paths or URIs outside the root); the check
+that needs the file system (a symlink pointing out of the root) is
+:func:`check_real_path`, run by the task that opens the file.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Iterable, Iterator, NamedTuple
+
+from lib import storage
+
+#: Archive formats by file name suffix (checked in this order), and the output suffix.
+FORMATS: tuple[tuple[str, str], ...] = ((".warc.gz", "warc.gz"), (".arc.gz", "arc.gz"), (".warc", "warc"))
+
+
+class ExtractError(Exception):
+    """A line that cannot be extracted; ``kind`` is a short stable code for counting."""
+
+    def __init__(self, kind: str, detail: str):
+        super().__init__(f"{kind}: {detail}")
+        self.kind = kind
+        self.detail = detail
+
+    @property
+    def reason(self) -> str:
+        return " ".join(f"{self.kind}: {self.detail}".split())  # one line, no tabs
+
+
+class Item(NamedTuple):
+    """One record to copy. ``uri`` is an absolute local path or ``s3://bucket/key``."""
+
+    line_no: int
+    line: str
+    url: str
+    uri: str
+    offset: int
+    length: int
+    fmt: str
+
+    @property
+    def end(self) -> int:
+        return self.offset + self.length
+
+
+ErrorRow = tuple[int, str, str]  # (line number, line, reason)
+
+
+def detect_format(name: str) -> str:
+    """``warc.gz``, ``arc.gz`` or ``warc`` from the file name; anything else is an error."""
+    low = name.lower()
+    for suffix, fmt in FORMATS:
+        if low.endswith(suffix):
+            return fmt
+    raise ExtractError("bad-format", f"{name}: not .warc.gz, .arc.gz or .warc")
+
+
+def _has_dotdot(path: str) -> bool:
+    return ".." in path.replace("\\", "/").split("/")
+
+
+class Resolver:
+    """Turns ``archive_file`` fields into URIs inside ``root`` (or anywhere when no root)."""
+
+    def __init__(self, root: str | None):
+        self.root: str | None = None
+        self.root_is_s3 = False
+        if root:
+            if storage.is_s3(root):
+                self.root = storage.normalize(root).rstrip("/")
+                self.root_is_s3 = True
+            else:
+                self.root = os.path.normpath(os.path.abspath(storage.local_path(root)))
+
+    def _inside(self, uri: str, is_s3: bool) -> bool:
+        assert self.root is not None
+        if is_s3 != self.root_is_s3:
+            return False
+        return uri == self.root or uri.startswith(self.root.rstrip("/") + "/")
+
+    def resolve(self, archive_file: str) -> str:
+        if _has_dotdot(archive_file):
+            raise ExtractError("escapes-root", f"{archive_file}: '..' in archive path")
+        if storage.is_s3(archive_file):
+            uri, is_s3 = storage.normalize(archive_file), True
+        elif archive_file.startswith("file://") or os.path.isabs(archive_file):
+            uri, is_s3 = os.path.normpath(storage.local_path(archive_file)), False
+        elif "://" in archive_file:
+            raise ExtractError("bad-line", f"{archive_file}: unsupported URI scheme")
+        elif self.root is None:
+            raise ExtractError("bad-line", f"{archive_file}: relative archive path needs --archives")
+        else:
+            return storage.join(self.root, archive_file) if self.root_is_s3 else os.path.join(self.root, archive_file)
+        if self.root is not None and not self._inside(uri, is_s3):
+            raise ExtractError("escapes-root", f"{archive_file}: outside the archives root {self.root}")
+        return uri
+
+
+def check_real_path(path: str, real_root: str | None) -> None:
+    """Refuse a local file whose real path (symlinks resolved) leaves ``real_root``."""
+    if real_root is None:
+        return
+    real = os.path.realpath(path)
+    if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
+        raise ExtractError("escapes-root", f"{path} resolves to {real}, outside the archives root {real_root}")
+
+
+def _int_field(name: str, text: str, minimum: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise ExtractError("bad-line", f"{name} is not an integer: {text!r}") from None
+    if value < minimum:
+        raise ExtractError("bad-line", f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+def make_item(line_no: int, line: str, fields: list, resolver: Resolver) -> Item:
+    """An :class:`Item` from ``[url, archive_file, offset, length, ...]`` (extra fields ignored)."""
+    if len(fields) < 4:
+        raise ExtractError("bad-line", f"expected 4 tab-separated fields, got {len(fields)}")
+    url, archive_file, offset, length = (("" if f is None else str(f)).strip() for f in fields[:4])
+    if not url:
+        raise ExtractError("bad-line", "empty url")
+    if not archive_file:
+        raise ExtractError("bad-line", "empty archive_file")
+    off = _int_field("offset", offset, 0)
+    n = _int_field("length", length, 1)
+    fmt = detect_format(archive_file)
+    return Item(line_no, line, url, resolver.resolve(archive_file), off, n, fmt)
+
+
+def parse_lines(lines: Iterable[str], resolver: Resolver) -> tuple[list[Item], list[ErrorRow]]:
+    """Parse TSV lines (numbered from 1; blank lines and ``#`` comments skipped)."""
+    items: list[Item] = []
+    errors: list[ErrorRow] = []
+    for no, raw in enumerate(lines, 1):
+        line = raw.rstrip("\r\n")
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:
+            items.append(make_item(no, line, line.split("\t"), resolver))
+        except ExtractError as e:
+            errors.append((no, line, e.reason))
+    return items, errors
+
+
+def iter_text_lines(uri: str) -> Iterator[str]:
+    """Lines of a local or S3 text file, streamed; undecodable bytes survive round trips."""
+    with storage.open_stream(uri) as f:
+        for raw in f:
+            yield raw.decode("utf-8", "surrogateescape")
+
+
+def read_tsv(uri: str, resolver: Resolver) -> tuple[list[Item], list[ErrorRow]]:
+    """Parse the TSV file at ``uri`` (local or S3)."""
+    if not storage.exists(uri):
+        raise FileNotFoundError(f"--tsv {uri}: no such file")
+    return parse_lines(iter_text_lines(uri), resolver)
+
+
+def items_from_rows(rows: Iterable[tuple], resolver: Resolver) -> tuple[list[Item], list[ErrorRow]]:
+    """Items from ``(url, warc_file, warc_offset, warc_length)`` rows (e.g. Parquet), numbered
+    from 1 in the given order; the "line" of a row is its TSV form."""
+    items: list[Item] = []
+    errors: list[ErrorRow] = []
+    for no, row in enumerate(rows, 1):
+        fields = ["" if v is None else str(v) for v in row[:4]]
+        line = "\t".join(fields)
+        try:
+            items.append(make_item(no, line, fields, resolver))
+        except ExtractError as e:
+            errors.append((no, line, e.reason))
+    return items, errors
+
+
+def tsv_escape(text: str) -> str:
+    """A field safe for one TSV cell (tabs/newlines would break the columns)."""
+    return text.replace("\t", " ").replace("\r", " ").replace("\n", " ")

@@ -1,0 +1,202 @@
+"""One extraction task: copy a list of ranges into new archives, no Spark needed.
+
+:func:`extract_items` is what each Spark task runs (and what tests call directly). It
+writes its archives and one manifest part into ``out_dir`` and returns a small result:
+counts, the files it wrote and the error rows for the driver's single errors.tsv.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import os
+from typing import Any
+
+from lib import storage
+from lib.extract.archive import ArchiveWriter, task_namer
+from lib.extract.lines import ErrorRow, ExtractError, Item, tsv_escape
+from lib.extract.sources import S3_MAX_GAP, LocalSource, open_source, plan_runs
+from lib.extract.verify import MAGIC, RecordCheck, check_magic
+
+CHUNK = 1 << 20
+PARTS_DIR = "_parts"
+
+ManifestRow = tuple[str, str, int, int, int, str, int]
+
+
+class _Task:
+    def __init__(self, task_id: int, out_dir: str, max_bytes: int, verify: bool, when: dt.datetime):
+        self.verify = verify
+        namer = task_namer(task_id)
+        self.writers = {fmt: ArchiveWriter(out_dir, fmt, max_bytes, namer, when) for fmt in MAGIC}
+        self.manifest: list[ManifestRow] = []
+        self.errors: list[ErrorRow] = []
+        self.bytes = 0
+
+    def fail(self, it: Item, err: ExtractError) -> None:
+        self.errors.append((it.line_no, it.line, err.reason))
+
+    def done(self, it: Item, w: ArchiveWriter, offset: int) -> None:
+        self.manifest.append((it.url, w.name, offset, it.length, it.line_no, storage.normalize(it.uri), it.offset))
+        self.bytes += it.length
+
+    # ---------------------------------------------------------------- fast path
+    def copy_local(self, src: LocalSource, items: list[Item]) -> None:
+        """No --verify, local file: check each range's first bytes, then let the kernel copy
+        each stretch of adjacent ranges that lands in the same output file in one call."""
+        good = []
+        for it in items:
+            try:
+                check_magic(it.fmt, src.head(it.offset, min(len(MAGIC[it.fmt]), it.length)))
+                good.append(it)
+            except ExtractError as e:
+                self.fail(it, e)
+        k = 0
+        while k < len(good):
+            first = good[k]
+            w = self.writers[first.fmt]
+            base = w.begin(first.length)
+            span, j = first.length, k + 1
+            while j < len(good) and good[j].offset == good[j - 1].end and good[j].fmt == first.fmt and w.fits(span + good[j].length):
+                span += good[j].length
+                j += 1
+            copied = w.copy(src.fd, first.offset, span)
+            if copied != span:  # the file shrank while we read it
+                w.abort(base)
+                for it in good[k:j]:
+                    self.fail(it, ExtractError("read-error", f"short read at {first.offset + copied}: file changed while reading"))
+            else:
+                for it in good[k:j]:
+                    self.done(it, w, base + it.offset - first.offset)
+                w.commit(j - k)
+            k = j
+
+    # ---------------------------------------------------------------- streaming path
+    def copy_stream(self, src: Any, items: list[Item]) -> None:
+        """S3 input or --verify: read each run with one request, copy (and check) chunk by chunk."""
+        for run in plan_runs(items, 0 if src.is_local else S3_MAX_GAP):
+            reader = src.open_run(run[0].offset, run[-1].end)
+            pos = run[0].offset
+            try:
+                for n, it in enumerate(run):
+                    try:
+                        pos = self._copy_one(reader, pos, it)
+                    except Exception as e:  # a broken connection after retries: the rest of the run is lost
+                        err = ExtractError("read-error", f"{src.uri}: {type(e).__name__}: {e}")
+                        for rest in run[n:]:
+                            self.fail(rest, err)
+                        break
+            finally:
+                reader.close()
+
+    def _copy_one(self, reader: Any, pos: int, it: Item) -> int:
+        """Copy one range from ``reader`` (at ``pos``); returns the reader's new position,
+        which is past the range even when the range failed."""
+        while pos < it.offset:  # a small gap inside an S3 run: read past it
+            skipped = reader.read(min(CHUNK, it.offset - pos))
+            if not skipped:
+                self.fail(it, ExtractError("read-error", f"short read at {pos}: file ended early"))
+                return pos
+            pos += len(skipped)
+        w = self.writers[it.fmt]
+        check = RecordCheck(it.fmt, it.url) if self.verify else None
+        remaining, base, err = it.length, None, None
+        while remaining:
+            chunk = reader.read(min(CHUNK, remaining))
+            if not chunk:
+                err = err or ExtractError("read-error", f"short read at {pos}: file ended early")
+                break
+            if base is None and err is None:
+                try:
+                    check_magic(it.fmt, chunk)
+                except ExtractError as e:
+                    err = e  # keep reading: the stream must end up after this range
+            pos += len(chunk)
+            remaining -= len(chunk)
+            if err is not None:
+                continue
+            if base is None:
+                base = w.begin(it.length)
+            if check is not None:
+                check.feed(chunk)
+            w.write(chunk)
+        if err is None and check is not None:
+            try:
+                check.finish()
+            except ExtractError as e:
+                err = e
+        if err is not None:
+            if base is not None:
+                w.abort(base)
+            self.fail(it, err)
+            return pos
+        w.commit()
+        self.done(it, w, base)
+        return pos
+
+    def run(self, items: list[Item], real_root: str | None) -> None:
+        items = sorted(items, key=lambda it: (it.uri, it.offset, it.line_no))
+        for uri, group in itertools.groupby(items, key=lambda it: it.uri):
+            group = list(group)
+            try:
+                src = open_source(uri, real_root)
+            except ExtractError as e:
+                for it in group:
+                    self.fail(it, e)
+                continue
+            try:
+                inside = []
+                for it in group:
+                    if it.end > src.size:
+                        self.fail(it, ExtractError("past-eof", f"range {it.offset}+{it.length} ends past the end of {uri} ({src.size} bytes): truncated file?"))
+                    else:
+                        inside.append(it)
+                if src.is_local and not self.verify:
+                    self.copy_local(src, inside)
+                else:
+                    self.copy_stream(src, inside)
+            finally:
+                src.close()
+        for w in self.writers.values():
+            w.close()
+
+
+def write_manifest_part(out_dir: str, task_id: int, rows: list[ManifestRow]) -> str:
+    """The task's manifest rows as ``_parts/manifest-TTTTT.tsv`` (renamed into place)."""
+    parts = os.path.join(out_dir, PARTS_DIR)
+    os.makedirs(parts, exist_ok=True)
+    path = os.path.join(parts, f"manifest-{task_id:05d}.tsv")
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8", errors="surrogateescape", newline="\n") as f:
+        for url, name, off, n, line_no, src, src_off in rows:
+            f.write(f"{tsv_escape(url)}\t{name}\t{off}\t{n}\t{line_no}\t{tsv_escape(src)}\t{src_off}\n")
+    os.replace(tmp, path)
+    return path
+
+
+def extract_items(
+    task_id: int,
+    items: list[Item],
+    out_dir: str,
+    *,
+    max_bytes: int,
+    verify: bool = False,
+    real_root: str | None = None,
+    when: dt.datetime | None = None,
+) -> dict[str, Any]:
+    """Copy ``items`` into archives in ``out_dir`` named after ``task_id``.
+
+    ``real_root``: the archives root with symlinks resolved (local roots only); files whose
+    real path leaves it are refused. Returns ``{task, records, bytes, files, errors, manifest}``.
+    """
+    t = _Task(task_id, out_dir, max_bytes, verify, when or dt.datetime.now(dt.timezone.utc))
+    t.run(items, real_root)
+    files = [f for w in t.writers.values() for f in w.files]
+    return {
+        "task": task_id,
+        "records": len(t.manifest),
+        "bytes": t.bytes,
+        "files": [tuple(f) for f in files],
+        "errors": t.errors,
+        "manifest": write_manifest_part(out_dir, task_id, t.manifest) if t.manifest else None,
+    }
