@@ -1,0 +1,135 @@
+"""Stage a finished output folder to its long-term home: a filesystem, S3 or iRODS.
+
+Every target answers "what is the checksum of the file already there?" so a re-run
+copies only what changed (a second staging of the same day copies nothing). The folder
+never looks complete half-way: an old ``_SUCCESS`` is removed before anything changes,
+stale files (from an earlier, different run) are removed, and ``_SUCCESS`` comes last.
+Checksums use iRODS's format, ``sha2:`` + base64 of the SHA-256 digest, on every target.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import logging
+import os
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from lib.storage import SUCCESS
+
+log = logging.getLogger("dailyslice.staging")
+
+
+class StagingError(RuntimeError):
+    """A file could not be staged or failed verification."""
+
+
+def checksum_file(path: str, chunk: int = 1 << 20) -> str:
+    """``sha2:<base64 sha256>`` of a local file (the iRODS checksum format)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return "sha2:" + base64.b64encode(h.digest()).decode()
+
+
+class Target(Protocol):
+    """A place files are staged to; ``rel`` paths use ``/`` and are relative to its root."""
+
+    def list(self) -> set[str]: ...
+    def checksum(self, rel: str) -> str | None: ...
+    def put(self, local: str, rel: str, checksum: str) -> None: ...
+    def delete(self, rel: str) -> None: ...
+    def describe(self) -> str: ...
+
+
+@dataclass
+class StageReport:
+    target: str
+    copied: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    bytes_copied: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "copied": len(self.copied),
+            "skipped": len(self.skipped),
+            "deleted": len(self.deleted),
+            "bytes_copied": self.bytes_copied,
+            "files": sorted(self.copied),
+        }
+
+
+def local_files(local_dir: str) -> list[str]:
+    """Relative paths of every file below ``local_dir``, ``_SUCCESS`` last."""
+    out = []
+    for dirpath, dirnames, names in os.walk(local_dir):
+        dirnames.sort()
+        for n in names:
+            out.append(os.path.relpath(os.path.join(dirpath, n), local_dir).replace(os.sep, "/"))
+    return sorted(out, key=lambda r: (r == SUCCESS, r))
+
+
+def stage_tree(local_dir: str, target: Target, require_success: bool = True) -> StageReport:
+    """Mirror ``local_dir`` into ``target``, copying only files whose checksum differs.
+
+    With ``require_success`` a folder without ``_SUCCESS`` (an unfinished job's output)
+    is refused rather than published.
+    """
+    files = local_files(local_dir)
+    if not files:
+        raise StagingError(f"nothing to stage: {local_dir} is empty or missing")
+    if require_success and files[-1] != SUCCESS:
+        raise StagingError(f"{local_dir} has no {SUCCESS}: the job that wrote it did not finish")
+    report = StageReport(target=target.describe())
+    present = target.list()
+    local_sums = {r: checksum_file(os.path.join(local_dir, r)) for r in files}
+    changed = [r for r in files if r not in present or target.checksum(r) != local_sums[r]]
+    stale = sorted(present - set(files))
+    if not changed and not stale:
+        report.skipped = files
+        log.info("%s: all %d files already staged", report.target, len(files))
+        return report
+    if SUCCESS in present:
+        target.delete(SUCCESS)  # from here until the end the folder is visibly incomplete
+        if SUCCESS not in changed:
+            changed.append(SUCCESS)
+    for rel in sorted(changed, key=lambda r: (r == SUCCESS, r)):
+        if rel == SUCCESS:
+            for old in stale:
+                target.delete(old)
+                report.deleted.append(old)
+        path = os.path.join(local_dir, rel)
+        target.put(path, rel, local_sums[rel])
+        report.copied.append(rel)
+        report.bytes_copied += os.path.getsize(path)
+    if SUCCESS not in changed:  # require_success=False and no marker: still drop stale files
+        for old in stale:
+            target.delete(old)
+            report.deleted.append(old)
+    report.skipped = [r for r in files if r not in report.copied]
+    log.info("%s: copied %d, skipped %d, deleted %d", report.target, len(report.copied), len(report.skipped), len(report.deleted))
+    return report
+
+
+def make_target(spec: dict[str, Any], subpath: str = "") -> Target:
+    """Build a target from a config entry (``type``: filesystem, s3 or irods), rooted at
+    its base location joined with ``subpath``."""
+    kind = spec.get("type")
+    if kind == "filesystem":
+        from lib.staging.targets import FilesystemTarget
+
+        return FilesystemTarget(os.path.join(spec["path"], subpath))
+    if kind == "s3":
+        from lib.staging.targets import S3Target
+
+        return S3Target(spec["uri"].rstrip("/") + ("/" + subpath.strip("/") if subpath else ""))
+    if kind == "irods":
+        from lib.staging.irods import IrodsTarget, open_session
+
+        coll = spec["collection"].rstrip("/") + ("/" + subpath.strip("/") if subpath else "")
+        return IrodsTarget(open_session(spec.get("env_file")), coll)
+    raise ValueError(f"unknown staging target type {kind!r} (filesystem, s3 or irods)")

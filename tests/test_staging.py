@@ -1,0 +1,292 @@
+"""Staging to filesystem, S3 (loopback server) and iRODS (a recording fake of
+python-irodsclient's session interface; a live test when IRODS_ENVIRONMENT_FILE is set)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import posixpath
+import uuid
+
+import pytest
+
+from lib import s3, storage
+from lib.staging import StagingError, checksum_file, make_target, stage_tree
+from lib.staging.irods import IrodsTarget, open_session
+from lib.staging.targets import S3_META_KEY, FilesystemTarget, S3Target
+
+
+def _tree(root, files: dict[str, bytes]) -> str:
+    for rel, data in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+    return str(root)
+
+
+DAY = {
+    "language=eng/part-0.parquet": b"english rows " * 50,
+    "language=deu/part-0.parquet": b"deutsche zeilen " * 40,
+    "_stats.json": b'{"pages": 3}',
+    "_SUCCESS": b"",
+}
+
+
+def _sha2(data: bytes) -> str:
+    return "sha2:" + base64.b64encode(hashlib.sha256(data).digest()).decode()
+
+
+def test_checksum_format_matches_irods(tmp_path):
+    p = tmp_path / "f"
+    p.write_bytes(b"hello\n")
+    # iRODS: sha2: + base64(sha256); `echo hello | sha256sum` = 5891b5b5...
+    assert checksum_file(str(p)) == "sha2:WJG1tSLV3whtD/CxEPvZ0hu0/HFjrzTQgoai6Eb2vgM="
+
+
+def _read_tree(root: str) -> dict[str, bytes]:
+    out = {}
+    for dirpath, _, names in os.walk(root):
+        for n in names:
+            full = os.path.join(dirpath, n)
+            out[os.path.relpath(full, root)] = open(full, "rb").read()
+    return out
+
+
+def test_filesystem_stage_copies_then_is_a_noop_then_mirrors_changes(tmp_path):
+    src = _tree(tmp_path / "src", DAY)
+    dest = str(tmp_path / "archive" / "preprocessed" / "2026-01" / "15")
+    first = stage_tree(src, FilesystemTarget(dest))
+    assert sorted(first.copied) == sorted(DAY) and first.copied[-1] == "_SUCCESS"
+    assert first.bytes_copied == sum(len(v) for v in DAY.values())
+    assert _read_tree(dest) == DAY
+
+    mtimes = {r: os.stat(os.path.join(dest, r)).st_mtime_ns for r in DAY}
+    second = stage_tree(src, FilesystemTarget(dest))
+    assert second.copied == [] and sorted(second.skipped) == sorted(DAY)
+    assert {r: os.stat(os.path.join(dest, r)).st_mtime_ns for r in DAY} == mtimes
+
+    # a recomputed day: one file changed, one renamed; stale files go, _SUCCESS last again
+    os.remove(os.path.join(src, "language=deu/part-0.parquet"))
+    _tree(tmp_path / "src", {"language=deu/part-1.parquet": b"neu", "_stats.json": b'{"pages": 4}'})
+    third = stage_tree(src, FilesystemTarget(dest))
+    assert sorted(third.copied) == ["_SUCCESS", "_stats.json", "language=deu/part-1.parquet"]
+    assert third.copied[-1] == "_SUCCESS"
+    assert third.deleted == ["language=deu/part-0.parquet"]
+    assert _read_tree(dest) == _read_tree(src)
+
+
+def test_unfinished_output_is_refused(tmp_path):
+    src = _tree(tmp_path / "src", {"part-0.parquet": b"x"})
+    with pytest.raises(StagingError, match="_SUCCESS"):
+        stage_tree(src, FilesystemTarget(str(tmp_path / "dest")))
+    with pytest.raises(StagingError, match="empty or missing"):
+        stage_tree(str(tmp_path / "nothing"), FilesystemTarget(str(tmp_path / "dest")))
+    assert not (tmp_path / "dest").exists()
+
+
+def test_s3_stage_is_idempotent_and_verifiable(tmp_path, s3_bucket):
+    src = _tree(tmp_path / "src", DAY)
+    target = make_target({"type": "s3", "uri": f"s3://{s3_bucket}/staged"}, "index/2026-01/15")
+    assert isinstance(target, S3Target)
+    first = stage_tree(src, target)
+    assert len(first.copied) == len(DAY)
+    for rel, data in DAY.items():
+        uri = f"s3://{s3_bucket}/staged/index/2026-01/15/{rel}"
+        assert storage.read_bytes(uri) == data
+        head = s3.client().head_object(Bucket=s3_bucket, Key=f"staged/index/2026-01/15/{rel}")
+        assert head["Metadata"][S3_META_KEY] == _sha2(data)
+    second = stage_tree(src, target)
+    assert second.copied == [] and len(second.skipped) == len(DAY)
+    # an object whose content differs (metadata from someone else's upload) is replaced
+    s3.client().put_object(Bucket=s3_bucket, Key="staged/index/2026-01/15/_stats.json", Body=b"other")
+    third = stage_tree(src, target)
+    assert sorted(third.copied) == ["_SUCCESS", "_stats.json"]
+    assert storage.read_bytes(f"s3://{s3_bucket}/staged/index/2026-01/15/_stats.json") == DAY["_stats.json"]
+
+
+# --------------------------------------------------------------------------- iRODS fake
+
+
+class FakeIrods:
+    """In-memory stand-in for ``iRODSSession`` with the calls the stager makes; records them.
+
+    Like a server, it computes the checksum of what it stored when asked to register one,
+    and ``chksum(..., verifyChksum=...)`` fails when the stored bytes no longer match."""
+
+    def __init__(self, corrupt_puts: bool = False):
+        self.objects: dict[str, dict] = {}
+        self.colls: set[str] = {"/"}
+        self.calls: list[tuple] = []
+        self.corrupt_puts = corrupt_puts
+        self.collections = _Colls(self)
+        self.data_objects = _Objs(self)
+
+
+class _Obj:
+    def __init__(self, fake: FakeIrods, path: str):
+        self.path, self.name = path, posixpath.basename(path)
+        self.checksum = fake.objects[path]["checksum"]
+
+
+class _Coll:
+    def __init__(self, fake: FakeIrods, path: str):
+        self.fake, self.path = fake, path
+
+    def walk(self):
+        subs = sorted(c for c in self.fake.colls if posixpath.dirname(c) == self.path and c != self.path)
+        objs = [_Obj(self.fake, p) for p in sorted(self.fake.objects) if posixpath.dirname(p) == self.path]
+        yield self, [_Coll(self.fake, s) for s in subs], objs
+        for s in subs:
+            yield from _Coll(self.fake, s).walk()
+
+
+class _Colls:
+    def __init__(self, fake):
+        self.fake = fake
+
+    def exists(self, path):
+        return path in self.fake.colls
+
+    def get(self, path):
+        assert path in self.fake.colls
+        return _Coll(self.fake, path)
+
+    def create(self, path, recurse=True):
+        self.fake.calls.append(("mkcoll", path))
+        while path not in self.fake.colls:
+            self.fake.colls.add(path)
+            path = posixpath.dirname(path)
+
+
+class _Objs:
+    def __init__(self, fake):
+        self.fake = fake
+
+    def exists(self, path):
+        return path in self.fake.objects
+
+    def get(self, path):
+        return _Obj(self.fake, path)
+
+    def put(self, local, path, **kw):
+        from irods.keywords import FORCE_FLAG_KW, REG_CHKSUM_KW
+
+        self.fake.calls.append(("put", path, dict(kw)))
+        if path in self.fake.objects and FORCE_FLAG_KW not in kw:
+            raise RuntimeError("OVERWRITE_WITHOUT_FORCE_FLAG")
+        assert posixpath.dirname(path) in self.fake.colls, f"no collection for {path}"
+        data = open(local, "rb").read()
+        if self.fake.corrupt_puts and data:
+            data = bytes([data[0] ^ 1]) + data[1:]
+        self.fake.objects[path] = {"data": data, "checksum": _sha2(data) if REG_CHKSUM_KW in kw else None}
+
+    def chksum(self, path, **kw):
+        from irods.keywords import VERIFY_CHKSUM_KW
+
+        self.fake.calls.append(("chksum", path, dict(kw)))
+        o = self.fake.objects[path]
+        actual = _sha2(o["data"])
+        if VERIFY_CHKSUM_KW in kw:
+            if o["checksum"] != actual:
+                raise RuntimeError("USER_CHKSUM_MISMATCH")
+            return ""
+        o["checksum"] = actual
+        return actual
+
+    def unlink(self, path, force=False):
+        self.fake.calls.append(("unlink", path, force))
+        del self.fake.objects[path]
+
+
+def test_irods_stage_registers_and_verifies_checksums_and_skips_on_rerun(tmp_path):
+    from irods.keywords import REG_CHKSUM_KW, VERIFY_CHKSUM_KW
+
+    src = _tree(tmp_path / "src", DAY)
+    fake = FakeIrods()
+    coll = "/zone/home/ows/dc1/index/2026-01/15"
+    first = stage_tree(src, IrodsTarget(fake, coll))
+    assert len(first.copied) == len(DAY)
+    assert {p: o["data"] for p, o in fake.objects.items()} == {f"{coll}/{r}": d for r, d in DAY.items()}
+    puts = [c for c in fake.calls if c[0] == "put"]
+    assert [c[1] for c in puts][-1] == f"{coll}/_SUCCESS"
+    assert all(REG_CHKSUM_KW in c[2] for c in puts)
+    verified = {c[1] for c in fake.calls if c[0] == "chksum" and VERIFY_CHKSUM_KW in c[2]}
+    assert verified == {f"{coll}/{r}" for r in DAY}
+    assert ("mkcoll", f"{coll}/language=eng") in fake.calls
+
+    fake.calls.clear()
+    second = stage_tree(src, IrodsTarget(fake, coll))
+    assert second.copied == [] and sorted(second.skipped) == sorted(DAY)
+    assert [c for c in fake.calls if c[0] in ("put", "unlink")] == []
+
+    # an object uploaded without a registered checksum gets one computed, then compared
+    fake.objects[f"{coll}/_stats.json"]["checksum"] = None
+    fake.calls.clear()
+    third = stage_tree(src, IrodsTarget(fake, coll))
+    assert third.copied == []
+    assert ("chksum", f"{coll}/_stats.json", {}) in fake.calls
+
+
+def test_irods_stage_replaces_changed_objects_and_removes_stale(tmp_path):
+    src = _tree(tmp_path / "src", DAY)
+    fake = FakeIrods()
+    coll = "/zone/dc1/day"
+    stage_tree(src, IrodsTarget(fake, coll))
+    (tmp_path / "src" / "_stats.json").write_bytes(b'{"pages": 9}')
+    os.remove(tmp_path / "src" / "language=deu" / "part-0.parquet")
+    fake.calls.clear()
+    report = stage_tree(src, IrodsTarget(fake, coll))
+    assert sorted(report.copied) == ["_SUCCESS", "_stats.json"]
+    assert report.deleted == ["language=deu/part-0.parquet"]
+    ops = [(c[0], c[1].rsplit("/", 1)[-1]) for c in fake.calls if c[0] in ("put", "unlink")]
+    assert ops[0] == ("unlink", "_SUCCESS") and ops[-1] == ("put", "_SUCCESS")
+    assert fake.objects[f"{coll}/_stats.json"]["data"] == b'{"pages": 9}'
+    assert f"{coll}/language=deu/part-0.parquet" not in fake.objects
+
+
+def test_irods_corrupted_transfer_is_an_error(tmp_path):
+    src = _tree(tmp_path / "src", DAY)
+    fake = FakeIrods(corrupt_puts=True)
+    with pytest.raises(StagingError, match="registered checksum .* != local"):
+        stage_tree(src, IrodsTarget(fake, "/zone/x"))
+    assert "/zone/x/_SUCCESS" not in fake.objects
+
+
+def test_irods_bit_rot_fails_server_verification(tmp_path):
+    src = _tree(tmp_path / "src", {"a": b"abc", "_SUCCESS": b""})
+    fake = FakeIrods()
+    target = IrodsTarget(fake, "/zone/y")
+    real_put = fake.data_objects.put
+
+    def put_then_rot(local, path, **kw):
+        real_put(local, path, **kw)
+        fake.objects[path]["data"] += b"!"
+
+    fake.data_objects.put = put_then_rot
+    with pytest.raises(StagingError, match="verification failed"):
+        stage_tree(src, target)
+
+
+@pytest.mark.live
+@pytest.mark.skipif(not os.environ.get("IRODS_ENVIRONMENT_FILE"), reason="IRODS_ENVIRONMENT_FILE not set: no iRODS server")
+def test_irods_live_server(tmp_path):
+    from irods.helpers import home_collection
+
+    src = _tree(tmp_path / "src", DAY)
+    session = open_session(os.environ["IRODS_ENVIRONMENT_FILE"])
+    coll = f"{home_collection(session)}/dailyslice-test-{uuid.uuid4().hex[:8]}"
+    try:
+        first = stage_tree(src, IrodsTarget(session, coll))
+        assert len(first.copied) == len(DAY)
+        for rel, data in DAY.items():
+            obj = session.data_objects.get(f"{coll}/{rel}")
+            assert obj.checksum == _sha2(data)
+            with obj.open("r") as f:
+                assert f.read() == data
+        second = stage_tree(src, IrodsTarget(session, coll))
+        assert second.copied == []
+    finally:
+        if session.collections.exists(coll):
+            session.collections.remove(coll, recurse=True, force=True)
+        session.cleanup()
