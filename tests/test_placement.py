@@ -258,3 +258,16 @@ def test_ring_lookup_is_first_point_clockwise():
     assert len(set(ring.preference_list("k", 3))) == 3
     with pytest.raises(LookupError):
         ConsistentHashRing().lookup("x")
+
+
+@SETTINGS
+@given(st.text(max_size=30), st.integers(1, 1000))
+def test_doubling_k_splits_each_range_in_two(key, k):
+    assert keyspace.partition_of(key, 2 * k) // 2 == keyspace.partition_of(key, k)
+
+
+def test_ring_weight_scales_share():
+    ring = ConsistentHashRing([f"n{i}" for i in range(4)], vnodes=200)
+    ring.add_node("big", weight=2)
+    counts = ring_load(ring, KEYS)
+    assert 1.5 < counts["big"] / (sum(counts[f"n{i}"] for i in range(4)) / 4) < 2.6
