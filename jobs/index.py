@@ -1,0 +1,217 @@
+"""Index a preprocessed day: per TLD/language CIFF shards, metadata store and web graph.
+
+    python jobs/index.py --date 2026-01-15 --root /data/bucket
+    python jobs/index.py --input DAY/preprocessed --output DAY/index [--docs-per-shard N]
+
+Reads ``ROOT/preprocessed/YYYY-MM/DD/language=*/`` and writes ``ROOT/index/YYYY-MM/DD/``:
+``{TLD}/{LANG}/index-{n}.ciff.gz`` + ``metadata-{n}.parquet``, ``graph/{edges,inlinks,hosts}/``,
+``_stats.json`` and ``_SUCCESS`` (last). See docs/index.md for the layout and the rules.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import shutil
+import sys
+import tempfile
+import uuid
+from typing import Any
+
+if __package__ in (None, ""):  # `python jobs/index.py`: make the project importable
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from lib import graph, index_plan, storage
+from lib.analysis import get_analyzer
+from lib.index_build import CHUNK_SCHEMA, INPUT_COLUMNS, STATS_SCHEMA, ShardSpec, tokenize_partition, write_partition
+from lib.sparkjob import JobResult, SparkJob, log
+
+PAGE_COLUMNS = sorted(set(INPUT_COLUMNS) - {"pidx"} | {"url_suffix", "outgoing_links"})
+
+
+class IndexJob(SparkJob):
+    name = "index"
+    description = "Preprocessed day (Parquet) -> CIFF index shards per TLD/language, metadata, web graph"
+    input_kind = "preprocessed"
+    output_kind = "index"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--docs-per-shard", type=int, default=100_000,
+                            help="target documents per shard; shards per group = next power of two (default 100000)")
+        parser.add_argument("--min-group-docs", type=int, default=1000,
+                            help="TLD/LANG groups with fewer pages go to other/LANG (default 1000)")
+
+    def run(self, spark: Any, args: argparse.Namespace) -> JobResult:
+        if not storage.exists(storage.join(args.input, storage.SUCCESS)):
+            raise FileNotFoundError(f"input day is not complete (no {storage.SUCCESS}): {args.input}")
+        out = args.output
+        if storage.is_s3(out) or storage.is_s3(args.input):
+            stage = args.staging or tempfile.mkdtemp(prefix="dailyslice-index-")
+            work = os.path.join(stage, f"index-{uuid.uuid4().hex[:8]}")
+        else:
+            # a sibling of the output, so that commit_dir's rename stays on one filesystem
+            work = storage.local_path(out).rstrip("/") + f".tmp-{uuid.uuid4().hex[:8]}"
+        inp = args.input
+        try:
+            if storage.is_s3(inp):
+                inp = _download(inp, work + ".input")
+            summary = build_index(spark, inp, work, args)
+            storage.write_bytes(os.path.join(work, "_stats.json"), json.dumps(summary, indent=1, sort_keys=True).encode())
+            storage.write_bytes(os.path.join(work, storage.SUCCESS), b"")
+            if storage.is_s3(out):
+                storage.upload_tree(work, out)
+            else:
+                storage.commit_dir(work, storage.local_path(out))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+            shutil.rmtree(work + ".input", ignore_errors=True)
+        totals = summary["totals"]
+        return JobResult(ok=True, summary={"totals": totals, "groups": len(summary["groups"])}, output=out)
+
+
+def _download(uri: str, local: str) -> str:
+    """Copy the preprocessed day's pages from S3 to a local folder Spark can read (Spark has
+    no S3 connector here; in production the index reads the cluster filesystem copy)."""
+    for f in storage.list_files(uri):
+        rel = f.uri[len(uri.rstrip("/")) + 1 :]
+        if not (rel.startswith("language=") or rel == storage.SUCCESS):
+            continue
+        dest = os.path.join(local, rel)
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        with storage.open_stream(f.uri) as src, open(dest, "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+    return local
+
+
+def read_pages(spark: Any, inp: str) -> Any:
+    """The day's pages (all ``language=*`` folders; ``_``-prefixed folders skipped), or an
+    empty DataFrame with the page schema when there are none."""
+    from lib.schema import PAGE_SCHEMA, spark_schema
+
+    root = storage.local_path(inp)
+    dirs = sorted(d for d in os.listdir(root) if d.startswith("language=") and os.path.isdir(os.path.join(root, d)))
+    if not dirs:
+        return spark.createDataFrame([], spark_schema(PAGE_SCHEMA))
+    base = storage.normalize(root)
+    pages = spark.read.option("basePath", base).parquet(*[f"{base}/{d}" for d in dirs])
+    missing = [c for c in PAGE_COLUMNS if c not in pages.columns]
+    if missing:
+        raise ValueError(f"preprocessed pages under {inp} lack columns {missing}")
+    return pages
+
+
+def partition_keys(spark: Any, n: int) -> list[int]:
+    """For each partition i of n, an int v with pmod(hash(v), n) == i: Spark's hash
+    partitioning on v then puts shard i alone into partition i (one writer task per shard,
+    none idle)."""
+    from pyspark.sql import functions as F
+
+    m = 16 * n + 64
+    while True:
+        rows = (
+            spark.range(m)
+            .select(F.col("id").cast("int").alias("v"))
+            .groupBy(F.expr(f"pmod(hash(v), {n})").alias("p"))
+            .agg(F.min("v").alias("v"))
+            .collect()
+        )
+        if len(rows) == n:
+            return [v for _, v in sorted((r["p"], r["v"]) for r in rows)]
+        m *= 4
+
+
+def build_index(spark: Any, inp: str, work: str, args: argparse.Namespace) -> dict:
+    """The Spark plan: shards, CIFF + metadata, graph. Returns the statistics."""
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    from lib.schema import spark_schema
+
+    os.makedirs(work, exist_ok=True)
+    pages = read_pages(spark, inp)
+    suffix = F.coalesce(F.col("url_suffix"), F.lit(""))
+    language = F.coalesce(F.col("language"), F.lit(""))
+    counts = {(r["s"], r["l"]): r["count"] for r in pages.groupBy(suffix.alias("s"), language.alias("l")).count().collect()}
+    groups, assign = index_plan.plan_groups(counts, args.docs_per_shard, args.min_group_docs)
+    shards = sum(g.k for g in groups)
+    date = f"; date={args.date:%Y-%m-%d}" if isinstance(args.date, dt.date) else ""
+    summary: dict = {"groups": [], "shards": [], "docs_per_shard": args.docs_per_shard,
+                     "min_group_docs": args.min_group_docs}
+    if shards:
+        mapping = spark.createDataFrame(
+            [(s, l, groups[g].base, groups[g].bits) for (s, l), g in assign.items()],
+            "s string, l string, base int, bits int",
+        )
+        pkeys = spark.createDataFrame(list(enumerate(partition_keys(spark, shards))), "pidx int, pkey int")
+        # the first log2(k) bits of MD5(url) == lib.placement.keyspace.partition_of(url, k)
+        docs = (
+            pages.join(F.broadcast(mapping), (suffix == F.col("s")) & (language == F.col("l")))
+            .withColumn("pidx", F.expr("cast(base + shiftright(cast(conv(substr(md5(url), 1, 8), 16, 10) as bigint), 32 - bits) as int)"))
+            .join(F.broadcast(pkeys), "pidx")
+            .repartition(shards, "pkey")
+            .sortWithinPartitions("pidx", "record_id", "warc_file", "warc_offset")
+            .select(*INPUT_COLUMNS)
+        )
+        chunks = docs.mapInArrow(tokenize_partition, spark_schema(CHUNK_SCHEMA)).persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            header = {
+                r["pidx"]: r
+                for r in chunks.groupBy("pidx")
+                .agg(
+                    F.countDistinct("term").alias("terms"),
+                    F.count(F.when(F.col("kind") == 1, 1)).alias("docs"),
+                    F.coalesce(F.sum("doclength"), F.lit(0)).alias("total_terms"),
+                )
+                .collect()
+            }
+            by_pidx = {g.base + n: (g, n) for g in groups for n in range(g.k)}
+            specs = {}
+            for p, r in header.items():
+                g, n = by_pidx[p]
+                specs[p] = ShardSpec(
+                    folder=os.path.join(work, index_plan.shard_dir(g)), shard=n, docs=r["docs"], terms=r["terms"],
+                    total_terms=r["total_terms"],
+                    description=f"{get_analyzer(g.lang).name}; dailyslice index {g.tld}/{g.lang} shard {n} of {g.k}{date}",
+                )
+            written = (
+                chunks.sortWithinPartitions("pidx", "kind", "term", "first")
+                .mapInArrow(lambda it: write_partition(it, specs), spark_schema(STATS_SCHEMA))
+                .collect()
+            )
+        finally:
+            chunks.unpersist()
+        for r in sorted(written, key=lambda r: r["pidx"]):
+            g, n = by_pidx[r["pidx"]]
+            summary["shards"].append({"tld": g.tld, "lang": g.lang, "shard": n, "k": g.k,
+                                      **{k: r[k] for k in STATS_SCHEMA.names if k != "pidx"}})
+    for g in groups:
+        mine = [s for s in summary["shards"] if (s["tld"], s["lang"]) == (g.tld, g.lang)]
+        summary["groups"].append({"tld": g.tld, "lang": g.lang, "docs": g.docs, "k": g.k, "files": len(mine),
+                                  "analyzer": get_analyzer(g.lang).name})
+    summary["graph"] = graph.write_graph(pages, storage.normalize(os.path.join(work, "graph")))
+    _drop_checksums(work)
+    keys = ("docs", "terms", "postings", "total_terms", "ciff_bytes", "metadata_bytes")
+    summary["totals"] = {k: sum(s[k] for s in summary["shards"]) for k in keys}
+    summary["totals"].update(groups=len(groups), shards=len(summary["shards"]), pages_in=sum(counts.values()))
+    if summary["totals"]["docs"] != summary["totals"]["pages_in"]:
+        raise RuntimeError(f"indexed {summary['totals']['docs']} documents of {summary['totals']['pages_in']} pages")
+    log.info("index: %s", summary["totals"])
+    return summary
+
+
+def _drop_checksums(folder: str) -> None:
+    """Hadoop's local filesystem leaves ``.*.crc`` side files: not part of the output."""
+    for dirpath, _, names in os.walk(folder):
+        for n in names:
+            if n.startswith(".") and n.endswith(".crc"):
+                os.remove(os.path.join(dirpath, n))
+
+
+def main(argv: list[str] | None = None, spark: Any = None) -> int:
+    return IndexJob().main(argv, spark=spark)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

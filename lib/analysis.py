@@ -1,0 +1,215 @@
+"""Text analysis for the index: one analyzer per language (ISO 639-3, as preprocess writes it).
+
+Every analyzer (scheme ``dailyslice-v1``) does the same tokenization:
+
+1. Unicode NFKC normalization, then ``str.casefold`` (full Unicode lowercasing: ``ß`` -> ``ss``);
+2. tokens are runs of letters, marks and digits (``\\p{L}\\p{M}\\p{N}``); an apostrophe between
+   two such runs stays inside the token (``don't``), anything else separates;
+3. scripts written without spaces (Han, Hiragana, Katakana, Thai, Lao, Khmer, Myanmar) become
+   overlapping bigrams of grapheme clusters (a lone character stays a unigram), whatever the
+   page's language: language identification is too often wrong to rely on for this;
+4. tokens longer than :data:`MAX_TOKEN_CHARS` characters are dropped (base64, hashes, junk).
+
+Then, per language where a well-kept resource covers it: elided articles are stripped
+(French, Italian, Catalan, Irish: ``l'homme`` -> ``homme``), stopwords are removed (lists of
+the ``stopwords`` package, casefolded) and Snowball stemming is applied (PyStemmer). Bigram
+tokens are neither stopped nor stemmed.
+
+The analyzer's :attr:`Analyzer.name` (``dailyslice-v1:eng:lower+stop+snowball-english``) is
+written into each CIFF header's description; :func:`analyzer_from_description` rebuilds the
+same analyzer for queries and refuses a name this code would not reproduce.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from functools import lru_cache
+
+import regex
+
+SCHEME = "dailyslice-v1"
+UNKNOWN = "und"
+MAX_TOKEN_CHARS = 64
+_CACHE_LIMIT = 500_000  # raw token -> term cache entries per analyzer (bounded memory)
+
+# U+3005/3006 (々〆) and U+30FC (ー) are script "Common" but live inside Japanese words
+_NOSPACE = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}\u3005\u3006\u30fc"
+_WORDCH = rf"[[\p{{L}}\p{{M}}\p{{N}}]--[{_NOSPACE}]]"
+# group 1: a run of a no-space script (with its combining marks); group 2: a word
+_TOKEN = regex.compile(
+    rf"(?V1)([{_NOSPACE}][{_NOSPACE}\p{{M}}]*)|({_WORDCH}+(?:'{_WORDCH}+)*)"
+)
+_WORD = regex.compile(r"[\p{L}\p{M}\p{N}]+(?:'[\p{L}\p{M}\p{N}]+)*")  # no no-space script here
+_FAST_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")  # no marks, no no-space script here
+_HAS_MARK = regex.compile(r"\p{M}")
+_HAS_NOSPACE = regex.compile(rf"[{_NOSPACE}]")
+_GRAPHEME = regex.compile(r"\X")
+
+#: ISO 639-3 -> Snowball algorithm of PyStemmer (only languages it ships).
+SNOWBALL: dict[str, str] = {
+    "ara": "arabic", "hye": "armenian", "eus": "basque", "cat": "catalan", "ces": "czech",
+    "dan": "danish", "nld": "dutch", "eng": "english", "epo": "esperanto", "est": "estonian",
+    "fin": "finnish", "fra": "french", "deu": "german", "ell": "greek", "hin": "hindi",
+    "hun": "hungarian", "ind": "indonesian", "gle": "irish", "ita": "italian",
+    "lit": "lithuanian", "nep": "nepali", "npi": "nepali", "nor": "norwegian",
+    "nob": "norwegian", "nno": "norwegian", "fas": "persian", "pes": "persian",
+    "pol": "polish", "por": "portuguese", "ron": "romanian", "rus": "russian",
+    "srp": "serbian", "sot": "sesotho", "spa": "spanish", "swe": "swedish", "tam": "tamil",
+    "tur": "turkish", "yid": "yiddish",
+}
+
+#: ISO 639-3 -> language key of the ``stopwords`` package (ISO 639-1 where it has one).
+STOPLIST: dict[str, str] = {
+    "ara": "ar", "hye": "hy", "eus": "eu", "bul": "bg", "cat": "ca", "ces": "cs", "dan": "da",
+    "nld": "nl", "eng": "en", "fin": "fi", "fra": "fr", "glg": "gl", "deu": "de", "ell": "el",
+    "hin": "hi", "hun": "hu", "ind": "id", "gle": "ga", "ita": "it", "kur": "ku", "lav": "lv",
+    "lat": "la", "lit": "lt", "mar": "mr", "nor": "no", "nob": "no", "nno": "no", "fas": "fa",
+    "pes": "fa", "pol": "pl", "por": "pt", "ron": "ro", "rus": "ru", "slk": "sk", "slv": "sl",
+    "spa": "es", "swe": "sv", "tur": "tr", "ukr": "uk", "urd": "ur",
+}
+
+#: languages whose elided articles/prepositions (``l'``, ``dell'``, ``qu'``) are stripped
+ELISION = frozenset({"fra", "ita", "cat", "gle"})
+
+_MISS = object()
+
+
+def _nfkc_casefold(text: str) -> str:
+    # NFKC first so compatibility forms (ﬁ, full-width letters) fold like their plain forms
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def _bigrams(run: str) -> list[str]:
+    g = _GRAPHEME.findall(run)
+    if len(g) < 2:
+        return g
+    return [g[i] + g[i + 1] for i in range(len(g) - 1)]
+
+
+def raw_tokens(text: str) -> list[str]:
+    """Scheme-level tokens of ``text`` (steps 1-3 of the module doc), before per-language
+    filters, in text order."""
+    text = _nfkc_casefold(text).replace("\u2019", "'")
+    # Most pages need neither marks nor bigrams: look at the distinct characters above
+    # U+0300 once and take the stdlib regex (3x faster) when none of them needs more.
+    high = "".join(c for c in set(text) if c >= "\u0300")
+    if high and _HAS_NOSPACE.search(high):
+        out: list[str] = []
+        for run, word in _TOKEN.findall(text):
+            if run:
+                out.extend(_bigrams(run))
+            else:
+                out.append(word)
+        return out
+    if high and _HAS_MARK.search(high):
+        return _WORD.findall(text)
+    return _FAST_WORD.findall(text)
+
+
+def _stopwords(lang: str) -> frozenset[str]:
+    key = STOPLIST.get(lang)
+    if key is None:
+        return frozenset()
+    import stopwords as sw_pkg
+
+    return frozenset(_nfkc_casefold(w).replace("\u2019", "'") for w in sw_pkg.get_stopwords(key) if w.strip())
+
+
+class Analyzer:
+    """Turns text into index terms for one language. Build with :func:`get_analyzer`."""
+
+    def __init__(self, lang: str):
+        self.lang = lang
+        self.stopwords = _stopwords(lang)
+        self.algorithm = SNOWBALL.get(lang)
+        self.elision = lang in ELISION
+        steps = ["lower"]
+        if self.elision:
+            steps.append("elision")
+        if self.stopwords:
+            steps.append("stop")
+        if self.algorithm:
+            steps.append(f"snowball-{self.algorithm}")
+        self.name = f"{SCHEME}:{lang}:{'+'.join(steps)}"
+        self._stem = None
+        if self.algorithm:
+            import Stemmer
+
+            self._stem = Stemmer.Stemmer(self.algorithm).stemWord
+        self._cache: dict[str, str | None] = {}
+
+    def __repr__(self) -> str:
+        return f"Analyzer({self.name!r})"
+
+    def term(self, token: str) -> str | None:
+        """Index term of one raw token, or ``None`` when the token is not indexed."""
+        if len(token) > MAX_TOKEN_CHARS:
+            return None
+        if _HAS_NOSPACE.search(token):  # a bigram: no stopping, no stemming
+            return token
+        if self.elision and "'" in token:
+            head, _, tail = token.partition("'")
+            if len(head) <= 2 or head.endswith("qu") or head in ("dell", "dall", "nell", "sull", "all", "coll", "pell", "quell", "bell", "dev"):
+                token = tail
+        if token in self.stopwords:
+            return None
+        if self._stem is not None:
+            token = self._stem(token)
+        return token or None
+
+    def _cached(self, token: str) -> str | None:
+        t = self._cache.get(token, _MISS)
+        if t is _MISS:
+            t = self.term(token)
+            if len(self._cache) >= _CACHE_LIMIT:
+                self._cache.clear()
+            self._cache[token] = t
+        return t  # type: ignore[return-value]
+
+    def tokens(self, text: str) -> list[str]:
+        """Index terms of ``text`` in text order (queries use this too)."""
+        out = []
+        for tok in raw_tokens(text):
+            t = self._cached(tok)
+            if t is not None:
+                out.append(t)
+        return out
+
+    def term_counts(self, text: str) -> dict[str, int]:
+        """``{term: tf}`` of ``text``; ``sum(values)`` is the document length. Equal to
+        ``Counter(self.tokens(text))`` but maps each distinct token once."""
+        out: dict[str, int] = {}
+        for tok, n in Counter(raw_tokens(text)).items():
+            t = self._cached(tok)
+            if t is not None:
+                out[t] = out.get(t, 0) + n
+        return out
+
+
+@lru_cache(maxsize=None)
+def get_analyzer(lang: str | None) -> Analyzer:
+    """The analyzer of an ISO 639-3 language code (``'und'``, empty or unknown codes get the
+    language-independent one: tokenization and lowercasing only)."""
+    code = (lang or UNKNOWN).strip().lower()
+    if not regex.fullmatch(r"[a-z]{2,8}", code):
+        code = UNKNOWN
+    return Analyzer(code)
+
+
+_NAME = regex.compile(rf"{regex.escape(SCHEME.split('-v')[0])}-v\d+:([a-z]{{2,8}}):([a-z0-9+\-_]+)")
+
+
+def analyzer_from_description(desc: str) -> Analyzer:
+    """The analyzer named in a CIFF header description (as written by jobs/index.py).
+
+    Raises ``ValueError`` when the description names no analyzer, or one that this version
+    of the code would not reproduce exactly (a different scheme version or steps)."""
+    m = _NAME.search(desc or "")
+    if not m:
+        raise ValueError(f"no {SCHEME.split('-v')[0]} analyzer name in CIFF description {desc!r}")
+    a = get_analyzer(m.group(1))
+    if a.name != m.group(0):
+        raise ValueError(f"index was built with analyzer {m.group(0)!r}; this code provides {a.name!r}")
+    return a

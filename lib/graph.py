@@ -1,0 +1,96 @@
+"""The day's web graph from the pages' outgoing links (Spark DataFrame plans).
+
+Three Parquet tables under ``ROOT/index/YYYY-MM/DD/graph/`` (docs/index.md):
+
+* ``edges/``   one row per (page, outgoing link) as preprocess extracted them (deduplicated
+  per page by url + anchor text): src_url, dst_url, anchor_text, src_host, dst_host;
+* ``inlinks/`` one row per linked URL ("what links point to it"): inlinks (edges),
+  source_pages, source_hosts (distinct), and anchor_texts: up to :data:`MAX_ANCHORS`
+  distinct non-empty anchor texts, the most frequent first (ties by text), sorted by dst_url;
+* ``hosts/``   the host graph: src_host, dst_host, links (edges), pages (distinct source pages).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+MAX_ANCHORS = 10
+# scheme://[userinfo@]host[:port]...: the host, as lib's url_host writes it (lowercased)
+_HOST_RE = r"^[A-Za-z][A-Za-z0-9+.\-]*://(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*)"
+
+
+def edges(pages: Any) -> Any:
+    """Edges of a pages DataFrame (PAGE_SCHEMA columns url, url_host, outgoing_links)."""
+    from pyspark.sql import functions as F
+
+    link = pages.select(
+        F.col("url").alias("src_url"),
+        F.col("url_host").alias("src_host"),
+        F.explode("outgoing_links").alias("link"),
+    )
+    return link.select(
+        "src_url",
+        F.col("link.url").alias("dst_url"),
+        F.col("link.anchor_text").alias("anchor_text"),
+        "src_host",
+        F.lower(F.regexp_extract(F.col("link.url"), _HOST_RE, 1)).alias("dst_host"),
+    ).where(F.col("dst_url").isNotNull())
+
+
+def inlinks(edges_df: Any, max_anchors: int = MAX_ANCHORS) -> Any:
+    """Per dst_url: in-link counts and the most frequent anchor texts."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    counts = edges_df.groupBy("dst_url").agg(
+        F.first("dst_host").alias("dst_host"),
+        F.count(F.lit(1)).alias("inlinks"),
+        F.countDistinct("src_url").alias("source_pages"),
+        F.countDistinct("src_host").alias("source_hosts"),
+    )
+    anchor = F.trim(F.regexp_replace("anchor_text", r"\s+", " "))
+    freq = (
+        edges_df.select("dst_url", anchor.alias("anchor"))
+        .where(F.length("anchor") > 0)
+        .groupBy("dst_url", "anchor")
+        .agg(F.count(F.lit(1)).alias("n"))
+    )
+    rank = F.row_number().over(Window.partitionBy("dst_url").orderBy(F.desc("n"), F.asc("anchor")))
+    top = (
+        freq.withColumn("rank", rank)
+        .where(F.col("rank") <= max_anchors)
+        .groupBy("dst_url")
+        .agg(F.array_sort(F.collect_list(F.struct("rank", "anchor"))).alias("ranked"))
+        .select("dst_url", F.expr("transform(ranked, r -> r.anchor)").alias("anchor_texts"))
+    )
+    out = counts.join(top, "dst_url", "left").select(
+        "dst_url",
+        "dst_host",
+        "inlinks",
+        "source_pages",
+        "source_hosts",
+        F.coalesce("anchor_texts", F.array().cast("array<string>")).alias("anchor_texts"),
+    )
+    # range-partitioned and sorted: Parquet min/max statistics then make a lookup by URL cheap
+    return out.repartitionByRange("dst_url").sortWithinPartitions("dst_url")
+
+
+def hosts(edges_df: Any) -> Any:
+    """Host-level graph: links and distinct source pages per (src_host, dst_host)."""
+    from pyspark.sql import functions as F
+
+    return edges_df.groupBy("src_host", "dst_host").agg(
+        F.count(F.lit(1)).alias("links"), F.countDistinct("src_url").alias("pages")
+    )
+
+
+def write_graph(pages: Any, folder_uri: str) -> dict[str, int]:
+    """Write edges/, inlinks/ and hosts/ under ``folder_uri``; return row counts."""
+    e = edges(pages)
+    tables = {"edges": e, "inlinks": inlinks(e), "hosts": hosts(e)}
+    counts = {}
+    for name, df in tables.items():
+        path = f"{folder_uri.rstrip('/')}/{name}"
+        df.write.mode("overwrite").parquet(path)
+        counts[name] = df.sparkSession.read.parquet(path).count()
+    return counts
