@@ -10,6 +10,7 @@ skipped (forward compatibility, as protobuf does).
 from __future__ import annotations
 
 import math
+from itertools import accumulate
 import struct
 from dataclasses import dataclass, field
 
@@ -282,7 +283,7 @@ def decode_postings_list(buf, *, postings: bool = True) -> RawPostings:
     """
     term, df, cf = "", 0, 0
     spans: list[tuple[int, int]] = []
-    first_posting = None
+    fast = None
     end = len(buf)
     for num, wire, value, at in iter_fields(buf, 0, end):
         spec = POSTINGS_LIST_FIELDS.get(num)
@@ -296,8 +297,11 @@ def decode_postings_list(buf, *, postings: bool = True) -> RawPostings:
                 if term:
                     break  # writers put term, df, cf first: no need to walk every posting when skipping
                 continue
-            if first_posting is None:
-                first_posting = at
+            if not spans and fast is None:
+                # the usual case: all postings, in the plain layout, up to the end of the message
+                fast = _postings_plain(buf, at, end)
+                if fast is not None:
+                    break
             spans.append(value)
             continue
         v = _typed(kind, name, wire, value, buf, value)
@@ -307,16 +311,75 @@ def decode_postings_list(buf, *, postings: bool = True) -> RawPostings:
             df = v
         else:
             cf = v
-    empty = np.zeros(0, np.int64)
-    if not postings or not spans:
-        return RawPostings(term, df, cf, empty, empty)
-    fast = None
-    if spans[-1][1] == end:  # the postings run to the end of the message: try the one-pass decoder
-        fast = _postings_vectorized(buf, first_posting, end)
-        if fast is not None and len(fast[0]) != len(spans):
-            fast = None
-    gaps, tfs = fast if fast is not None else _postings_slow(buf, spans)
+    if fast is not None:
+        gaps, tfs = fast
+    elif spans:
+        gaps, tfs = _postings_slow(buf, spans)
+    else:
+        gaps = tfs = np.zeros(0, np.int64)
     return RawPostings(term, df, cf, gaps, tfs)
+
+
+SMALL_RUN = 512  # bytes of postings below which a Python loop beats numpy's per-call overhead
+
+
+def _postings_plain(buf, lo: int, end: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Decode postings lo..end in the plain layout, or None if they are laid out otherwise."""
+    if end - lo > SMALL_RUN:
+        return _postings_vectorized(buf, lo, end)
+    gaps: list[int] = []
+    tfs: list[int] = []
+    pos = lo
+    try:
+        while pos < end:
+            size = buf[pos + 1]
+            if buf[pos] != 0x22 or size >= 0x80:
+                return None
+            pos += 2
+            stop = pos + size
+            if stop > end:
+                return None
+            g = t = 0
+            if pos < stop and buf[pos] == 0x08:
+                g = buf[pos + 1]
+                if g < 0x80:
+                    pos += 2
+                else:
+                    g, pos = decode_varint(buf, pos + 1, stop)
+            if pos < stop and buf[pos] == 0x10:
+                t = buf[pos + 1]
+                if t < 0x80:
+                    pos += 2
+                else:
+                    t, pos = decode_varint(buf, pos + 1, stop)
+            if pos != stop:
+                return None
+            gaps.append(g)
+            tfs.append(t)
+    except (CiffError, IndexError):
+        return None  # let the general parser name the problem
+    return np.array(gaps, dtype=np.uint64).view(np.int64), np.array(tfs, dtype=np.uint64).view(np.int64)
+
+
+def _plainly_valid(raw: RawPostings, num_docs: int | None) -> np.ndarray | None:
+    """Absolute docids of a short list that passes every check of check_postings, else None.
+
+    Plain Python for short lists (numpy's per-call overhead dominates there); any doubt is left
+    to check_postings, which names the violation.
+    """
+    n = len(raw.gaps)
+    if not raw.term or raw.df != n or n == 0:
+        return None
+    gl = raw.gaps.tolist()
+    tl = raw.tfs.tolist()
+    if gl[0] < 0 or min(tl) < 1 or max(tl) > INT32_MAX or sum(tl) != raw.cf:
+        return None
+    if n > 1 and min(gl[1:]) <= 0:
+        return None
+    docids = list(accumulate(gl))
+    if docids[-1] > INT32_MAX or (num_docs is not None and docids[-1] >= num_docs):
+        return None
+    return np.array(docids, dtype=np.int64)
 
 
 def check_postings(raw: RawPostings, num_docs: int | None = None) -> np.ndarray:
@@ -327,6 +390,10 @@ def check_postings(raw: RawPostings, num_docs: int | None = None) -> np.ndarray:
     cf != sum(tf), docid >= num_docs.
     """
     n = len(raw.gaps)
+    if n <= 64:
+        docids = _plainly_valid(raw, num_docs)
+        if docids is not None:
+            return docids
     if not raw.term:
         raise CiffError("empty term")
     if raw.df != n:
@@ -336,15 +403,15 @@ def check_postings(raw: RawPostings, num_docs: int | None = None) -> np.ndarray:
     g, t = raw.gaps, raw.tfs
     if g[0] < 0:
         raise CiffError(f"posting 0: negative docid {int(g[0])}")
-    bad = np.flatnonzero((g < 0) | (g > INT32_MAX))
-    if len(bad):
-        i = int(bad[0])
-        raise CiffError(f"posting {i}: docid gap {int(g[i])} outside int32")
     if n > 1:
         bad = np.flatnonzero(g[1:] <= 0)
         if len(bad):
             i = int(bad[0]) + 1
             raise CiffError(f"posting {i}: docids not strictly ascending (gap {int(g[i])})")
+    bad = np.flatnonzero(g > INT32_MAX)
+    if len(bad):
+        i = int(bad[0])
+        raise CiffError(f"posting {i}: docid gap {int(g[i])} exceeds int32")
     bad = np.flatnonzero((t < 1) | (t > INT32_MAX))
     if len(bad):
         i = int(bad[0])

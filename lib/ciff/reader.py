@@ -43,7 +43,10 @@ def read_header(stream: MessageStream, *, check: bool = True) -> Header:
 
 def _next(stream: MessageStream, i: int, announced: int, what: str, field: str, where: dict) -> tuple[int, bytes]:
     """The next message of a section, or a CiffError saying the file ended before the header's count."""
-    got = stream.next_message(f"{what[:-1]} (header announces {announced})")
+    try:
+        got = stream.next_message(where["section"])
+    except CiffError as e:
+        raise e.at(**where) from None
     if got is None:
         raise CiffError(
             f"file ends after {i} {what} but the header announces {announced} (truncated file or wrong {field})",

@@ -56,7 +56,7 @@ class _DocTf:
     """Per-document tf sums in an array grown on demand (a header's num_docs is not trusted for allocation)."""
 
     def __init__(self) -> None:
-        self.a = np.zeros(1 << 16, np.int64)
+        self.a = np.zeros(1024, np.int64)
 
     def add(self, docids: np.ndarray, tfs: np.ndarray) -> None:
         top = int(docids[-1]) + 1
@@ -102,13 +102,6 @@ def _validate(path: str) -> dict:
                 long_terms += 1
             if doc_tf is not None:
                 doc_tf.add(docids, raw.tfs)
-        if all_lists and sum_tf != h.total_terms_in_collection:
-            raise CiffError(
-                f"sum of all tf {sum_tf} != header total_terms_in_collection {h.total_terms_in_collection}",
-                path=path,
-                offset=s.offset,
-                section="end of postings lists",
-            )
         sum_dl = 0
         for i, offset, doc in iter_docs(s, h):
             if doc_tf is not None:
@@ -123,6 +116,14 @@ def _validate(path: str) -> dict:
                         message_index=i,
                     )
             sum_dl += doc.doclength
+        # Totals last: a wrong message count in the header shows up earlier, as a parse error with a hint.
+        if all_lists and sum_tf != h.total_terms_in_collection:
+            raise CiffError(
+                f"sum of all tf {sum_tf} != header total_terms_in_collection {h.total_terms_in_collection}",
+                path=path,
+                offset=s.offset,
+                section="end of file",
+            )
         if all_docs and sum_dl != h.total_terms_in_collection:
             raise CiffError(
                 f"sum of doclength {sum_dl} != header total_terms_in_collection {h.total_terms_in_collection}",

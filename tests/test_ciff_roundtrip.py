@@ -1,0 +1,225 @@
+"""CiffWriter -> CiffReader round trips, the writer's checks, atomic output and bounded memory."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import tracemalloc
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lib.ciff import stream
+from lib.ciff import CiffError, CiffReader, CiffWriter, DocRecord, PostingsList, validate_file
+
+
+def write_index(path, lists, doclengths, collection_ids=None, description="roundtrip", **header):
+    """Write lists [(term, docids, tfs)] and documents; header counts derived unless overridden."""
+    total = sum(doclengths)
+    kw = dict(
+        num_postings_lists=len(lists),
+        num_docs=len(doclengths),
+        total_postings_lists=len(lists),
+        total_docs=len(doclengths),
+        total_terms_in_collection=total,
+        average_doclength=total / len(doclengths) if doclengths else 0.0,
+        description=description,
+    )
+    kw.update(header)
+    ids = collection_ids or [f"doc-{i}" for i in range(len(doclengths))]
+    with CiffWriter(str(path), **kw) as w:
+        for term, docids, tfs in lists:
+            w.add_postings(term, docids, tfs)
+        for i, n in enumerate(doclengths):
+            w.add_doc(i, ids[i], n)
+    return w
+
+
+# Code-point order differs from UTF-16 order for U+FFxx vs supplementary characters: both must work.
+TERMS = ["Zeta", "alpha", "r\u00e9sum\u00e9", "\u4e2d\u6587", "\uff21", "\U0001f600"]
+
+
+def _sample_lists():
+    return [
+        (TERMS[0], [0, 2], [1, 4]),
+        (TERMS[1], [1], [2]),
+        (TERMS[2], [0, 1, 2, 3], [1, 1, 1, 1]),
+        (TERMS[3], [3], [7]),
+        (TERMS[4], [2], [1]),
+        (TERMS[5], list(range(4)), [1, 2, 1, 1]),
+    ]
+
+
+def _doclengths(lists, n):
+    lengths = [0] * n
+    for _, docids, tfs in lists:
+        for d, t in zip(docids, tfs):
+            lengths[d] += t
+    return lengths
+
+
+@pytest.mark.parametrize("name", ["x.ciff", "x.ciff.gz"])
+def test_round_trip(tmp_path, name):
+    lists = _sample_lists()
+    lengths = _doclengths(lists, 4)
+    path = tmp_path / name
+    w = write_index(path, lists, lengths, collection_ids=["<urn:uuid:a>", "b", "c\u00e9", ""])
+    assert w.bytes_written == path.stat().st_size > 0
+    r = CiffReader(str(path))
+    assert r.header.num_postings_lists == 6 and r.header.num_docs == 4
+    assert r.header.total_terms_in_collection == sum(lengths) == 24
+    assert r.header.average_doclength == pytest.approx(24 / 4) and r.header.description == "roundtrip"
+    assert list(r.postings()) == [PostingsList(t, len(d), sum(f), d, f) for t, d, f in lists]
+    assert list(r.docs()) == [
+        DocRecord(0, "<urn:uuid:a>", lengths[0]), DocRecord(1, "b", lengths[1]), DocRecord(2, "c\u00e9", lengths[2]),
+        DocRecord(3, "", lengths[3]),
+    ]
+    assert validate_file(str(path)).ok
+    assert os.listdir(tmp_path) == [name]  # no temp file left
+    if name.endswith(".gz"):
+        assert gzip.decompress(path.read_bytes())[:1] != b""
+
+
+def test_gzip_output_is_deterministic(tmp_path):
+    lists = _sample_lists()
+    a, b = tmp_path / "a" / "index-0.ciff.gz", tmp_path / "b" / "index-0.ciff.gz"
+    for p in (a, b):
+        write_index(p, lists, _doclengths(lists, 4))
+    assert a.read_bytes() == b.read_bytes()
+
+
+@st.composite
+def collections(draw):
+    n_docs = draw(st.integers(1, 30))
+    vocab = draw(st.sets(st.text(min_size=1, max_size=6), min_size=1, max_size=25))
+    lists = []
+    for term in sorted(vocab):
+        docids = sorted(draw(st.sets(st.integers(0, n_docs - 1), min_size=1, max_size=n_docs)))
+        tfs = draw(st.lists(st.integers(1, 1000), min_size=len(docids), max_size=len(docids)))
+        lists.append((term, docids, tfs))
+    return lists, n_docs
+
+
+@settings(max_examples=60, deadline=None)
+@given(collections(), st.booleans())
+def test_write_read_property(tmp_path_factory, coll, gz):
+    lists, n_docs = coll
+    path = tmp_path_factory.mktemp("prop") / ("p.ciff.gz" if gz else "p.ciff")
+    lengths = _doclengths(lists, n_docs)
+    write_index(path, lists, lengths)
+    r = CiffReader(str(path))
+    assert [(p.term, p.docids, p.tfs) for p in r.postings()] == lists
+    assert [d.doclength for d in r.docs()] == lengths
+    report = validate_file(str(path))
+    assert report.ok, report.error
+    assert report.stats["postings"] == sum(len(d) for _, d, _ in lists)
+
+
+def _header(n_lists=2, n_docs=2, total=3):
+    return dict(num_postings_lists=n_lists, num_docs=n_docs, total_postings_lists=n_lists, total_docs=n_docs,
+                total_terms_in_collection=total, average_doclength=total / n_docs)
+
+
+@pytest.mark.parametrize(
+    "steps,reason",
+    [
+        ([("p", "b", [0], [1]), ("p", "a", [1], [2])], "terms not in code-point order: after 'b'"),
+        ([("p", "a", [0], [1]), ("p", "a", [1], [2])], "duplicate term"),
+        ([("p", "a", [1, 0], [1, 1])], "docids not strictly ascending"),
+        ([("p", "a", [0, 2], [1, 2])], "docid 2 >= num_docs 2"),
+        ([("p", "a", [0], [2**31])], "tf 2147483648 exceeds int32"),
+        ([("p", "a", [], [])], "empty postings list"),
+        ([("p", "a", [0], [1]), ("d", 0, "x", 1)], "doc record before all postings lists: 1 of 2 written"),
+        ([("p", "a", [0], [1]), ("p", "b", [1], [2]), ("d", 1, "x", 1)], "docid 1 != its position 0"),
+        ([("p", "a", [0], [1]), ("p", "b", [1], [2]), ("d", 0, "x", 2)], "doclength 2 but the postings give docid 0 1 terms"),
+        ([("p", "a", [0], [1]), ("p", "b", [1], [2]), ("d", 0, "x", -1)], "doclength = -1 outside 0..2147483647"),
+        ([("p", "a", [0], [1]), ("p", "b", [1], [2]), ("d", 0, "x", 1), ("d", 1, "y", 2), ("p", "c", [0], [1])],
+         "postings list added after doc records"),
+        ([("p", "a", [0], [1]), ("p", "b", [1], [2]), ("d", 0, "x", 1), ("close",)], "1 doc records written but the header announces 2"),
+        ([("p", "a", [0], [1]), ("close",)], "1 postings lists written but the header announces 2"),
+    ],
+)
+def test_writer_rejects_and_leaves_no_file(tmp_path, steps, reason):
+    path = tmp_path / "w.ciff.gz"
+    w = CiffWriter(str(path), **_header())
+    with pytest.raises(CiffError) as e:
+        for kind, *args in steps:
+            {"p": w.add_postings, "d": w.add_doc, "close": w.close}[kind](*args)
+    assert reason in str(e.value) and str(path) in str(e.value)
+    assert os.listdir(tmp_path) == []
+    with pytest.raises(CiffError, match="writer is closed"):
+        w.add_postings("zzz", [0], [1])
+
+
+def test_writer_totals_and_header_limits(tmp_path):
+    path = tmp_path / "t.ciff"
+    with pytest.raises(CiffError, match="sum of tf 3 != total_terms_in_collection 4"):
+        write_index(path, [("a", [0], [1]), ("b", [1], [2])], [1, 2], total_terms_in_collection=4, average_doclength=2.0)
+    with pytest.raises(CiffError, match=r"num_docs = 2147483648 outside 0..2147483647 \(int32 limit\)"):
+        CiffWriter(str(path), **{**_header(), "num_docs": 2**31, "total_docs": 2**31})
+    with pytest.raises(CiffError, match="average_doclength 9.0 inconsistent"):
+        CiffWriter(str(path), **{**_header(), "average_doclength": 9.0})
+    assert os.listdir(tmp_path) == []
+
+
+def test_exception_inside_with_block_leaves_no_file(tmp_path):
+    path = tmp_path / "x.ciff.gz"
+    with pytest.raises(RuntimeError):
+        with CiffWriter(str(path), **_header()) as w:
+            w.add_postings("a", [0], [1])
+            raise RuntimeError("task failed")
+    assert os.listdir(tmp_path) == []
+
+
+def test_numpy_inputs_and_long_lists(tmp_path):
+    n = 5000
+    docids = np.arange(0, 2 * n, 2, dtype=np.int64)
+    tfs = (np.arange(n) % 7 + 1).astype(np.int32)
+    lengths = [0] * (2 * n)
+    for d, t in zip(docids.tolist(), tfs.tolist()):
+        lengths[d] = t
+    lengths = [x if x else 1 for x in lengths]
+    filler = [i for i in range(2 * n) if i % 2]
+    path = tmp_path / "long.ciff.gz"
+    write_index(path, [("common", docids, tfs), ("odd", filler, [1] * len(filler))], lengths)
+    lists = list(CiffReader(str(path)).postings())
+    assert lists[0].docids == docids.tolist() and lists[0].tfs == tfs.tolist() and lists[0].cf == int(tfs.sum())
+    assert lists[1].docids == filler
+    assert validate_file(str(path)).ok
+
+
+def _peak_reading(path) -> int:
+    tracemalloc.start()
+    try:
+        for _ in CiffReader(str(path)).postings():
+            pass
+        for _ in CiffReader(str(path)).docs():
+            pass
+        assert validate_file(str(path)).ok
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_reading_memory_does_not_grow_with_file_size(tmp_path, monkeypatch):
+    """Same documents, 4x the postings lists: peak memory of reading and validating stays flat."""
+    monkeypatch.setattr(stream, "READ_CHUNK", 1 << 16)  # small read chunk: small files show the bound
+    n_docs, per_list = 600, 50
+    peaks, sizes = [], []
+    for n_terms in (800, 3200):
+        lists, lengths = [], np.zeros(n_docs, np.int64)
+        for i in range(n_terms):
+            docids = np.arange(i % 12, n_docs, 12)[:per_list]
+            tfs = np.full(len(docids), 1 + i % 3)
+            lengths[docids] += tfs
+            lists.append((f"t{i:06d}", docids, tfs))
+        path = tmp_path / f"m{n_terms}.ciff"
+        write_index(path, lists, lengths.tolist())
+        sizes.append(path.stat().st_size)
+        peaks.append(_peak_reading(path))
+    assert sizes[1] > 3.5 * sizes[0] > 700_000
+    # bounded by one read chunk plus small change, not by the file
+    assert peaks[1] < 1.2 * peaks[0] + 50_000, (peaks, sizes)
+    assert peaks[1] < sizes[1] / 4, (peaks, sizes)
