@@ -53,7 +53,13 @@ def _clean(s: str | None) -> str:
 def absolute_link(base: str, href: str) -> str | None:
     """Absolute http(s) URL of ``href`` against ``base``, fragment removed; None otherwise."""
     href = href.strip()
-    if not href or href.startswith(("#", "javascript:", "mailto:", "tel:", "data:")):
+    if not href or href[0] == "#":
+        return None
+    low = href[:8].lower()
+    if low.startswith(("http://", "https://")) and "\\" not in href and "/." not in href and "[" not in href:
+        url = href.split("#", 1)[0]  # already absolute: urljoin would only cost time
+        return url if len(url) > len(low.split(":")[0]) + 3 else None
+    if low.startswith(("javascript", "mailto:", "tel:", "data:")):
         return None
     try:
         url = urldefrag(urljoin(base, href))[0]

@@ -1,0 +1,21 @@
+"""The README documents every output column and the two set-up commands."""
+
+from __future__ import annotations
+
+import pathlib
+
+from lib.schema import CAPTURE_COLUMNS, PAGE_COLUMNS
+
+README = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text()
+
+
+def test_every_column_is_documented():
+    for name, _, desc in PAGE_COLUMNS + CAPTURE_COLUMNS:
+        assert f"| `{name}` |" in README, name
+        assert desc in README, name
+
+
+def test_readme_keeps_exactly_two_setup_commands():
+    block = README.split("## Set up on a fresh machine", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    commands = [line.split("#")[0].strip() for line in block.strip().splitlines()]
+    assert commands == ["make demo", "make test"]
