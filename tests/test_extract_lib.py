@@ -368,3 +368,19 @@ def test_record_check_arc_record():
     check.feed(gzip_member(rec + rec))
     with pytest.raises(ExtractError, match="after the ARC record"):
         check.finish()
+
+
+def test_local_adjacent_ranges_copied_in_one_call(tmp_path, archive_root, monkeypatch):
+    import lib.extract.archive as archive
+
+    root, ranges = archive_root
+    calls = []
+    real = archive.copy_fd_range
+    monkeypatch.setattr(archive, "copy_fd_range", lambda fd, off, n, dst: (calls.append((off, n)), real(fd, off, n, dst))[1])
+    chosen = ranges[0:4] + ranges[6:8]  # two stretches of adjacent records
+    items, _ = parse_lines(tsv_lines(chosen, "sub/a.warc.gz"), Resolver(str(root)))
+    out = tmp_path / "out"
+    out.mkdir()
+    res = extract_items(0, items, str(out), max_bytes=1 << 20)
+    assert res["records"] == 6
+    assert calls == [(ranges[0].offset, sum(r.length for r in ranges[0:4])), (ranges[6].offset, sum(r.length for r in ranges[6:8]))]
