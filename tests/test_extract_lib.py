@@ -384,3 +384,28 @@ def test_local_adjacent_ranges_copied_in_one_call(tmp_path, archive_root, monkey
     res = extract_items(0, items, str(out), max_bytes=1 << 20)
     assert res["records"] == 6
     assert calls == [(ranges[0].offset, sum(r.length for r in ranges[0:4])), (ranges[6].offset, sum(r.length for r in ranges[6:8]))]
+
+
+def test_assemble_one_manifest_one_errors_file_and_drops_stale_attempts(tmp_path, archive_root):
+    from lib.extract.driver import assemble
+
+    root, ranges = archive_root
+    lines = tsv_lines(ranges, "sub/a.warc.gz") + ["broken line", f"u\tsub/none.warc.gz\t0\t9"]
+    items, parse_errors = parse_lines(lines, Resolver(str(root)))
+    out = tmp_path / "out"
+    out.mkdir()
+    slices = plan_tasks(items, 3)
+    results = [extract_items(i, s, str(out), max_bytes=1 << 20) for i, s in enumerate(slices)]
+    (out / "extract-00009-00000.warc.gz").write_bytes(b"from a failed attempt")
+    (out / "extract-00001-00003.warc.gz.abc.tmp").write_bytes(b"half written")
+    summary = assemble(str(out), results[::-1], parse_errors, len(lines))
+    assert summary["lines"] == len(lines) and summary["extracted"] == len(ranges) and summary["failed"] == 2
+    assert summary["failed_by_reason"] == {"bad-line": 1, "missing-file": 1}
+    assert sorted(os.listdir(out)) == ["_stats.json", "errors.tsv", "extract-00000-00000.warc.gz",
+                                       "extract-00001-00000.warc.gz", "extract-00002-00000.warc.gz", "manifest.tsv"]
+    manifest = (out / "manifest.tsv").read_text().splitlines()
+    assert manifest[0].startswith("# url\tarchive_file\toffset\tlength")
+    assert [int(x.split("\t")[4]) for x in manifest[1:]] == list(range(1, len(ranges) + 1))
+    errors = (out / "errors.tsv").read_text().splitlines()
+    assert errors[1:] == [f"{len(ranges) + 1}\tbad-line: expected 4 tab-separated fields, got 1\tbroken line",
+                          f"{len(ranges) + 2}\tmissing-file: {root}/sub/none.warc.gz: no such file\tu\tsub/none.warc.gz\t0\t9"]

@@ -140,6 +140,9 @@ class ArchiveWriter:
         self.out_dir, self.fmt, self.max_bytes, self.namer, self.when = out_dir, fmt, max_bytes, namer, when
         self.fd: int | None = None
         self.name = ""
+        # Written under a name unique to this task attempt, renamed when complete: a retried
+        # or speculative attempt never writes into a file another attempt is writing.
+        self.token = f".{uuid.uuid4().hex[:12]}.tmp"
         self.size = 0
         self.records = 0
         self.files: list[OutputFile] = []
@@ -149,7 +152,7 @@ class ArchiveWriter:
             self.close()
         if self.fd is None:
             self.name = self.namer(self.fmt)
-            self.fd = os.open(os.path.join(self.out_dir, self.name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            self.fd = os.open(os.path.join(self.out_dir, self.name + self.token), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
             head = header_bytes(self.fmt, self.name, self.when)
             write_all(self.fd, head)
             self.size, self.records = len(head), 0
@@ -186,6 +189,7 @@ class ArchiveWriter:
         self.fd = None
         path = os.path.join(self.out_dir, self.name)
         if self.records == 0:
-            os.remove(path)  # header only: nothing was extracted into it
+            os.remove(path + self.token)  # header only: nothing was extracted into it
         else:
+            os.replace(path + self.token, path)
             self.files.append(OutputFile(self.name, self.size, self.records))

@@ -44,8 +44,8 @@ def assemble(out_dir: str, results: list[dict[str, Any]], parse_errors: Iterable
     summary."""
     results = sorted(results, key=lambda r: r["task"])
     reported = {f[0] for r in results for f in r["files"]}
-    for name in os.listdir(out_dir):
-        if name.endswith(ARCHIVE_SUFFIXES) and name not in reported:
+    for name in os.listdir(out_dir):  # left by failed or speculative task attempts
+        if (name.endswith(ARCHIVE_SUFFIXES) and name not in reported) or name.endswith(".tmp"):
             os.remove(os.path.join(out_dir, name))
     with open(os.path.join(out_dir, MANIFEST), "wb") as out:
         out.write(MANIFEST_HEADER.encode())
