@@ -19,7 +19,7 @@ from lib.placement.publish import publish_tree
 from lib.placement.slices import Collection, NamespaceError, PlacementError, check_path, locate
 from tests.fixtures_placement import COLLECTION, PATH, fill, make_config, snapshot
 
-SETTINGS = settings(max_examples=40, deadline=None)
+SETTINGS = settings(max_examples=30, deadline=None)
 
 
 @SETTINGS
@@ -271,3 +271,28 @@ def test_ring_weight_scales_share():
     ring.add_node("big", weight=2)
     counts = ring_load(ring, KEYS)
     assert 1.5 < counts["big"] / (sum(counts[f"n{i}"] for i in range(4)) / 4) < 2.6
+
+
+@pytest.mark.parametrize("fail_at", [1, 3, 5])
+def test_publish_crash_never_leaves_success(tmp_path, monkeypatch, fail_at):
+    cfg = make_config(str(tmp_path), 3, 3)
+    files = {f"lang/p{i}": b"%d" % i for i in range(4)} | {"_SUCCESS": b"", "lang/_SUCCESS": b""}
+    day = _day(tmp_path, files)
+    publish_tree(day, cfg, "d")  # a complete earlier publish
+    calls = []
+    real_put = Collection.put_file
+
+    def failing_put(self, src, rel):
+        calls.append(rel)
+        if len(calls) == fail_at:
+            raise OSError("disk gone")
+        return real_put(self, src, rel)
+
+    monkeypatch.setattr(Collection, "put_file", failing_put)
+    with pytest.raises(OSError):
+        publish_tree(day, cfg, "d")
+    published = {rel for rel, _, _ in Collection(load(cfg)).ls("d")}
+    assert "d/_SUCCESS" not in published and "d/lang/_SUCCESS" not in published
+    monkeypatch.undo()
+    publish_tree(day, cfg, "d")
+    assert snapshot(Collection(load(cfg))) == {f"d/{r}": b for r, b in files.items()}

@@ -101,8 +101,8 @@ def test_other_counts_move_most(tmp_path):
 
 
 @SETTINGS
-@given(COLLECTION, st.integers(1, 3), st.booleans(), st.data())
-def test_crash_at_any_step_then_rerun_finishes(files, n, halve, data):
+@given(COLLECTION, st.integers(1, 3), st.booleans(), st.sampled_from([1, 3]), st.data())
+def test_crash_at_any_step_then_rerun_finishes(files, n, halve, workers, data):
     frm, to = (2 * n, n) if halve else (n, 2 * n)
     with tempfile.TemporaryDirectory() as d:
         probe = os.path.join(d, "probe")
@@ -116,14 +116,14 @@ def test_crash_at_any_step_then_rerun_finishes(files, n, halve, data):
         cfg = _config(run, files, frm, 2 * n)
         hook, _ = crash_at(k)
         with pytest.raises(Crash):
-            rebalance(cfg, to, hook=hook)
+            rebalance(cfg, to, hook=hook, workers=workers)
         if data.draw(st.booleans(), label="crash again on the re-run") and k < total:
             hook, _ = crash_at(data.draw(st.integers(1, 3)))
             try:
                 rebalance(cfg, to, hook=hook)
             except Crash:
                 pass
-        rebalance(cfg, to)
+        rebalance(cfg, to, workers=workers)
         _check_final(cfg, files, to)
 
 

@@ -54,8 +54,8 @@ def test_s3_rebalance_double_and_halve_with_crash(s3_bucket, tmp_path):
             raise RuntimeError("injected")
 
     with pytest.raises(RuntimeError):
-        rebalance(cfg, 4, hook=crash)
-    rebalance(cfg, 4)
+        rebalance(cfg, 4, hook=crash, workers=4)
+    rebalance(cfg, 4, workers=4)
     coll = Collection(load(cfg))
     assert snapshot(coll) == FILES
     assert all(s in (before[r], before[r] + 2) and s == locate(r, 4) for r, _, s in coll.ls())

@@ -105,7 +105,7 @@ def cmd_rebalance(args: argparse.Namespace) -> int:
             if steps[0] > args.crash_after_step:
                 os._exit(70)
 
-    print(json.dumps(rebalance(args.config, args.to, args.add, hook)))
+    print(json.dumps(rebalance(args.config, args.to, args.add, hook, workers=args.workers)))
     return 0
 
 
@@ -142,6 +142,7 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--to", type=int, required=True)
     sp.add_argument("--add", action="append", default=[], metavar="ROOT", help="append a root to the config first")
     sp.add_argument("--dry-run", action="store_true", help="print the moves (PATH FROM TO) and change nothing")
+    sp.add_argument("--workers", type=int, default=1, help="parallel moves (default 1)")
     sp.add_argument("--crash-after-step", type=int, help=argparse.SUPPRESS)
     sp = add("publish", cmd_publish, "spread a finished output folder (with _SUCCESS) over the slices under PREFIX")
     sp.add_argument("day_dir")

@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterable
 
 from lib import storage
@@ -91,9 +92,26 @@ def _move(coll: Collection, k: int, rel: str, src: int, dst: int, hook: Hook) ->
     return "moved"
 
 
-def rebalance(config_path: str, to: int, add_roots: Iterable[str] = (), hook: Hook | None = None) -> dict:
+def _run_moves(coll: Collection, moves: list[tuple[str, int, int]], hook: Hook, workers: int) -> list[str]:
+    if workers <= 1:
+        return [_move(coll, k, rel, src, dst, hook) for k, (rel, src, dst) in enumerate(moves)]
+    # moves touch distinct files, so they are independent; the first failure stops the rest
+    with ThreadPoolExecutor(workers) as ex:
+        futures = [ex.submit(_move, coll, k, rel, src, dst, hook) for k, (rel, src, dst) in enumerate(moves)]
+        try:
+            return [f.result() for f in futures]
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            raise
+
+
+def rebalance(
+    config_path: str, to: int, add_roots: Iterable[str] = (), hook: Hook | None = None, workers: int = 1
+) -> dict:
     """Rebalance the collection of ``config_path`` to ``to`` slices (or finish the one in
-    progress). ``add_roots`` are appended to the config's roots first (for a doubling)."""
+    progress). ``add_roots`` are appended to the config's roots first (for a doubling);
+    ``workers`` moves run in parallel threads (worth it for S3 roots)."""
     hook = hook or (lambda step, k: None)
     cfg = _config.load(config_path)
     plan_path = cfg.plan_path
@@ -123,13 +141,11 @@ def rebalance(config_path: str, to: int, add_roots: Iterable[str] = (), hook: Ho
         write_plan(plan_path, header["from"], to, header["roots"], moves)
         hook("plan", 0)
     coll = Collection(cfg)
+    results = _run_moves(coll, moves, hook, workers)
     counts = {"moved": 0, "done": 0, "lost": 0}
-    lost = []
-    for k, (rel, src, dst) in enumerate(moves):
-        r = _move(coll, k, rel, src, dst, hook)
+    for r in results:
         counts[r] += 1
-        if r == "lost":
-            lost.append(rel)
+    lost = [m[0] for m, r in zip(moves, results) if r == "lost"]
     if lost:
         raise RebalanceError(f"{len(lost)} planned files are on neither their old nor new slice, e.g. {lost[:3]}")
     cfg.slices = to
