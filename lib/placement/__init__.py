@@ -9,3 +9,24 @@
 
 See docs/placement.md; CLI: ``python -m lib.placement --help``.
 """
+
+from typing import Any
+
+_EXPORTS = {
+    "locate": "lib.placement.slices",
+    "Collection": "lib.placement.slices",
+    "NamespaceError": "lib.placement.slices",
+    "PlacementError": "lib.placement.slices",
+    "publish_tree": "lib.placement.publish",
+    "partition_of": "lib.placement.keyspace",
+    "ConsistentHashRing": "lib.placement.consistent",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # lazy, so that importing lib.placement.keyspace (Spark executors) loads nothing else
+    if name in _EXPORTS:
+        import importlib
+
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'lib.placement' has no attribute {name!r}")
