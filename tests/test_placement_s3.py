@@ -31,6 +31,9 @@ def test_s3_slices_put_get_ls_collisions(s3_bucket, tmp_path):
     assert _keys(s3_bucket) == {f"coll/slice{locate(r, 3)}/{r}" for r in FILES}
     assert snapshot(coll) == FILES
     assert coll.get_bytes("crawl/x/3.warc.gz") == FILES["crawl/x/3.warc.gz"]
+    coll.put_bytes("x y/日本.txt", "ü".encode())  # keys are the UTF-8 paths, spaces and all
+    assert f"coll/slice{locate('x y/日本.txt', 3)}/x y/日本.txt" in _keys(s3_bucket)
+    assert Collection(load(cfg)).get_bytes("x y/日本.txt") == "ü".encode()
     # S3 itself would accept both keys; the check must not
     fresh = Collection(load(cfg))
     with pytest.raises(NamespaceError):
@@ -38,7 +41,7 @@ def test_s3_slices_put_get_ls_collisions(s3_bucket, tmp_path):
     with pytest.raises(NamespaceError):
         fresh.put_bytes("crawl", b"no")
     rep = coll.verify()
-    assert rep.ok and rep.files == len(FILES)
+    assert rep.ok and rep.files == len(FILES) + 1
 
 
 def test_s3_rebalance_double_and_halve_with_crash(s3_bucket, tmp_path):
