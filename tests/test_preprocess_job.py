@@ -185,3 +185,27 @@ def test_s3_in_and_out_through_the_loopback_server(s3_bucket, tmp_path, spark):
     assert len(rows) == 20 and all(r["warc_file"].startswith(f"s3://{s3_bucket}/crawl/warc/") for r in rows)
     assert_byte_ranges(rows)  # ranged GETs against the server give back exactly each member
     assert json.loads((dl / "_SUCCESS").read_text())["pages"] == 20
+
+
+def test_spark_submit_entry_point(tmp_path):
+    """`spark-submit jobs/preprocess.py` from another directory, as a backfill would run it."""
+    import subprocess
+    import sys
+
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    inp = tmp_path / "in"
+    inp.mkdir()
+    (inp / "a.warc.gz").write_bytes(warc_gz([r for _, r in good_pages(4)]))
+    out = tmp_path / "out"
+    submit = os.path.join(os.path.dirname(sys.executable), "spark-submit")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK")}
+    env["PYSPARK_PYTHON"] = sys.executable
+    proc = subprocess.run([submit, "--master", "local[1]", "--conf", "spark.ui.enabled=false",
+                           os.path.join(repo, "jobs", "preprocess.py"), "--input", str(inp), "--output", str(out),
+                           "--summary", str(tmp_path / "summary.json")],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["pages_kept"] == 4 and summary["ok"] is True
+    assert "== preprocess summary ==" in proc.stdout + proc.stderr  # spark-submit merges the two
+    assert sorted(r["url"] for r in read_pages(str(out))) == sorted(u for u, _ in good_pages(4))
