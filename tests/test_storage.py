@@ -1,0 +1,105 @@
+"""lib.storage against local folders and the loopback S3 server."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from lib import s3, storage
+
+
+def test_local_listing_ranges_and_uris(tmp_path):
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "a" / "b" / "x.warc.gz").write_bytes(b"0123456789")
+    (tmp_path / "a" / "y.txt").write_bytes(b"no")
+    found = storage.list_files(str(tmp_path), [".warc.gz"])
+    assert [(f.uri, f.size) for f in found] == [(f"file://{tmp_path}/a/b/x.warc.gz", 10)]
+    assert storage.read_range(found[0].uri, 3, 4) == b"3456"
+    assert storage.read_range(found[0].uri, 8, 10) == b"89"  # short read at the end, not an error
+    assert storage.list_files(str(tmp_path / "missing")) == []
+
+
+def test_s3_listing_and_ranges(s3_bucket):
+    c = s3.client()
+    for i in range(3):
+        c.put_object(Bucket=s3_bucket, Key=f"warc/2026-01/15/c{i}/f.warc.gz", Body=bytes(range(i + 5)))
+    c.put_object(Bucket=s3_bucket, Key="warc/2026-01/150/other.warc.gz", Body=b"x")  # prefix sibling
+    found = storage.list_files(f"s3://{s3_bucket}/warc/2026-01/15", [".warc.gz"])
+    assert [f.size for f in found] == [5, 6, 7]
+    assert storage.read_range(found[2].uri, 2, 3) == bytes([2, 3, 4])
+    assert storage.read_range(found[0].uri, 100, 3) == b""
+    assert storage.exists(found[0].uri) and not storage.exists(f"s3://{s3_bucket}/nope")
+
+
+def test_s3_stream_resumes_after_a_dropped_connection(s3_bucket, monkeypatch):
+    data = os.urandom(3 << 20)
+    s3.client().put_object(Bucket=s3_bucket, Key="big.bin", Body=data)
+    real_open = storage.S3Stream._open
+    drops = {"n": 0}
+
+    class Flaky:
+        def __init__(self, body):
+            self.body = body
+            self.served = 0
+
+        def read(self, n):
+            if self.served > (1 << 20) and drops["n"] < 2:
+                drops["n"] += 1
+                raise ConnectionResetError("connection reset by peer")
+            out = self.body.read(n)
+            self.served += len(out)
+            return out
+
+        def close(self):
+            self.body.close()
+
+    def flaky_open(self):
+        real_open(self)
+        self._body = Flaky(self._body)
+
+    monkeypatch.setattr(storage.S3Stream, "_open", flaky_open)
+    with storage.open_stream(f"s3://{s3_bucket}/big.bin", buffer_size=64 << 10) as f:
+        got = b"".join(iter(lambda: f.read(100_000), b""))
+    assert drops["n"] == 2 and got == data
+
+
+def test_upload_tree_replaces_and_writes_success_last(s3_bucket, tmp_path):
+    src = tmp_path / "day"
+    (src / "language=eng").mkdir(parents=True)
+    (src / "language=eng" / "p.parquet").write_bytes(b"new")
+    (src / "_SUCCESS").write_bytes(b"{}")
+    dest = f"s3://{s3_bucket}/out/day"
+    s3.client().put_object(Bucket=s3_bucket, Key="out/day/language=deu/stale.parquet", Body=b"old")
+    s3.client().put_object(Bucket=s3_bucket, Key="out/day/_SUCCESS", Body=b"old")
+    order = []
+    real = s3.client().upload_file
+    monkey_client = s3.client()
+    monkey_client.upload_file = lambda f, b, k, **kw: (order.append(k), real(f, b, k, **kw))
+    try:
+        assert storage.upload_tree(str(src), dest) == 2
+    finally:
+        del monkey_client.upload_file
+    assert order == ["out/day/language=eng/p.parquet", "out/day/_SUCCESS"]
+    keys = sorted(f.uri for f in storage.list_files(dest))
+    assert keys == [f"{dest}/_SUCCESS", f"{dest}/language=eng/p.parquet"]
+
+
+def test_commit_dir_swaps_whole_folders(tmp_path):
+    final = tmp_path / "day"
+    final.mkdir()
+    (final / "old.txt").write_text("old")
+    (final / "_SUCCESS").write_text("")
+    tmp = tmp_path / "day.tmp-1"
+    tmp.mkdir()
+    (tmp / "new.txt").write_text("new")
+    storage.commit_dir(str(tmp), str(final))
+    assert sorted(os.listdir(final)) == ["new.txt"] and not tmp.exists()
+    assert not (tmp_path / "day.old").exists()
+
+
+def test_bad_uris_are_rejected():
+    with pytest.raises(ValueError):
+        storage.split_s3("s3:///no-bucket")
+    with pytest.raises(ValueError):
+        storage.local_path("http://example.com/x")
