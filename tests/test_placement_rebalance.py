@@ -198,3 +198,16 @@ def test_add_roots_and_too_few_roots(tmp_path):
     rebalance(cfg, 4, add_roots=extra)
     assert json.load(open(cfg))["roots"][2:] == extra
     _check_final(cfg, files, 4)
+
+
+def test_rebalance_to_same_count_repairs_misplaced(tmp_path):
+    files = {f"f{i}": b"%d" % i for i in range(12)}
+    cfg = _config(str(tmp_path), files, 3, 3)
+    coll = Collection(load(cfg))
+    rel = "f0"
+    wrong = (locate(rel, 3) + 1) % 3
+    coll.roots[wrong].write_bytes(rel, coll.get_bytes(rel))
+    coll.roots[locate(rel, 3)].delete(rel)
+    assert [m[0] for m in coll.verify().misplaced] == [rel]
+    assert rebalance(cfg, 3)["moved"] == 1
+    _check_final(cfg, files, 3)
