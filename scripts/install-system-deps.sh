@@ -6,6 +6,8 @@ command -v java >/dev/null 2>&1 || need+=(openjdk-17-jre-headless)
 # a real Slurm cluster for the orchestration tests (tests/fixtures_slurm.py starts the daemons)
 [ -x /usr/sbin/slurmctld ] && [ -x /usr/sbin/slurmd ] && command -v sbatch >/dev/null 2>&1 || need+=(slurm-wlm)
 [ -x /usr/sbin/munged ] || need+=(munge)
+# headless browser that renders the catalogue's daily report in its test
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then echo "need root to install: ${need[*]}" >&2; exit 1; fi
   export DEBIAN_FRONTEND=noninteractive

@@ -1,0 +1,142 @@
+"""``python -m lib.catalogue``: build the catalogue of a day, query it, serve it.
+
+    python -m lib.catalogue build --date 2026-01-15 --root ROOT      (Spark job)
+    python -m lib.catalogue --root ROOT days
+    python -m lib.catalogue --root ROOT captures URL
+    python -m lib.catalogue --root ROOT search --prefix https://example.com/ [--contains news]
+    python -m lib.catalogue --root ROOT files 2026-01-15
+    python -m lib.catalogue --root ROOT records FILE [--day 2026-01-15]
+    python -m lib.catalogue --root ROOT stats 2026-01-15
+    python -m lib.catalogue --root ROOT report 2026-01-15 [--out FILE]
+    python -m lib.catalogue --root ROOT serve --port 8080
+
+``--json`` prints JSON for programs; the default is a table for people.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import sys
+from typing import Any
+
+from lib.catalogue import api, query, report
+
+
+def _cell(v: Any, width: int = 64) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, (list, tuple)):
+        v = ",".join(_cell(x, width) for x in v)
+    elif isinstance(v, dt.datetime):
+        v = v.strftime("%Y-%m-%d %H:%M:%S")
+    text = str(v)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def format_table(rows: list[dict[str, Any]]) -> str:
+    """Rows as an aligned text table (columns of the first row)."""
+    if not rows:
+        return "(no rows)"
+    cols = list(rows[0])
+    cells = [[_cell(r.get(c)) for c in cols] for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths)), "  ".join("-" * w for w in widths)]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths)) for row in cells]
+    return "\n".join(lines)
+
+
+def format_stats(s: dict[str, Any]) -> str:
+    out = []
+    for k, v in s.items():
+        if isinstance(v, list):
+            out += [f"\n{k}:", format_table(v)]
+        elif isinstance(v, dict):
+            out += [f"\n{k}:"] + [f"  {kk}: {json.dumps(vv, default=str)}" for kk, vv in v.items()]
+        else:
+            out.append(f"{k}: {v}")
+    return "\n".join(out)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m lib.catalogue", description=__doc__.split("\n")[0])
+    p.add_argument("--root", default=os.environ.get("CATALOGUE_ROOT", "."), help="bucket root (default $CATALOGUE_ROOT or .)")
+    p.add_argument("--json", action="store_true", help="JSON output for programs")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("build", help="run the Spark job for a day (options: build --help)", add_help=False)
+    sub.add_parser("days", help="completed days")
+    c = sub.add_parser("captures", help="captures of a URL with duplicate markers")
+    c.add_argument("url")
+    s = sub.add_parser("search", help="URL prefix/substring search in the URL database")
+    s.add_argument("--prefix")
+    s.add_argument("--contains")
+    s.add_argument("--limit", type=int, default=100)
+    f = sub.add_parser("files", help="archive files of a day and their record counts")
+    f.add_argument("day")
+    r = sub.add_parser("records", help="records of one archive file")
+    r.add_argument("file")
+    r.add_argument("--day")
+    st = sub.add_parser("stats", help="statistics of a day")
+    st.add_argument("day")
+    rp = sub.add_parser("report", help="(re)write a day's HTML report")
+    rp.add_argument("day")
+    rp.add_argument("--out", help="default ROOT/catalogue/YYYY-MM/DD/report.html")
+    rp.add_argument("--index", help="the day's index output (default ROOT/index/YYYY-MM/DD)")
+    sv = sub.add_parser("serve", help="read-only HTTP API")
+    sv.add_argument("--host", default="127.0.0.1")
+    sv.add_argument("--port", type=int, default=8080)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if "build" in argv[:1]:
+        from lib.catalogue.job import main as build
+
+        return build(argv[1:])
+    args = parser().parse_args(argv)
+    if args.cmd == "build":
+        print("catalogue: 'build' must come first: python -m lib.catalogue build --date D --root R", file=sys.stderr)
+        return 2
+    root = args.root
+    try:
+        if args.cmd == "serve":
+            srv = api.make_server(root, args.host, args.port)
+            print(f"serving {root} on http://{args.host}:{srv.server_address[1]}/", file=sys.stderr)
+            try:
+                srv.serve_forever()
+            except KeyboardInterrupt:
+                pass
+            return 0
+        if args.cmd == "report":
+            day = query.parse_day(args.day)
+            out = args.out or os.path.join(query.local_root(root), "catalogue", f"{day:%Y-%m}", f"{day:%d}", report.REPORT)
+            result: Any = {"report": report.write_report(root, day, out, args.index)}
+        elif args.cmd == "days":
+            result = [{"day": d.isoformat()} for d in query.list_days(root)]
+        elif args.cmd == "captures":
+            result = query.captures(root, args.url)
+        elif args.cmd == "search":
+            result = query.search(root, args.prefix, args.contains, args.limit)
+        elif args.cmd == "files":
+            result = query.files(root, args.day)
+        elif args.cmd == "records":
+            result = query.records(root, args.file, args.day)
+        else:
+            result = query.stats(root, args.day)
+    except query.QueryError as e:
+        print(f"catalogue: {e}", file=sys.stderr)
+        return 2
+    if args.json:
+        sys.stdout.write(api.to_json(result).decode("utf-8") + "\n")
+    elif isinstance(result, list):
+        print(format_table(result))
+    else:
+        print(format_stats(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,178 @@
+"""Daily report: one self-contained HTML page with inline SVG plots (matplotlib).
+
+Plots: records by language, MIME type, HTTP status, top hosts, duplicate share, page
+sizes and index shard sizes; tables: headline counts and the run's errors. Every plot is
+an ``<svg>`` whose first child is a ``<title>`` naming it, inside a ``<figure>``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import io
+import re
+from typing import Any
+
+from lib import storage
+from lib.catalogue import query
+
+REPORT = "report.html"
+
+
+def _fig_svg(fig: Any, title: str, slug: str) -> str:
+    import matplotlib.pyplot as plt
+
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+    plt.close(fig)
+    svg = buf.getvalue()
+    svg = svg[svg.index("<svg"):]  # drop the XML prolog and doctype: inline SVG needs neither
+    head_end = svg.index(">") + 1
+    opening = svg[:head_end].replace("<svg", f'<svg role="img" data-plot="{slug}" aria-label="{html.escape(title)}"', 1)
+    return opening + f"<title>{html.escape(title)}</title>" + svg[head_end:]
+
+
+def _new_fig(height: float = 3.2):
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "catalogue", "font.size": 9})
+    return plt.subplots(figsize=(6.4, height))
+
+
+def bar_plot(title: str, slug: str, labels: list[str], values: list[float], xlabel: str = "records") -> str:
+    """Horizontal bar chart as an inline SVG string (an empty one says 'no data')."""
+    fig, ax = _new_fig(max(1.8, 0.28 * len(labels) + 0.9))
+    ax.set_title(title)
+    if labels:
+        y = list(range(len(labels)))[::-1]
+        ax.barh(y, values, color="#3b6ea5")
+        ax.set_yticks(y, [str(x)[:48] for x in labels])
+        ax.set_xlabel(xlabel)
+        for yi, v in zip(y, values):
+            ax.annotate(f"{v:,.0f}", (v, yi), xytext=(3, 0), textcoords="offset points", va="center", fontsize=7)
+    else:
+        ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes)
+        ax.set_axis_off()
+    return _fig_svg(fig, title, slug)
+
+
+def _human(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def size_buckets(rows: list[dict[str, int]]) -> tuple[list[str], list[int]]:
+    """Labels/counts for log2 size buckets (bucket -1 = empty body)."""
+    labels, counts = [], []
+    for r in sorted(rows, key=lambda r: r["bucket"]):
+        b = r["bucket"]
+        labels.append("0 B" if b < 0 else f"{_human(2 ** b)}–{_human(2 ** (b + 1))}")
+        counts.append(r["count"])
+    return labels, counts
+
+
+def shard_sizes(index_day: str | None) -> list[tuple[str, int]]:
+    """(TLD/LANG/file, bytes) of every CIFF shard of the day's index output."""
+    if not index_day:
+        return []
+    files = storage.list_files(index_day, suffixes=(".ciff.gz", ".ciff"))
+    base = storage.normalize(index_day).rstrip("/") + "/"
+    return [(f.uri[len(base):] if f.uri.startswith(base) else f.uri, f.size) for f in files]
+
+
+def _table(headers: list[str], rows: list[list[Any]]) -> str:
+    th = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _flat(d: dict[str, Any], prefix: str = "") -> list[list[Any]]:
+    out = []
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out += _flat(v, f"{prefix}{k}.")
+        elif not isinstance(v, list):
+            out.append([prefix + k, v])
+    return out
+
+
+def render(stats: dict[str, Any], shards: list[tuple[str, int]]) -> str:
+    """The report page for one day's ``query.stats`` and index shard sizes."""
+    def kv(rows):
+        return [r["key"] for r in rows], [r["count"] for r in rows]
+
+    dup = stats.get("duplicates") or {}
+    dup_labels = [k for k in ("unique", "unchanged", "duplicate", "revisit") if k in dup]
+    plots = [
+        bar_plot("Pages by language", "language", *kv(stats["by_language"]), xlabel="pages"),
+        bar_plot("Captures by MIME type", "mime", *kv(stats["by_mime"])),
+        bar_plot("Captures by HTTP status", "status", *kv(stats["by_status"])),
+        bar_plot("Top hosts", "hosts", *kv(stats["top_hosts"])),
+        bar_plot("Duplicate share (same URL and payload digest as earlier that day or the day before)", "duplicates",
+                 dup_labels, [dup[k] for k in dup_labels]),
+        bar_plot("Page sizes (decoded HTTP body)", "page-sizes", *size_buckets(stats["page_sizes"]), xlabel="pages"),
+        bar_plot("Index shard sizes", "shards", [s[0] for s in shards], [s[1] / 1024 for s in shards], xlabel="KiB"),
+    ]
+    errors = stats.get("errors", {})
+    total_dup = sum(dup.get(k, 0) for k in ("unchanged", "duplicate", "revisit"))
+    share = f"{100 * total_dup / stats['captures']:.1f}%" if stats.get("captures") else "n/a"
+    head = _table(["measure", "value"], [
+        ["captures (response/revisit/resource records)", stats.get("captures", 0)],
+        ["distinct URLs", stats.get("urls", 0)],
+        ["pages (Parquet rows)", stats.get("pages", 0)],
+        ["duplicate share", share],
+        ["index shards", f"{len(shards)} ({_human(sum(s[1] for s in shards))})"],
+        ["bad records (_errors.jsonl)", errors.get("total", 0)],
+    ])
+    err = _table(["reason", "records"], [[k, v] for k, v in errors.get("by_reason", {}).items()]) if errors.get("by_reason") else "<p>No bad records.</p>"
+    run = _table(["counter", "value"], _flat(stats.get("run") or {})) if stats.get("run") else "<p>No _stats.json.</p>"
+    figs = "\n".join(f"<figure>{p}</figure>" for p in plots)
+    day = html.escape(stats["day"])
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Daily report {day}</title>
+<style>
+body {{ font-family: sans-serif; margin: 1.5em; color: #222; }}
+figure {{ display: inline-block; margin: 0.5em; vertical-align: top; }}
+figure svg {{ max-width: 640px; height: auto; }}
+table {{ border-collapse: collapse; margin: 0.5em 0; }} td, th {{ border: 1px solid #ccc; padding: 2px 8px; text-align: left; }}
+</style></head>
+<body>
+<h1>Daily report {day}</h1>
+<p>Generated {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC from the preprocess output, captures and index shards of the day.</p>
+<section id="summary"><h2>Summary</h2>{head}</section>
+<section id="plots"><h2>Plots</h2>
+{figs}
+</section>
+<section id="errors"><h2>Errors</h2>{err}<h3>Run counters (_stats.json)</h3>{run}</section>
+</body></html>
+"""
+
+
+def build_report(root: str, day: dt.date, index_day: str | None = None, day_path: str | None = None) -> str:
+    """HTML of the report for ``day`` from its preprocess folder (default
+    ROOT/preprocessed/YYYY-MM/DD) and index shards (default ROOT/index/YYYY-MM/DD)."""
+    if index_day is None:
+        index_day = storage.join(root, "index", f"{day:%Y-%m}", f"{day:%d}")
+    if day_path:
+        stats = query.day_stats(day_path, day, prev_path=query.previous_day_path(root, day))
+    else:
+        stats = query.stats(root, day)
+    return render(stats, shard_sizes(index_day))
+
+
+def count_plots(page: str) -> list[str]:
+    """Titles of the plots in a report page (each ``<svg ...><title>T</title>``)."""
+    return [html.unescape(t) for t in re.findall(r"<svg[^>]*>\s*<title>([^<]*)</title>", page)]
+
+
+def write_report(root: str, day: dt.date, dest: str, index_day: str | None = None,
+                 day_path: str | None = None) -> str:
+    """Render and write the report atomically to ``dest`` (a file URI/path); returns dest."""
+    storage.write_bytes(dest, build_report(root, day, index_day, day_path).encode("utf-8"))
+    return dest

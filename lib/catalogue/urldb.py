@@ -1,0 +1,219 @@
+"""URL database: one row per URL across days, merged day by day (seed 001's sorted merge).
+
+Layout under the database folder (default ``ROOT/urldb``)::
+
+    _state.json                     current version, days merged, version history
+    days/date=YYYY-MM-DD/part=P/    the day's edits: one row per URL seen that day
+    v000007/part=P/                 table version 7, key-partitioned, sorted by id
+
+``part = partition_of(normalized URL, k)`` (lib.placement.keyspace): partition P owns one
+MD5 range, like a Nutch WebDB writer. Merging day D joins the previous version with D's
+edits on (part, id) and writes the next version; ``_state.json`` is replaced atomically
+last, so readers always see a complete version. A re-run or an out-of-order day replays
+the stored edits from the newest kept version that precedes it, so the result is the
+same as if every day had run once, in date order.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import shutil
+import pandas as pd  # module level: pandas_udf resolves the string type hints here
+from typing import Any
+
+from lib import storage
+from lib.catalogue.keys import normalize_url
+from lib.placement.keyspace import partition_of
+
+STATE = "_state.json"
+_TS_CONF = "spark.sql.parquet.outputTimestampType"
+DEFAULT_PARTITIONS = 16
+DEFAULT_KEEP = 3
+
+EDIT_DDL = (
+    "id string, url string, first_ts timestamp, last_ts timestamp, captures long, "
+    "digests array<string>, first_digest string, last_digest string, changed_within boolean, part int"
+)
+TABLE_DDL = (
+    "id string, url string, first_seen timestamp, last_seen timestamp, captures long, "
+    "n_digests int, digests array<string>, last_digest string, days_seen int, "
+    "changed_days array<date>, part int"
+)
+
+
+class UrlDbError(RuntimeError):
+    pass
+
+
+# ---------------------------------------------------------------- state (plain Python)
+def read_state(db: str) -> dict[str, Any]:
+    """The state file, or an empty state for a new database."""
+    path = os.path.join(db, STATE)
+    if not os.path.exists(path):
+        return {"version": 0, "table": None, "days": [], "partitions": None, "history": []}
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def write_state(db: str, state: dict[str, Any]) -> None:
+    storage.write_bytes(os.path.join(db, STATE), json.dumps(state, indent=1, sort_keys=True).encode())
+
+
+def plan_replay(history: list[dict[str, Any]], merged: list[str], day: str) -> tuple[dict[str, Any] | None, list[str]]:
+    """Which kept version to start from and which days to merge on top of it, in order.
+
+    The target is every merged day plus ``day``, in date order. The base is the kept
+    version whose days are the longest prefix of the target that ends before ``day``."""
+    target = sorted(set(merged) | {day})
+    best: dict[str, Any] | None = None
+    for v in history:
+        days = v["days"]
+        if days == target[: len(days)] and all(d < day for d in days):
+            if best is None or len(days) > len(best["days"]):
+                best = v
+    start = len(best["days"]) if best else 0
+    return best, target[start:]
+
+
+def table_path(db: str, state: dict[str, Any] | None = None) -> str | None:
+    """Folder of the current table version (None before the first merge)."""
+    state = state or read_state(db)
+    return os.path.join(db, state["table"]) if state.get("table") else None
+
+
+# ---------------------------------------------------------------- Spark plans
+def _udfs(k: int):
+    from pyspark.sql.functions import pandas_udf
+
+    @pandas_udf("string")
+    def norm(url: pd.Series) -> pd.Series:
+        return url.map(normalize_url)
+
+    @pandas_udf("int")
+    def part(nurl: pd.Series) -> pd.Series:
+        return nurl.map(lambda u: partition_of(u, k)).astype("int32")
+
+    return norm, part
+
+
+def day_edits(captures: Any, k: int) -> Any:
+    """One row per URL of the day: first/last capture, count, distinct digests, the
+    first and last digest, and whether the digest changed between captures that day."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    norm, part = _udfs(k)
+    c = captures.where(F.col("url").isNotNull() & F.col("warc_date").isNotNull())
+    c = c.withColumn("nurl", norm("url"))
+    c = c.withColumn("id", F.sha2(F.col("nurl"), 256)).withColumn("part", part("nurl"))
+    order = F.struct("warc_date", "warc_file", "warc_offset")
+    w = Window.partitionBy("id").orderBy("warc_date", "warc_file", "warc_offset")
+    has = F.col("payload_digest").isNotNull()
+    # lag over digest-bearing captures only: a capture without digest says nothing.
+    prev = F.last(F.col("payload_digest"), ignorenulls=True).over(w.rowsBetween(Window.unboundedPreceding, -1))
+    c = c.withColumn("changed", has & prev.isNotNull() & (F.col("payload_digest") != prev))
+    return c.groupBy("part", "id").agg(
+        F.min_by("url", order).alias("url"),
+        F.min("warc_date").alias("first_ts"),
+        F.max("warc_date").alias("last_ts"),
+        F.count(F.lit(1)).alias("captures"),
+        F.array_sort(F.collect_set("payload_digest")).alias("digests"),
+        F.min_by("payload_digest", F.when(has, order)).alias("first_digest"),
+        F.max_by("payload_digest", F.when(has, order)).alias("last_digest"),
+        F.max(F.col("changed")).alias("changed_within"),
+    )
+
+
+def merge(table: Any, edits: Any, day: dt.date) -> Any:
+    """Next table version: full outer join of ``table`` and the day's ``edits`` on (part, id)."""
+    from pyspark.sql import functions as F
+
+    t, e = table.alias("t"), edits.alias("e")
+    j = t.join(e, on=["part", "id"], how="full_outer")
+    seen = F.col("e.captures").isNotNull()
+    changed = seen & (
+        F.coalesce(F.col("e.changed_within"), F.lit(False))
+        | (F.col("t.last_digest").isNotNull() & F.col("e.first_digest").isNotNull() & (F.col("t.last_digest") != F.col("e.first_digest")))
+    )
+    old_days = F.coalesce(F.col("t.changed_days"), F.array().cast("array<date>"))
+    digests = F.array_sort(F.array_distinct(F.concat(
+        F.coalesce(F.col("t.digests"), F.array().cast("array<string>")),
+        F.coalesce(F.col("e.digests"), F.array().cast("array<string>")),
+    )))
+    return j.select(
+        F.col("id"),
+        F.coalesce(F.col("t.url"), F.col("e.url")).alias("url"),
+        F.least(F.col("t.first_seen"), F.col("e.first_ts")).alias("first_seen"),
+        F.greatest(F.col("t.last_seen"), F.col("e.last_ts")).alias("last_seen"),
+        (F.coalesce(F.col("t.captures"), F.lit(0)) + F.coalesce(F.col("e.captures"), F.lit(0))).cast("long").alias("captures"),
+        F.size(digests).cast("int").alias("n_digests"),
+        digests.alias("digests"),
+        F.coalesce(F.col("e.last_digest"), F.col("t.last_digest")).alias("last_digest"),
+        (F.coalesce(F.col("t.days_seen"), F.lit(0)) + F.when(seen, 1).otherwise(0)).cast("int").alias("days_seen"),
+        F.when(changed, F.array_append(old_days, F.lit(day))).otherwise(old_days).alias("changed_days"),
+        F.col("part"),
+    )
+
+
+def _write_sorted(df: Any, dest: str, k: int) -> None:
+    """Write a table/edit set partitioned by ``part``, one file per part, sorted by id;
+    the folder appears under its final name only when complete."""
+    tmp = dest.rstrip("/") + ".tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    conf = df.sparkSession.conf
+    old = conf.get(_TS_CONF)
+    conf.set(_TS_CONF, "TIMESTAMP_MICROS")  # UTC-adjusted micros, not legacy INT96: readers see instants
+    try:
+        df.repartition(k, "part").sortWithinPartitions("part", "id").write.mode("overwrite").partitionBy("part").parquet(tmp)
+    finally:
+        conf.set(_TS_CONF, old)
+    os.makedirs(tmp, exist_ok=True)  # an empty day writes no files
+    storage.commit_dir(tmp, dest)
+
+
+def _edits_dir(db: str, day: str) -> str:
+    return os.path.join(db, "days", f"date={day}")
+
+
+def merge_day(spark: Any, db: str, day: dt.date, captures: Any, partitions: int = DEFAULT_PARTITIONS,
+              keep: int = DEFAULT_KEEP) -> dict[str, Any]:
+    """Store ``day``'s edits and make the table include them; returns a summary.
+
+    Idempotent: running the same day again with the same captures gives the same table."""
+    if storage.is_s3(db) or "://" in db and not db.startswith("file://"):
+        raise UrlDbError(f"URL database must be on a local/cluster filesystem, got {db!r}")
+    db = storage.local_path(db)
+    os.makedirs(db, exist_ok=True)
+    state = read_state(db)
+    k = state.get("partitions") or partitions
+    if state.get("partitions") and partitions != k:
+        raise UrlDbError(f"{db} has {k} partitions; re-partitioning to {partitions} is not supported")
+    dkey = day.isoformat()
+    _write_sorted(day_edits(captures, k), _edits_dir(db, dkey), k)
+
+    base, replay = plan_replay(state["history"], state["days"], dkey)
+    table = (spark.read.schema(TABLE_DDL).parquet(os.path.join(db, base["table"])) if base
+             else spark.createDataFrame([], TABLE_DDL))
+    version = max([v["version"] for v in state["history"]] + [0]) + 1
+    history = list(state["history"])
+    for d in replay:
+        edits = spark.read.schema(EDIT_DDL).parquet(_edits_dir(db, d))
+        name = f"v{version:06d}"
+        _write_sorted(merge(table, edits, dt.date.fromisoformat(d)), os.path.join(db, name), k)
+        done = (base["days"] if base else []) + replay[: replay.index(d) + 1]
+        history.append({"version": version, "table": name, "days": done})
+        table = spark.read.schema(TABLE_DDL).parquet(os.path.join(db, name))
+        version += 1
+    history = history[-keep:]
+    new_state = {"version": history[-1]["version"], "table": history[-1]["table"], "days": history[-1]["days"],
+                 "partitions": k, "history": history}
+    write_state(db, new_state)  # the atomic swap: readers switch to the new version here
+    kept = {v["table"] for v in history}
+    for name in os.listdir(db):
+        if re.fullmatch(r"v\d{6}(\.tmp|\.old)?", name) and name not in kept:
+            shutil.rmtree(os.path.join(db, name), ignore_errors=True)
+    rows = table.count()
+    return {"urldb": db, "version": new_state["version"], "replayed_days": replay, "urls": rows}
