@@ -1,4 +1,4 @@
-"""Record-level keys of the catalogue: SURT keys, CDX timestamps, normalized URLs and ids.
+"""Record-level keys of the catalogue: SURT keys, CDX timestamps, digests (URL ids: lib.urls).
 
 Plain functions (no Spark) so they are testable alone and usable in pandas UDFs.
 """
@@ -6,13 +6,12 @@ Plain functions (no Spark) so they are testable alone and usable in pandas UDFs.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import re
-from urllib.parse import urlsplit, urlunsplit
 
 import surt as _surt
 
-_DEFAULT_PORTS = {"http": "80", "https": "443"}
+from lib.urls import normalize_url, url_id  # noqa: F401  (re-exported: the pages' id)
+
 # CDXJ lines are "KEY TS JSON": a key must never contain whitespace or control characters,
 # or byte order of lines would no longer be the order of (key, timestamp).
 _UNSAFE = re.compile(r"[\x00-\x20\x7f]")
@@ -39,35 +38,6 @@ def timestamp14(micros: int) -> str:
     """14-digit UTC timestamp ``YYYYmmddHHMMSS`` from microseconds since the epoch."""
     t = dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=int(micros))
     return t.strftime("%Y%m%d%H%M%S")
-
-
-def normalize_url(url: str) -> str:
-    """The URL form hashed into ``id``: scheme and host lowercased, default port and
-    fragment dropped, empty path -> ``/``; path and query kept as written."""
-    try:
-        p = urlsplit(url.strip())
-    except ValueError:
-        return url.strip()
-    scheme = p.scheme.lower()
-    host = (p.hostname or "").rstrip(".")
-    if ":" in host:  # IPv6 literal: urlsplit drops the brackets
-        host = f"[{host}]"
-    try:
-        port = p.port
-    except ValueError:
-        port = None
-    netloc = host
-    if p.username is not None:
-        netloc = p.username + (":" + p.password if p.password else "") + "@" + netloc
-    if port is not None and str(port) != _DEFAULT_PORTS.get(scheme):
-        netloc += f":{port}"
-    path = p.path or ("/" if netloc else "")
-    return urlunsplit((scheme, netloc, path, p.query, ""))
-
-
-def url_id(url: str) -> str:
-    """sha256 (hex) of the normalized URL: the ``id`` of the pages schema."""
-    return hashlib.sha256(normalize_url(url).encode("utf-8")).hexdigest()
 
 
 def strip_digest(digest: str | None) -> str | None:
