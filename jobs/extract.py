@@ -18,6 +18,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 import uuid
 
 if __package__ in (None, ""):  # run as a script: make `lib` importable
@@ -25,7 +26,15 @@ if __package__ in (None, ""):  # run as a script: make `lib` importable
 
 from lib import storage  # noqa: E402
 from lib.extract.driver import ERRORS, assemble, plan_tasks  # noqa: E402
-from lib.extract.lines import Resolver, items_from_rows, read_tsv  # noqa: E402
+from lib.extract.lines import (  # noqa: E402
+    Resolver,
+    items_from_rows,
+    lines_by_number,
+    pack_items,
+    read_tsv,
+    row_line,
+    unpack_items,
+)
 from lib.extract.task import extract_items  # noqa: E402
 from lib.sparkjob import JobResult, SparkJob, day_path, log  # noqa: E402
 
@@ -76,8 +85,10 @@ class Extract(SparkJob):
         args.input = args.tsv or args.from_parquet
 
     def read_list(self, spark, args, resolver):
+        """(items, parse errors, line numbers -> input text)."""
         if args.tsv:
-            return read_tsv(args.tsv, resolver)
+            items, errors = read_tsv(args.tsv, resolver)
+            return items, errors, lambda numbers: lines_by_number(args.tsv, numbers)
         path = args.from_parquet
         if storage.is_s3(path):  # Spark needs its own S3 connector (hadoop-aws) for this
             path = "s3a://" + path.split("://", 1)[1]
@@ -87,13 +98,17 @@ class Extract(SparkJob):
         rows = df.select("url", "warc_file", "warc_offset", "warc_length").collect()
         # line numbers of a Parquet selection: its rows in (file, offset, url) order
         rows.sort(key=lambda r: (r[1] or "", r[2] if r[2] is not None else -1, r[0] or ""))
-        return items_from_rows(rows, resolver)
+        items, errors = items_from_rows(rows, resolver)
+        return items, errors, lambda numbers: {no: row_line(rows[no - 1]) for no in numbers}
 
     def run(self, spark, args) -> JobResult:
         started = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+        phases = {}
+        t0 = time.perf_counter()
         resolver = Resolver(args.archives)
-        items, parse_errors = self.read_list(spark, args, resolver)
+        items, parse_errors, line_text = self.read_list(spark, args, resolver)
         lines = len(items) + len(parse_errors)
+        phases["read_list"] = time.perf_counter() - t0
 
         to_s3 = storage.is_s3(args.output)
         final = args.output if to_s3 else storage.local_path(args.output).rstrip("/")
@@ -110,19 +125,21 @@ class Extract(SparkJob):
         if items:
             total = sum(it.length for it in items)
             n = args.partitions or max(spark.sparkContext.defaultParallelism, math.ceil(total / BYTES_PER_TASK))
-            slices = plan_tasks(items, n)
+            slices = [pack_items(s) for s in plan_tasks(items, n)]
+            del items  # the driver keeps only the packed copy
             real_root = None if (resolver.root is None or resolver.root_is_s3) else os.path.realpath(resolver.root)
             max_bytes, verify = args.max_bytes, args.verify
 
             def task(index, slices_iter):
-                for chunk in slices_iter:  # exactly one slice per partition
-                    yield extract_items(index, chunk, tmp, max_bytes=max_bytes, verify=verify,
+                for packed in slices_iter:  # exactly one slice per partition
+                    yield extract_items(index, unpack_items(packed), tmp, max_bytes=max_bytes, verify=verify,
                                         real_root=real_root, when=started)
 
             rdd = spark.sparkContext.parallelize(slices, len(slices))
             results = rdd.mapPartitionsWithIndex(task).collect()
+        phases["copy"] = time.perf_counter() - t0 - phases["read_list"]
 
-        summary = assemble(tmp, results, parse_errors, lines)
+        summary = assemble(tmp, results, parse_errors, lines, line_text)
         with open(os.path.join(tmp, storage.SUCCESS), "w") as f:  # last file of the folder
             f.write(f"extracted {summary['extracted']} of {lines}, failed {summary['failed']}\n")
         if to_s3:
@@ -132,7 +149,9 @@ class Extract(SparkJob):
             storage.commit_dir(tmp, final)
         if summary["failed"]:
             log.error("extract: %d of %d lines failed, see %s", summary["failed"], lines, storage.join(args.output, ERRORS))
-        summary.update(input=args.input, output=args.output, verify=args.verify)
+        phases["commit"] = time.perf_counter() - t0 - phases["read_list"] - phases["copy"]
+        summary.update(input=args.input, output=args.output, verify=args.verify,
+                       seconds_by_phase={k: round(v, 3) for k, v in phases.items()})
         return JobResult(ok=summary["failed"] == 0, summary=summary, output=args.output)
 
 

@@ -144,13 +144,13 @@ def test_symlink_out_of_root_is_refused_inside_is_fine(tmp_path, archive_root):
     out.mkdir()
     res = extract_items(0, items, str(out), max_bytes=1 << 20, real_root=os.path.realpath(root))
     assert res["records"] == 1
-    assert [(no, reason.split(":")[0]) for no, _, reason in res["errors"]] == [(1, "escapes-root")]
-    assert "outside the archives root" in res["errors"][0][2]
+    assert [(no, reason.split(":")[0]) for no, reason in res["errors"]] == [(1, "escapes-root")]
+    assert "outside the archives root" in res["errors"][0][1]
 
 
 # ------------------------------------------------------------------ planning
 def _item(off, n, uri="f.warc.gz", no=0):
-    return Item(no, "", "u", uri, off, n, "warc.gz")
+    return Item(no, "u", uri, off, n, "warc.gz")
 
 
 def test_plan_runs_merges_adjacent_and_small_gaps_only():
@@ -285,10 +285,9 @@ def test_errors_are_rows_and_good_records_survive(tmp_path, archive_root, verify
             kind = kind.split(":", 1)[1] if verify else None
         if kind:
             expected[no] = kind
-    assert {no: reason.split(":")[0] for no, _, reason in res["errors"]} == expected
+    assert {no: reason.split(":")[0] for no, reason in res["errors"]} == expected
     assert res["records"] == len(cases) - len(expected)
-    for no, line, reason in res["errors"]:
-        assert line == cases[no - 1][0] and "\t" not in reason
+    assert all("\t" not in reason for _, reason in res["errors"])
     src = (root / "sub" / "a.warc.gz").read_bytes()
     (name,) = archives_in(out)
     data = (out / name).read_bytes()
@@ -322,7 +321,7 @@ def test_uncompressed_warc_copied_as_is(tmp_path):
         out = tmp_path / f"out{verify}"
         out.mkdir()
         res = extract_items(0, items, str(out), max_bytes=1 << 20, verify=verify)
-        assert [(no, reason.split(":")[0]) for no, _, reason in res["errors"]] == [(5, "not-member")]
+        assert [(no, reason.split(":")[0]) for no, reason in res["errors"]] == [(5, "not-member")]
         assert archives_in(out) == ["extract-00000-00000.warc"]
         data = (out / "extract-00000-00000.warc").read_bytes()
         assert data.startswith(b"WARC/1.0\r\nWARC-Type: warcinfo\r\n")
@@ -370,13 +369,13 @@ def test_record_check_arc_record():
         check.finish()
 
 
-def test_local_adjacent_ranges_copied_in_one_call(tmp_path, archive_root, monkeypatch):
-    import lib.extract.archive as archive
+def test_local_adjacent_ranges_read_in_one_call(tmp_path, archive_root, monkeypatch):
+    from lib.extract.sources import LocalSource
 
     root, ranges = archive_root
     calls = []
-    real = archive.copy_fd_range
-    monkeypatch.setattr(archive, "copy_fd_range", lambda fd, off, n, dst: (calls.append((off, n)), real(fd, off, n, dst))[1])
+    real = LocalSource.head
+    monkeypatch.setattr(LocalSource, "head", lambda self, off, n: (calls.append((off, n)), real(self, off, n))[1])
     chosen = ranges[0:4] + ranges[6:8]  # two stretches of adjacent records
     items, _ = parse_lines(tsv_lines(chosen, "sub/a.warc.gz"), Resolver(str(root)))
     out = tmp_path / "out"
@@ -384,6 +383,34 @@ def test_local_adjacent_ranges_copied_in_one_call(tmp_path, archive_root, monkey
     res = extract_items(0, items, str(out), max_bytes=1 << 20)
     assert res["records"] == 6
     assert calls == [(ranges[0].offset, sum(r.length for r in ranges[0:4])), (ranges[6].offset, sum(r.length for r in ranges[6:8]))]
+
+
+@pytest.mark.parametrize("big, read_max", [(1 << 20, 8 << 20), (0, 8 << 20), (400, 700), (1 << 20, 1)])
+def test_local_read_sizes_and_kernel_copies_keep_bytes(tmp_path, archive_root, monkeypatch, big, read_max):
+    """Small reads, reads split at READ_MAX, and kernel copies of big ranges (also into a
+    buffered file, and with a bad range in the middle) all give the source bytes."""
+    import lib.extract.task as task
+
+    monkeypatch.setattr(task, "BIG", big)
+    monkeypatch.setattr(task, "READ_MAX", read_max)
+    root, ranges = archive_root
+    bad = ranges[5]
+    lines = tsv_lines(ranges[:5], "sub/a.warc.gz") + [f"{bad.url}\tsub/a.warc.gz\t{bad.offset + 1}\t{bad.length}"]
+    lines += tsv_lines(ranges[6:], "sub/a.warc.gz")
+    items, _ = parse_lines(lines, Resolver(str(root)))
+    out = tmp_path / "out"
+    out.mkdir()
+    res = extract_items(0, items, str(out), max_bytes=3000)
+    assert [(no, reason.split(":")[0]) for no, reason in res["errors"]] == [(6, "not-member")]
+    src = (root / "sub" / "a.warc.gz").read_bytes()
+    rows = read_manifest_part(res["manifest"])
+    assert len(rows) == len(ranges) - 1
+    for _, name, off, n, _, _, src_off in rows:
+        assert (out / name).read_bytes()[off : off + n] == src[src_off : src_off + n]
+    for name in archives_in(out):
+        with open(out / name, "rb") as f:
+            assert next(iter(ArchiveIterator(f))).rec_type == "warcinfo"
+    assert sum(f[1] for f in res["files"]) == sum((out / n).stat().st_size for n in archives_in(out))
 
 
 def test_assemble_one_manifest_one_errors_file_and_drops_stale_attempts(tmp_path, archive_root):
@@ -398,7 +425,7 @@ def test_assemble_one_manifest_one_errors_file_and_drops_stale_attempts(tmp_path
     results = [extract_items(i, s, str(out), max_bytes=1 << 20) for i, s in enumerate(slices)]
     (out / "extract-00009-00000.warc.gz").write_bytes(b"from a failed attempt")
     (out / "extract-00001-00003.warc.gz.abc.tmp").write_bytes(b"half written")
-    summary = assemble(str(out), results[::-1], parse_errors, len(lines))
+    summary = assemble(str(out), results[::-1], parse_errors, len(lines), lambda nos: {no: lines[no - 1] for no in nos})
     assert summary["lines"] == len(lines) and summary["extracted"] == len(ranges) and summary["failed"] == 2
     assert summary["failed_by_reason"] == {"bad-line": 1, "missing-file": 1}
     assert sorted(os.listdir(out)) == ["_stats.json", "errors.tsv", "extract-00000-00000.warc.gz",
@@ -409,3 +436,35 @@ def test_assemble_one_manifest_one_errors_file_and_drops_stale_attempts(tmp_path
     errors = (out / "errors.tsv").read_text().splitlines()
     assert errors[1:] == [f"{len(ranges) + 1}\tbad-line: expected 4 tab-separated fields, got 1\tbroken line",
                           f"{len(ranges) + 2}\tmissing-file: {root}/sub/none.warc.gz: no such file\tu\tsub/none.warc.gz\t0\t9"]
+
+
+def test_writer_abort_inside_buffer_and_after_flush(tmp_path):
+    import datetime as dt
+
+    from lib.extract.archive import ArchiveWriter, task_namer
+
+    w = ArchiveWriter(str(tmp_path), "warc.gz", 1 << 30, task_namer(3), dt.datetime(2026, 1, 1))
+    header = w.begin(10)
+    w.write(b"a" * 100)
+    w.abort(header)  # still in the buffer
+    w.write(b"b" * (6 << 20))  # bigger than the buffer: flushed to the file
+    assert w.flushed > header
+    w.abort(header)
+    base = w.begin(5)
+    w.write(b"keep!")
+    w.commit()
+    w.close()
+    data = (tmp_path / "extract-00003-00000.warc.gz").read_bytes()
+    assert base == header and len(data) == header + 5 and data.endswith(b"keep!")
+    assert gzip.decompress(data[:header]).startswith(b"WARC/1.0\r\nWARC-Type: warcinfo\r\n")
+    assert w.files == [("extract-00003-00000.warc.gz", header + 5, 1)]
+    assert os.listdir(tmp_path) == ["extract-00003-00000.warc.gz"]
+
+
+def test_pack_unpack_roundtrip():
+    from lib.extract.lines import pack_items, unpack_items
+
+    items = [Item(i, f"http://x/{i}", f"/a/f{i % 3}.{fmt}", i * 1000, i + 1, fmt)
+             for i, fmt in zip(range(50), ["warc.gz", "arc.gz", "warc"] * 20)]
+    assert unpack_items(pack_items(items)) == items
+    assert unpack_items(pack_items([])) == []

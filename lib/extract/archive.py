@@ -21,6 +21,7 @@ SOFTWARE = "dailyslice-extract"
 #: Heritrix marks ARC gzip members with an ``LX`` extra subfield; we do the same on the header.
 HERITRIX_EXTRA = b"LX" + struct.pack("<H", 4) + b"\0\0\0\0"
 _COPY_CHUNK = 1 << 30
+_BUFFER = 4 << 20  # output is written in blocks of this size: few syscalls for small records
 
 
 def gzip_member(data: bytes, extra: bytes | None = None) -> bytes:
@@ -134,6 +135,7 @@ class ArchiveWriter:
 
     Protocol per record: ``begin(length)`` (returns the record's offset), then ``write``/
     ``copy`` its bytes, then ``commit()``, or ``abort(offset)`` to cut it off again.
+    ``write`` is buffered; ``size`` counts the buffered bytes too.
     """
 
     def __init__(self, out_dir: str, fmt: str, max_bytes: int, namer: Callable[[str], str], when: dt.datetime):
@@ -144,6 +146,8 @@ class ArchiveWriter:
         # or speculative attempt never writes into a file another attempt is writing.
         self.token = f".{uuid.uuid4().hex[:12]}.tmp"
         self.size = 0
+        self.flushed = 0  # bytes already in the file (the rest is in buf)
+        self.buf = bytearray()
         self.records = 0
         self.files: list[OutputFile] = []
 
@@ -153,24 +157,34 @@ class ArchiveWriter:
         if self.fd is None:
             self.name = self.namer(self.fmt)
             self.fd = os.open(os.path.join(self.out_dir, self.name + self.token), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            head = header_bytes(self.fmt, self.name, self.when)
-            write_all(self.fd, head)
-            self.size, self.records = len(head), 0
+            self.size = self.flushed = self.records = 0
+            self.write(header_bytes(self.fmt, self.name, self.when))
         return self.size
 
     def fits(self, extra: int) -> bool:
         """Whether ``extra`` more bytes go into the current file without rolling."""
         return self.size + extra <= self.max_bytes
 
-    def write(self, data: bytes) -> None:
-        assert self.fd is not None
-        write_all(self.fd, data)
+    def write(self, data: bytes | memoryview) -> None:
+        self.buf += data
         self.size += len(data)
+        if len(self.buf) >= _BUFFER:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.buf:
+            assert self.fd is not None
+            write_all(self.fd, self.buf)
+            self.flushed += len(self.buf)
+            self.buf.clear()
 
     def copy(self, src_fd: int, offset: int, n: int) -> int:
+        """Let the kernel copy ``n`` bytes of ``src_fd`` (big records)."""
         assert self.fd is not None
+        self.flush()
         k = copy_fd_range(src_fd, offset, n, self.fd)
         self.size += k
+        self.flushed += k
         return k
 
     def commit(self, count: int = 1) -> None:
@@ -178,13 +192,21 @@ class ArchiveWriter:
 
     def abort(self, offset: int) -> None:
         assert self.fd is not None
-        os.ftruncate(self.fd, offset)
-        os.lseek(self.fd, offset, os.SEEK_SET)
+        if offset >= self.flushed:
+            del self.buf[offset - self.flushed :]
+        else:
+            self.buf.clear()
+            os.ftruncate(self.fd, offset)
+            os.lseek(self.fd, offset, os.SEEK_SET)
+            self.flushed = offset
         self.size = offset
 
     def close(self) -> None:
         if self.fd is None:
             return
+        if self.records:
+            self.flush()
+        self.buf.clear()
         os.close(self.fd)
         self.fd = None
         path = os.path.join(self.out_dir, self.name)

@@ -8,7 +8,7 @@ import collections
 import json
 import os
 import shutil
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from lib.extract.lines import ErrorRow, Item, tsv_escape
 from lib.extract.task import PARTS_DIR
@@ -38,10 +38,16 @@ def plan_tasks(items: list[Item], n_tasks: int) -> list[list[Item]]:
     return [s for s in slices if s]
 
 
-def assemble(out_dir: str, results: list[dict[str, Any]], parse_errors: Iterable[ErrorRow], lines: int) -> dict[str, Any]:
+def assemble(
+    out_dir: str,
+    results: list[dict[str, Any]],
+    parse_errors: Iterable[ErrorRow],
+    lines: int,
+    line_text: Callable[[set[int]], dict[int, str]],
+) -> dict[str, Any]:
     """Write manifest.tsv, errors.tsv and _stats.json into ``out_dir`` from the task results;
-    drop archives no successful task reported (left by a failed task attempt). Returns the
-    summary."""
+    drop archives no successful task reported (left by a failed task attempt).
+    ``line_text`` gives the input text of line numbers the tasks reported. Returns the summary."""
     results = sorted(results, key=lambda r: r["task"])
     reported = {f[0] for r in results for f in r["files"]}
     for name in os.listdir(out_dir):  # left by failed or speculative task attempts
@@ -54,7 +60,9 @@ def assemble(out_dir: str, results: list[dict[str, Any]], parse_errors: Iterable
                 with open(r["manifest"], "rb") as part:
                     shutil.copyfileobj(part, out, 1 << 20)
     shutil.rmtree(os.path.join(out_dir, PARTS_DIR), ignore_errors=True)
-    errors = sorted(list(parse_errors) + [tuple(e) for r in results for e in r["errors"]])
+    task_errors = [e for r in results for e in r["errors"]]
+    text = line_text({no for no, _ in task_errors}) if task_errors else {}
+    errors = sorted(list(parse_errors) + [(no, text.get(no, ""), reason) for no, reason in task_errors])
     write_errors(os.path.join(out_dir, ERRORS), errors)
     kinds = collections.Counter(reason.split(":", 1)[0] for _, _, reason in errors)
     files = sorted((f for r in results for f in r["files"]), key=lambda f: f[0])

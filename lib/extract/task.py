@@ -14,11 +14,13 @@ from typing import Any
 
 from lib import storage
 from lib.extract.archive import ArchiveWriter, task_namer
-from lib.extract.lines import ErrorRow, ExtractError, Item, tsv_escape
+from lib.extract.lines import ExtractError, Item, TaskError, tsv_escape
 from lib.extract.sources import S3_MAX_GAP, LocalSource, open_source, plan_runs
-from lib.extract.verify import MAGIC, RecordCheck, check_magic
+from lib.extract.verify import MAGIC, RecordCheck, check_magic, magic_error
 
 CHUNK = 1 << 20
+READ_MAX = 8 << 20  # local: adjacent ranges up to this many bytes are read with one pread
+BIG = 1 << 20  # local: ranges bigger than this are copied by the kernel
 PARTS_DIR = "_parts"
 
 ManifestRow = tuple[str, str, int, int, int, str, int]
@@ -30,46 +32,65 @@ class _Task:
         namer = task_namer(task_id)
         self.writers = {fmt: ArchiveWriter(out_dir, fmt, max_bytes, namer, when) for fmt in MAGIC}
         self.manifest: list[ManifestRow] = []
-        self.errors: list[ErrorRow] = []
+        self.errors: list[TaskError] = []
         self.bytes = 0
+        self.src = ""  # the current source as a URI, for the manifest
 
     def fail(self, it: Item, err: ExtractError) -> None:
-        self.errors.append((it.line_no, it.line, err.reason))
+        self.errors.append((it.line_no, err.reason))
 
     def done(self, it: Item, w: ArchiveWriter, offset: int) -> None:
-        self.manifest.append((it.url, w.name, offset, it.length, it.line_no, storage.normalize(it.uri), it.offset))
+        self.manifest.append((it.url, w.name, offset, it.length, it.line_no, self.src, it.offset))
         self.bytes += it.length
 
     # ---------------------------------------------------------------- fast path
     def copy_local(self, src: LocalSource, items: list[Item]) -> None:
-        """No --verify, local file: check each range's first bytes, then let the kernel copy
-        each stretch of adjacent ranges that lands in the same output file in one call."""
-        good = []
-        for it in items:
-            try:
-                check_magic(it.fmt, src.head(it.offset, min(len(MAGIC[it.fmt]), it.length)))
-                good.append(it)
-            except ExtractError as e:
-                self.fail(it, e)
-        k = 0
-        while k < len(good):
-            first = good[k]
-            w = self.writers[first.fmt]
-            base = w.begin(first.length)
-            span, j = first.length, k + 1
-            while j < len(good) and good[j].offset == good[j - 1].end and good[j].fmt == first.fmt and w.fits(span + good[j].length):
-                span += good[j].length
-                j += 1
-            copied = w.copy(src.fd, first.offset, span)
-            if copied != span:  # the file shrank while we read it
-                w.abort(base)
-                for it in good[k:j]:
-                    self.fail(it, ExtractError("read-error", f"short read at {first.offset + copied}: file changed while reading"))
-            else:
-                for it in good[k:j]:
-                    self.done(it, w, base + it.offset - first.offset)
-                w.commit(j - k)
-            k = j
+        """No --verify, local file: each stretch of adjacent ranges (up to READ_MAX bytes) is
+        read with one ``pread`` and appended to the buffered output; a range over BIG bytes
+        is copied by the kernel (``copy_file_range``) without passing through Python."""
+        for run in plan_runs(items):
+            k = 0
+            while k < len(run):
+                first = run[k]
+                if first.length > BIG:
+                    self._copy_big(src, first)
+                    k += 1
+                    continue
+                j, span = k + 1, first.length
+                while j < len(run) and run[j].length <= BIG and span + run[j].length <= READ_MAX:
+                    span += run[j].length
+                    j += 1
+                data = src.head(first.offset, span)
+                view = memoryview(data)
+                for it in run[k:j]:
+                    rel = it.offset - first.offset
+                    if rel + it.length > len(data):  # the file shrank since we took its size
+                        self.fail(it, ExtractError("read-error", f"short read at {first.offset + len(data)}: file changed while reading"))
+                    elif not data.startswith(MAGIC[it.fmt], rel):
+                        self.fail(it, magic_error(it.fmt, data[rel : rel + 8]))
+                    else:
+                        w = self.writers[it.fmt]
+                        base = w.begin(it.length)
+                        w.write(view[rel : rel + it.length])
+                        w.commit()
+                        self.done(it, w, base)
+                view.release()
+                k = j
+
+    def _copy_big(self, src: LocalSource, it: Item) -> None:
+        head = src.head(it.offset, len(MAGIC[it.fmt]))
+        if head != MAGIC[it.fmt]:
+            self.fail(it, magic_error(it.fmt, head))
+            return
+        w = self.writers[it.fmt]
+        base = w.begin(it.length)
+        copied = w.copy(src.fd, it.offset, it.length)
+        if copied != it.length:
+            w.abort(base)
+            self.fail(it, ExtractError("read-error", f"short read at {it.offset + copied}: file changed while reading"))
+            return
+        w.commit()
+        self.done(it, w, base)
 
     # ---------------------------------------------------------------- streaming path
     def copy_stream(self, src: Any, items: list[Item]) -> None:
@@ -138,6 +159,7 @@ class _Task:
         items = sorted(items, key=lambda it: (it.uri, it.offset, it.line_no))
         for uri, group in itertools.groupby(items, key=lambda it: it.uri):
             group = list(group)
+            self.src = tsv_escape(storage.normalize(uri))
             try:
                 src = open_source(uri, real_root)
             except ExtractError as e:
@@ -169,7 +191,7 @@ def write_manifest_part(out_dir: str, task_id: int, rows: list[ManifestRow]) -> 
     tmp = f"{path}.tmp-{os.getpid()}"
     with open(tmp, "w", encoding="utf-8", errors="surrogateescape", newline="\n") as f:
         for url, name, off, n, line_no, src, src_off in rows:
-            f.write(f"{tsv_escape(url)}\t{name}\t{off}\t{n}\t{line_no}\t{tsv_escape(src)}\t{src_off}\n")
+            f.write(f"{url}\t{name}\t{off}\t{n}\t{line_no}\t{src}\t{src_off}\n")
     os.replace(tmp, path)
     return path
 

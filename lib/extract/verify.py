@@ -20,11 +20,14 @@ _OUT_STEP = 4 << 20  # decompress at most this much per call: bounded memory for
 MAGIC = {"warc.gz": b"\x1f\x8b\x08", "arc.gz": b"\x1f\x8b\x08", "warc": b"WARC/"}
 
 
+def magic_error(fmt: str, first: bytes) -> ExtractError:
+    what = "a gzip member" if fmt.endswith(".gz") else "a WARC record"
+    return ExtractError("not-member", f"range does not start {what} (first bytes {first[:8]!r})")
+
+
 def check_magic(fmt: str, first: bytes) -> None:
-    magic = MAGIC[fmt]
-    if not first.startswith(magic):
-        what = "a gzip member" if fmt.endswith(".gz") else "a WARC record"
-        raise ExtractError("not-member", f"range does not start {what} (first bytes {first[:8]!r})")
+    if not first.startswith(MAGIC[fmt]):
+        raise magic_error(fmt, first)
 
 
 class RecordCheck:

@@ -1,0 +1,209 @@
+"""Benchmark the extract job against plain byte-range reads and a warcio rewrite.
+
+    python benchmarks/bench_extract.py [--copies 440] [--files 5] [--master local[2]]
+
+Builds large ``.warc.gz`` files under benchmarks/work/extract/ by concatenating the gzip
+members of the shared sample aut/example.warc.gz (its warcinfo member first, then all other
+members again and again), lists every response record in a TSV (sorted by file and offset)
+and measures, in one run, on the same list:
+
+  job        jobs/extract.py on a local Spark session (session start not counted)
+  job+verify the same with --verify
+  (a) plain  one Python process: open each file once, seek + read each range, write all into one file
+  (b) warcio one Python process: parse each record with warcio and write it with WARCWriter (gzip)
+
+Prints a Markdown table (records/s, MB/s of record bytes, ratio to (a), pages/s per core).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import pathlib
+import platform
+import shutil
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from lib.extract.listing import record_ranges  # noqa: E402
+
+SAMPLE = ROOT.parent / "shared" / "corpus" / "aut" / "example.warc.gz"
+WORK = ROOT / "benchmarks" / "work" / "extract"
+SEED_PER_NODE = 5_000_000 / (50 * 60) / 40  # seed 002: 5M pages, < 50 min, 40 nodes
+
+
+def build(copies: int, files: int) -> tuple[pathlib.Path, int, int]:
+    """Write ``files`` archives holding ``copies`` repetitions of the sample's members in all;
+    return the TSV path, the number of listed records and the archives' total size."""
+    arch = WORK / "archives"
+    tsv = WORK / f"list-{copies}-{files}.tsv"
+    ranges = list(record_ranges(str(SAMPLE)))
+    data = SAMPLE.read_bytes()
+    head_len = ranges[0].length  # the warcinfo member
+    body = data[head_len:]
+    responses = [(r.url, r.offset - head_len, r.length) for r in ranges if r.rec_type == "response"]
+    per_file = [copies // files + (1 if i < copies % files else 0) for i in range(files)]
+    expected = sum(head_len + n * len(body) for n in per_file)
+    existing = sum(p.stat().st_size for p in arch.glob("big-*.warc.gz")) if arch.is_dir() else 0
+    if tsv.exists() and existing == expected:
+        return tsv, sum(1 for _ in open(tsv)), expected
+    shutil.rmtree(arch, ignore_errors=True)
+    arch.mkdir(parents=True)
+    n_records = 0
+    with open(tsv, "w") as out:
+        for i, n in enumerate(per_file):
+            name = f"big-{i:02d}.warc.gz"
+            with open(arch / name, "wb") as f:
+                f.write(data[:head_len])
+                for c in range(n):
+                    base = head_len + c * len(body)
+                    f.write(body)
+                    for url, off, length in responses:
+                        out.write(f"{url}\t{name}\t{base + off}\t{length}\n")
+                        n_records += 1
+    return tsv, n_records, expected
+
+
+def read_list(tsv: pathlib.Path) -> list[tuple[str, str, int, int]]:
+    rows = []
+    with open(tsv) as f:
+        for line in f:
+            url, name, off, n = line.rstrip("\n").split("\t")
+            rows.append((url, str(WORK / "archives" / name), int(off), int(n)))
+    return rows
+
+
+def plain_reads(rows, out_path) -> int:
+    """(a): the same ranges with plain file reads, one open per file, into one output file."""
+    total = 0
+    current, f = None, None
+    with open(out_path, "wb") as out:
+        for _, path, off, n in rows:
+            if path != current:
+                if f:
+                    f.close()
+                f, current = open(path, "rb"), path
+            f.seek(off)
+            data = f.read(n)
+            out.write(data)
+            total += len(data)
+    if f:
+        f.close()
+    return total
+
+
+def warcio_rewrite(rows, out_path) -> int:
+    """(b): decompress, parse and re-compress each record with warcio (seed 002's start)."""
+    from warcio.archiveiterator import ArchiveIterator
+    from warcio.warcwriter import WARCWriter
+
+    count = 0
+    current, f = None, None
+    with open(out_path, "wb") as out:
+        w = WARCWriter(out, gzip=True)
+        for _, path, off, n in rows:
+            if path != current:
+                if f:
+                    f.close()
+                f, current = open(path, "rb"), path
+            f.seek(off)
+            rec = next(iter(ArchiveIterator(f)))
+            w.write_record(rec)
+            count += 1
+    if f:
+        f.close()
+    return count
+
+
+def timed(fn):
+    t0 = time.perf_counter()
+    result = fn()
+    return result, time.perf_counter() - t0
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--copies", type=int, default=440, help="repetitions of the sample (440 = 1.1 GB, 131k responses)")
+    p.add_argument("--files", type=int, default=5)
+    p.add_argument("--master", default="local[2]")
+    p.add_argument("--keep", action="store_true", help="keep the outputs")
+    args = p.parse_args(argv)
+    if not SAMPLE.exists():
+        print(f"sample not found: {SAMPLE}", file=sys.stderr)
+        return 2
+
+    load = os.getloadavg()[0]
+    t0 = time.perf_counter()
+    tsv, n_records, arch_bytes = build(args.copies, args.files)
+    print(f"archives: {args.files} files, {arch_bytes / 1e9:.2f} GB; list: {n_records} response records "
+          f"({time.perf_counter() - t0:.1f}s to build or reuse)", file=sys.stderr)
+    rows = read_list(tsv)
+    rec_bytes = sum(r[3] for r in rows)
+
+    from pyspark.sql import SparkSession
+
+    from jobs.extract import Extract
+
+    spark = (SparkSession.builder.master(args.master).appName("bench-extract")
+             .config("spark.ui.enabled", "false").config("spark.driver.memory", "4g").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    cores = spark.sparkContext.defaultParallelism
+    results = []
+    # warm-up: start the Python workers and load the job's modules (not measured)
+    warm = WORK / "warm.tsv"
+    warm.write_text("".join(open(tsv).readlines()[:200]))
+    Extract().main(["--tsv", str(warm), "--archives", str(WORK / "archives"), "--output", str(WORK / "warm-out")], spark=spark)
+    shutil.rmtree(WORK / "warm-out")
+
+    def record(name, seconds, n, nbytes, note=""):
+        results.append((name, seconds, n, nbytes, note))
+        print(f"{name}: {seconds:.2f}s, {n / seconds:,.0f} rec/s, {nbytes / seconds / 1e6:,.1f} MB/s", file=sys.stderr)
+
+    out_a = WORK / "plain.out"
+    nbytes, secs = timed(lambda: plain_reads(rows, out_a))
+    assert nbytes == rec_bytes
+    record("(a) plain Python reads, 1 process", secs, len(rows), nbytes)
+    out_a.unlink()
+
+    for name, extra in (("extract job", []), ("extract job --verify", ["--verify"])):
+        out = WORK / "job-out"
+        job = Extract()
+        rc, secs = timed(lambda: job.main(["--tsv", str(tsv), "--archives", str(WORK / "archives"),
+                                                 "--output", str(out), *extra], spark=spark))
+        s = job.last_result.summary
+        assert rc == 0 and s["extracted"] == len(rows) and s["bytes"] == rec_bytes, s
+        record(f"{name}, {args.master}", secs, s["extracted"], s["bytes"], f"{s['files']} files, {s['tasks']} tasks")
+        if not args.keep:
+            shutil.rmtree(out)
+    spark.stop()
+
+    out_b = WORK / "warcio.out.warc.gz"
+    n, secs = timed(lambda: warcio_rewrite(rows, out_b))
+    assert n == len(rows)
+    record("(b) warcio decompress + rewrite, 1 process", secs, n, rec_bytes)
+    out_b.unlink()
+
+    plain_rate = results[0][3] / results[0][1]
+    print()
+    print(f"{dt.date.today()}, {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+          f"Python {platform.python_version()}, Linux {platform.release()}. "
+          f"{len(rows):,} response records ({rec_bytes / 1e6:,.0f} MB of gzip members) out of "
+          f"{args.files} archives of {arch_bytes / 1e9:.2f} GB in all; load average before the run "
+          f"{load:.1f}.")
+    print()
+    print("| variant | seconds | records/s | MB/s | vs (a) | pages/s per core | note |")
+    print("|---|---:|---:|---:|---:|---:|---|")
+    for name, secs, n, nbytes, note in results:
+        procs = cores if name.startswith("extract") else 1
+        print(f"| {name} | {secs:.2f} | {n / secs:,.0f} | {nbytes / secs / 1e6:,.1f} | "
+              f"{nbytes / secs / plain_rate:.0%} | {n / secs / procs:,.0f} | {note} |")
+    print(f"\nSeed 002: ~{SEED_PER_NODE:.0f} pages/s per node (5M pages, < 50 min, 40 Hadoop nodes).")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
