@@ -211,14 +211,14 @@ def test_urldb_rerun_and_out_of_order_are_idempotent(built, spark, tmp_path):
     db = os.path.join(root, "urldb")
     before = read_table(db)
     caps = {d: spark.read.parquet(os.path.join(query.day_dir(root, d), "_captures")) for d in (D1, D2)}
-    s = urldb.merge_day(spark, db, D1, caps[D1], K)  # re-run of the first day: replays both
-    assert s["replayed_days"] == [D1.isoformat(), D2.isoformat()]
+    s = urldb.merge_day(spark, db, D2, caps[D2], K)  # re-run of the last day: from the version before it
+    assert s["replayed_days"] == [D2.isoformat()] and s["urls"] == len(before)
     assert read_table(db) == before
     assert urldb.read_state(db)["days"] == [D1.isoformat(), D2.isoformat()]
     assert len([n for n in os.listdir(db) if n.startswith("v")]) <= urldb.DEFAULT_KEEP
     other = str(tmp_path / "db2")
     urldb.merge_day(spark, other, D2, caps[D2], K)
-    s = urldb.merge_day(spark, other, D1, caps[D1], K)  # arrives late
+    s = urldb.merge_day(spark, other, D1, caps[D1], K)  # arrives late: replays both in date order
     assert s["replayed_days"] == [D1.isoformat(), D2.isoformat()]
     assert read_table(other) == before
 
@@ -368,3 +368,15 @@ def test_report_renders_in_headless_chromium(built, tmp_path):
     keep = os.environ.get("CATALOGUE_SCREENSHOT")
     if keep:
         shutil.copy(shot, keep)
+
+
+def test_output_to_s3_has_success_last(built, spark, s3_bucket):
+    from lib import storage
+
+    root, _ = built
+    dest = f"s3://{s3_bucket}/catalogue/2026-01/14"
+    assert build(["--date", D1.isoformat(), "--root", root, "--output", dest, "--no-urldb"], spark=spark) == 0
+    names = sorted(f.uri.rsplit("/", 1)[1] for f in storage.list_files(dest))
+    assert names == ["_SUCCESS", "index.cdxj", "report.html"]
+    with open(cdxj_path(root, D1), "rb") as f:
+        assert storage.read_bytes(dest + "/index.cdxj") == f.read()

@@ -215,5 +215,15 @@ def merge_day(spark: Any, db: str, day: dt.date, captures: Any, partitions: int 
     for name in os.listdir(db):
         if re.fullmatch(r"v\d{6}(\.tmp|\.old)?", name) and name not in kept:
             shutil.rmtree(os.path.join(db, name), ignore_errors=True)
-    rows = table.count()
-    return {"urldb": db, "version": new_state["version"], "replayed_days": replay, "urls": rows}
+    return {"urldb": db, "version": new_state["version"], "replayed_days": replay,
+            "urls": count_rows(os.path.join(db, new_state["table"]))}
+
+
+def count_rows(folder: str) -> int:
+    """Rows of a Parquet folder from the file footers (no Spark job)."""
+    import pyarrow.parquet as pq
+
+    n = 0
+    for dirpath, _, names in os.walk(folder):
+        n += sum(pq.read_metadata(os.path.join(dirpath, f)).num_rows for f in names if f.endswith(".parquet"))
+    return n
