@@ -1,0 +1,250 @@
+"""Build the nightly DAG of one data center:
+
+estimate -> size -> submit -> wait (deferred) -> check -> stage -> summary
+
+estimate counts and sizes the day's WARC files in S3 (none: everything after it is
+skipped and the run succeeds); size turns the volume into nodes and walltime
+(:mod:`lib.orchestration.sizing`); submit runs ``sbatch --parsable`` (job name
+``dailyslice-<dc>`` + ``--dependency=singleton``: one job per data center at a time);
+wait defers to :class:`~lib.orchestration.trigger.SlurmJobTrigger`; check reads the marker
+and, on failure, copies the tails of the job's logs into the task log; stage mirrors the
+output to the staging target (filesystem, S3, iRODS or placement slices); summary writes
+the run summary JSON.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import logging
+import os
+from typing import Any, Iterator
+
+from airflow.sdk import DAG, BaseOperator, Param, get_current_context, task
+
+from lib.orchestration import slurm
+from lib.orchestration.sizing import size_job
+from lib.orchestration.trigger import SlurmJobTrigger, failed_marker_path
+
+log = logging.getLogger("dailyslice.dag")
+WARC_SUFFIXES = (".warc.gz", ".warc", ".arc.gz", ".arc")
+
+
+def day_of(context: dict[str, Any]) -> dt.date:
+    """The day a run processes: ``params.date`` if given, else the day before the run's
+    logical date (the 03:00 run of the 16th processes the 15th)."""
+    given = (context.get("params") or {}).get("date")
+    if given:
+        return dt.date.fromisoformat(str(given))
+    when = context.get("logical_date") or context["dag_run"].run_after
+    return (when - dt.timedelta(days=1)).date()
+
+
+@contextlib.contextmanager
+def s3_endpoint(endpoint: str | None) -> Iterator[None]:
+    """Point lib.s3 at ``endpoint`` (None: leave the environment's) for the block."""
+    from lib import s3
+
+    if not endpoint:
+        yield
+        return
+    saved = os.environ.get("AWS_ENDPOINT_URL")
+    os.environ["AWS_ENDPOINT_URL"] = endpoint
+    s3.reset()
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("AWS_ENDPOINT_URL", None)
+        else:
+            os.environ["AWS_ENDPOINT_URL"] = saved
+        s3.reset()
+
+
+def input_root(cfg: dict[str, Any]) -> str:
+    prefix = str(cfg["s3"].get("prefix") or "").strip("/")
+    return f"s3://{cfg['s3']['bucket']}" + (f"/{prefix}" if prefix else "")
+
+
+def marker_path(cfg: dict[str, Any], dc: str, day: str) -> str:
+    return f"{cfg['output_root']}/_runs/{dc}/{day}.json"
+
+
+class SlurmJobSensor(BaseOperator):
+    """Wait for the job ``submission`` describes, deferred to the triggerer."""
+
+    template_fields = ("submission",)
+
+    def __init__(self, *, submission: Any, runner: dict[str, Any], poll_seconds: float, timeout_hours: float, **kw):
+        super().__init__(**kw)
+        self.submission = submission
+        self.runner = runner
+        self.poll_seconds = poll_seconds
+        self.timeout_hours = timeout_hours
+
+    def execute(self, context: Any) -> dict[str, Any]:
+        sub = self.submission
+        if sub.get("job_id") is None:
+            return {"state": "REUSED", "marker_ok": True}
+        self.defer(
+            trigger=SlurmJobTrigger(sub["job_id"], sub["marker_file"], self.runner, self.poll_seconds),
+            method_name="execute_complete",
+            timeout=dt.timedelta(hours=self.timeout_hours),
+        )
+
+    def execute_complete(self, context: Any, event: dict[str, Any]) -> dict[str, Any]:
+        return event
+
+
+def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
+    """The DAG ``dailyslice-<dc>`` for one data center's settings (see config.py)."""
+    import pendulum
+
+    runner = slurm.Runner.from_config(cfg["slurm"])
+    default_args = {"retries": int(cfg.get("retries", 2)), "retry_delay": dt.timedelta(minutes=float(cfg.get("retry_minutes", 5)))}
+
+    with DAG(
+        dag_id=f"dailyslice-{dc}",
+        schedule=cfg["schedule"],
+        start_date=pendulum.parse(str(cfg["start_date"]), tz="UTC"),
+        catchup=False,
+        max_active_runs=int(cfg["max_active_runs"]),
+        default_args=default_args,
+        params={
+            "date": Param(None, type=["null", "string"], description="day to process (YYYY-MM-DD); default: the day before the run"),
+            "force": Param(False, type="boolean", description="recompute even if the day's marker says it is done"),
+        },
+        tags=["dailyslice", dc],
+        doc_md=__doc__,
+    ) as dag:
+
+        @task
+        def estimate() -> dict[str, Any]:
+            from airflow.sdk.exceptions import AirflowSkipException
+
+            from lib import storage
+
+            day = day_of(get_current_context())
+            uri = f"{input_root(cfg)}/warc/{day:%Y-%m}/{day:%d}"
+            with s3_endpoint(cfg["s3"].get("endpoint")):
+                files = storage.list_files(uri, suffixes=WARC_SUFFIXES)
+            if not files:
+                raise AirflowSkipException(f"no WARC files under {uri}: nothing to do for {day}")
+            total = sum(f.size for f in files)
+            log.info("%s: %d WARC files, %d bytes under %s", day, len(files), total, uri)
+            return {"date": day.isoformat(), "input": uri, "files": len(files), "bytes": total}
+
+        @task
+        def size(est: dict[str, Any]) -> dict[str, Any]:
+            sized = size_job(est["bytes"], est["files"], cfg["sizing"])
+            log.info("%s: %d files, %d bytes -> %s", est["date"], est["files"], est["bytes"], sized)
+            return sized
+
+        @task(max_active_tis_per_dag=1, retries=0)
+        def submit(est: dict[str, Any], sized: dict[str, Any]) -> dict[str, Any]:
+            day = est["date"]
+            marker = marker_path(cfg, dc, day)
+            force = bool(get_current_context()["params"].get("force"))
+            done = slurm.read_marker(slurm.read_text(runner, marker), None)
+            if done and done.get("ok") and not force and all(
+                runner.run(["test", "-f", f"{p}/_SUCCESS"]).returncode == 0 for p in done["outputs"].values()
+            ):
+                log.info("%s already processed by job %s: not resubmitting (params.force recomputes)", day, done["job_id"])
+                return {"job_id": None, "reused_job_id": done["job_id"], "marker_file": marker}
+            r = runner.run(["mkdir", "-p", cfg["log_dir"], os.path.dirname(marker)])
+            if r.returncode != 0:
+                raise slurm.SlurmError(f"cannot create {cfg['log_dir']}: {r.stderr.strip()}")
+            env = {
+                "DATE": day, "DATA_CENTER": dc, "INPUT_ROOT": input_root(cfg), "OUTPUT_ROOT": cfg["output_root"],
+                "DAILYSLICE_HOME": cfg["project_home"], "VENV": cfg["venv"], "LOG_DIR": cfg["log_dir"], "MARKER_FILE": marker,
+            }
+            if cfg["s3"].get("endpoint"):
+                env["AWS_ENDPOINT_URL"] = cfg["s3"]["endpoint"]
+            env.update({k: str(v) for k, v in (cfg.get("job_env") or {}).items()})
+            out = f"{cfg['log_dir']}/slurm-dailyslice-{dc}-{day}-%j.out"
+            argv = slurm.sbatch_argv(
+                os.path.join(cfg["project_home"], cfg["slurm"]["sbatch_script"]), f"dailyslice-{dc}",
+                sized["nodes"], sized["time"], out, env, cfg["slurm"].get("partition"),
+                cfg["slurm"].get("account"), cfg["slurm"].get("extra_args"),
+            )
+            job_id = slurm.submit(runner, argv)
+            log.info("submitted Slurm job %s: %s", job_id, " ".join(argv))
+            return {
+                "job_id": job_id, "marker_file": marker, "nodes": sized["nodes"], "time": sized["time"],
+                "run_log": f"{cfg['log_dir']}/dailyslice-{dc}-{day}-{job_id}.log", "slurm_log": out.replace("%j", job_id),
+            }
+
+        @task(retries=0)
+        def check(sub: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
+            from airflow.sdk.exceptions import AirflowFailException
+
+            marker = slurm.read_marker(slurm.read_text(runner, sub["marker_file"]), sub.get("job_id") or sub.get("reused_job_id"))
+            if marker and marker.get("ok"):
+                return marker
+            failed = event.get("failed_marker") or slurm.read_marker(
+                slurm.read_text(runner, failed_marker_path(sub["marker_file"])), sub["job_id"]
+            )
+            lines = int(cfg["slurm"]["log_tail_lines"])
+            report = [f"Slurm job {sub['job_id']} failed: state {event.get('state')}, exit code {event.get('exit_code')}"]
+            if failed:
+                report.append(f"preprocess exit {failed.get('preprocess_rc')}, index exit {failed.get('index_rc')}")
+            for path in (sub["run_log"], sub["slurm_log"]):
+                report.append(f"--- last {lines} lines of {path} ---\n{slurm.log_tail(runner, path, lines)}")
+            text = "\n".join(report)
+            log.error("%s", text)
+            print(text, flush=True)
+            raise AirflowFailException(report[0] + f" (logs: {sub['run_log']}, {sub['slurm_log']})")
+
+        @task
+        def stage(marker: dict[str, Any], est: dict[str, Any]) -> dict[str, Any]:
+            from lib.staging import make_target, stage_tree
+
+            day = dt.date.fromisoformat(est["date"])
+            spec = cfg["staging"]
+            out = {}
+            with s3_endpoint(spec.get("endpoint")):
+                for kind, src in sorted(marker["outputs"].items()):
+                    sub = f"{kind}/{day:%Y-%m}/{day:%d}"
+                    if spec["type"] == "slices":
+                        from lib.placement.publish import publish_tree
+
+                        out[kind] = publish_tree(src, spec["config"], sub)
+                    else:
+                        out[kind] = stage_tree(src, make_target(spec, sub)).as_dict()
+                    log.info("staged %s -> %s", src, out[kind])
+            return out
+
+        @task
+        def summary(est: dict[str, Any], sized: dict[str, Any], sub: dict[str, Any], marker: dict[str, Any],
+                    staged: dict[str, Any]) -> str:
+            from lib import storage
+
+            ctx = get_current_context()
+            doc = {
+                "data_center": dc, "date": est["date"], "run_id": ctx["run_id"], "input": est, "sizing": sized,
+                "job": {k: v for k, v in sub.items()}, "preprocess_rc": marker.get("preprocess_rc"),
+                "index_rc": marker.get("index_rc"), "outputs": marker.get("outputs"),
+                "job_summaries": marker.get("summaries"), "staging": staged,
+                "written": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            }
+            uri = (cfg.get("summary_uri") or f"{cfg['output_root']}/_runs/{dc}/{{date}}.summary.json").replace("{date}", est["date"])
+            storage.write_bytes(uri, json.dumps(doc, indent=2, sort_keys=True, default=str).encode())
+            log.info("run summary: %s", uri)
+            return uri
+
+        est = estimate()
+        sized = size(est)
+        sub = submit(est, sized)
+        waited = SlurmJobSensor(
+            task_id="wait", submission=sub, runner=runner.as_dict(), retries=0,
+            poll_seconds=float(cfg["slurm"]["poll_seconds"]), timeout_hours=float(cfg["slurm"]["timeout_hours"]),
+        )
+        marker = check(sub, waited.output)
+        staged = stage(marker, est)
+        summary(est, sized, sub, marker, staged)
+    return dag
+
+
+def build_dags(config: dict[str, dict[str, Any]]) -> dict[str, DAG]:
+    return {d.dag_id: d for d in (build_dag(dc, cfg) for dc, cfg in config.items())}

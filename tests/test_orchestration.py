@@ -1,0 +1,156 @@
+"""The nightly DAG end to end on real parts: loopback S3 holding a day's WARCs -> real
+sbatch on a two-node Slurm cluster -> Spark standalone master/workers in the allocation
+-> Parquet + CIFF -> staged to a filesystem target; plus an empty day, a failing job and
+a second run of the same day. The Spark run is done once and its outputs reused."""
+
+from __future__ import annotations
+
+import datetime as dt
+import glob
+import json
+import os
+import pathlib
+import sys
+
+import pytest
+
+from tests.fixtures_airflow import airflow_home  # noqa: F401  (plugins until conftest registers them)
+from tests.fixtures_slurm import slurm_cluster  # noqa: F401
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+DAY = dt.date(2026, 1, 15)
+RUN_AT = dt.datetime(2026, 1, 16, 3, 0, tzinfo=dt.timezone.utc)  # the 03:00 run after DAY
+EMPTY_DAY = "2026-01-10"
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+
+
+def _read_tree(root: str) -> dict[str, bytes]:
+    out = {}
+    for dirpath, _, names in os.walk(root):
+        for n in names:
+            full = os.path.join(dirpath, n)
+            out[os.path.relpath(full, root)] = pathlib.Path(full).read_bytes()
+    return out
+
+
+@pytest.fixture(scope="module")
+def orchestra(slurm_cluster, airflow_home, s3_server, tmp_path_factory):  # noqa: F811
+    """Bucket with DAY's sample crawl, a datacenters.yaml for it, the DAGs built from it."""
+    import yaml
+
+    from lib import s3
+    from lib.sample import write_sample_crawl
+
+    base = tmp_path_factory.mktemp("orchestra")
+    bucket = "crawl-dc1"
+    s3.client().create_bucket(Bucket=bucket)
+    local = base / "crawl"
+    paths = write_sample_crawl(str(local), DAY, files=2, pages_per_file=12)
+    warcs = {}
+    for p in paths:
+        key = "dc1/" + os.path.relpath(p, local).replace(os.sep, "/")
+        s3.client().upload_file(p, bucket, key)
+        warcs[key] = os.path.getsize(p)
+    job_env = {
+        "SPARK_WORKER_CORES": 1, "SPARK_WORKER_MEMORY": "1g", "SPARK_EXECUTOR_MEMORY": "512m",
+        "SPARK_DRIVER_MEMORY": "768m", "SPARK_MASTER_HOST": "127.0.0.1", "SPARK_LOCAL_IP": "127.0.0.1",
+        "SCRATCH_DIR": str(base / "scratch"), "INDEX_ARGS": "--min-group-docs 1",
+    }
+    common = {
+        "project_home": str(ROOT), "venv": sys.prefix, "output_root": str(base / "out" / "{data_center}"),
+        "retries": 0, "s3": {"endpoint": s3_server, "bucket": bucket, "prefix": "dc1"},
+        "slurm": {"submit": "local", "poll_seconds": 2, "timeout_hours": 0.2, "log_tail_lines": 20},
+        "sizing": {"min_nodes": 2, "max_nodes": 2, "min_minutes": 10, "overhead_minutes": 5},
+        "job_env": job_env, "staging": {"type": "filesystem", "path": str(base / "archive" / "{data_center}")},
+    }
+    config = {
+        "defaults": common,
+        "datacenters": {"dc1": {}, "broken": {"venv": "/nonexistent/venv"}},
+    }
+    cfg_path = base / "datacenters.yaml"
+    cfg_path.write_text(yaml.safe_dump(config))
+    saved = os.environ.get("DAILYSLICE_DATACENTERS")
+    os.environ["DAILYSLICE_DATACENTERS"] = str(cfg_path)
+
+    from lib.orchestration.config import load_config
+    from lib.orchestration.dag_factory import build_dags
+
+    dags = build_dags(load_config(str(cfg_path)))
+    yield {"base": base, "bucket": bucket, "warcs": warcs, "dags": dags, "slurm": slurm_cluster}
+    if saved is None:
+        os.environ.pop("DAILYSLICE_DATACENTERS", None)
+    else:
+        os.environ["DAILYSLICE_DATACENTERS"] = saved
+
+
+def _states(dr) -> dict[str, str]:
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        return {ti.task_id: str(ti.state) for ti in dr.get_task_instances(session=session)}
+
+
+@pytest.fixture(scope="module")
+def first_run(orchestra):
+    """The one real Spark run: DAY for dc1, via the 03:00 run of the next day."""
+    dr = orchestra["dags"]["dailyslice-dc1"].test(logical_date=RUN_AT)
+    summary_path = orchestra["base"] / "out" / "dc1" / "_runs" / "dc1" / f"{DAY}.summary.json"
+    return {"state": str(dr.state), "tasks": _states(dr), "summary_path": summary_path}
+
+
+def test_day_runs_end_to_end_and_stages_the_outputs(orchestra, first_run):
+    out = orchestra["base"] / "out" / "dc1"
+    logs = "\n".join(pathlib.Path(p).read_text()[-3000:] for p in glob.glob(str(out / "logs" / "*")))
+    assert first_run["state"] == "success", f"{first_run['tasks']}\n{logs}"
+    assert set(first_run["tasks"].values()) == {"success"}
+    summary = json.loads(first_run["summary_path"].read_text())
+
+    # estimate saw exactly the day's WARC files in S3; sizing kept to the configured 2 nodes
+    assert summary["input"]["files"] == len(orchestra["warcs"])
+    assert summary["input"]["bytes"] == sum(orchestra["warcs"].values())
+    assert summary["sizing"]["nodes"] == 2 and summary["sizing"]["time"] == "0-00:10:00"
+    assert summary["preprocess_rc"] == 0 and summary["index_rc"] == 0
+    job_id = summary["job"]["job_id"]
+    assert job_id and summary["job"]["run_log"].endswith(f"dailyslice-dc1-{DAY}-{job_id}.log")
+
+    # the job ran on a Spark standalone cluster inside the allocation: workers on both nodes
+    run_log = pathlib.Path(summary["job"]["run_log"]).read_text()
+    assert "starting Spark master spark://127.0.0.1:" in run_log and "on each of 2 node(s)" in run_log
+    marker = json.loads((out / "_runs" / "dc1" / f"{DAY}.json").read_text())
+    assert marker["ok"] and marker["job_id"] == job_id
+
+    # staged copies are byte-identical to the job's output, with _SUCCESS
+    archive = orchestra["base"] / "archive" / "dc1"
+    for kind in ("preprocessed", "index"):
+        produced = _read_tree(marker["outputs"][kind])
+        staged = _read_tree(str(archive / kind / "2026-01" / "15"))
+        assert staged == produced and "_SUCCESS" in staged
+        assert summary["staging"][kind]["copied"] == len(produced)
+
+    # content: the staged pages are the sample crawl's pages, partitioned by language
+    import pyarrow.dataset as ds
+
+    pages = ds.dataset(str(archive / "preprocessed" / "2026-01" / "15"), format="parquet", partitioning="hive",
+                       exclude_invalid_files=True).to_table(columns=["url", "language", "warc_file"])
+    pre = marker["summaries"]["preprocess"]
+    assert pages.num_rows == pre["pages_kept"] > 0
+    assert len(set(pages.column("language").to_pylist())) >= 3
+    assert all(u.startswith("https://") and "/articles/2026/01/page-" in u for u in pages.column("url").to_pylist())
+    assert set(pages.column("warc_file").to_pylist()) == {f"s3://{orchestra['bucket']}/{k}" for k in orchestra["warcs"]}
+
+    # and the staged index holds CIFF files whose documents are those pages
+    from lib.ciff.reader import CiffReader
+
+    ciffs = sorted(glob.glob(str(archive / "index" / "2026-01" / "15" / "**" / "*.ciff*"), recursive=True))
+    assert ciffs, "no CIFF file staged"
+    record_ids = set(ds.dataset(str(archive / "preprocessed" / "2026-01" / "15"), format="parquet", partitioning="hive",
+                                exclude_invalid_files=True).to_table(columns=["record_id"]).column("record_id").to_pylist())
+    indexed = []
+    for path in ciffs:
+        reader = CiffReader(path)
+        docs = list(reader.docs())
+        assert reader.header.num_docs == len(docs) > 0
+        indexed += [d.collection_docid for d in docs]
+    assert len(indexed) == len(set(indexed)) and set(indexed) <= record_ids
+    assert len(indexed) >= pages.num_rows // 2
