@@ -77,22 +77,30 @@ def read_list(tsv: pathlib.Path) -> list[tuple[str, str, int, int]]:
     return rows
 
 
-def plain_reads(rows, out_path) -> int:
-    """(a): the same ranges with plain file reads, one open per file, into one output file."""
-    total = 0
+def open_at(rows):
+    """Yield (open file positioned at the range, length) for each row, one open per file."""
     current, f = None, None
-    with open(out_path, "wb") as out:
+    try:
         for _, path, off, n in rows:
             if path != current:
                 if f:
                     f.close()
                 f, current = open(path, "rb"), path
             f.seek(off)
+            yield f, n
+    finally:
+        if f:
+            f.close()
+
+
+def plain_reads(rows, out_path) -> int:
+    """(a): the same ranges with plain file reads, one open per file, into one output file."""
+    total = 0
+    with open(out_path, "wb") as out:
+        for f, n in open_at(rows):
             data = f.read(n)
             out.write(data)
             total += len(data)
-    if f:
-        f.close()
     return total
 
 
@@ -102,20 +110,11 @@ def warcio_rewrite(rows, out_path) -> int:
     from warcio.warcwriter import WARCWriter
 
     count = 0
-    current, f = None, None
     with open(out_path, "wb") as out:
         w = WARCWriter(out, gzip=True)
-        for _, path, off, n in rows:
-            if path != current:
-                if f:
-                    f.close()
-                f, current = open(path, "rb"), path
-            f.seek(off)
-            rec = next(iter(ArchiveIterator(f)))
-            w.write_record(rec)
+        for f, _ in open_at(rows):
+            w.write_record(next(iter(ArchiveIterator(f))))
             count += 1
-    if f:
-        f.close()
     return count
 
 
