@@ -468,3 +468,50 @@ def test_pack_unpack_roundtrip():
              for i, fmt in zip(range(50), ["warc.gz", "arc.gz", "warc"] * 20)]
     assert unpack_items(pack_items(items)) == items
     assert unpack_items(pack_items([])) == []
+
+
+def test_stream_broken_mid_record_fails_rest_of_run_and_leaves_no_partial_record(tmp_path, archive_root, monkeypatch):
+    import lib.extract.task as task
+
+    root, ranges = archive_root
+    src_bytes = (root / "sub" / "a.warc.gz").read_bytes()
+    cut = ranges[1].offset + 100  # the connection drops inside the second record
+
+    class Broken:
+        def __init__(self, start, end):
+            self.pos = start
+
+        def read(self, n):
+            if self.pos >= cut:
+                raise ConnectionResetError("peer went away")
+            data = src_bytes[self.pos : min(self.pos + n, cut)]
+            self.pos += len(data)
+            return data
+
+        def close(self):
+            pass
+
+    class FakeS3:
+        is_local = False
+        uri = "s3://b/a.warc.gz"
+        size = len(src_bytes)
+
+        def open_run(self, start, end):
+            return Broken(start, end)
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(task, "open_source", lambda uri, real_root: FakeS3())
+    monkeypatch.setattr(task, "CHUNK", 64)  # several chunks per record: the drop hits mid-record
+    items, _ = parse_lines(tsv_lines(ranges[:3], "a.warc.gz"), Resolver("s3://b"))
+    out = tmp_path / "out"
+    out.mkdir()
+    res = extract_items(0, items, str(out), max_bytes=1 << 20)
+    assert res["records"] == 1
+    assert [(no, reason.split(":")[0]) for no, reason in res["errors"]] == [(2, "read-error"), (3, "read-error")]
+    assert "ConnectionResetError" in res["errors"][0][1]
+    (name,) = archives_in(out)
+    data = (out / name).read_bytes()
+    _, _, off, n, _, _, src_off = read_manifest_part(res["manifest"])[0]
+    assert len(data) == off + n and data[off:] == src_bytes[src_off : src_off + n]

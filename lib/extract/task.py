@@ -122,25 +122,30 @@ class _Task:
         w = self.writers[it.fmt]
         check = RecordCheck(it.fmt, it.url) if self.verify else None
         remaining, base, err = it.length, None, None
-        while remaining:
-            chunk = reader.read(min(CHUNK, remaining))
-            if not chunk:
-                err = err or ExtractError("read-error", f"short read at {pos}: file ended early")
-                break
-            if base is None and err is None:
-                try:
-                    check_magic(it.fmt, chunk)
-                except ExtractError as e:
-                    err = e  # keep reading: the stream must end up after this range
-            pos += len(chunk)
-            remaining -= len(chunk)
-            if err is not None:
-                continue
-            if base is None:
-                base = w.begin(it.length)
-            if check is not None:
-                check.feed(chunk)
-            w.write(chunk)
+        try:
+            while remaining:
+                chunk = reader.read(min(CHUNK, remaining))
+                if not chunk:
+                    err = err or ExtractError("read-error", f"short read at {pos}: file ended early")
+                    break
+                if base is None and err is None:
+                    try:
+                        check_magic(it.fmt, chunk)
+                    except ExtractError as e:
+                        err = e  # keep reading: the stream must end up after this range
+                pos += len(chunk)
+                remaining -= len(chunk)
+                if err is not None:
+                    continue
+                if base is None:
+                    base = w.begin(it.length)
+                if check is not None:
+                    check.feed(chunk)
+                w.write(chunk)
+        except Exception:
+            if base is not None:  # no partial record may stay in the output
+                w.abort(base)
+            raise
         if err is None and check is not None:
             try:
                 check.finish()
