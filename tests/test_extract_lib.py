@@ -515,3 +515,16 @@ def test_stream_broken_mid_record_fails_rest_of_run_and_leaves_no_partial_record
     data = (out / name).read_bytes()
     _, _, off, n, _, _, src_off = read_manifest_part(res["manifest"])[0]
     assert len(data) == off + n and data[off:] == src_bytes[src_off : src_off + n]
+
+
+def test_listing_cli_output_is_extract_input(tmp_path, archive_root, capsys):
+    from lib.extract import listing
+
+    root, ranges = archive_root
+    assert listing.main([str(root / "sub" / "a.warc.gz"), "--root", str(root), "--types", "response"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == tsv_lines(ranges, "sub/a.warc.gz")
+    items, errors = parse_lines(lines, Resolver(str(root)))
+    out = tmp_path / "out"
+    out.mkdir()
+    assert errors == [] and extract_items(0, items, str(out), max_bytes=1 << 20, verify=True)["records"] == len(ranges)
