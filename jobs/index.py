@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import glob
 import json
 import os
 import shutil
 import sys
 import tempfile
+import time
 import uuid
 from typing import Any
 
@@ -52,7 +54,10 @@ class IndexJob(SparkJob):
             work = os.path.join(stage, f"index-{uuid.uuid4().hex[:8]}")
         else:
             # a sibling of the output, so that commit_dir's rename stays on one filesystem
-            work = storage.local_path(out).rstrip("/") + f".tmp-{uuid.uuid4().hex[:8]}"
+            final = storage.local_path(out).rstrip("/")
+            for stale in glob.glob(final + ".tmp-*"):  # a crashed earlier run's leftovers
+                shutil.rmtree(stale, ignore_errors=True)
+            work = f"{final}.tmp-{uuid.uuid4().hex[:8]}"
         inp = args.input
         try:
             if storage.is_s3(inp):
@@ -68,7 +73,8 @@ class IndexJob(SparkJob):
             shutil.rmtree(work, ignore_errors=True)
             shutil.rmtree(work + ".input", ignore_errors=True)
         totals = summary["totals"]
-        return JobResult(ok=True, summary={"totals": totals, "groups": len(summary["groups"])}, output=out)
+        return JobResult(ok=True, summary={"totals": totals, "groups": len(summary["groups"]), "steps": summary["seconds"]},
+                         output=out)
 
 
 def _download(uri: str, local: str) -> str:
@@ -130,11 +136,13 @@ def build_index(spark: Any, inp: str, work: str, args: argparse.Namespace) -> di
     from lib.schema import spark_schema
 
     os.makedirs(work, exist_ok=True)
+    clock = _Clock()
     pages = read_pages(spark, inp)
     suffix = F.coalesce(F.col("url_suffix"), F.lit(""))
     language = F.coalesce(F.col("language"), F.lit(""))
     counts = {(r["s"], r["l"]): r["count"] for r in pages.groupBy(suffix.alias("s"), language.alias("l")).count().collect()}
     groups, assign = index_plan.plan_groups(counts, args.docs_per_shard, args.min_group_docs)
+    clock("plan")
     shards = sum(g.k for g in groups)
     date = f"; date={args.date:%Y-%m-%d}" if isinstance(args.date, dt.date) else ""
     summary: dict = {"groups": [], "shards": [], "docs_per_shard": args.docs_per_shard,
@@ -166,6 +174,7 @@ def build_index(spark: Any, inp: str, work: str, args: argparse.Namespace) -> di
                 )
                 .collect()
             }
+            clock("tokenize")
             by_pidx = {g.base + n: (g, n) for g in groups for n in range(g.k)}
             specs = {}
             for p, r in header.items():
@@ -180,6 +189,7 @@ def build_index(spark: Any, inp: str, work: str, args: argparse.Namespace) -> di
                 .mapInArrow(lambda it: write_partition(it, specs), spark_schema(STATS_SCHEMA))
                 .collect()
             )
+            clock("write")
         finally:
             chunks.unpersist()
         for r in sorted(written, key=lambda r: r["pidx"]):
@@ -191,6 +201,8 @@ def build_index(spark: Any, inp: str, work: str, args: argparse.Namespace) -> di
         summary["groups"].append({"tld": g.tld, "lang": g.lang, "docs": g.docs, "k": g.k, "files": len(mine),
                                   "analyzer": get_analyzer(g.lang).name})
     summary["graph"] = graph.write_graph(pages, storage.normalize(os.path.join(work, "graph")))
+    clock("graph")
+    summary["seconds"] = clock.steps
     _drop_checksums(work)
     keys = ("docs", "terms", "postings", "total_terms", "ciff_bytes", "metadata_bytes")
     summary["totals"] = {k: sum(s[k] for s in summary["shards"]) for k in keys}
@@ -199,6 +211,19 @@ def build_index(spark: Any, inp: str, work: str, args: argparse.Namespace) -> di
         raise RuntimeError(f"indexed {summary['totals']['docs']} documents of {summary['totals']['pages_in']} pages")
     log.info("index: %s", summary["totals"])
     return summary
+
+
+class _Clock:
+    """Wall time per step of the plan (in the stats: where a day's time went)."""
+
+    def __init__(self) -> None:
+        self.t = time.time()
+        self.steps: dict[str, float] = {}
+
+    def __call__(self, step: str) -> None:
+        now = time.time()
+        self.steps[step] = round(now - self.t, 3)
+        self.t = now
 
 
 def _drop_checksums(folder: str) -> None:

@@ -188,13 +188,17 @@ class Analyzer:
         return out
 
 
-@lru_cache(maxsize=None)
 def get_analyzer(lang: str | None) -> Analyzer:
-    """The analyzer of an ISO 639-3 language code (``'und'``, empty or unknown codes get the
-    language-independent one: tokenization and lowercasing only)."""
+    """The analyzer of an ISO 639-3 language code (``'und'``, empty or malformed codes get the
+    language-independent one: tokenization and lowercasing only). One instance per code."""
     code = (lang or UNKNOWN).strip().lower()
     if not regex.fullmatch(r"[a-z]{2,8}", code):
         code = UNKNOWN
+    return _analyzer(code)
+
+
+@lru_cache(maxsize=None)
+def _analyzer(code: str) -> Analyzer:
     return Analyzer(code)
 
 

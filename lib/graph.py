@@ -6,12 +6,14 @@ Three Parquet tables under ``ROOT/index/YYYY-MM/DD/graph/`` (docs/index.md):
   per page by url + anchor text): src_url, dst_url, anchor_text, src_host, dst_host;
 * ``inlinks/`` one row per linked URL ("what links point to it"): inlinks (edges),
   source_pages, source_hosts (distinct), and anchor_texts: up to :data:`MAX_ANCHORS`
-  distinct non-empty anchor texts, the most frequent first (ties by text), sorted by dst_url;
+  distinct non-empty anchor texts, the most frequent first (ties by text); each file sorted
+  by dst_url;
 * ``hosts/``   the host graph: src_host, dst_host, links (edges), pages (distinct source pages).
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 MAX_ANCHORS = 10
@@ -71,8 +73,8 @@ def inlinks(edges_df: Any, max_anchors: int = MAX_ANCHORS) -> Any:
         "source_hosts",
         F.coalesce("anchor_texts", F.array().cast("array<string>")).alias("anchor_texts"),
     )
-    # range-partitioned and sorted: Parquet min/max statistics then make a lookup by URL cheap
-    return out.repartitionByRange("dst_url").sortWithinPartitions("dst_url")
+    # sorted within each file: Parquet row-group min/max statistics make a lookup by URL cheap
+    return out.sortWithinPartitions("dst_url")
 
 
 def hosts(edges_df: Any) -> Any:
@@ -85,12 +87,24 @@ def hosts(edges_df: Any) -> Any:
 
 
 def write_graph(pages: Any, folder_uri: str) -> dict[str, int]:
-    """Write edges/, inlinks/ and hosts/ under ``folder_uri``; return row counts."""
-    e = edges(pages)
-    tables = {"edges": e, "inlinks": inlinks(e), "hosts": hosts(e)}
+    """Write edges/, inlinks/ and hosts/ under ``folder_uri`` (a local or ``file://`` folder);
+    return their row counts (read from the Parquet footers, no Spark job)."""
+    import glob
+
+    import pyarrow.parquet as pq
+
+    from lib import storage
+
+    from pyspark import StorageLevel
+
+    e = edges(pages).persist(StorageLevel.MEMORY_AND_DISK)
     counts = {}
-    for name, df in tables.items():
-        path = f"{folder_uri.rstrip('/')}/{name}"
-        df.write.mode("overwrite").parquet(path)
-        counts[name] = df.sparkSession.read.parquet(path).count()
+    try:
+        for name, df in {"edges": e, "inlinks": inlinks(e), "hosts": hosts(e)}.items():
+            path = f"{folder_uri.rstrip('/')}/{name}"
+            df.write.mode("overwrite").parquet(path)
+            files = glob.glob(os.path.join(storage.local_path(path), "*.parquet"))
+            counts[name] = sum(pq.read_metadata(f).num_rows for f in files)
+    finally:
+        e.unpersist()
     return counts

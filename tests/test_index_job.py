@@ -7,12 +7,13 @@ import hashlib
 import json
 import os
 import pathlib
+from collections import Counter
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lib.analysis import get_analyzer
+from lib.analysis import analyzer_from_description, get_analyzer
 from lib.ciff.reader import CiffReader
 from lib.ciff.validate import validate_file
 from lib.placement.keyspace import partition_of
@@ -62,7 +63,7 @@ def _page(i: int, url: str, suffix: str, lang: str, title: str, text: str, links
 
 
 def sample_pages() -> list[dict]:
-    """30 pages: eng/com (12, 4 shards at 4 docs/shard), deu/de (6), eng/uk (3), and groups
+    """26 pages: eng/com (12, 4 shards at 4 docs/shard), deu/de (6), eng/uk (3), and groups
     under the 3-page minimum that go to other/: fra/fr, zho/cn, an IP host, an empty page."""
     pages = []
     for i in range(12):
@@ -134,8 +135,9 @@ def test_layout_and_every_ciff_valid(indexed):
     assert (out / "_SUCCESS").exists()
     rel = sorted(str(p.relative_to(out)) for p in ciff_files(out))
     assert {r.rsplit("/", 1)[0] for r in rel} == {
-        "com/eng", "com/und", "de/deu", "uk/eng", "other/fra", "other/zho", "other/eng"
-    } - {"com/und"} | {"other/und"}
+        "com/eng", "de/deu", "uk/eng", "other/fra", "other/zho", "other/eng", "other/und"
+    }
+    assert len(rel) == 4 + 6
     for p in ciff_files(out):
         report = validate_file(str(p))
         assert report.ok, report
@@ -187,22 +189,129 @@ def _postings_of(out: pathlib.Path, url: str) -> tuple[str, dict[str, int]]:
     raise AssertionError(f"{url} not indexed")
 
 
-def test_postings_of_known_pages(indexed):
+def _assert_postings(spark, out: pathlib.Path, url: str, lang: str, text: str) -> dict[str, int]:
+    from chispa import assert_df_equality
+
+    _, terms = _postings_of(out, url)
+    expected = Counter(get_analyzer(lang).tokens(text))
+    schema = "term string, tf int"
+    assert_df_equality(spark.createDataFrame(sorted(terms.items()), schema),
+                       spark.createDataFrame(sorted(expected.items()), schema), ignore_row_order=True)
+    return terms
+
+
+def test_postings_of_known_pages(spark, indexed):
     page = sample_pages()[3]
-    _, terms = _postings_of(indexed, page["url"])
-    expected: dict[str, int] = {}
-    for t in get_analyzer("eng").tokens(f"{page['title']}\n{page['plain_text']}"):
-        expected[t] = expected.get(t, 0) + 1
-    assert terms == expected
+    terms = _assert_postings(spark, indexed, page["url"], "eng", f"{page['title']}\n{page['plain_text']}")
     assert terms["quokka"] == 1 and terms["run"] == 1 and "the" not in terms
-    _, de_terms = _postings_of(indexed, "https://www.beispiel0.de/seite")
+    de_terms = _assert_postings(spark, indexed, "https://www.beispiel0.de/seite", "deu", "Seite 0\nDie Häuser am Fluss sind schön")
     assert de_terms == {"seit": 1, "0": 1, "haus": 1, "fluss": 1, "schon": 1}
-    _, zh_terms = _postings_of(indexed, "https://www.example.cn/")
+    zh_terms = _assert_postings(spark, indexed, "https://www.example.cn/", "zho", "北京大学\n北京大学是一所大学")
     assert zh_terms["北京"] == 2 and zh_terms["大学"] == 3
+    _, empty = _postings_of(indexed, "https://empty.example.com/")
+    assert empty == {}
 
 
 def test_rare_term_has_one_posting(indexed):
     ciff, _ = _postings_of(indexed, sample_pages()[3]["url"])
     lists = {pl.term: pl for pl in CiffReader(ciff).postings()}
     assert lists["quokka"].df == 1
-    assert "dailyslice-v1:eng:lower+stop+snowball-english" in CiffReader(ciff).header.description
+    header = CiffReader(ciff).header
+    assert analyzer_from_description(header.description) is get_analyzer("eng")
+    assert "shard" in header.description and "date=2026-01-15" in header.description
+
+
+def test_graph_links_and_anchor_texts(indexed):
+    g = indexed / "graph"
+    edges = pq.read_table(g / "edges").to_pylist()
+    assert len(edges) == sum(len(p["outgoing_links"]) for p in sample_pages())
+    assert {"src_url": "https://site5.example.com/page", "dst_url": "https://site3.example.com/page",
+            "anchor_text": "Quokka island", "src_host": "site5.example.com", "dst_host": "site3.example.com"} in edges
+    inl = {r["dst_url"]: r for r in pq.read_table(g / "inlinks").to_pylist()}
+    q = inl["https://site3.example.com/page"]
+    # 6 German pages + 3 English ones; anchors by frequency, then text
+    assert (q["inlinks"], q["source_pages"], q["source_hosts"]) == (9, 9, 9)
+    assert q["anchor_texts"] == ["Englische Seite", "Quokka island", "cute animal"]
+    assert inl["https://news.example.de/artikel"]["inlinks"] == 12
+    hosts = {(r["src_host"], r["dst_host"]): r["links"] for r in pq.read_table(g / "hosts").to_pylist()}
+    assert hosts[("site5.example.com", "site3.example.com")] == 1
+    assert sum(hosts.values()) == len(edges)
+
+
+def _digests(out: pathlib.Path) -> dict[str, str]:
+    return {str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in out.rglob("*") if p.is_file() and "graph" not in p.parts and p.name != "_stats.json"}
+
+
+def test_rerun_is_idempotent(spark, indexed):
+    before = _digests(indexed)
+    inp = indexed.parent.parent.parent / "preprocessed" / "2026-01" / "15"
+    assert run_index(spark, inp, indexed, "--date", DAY.isoformat()) == 0
+    assert _digests(indexed) == before  # byte-identical shards and metadata
+    assert (indexed / "_SUCCESS").exists()
+    assert not list(indexed.parent.glob("15.*"))  # no temp or .old folders left beside it
+
+
+def test_partition_keys_give_one_shard_per_partition(spark):
+    from jobs.index import partition_keys
+
+    keys = partition_keys(spark, 7)
+    df = spark.createDataFrame([(i, v) for i, v in enumerate(keys)], "pidx int, pkey int").repartition(7, "pkey")
+    placed = df.rdd.mapPartitionsWithIndex(lambda i, it: [(i, r.pidx) for r in it]).collect()
+    assert sorted(placed) == [(i, i) for i in range(7)]
+
+
+def test_incomplete_input_is_refused(spark, tmp_path):
+    inp = write_day(tmp_path, sample_pages()[:3], complete=False)
+    out = tmp_path / "out"
+    assert run_index(spark, inp, out) == 1
+    assert not out.exists()
+
+
+def test_empty_day_to_s3(spark, tmp_path, s3_bucket):
+    from lib import storage
+
+    inp = tmp_path / "pre"
+    inp.mkdir()
+    (inp / "_SUCCESS").write_bytes(b"")
+    dest = f"s3://{s3_bucket}/index/2026-01/15"
+    assert run_index(spark, inp, dest, "--staging", str(tmp_path / "stage")) == 0
+    names = [f.uri[len(dest) + 1 :] for f in storage.list_files(dest)]
+    assert names[-1] == "_SUCCESS" or "_SUCCESS" in names
+    assert not [n for n in names if n.endswith(".ciff.gz")]
+    stats = json.loads(storage.read_bytes(dest + "/_stats.json"))
+    assert stats["totals"]["docs"] == 0 and stats["graph"] == {"edges": 0, "inlinks": 0, "hosts": 0}
+    assert any(n.startswith("graph/edges/") and n.endswith(".parquet") for n in names)
+    assert not list((tmp_path / "stage").iterdir())  # staging cleaned up
+
+
+def test_real_crawls_preprocessed_then_indexed(spark, corpus, tmp_path):
+    """Two real crawl files through jobs/preprocess.py, then the index; every CIFF valid."""
+    import pyarrow.dataset as ds
+
+    from jobs import preprocess
+
+    warc = tmp_path / "warc"
+    warc.mkdir()
+    for name in ("aut/example.warc.gz", "resiliparse/warcfile.warc.gz"):
+        (warc / name.replace("/", "-")).write_bytes((corpus / name).read_bytes())
+    pre, out = tmp_path / "pre", tmp_path / "idx"
+    assert preprocess.main(["--input", str(warc), "--output", str(pre)], spark=spark) == 0
+    assert run_index(spark, pre, out) == 0
+    pages = ds.dataset(pre, format="parquet", partitioning="hive", ignore_prefixes=["_", "."]).to_table().to_pylist()
+    stats = json.loads((out / "_stats.json").read_text())
+    assert stats["totals"]["docs"] == len(pages) > 100
+    files = ciff_files(out)
+    assert len(files) == stats["totals"]["shards"]
+    for p in files:
+        assert validate_file(str(p)).ok
+    # a Russian page (its own other/rus group) and an English archive.org page, term by term
+    for url in ("http://01spb.ru/company/", "http://www.archive.org/about/credits.php"):
+        page = next(p for p in pages if p["url"] == url)
+        text = "\n".join(x for x in (page["title"], page["description"], page["plain_text"]) if x)
+        terms = _assert_postings(spark, out, url, page["language"], text)
+        assert terms
+    assert {"компан", "пожарн"} <= set(_postings_of(out, "http://01spb.ru/company/")[1])
+    inl = pq.read_table(out / "graph" / "inlinks", filters=[("dst_url", "=", "http://www.archive.org/")]).to_pylist()
+    assert len(inl) == 1 and inl[0]["source_hosts"] == 1 and inl[0]["inlinks"] > 50
+    assert "Internet Archive home page" in inl[0]["anchor_texts"]
