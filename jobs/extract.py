@@ -11,6 +11,7 @@ manifest.tsv, errors.tsv, _stats.json and _SUCCESS last. See docs/extract.md.
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import glob
 import math
@@ -41,12 +42,16 @@ from lib.sparkjob import JobResult, SparkJob, day_path, log  # noqa: E402
 BYTES_PER_TASK = 256 << 20
 
 
-def _size(text: str) -> int:
+def byte_size(text: str) -> int:
+    """``100M``, ``1.5G``, ``512k``, ``100MiB`` or a plain number of bytes."""
     units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
     t = text.strip().lower().removesuffix("b").removesuffix("i")
-    n = int(float(t[:-1]) * units[t[-1]]) if t and t[-1] in units else int(t)
+    try:
+        n = int(float(t[:-1]) * units[t[-1]]) if t and t[-1] in units else int(t)
+    except ValueError:
+        n = 0
     if n <= 0:
-        raise ValueError(text)
+        raise argparse.ArgumentTypeError(f"not a positive size: {text!r} (e.g. 100M, 1G, 65536)")
     return n
 
 
@@ -64,7 +69,7 @@ class Extract(SparkJob):
         p.add_argument("--where", help="with --from-parquet: Spark SQL condition selecting rows, e.g. \"url_suffix = 'gov'\"")
         p.add_argument("--archives", metavar="ROOT",
                        help="archives root: relative archive_file paths are below it and no path may leave it")
-        p.add_argument("--max-bytes", type=_size, default=100 << 20, help="roll output files at this size (default 100M)")
+        p.add_argument("--max-bytes", type=byte_size, default=100 << 20, help="roll output files at this size (default 100M)")
         p.add_argument("--verify", action="store_true",
                        help="decompress each range: exactly one gzip member with one record whose URL equals the line's")
 
@@ -101,57 +106,70 @@ class Extract(SparkJob):
         items, errors = items_from_rows(rows, resolver)
         return items, errors, lambda numbers: {no: row_line(rows[no - 1]) for no in numbers}
 
-    def run(self, spark, args) -> JobResult:
-        started = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
-        phases = {}
-        t0 = time.perf_counter()
-        resolver = Resolver(args.archives)
-        items, parse_errors, line_text = self.read_list(spark, args, resolver)
-        lines = len(items) + len(parse_errors)
-        phases["read_list"] = time.perf_counter() - t0
-
-        to_s3 = storage.is_s3(args.output)
-        final = args.output if to_s3 else storage.local_path(args.output).rstrip("/")
-        if to_s3:
+    def work_dir(self, spark, args) -> str:
+        """The folder the output is built in: beside a local output (renamed into place at
+        the end), or in the staging folder for S3 output."""
+        if storage.is_s3(args.output):
+            if not args.staging and not spark.sparkContext.master.startswith("local"):
+                raise ValueError("S3 output on a cluster needs --staging DIR on a file system all executors share")
             base = args.staging or tempfile.mkdtemp(prefix="extract-staging-")
             tmp = os.path.join(base, f"run-{uuid.uuid4().hex[:8]}")
         else:
+            final = storage.local_path(args.output).rstrip("/")
             for stale in glob.glob(final + ".tmp-*"):  # a crashed earlier run's leftovers
                 shutil.rmtree(stale, ignore_errors=True)
             tmp = f"{final}.tmp-{uuid.uuid4().hex[:8]}"
         os.makedirs(tmp)
+        return tmp
 
-        results = []
-        if items:
-            total = sum(it.length for it in items)
-            n = args.partitions or max(spark.sparkContext.defaultParallelism, math.ceil(total / BYTES_PER_TASK))
-            slices = [pack_items(s) for s in plan_tasks(items, n)]
-            del items  # the driver keeps only the packed copy
-            real_root = None if (resolver.root is None or resolver.root_is_s3) else os.path.realpath(resolver.root)
-            max_bytes, verify = args.max_bytes, args.verify
+    def copy(self, spark, args, items, resolver, tmp, started) -> list[dict]:
+        """The map-only stage: one slice of the sorted list per task; returns the tasks' results."""
+        if not items:
+            return []
+        total = sum(it.length for it in items)
+        n = args.partitions or max(spark.sparkContext.defaultParallelism, math.ceil(total / BYTES_PER_TASK))
+        slices = [pack_items(s) for s in plan_tasks(items, n)]
+        real_root = None if (resolver.root is None or resolver.root_is_s3) else os.path.realpath(resolver.root)
+        max_bytes, verify = args.max_bytes, args.verify
 
-            def task(index, slices_iter):
-                for packed in slices_iter:  # exactly one slice per partition
-                    yield extract_items(index, unpack_items(packed), tmp, max_bytes=max_bytes, verify=verify,
-                                        real_root=real_root, when=started)
+        def task(index, slices_iter):
+            for packed in slices_iter:  # exactly one slice per partition
+                yield extract_items(index, unpack_items(packed), tmp, max_bytes=max_bytes, verify=verify,
+                                    real_root=real_root, when=started)
 
-            rdd = spark.sparkContext.parallelize(slices, len(slices))
-            results = rdd.mapPartitionsWithIndex(task).collect()
-        phases["copy"] = time.perf_counter() - t0 - phases["read_list"]
+        return spark.sparkContext.parallelize(slices, len(slices)).mapPartitionsWithIndex(task).collect()
 
-        summary = assemble(tmp, results, parse_errors, lines, line_text)
-        with open(os.path.join(tmp, storage.SUCCESS), "w") as f:  # last file of the folder
-            f.write(f"extracted {summary['extracted']} of {lines}, failed {summary['failed']}\n")
-        if to_s3:
-            storage.upload_tree(tmp, final)
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            storage.commit_dir(tmp, final)
+    def run(self, spark, args) -> JobResult:
+        started = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+        clock = [time.perf_counter()]
+        phases = {}
+
+        def phase(name):
+            clock.append(time.perf_counter())
+            phases[name] = round(clock[-1] - clock[-2], 3)
+
+        resolver = Resolver(args.archives)
+        items, parse_errors, line_text = self.read_list(spark, args, resolver)
+        lines = len(items) + len(parse_errors)
+        phase("read_list")
+        tmp = self.work_dir(spark, args)
+        try:
+            results = self.copy(spark, args, items, resolver, tmp, started)
+            del items
+            phase("copy")
+            summary = assemble(tmp, results, parse_errors, lines, line_text)
+            with open(os.path.join(tmp, storage.SUCCESS), "w") as f:  # last file of the folder
+                f.write(f"extracted {summary['extracted']} of {lines}, failed {summary['failed']}\n")
+            if storage.is_s3(args.output):
+                storage.upload_tree(tmp, args.output)
+            else:
+                storage.commit_dir(tmp, storage.local_path(args.output).rstrip("/"))
+            phase("commit")
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)  # gone after a local commit; leftovers otherwise
         if summary["failed"]:
             log.error("extract: %d of %d lines failed, see %s", summary["failed"], lines, storage.join(args.output, ERRORS))
-        phases["commit"] = time.perf_counter() - t0 - phases["read_list"] - phases["copy"]
-        summary.update(input=args.input, output=args.output, verify=args.verify,
-                       seconds_by_phase={k: round(v, 3) for k, v in phases.items()})
+        summary.update(input=args.input, output=args.output, verify=args.verify, seconds_by_phase=phases)
         return JobResult(ok=summary["failed"] == 0, summary=summary, output=args.output)
 
 

@@ -280,3 +280,24 @@ def test_offsets_from_preprocess_job(spark, corpus, tmp_path):
     arc = next(r for r in rows if r["file"].endswith(".arc.gz"))
     data = (out / arc["file"]).read_bytes()[arc["offset"] : arc["offset"] + arc["length"]]
     assert gzip.decompress(data).split(b" ", 1)[0].decode() == arc["url"]
+
+
+def test_crash_keeps_previous_output_and_leaves_no_temp_folder(spark, aut, tmp_path, monkeypatch):
+    import jobs.extract as job_module
+
+    root, ranges = aut
+    tsv = tmp_path / "l.tsv"
+    tsv.write_text("\n".join(sample_lines(ranges, step=50)))
+    out = tmp_path / "out"
+    assert run_job(spark, ["--tsv", str(tsv), "--archives", str(root), "--output", str(out)])[0] == 0
+    before = sorted(os.listdir(out))
+
+    def boom(*a, **k):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(job_module, "assemble", boom)
+    rc, summary = run_job(spark, ["--tsv", str(tsv), "--archives", str(root), "--output", str(out)])
+    assert rc == 1 and "disk full" in summary["error"]
+    assert sorted(os.listdir(out)) == before and (out / storage.SUCCESS).exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["l.tsv", "out"]
+    check_output(out)
