@@ -202,6 +202,7 @@ def test_s3_input_and_output(spark, aut, s3_bucket, tmp_path):
         (local / rel).parent.mkdir(parents=True, exist_ok=True)
         (local / rel).write_bytes(storage.read_bytes(f.uri))
     rows = check_output(local, range(1, 151))
+    assert [(no, line) for no, _, line in error_rows(local)] == [(151 + i, lines[150 + i]) for i in range(3)]
     assert all(r["src"].startswith(f"s3://{s3_bucket}/warc/2008/") for r in rows)
     assert not os.listdir(tmp_path / "staging")  # staging cleaned up
 
