@@ -33,6 +33,9 @@ def main(argv: list[str] | None = None) -> int:
     steps = [("preprocess", common), ("index", common)]
     from pyspark.sql import SparkSession
 
+    from lib.sparkjob import use_this_python
+
+    use_this_python()
     spark = (SparkSession.builder.appName("dailyslice-demo").config("spark.ui.showConsoleProgress", "true")
              .config("spark.hadoop.mapreduce.fileoutputcommitter.marksuccessfuljobs", "false").getOrCreate())
     spark.sparkContext.setLogLevel("WARN")
@@ -60,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(f"demo: {len(shards)} CIFF shards valid under {index_dir}")
         if shards:
-            print(f"demo: try  python -m lib.ciff search {shards[0]} \"library budget\"")
+            pick = ([s for s in shards if "/eng/" in s] or shards)[0]
+            print(f"demo: try  python -m lib.ciff search {pick} \"library budget\"")
     print(f"demo: pages under {day_path(root, 'preprocessed', a.date)}")
     return rc
 

@@ -60,6 +60,14 @@ def _zip_lib() -> str:
     return out
 
 
+def use_this_python() -> None:
+    """Make Spark's Python workers run this interpreter (the venv's), unless told otherwise.
+
+    Without it PySpark starts workers with whatever ``python3`` is first on PATH, which on a
+    machine where the venv is not activated lacks pyarrow and everything else."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+
 class SparkJob:
     """Override ``name``, ``input_kind``/``output_kind``, ``add_arguments`` and ``run``."""
 
@@ -103,6 +111,8 @@ class SparkJob:
     # ------------------------------------------------------------------ spark
     def session(self, args: argparse.Namespace) -> Any:
         from pyspark.sql import SparkSession
+
+        use_this_python()
 
         b = SparkSession.builder.appName(f"dailyslice-{self.name}")
         if args.master:
