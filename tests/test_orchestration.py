@@ -154,3 +154,43 @@ def test_day_runs_end_to_end_and_stages_the_outputs(orchestra, first_run):
         indexed += [d.collection_docid for d in docs]
     assert len(indexed) == len(set(indexed)) and set(indexed) <= record_ids
     assert len(indexed) >= pages.num_rows // 2
+
+
+def test_second_run_of_the_same_day_stages_nothing(orchestra, first_run):
+    archive = orchestra["base"] / "archive" / "dc1"
+    before = {p: os.stat(p).st_mtime_ns for p in glob.glob(str(archive / "**" / "*"), recursive=True)}
+    dr = orchestra["dags"]["dailyslice-dc1"].test(logical_date=RUN_AT)
+    assert str(dr.state) == "success", _states(dr)
+    summary = json.loads(first_run["summary_path"].read_text())
+    assert summary["job"]["job_id"] is None and summary["job"]["reused_job_id"]  # not resubmitted
+    for kind in ("preprocessed", "index"):
+        assert summary["staging"][kind]["copied"] == 0 and summary["staging"][kind]["deleted"] == 0
+        assert summary["staging"][kind]["skipped"] > 0
+    after = {p: os.stat(p).st_mtime_ns for p in glob.glob(str(archive / "**" / "*"), recursive=True)}
+    assert after == before
+
+
+def test_a_day_without_warcs_is_skipped_and_the_run_succeeds(orchestra):
+    dr = orchestra["dags"]["dailyslice-dc1"].test(logical_date=RUN_AT, run_conf={"date": EMPTY_DAY})
+    states = _states(dr)
+    assert str(dr.state) == "success"
+    assert set(states.values()) == {"skipped"}, states
+    out = orchestra["base"] / "out" / "dc1"
+    assert not (out / "_runs" / "dc1" / f"{EMPTY_DAY}.json").exists()
+    assert not glob.glob(str(out / "logs" / f"*{EMPTY_DAY}*"))  # nothing was submitted
+
+
+def test_a_failing_job_fails_the_run_with_the_log_tail(orchestra, capfd):
+    dr = orchestra["dags"]["dailyslice-broken"].test(logical_date=RUN_AT)
+    states = _states(dr)
+    assert str(dr.state) == "failed"
+    assert states["check"] == "failed" and states["wait"] == "success" and states["submit"] == "success"
+    assert states["stage"] == "upstream_failed" and states["summary"] == "upstream_failed"
+    captured = capfd.readouterr()
+    text = captured.out + captured.err
+    # the job script's own error, read back from the Slurm output file into the task log
+    assert "Python environment not found: /nonexistent/venv/bin/python" in text
+    assert "--- last 20 lines of" in text and "slurm-dailyslice-broken-2026-01-15-" in text
+    out = orchestra["base"] / "out" / "broken"
+    assert not (out / "_runs" / "broken" / f"{DAY}.json").exists()
+    assert not (orchestra["base"] / "archive" / "broken").exists()
