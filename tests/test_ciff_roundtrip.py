@@ -127,9 +127,10 @@ def _header(n_lists=2, n_docs=2, total=3):
     [
         ([("p", "b", [0], [1]), ("p", "a", [1], [2])], "terms not in code-point order: after 'b'"),
         ([("p", "a", [0], [1]), ("p", "a", [1], [2])], "duplicate term"),
-        ([("p", "a", [1, 0], [1, 1])], "docids not strictly ascending"),
+        # short lists are encoded in batches: their posting-level errors surface at the next flush
+        ([("p", "a", [1, 0], [1, 1]), ("close",)], "PostingsList #0, term 'a': posting 1: docids not strictly ascending"),
         ([("p", "a", [0, 2], [1, 2])], "docid 2 >= num_docs 2"),
-        ([("p", "a", [0], [2**31])], "tf 2147483648 exceeds int32"),
+        ([("p", "a", [0], [1]), ("p", "b", [1], [2**31]), ("close",)], "PostingsList #1, term 'b': posting 0: tf 2147483648 exceeds int32"),
         ([("p", "a", [], [])], "empty postings list"),
         ([("p", "a", [0], [1]), ("d", 0, "x", 1)], "doc record before all postings lists: 1 of 2 written"),
         ([("p", "a", [0], [1]), ("p", "b", [1], [2]), ("d", 1, "x", 1)], "docid 1 != its position 0"),
@@ -188,6 +189,67 @@ def test_numpy_inputs_and_long_lists(tmp_path):
     assert lists[0].docids == docids.tolist() and lists[0].tfs == tfs.tolist() and lists[0].cf == int(tfs.sum())
     assert lists[1].docids == filler
     assert validate_file(str(path)).ok
+
+
+def test_short_and_long_lists_interleave_across_batches(tmp_path, monkeypatch):
+    from lib.ciff import writer
+
+    monkeypatch.setattr(writer, "BATCH_POSTINGS", 10)  # many flushes, between and around long lists
+    rng = np.random.default_rng(5)
+    n_docs = 2000
+    lists = []
+    for i, size in enumerate([1, 300, 2, 3, 7, 999, 1, 1, 12, 256, 257, 4, 1]):
+        docids = np.sort(rng.choice(n_docs, size=size, replace=False))
+        lists.append((f"term{i:03d}", docids.tolist(), rng.integers(1, 9, size).tolist()))
+    lengths = [max(x, 0) for x in _doclengths(lists, n_docs)]
+    path = tmp_path / "mixed.ciff.gz"
+    write_index(path, lists, lengths)
+    assert [(p.term, p.docids, p.tfs) for p in CiffReader(str(path)).postings()] == lists
+    assert validate_file(str(path)).ok
+
+
+def test_batch_api_writes_the_same_bytes(tmp_path, monkeypatch):
+    from lib.ciff import writer
+
+    monkeypatch.setattr(writer, "BATCH_POSTINGS", 50)
+    rng = np.random.default_rng(9)
+    n_docs = 1500
+    lists = []
+    for i, size in enumerate([3, 1, 700, 2, 40, 1000, 1, 260, 5]):
+        docids = np.sort(rng.choice(n_docs, size=size, replace=False))
+        lists.append((f"w{i:02d}", docids.tolist(), rng.integers(1, 5, size).tolist()))
+    lengths = _doclengths(lists, n_docs)
+    one_by_one = tmp_path / "a" / "index-0.ciff.gz"
+    write_index(one_by_one, lists, lengths)
+    batched = tmp_path / "b" / "index-0.ciff.gz"
+    total = sum(lengths)
+    with CiffWriter(str(batched), num_postings_lists=9, num_docs=n_docs, total_postings_lists=9, total_docs=n_docs,
+                    total_terms_in_collection=total, average_doclength=total / n_docs, description="roundtrip") as w:
+        w.add_postings(*lists[0])  # mixing both APIs keeps the order
+        part = lists[1:]
+        w.add_postings_batch([t for t, _, _ in part], [len(d) for _, d, _ in part],
+                             np.concatenate([d for _, d, _ in part]), np.concatenate([f for _, _, f in part]))
+        for i, n in enumerate(lengths):
+            w.add_doc(i, f"doc-{i}", n)
+    assert batched.read_bytes() == one_by_one.read_bytes()
+
+
+@pytest.mark.parametrize(
+    "terms,counts,docids,tfs,reason",
+    [
+        (["a", "c", "b"], [1, 1, 1], [0, 1, 0], [1, 1, 1], "PostingsList #2, term 'b': terms not in code-point order"),
+        (["a", "b"], [1, 2], [0, 1, 1], [1, 1, 1], "PostingsList #1, term 'b': posting 1: docids not strictly ascending"),
+        (["a", "b"], [1, 1], [0, 2], [1, 1], "term 'b': docid 2 >= num_docs 2"),
+        (["a", "b"], [1, 2], [0, 1], [1, 1], "bad batch: 2 terms, 2 counts (min 1) summing to 3, 2 docids, 2 tfs"),
+    ],
+)
+def test_batch_api_rejects(tmp_path, terms, counts, docids, tfs, reason):
+    path = tmp_path / "x.ciff"
+    w = CiffWriter(str(path), **_header(n_lists=3))
+    with pytest.raises(CiffError) as e:
+        w.add_postings_batch(terms, counts, docids, tfs)
+    assert reason in str(e.value)
+    assert os.listdir(tmp_path) == []
 
 
 def _peak_reading(path) -> int:

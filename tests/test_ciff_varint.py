@@ -119,3 +119,26 @@ def test_encoding_rejects_bad_postings(docids, tfs, reason, as_array):
     with pytest.raises(CiffError) as e:
         encode_postings(docids, tfs)
     assert reason in str(e.value)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(postings(), st.text(min_size=1, max_size=30)), min_size=1, max_size=12))
+def test_batch_encoding_equals_list_by_list(batch):
+    from lib.ciff.batch import encode_lists
+    from lib.ciff.messages import delimited
+
+    terms = [t.encode("utf-8") for _, t in batch]
+    counts = [len(d) for (d, _), _ in batch]
+    docids = [x for (d, _), _ in batch for x in d]
+    tfs = [x for (_, f), _ in batch for x in f]
+    data, cf = encode_lists(terms, counts, docids, tfs)
+    assert data == b"".join(delimited(_protobuf_bytes(t, d, f)) for (d, f), t in batch)
+    assert cf.tolist() == [sum(f) for (_, f), _ in batch]
+
+
+def test_batch_encoding_names_the_bad_list():
+    from lib.ciff.batch import encode_lists
+
+    with pytest.raises(CiffError) as e:
+        encode_lists([b"a", b"b", b"c"], [2, 2, 1], [0, 5, 3, 3, 0], [1, 1, 1, 1, 1])
+    assert e.value.message_index == 1 and "posting 1: docids not strictly ascending (3 then 3)" in e.value.reason

@@ -126,7 +126,8 @@ def postings_list_prefix(term: bytes, df: int, cf: int) -> bytes:
 def encode_postings_list(term: str, docids, tfs) -> bytes:
     """Serialized PostingsList (without the length prefix); df and cf computed from the postings."""
     body = encode_postings(docids, tfs)
-    return postings_list_prefix(term.encode("utf-8"), len(docids), int(sum(int(t) for t in tfs))) + body
+    cf = int(tfs.sum()) if isinstance(tfs, np.ndarray) else sum(tfs)
+    return postings_list_prefix(term.encode("utf-8"), len(docids), cf) + body
 
 
 def delimited(message: bytes) -> bytes:

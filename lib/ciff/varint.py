@@ -151,23 +151,24 @@ def _put_varints(out: np.ndarray, col: int, x: np.ndarray, nb: np.ndarray, width
         valid[:, col + k] = nb > k
 
 
-def _encode_chunk(gaps: np.ndarray, tfs: np.ndarray) -> bytes:
-    """Encode postings given docid gaps and tfs (uint32 arrays, already checked).
+def posting_rows(gaps: np.ndarray, tfs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Posting messages in fixed-width rows: (row bytes, mask of the bytes in use, bytes per posting).
 
-    Each posting is laid out in a fixed-width row (tag, length, gap field, tf field) with a mask of
-    the bytes in use; the masked row-major gather gives the concatenated messages.
+    Each row is tag, length, gap field, tf field (gaps and tfs as checked uint32 arrays); the
+    masked row-major gather ``rows[valid]`` gives the concatenated messages.
     """
     n = len(gaps)
     has_gap = gaps > 0
     ng = _nbytes(gaps)
     nt = _nbytes(tfs)
-    wg = int(ng.max())
-    wt = int(nt.max())
+    wg = int(ng.max()) if n else 1
+    wt = int(nt.max()) if n else 1
     width = 2 + 1 + wg + 1 + wt
     rows = np.empty((n, width), np.uint8)
     valid = np.empty((n, width), bool)
+    inner = has_gap * (1 + ng) + 1 + nt
     rows[:, 0] = 0x22
-    rows[:, 1] = has_gap * (1 + ng) + 1 + nt
+    rows[:, 1] = inner
     rows[:, 2] = 0x08
     valid[:, :2] = True
     valid[:, 2] = has_gap
@@ -176,6 +177,11 @@ def _encode_chunk(gaps: np.ndarray, tfs: np.ndarray) -> bytes:
     rows[:, 3 + wg] = 0x10
     valid[:, 3 + wg] = True
     _put_varints(rows, 4 + wg, tfs, nt, wt, valid)
+    return rows, valid, inner + 2
+
+
+def _encode_chunk(gaps: np.ndarray, tfs: np.ndarray) -> bytes:
+    rows, valid, _ = posting_rows(gaps, tfs)
     return rows[valid].tobytes()
 
 
@@ -188,8 +194,11 @@ def encode_postings(docids: Sequence[int] | np.ndarray, tfs: Sequence[int] | np.
     n = len(docids)
     if n != len(tfs):
         raise CiffError(f"{n} docids but {len(tfs)} tfs")
-    if n <= SMALL_LIST and not isinstance(docids, np.ndarray):
-        return _encode_small(docids, tfs)
+    if n <= SMALL_LIST:
+        return _encode_small(
+            docids.tolist() if isinstance(docids, np.ndarray) else docids,
+            tfs.tolist() if isinstance(tfs, np.ndarray) else tfs,
+        )
     d = np.asarray(docids, dtype=np.int64)
     t = np.asarray(tfs, dtype=np.int64)
     if d.ndim != 1 or t.ndim != 1:

@@ -1,0 +1,186 @@
+"""CIFF encoding throughput: lib.ciff's encoders vs the protobuf runtime, on Zipfian synthetic postings.
+
+    python benchmarks/bench_ciff_encode.py [--docs 20000] [--append docs/benchmarks.md]
+
+The collection is synthetic but shaped like text: documents of 50..600 tokens drawn from a
+Zipf(1.2) distribution over term ranks, so a few lists hold most postings and most terms occur
+in one or two documents; tf = occurrences in the document. Measured in one process, one thread:
+  - batch encoder:    lib.ciff.batch.encode_lists, the path CiffWriter takes for short lists;
+  - per-list encoder: encode_postings_list + length prefix for every list;
+  - protobuf:         PostingsList/Posting objects of the protobuf runtime + SerializeToString
+                      (what ciff-toolkit-style exporters do), on the same lists;
+  - CiffWriter:       the whole writer (checks, per-document length sums, doc records,
+                      buffering) to a plain file and to .gz.
+Per-core rates use the process's CPU time, because the machine is shared; MB = 10^6 bytes of
+uncompressed CIFF output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from lib.ciff.batch import encode_lists  # noqa: E402
+from lib.ciff.messages import delimited, encode_postings_list  # noqa: E402
+from lib.ciff.writer import CiffWriter  # noqa: E402
+
+
+def zipf_collection(n_docs: int, seed: int = 1):
+    """Postings lists [(term, docids, tfs)] in term order."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(50, 600, n_docs)
+    tokens = rng.zipf(1.2, size=int(lengths.sum()))
+    keep = tokens < 50_000_000
+    docs = np.repeat(np.arange(n_docs), lengths)[keep]
+    keys, tfs = np.unique(tokens[keep].astype(np.int64) * n_docs + docs, return_counts=True)
+    terms, docids = keys // n_docs, keys % n_docs
+    starts = np.flatnonzero(np.r_[True, terms[1:] != terms[:-1]])
+    ends = np.r_[starts[1:], len(keys)]
+    lists = [(f"t{terms[s]:08x}", docids[s:e], tfs[s:e].astype(np.int64)) for s, e in zip(starts, ends)]
+    lists.sort(key=lambda x: x[0])
+    return lists
+
+
+def timed(fn):
+    """(wall seconds, CPU seconds of this process, result)."""
+    w, c = time.perf_counter(), time.process_time()
+    out = fn()
+    return time.perf_counter() - w, time.process_time() - c, out
+
+
+def encode_batched(lists, batch_postings: int = 1 << 16) -> int:
+    size, i = 0, 0
+    while i < len(lists):
+        j, n = i, 0
+        while j < len(lists) and n < batch_postings:
+            n += len(lists[j][1])
+            j += 1
+        part = lists[i:j]
+        data, _ = encode_lists(
+            [t.encode() for t, _, _ in part],
+            [len(d) for _, d, _ in part],
+            np.concatenate([d for _, d, _ in part]),
+            np.concatenate([f for _, _, f in part]),
+        )
+        size += len(data)
+        i = j
+    return size
+
+
+def encode_per_list(lists) -> int:
+    return sum(len(delimited(encode_postings_list(term, docids, tfs))) for term, docids, tfs in lists)
+
+
+def encode_protobuf(lists) -> int:
+    from ciff_toolkit.ciff_pb2 import Posting, PostingsList
+
+    size = 0
+    for term, docids, tfs in lists:
+        d = docids.tolist()
+        gaps = [d[0]] + [b - a for a, b in zip(d, d[1:])]
+        t = tfs.tolist()
+        pl = PostingsList(term=term, df=len(d), cf=sum(t), postings=[Posting(docid=g, tf=f) for g, f in zip(gaps, t)])
+        size += len(delimited(pl.SerializeToString()))
+    return size
+
+
+def write_file(lists, n_docs: int, suffix: str) -> int:
+    lengths = np.zeros(n_docs, np.int64)
+    for _, docids, tfs in lists:
+        lengths[docids] += tfs
+    total = int(lengths.sum())
+    with tempfile.TemporaryDirectory() as tmp:
+        w = CiffWriter(
+            os.path.join(tmp, "index-0.ciff" + suffix), num_postings_lists=len(lists), num_docs=n_docs,
+            total_postings_lists=len(lists), total_docs=n_docs, total_terms_in_collection=total,
+            average_doclength=total / n_docs, description="bench",
+        )
+        for term, docids, tfs in lists:
+            w.add_postings(term, docids, tfs)
+        for i, n in enumerate(lengths.tolist()):
+            w.add_doc(i, f"<urn:uuid:{i:032x}>", n)
+        w.close()
+        return w.bytes_uncompressed
+
+
+def machine() -> str:
+    model = ""
+    try:
+        for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
+            if line.startswith("Model name"):
+                model = line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import google.protobuf
+    from google.protobuf.internal import api_implementation
+
+    nproc = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
+    return (
+        f"`nproc` {nproc}, {model}; Python {platform.python_version()}, numpy {np.__version__}, "
+        f"protobuf {google.protobuf.__version__} ({api_implementation.Type()}); load average "
+        f"{os.getloadavg()[0]:.1f} at start (shared with other jobs)"
+    )
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--docs", type=int, default=20_000)
+    ap.add_argument("--append", help="append the results as a Markdown section to this file")
+    args = ap.parse_args(argv)
+
+    info = machine()
+    lists = zipf_collection(args.docs)
+    n_post = sum(len(d) for _, d, _ in lists)
+    short = sum(1 for _, d, _ in lists if len(d) <= 256)
+    rows = []
+    for name, fn in (
+        ("batch encoder (CiffWriter's path for lists of <= 256 postings)", lambda: encode_batched(lists)),
+        ("per-list encoder (encode_postings_list)", lambda: encode_per_list(lists)),
+        ("protobuf runtime (message objects + SerializeToString)", lambda: encode_protobuf(lists)),
+        ("CiffWriter add_postings + add_doc, plain file", lambda: write_file(lists, args.docs, "")),
+        ("CiffWriter add_postings + add_doc, .gz (zlib level 6)", lambda: write_file(lists, args.docs, ".gz")),
+    ):
+        wall, cpu, size = timed(fn)
+        rows.append((name, wall, cpu, size))
+        print(f"{name}: wall {wall:.2f} s, cpu {cpu:.2f} s, {size / cpu / 1e6:.1f} MB/s per core", flush=True)
+    base = rows[2][2]
+    lines = [
+        "",
+        "## CIFF encoding",
+        "",
+        f"`python benchmarks/bench_ciff_encode.py --docs {args.docs}`, "
+        f"{dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC. Machine: {info}.",
+        "",
+        f"Synthetic collection: {args.docs} documents of 50..600 tokens drawn from Zipf(1.2) over term ranks;"
+        f" {len(lists)} postings lists ({short / len(lists):.1%} of them with <= 256 postings), {n_post}"
+        " postings. One process, one thread. Per-core rates divide by the process's CPU time (the machine"
+        " is shared, so wall time includes waiting for a core); MB = 10^6 bytes of uncompressed CIFF.",
+        "",
+        "| what | wall s | CPU s | MB/s per core | M postings/s per core | vs protobuf (CPU) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name, wall, cpu, size in rows:
+        lines.append(
+            f"| {name} | {wall:.2f} | {cpu:.2f} | {size / cpu / 1e6:.1f} | {n_post / cpu / 1e6:.2f} | {base / cpu:.1f}x |"
+        )
+    lines.append("")
+    text = "\n".join(lines)
+    print(text)
+    if args.append:
+        with open(args.append, "a") as f:
+            f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
