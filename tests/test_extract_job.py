@@ -12,6 +12,8 @@ import shutil
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from fastwarc.warc import ArchiveIterator as FastWarcIterator
+from fastwarc.warc import WarcRecordType
 from warcio.archiveiterator import ArchiveIterator
 
 from jobs.extract import Extract
@@ -75,6 +77,11 @@ def check_output(out_dir, expected_lines=None):
             recs = [(rec.rec_type, rec.rec_headers.get_header("WARC-Target-URI") or rec.rec_headers.get_header("uri")) for rec in it]
         assert recs[0][0] == ("arc_header" if name.endswith(".arc.gz") else "warcinfo")
         assert sorted(u for _, u in recs[1:]) == sorted(r["url"] for r in rows if r["file"] == name)
+        if name.endswith(".warc.gz"):  # a second, independent reader
+            with open(os.path.join(out_dir, name), "rb") as f:
+                fast = [r.headers.get("WARC-Target-URI") for r in
+                        FastWarcIterator(f, record_types=WarcRecordType.any_type, parse_http=False)]
+            assert fast[0] is None and sorted(fast[1:]) == sorted(u for _, u in recs[1:])
     return rows
 
 
