@@ -175,7 +175,9 @@ def main(argv=None) -> int:
                                                  "--output", str(out), *extra], spark=spark))
         s = job.last_result.summary
         assert rc == 0 and s["extracted"] == len(rows) and s["bytes"] == rec_bytes, s
-        record(f"{name}, {args.master}", secs, s["extracted"], s["bytes"], f"{s['files']} files, {s['tasks']} tasks; phases (s): " + ", ".join(f"{k} {v}" for k, v in s["seconds_by_phase"].items()))
+        phases = ", ".join(f"{k} {v}" for k, v in s["seconds_by_phase"].items())
+        record(f"{name}, {args.master}", secs, s["extracted"], s["bytes"],
+               f"{s['files']} files, {s['tasks']} tasks; phases (s): {phases}")
         if not args.keep:
             shutil.rmtree(out)
     spark.stop()
