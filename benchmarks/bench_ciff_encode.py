@@ -5,12 +5,14 @@
 The collection is synthetic but shaped like text: documents of 50..600 tokens drawn from a
 Zipf(1.2) distribution over term ranks, so a few lists hold most postings and most terms occur
 in one or two documents; tf = occurrences in the document. Measured in one process, one thread:
-  - batch encoder:    lib.ciff.batch.encode_lists, the path CiffWriter takes for short lists;
+  - batch encoder:    lib.ciff.batch.encode_lists on columnar batches (prepared untimed), the
+                      path CiffWriter takes for lists of up to 256 postings;
   - per-list encoder: encode_postings_list + length prefix for every list;
   - protobuf:         PostingsList/Posting objects of the protobuf runtime + SerializeToString
                       (what ciff-toolkit-style exporters do), on the same lists;
   - CiffWriter:       the whole writer (checks, per-document length sums, doc records,
-                      buffering) to a plain file and to .gz.
+                      buffering), fed list by list (add_postings) or in columns
+                      (add_postings_batch), to a plain file and to .gz.
 Per-core rates use the process's CPU time, because the machine is shared; MB = 10^6 bytes of
 uncompressed CIFF output.
 """
@@ -58,23 +60,27 @@ def timed(fn):
     return time.perf_counter() - w, time.process_time() - c, out
 
 
-def encode_batched(lists, batch_postings: int = 1 << 16) -> int:
-    size, i = 0, 0
+def columnar(lists, batch_postings: int = 1 << 16):
+    """The lists as the writer's queue holds them: batches of (term bytes, counts, docids, tfs)."""
+    batches, i = [], 0
     while i < len(lists):
         j, n = i, 0
         while j < len(lists) and n < batch_postings:
             n += len(lists[j][1])
             j += 1
         part = lists[i:j]
-        data, _ = encode_lists(
+        batches.append((
             [t.encode() for t, _, _ in part],
-            [len(d) for _, d, _ in part],
+            np.array([len(d) for _, d, _ in part]),
             np.concatenate([d for _, d, _ in part]),
             np.concatenate([f for _, _, f in part]),
-        )
-        size += len(data)
+        ))
         i = j
-    return size
+    return batches
+
+
+def encode_batched(batches) -> int:
+    return sum(len(encode_lists(*b)[0]) for b in batches)
 
 
 def encode_per_list(lists) -> int:
@@ -94,21 +100,36 @@ def encode_protobuf(lists) -> int:
     return size
 
 
-def write_file(lists, n_docs: int, suffix: str) -> int:
+def writer_inputs(lists, n_docs: int) -> dict:
+    """Everything the writer is fed, prepared untimed: per-document lengths, ids, columnar lists."""
     lengths = np.zeros(n_docs, np.int64)
     for _, docids, tfs in lists:
         lengths[docids] += tfs
-    total = int(lengths.sum())
+    return dict(
+        lists=lists,
+        lengths=lengths.tolist(),
+        ids=[f"<urn:uuid:{i:032x}>" for i in range(n_docs)],
+        cols=([t for t, _, _ in lists], [len(d) for _, d, _ in lists],
+              np.concatenate([d for _, d, _ in lists]), np.concatenate([f for _, _, f in lists])),
+    )
+
+
+def write_file(inp: dict, suffix: str, batch: bool = False) -> int:
+    lists, lengths, ids = inp["lists"], inp["lengths"], inp["ids"]
+    total = sum(lengths)
     with tempfile.TemporaryDirectory() as tmp:
         w = CiffWriter(
-            os.path.join(tmp, "index-0.ciff" + suffix), num_postings_lists=len(lists), num_docs=n_docs,
-            total_postings_lists=len(lists), total_docs=n_docs, total_terms_in_collection=total,
-            average_doclength=total / n_docs, description="bench",
+            os.path.join(tmp, "index-0.ciff" + suffix), num_postings_lists=len(lists), num_docs=len(lengths),
+            total_postings_lists=len(lists), total_docs=len(lengths), total_terms_in_collection=total,
+            average_doclength=total / len(lengths), description="bench",
         )
-        for term, docids, tfs in lists:
-            w.add_postings(term, docids, tfs)
-        for i, n in enumerate(lengths.tolist()):
-            w.add_doc(i, f"<urn:uuid:{i:032x}>", n)
+        if batch:
+            w.add_postings_batch(*inp["cols"])
+        else:
+            for term, docids, tfs in lists:
+                w.add_postings(term, docids, tfs)
+        for i, n in enumerate(lengths):
+            w.add_doc(i, ids[i], n)
         w.close()
         return w.bytes_uncompressed
 
@@ -142,13 +163,16 @@ def main(argv=None) -> int:
     lists = zipf_collection(args.docs)
     n_post = sum(len(d) for _, d, _ in lists)
     short = sum(1 for _, d, _ in lists if len(d) <= 256)
+    batches = columnar(lists)  # input preparation, not timed
+    inp = writer_inputs(lists, args.docs)
     rows = []
     for name, fn in (
-        ("batch encoder (CiffWriter's path for lists of <= 256 postings)", lambda: encode_batched(lists)),
+        ("batch encoder (encode_lists, on columnar batches of 64k postings)", lambda: encode_batched(batches)),
         ("per-list encoder (encode_postings_list)", lambda: encode_per_list(lists)),
         ("protobuf runtime (message objects + SerializeToString)", lambda: encode_protobuf(lists)),
-        ("CiffWriter add_postings + add_doc, plain file", lambda: write_file(lists, args.docs, "")),
-        ("CiffWriter add_postings + add_doc, .gz (zlib level 6)", lambda: write_file(lists, args.docs, ".gz")),
+        ("CiffWriter: add_postings per list + add_doc, plain file", lambda: write_file(inp, "")),
+        ("CiffWriter: add_postings_batch + add_doc, plain file", lambda: write_file(inp, "", True)),
+        ("CiffWriter: add_postings_batch + add_doc, .gz (zlib 6)", lambda: write_file(inp, ".gz", True)),
     ):
         wall, cpu, size = timed(fn)
         rows.append((name, wall, cpu, size))
