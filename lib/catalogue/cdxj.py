@@ -7,11 +7,13 @@ pywb's own indexer writes them; null values are left out). Revisit records get
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import shutil
-import pandas as pd  # module level: pandas_udf resolves the string type hints here
 from typing import Any, Iterable, Iterator
+
+import pandas as pd  # module level: pandas_udf resolves the string type hints here
 
 from lib.catalogue.keys import strip_digest, surt_key, timestamp14
 
@@ -46,8 +48,6 @@ def cdxj_fields(cap: dict[str, Any], prefix: str | None = None) -> dict[str, str
 
 def cdxj_line(cap: dict[str, Any], prefix: str | None = None) -> str:
     """One CDXJ line (no newline) for a capture row; ``warc_date`` is a datetime."""
-    import datetime as dt
-
     d = cap["warc_date"]
     if d.tzinfo is not None:
         d = d.astimezone(dt.timezone.utc).replace(tzinfo=None)

@@ -21,8 +21,9 @@ import json
 import os
 import re
 import shutil
-import pandas as pd  # module level: pandas_udf resolves the string type hints here
 from typing import Any
+
+import pandas as pd  # module level: pandas_udf resolves the string type hints here
 
 from lib import storage
 from lib.catalogue.keys import normalize_url

@@ -1,0 +1,127 @@
+"""Benchmark the catalogue: the Spark job (CDXJ sort, URL database merge, report) on
+synthetic capture days, then DuckDB query latency and the HTTP API.
+
+    python benchmarks/bench_catalogue.py [--captures 200000] [--urls 80000] [--days 2] [--master local[2]]
+
+Writes ``--days`` preprocess-shaped days (``_captures`` Parquet per lib.schema, no pages)
+under benchmarks/work/catalogue/, with ``--captures`` records per day over ``--urls``
+distinct URLs (each day re-captures most URLs; ~30% of them change digest), runs the job
+per day on one local Spark session (session start not counted), then times the queries.
+Prints a Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import pathlib
+import platform
+import random
+import shutil
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import pyarrow as pa  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
+
+from lib.schema import CAPTURE_SCHEMA  # noqa: E402
+
+WORK = ROOT / "benchmarks" / "work" / "catalogue"
+DAY0 = dt.date(2026, 3, 1)
+
+
+def write_day(root: pathlib.Path, day: dt.date, n: int, urls: int, seed: int) -> None:
+    rng = random.Random(seed)
+    out = root / "preprocessed" / f"{day:%Y-%m}" / f"{day:%d}"
+    (out / "_captures").mkdir(parents=True)
+    t0 = dt.datetime(day.year, day.month, day.day, tzinfo=dt.timezone.utc)
+    rows = {k: [] for k in CAPTURE_SCHEMA.names}
+    for i in range(n):
+        u = rng.randrange(urls)
+        host = f"host{u % 997}.example.{('com', 'org', 'de', 'fr')[u % 4]}"
+        rows["url"].append(f"https://{host}/page/{u}?q={u % 7}")
+        rows["warc_date"].append(t0 + dt.timedelta(seconds=rng.randrange(86400)))
+        rows["record_type"].append("revisit" if i % 20 == 0 else "response")
+        rows["record_id"].append(f"<urn:uuid:{seed}-{i}>")
+        rows["http_status"].append(200 if i % 50 else 404)
+        rows["mime_type"].append("text/html")
+        changed = (u % 10 < 3) and seed  # 30% of URLs change from day to day
+        rows["payload_digest"].append(f"sha1:D{u}X{seed if changed else 0}")
+        rows["kept"].append(i % 20 != 0)
+        rows["warc_file"].append(f"file://{root}/warc/{day:%Y-%m}/{day:%d}/c1/{i // 5000:05d}.warc.gz")
+        rows["warc_offset"].append((i % 5000) * 4000)
+        rows["warc_length"].append(3000 + i % 1000)
+    pq.write_table(pa.table(rows, schema=CAPTURE_SCHEMA), out / "_captures" / "part-00000.parquet")
+    (out / "_SUCCESS").touch()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--captures", type=int, default=200_000)
+    ap.add_argument("--urls", type=int, default=80_000)
+    ap.add_argument("--days", type=int, default=2)
+    ap.add_argument("--master", default="local[2]")
+    args = ap.parse_args()
+    shutil.rmtree(WORK, ignore_errors=True)
+    days = [DAY0 + dt.timedelta(days=i) for i in range(args.days)]
+    for i, d in enumerate(days):
+        write_day(WORK, d, args.captures, args.urls, i)
+
+    from pyspark.sql import SparkSession
+
+    from lib.catalogue import query
+    from lib.catalogue.api import serve_in_thread
+    from lib.catalogue.job import CatalogueJob
+
+    spark = (SparkSession.builder.master(args.master).config("spark.sql.shuffle.partitions", "8")
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false").config("spark.driver.memory", "4g").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    rows = []
+    for d in days:
+        job = CatalogueJob()
+        t = time.time()
+        assert job.main(["--date", d.isoformat(), "--root", str(WORK), "--url-partitions", "16"], spark=spark) == 0
+        s = job.last_result.summary
+        total = time.time() - t
+        rows.append((f"job day {d}", f"{total:.1f} s", f"CDXJ {s['cdxj_seconds']:.1f} s "
+                     f"({args.captures / s['cdxj_seconds']:,.0f} lines/s), URL DB merge {s['urldb_seconds']:.1f} s "
+                     f"({s['urldb']['urls']:,} URLs), report+rest {total - s['cdxj_seconds'] - s['urldb_seconds']:.1f} s"))
+    spark.stop()
+    last = WORK / "preprocessed" / f"{days[-1]:%Y-%m}" / f"{days[-1]:%d}" / "_captures" / "part-00000.parquet"
+    url = pq.read_table(last, columns=["url"]).column("url")[0].as_py()  # a URL captured on several days
+
+    def timed(name, fn, reps=3):
+        best = min((lambda: (time.time(), fn(), time.time()))() for _ in range(reps))
+        t0, res, t1 = best
+        n = len(res) if isinstance(res, list) else 1
+        rows.append((name, f"{(t1 - t0) * 1000:.0f} ms", f"{n} rows"))
+
+    timed("captures URL (all days)", lambda: query.captures(str(WORK), url))
+    timed("search --prefix", lambda: query.search(str(WORK), prefix="https://host1.example.org/", limit=100))
+    timed("search --contains", lambda: query.search(str(WORK), contains="/page/4242?", limit=100))
+    timed("files DAY", lambda: query.files(str(WORK), days[-1]))
+    timed("stats DAY", lambda: query.stats(str(WORK), days[-1]))
+    import urllib.request
+
+    srv, th = serve_in_thread(str(WORK))
+    base = f"http://127.0.0.1:{srv.server_address[1]}"
+    from urllib.parse import quote
+
+    timed("HTTP /captures", lambda: json.loads(urllib.request.urlopen(f"{base}/captures?url={quote(url, safe='')}").read()))
+    srv.shutdown()
+    cdxj = WORK / "catalogue" / f"{days[-1]:%Y-%m}" / f"{days[-1]:%d}" / "index.cdxj"
+    print(f"{dt.date.today()}, {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+          f"Python {platform.python_version()}, load {os.getloadavg()[0]:.1f}; {args.days} days x "
+          f"{args.captures:,} captures over {args.urls:,} URLs; CDXJ {cdxj.stat().st_size / 1e6:.1f} MB/day\n")
+    print("| step | time | notes |\n|---|---:|---|")
+    for r in rows:
+        print(f"| {r[0]} | {r[1]} | {r[2]} |")
+
+
+if __name__ == "__main__":
+    main()
