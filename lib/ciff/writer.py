@@ -27,7 +27,9 @@ from lib.ciff.varint import INT32_MAX, encode_postings, encode_varint
 FLUSH_BYTES = 1 << 20
 BATCH_LIST = 256  # lists up to this many postings are queued and encoded in batches
 BATCH_POSTINGS = 1 << 16  # postings queued before a batch is encoded
-GZIP_LEVEL = 6  # zlib's default: level 9 costs ~3x the time for ~2% smaller postings
+# zlib's default. On Zipfian postings (benchmarks/bench_ciff_encode.py data) level 1 runs ~5x faster
+# with ~20% larger output, level 9 ~10x slower for ~4% smaller: pass compresslevel to trade.
+GZIP_LEVEL = 6
 
 
 def _check_int(name: str, v, lo: int, hi: int) -> int:
@@ -60,6 +62,7 @@ class CiffWriter:
         average_doclength: float,
         description: str = "",
         version: int = 1,
+        compresslevel: int = GZIP_LEVEL,
     ) -> None:
         self.path = storage.local_path(str(path))
         ints = dict(
@@ -102,7 +105,7 @@ class CiffWriter:
         self._raw = open(self._tmp, "wb")
         # mtime=0 and the final name in the gzip header: re-runs produce identical bytes.
         self._out = (
-            gzip.GzipFile(filename=name[:-3], mode="wb", fileobj=self._raw, compresslevel=GZIP_LEVEL, mtime=0)
+            gzip.GzipFile(filename=name[:-3], mode="wb", fileobj=self._raw, compresslevel=compresslevel, mtime=0)
             if is_gzip_name(self.path)
             else self._raw
         )
