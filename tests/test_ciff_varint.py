@@ -142,3 +142,18 @@ def test_batch_encoding_names_the_bad_list():
     with pytest.raises(CiffError) as e:
         encode_lists([b"a", b"b", b"c"], [2, 2, 1], [0, 5, 3, 3, 0], [1, 1, 1, 1, 1])
     assert e.value.message_index == 1 and "posting 1: docids not strictly ascending (3 then 3)" in e.value.reason
+
+
+def test_batch_encoding_long_terms_and_large_values():
+    from lib.ciff.batch import encode_lists
+    from lib.ciff.messages import delimited
+
+    lists = [
+        ("\u00e9" * 150, [0, 2**31 - 1], [2**31 - 1, 1]),  # 300-byte term: two-byte length varint
+        ("\U0001f600" * 40, list(range(0, 4000, 3)), [1] * 1334),  # message longer than 2^14 bytes
+        ("z", [7], [128]),
+    ]
+    data, cf = encode_lists([t.encode() for t, _, _ in lists], [len(d) for _, d, _ in lists],
+                            [x for _, d, _ in lists for x in d], [x for _, _, f in lists for x in f])
+    assert data == b"".join(delimited(_protobuf_bytes(t, d, f)) for t, d, f in lists)
+    assert cf.tolist() == [2**31, 1334, 128]

@@ -139,19 +139,22 @@ class CiffReader:
         self.path = str(path)
         with MessageStream(self.path) as s:
             self.header: Header = read_header(s)
+        # docids index the doc records; an export of only some documents may refer to all of them
+        h = self.header
+        self._docid_bound = h.num_docs if h.num_docs == h.total_docs else h.total_docs
 
     def postings(self) -> Iterator[PostingsList]:
         """Postings lists in file order, docids absolute."""
         with MessageStream(self.path) as s:
             read_header(s)
-            for _, _, raw, docids in iter_postings(s, self.header, num_docs=self.header.num_docs):
+            for _, _, raw, docids in iter_postings(s, self.header, num_docs=self._docid_bound):
                 yield PostingsList(raw.term, raw.df, raw.cf, docids.tolist(), raw.tfs.tolist())
 
     def raw_postings(self, *, decode: bool = True) -> Iterator[tuple[RawPostings, np.ndarray | None]]:
         """Postings lists as numpy arrays (faster than postings()); decode=False gives terms only."""
         with MessageStream(self.path) as s:
             read_header(s)
-            for _, _, raw, docids in iter_postings(s, self.header, decode=decode, num_docs=self.header.num_docs):
+            for _, _, raw, docids in iter_postings(s, self.header, decode=decode, num_docs=self._docid_bound):
                 yield raw, docids
 
     def docs(self) -> Iterator[DocRecord]:
