@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import pathlib
+import random
 from collections import Counter
 
 import pyarrow as pa
@@ -111,3 +112,21 @@ def index_corpus(folder: pathlib.Path, docs: list[tuple[str, str, str]], lang: s
         folder / f"metadata-{n}.parquet",
     )
     return path, analyzer, counts
+
+
+WORDS = (
+    "market river city garden music school window bridge winter summer travel coffee bread "
+    "mountain forest island harbor lantern library museum painting theatre village weather"
+).split()
+
+
+def corpus(n: int = 40, seed: int = 3) -> list[tuple[str, str, str]]:
+    """n small English pages; page 17 alone mentions Zanzibar."""
+    rnd = random.Random(seed)
+    docs = []
+    for i in range(n):
+        text = " ".join(rnd.choice(WORDS) for _ in range(rnd.randint(8, 30)))
+        if i == 17:
+            text += " the spice markets of Zanzibar"
+        docs.append((f"<urn:uuid:{i:04d}>", f"https://example.org/page/{i}", text))
+    return docs

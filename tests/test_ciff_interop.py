@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 import struct
 import sys
 import types
@@ -16,25 +15,7 @@ from ciff_toolkit.write import CiffWriter as ToolkitWriter
 
 from lib.ciff import CiffReader, validate_file
 from lib.ciff.search import search
-from tests.fixtures_ciff import index_corpus
-
-WORDS = (
-    "market river city garden music school window bridge winter summer travel coffee bread "
-    "mountain forest island harbor lantern library museum painting theatre village weather"
-).split()
-
-
-def corpus(n: int = 40, seed: int = 3) -> list[tuple[str, str, str]]:
-    """n small English pages; page 17 alone mentions Zanzibar."""
-    rnd = random.Random(seed)
-    docs = []
-    for i in range(n):
-        text = " ".join(rnd.choice(WORDS) for _ in range(rnd.randint(8, 30)))
-        if i == 17:
-            text += " the spice markets of Zanzibar"
-        docs.append((f"<urn:uuid:{i:04d}>", f"https://example.org/page/{i}", text))
-    return docs
-
+from tests.fixtures_ciff import corpus, index_corpus
 
 @pytest.mark.parametrize("gz", [False, True])
 def test_ciff_toolkit_reads_our_files(tmp_path, gz):

@@ -10,8 +10,7 @@ import pytest
 from lib.ciff import CiffError
 from lib.ciff.__main__ import main
 from lib.ciff.search import PlainAnalyzer, search
-from tests.fixtures_ciff import good_messages, index_corpus, write_raw
-from tests.test_ciff_interop import corpus
+from tests.fixtures_ciff import corpus, good_messages, index_corpus, write_raw
 
 
 def expected_bm25(counts, query_terms, k1=0.9, b=0.4):
