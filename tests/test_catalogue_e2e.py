@@ -7,6 +7,8 @@ import datetime as dt
 import gzip
 import io
 import os
+import subprocess
+import sys
 
 import pyarrow.parquet as pq
 from warcio.archiveiterator import ArchiveIterator
@@ -44,6 +46,14 @@ def test_cdxj_offsets_resolve_to_their_records(spark, tmp_path):
         if h.get_header("WARC-Type") == "revisit":
             assert f["mime"] == "warc/revisit"
     assert {"response", "revisit"} <= types
+    # pywb's own indexer over the same archive files writes the same index (its filenames are basenames)
+    indexer = os.path.join(os.path.dirname(sys.executable), "cdx-indexer")
+    warcs = sorted({os.path.join(root, "warc", f["filename"]) for _, _, f in lines})
+    theirs = subprocess.run([indexer, "--cdxj", "-s", *warcs], capture_output=True, text=True, check=True).stdout
+    def comparable(key, ts, f):
+        return key, ts, {k: v for k, v in f.items() if k != "filename"}, os.path.basename(f["filename"])
+    assert sorted(comparable(*cdxj.parse_line(x)) for x in theirs.splitlines() if x.strip()) == \
+        sorted(comparable(*x) for x in lines)
     pages = pq.read_table(query.day_dir(root, DAY), columns=["id", "url"]).to_pylist()
     table = {r["id"]: r for r in pq.read_table(urldb.table_path(os.path.join(root, "urldb"))).to_pylist()}
     assert pages and all(p["id"] in table and table[p["id"]]["url"] == p["url"] for p in pages)

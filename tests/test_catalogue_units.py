@@ -50,8 +50,10 @@ def test_cdxj_line_fields_and_round_trip():
     line = cdxj.cdxj_line(cap, prefix="file:///r/warc/")
     key, ts, fields = cdxj.parse_line(line)
     assert (key, ts) == ("com,example)/", "20260114100001")
-    assert fields == {"url": "http://www.example.com/", "mime": "warc/revisit", "status": "200",
+    assert fields == {"url": "http://www.example.com/", "mime": "warc/revisit",
                       "digest": "AAAABBBB", "length": "567", "offset": "1234", "filename": "2026-01/14/c/a.warc.gz"}
+    cap["record_type"] = "response"
+    assert cdxj.parse_line(cdxj.cdxj_line(cap))[2]["status"] == "200"
     cap["http_status"] = None
     assert "status" not in cdxj.parse_line(cdxj.cdxj_line(cap))[2]
 

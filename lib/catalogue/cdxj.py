@@ -2,7 +2,8 @@
 
 The JSON holds ``url, mime, status, digest, length, offset, filename`` (strings, as
 pywb's own indexer writes them; null values are left out). Revisit records get
-``mime: warc/revisit`` so pywb resolves them to the original capture.
+``mime: warc/revisit`` and no status, as pywb's indexer writes them, so pywb resolves
+them to the original capture.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def cdxj_fields(cap: dict[str, Any], prefix: str | None = None) -> dict[str, str
     values = {
         "url": cap.get("url"),
         "mime": mime,
-        "status": cap.get("http_status"),
+        "status": None if cap.get("record_type") == "revisit" else cap.get("http_status"),
         "digest": strip_digest(cap.get("payload_digest")),
         "length": cap.get("warc_length"),
         "offset": cap.get("warc_offset"),
@@ -110,7 +111,7 @@ def cdxj_lines_df(captures: Any, prefix: str | None = None) -> Any:
         F.struct(
             F.col("url").alias("url"),
             mime.alias("mime"),
-            F.col("http_status").cast("string").alias("status"),
+            F.when(F.col("record_type") != "revisit", F.col("http_status").cast("string")).alias("status"),
             digest.alias("digest"),
             F.col("warc_length").cast("string").alias("length"),
             F.col("warc_offset").cast("string").alias("offset"),
