@@ -11,7 +11,7 @@ import pytest
 from lib.ciff import validate_file
 from lib.ciff.__main__ import main
 from lib.ciff.varint import encode_varint
-from tests.fixtures_ciff import GOOD_DOCS, GOOD_HEADER, GOOD_LISTS, doc_msg, good_messages, list_msg, write_raw
+from tests.fixtures_ciff import GOOD_DOCS, GOOD_LISTS, doc_msg, good_messages, list_msg, write_raw
 
 N_LISTS = len(GOOD_LISTS)
 

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from lib.ciff import varint
 from lib.ciff.errors import CiffError
-from lib.ciff.messages import check_postings, decode_postings_list, encode_postings_list
+from lib.ciff.messages import encode_postings_list
+from lib.ciff.postings import check_postings, decode_postings_list
 from lib.ciff.varint import INT32_MAX, decode_varint, decode_varint_run, encode_postings, encode_varint, to_signed64
 
 U64 = st.integers(min_value=0, max_value=2**64 - 1)

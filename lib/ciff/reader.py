@@ -7,17 +7,8 @@ from typing import Iterator
 import numpy as np
 
 from lib.ciff.errors import CiffError
-from lib.ciff.messages import (
-    DocRecord,
-    Header,
-    PostingsList,
-    RawPostings,
-    check_header,
-    check_postings,
-    decode_doc,
-    decode_header,
-    decode_postings_list,
-)
+from lib.ciff.messages import DocRecord, Header, PostingsList, check_header, decode_doc, decode_header
+from lib.ciff.postings import RawPostings, check_postings, decode_postings_list
 from lib.ciff.stream import MessageStream
 
 # Hints for a wrong message count in the header: the first message of the next section then fails
