@@ -1,0 +1,123 @@
+"""Orchestration pieces without a cluster: sizing formula, config file, sbatch command
+line and output parsing, and the DAG folder importing cleanly (DagBag)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import pathlib
+
+import pytest
+
+from lib.orchestration.config import DEFAULTS, ConfigError, load_config
+from lib.orchestration.sizing import GIB, size_job, slurm_time
+from lib.orchestration.slurm import Runner, SlurmError, parse_job_id, parse_scontrol, read_marker, sbatch_argv
+from tests.fixtures_airflow import airflow_home  # noqa: F401
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SIZING = DEFAULTS["sizing"]  # 50 GiB/node-hour, 2 h target, 1..16 nodes, 15 min + 1.5x, 30..1440 min
+
+
+def test_sizing_formula():
+    # a published day (~1 TiB): ceil(1024 / (50*2)) = 11 nodes; 15 + 1.5*60*1024/(50*11) = 182.6 -> 183 min
+    assert size_job(1024 * GIB, 2000, SIZING) == {"nodes": 11, "minutes": 183, "time": "0-03:03:00"}
+    # tiny day: one node, the minimum walltime
+    assert size_job(10 << 20, 3, SIZING) == {"nodes": 1, "minutes": 30, "time": "0-00:30:00"}
+    # huge day: capped at max_nodes, walltime grows instead, capped at max_minutes
+    big = size_job(100 * 1024 * GIB, 10**6, SIZING)
+    assert big["nodes"] == 16 and big["minutes"] == 1440 and big["time"] == "1-00:00:00"
+    # never more nodes than files; Magpie's master-only node on top
+    assert size_job(1024 * GIB, 4, SIZING)["nodes"] == 4
+    assert size_job(1024 * GIB, 2000, {**SIZING, "extra_nodes": 1})["nodes"] == 12
+    with pytest.raises(ValueError, match="no input files"):
+        size_job(0, 0, SIZING)
+
+
+def test_slurm_time_format():
+    assert [slurm_time(m) for m in (5, 61, 1440, 1501)] == ["0-00:05:00", "0-01:01:00", "1-00:00:00", "1-01:01:00"]
+
+
+def test_config_defaults_and_per_data_center_overrides(tmp_path):
+    p = tmp_path / "dc.yaml"
+    p.write_text(
+        "defaults:\n  output_root: /scratch/{data_center}\n  sizing: {max_nodes: 4}\n"
+        "datacenters:\n  x1:\n    s3: {bucket: b1}\n  x2:\n    s3: {bucket: b2, prefix: p}\n    sizing: {max_nodes: 8}\n"
+        "    slurm: {submit: ssh, ssh_host: login}\n"
+    )
+    cfg = load_config(str(p))
+    assert cfg["x1"]["output_root"] == "/scratch/x1" and cfg["x1"]["log_dir"] == "/scratch/x1/logs"
+    assert cfg["x1"]["sizing"]["max_nodes"] == 4 and cfg["x2"]["sizing"]["max_nodes"] == 8
+    assert cfg["x2"]["sizing"]["gib_per_node_hour"] == SIZING["gib_per_node_hour"]  # deep merge kept the rest
+    assert cfg["x2"]["slurm"]["submit"] == "ssh" and cfg["x1"]["slurm"]["submit"] == "local"
+    assert cfg["x1"]["schedule"] == "0 3 * * *" and cfg["x1"]["max_active_runs"] == 5
+
+
+@pytest.mark.parametrize("text,error", [
+    ("datacenters: {}\n", "non-empty 'datacenters'"),
+    ("datacenters:\n  a: {}\n", "no s3.bucket"),
+    ("datacenters:\n  a: {s3: {bucket: b}, slurm: {submit: ssh}}\n", "needs slurm.ssh_host"),
+    ("datacenters:\n  a: {s3: {bucket: b}, slurm: {submit: pbs}}\n", "'local' or 'ssh'"),
+    ("datacenters:\n  'a b': {s3: {bucket: b}}\n", "letters, digits"),
+])
+def test_config_errors_name_the_problem(tmp_path, text, error):
+    p = tmp_path / "bad.yaml"
+    p.write_text(text)
+    with pytest.raises(ConfigError, match=error):
+        load_config(str(p))
+
+
+def test_sbatch_command_line():
+    argv = sbatch_argv("/opt/ds/deploy/slurm/dailyslice.sbatch", "dailyslice-dc1", 3, "0-02:00:00",
+                       "/logs/slurm-%j.out", {"DATE": "2026-01-15", "OUTPUT_ROOT": "/scratch/x"},
+                       partition="batch", account="ows", extra=["--qos=low"])
+    assert argv == [
+        "sbatch", "--parsable", "--job-name=dailyslice-dc1", "--dependency=singleton", "--nodes=3",
+        "--time=0-02:00:00", "--output=/logs/slurm-%j.out", "--partition=batch", "--account=ows", "--qos=low",
+        "--export=ALL,DATE=2026-01-15,OUTPUT_ROOT=/scratch/x", "/opt/ds/deploy/slurm/dailyslice.sbatch",
+    ]
+    with pytest.raises(SlurmError, match="no commas"):
+        sbatch_argv("s", "j", 1, "1", "o", {"X": "a,b"})
+
+
+def test_parsing_slurm_output():
+    assert parse_job_id("4242\n") == "4242" and parse_job_id("17;cluster2\n") == "17"
+    with pytest.raises(SlurmError, match="unexpected sbatch output"):
+        parse_job_id("sbatch: error: Batch job submission failed\n")
+    info = parse_scontrol("JobId=5 JobName=dailyslice-a JobState=FAILED Reason=NonZeroExitCode ExitCode=3:0 Comment='a b'")
+    assert info["JobState"] == "FAILED" and info["ExitCode"] == "3:0" and info["Comment"] == "a b"
+    assert read_marker('{"ok": true, "job_id": "5"}', "5") == {"ok": True, "job_id": "5"}
+    assert read_marker('{"ok": true, "job_id": "4"}', "5") is None and read_marker("{trunc", None) is None
+    assert Runner().argv(["squeue"]) == ["squeue"]
+
+
+def test_the_day_a_run_processes(airflow_home):  # noqa: F811  (dag_factory imports Airflow)
+    from types import SimpleNamespace
+
+    from lib.orchestration.dag_factory import day_of
+
+    at3 = dt.datetime(2026, 1, 16, 3, 0, tzinfo=dt.timezone.utc)
+    assert day_of({"params": {"date": None}, "logical_date": at3}) == dt.date(2026, 1, 15)
+    assert day_of({"params": {"date": "2026-01-02"}, "logical_date": at3}) == dt.date(2026, 1, 2)
+    assert day_of({"params": {}, "logical_date": None, "dag_run": SimpleNamespace(run_after=at3)}) == dt.date(2026, 1, 15)
+
+
+def test_dag_folder_imports_cleanly(airflow_home, monkeypatch):  # noqa: F811
+    from airflow.dag_processing.dagbag import DagBag
+
+    from lib.orchestration.dag_factory import SlurmJobSensor
+
+    monkeypatch.delenv("DAILYSLICE_DATACENTERS", raising=False)  # the shipped datacenters.yaml
+    bag = DagBag(dag_folder=str(ROOT / "airflow" / "dags"))
+    assert bag.import_errors == {}
+    assert sorted(bag.dags) == ["dailyslice-dc-a", "dailyslice-dc-b"]
+    dag = bag.dags["dailyslice-dc-a"]
+    assert dag.max_active_runs == 5 and type(dag.timetable).__name__ == "CronTriggerTimetable"
+    assert dag.timetable._expression == "0 3 * * *"
+    assert {t.task_id: sorted(t.upstream_task_ids) for t in dag.tasks} == {
+        "estimate": [], "size": ["estimate"], "submit": ["estimate", "size"], "wait": ["submit"],
+        "check": ["submit", "wait"], "stage": ["check", "estimate"],
+        "summary": ["check", "estimate", "size", "stage", "submit"],
+    }
+    assert isinstance(dag.get_task("wait"), SlurmJobSensor)
+    assert dag.get_task("submit").max_active_tis_per_dag == 1
+    assert bag.dags["dailyslice-dc-b"].get_task("wait").runner["submit"] == "ssh"
