@@ -111,8 +111,8 @@ def test_dag_folder_imports_cleanly(airflow_home, monkeypatch):  # noqa: F811
     assert bag.import_errors == {}
     assert sorted(bag.dags) == ["dailyslice-dc-a", "dailyslice-dc-b"]
     dag = bag.dags["dailyslice-dc-a"]
-    assert dag.max_active_runs == 5 and type(dag.timetable).__name__ == "CronTriggerTimetable"
-    assert dag.timetable._expression == "0 3 * * *"
+    assert dag.max_active_runs == 5 and dag.schedule == "0 3 * * *"
+    assert type(dag.timetable).__name__ == "CronTriggerTimetable"  # logical date = the 03:00 run time
     assert {t.task_id: sorted(t.upstream_task_ids) for t in dag.tasks} == {
         "estimate": [], "size": ["estimate"], "submit": ["estimate", "size"], "wait": ["submit"],
         "check": ["submit", "wait"], "stage": ["check", "estimate"],
