@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import pathlib
 import posixpath
 import uuid
 
@@ -290,3 +291,35 @@ def test_irods_live_server(tmp_path):
         if session.collections.exists(coll):
             session.collections.remove(coll, recurse=True, force=True)
         session.cleanup()
+
+
+def test_stage_outputs_of_a_day_to_filesystem_and_to_placement_slices(tmp_path):
+    import datetime as dt
+
+    from lib.orchestration.outputs import stage_outputs
+    from lib.placement.slices import collection_of
+
+    outputs = {
+        "preprocessed": _tree(tmp_path / "out" / "pre", DAY),
+        "index": _tree(tmp_path / "out" / "idx", {"com/eng/index-0.ciff.gz": b"ciff", "_SUCCESS": b""}),
+    }
+    day = dt.date(2026, 1, 15)
+    fs = stage_outputs(outputs, {"type": "filesystem", "path": str(tmp_path / "archive")}, day)
+    assert fs["index"]["copied"] == 2 and fs["preprocessed"]["copied"] == len(DAY)
+    assert _read_tree(str(tmp_path / "archive" / "preprocessed" / "2026-01" / "15")) == DAY
+    assert (tmp_path / "archive" / "index" / "2026-01" / "15" / "com" / "eng" / "index-0.ciff.gz").read_bytes() == b"ciff"
+
+    roots = [str(tmp_path / f"slice{i}") for i in range(3)]
+    sl = stage_outputs(outputs, {"type": "slices", "config": roots}, day)
+    assert sl["preprocessed"]["files"] == len(DAY) and sl["index"]["files"] == 2
+    # every file is found again through the slices, with its content
+    merged = {}
+    for r in roots:
+        merged.update(_read_tree(r))
+    assert {k: v for k, v in merged.items() if k.startswith("preprocessed/")} == {
+        f"preprocessed/2026-01/15/{rel}": data for rel, data in DAY.items()
+    }
+    coll = collection_of(roots)
+    for rel, data in DAY.items():  # each file sits on the slice that locate() names
+        path = f"preprocessed/2026-01/15/{rel}"
+        assert pathlib.Path(roots[coll.locate(path)], path).read_bytes() == data

@@ -198,22 +198,11 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
 
         @task
         def stage(marker: dict[str, Any], est: dict[str, Any]) -> dict[str, Any]:
-            from lib.staging import make_target, stage_tree
+            from lib.orchestration.outputs import stage_outputs
 
-            day = dt.date.fromisoformat(est["date"])
             spec = cfg["staging"]
-            out = {}
             with s3_endpoint(spec.get("endpoint")):
-                for kind, src in sorted(marker["outputs"].items()):
-                    sub = f"{kind}/{day:%Y-%m}/{day:%d}"
-                    if spec["type"] == "slices":
-                        from lib.placement.publish import publish_tree
-
-                        out[kind] = publish_tree(src, spec["config"], sub)
-                    else:
-                        out[kind] = stage_tree(src, make_target(spec, sub)).as_dict()
-                    log.info("staged %s -> %s", src, out[kind])
-            return out
+                return stage_outputs(marker["outputs"], spec, dt.date.fromisoformat(est["date"]))
 
         @task
         def summary(est: dict[str, Any], sized: dict[str, Any], sub: dict[str, Any], marker: dict[str, Any],

@@ -1,0 +1,32 @@
+"""Stage a finished day's outputs (the marker's ``outputs``) to the configured target."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from typing import Any
+
+log = logging.getLogger("dailyslice.stage")
+
+
+def stage_outputs(outputs: dict[str, str], spec: dict[str, Any], day: dt.date) -> dict[str, Any]:
+    """Mirror each ``{kind: folder}`` to ``<target>/<kind>/YYYY-MM/DD``; returns a report per kind.
+
+    ``spec["type"]`` is ``filesystem``, ``s3`` or ``irods`` (checksum-verified, copies only
+    what changed: :func:`lib.staging.stage_tree`) or ``slices`` (spread over the SWAP
+    slices of ``spec["config"]``, a slice config file or a list of slice roots:
+    :func:`lib.placement.publish.publish_tree`).
+    """
+    from lib.staging import make_target, stage_tree
+
+    out: dict[str, Any] = {}
+    for kind, src in sorted(outputs.items()):
+        sub = f"{kind}/{day:%Y-%m}/{day:%d}"
+        if spec["type"] == "slices":
+            from lib.placement.publish import publish_tree
+
+            out[kind] = publish_tree(src, spec["config"], sub)
+        else:
+            out[kind] = stage_tree(src, make_target(spec, sub)).as_dict()
+        log.info("staged %s -> %s", src, out[kind])
+    return out
