@@ -55,6 +55,8 @@ def day_captures(root: str, day: dt.date) -> list[dict]:
         cap("https://example.com/news?id=2&a=1", 9, 10, "response", 200, "text/html", "sha1:BBBB", True, f1, 900, "eng", 20000)
         cap("https://example.com/news?id=2&a=1", 13, 0, "response", 200, "text/html", "sha1:BB33", True, f2, 0, "eng", 21000)
         cap("http://new.example.net/", 9, 20, "response", 200, "text/html", "sha1:DDDD", True, f1, 1400, "fra", 0)
+        cap("http://bad-date.example.net/", 9, 30, "response", 200, "text/html", "sha1:EEEE", False, f2, 700)
+        rows[-1]["warc_date"] = None  # WARC-Date the reader could not parse: not indexable
     return rows
 
 
@@ -105,7 +107,8 @@ def write_index(root: str, day: dt.date) -> list[int]:
 def reference_db(all_rows: list[tuple[dt.date, dict]]) -> dict[str, dict]:
     """Independent fold of the captures (oracle for the URL database)."""
     out: dict[str, dict] = {}
-    order = sorted(all_rows, key=lambda dr: (dr[1]["warc_date"], dr[1]["warc_file"], dr[1]["warc_offset"]))
+    dated = [dr for dr in all_rows if dr[1]["warc_date"] is not None]
+    order = sorted(dated, key=lambda dr: (dr[1]["warc_date"], dr[1]["warc_file"], dr[1]["warc_offset"]))
     for day, r in order:
         i = url_id(r["url"])
         e = out.setdefault(i, dict(url=r["url"], first_seen=r["warc_date"], captures=0, digests=set(), changed_days=[],
@@ -133,9 +136,14 @@ def built(spark, tmp_path_factory):
     for d in (D1, D2):
         write_day(root, d)
     shard_sizes = write_index(root, D2)
+    from lib.catalogue.job import CatalogueJob
+
     for d in (D1, D2):
-        rc = build(["--date", d.isoformat(), "--root", root, "--url-partitions", str(K)], spark=spark)
-        assert rc == 0
+        job = CatalogueJob()
+        assert job.main(["--date", d.isoformat(), "--root", root, "--url-partitions", str(K)], spark=spark) == 0
+        s = job.last_result.summary
+        assert s["captures"] == len(day_captures(root, d)) == s["cdxj_lines"] + s["captures_not_indexed"]
+        assert s["captures_not_indexed"] == (1 if d == D2 else 0)
     return root, shard_sizes
 
 
@@ -150,7 +158,7 @@ def test_cdxj_is_sorted_complete_and_equals_python_lines(built):
         assert os.path.exists(os.path.join(os.path.dirname(path), "_SUCCESS"))
         lines = list(cdxj.read_cdxj(path))  # raises on unsorted or malformed lines
         rows = [{k: v for k, v in r.items() if not k.startswith("_")} for r in day_captures(root, day)]
-        assert len(lines) == len(rows)
+        assert len(lines) == len([r for r in rows if r["warc_date"] is not None])
         expected = cdxj.iter_lines(rows, prefix=f"file://{root}/warc/")
         with open(path, encoding="utf-8") as f:
             assert f.read().splitlines() == expected
@@ -252,7 +260,7 @@ def test_query_search_files_records_stats(built):
     assert {r["key"]: r["count"] for r in st["by_status"]} == {"200": 5, "404": 1, "(none)": 1}
     assert st["duplicates"] == {"revisit": 1, "duplicate": 1, "unchanged": 0, "unique": 5}
     # D2: home page and the first news capture are as on D1; the rest is new content
-    assert query.stats(root, D2)["duplicates"] == {"revisit": 0, "duplicate": 0, "unchanged": 2, "unique": 3}
+    assert query.stats(root, D2)["duplicates"] == {"revisit": 0, "duplicate": 0, "unchanged": 2, "unique": 4}
     assert st["errors"]["total"] == 3 and st["errors"]["by_reason"]["truncated gzip member"] == 2
     with pytest.raises(query.NotFound):
         query.stats(root, dt.date(2026, 2, 1))
@@ -315,11 +323,11 @@ def test_http_api_over_real_http(built):
         assert code == 200 and [h["url"] for h in hits] == ["https://example.com/news?id=2&a=1"]
         assert hits[0]["changed_days"] == [D2.isoformat()] and hits[0]["n_digests"] == 2
         code, files = _get(base, f"/files?day={D2}")
-        assert code == 200 and [f["records"] for f in files] == [4, 1]
+        assert code == 200 and [f["records"] for f in files] == [4, 2]
         code, recs = _get(base, "/records?file=" + quote(files[1]["warc_file"], safe=""))
-        assert code == 200 and [r["url"] for r in recs] == ["https://example.com/news?id=2&a=1"]
+        assert code == 200 and [r["url"] for r in recs] == ["https://example.com/news?id=2&a=1", "http://bad-date.example.net/"]
         code, st = _get(base, f"/stats?day={D2}")
-        assert code == 200 and st["captures"] == 5 and st["urls"] == 4
+        assert code == 200 and st["captures"] == 6 and st["urls"] == 5
         assert _get(base, "/stats?day=2030-01-01")[0] == 404
         assert _get(base, "/stats")[0] == 400
         assert _get(base, "/search?prefix=x&limit=many")[0] == 400

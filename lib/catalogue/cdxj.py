@@ -97,6 +97,8 @@ def _key_ts_udf():
 
 def cdxj_lines_df(captures: Any, prefix: str | None = None) -> Any:
     """Spark plan: capture rows -> one column ``line``, sorted bytewise (range partitioned).
+    Captures without URL or WARC-Date (unparseable in the archive) cannot be indexed and
+    are left out; the job counts them.
 
     Sorting whole lines equals sorting by (key, timestamp) because keys hold no byte
     below '!' and timestamps are fixed-width; ties break on the JSON (file, offset)."""
@@ -147,5 +149,7 @@ def write_cdxj(lines_df: Any, dest_file: str, work_dir: str) -> int:
 
 
 def iter_lines(rows: Iterable[dict[str, Any]], prefix: str | None = None) -> list[str]:
-    """Sorted CDXJ lines for capture rows in memory (small inputs, tests, tools)."""
-    return sorted((cdxj_line(r, prefix) for r in rows), key=lambda s: s.encode("utf-8"))
+    """Sorted CDXJ lines for capture rows in memory (small inputs, tests, tools); rows
+    without URL or date are left out, as in :func:`cdxj_lines_df`."""
+    lines = (cdxj_line(r, prefix) for r in rows if r.get("url") and r.get("warc_date"))
+    return sorted(lines, key=lambda s: s.encode("utf-8"))

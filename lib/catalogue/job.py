@@ -76,8 +76,11 @@ class CatalogueJob(SparkJob):
         else:
             work = tempfile.mkdtemp(prefix="catalogue-", dir=args.staging)
         try:
+            summary["captures"] = urldb.count_rows(caps_dir) if os.path.isdir(caps_dir) else 0
             summary["cdxj_lines"] = cdxj.write_cdxj(cdxj.cdxj_lines_df(captures, prefix),
                                                     os.path.join(work, CDXJ_NAME), work)
+            # totals add up: every capture is a line or counted here (no URL or WARC-Date)
+            summary["captures_not_indexed"] = summary["captures"] - summary["cdxj_lines"]
             summary["cdxj_seconds"] = round(time.time() - t0, 3)
             if not args.no_urldb:
                 db = args.urldb or (storage.join(args.root, "urldb") if args.root else None)
