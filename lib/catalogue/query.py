@@ -234,9 +234,12 @@ def day_stats(path: str, d: dt.date, top: int = 15, prev_path: str | None = None
         tot = _rows(con, f"SELECT count(*) AS n, count(DISTINCT url) AS u, count(*) FILTER (WHERE kept) AS p FROM {src}", [caps])[0]
         out.update(captures=tot["n"], urls=tot["u"], kept=tot["p"])
         out["by_record_type"] = _counts(con, f"SELECT record_type AS k, count(*) AS n FROM {src} GROUP BY 1 ORDER BY 2 DESC, 1", [caps])
-        out["by_mime"] = _counts(con, f"SELECT coalesce(mime_type, '(none)') AS k, count(*) AS n FROM {src} GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT {top}", [caps])
+        out["by_mime"] = _counts(con, f"SELECT coalesce(nullif(mime_type, ''), '(none)') AS k, count(*) AS n FROM {src} GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT {top}", [caps])
         out["by_status"] = _counts(con, f"SELECT coalesce(CAST(http_status AS VARCHAR), '(none)') AS k, count(*) AS n FROM {src} GROUP BY 1 ORDER BY 2 DESC, 1", [caps])
-        out["top_hosts"] = _counts(con, f"""SELECT lower(regexp_extract(url, '^[a-zA-Z][a-zA-Z0-9+.-]*://(?:[^@/?#]*@)?([^:/?#]*)', 1)) AS k,
+        # hosts of hierarchical URLs; others (dns:, urn:) are grouped by scheme, e.g. "(dns:)"
+        out["top_hosts"] = _counts(con, f"""SELECT coalesce(nullif(lower(regexp_extract(url,
+                                               '^[a-zA-Z][a-zA-Z0-9+.-]*://(?:[^@/?#]*@)?([^:/?#]*)', 1)), ''),
+                                               '(' || lower(split_part(url, ':', 1)) || ':)') AS k,
                                            count(*) AS n FROM {src} GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT {top}""", [caps])
         # duplicate: same URL and digest earlier that day; unchanged: same URL and digest on
         # the previous completed day (the crawl's usual re-visit), first time today.

@@ -128,9 +128,9 @@ def render(stats: dict[str, Any], shards: list[tuple[str, int]]) -> str:
         ["pages (Parquet rows)", stats.get("pages", 0)],
         ["duplicate share", share],
         ["index shards", f"{len(shards)} ({_human(sum(s[1] for s in shards))})"],
-        ["bad records (_errors.jsonl)", errors.get("total", 0)],
+        ["error report lines (_errors.jsonl)", errors.get("total", 0)],
     ])
-    err = _table(["reason", "records"], [[k, v] for k, v in errors.get("by_reason", {}).items()]) if errors.get("by_reason") else "<p>No bad records.</p>"
+    err = _table(["reason", "records"], [[k, v] for k, v in errors.get("by_reason", {}).items()]) if errors.get("by_reason") else "<p>None reported.</p>"
     run = _table(["counter", "value"], _flat(stats.get("run") or {})) if stats.get("run") else "<p>No _stats.json.</p>"
     figs = "\n".join(f"<figure>{p}</figure>" for p in plots)
     day = html.escape(stats["day"])
@@ -149,7 +149,7 @@ table {{ border-collapse: collapse; margin: 0.5em 0; }} td, th {{ border: 1px so
 <section id="plots"><h2>Plots</h2>
 {figs}
 </section>
-<section id="errors"><h2>Errors</h2>{err}<h3>Run counters (_stats.json)</h3>{run}</section>
+<section id="errors"><h2>Errors and warnings (_errors.jsonl, by reason)</h2>{err}<h3>Run counters (_stats.json)</h3>{run}</section>
 </body></html>
 """
 
