@@ -388,3 +388,20 @@ def test_output_to_s3_has_success_last(built, spark, s3_bucket):
     assert names == ["_SUCCESS", "index.cdxj", "report.html"]
     with open(cdxj_path(root, D1), "rb") as f:
         assert storage.read_bytes(dest + "/index.cdxj") == f.read()
+
+
+def test_serve_command_answers_http(built):
+    import subprocess
+    import sys
+
+    root, _ = built
+    proc = subprocess.Popen([sys.executable, "-m", "lib.catalogue", "--root", root, "serve", "--port", "0"],
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stderr.readline()  # "serving ROOT on http://127.0.0.1:PORT/"
+        assert "http://127.0.0.1:" in line, line
+        base = line.strip().split(" on ")[1].rstrip("/")
+        assert _get(base, "/days") == (200, [D1.isoformat(), D2.isoformat()])
+    finally:
+        proc.terminate()
+        proc.wait(10)
