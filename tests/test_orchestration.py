@@ -14,9 +14,9 @@ import sys
 
 import pytest
 
-from tests.fixtures_airflow import airflow_home  # noqa: F401  (plugins until conftest registers them)
-from tests.fixtures_slurm import slurm_cluster  # noqa: F401
 
+# shared session fixtures (one Slurm cluster, one AIRFLOW_HOME per run)
+pytest_plugins = ["tests.fixtures_airflow", "tests.fixtures_slurm"]
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DAY = dt.date(2026, 1, 15)
 RUN_AT = dt.datetime(2026, 1, 16, 3, 0, tzinfo=dt.timezone.utc)  # the 03:00 run after DAY
@@ -35,7 +35,7 @@ def _read_tree(root: str) -> dict[str, bytes]:
 
 
 @pytest.fixture(scope="module")
-def orchestra(slurm_cluster, airflow_home, s3_server, tmp_path_factory):  # noqa: F811
+def orchestra(slurm_cluster, airflow_home, s3_server, tmp_path_factory):
     """Bucket with DAY's sample crawl, a datacenters.yaml for it, the DAGs built from it."""
     import yaml
 

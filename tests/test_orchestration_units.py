@@ -12,8 +12,9 @@ import pytest
 from lib.orchestration.config import DEFAULTS, ConfigError, load_config
 from lib.orchestration.sizing import GIB, size_job, slurm_time
 from lib.orchestration.slurm import Runner, SlurmError, parse_job_id, parse_scontrol, read_marker, sbatch_argv
-from tests.fixtures_airflow import airflow_home  # noqa: F401
 
+# shared session fixtures (one Slurm cluster, one AIRFLOW_HOME per run)
+pytest_plugins = ["tests.fixtures_airflow"]
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SIZING = DEFAULTS["sizing"]  # 50 GiB/node-hour, 2 h target, 1..16 nodes, 15 min + 1.5x, 30..1440 min
 
@@ -90,7 +91,7 @@ def test_parsing_slurm_output():
     assert Runner().argv(["squeue"]) == ["squeue"]
 
 
-def test_the_day_a_run_processes(airflow_home):  # noqa: F811  (dag_factory imports Airflow)
+def test_the_day_a_run_processes(airflow_home):  # dag_factory imports Airflow
     from types import SimpleNamespace
 
     from lib.orchestration.dag_factory import day_of
@@ -101,7 +102,7 @@ def test_the_day_a_run_processes(airflow_home):  # noqa: F811  (dag_factory impo
     assert day_of({"params": {}, "logical_date": None, "dag_run": SimpleNamespace(run_after=at3)}) == dt.date(2026, 1, 15)
 
 
-def test_dag_folder_imports_cleanly(airflow_home, monkeypatch):  # noqa: F811
+def test_dag_folder_imports_cleanly(airflow_home, monkeypatch):
     from airflow.dag_processing.dagbag import DagBag
 
     from lib.orchestration.dag_factory import SlurmJobSensor

@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from tests.fixtures_airflow import airflow_home  # noqa: F401
-from tests.fixtures_slurm import slurm_cluster  # noqa: F401
 
+# shared session fixtures (one Slurm cluster, one AIRFLOW_HOME per run)
+pytest_plugins = ["tests.fixtures_airflow", "tests.fixtures_slurm"]
 pytestmark = pytest.mark.timeout(180)
 
 
@@ -41,7 +41,7 @@ def _show(cluster, job_id) -> dict:
     return parse_scontrol(cluster.run("scontrol", "show", "job", "-o", job_id).stdout)
 
 
-def test_batch_job_runs_a_step_on_each_node(slurm_cluster, tmp_path):  # noqa: F811
+def test_batch_job_runs_a_step_on_each_node(slurm_cluster, tmp_path):
     out = tmp_path / "out.txt"
     script = _script(tmp_path / "j.sh", "srun --overlap -N2 -n2 bash -c 'echo step $SLURM_PROCID on $SLURMD_NODENAME'\n")
     job = slurm_cluster.run("sbatch", "--parsable", "-N2", f"--output={out}", script).stdout.strip()
@@ -50,7 +50,7 @@ def test_batch_job_runs_a_step_on_each_node(slurm_cluster, tmp_path):  # noqa: F
     assert "step 0 on dsn1" in lines and "step 1 on dsn2" in lines
 
 
-def test_singleton_runs_one_job_per_data_center_at_a_time(slurm_cluster, tmp_path):  # noqa: F811
+def test_singleton_runs_one_job_per_data_center_at_a_time(slurm_cluster, tmp_path):
     from lib.orchestration.slurm import parse_job_id
 
     script = _script(tmp_path / "s.sh", "sleep 5\n")
@@ -82,7 +82,7 @@ async def _first_event(trigger):
         return event.payload
 
 
-def test_trigger_reports_success_from_the_marker(slurm_cluster, airflow_home, tmp_path):  # noqa: F811
+def test_trigger_reports_success_from_the_marker(slurm_cluster, airflow_home, tmp_path):
     from lib.orchestration.slurm import Runner, parse_job_id
     from lib.orchestration.trigger import SlurmJobTrigger
 
@@ -96,7 +96,7 @@ def test_trigger_reports_success_from_the_marker(slurm_cluster, airflow_home, tm
     assert event["state"] == "COMPLETED" and event["marker_ok"] is True and event["exit_code"] == "0:0"
 
 
-def test_trigger_reports_a_failed_job(slurm_cluster, airflow_home, tmp_path):  # noqa: F811
+def test_trigger_reports_a_failed_job(slurm_cluster, airflow_home, tmp_path):
     from lib.orchestration.slurm import Runner, parse_job_id
     from lib.orchestration.trigger import SlurmJobTrigger
 
@@ -109,7 +109,7 @@ def test_trigger_reports_a_failed_job(slurm_cluster, airflow_home, tmp_path):  #
     assert event["failed_marker"]["preprocess_rc"] == 1
 
 
-def test_trigger_on_a_job_slurm_has_forgotten_reads_the_marker(slurm_cluster, airflow_home, tmp_path):  # noqa: F811
+def test_trigger_on_a_job_slurm_has_forgotten_reads_the_marker(slurm_cluster, airflow_home, tmp_path):
     from lib.orchestration.slurm import Runner
     from lib.orchestration.trigger import SlurmJobTrigger
 
@@ -124,7 +124,7 @@ def test_trigger_on_a_job_slurm_has_forgotten_reads_the_marker(slurm_cluster, ai
     assert event["state"] == "GONE" and event["marker_ok"] is False
 
 
-def test_submit_over_ssh_quotes_the_command(slurm_cluster, tmp_path, monkeypatch):  # noqa: F811
+def test_submit_over_ssh_quotes_the_command(slurm_cluster, tmp_path, monkeypatch):
     from lib.orchestration.slurm import Runner, sbatch_argv, submit
 
     # stand-in ssh: drop the options and host, run the remote command line with a shell,
