@@ -12,6 +12,8 @@ are counted separately; the record itself is kept.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -119,11 +121,19 @@ class FileProcessor:
         finally:
             self.stats.seconds = time.perf_counter() - t0
 
-    def _capture(self, rec: Record, status: int | None, mime: str, kept: bool) -> None:
+    def _digest(self, rec: Record, resp=None) -> str | None:
+        """WARC-Payload-Digest, or for archives without one (ARC) the same digest computed here."""
+        d = rec.headers.get("warc-payload-digest")
+        if d or resp is None or rec.oversized:
+            return d
+        raw = rec.content[resp.payload_start :]
+        return "sha1:" + base64.b32encode(hashlib.sha1(raw).digest()).decode()
+
+    def _capture(self, rec: Record, status: int | None, mime: str, kept: bool, resp=None) -> None:
         self.captures.append({
             "url": rec.url, "warc_date": rec.date, "record_type": rec.rec_type,
             "record_id": rec.record_id.strip("<>"), "http_status": status, "mime_type": mime,
-            "payload_digest": rec.headers.get("warc-payload-digest"), "kept": kept,
+            "payload_digest": self._digest(rec, resp), "kept": kept,
             "warc_file": self.file, "warc_offset": rec.offset, "warc_length": rec.length,
         })
 
@@ -166,7 +176,7 @@ class FileProcessor:
         mime = mime.split(";")[0].strip().lower()
         html = mime in HTML_TYPES or (not mime and _looks_html(resp.body))
         kept = html and 200 <= resp.status < 300 and bool(resp.body.strip()) and not _is_binary(resp.body)
-        self._capture(rec, resp.status, mime, kept)
+        self._capture(rec, resp.status, mime, kept, resp)
         if not html:
             self._skip("not_html")
             return None
@@ -208,7 +218,7 @@ class FileProcessor:
             "charset_source": dec.source,
             "http_server": resp.headers.get("server"),
             "content_length": len(resp.body),
-            "payload_digest": rec.headers.get("warc-payload-digest"),
+            "payload_digest": self._digest(rec, resp),
             "warc_date": rec.date,
             "warc_ip": rec.headers.get("warc-ip-address"),
             "warc_file": self.file,

@@ -18,7 +18,7 @@ def normalize_url(url: str) -> str:
         port = p.port
     except ValueError:
         return url.strip()
-    netloc = host
+    netloc = f"[{host}]" if ":" in host else host  # IPv6 literals keep their brackets
     if p.username or p.password:
         netloc = f"{p.username or ''}{':' + p.password if p.password else ''}@{host}"
     if port and _DEFAULT_PORTS.get(scheme) != port:

@@ -117,3 +117,8 @@ def test_http_parsing_chunked_gzip_and_broken():
     with pytest.raises(HttpError) as e:
         parse_response(b"HTTP/1.1 200 OK\r\nBad Header Line\r\n\r\nbody")
     assert "bad header line" in str(e.value)
+
+
+def test_ipv6_hosts_keep_their_brackets():
+    assert urls.normalize_url("http://[::1]:8080/x#y") == "http://[::1]:8080/x"
+    assert urls.normalize_url("https://[2001:db8::1]:443/") == "https://[2001:db8::1]/"

@@ -82,3 +82,17 @@ def test_captures_list_every_response_revisit_and_resource():
     kinds = [(c["record_type"], c["kept"], c["http_status"]) for c in proc.captures]
     assert kinds == [("response", True, 200), ("response", True, 200), ("revisit", False, 200)]
     assert s["skipped_by_reason"] == {"not_response:revisit": 1, "not_response:request": 1}
+
+
+def test_arc_records_get_a_computed_payload_digest(corpus):
+    """ARC has no WARC-Payload-Digest; the same sha1 of the payload is computed, so the WARC
+    and ARC copies of one crawl agree on every page's digest."""
+    def digests(name):
+        with open(corpus / "aut" / name, "rb") as f:
+            rows, _ = process_file(f, name)
+        return {r["url"]: r["payload_digest"] for r in rows}
+
+    arc, warc = digests("example.arc.gz"), digests("example.warc.gz")
+    assert len(arc) == 94 and all(d and d.startswith("sha1:") for d in arc.values())
+    same = sum(arc[u] == warc.get(u) for u in arc)
+    assert same == len(arc), f"{len(arc) - same} digests differ"

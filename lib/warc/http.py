@@ -22,6 +22,7 @@ class HttpResponse:
     status: int
     headers: dict[str, str]  # lowercased names; repeated headers joined with ", "
     body: bytes
+    payload_start: int = 0  # where the payload (as transferred) starts in the record block
 
     @property
     def mime_type(self) -> str:
@@ -83,7 +84,7 @@ def parse_response(block: bytes) -> HttpResponse:
             raise HttpError("http_unsupported_encoding", "brotli body and no brotli module") from None
         except Exception as e:
             raise HttpError("http_bad_encoding", f"brotli: {e}") from None
-    return HttpResponse(int(m.group(1)), headers, body)
+    return HttpResponse(int(m.group(1)), headers, body, end + sep)
 
 
 def dechunk(body: bytes) -> bytes:
