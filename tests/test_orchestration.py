@@ -117,6 +117,7 @@ def test_day_runs_end_to_end_and_stages_the_outputs(orchestra, first_run):
     # the job ran on a Spark standalone cluster inside the allocation: workers on both nodes
     run_log = pathlib.Path(summary["job"]["run_log"]).read_text()
     assert "starting Spark master spark://127.0.0.1:" in run_log and "on each of 2 node(s)" in run_log
+    assert "2 Spark worker(s) registered" in run_log
     marker = json.loads((out / "_runs" / "dc1" / f"{DAY}.json").read_text())
     assert marker["ok"] and marker["job_id"] == job_id
 

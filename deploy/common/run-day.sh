@@ -19,7 +19,7 @@
 #   SPARK_EXECUTOR_CORES (all of a worker's), SPARK_DRIVER_MEMORY (2g),
 #   SPARK_MASTER_HOST ($(hostname)), DAILYSLICE_SPARK_PORT (a free port),
 #   SPARK_SUBMIT_ARGS, PREPROCESS_ARGS, INDEX_ARGS (extra arguments, word-split),
-#   KEEP_SCRATCH (unset: scratch is removed at the end)
+#   KEEP_SCRATCH (unset: scratch is removed at the end), WORKER_START_TIMEOUT (300 s)
 set -uo pipefail
 
 die() { echo "run-day: $*" >&2; exit 2; }
@@ -95,6 +95,15 @@ else
     --ntasks-per-node=1 "$SPARK_HOME/bin/spark-class" org.apache.spark.deploy.worker.Worker \
     --cores "$WORKER_CORES" --memory "$WORKER_MEMORY" --webui-port 0 --work-dir "$SPARK_WORKER_DIR" "$MASTER_URL" &
   WORKERS_PID=$!
+  # a missing worker would leave spark-submit waiting for executors until the time limit
+  NODES=${SLURM_JOB_NUM_NODES:-1}
+  deadline=$((SECONDS + ${WORKER_START_TIMEOUT:-300}))
+  until [ "$(grep -c 'Successfully registered with master' "$LOG_FILE")" -ge "$NODES" ]; do
+    kill -0 "$WORKERS_PID" 2>/dev/null || die "Spark workers exited before registering (srun failed?)"
+    [ $SECONDS -lt $deadline ] || die "only $(grep -c 'Successfully registered with master' "$LOG_FILE") of $NODES Spark workers registered"
+    sleep 1
+  done
+  echo "run-day: $NODES Spark worker(s) registered"
 fi
 
 submit() {  # name script args...
