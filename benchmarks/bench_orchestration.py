@@ -1,0 +1,108 @@
+"""Where the time of a day's Slurm job goes: queueing, starting the Spark standalone
+cluster in the allocation, preprocess, index, shutdown. The fixed part (everything but
+the two Spark jobs' work) is what ``sizing.overhead_minutes`` must cover.
+
+Runs on the same one-host, two-node Slurm cluster as the tests (Debian's slurm-wlm and
+munge, started here and stopped at the end), with a synthetic crawl on local disk:
+
+    python benchmarks/bench_orchestration.py --files 2 --pages-per-file 40 [--nodes 2]
+
+Prints one JSON object (phases in seconds) and a Markdown table row for docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import re
+import shutil
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from lib.orchestration.slurm import parse_job_id, parse_scontrol, sbatch_argv  # noqa: E402
+from lib.sample import write_sample_crawl  # noqa: E402
+from tests.fixtures_slurm import start_cluster, stop_cluster  # noqa: E402
+
+STAMP = re.compile(r"run-day: (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ) (.*)")
+
+
+def phases(log_text: str) -> dict[str, float]:
+    """Seconds between the run log's time-stamped lines."""
+    marks = {}
+    for ts, what in STAMP.findall(log_text):
+        t = dt.datetime.strptime(ts, "%Y-%m-%dT%H:%M:%SZ").timestamp()
+        key = "start" if what.startswith("data center") else what.split(" with ")[0].replace("spark-submit ", "")
+        marks.setdefault(key, t)
+    out = {}
+    if {"start", "preprocess"} <= marks.keys():
+        out["cluster_start"] = marks["preprocess"] - marks["start"]
+    if {"preprocess", "index"} <= marks.keys():
+        out["preprocess"] = marks["index"] - marks["preprocess"]
+    if {"index", "finished"} <= marks.keys():
+        out["index_and_shutdown"] = marks["finished"] - marks["index"]
+    if {"start", "finished"} <= marks.keys():
+        out["job_total"] = marks["finished"] - marks["start"]
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--files", type=int, default=2)
+    ap.add_argument("--pages-per-file", type=int, default=40)
+    ap.add_argument("--nodes", type=int, default=2, choices=(1, 2))
+    args = ap.parse_args()
+
+    work = tempfile.mkdtemp(prefix="bench-orch-")
+    cluster = start_cluster(tempfile.mkdtemp(prefix="dsslurm-", dir="/tmp"))
+    try:
+        day = dt.date(2026, 1, 15)
+        write_sample_crawl(os.path.join(work, "bucket"), day, files=args.files, pages_per_file=args.pages_per_file)
+        out = os.path.join(work, "out")
+        os.makedirs(os.path.join(out, "logs"))
+        env = {
+            "DATE": day.isoformat(), "DATA_CENTER": "bench", "INPUT_ROOT": os.path.join(work, "bucket"),
+            "OUTPUT_ROOT": out, "DAILYSLICE_HOME": ROOT, "VENV": sys.prefix, "SCRATCH_DIR": os.path.join(work, "scratch"),
+            "SPARK_WORKER_CORES": "1", "SPARK_WORKER_MEMORY": "1g", "SPARK_EXECUTOR_MEMORY": "512m",
+            "SPARK_DRIVER_MEMORY": "768m", "SPARK_MASTER_HOST": "127.0.0.1", "SPARK_LOCAL_IP": "127.0.0.1",
+            "INDEX_ARGS": "--min-group-docs 1",
+        }
+        argv = sbatch_argv(os.path.join(ROOT, "deploy/slurm/dailyslice.sbatch"), "dailyslice-bench", args.nodes,
+                           "0-00:30:00", os.path.join(out, "logs", "slurm-%j.out"), env)
+        t0 = time.time()
+        job = parse_job_id(cluster.run(*argv).stdout)
+        while cluster.run("squeue", "-h", "-j", job, check=False).stdout.strip():
+            time.sleep(0.5)
+        wall = time.time() - t0
+        info = parse_scontrol(cluster.run("scontrol", "show", "job", "-o", job).stdout)
+        marker = json.load(open(os.path.join(out, "_runs", "bench", f"{day}.json")))
+        log_text = open(marker["log"]).read()
+        result = {
+            "machine": f"{platform.node()} {os.cpu_count()} cores, {platform.platform()}",
+            "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "load_avg_1m": round(os.getloadavg()[0], 1),
+            "nodes": args.nodes, "files": args.files, "pages": marker["summaries"]["preprocess"]["pages_kept"],
+            "input_bytes": marker["summaries"]["preprocess"]["bytes"], "state": info.get("JobState"),
+            "submit_to_end_s": round(wall, 1), **{f"{k}_s": round(v, 1) for k, v in phases(log_text).items()},
+            "preprocess_job_s": marker["summaries"]["preprocess"]["seconds"],
+            "index_job_s": marker["summaries"]["index"]["seconds"],
+        }
+        print(json.dumps(result, indent=2))
+        print("| {date} | {nodes} | {files} | {pages} | {submit_to_end_s} | {cluster_start_s} | {preprocess_job_s} | "
+              "{index_job_s} | {load_avg_1m} |".format(**{k: result.get(k, "") for k in (
+                  "date", "nodes", "files", "pages", "submit_to_end_s", "cluster_start_s", "preprocess_job_s",
+                  "index_job_s", "load_avg_1m")}))
+    finally:
+        stop_cluster(cluster)
+        shutil.rmtree(cluster.root, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
