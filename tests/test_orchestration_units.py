@@ -122,3 +122,21 @@ def test_dag_folder_imports_cleanly(airflow_home, monkeypatch):
     assert isinstance(dag.get_task("wait"), SlurmJobSensor)
     assert dag.get_task("submit").max_active_tis_per_dag == 1
     assert bag.dags["dailyslice-dc-b"].get_task("wait").runner["submit"] == "ssh"
+
+
+def test_trigger_gives_up_when_slurm_cannot_be_reached(airflow_home, monkeypatch):
+    import asyncio
+
+    from lib.orchestration import trigger as trigger_mod
+
+    monkeypatch.setenv("PATH", "/nonexistent")  # no scontrol where the triggerer runs
+    monkeypatch.setattr(trigger_mod, "MAX_ERRORS", 3)
+
+    async def first():
+        t = trigger_mod.SlurmJobTrigger("7", "/nonexistent/m.json", Runner().as_dict(), poll_seconds=0.01)
+        async for event in t.run():
+            return event.payload
+
+    event = asyncio.run(first())
+    assert event["state"] == "UNKNOWN" and event["marker_ok"] is False
+    assert "cannot run scontrol" in event["error"]

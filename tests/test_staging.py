@@ -115,7 +115,8 @@ class FakeIrods:
     Like a server, it computes the checksum of what it stored when asked to register one,
     and ``chksum(..., verifyChksum=...)`` fails when the stored bytes no longer match."""
 
-    def __init__(self, corrupt_puts: bool = False):
+    def __init__(self, corrupt_puts: bool = False, hash_scheme: str = "sha2"):
+        self.hash_scheme = hash_scheme
         self.objects: dict[str, dict] = {}
         self.colls: set[str] = {"/"}
         self.calls: list[tuple] = []
@@ -180,14 +181,15 @@ class _Objs:
         data = open(local, "rb").read()
         if self.fake.corrupt_puts and data:
             data = bytes([data[0] ^ 1]) + data[1:]
-        self.fake.objects[path] = {"data": data, "checksum": _sha2(data) if REG_CHKSUM_KW in kw else None}
+        registered = (_sha2(data) if self.fake.hash_scheme == "sha2" else hashlib.md5(data).hexdigest())
+        self.fake.objects[path] = {"data": data, "checksum": registered if REG_CHKSUM_KW in kw else None}
 
     def chksum(self, path, **kw):
         from irods.keywords import VERIFY_CHKSUM_KW
 
         self.fake.calls.append(("chksum", path, dict(kw)))
         o = self.fake.objects[path]
-        actual = _sha2(o["data"])
+        actual = _sha2(o["data"]) if self.fake.hash_scheme == "sha2" else hashlib.md5(o["data"]).hexdigest()
         if VERIFY_CHKSUM_KW in kw:
             if o["checksum"] != actual:
                 raise RuntimeError("USER_CHKSUM_MISMATCH")
@@ -252,6 +254,12 @@ def test_irods_corrupted_transfer_is_an_error(tmp_path):
     with pytest.raises(StagingError, match="registered checksum .* != local"):
         stage_tree(src, IrodsTarget(fake, "/zone/x"))
     assert "/zone/x/_SUCCESS" not in fake.objects
+
+
+def test_irods_server_with_md5_checksums_is_a_clear_error(tmp_path):
+    src = _tree(tmp_path / "src", {"a": b"abc", "_SUCCESS": b""})
+    with pytest.raises(StagingError, match="default_hash_scheme to SHA256"):
+        stage_tree(src, IrodsTarget(FakeIrods(hash_scheme="md5"), "/zone/m"))
 
 
 def test_irods_bit_rot_fails_server_verification(tmp_path):

@@ -27,6 +27,10 @@ def stage_outputs(outputs: dict[str, str], spec: dict[str, Any], day: dt.date) -
 
             out[kind] = publish_tree(src, spec["config"], sub)
         else:
-            out[kind] = stage_tree(src, make_target(spec, sub)).as_dict()
+            target = make_target(spec, sub)
+            try:
+                out[kind] = stage_tree(src, target).as_dict()
+            finally:
+                getattr(target, "close", lambda: None)()
         log.info("staged %s -> %s", src, out[kind])
     return out

@@ -52,9 +52,12 @@ class Runner:
         return subprocess.run(self.argv(cmd), capture_output=True, text=True, timeout=timeout)
 
     async def arun(self, cmd: list[str], timeout: float = 120) -> tuple[int, str, str]:
-        proc = await asyncio.create_subprocess_exec(
-            *self.argv(cmd), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
-        )
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *self.argv(cmd), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+            )
+        except OSError as e:  # e.g. scontrol not installed where the triggerer runs
+            return 127, "", f"cannot run {self.argv(cmd)[0]}: {e}"
         try:
             out, err = await asyncio.wait_for(proc.communicate(), timeout)
         except asyncio.TimeoutError:

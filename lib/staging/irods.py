@@ -71,8 +71,17 @@ class IrodsTarget:
         except Exception as e:  # the server raises when the replica does not match
             raise StagingError(f"irods {path}: server-side checksum verification failed: {e}") from e
         registered = self.session.data_objects.get(path).checksum
+        if registered and not registered.startswith("sha2:"):
+            raise StagingError(
+                f"irods {path}: the server registered {registered!r}, not a SHA-256 checksum; "
+                "set the server's default_hash_scheme to SHA256 (the iRODS default)"
+            )
         if registered != checksum:
             raise StagingError(f"irods {path}: registered checksum {registered} != local {checksum}")
+
+    def close(self) -> None:
+        """Release the session's connections."""
+        self.session.cleanup()
 
     def delete(self, rel: str) -> None:
         path = self._path(rel)
