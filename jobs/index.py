@@ -130,7 +130,6 @@ def partition_keys(spark: Any, n: int) -> list[int]:
 
 def build_index(spark: Any, inp: str, work: str, args: argparse.Namespace) -> dict:
     """The Spark plan: shards, CIFF + metadata, graph. Returns the statistics."""
-    from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
     from lib.schema import spark_schema
@@ -162,36 +161,21 @@ def build_index(spark: Any, inp: str, work: str, args: argparse.Namespace) -> di
             .sortWithinPartitions("pidx", "record_id", "warc_file", "warc_offset")
             .select(*INPUT_COLUMNS)
         )
-        chunks = docs.mapInArrow(tokenize_partition, spark_schema(CHUNK_SCHEMA)).persist(StorageLevel.MEMORY_AND_DISK)
-        try:
-            header = {
-                r["pidx"]: r
-                for r in chunks.groupBy("pidx")
-                .agg(
-                    F.countDistinct("term").alias("terms"),
-                    F.count(F.when(F.col("kind") == 1, 1)).alias("docs"),
-                    F.coalesce(F.sum("doclength"), F.lit(0)).alias("total_terms"),
-                )
-                .collect()
-            }
-            clock("tokenize")
-            by_pidx = {g.base + n: (g, n) for g in groups for n in range(g.k)}
-            specs = {}
-            for p, r in header.items():
-                g, n = by_pidx[p]
-                specs[p] = ShardSpec(
-                    folder=os.path.join(work, index_plan.shard_dir(g)), shard=n, docs=r["docs"], terms=r["terms"],
-                    total_terms=r["total_terms"],
-                    description=f"{get_analyzer(g.lang).name}; dailyslice index {g.tld}/{g.lang} shard {n} of {g.k}{date}",
-                )
-            written = (
-                chunks.sortWithinPartitions("pidx", "kind", "term", "first")
-                .mapInArrow(lambda it: write_partition(it, specs), spark_schema(STATS_SCHEMA))
-                .collect()
-            )
-            clock("write")
-        finally:
-            chunks.unpersist()
+        by_pidx = {g.base + n: (g, n) for g in groups for n in range(g.k)}
+        specs = {
+            p: ShardSpec(folder=os.path.join(work, index_plan.shard_dir(g)), shard=n,
+                         description=f"{get_analyzer(g.lang).name}; dailyslice index {g.tld}/{g.lang} shard {n} of {g.k}{date}")
+            for p, (g, n) in by_pidx.items()
+        }
+        # one stage after the shuffle: tokenize, sort the partition's rows (Spark's external
+        # sort: stats row, then postings chunks by term, then docs), write each shard
+        written = (
+            docs.mapInArrow(tokenize_partition, spark_schema(CHUNK_SCHEMA))
+            .sortWithinPartitions("pidx", "kind", "term", "first")
+            .mapInArrow(lambda it: write_partition(it, specs), spark_schema(STATS_SCHEMA))
+            .collect()
+        )
+        clock("index")
         for r in sorted(written, key=lambda r: r["pidx"]):
             g, n = by_pidx[r["pidx"]]
             summary["shards"].append({"tld": g.tld, "lang": g.lang, "shard": n, "k": g.k,

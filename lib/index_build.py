@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 
 from lib.analysis import get_analyzer
 
-KIND_CHUNK, KIND_DOC = 0, 1
+KIND_STATS, KIND_CHUNK, KIND_DOC = -1, 0, 1  # the order a shard's rows reach its writer
 
 #: metadata-{n}.parquet columns, in docid order (collection_docid = CIFF DocRecord id).
 METADATA_SCHEMA = pa.schema(
@@ -63,6 +63,10 @@ CHUNK_SCHEMA = pa.schema(
         ("tfs", pa.list_(pa.int32())),
         ("record_id", pa.string()),
         ("doclength", pa.int32()),
+        # the stats row of a shard: its CIFF header's counts
+        ("n_docs", pa.int64()),
+        ("n_terms", pa.int64()),
+        ("n_tokens", pa.int64()),
     ]
     + [(n, METADATA_SCHEMA.field(n).type) for n in _META_IN]
 )
@@ -129,9 +133,13 @@ def _runs(keys: np.ndarray) -> list[tuple[int, int]]:
 
 def tokenize_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """Step 1 (module doc). Input: :data:`INPUT_COLUMNS`, sorted by (pidx, record_id).
-    Every input batch gives one chunk per (shard, term) it contains, and its doc rows."""
+    Every input batch gives one chunk per (shard, term) it contains, and its doc rows; the
+    end of the partition gives one stats row per shard (docs, distinct terms, tokens), which
+    the sort puts first, so the writer knows its CIFF header before the postings come."""
     next_docid: dict[int, int] = {}
     last_key: dict[int, str] = {}
+    vocab: dict[int, set[str]] = {}
+    tokens: dict[int, int] = {}
     for b in batches:
         pidx_all = b.column("pidx").to_numpy(zero_copy_only=False)
         for start, end in _runs(pidx_all):
@@ -153,6 +161,8 @@ def tokenize_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordB
             base = next_docid.get(p, 0)
             n = part.num_rows
             next_docid[p] = base + n
+            vocab.setdefault(p, set()).update(bt.vocab[t] for t in np.unique(bt.term).tolist())
+            tokens[p] = tokens.get(p, 0) + int(bt.doclength.sum())
             if len(bt.doc):
                 yield _chunks(p, base, bt)
             cols = {
@@ -165,22 +175,28 @@ def tokenize_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordB
             for c in _META_IN:
                 cols[c] = part.column(c).cast(CHUNK_SCHEMA.field(c).type)
             yield _batch(cols, n)
+    if next_docid:
+        ps = sorted(next_docid)
+        yield _batch({
+            "pidx": pa.array(ps, pa.int32()),
+            "kind": pa.array([KIND_STATS] * len(ps), pa.int8()),
+            "n_docs": pa.array([next_docid[p] for p in ps], pa.int64()),
+            "n_terms": pa.array([len(vocab.get(p, ())) for p in ps], pa.int64()),
+            "n_tokens": pa.array([tokens.get(p, 0) for p in ps], pa.int64()),
+        }, len(ps))
 
 
 @dataclass(frozen=True)
 class ShardSpec:
-    """What the writer of one shard needs to know up front (the CIFF header)."""
+    """Where and under which description the writer puts one shard (from the driver)."""
 
     folder: str  # absolute local folder of the shard's group: ROOT/{tld}/{lang}
     shard: int  # n in index-{n}.ciff.gz
-    docs: int
-    terms: int
-    total_terms: int
     description: str
 
 
 class _ShardWriter:
-    def __init__(self, pidx: int, spec: ShardSpec):
+    def __init__(self, pidx: int, spec: ShardSpec, docs: int, terms: int, total_terms: int):
         from lib.ciff.writer import CiffWriter
         from lib.index_plan import index_name, metadata_name
 
@@ -188,15 +204,15 @@ class _ShardWriter:
         os.makedirs(spec.folder, exist_ok=True)
         self.ciff_path = os.path.join(spec.folder, index_name(spec.shard))
         self.meta_path = os.path.join(spec.folder, metadata_name(spec.shard))
-        avg = spec.total_terms / spec.docs if spec.docs else 0.0
+        self.terms, self.total_terms = terms, total_terms
         self.ciff = CiffWriter(
             self.ciff_path,
-            num_postings_lists=spec.terms,
-            num_docs=spec.docs,
-            total_postings_lists=spec.terms,
-            total_docs=spec.docs,
-            total_terms_in_collection=spec.total_terms,
-            average_doclength=avg,
+            num_postings_lists=terms,
+            num_docs=docs,
+            total_postings_lists=terms,
+            total_docs=docs,
+            total_terms_in_collection=total_terms,
+            average_doclength=total_terms / docs if docs else 0.0,
             description=spec.description,
         )
         self._meta_tmp = f"{self.meta_path}.tmp-{uuid.uuid4().hex[:8]}"
@@ -245,8 +261,8 @@ class _ShardWriter:
         self.meta.close()
         os.replace(self._meta_tmp, self.meta_path)
         return pa.RecordBatch.from_pylist(
-            [dict(pidx=self.pidx, docs=self.docs, terms=self.spec.terms, postings=self.postings,
-                  total_terms=self.spec.total_terms, ciff_bytes=os.path.getsize(self.ciff_path),
+            [dict(pidx=self.pidx, docs=self.docs, terms=self.terms, postings=self.postings,
+                  total_terms=self.total_terms, ciff_bytes=os.path.getsize(self.ciff_path),
                   metadata_bytes=os.path.getsize(self.meta_path))],
             schema=STATS_SCHEMA,
         )
@@ -268,14 +284,20 @@ def write_partition(batches: Iterator[pa.RecordBatch], specs: dict[int, ShardSpe
                 continue
             pidx = b.column("pidx").to_numpy(zero_copy_only=False)
             kind = b.column("kind").to_numpy(zero_copy_only=False)
-            for start, end in _runs(pidx.astype(np.int64) * 2 + kind):
+            for start, end in _runs(pidx.astype(np.int64) * 4 + kind + 1):
                 p = int(pidx[start])
-                if cur is None or cur.pidx != p:
-                    if cur is not None:
-                        yield cur.close()
-                    cur = _ShardWriter(p, specs[p])
                 part = b.slice(start, end - start)
-                if kind[start] == KIND_CHUNK:
+                if kind[start] == KIND_STATS:
+                    if cur is not None:
+                        w, cur = cur, None
+                        yield w.close()
+                    if part.num_rows != 1:
+                        raise RuntimeError(f"shard {p}: {part.num_rows} stats rows")
+                    st = part.to_pylist()[0]
+                    cur = _ShardWriter(p, specs[p], st["n_docs"], st["n_terms"], st["n_tokens"])
+                elif cur is None or cur.pidx != p:
+                    raise RuntimeError(f"shard {p}: rows before its stats row (partition not sorted by kind?)")
+                elif kind[start] == KIND_CHUNK:
                     cur.chunks(part.column("term").to_pylist(), part.column("docids"), part.column("tfs"))
                 else:
                     cur.docs_rows(part)

@@ -8,6 +8,7 @@ import random
 from collections import Counter
 
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.parquet as pq
 import pytest
 
@@ -105,6 +106,7 @@ def test_tokenize_then_write_equals_a_naive_inverted_index(tmp_path):
     terms = [t for b in chunks for t, k in zip(b.column("term").to_pylist(), b.column("kind").to_pylist()) if k == 0]
     assert len(terms) > 2 * len(set(terms))  # terms do span several chunks: the writer merges them
     specs = {}
+    totals = {}
     expected: dict[int, dict[str, list[tuple[int, int]]]] = {}
     for p in (0, 1):
         mine = [r for r in rows if r["pidx"] == p]
@@ -116,8 +118,10 @@ def test_tokenize_then_write_equals_a_naive_inverted_index(tmp_path):
             for t, n in c.items():
                 inv.setdefault(t, []).append((docid, n))
         expected[p] = inv
-        specs[p] = ShardSpec(folder=str(tmp_path / f"g{p}"), shard=p, docs=len(mine), terms=len(inv),
-                             total_terms=total, description=get_analyzer(mine[0]["language"]).name)
+        totals[p] = (len(mine), len(inv), total)
+        specs[p] = ShardSpec(folder=str(tmp_path / f"g{p}"), shard=p, description=get_analyzer(mine[0]["language"]).name)
+    stats_rows = [r for b in chunks for r in b.to_pylist() if r["kind"] == -1]
+    assert {r["pidx"]: (r["n_docs"], r["n_terms"], r["n_tokens"]) for r in stats_rows} == totals
     stats = pa.Table.from_batches(list(write_partition(iter(_sorted_like_spark(chunks)), specs))).to_pylist()
     assert [s["pidx"] for s in stats] == [0, 1]
     for p in (0, 1):
@@ -143,9 +147,19 @@ def test_unsorted_input_is_refused():
 
 def test_failed_shard_leaves_no_files(tmp_path):
     rows = _rows(n_shards=1, per_shard=5)
-    chunks = list(tokenize_partition(iter([_input_batch(rows)])))
-    spec = ShardSpec(folder=str(tmp_path), shard=0, docs=5, terms=1, total_terms=1, description="x")  # wrong counts
-    with pytest.raises(ValueError):
-        list(write_partition(iter(_sorted_like_spark(chunks)), {0: spec}))
-    assert [p.name for p in tmp_path.iterdir() if not p.name.startswith(".")] == []
+    chunks = pa.Table.from_batches(list(tokenize_partition(iter([_input_batch(rows)]))))
+    # lose one postings chunk on the way: the header's counts no longer hold
+    term = pa.compute.field("term")
+    lost = chunks.filter(pa.compute.is_null(term) | pa.compute.not_equal(term, "alpha")).to_batches()
+    assert len(lost) and sum(b.num_rows for b in lost) == chunks.num_rows - 1
+    spec = ShardSpec(folder=str(tmp_path), shard=0, description="x")
+    with pytest.raises(ValueError, match="doc record before all postings lists: 13 of 14"):
+        list(write_partition(iter(_sorted_like_spark(lost)), {0: spec}))
     assert list(tmp_path.iterdir()) == []
+
+
+def test_rows_before_stats_row_are_refused(tmp_path):
+    chunks = list(tokenize_partition(iter([_input_batch(_rows(n_shards=1, per_shard=3))])))
+    no_stats = [b.filter(pa.compute.not_equal(b.column("kind"), -1)) for b in chunks]
+    with pytest.raises(RuntimeError, match="before its stats row"):
+        list(write_partition(iter(_sorted_like_spark(no_stats)), {0: ShardSpec(str(tmp_path), 0, "x")}))
