@@ -22,8 +22,8 @@ if __package__ in (None, ""):  # run as a script: make `lib` importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from lib import storage  # noqa: E402
-from lib.preprocess_tasks import make_mapper, merge_side_outputs  # noqa: E402
-from lib.schema import PAGE_SCHEMA, spark_schema  # noqa: E402
+from lib.preprocess_tasks import RESULT_SCHEMA, make_mapper, merge_results, remove_strays  # noqa: E402
+from lib.schema import spark_schema  # noqa: E402
 from lib.sparkjob import JobResult, SparkJob  # noqa: E402
 
 SUFFIXES = (".warc.gz", ".warc", ".arc.gz", ".arc")
@@ -56,20 +56,15 @@ class Preprocess(SparkJob):
             tmp = f"{final}.tmp-{uuid.uuid4().hex[:8]}"
         os.makedirs(tmp, exist_ok=True)
 
+        results: list[dict] = []
         if files:
             mapper = make_mapper(files, tmp, args.max_page_bytes, args.batch_rows)
             n = args.partitions or len(files)
-            pages = spark.range(0, len(files), 1, n).mapInArrow(mapper, spark_schema(PAGE_SCHEMA))
-            pages.write.mode("overwrite").partitionBy("language").option("compression", "zstd").parquet(
-                os.path.join(tmp, "pages.tmp"))
-            # move language=xxx folders up so the day folder itself is the dataset
-            for d in os.listdir(os.path.join(tmp, "pages.tmp")):
-                if d.startswith("language="):
-                    os.replace(os.path.join(tmp, "pages.tmp", d), os.path.join(tmp, d))
-            shutil.rmtree(os.path.join(tmp, "pages.tmp"))
-        else:
-            os.makedirs(os.path.join(tmp, "_captures"), exist_ok=True)
-        stats, reported = merge_side_outputs(tmp, files)
+            done = spark.range(0, len(files), 1, n).mapInArrow(mapper, spark_schema(RESULT_SCHEMA))
+            results = [r.asDict() for r in done.collect()]  # one small row per input file
+        os.makedirs(os.path.join(tmp, "_captures"), exist_ok=True)
+        remove_strays(tmp, results)
+        stats, reported = merge_results(tmp, files, results)
         t = stats["totals"]
         assert t["read"] == t["kept"] + t["skipped"] + t["failed"], "counters do not add up"
 

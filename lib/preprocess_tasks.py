@@ -1,8 +1,11 @@
 """Executor side of the preprocess job: one task per archive file.
 
-Pages go back to Spark as Arrow batches (Spark writes them partitioned by language);
-each file's captures, counters and error report are written beside them as side files
-named after the file's URI, so a retried task overwrites its own and nothing else.
+A task streams its file, writes the pages as Parquet partitioned by language
+(``language=xxx/part-<file>.parquet``) and the file's captures (``_captures/``) with pyarrow,
+and returns one small row with the file's counters and error report. Output names come
+from the input file's URI, so a retried or speculative task overwrites its own files with
+the same content and nothing else; nothing is sorted or re-encoded in the JVM, which keeps
+Spark's share of the two cores small.
 """
 
 from __future__ import annotations
@@ -21,29 +24,83 @@ from lib import storage
 from lib.pages import FileProcessor
 from lib.schema import CAPTURE_SCHEMA, PAGE_SCHEMA
 
-SIDE_DIRS = ("_captures", "_filestats", "_fileerrors")
+#: what each task returns to the driver
+RESULT_SCHEMA = pa.schema([("file", pa.string()), ("stats", pa.string()), ("errors", pa.string()),
+                           ("outputs", pa.list_(pa.string()))])
+FILE_SCHEMA = PAGE_SCHEMA.remove(PAGE_SCHEMA.get_field_index("language"))
+ROW_GROUP_ROWS = 20_000
+BUFFER_BYTES = 96 << 20  # pages held before a row group is written, over all languages
 
 
 def side_name(uri: str) -> str:
     return hashlib.sha1(uri.encode("utf-8")).hexdigest()[:20]
 
 
-def _write_side(out_dir: str, uri: str, proc: FileProcessor) -> None:
-    name = side_name(uri)
+class LanguageWriter:
+    """Pages of one input file -> one Parquet file per language, written atomically."""
+
+    def __init__(self, out_dir: str, name: str):
+        self.out_dir = out_dir
+        self.name = name
+        self.buffers: dict[str, list[pa.RecordBatch]] = {}
+        self.buffered_rows: dict[str, int] = {}
+        self.buffered_bytes = 0
+        self.writers: dict[str, tuple[pq.ParquetWriter, str, str]] = {}
+
+    def add(self, rows: list[dict[str, Any]]) -> None:
+        by_lang: dict[str, list[dict[str, Any]]] = {}
+        for r in rows:
+            by_lang.setdefault(r["language"], []).append(r)
+        for lang, part in by_lang.items():
+            batch = pa.RecordBatch.from_pylist(part, schema=FILE_SCHEMA)
+            self.buffers.setdefault(lang, []).append(batch)
+            self.buffered_rows[lang] = self.buffered_rows.get(lang, 0) + batch.num_rows
+            self.buffered_bytes += batch.nbytes
+            if self.buffered_rows[lang] >= ROW_GROUP_ROWS:
+                self._flush(lang)
+        if self.buffered_bytes > BUFFER_BYTES:
+            for lang in list(self.buffers):
+                self._flush(lang)
+
+    def _flush(self, lang: str) -> None:
+        batches = self.buffers.pop(lang, [])
+        self.buffered_rows.pop(lang, None)
+        if not batches:
+            return
+        self.buffered_bytes -= sum(b.nbytes for b in batches)
+        if lang not in self.writers:
+            final = os.path.join(self.out_dir, f"language={lang}", f"part-{self.name}.zstd.parquet")
+            os.makedirs(os.path.dirname(final), exist_ok=True)
+            # hidden name: readers skip it if a killed attempt leaves it behind
+            tmp = os.path.join(os.path.dirname(final), f".{os.path.basename(final)}.tmp-{os.getpid()}")
+            self.writers[lang] = (pq.ParquetWriter(tmp, FILE_SCHEMA, compression="zstd"), tmp, final)
+        self.writers[lang][0].write_table(pa.Table.from_batches(batches), row_group_size=ROW_GROUP_ROWS)
+
+    def close(self) -> list[str]:
+        for lang in list(self.buffers):
+            self._flush(lang)
+        done = []
+        for writer, tmp, final in self.writers.values():
+            writer.close()
+            os.replace(tmp, final)
+            done.append(final)
+        return sorted(done)
+
+
+def _write_captures(out_dir: str, name: str, captures: list[dict[str, Any]]) -> str:
     buf = io.BytesIO()
-    table = pa.Table.from_pylist(proc.captures, schema=CAPTURE_SCHEMA)
-    pq.write_table(table, buf, compression="zstd")
-    storage.write_bytes(storage.join(out_dir, "_captures", f"part-{name}.parquet"), buf.getvalue())
-    storage.write_bytes(storage.join(out_dir, "_fileerrors", f"{name}.jsonl"),
-                        "".join(json.dumps(e, default=str) + "\n" for e in proc.errors).encode())
-    # stats last: its presence means this file's side outputs are complete
-    storage.write_bytes(storage.join(out_dir, "_filestats", f"{name}.json"), json.dumps(proc.stats.as_dict()).encode())
+    pq.write_table(pa.Table.from_pylist(captures, schema=CAPTURE_SCHEMA), buf, compression="zstd")
+    uri = storage.join(out_dir, "_captures", f"part-{name}.parquet")
+    storage.write_bytes(uri, buf.getvalue())
+    return uri
 
 
-def process_one(uri: str, size: int, out_dir: str, max_page_bytes: int, batch_rows: int) -> Iterator[pa.RecordBatch]:
-    """Pages of one archive as Arrow batches; side outputs written when the file is done."""
+def process_one(uri: str, size: int, out_dir: str, max_page_bytes: int, batch_rows: int) -> dict[str, Any]:
+    """Process one archive; returns its RESULT_SCHEMA row."""
     proc = FileProcessor(uri, max_page_bytes)
     proc.stats.bytes = size
+    name = side_name(uri)
+    writer = LanguageWriter(storage.local_path(out_dir), name)
     buf: list[dict[str, Any]] = []
     try:
         stream = storage.open_stream(uri)
@@ -57,14 +114,16 @@ def process_one(uri: str, size: int, out_dir: str, max_page_bytes: int, batch_ro
             for row in proc.pages(stream):
                 buf.append(row)
                 if len(buf) >= batch_rows:
-                    yield pa.RecordBatch.from_pylist(buf, schema=PAGE_SCHEMA)
+                    writer.add(buf)
                     buf = []
     if buf:
-        yield pa.RecordBatch.from_pylist(buf, schema=PAGE_SCHEMA)
-    _write_side(out_dir, uri, proc)
+        writer.add(buf)
+    outputs = writer.close() + [_write_captures(out_dir, name, proc.captures)]
     s = proc.stats
     print(f"preprocess: {os.path.basename(uri)}: read {s.read} kept {s.kept} skipped {sum(s.skipped.values())} "
           f"failed {sum(s.failed.values())} in {s.seconds:.1f}s", file=sys.stderr, flush=True)
+    return {"file": uri, "stats": json.dumps(s.as_dict()),
+            "errors": "".join(json.dumps(e, default=str) + "\n" for e in proc.errors), "outputs": outputs}
 
 
 def make_mapper(files: list[tuple[str, int]], out_dir: str, max_page_bytes: int, batch_rows: int):
@@ -74,46 +133,50 @@ def make_mapper(files: list[tuple[str, int]], out_dir: str, max_page_bytes: int,
         for batch in batches:
             for i in batch.column(0).to_pylist():
                 uri, size = files[i]
-                yield from process_one(uri, size, out_dir, max_page_bytes, batch_rows)
+                row = process_one(uri, size, out_dir, max_page_bytes, batch_rows)
+                yield pa.RecordBatch.from_pylist([row], schema=RESULT_SCHEMA)
 
     return mapper
 
 
-def merge_side_outputs(out_dir: str, files: list[tuple[str, int]]) -> tuple[dict[str, Any], int]:
-    """Combine per-file counters into ``_stats.json`` and reports into ``_errors.jsonl``
-    (local/cluster folder); returns (stats, number of report lines)."""
-    per_file = []
+def remove_strays(out_dir: str, results: list[dict[str, Any]]) -> int:
+    """Delete files no successful task reported (left by killed attempts); returns how many."""
+    keep = {os.path.abspath(storage.local_path(o)) for r in results for o in r["outputs"]}
+    removed = 0
+    for d, _, names in os.walk(storage.local_path(out_dir)):
+        for n in names:
+            p = os.path.abspath(os.path.join(d, n))
+            if p not in keep and (n.startswith(".") or n.endswith(".parquet")):
+                os.remove(p)
+                removed += 1
+    return removed
+
+
+def merge_results(out_dir: str, files: list[tuple[str, int]], results: list[dict[str, Any]]) -> tuple[dict[str, Any], int]:
+    """Per-file counters -> ``_stats.json``, reports -> ``_errors.jsonl`` (in input order);
+    returns (stats, number of report lines). Every input file must have a result."""
+    by_file = {r["file"]: r for r in results}
+    missing = [uri for uri, _ in files if uri not in by_file]
+    if missing:
+        raise RuntimeError(f"no result for {len(missing)} input files (first: {missing[0]})")
     totals: dict[str, Any] = {"files": len(files), "bytes": 0, "read": 0, "kept": 0, "skipped": 0, "failed": 0,
                               "skipped_by_reason": {}, "failed_by_reason": {}, "warnings_by_reason": {}}
-    missing = []
-    for uri, _ in files:
-        p = os.path.join(storage.local_path(out_dir), "_filestats", f"{side_name(uri)}.json")
-        if not os.path.exists(p):
-            missing.append(uri)
-            continue
-        with open(p) as f:
-            s = json.load(f)
-        per_file.append(s)
-        for k in ("bytes", "read", "kept", "skipped", "failed"):
-            totals[k] += s[k]
-        for k in ("skipped_by_reason", "failed_by_reason", "warnings_by_reason"):
-            for reason, n in s[k].items():
-                totals[k][reason] = totals[k].get(reason, 0) + n
-    if missing:
-        raise RuntimeError(f"no statistics for {len(missing)} input files (first: {missing[0]})")
+    per_file = []
     lines = 0
-    with open(os.path.join(storage.local_path(out_dir), "_errors.jsonl"), "w") as out:
+    base = storage.local_path(out_dir)
+    with open(os.path.join(base, "_errors.jsonl"), "w") as out:
         for uri, _ in files:
-            p = os.path.join(storage.local_path(out_dir), "_fileerrors", f"{side_name(uri)}.jsonl")
-            with open(p) as f:
-                for line in f:
-                    out.write(line)
-                    lines += 1
-    for d in ("_filestats", "_fileerrors"):
-        import shutil
-
-        shutil.rmtree(os.path.join(storage.local_path(out_dir), d), ignore_errors=True)
+            s = json.loads(by_file[uri]["stats"])
+            per_file.append(s)
+            for k in ("bytes", "read", "kept", "skipped", "failed"):
+                totals[k] += s[k]
+            for k in ("skipped_by_reason", "failed_by_reason", "warnings_by_reason"):
+                for reason, n in s[k].items():
+                    totals[k][reason] = totals[k].get(reason, 0) + n
+            report = by_file[uri]["errors"]
+            out.write(report)
+            lines += report.count("\n")
     stats = {"totals": totals, "files": per_file}
-    with open(os.path.join(storage.local_path(out_dir), "_stats.json"), "w") as f:
+    with open(os.path.join(base, "_stats.json"), "w") as f:
         json.dump(stats, f, indent=1, sort_keys=True)
     return stats, lines

@@ -107,7 +107,7 @@ def test_crashed_run_leaves_no_complete_looking_folder(tmp_path, spark, monkeypa
     def boom(*a, **k):
         raise RuntimeError("node lost")
 
-    monkeypatch.setattr(preprocess, "merge_side_outputs", boom)
+    monkeypatch.setattr(preprocess, "merge_results", boom)
     assert preprocess.main(["--input", str(inp), "--output", str(out)], spark=spark) == 1
     assert not out.exists()
     leftovers = [p for p in tmp_path.iterdir() if p.name.startswith("out")]
