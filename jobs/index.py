@@ -44,6 +44,8 @@ class IndexJob(SparkJob):
                             help="target documents per shard; shards per group = next power of two (default 100000)")
         parser.add_argument("--min-group-docs", type=int, default=1000,
                             help="TLD/LANG groups with fewer pages go to other/LANG (default 1000)")
+        parser.add_argument("--gzip-level", type=int, default=3, choices=range(1, 10), metavar="1-9",
+                            help="zlib level of the .ciff.gz files (default 3: ~3x faster than 6, ~10%% larger)")
 
     def run(self, spark: Any, args: argparse.Namespace) -> JobResult:
         if not storage.exists(storage.join(args.input, storage.SUCCESS)):
@@ -164,7 +166,8 @@ def build_index(spark: Any, inp: str, work: str, args: argparse.Namespace) -> di
         by_pidx = {g.base + n: (g, n) for g in groups for n in range(g.k)}
         specs = {
             p: ShardSpec(folder=os.path.join(work, index_plan.shard_dir(g)), shard=n,
-                         description=f"{get_analyzer(g.lang).name}; dailyslice index {g.tld}/{g.lang} shard {n} of {g.k}{date}")
+                         description=f"{get_analyzer(g.lang).name}; dailyslice index {g.tld}/{g.lang} shard {n} of {g.k}{date}",
+                         gzip_level=args.gzip_level)
             for p, (g, n) in by_pidx.items()
         }
         # one stage after the shuffle: tokenize, sort the partition's rows (Spark's external

@@ -193,6 +193,7 @@ class ShardSpec:
     folder: str  # absolute local folder of the shard's group: ROOT/{tld}/{lang}
     shard: int  # n in index-{n}.ciff.gz
     description: str
+    gzip_level: int = 3  # zlib level of the .ciff.gz: 3 is ~3x faster than 6 for ~10% more bytes
 
 
 class _ShardWriter:
@@ -214,6 +215,7 @@ class _ShardWriter:
             total_terms_in_collection=total_terms,
             average_doclength=total_terms / docs if docs else 0.0,
             description=spec.description,
+            compresslevel=spec.gzip_level,
         )
         self._meta_tmp = f"{self.meta_path}.tmp-{uuid.uuid4().hex[:8]}"
         self.meta = pq.ParquetWriter(self._meta_tmp, METADATA_SCHEMA, compression="zstd")
@@ -224,15 +226,33 @@ class _ShardWriter:
         self.docs = 0
 
     def chunks(self, terms: list[str], docids: pa.ListArray, tfs: pa.ListArray) -> None:
+        """Chunk rows sorted by (term, first docid): a term's rows are consecutive, and so
+        are their values, so each run of equal terms is one postings list; all complete runs
+        of the batch go to the CIFF writer in one call. The last run may go on in the next
+        batch: it waits in ``self.term``/``docids``/``tfs``."""
+        if not terms:
+            return
         # offsets of a sliced ListArray index its unsliced values
-        d_off, d_val = docids.offsets.to_numpy(), docids.values.to_numpy()
-        t_off, t_val = tfs.offsets.to_numpy(), tfs.values.to_numpy()
-        for i, term in enumerate(terms):
-            if term != self.term:
-                self._flush_term()
-                self.term = term
-            self.docids.append(d_val[d_off[i] : d_off[i + 1]])
-            self.tfs.append(t_val[t_off[i] : t_off[i + 1]])
+        d_off, t_off = docids.offsets.to_numpy(), tfs.offsets.to_numpy()
+        d_val = docids.values.to_numpy()[d_off[0] : d_off[-1]]
+        t_val = tfs.values.to_numpy()[t_off[0] : t_off[-1]]
+        starts = d_off[:-1] - d_off[0]  # where each row's values start in d_val/t_val
+        new = [0] + [i for i in range(1, len(terms)) if terms[i] != terms[i - 1]]  # run starts
+        if terms[0] == self.term:  # the pending list goes on in this batch
+            cut = int(starts[new[1]]) if len(new) > 1 else len(d_val)
+            self.docids.append(d_val[:cut])
+            self.tfs.append(t_val[:cut])
+            if len(new) == 1:
+                return
+            new = new[1:]
+        self._flush_term()
+        run_start = starts[new]
+        a, z = int(run_start[0]), int(run_start[-1])
+        if len(new) > 1:  # every run but the last is complete
+            self.ciff.add_postings_batch([terms[i] for i in new[:-1]], np.diff(run_start), d_val[a:z], t_val[a:z])
+            self.postings += z - a
+        self.term = terms[new[-1]]
+        self.docids, self.tfs = [d_val[z:]], [t_val[z:]]
 
     def _flush_term(self) -> None:
         if self.term is None:
