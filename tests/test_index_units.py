@@ -96,7 +96,7 @@ def _sorted_like_spark(chunks: list[pa.RecordBatch]) -> list[pa.RecordBatch]:
     t = pa.Table.from_batches(chunks, schema=CHUNK_SCHEMA)
     # Spark sorts strings by UTF-8 bytes with nulls first; doc rows (kind 1) have null terms
     t = t.sort_by([("pidx", "ascending"), ("kind", "ascending"), ("term", "ascending"), ("first", "ascending")])
-    return t.to_batches(max_chunksize=7)  # small batches: runs of one term span batch borders
+    return t.to_batches(max_chunksize=3)  # small batches: runs of one term span several batches
 
 
 def test_tokenize_then_write_equals_a_naive_inverted_index(tmp_path):
