@@ -110,26 +110,6 @@ def read_pages(spark: Any, inp: str) -> Any:
     return pages
 
 
-def partition_keys(spark: Any, n: int) -> list[int]:
-    """For each partition i of n, an int v with pmod(hash(v), n) == i: Spark's hash
-    partitioning on v then puts shard i alone into partition i (one writer task per shard,
-    none idle)."""
-    from pyspark.sql import functions as F
-
-    m = 16 * n + 64
-    while True:
-        rows = (
-            spark.range(m)
-            .select(F.col("id").cast("int").alias("v"))
-            .groupBy(F.expr(f"pmod(hash(v), {n})").alias("p"))
-            .agg(F.min("v").alias("v"))
-            .collect()
-        )
-        if len(rows) == n:
-            return [v for _, v in sorted((r["p"], r["v"]) for r in rows)]
-        m *= 4
-
-
 def build_index(spark: Any, inp: str, work: str, args: argparse.Namespace) -> dict:
     """The Spark plan: shards, CIFF + metadata, graph. Returns the statistics."""
     from pyspark.sql import functions as F
@@ -153,7 +133,7 @@ def build_index(spark: Any, inp: str, work: str, args: argparse.Namespace) -> di
             [(s, l, groups[g].base, groups[g].bits) for (s, l), g in assign.items()],
             "s string, l string, base int, bits int",
         )
-        pkeys = spark.createDataFrame(list(enumerate(partition_keys(spark, shards))), "pidx int, pkey int")
+        pkeys = spark.createDataFrame(list(enumerate(index_plan.partition_keys(shards))), "pidx int, pkey int")
         # the first log2(k) bits of MD5(url) == lib.placement.keyspace.partition_of(url, k)
         docs = (
             pages.join(F.broadcast(mapping), (suffix == F.col("s")) & (language == F.col("l")))

@@ -253,12 +253,18 @@ def test_rerun_is_idempotent(spark, indexed):
 
 
 def test_partition_keys_give_one_shard_per_partition(spark):
-    from jobs.index import partition_keys
+    from pyspark.sql import functions as F
 
-    keys = partition_keys(spark, 7)
-    df = spark.createDataFrame([(i, v) for i, v in enumerate(keys)], "pidx int, pkey int").repartition(7, "pkey")
-    placed = df.rdd.mapPartitionsWithIndex(lambda i, it: [(i, r.pidx) for r in it]).collect()
-    assert sorted(placed) == [(i, i) for i in range(7)]
+    from lib.index_plan import partition_keys, spark_hash_int
+
+    values = [0, 1, -1, 7, 42, 2**31 - 1, -(2**31), 123456789]
+    got = spark.createDataFrame([(v,) for v in values], "v int").select(F.hash("v").alias("h")).collect()
+    assert [r.h for r in got] == [spark_hash_int(v) for v in values]
+    for n in (1, 7, 16):
+        keys = partition_keys(n)
+        df = spark.createDataFrame(list(enumerate(keys)), "pidx int, pkey int").repartition(n, "pkey")
+        placed = df.rdd.mapPartitionsWithIndex(lambda i, it: [(i, r.pidx) for r in it]).collect()
+        assert sorted(placed) == [(i, i) for i in range(n)]
 
 
 def test_incomplete_input_is_refused(spark, tmp_path):
@@ -315,3 +321,22 @@ def test_real_crawls_preprocessed_then_indexed(spark, corpus, tmp_path):
     inl = pq.read_table(out / "graph" / "inlinks", filters=[("dst_url", "=", "http://www.archive.org/")]).to_pylist()
     assert len(inl) == 1 and inl[0]["source_hosts"] == 1 and inl[0]["inlinks"] > 50
     assert "Internet Archive home page" in inl[0]["anchor_texts"]
+
+
+def test_day_from_s3_to_s3(spark, tmp_path, s3_bucket):
+    from lib import storage
+
+    local = write_day(tmp_path / "local", sample_pages()[:4])
+    src = f"s3://{s3_bucket}/preprocessed/2026-01/15"
+    for p in sorted(local.rglob("*")):
+        if p.is_file():
+            storage.write_bytes(f"{src}/{p.relative_to(local)}", p.read_bytes())
+    dest = f"s3://{s3_bucket}/index/2026-01/15"
+    stage = tmp_path / "stage"
+    assert run_index(spark, src, dest, "--staging", str(stage)) == 0
+    names = {f.uri[len(dest) + 1 :] for f in storage.list_files(dest)}
+    assert {"_SUCCESS", "_stats.json", "com/eng/index-0.ciff.gz", "com/eng/metadata-0.parquet"} <= names
+    got = tmp_path / "index-0.ciff.gz"
+    got.write_bytes(storage.read_bytes(f"{dest}/com/eng/index-0.ciff.gz"))
+    assert validate_file(str(got)).ok and CiffReader(str(got)).header.num_docs == 4
+    assert not list(stage.iterdir())  # staged output and downloaded input removed
