@@ -150,10 +150,10 @@ def build_index(spark: Any, inp: str, work: str, args: argparse.Namespace) -> di
                          gzip_level=args.gzip_level)
             for p, (g, n) in by_pidx.items()
         }
-        # one stage after the shuffle: tokenize, sort the partition's rows (Spark's external
-        # sort: stats row, then postings chunks by term, then docs), write each shard
+        # one stage after the shuffle: tokenize (and write the metadata), sort the partition's
+        # rows (Spark's external sort: stats row, postings chunks by term, docs), write the CIFF
         written = (
-            docs.mapInArrow(tokenize_partition, spark_schema(CHUNK_SCHEMA))
+            docs.mapInArrow(lambda it: tokenize_partition(it, specs), spark_schema(CHUNK_SCHEMA))
             .sortWithinPartitions("pidx", "kind", "term", "first")
             .mapInArrow(lambda it: write_partition(it, specs), spark_schema(STATS_SCHEMA))
             .collect()

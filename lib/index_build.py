@@ -4,13 +4,15 @@ Two steps, each a ``mapInArrow`` function over one Spark partition:
 
 1. :func:`tokenize_partition` gets the partition's pages sorted by (shard, record_id) —
    every page of a shard is in the same partition — and numbers them 0..n-1 per shard in
-   that order (the CIFF docid). It analyzes each page, and emits one *doc* row per page
-   (docid, doclength, metadata) and, per Arrow batch, one *chunk* row per (shard, term):
-   the term's docids/tfs in that batch (a partial inverted list, like a Lucene segment).
-2. :func:`write_partition` gets those rows sorted by (shard, kind, term, first docid): a
-   term's chunks come one after another with ascending docids, so concatenating them is the
-   merge. It streams each shard into ``index-{n}.ciff.gz`` and ``metadata-{n}.parquet``
-   with bounded memory (one postings list at a time) and returns one stats row per shard.
+   that order (the CIFF docid), so it writes ``metadata-{n}.parquet`` as they come. It
+   analyzes the pages, and emits one *doc* row per page (docid, record_id, doclength), per
+   Arrow batch one *chunk* row per (shard, term): the term's docids/tfs in that batch (a
+   partial inverted list, like a Lucene segment), and at the end one *stats* row per shard.
+2. :func:`write_partition` gets those rows sorted by (shard, kind, term, first docid): the
+   stats row (the CIFF header's counts), then a term's chunks one after another with
+   ascending docids, so concatenating them is the merge, then the docs. It streams each
+   shard into ``index-{n}.ciff.gz`` with bounded memory (one postings list at a time) and
+   returns one stats row per shard.
 """
 
 from __future__ import annotations
@@ -68,7 +70,6 @@ CHUNK_SCHEMA = pa.schema(
         ("n_terms", pa.int64()),
         ("n_tokens", pa.int64()),
     ]
-    + [(n, METADATA_SCHEMA.field(n).type) for n in _META_IN]
 )
 
 STATS_SCHEMA = pa.schema(
@@ -131,7 +132,33 @@ def _runs(keys: np.ndarray) -> list[tuple[int, int]]:
     return list(zip(bounds[:-1], bounds[1:]))
 
 
-def tokenize_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+class _MetaWriter:
+    """metadata-{n}.parquet of one shard, written under a temporary name, renamed by close()."""
+
+    def __init__(self, spec: ShardSpec):
+        from lib.index_plan import metadata_name
+
+        os.makedirs(spec.folder, exist_ok=True)
+        self.path = os.path.join(spec.folder, metadata_name(spec.shard))
+        self.tmp = f"{self.path}.tmp-{uuid.uuid4().hex[:8]}"
+        self.out = pq.ParquetWriter(self.tmp, METADATA_SCHEMA, compression="zstd")
+
+    def write(self, part: pa.RecordBatch, docids: np.ndarray, lengths: np.ndarray) -> None:
+        cols = {"collection_docid": part.column("record_id"), "docid": pa.array(docids), "doclength": pa.array(lengths)}
+        cols.update({c: part.column(c).cast(METADATA_SCHEMA.field(c).type) for c in _META_IN})
+        self.out.write_batch(pa.RecordBatch.from_arrays([cols[f.name] for f in METADATA_SCHEMA], schema=METADATA_SCHEMA))
+
+    def close(self) -> None:
+        self.out.close()
+        os.replace(self.tmp, self.path)
+
+    def abort(self) -> None:
+        self.out.close()
+        if os.path.exists(self.tmp):
+            os.remove(self.tmp)
+
+
+def tokenize_partition(batches: Iterator[pa.RecordBatch], specs: dict[int, ShardSpec]) -> Iterator[pa.RecordBatch]:
     """Step 1 (module doc). Input: :data:`INPUT_COLUMNS`, sorted by (pidx, record_id).
     Every input batch gives one chunk per (shard, term) it contains, and its doc rows; the
     end of the partition gives one stats row per shard (docs, distinct terms, tokens), which
@@ -140,6 +167,30 @@ def tokenize_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordB
     last_key: dict[int, str] = {}
     vocab: dict[int, set[str]] = {}
     tokens: dict[int, int] = {}
+    meta: dict[int, _MetaWriter] = {}
+    try:
+        yield from _tokenize(batches, specs, next_docid, last_key, vocab, tokens, meta)
+        for w in meta.values():
+            w.close()
+    except BaseException:
+        for w in meta.values():
+            w.abort()
+        raise
+    if next_docid:
+        ps = sorted(next_docid)
+        yield _batch({
+            "pidx": pa.array(ps, pa.int32()),
+            "kind": pa.array([KIND_STATS] * len(ps), pa.int8()),
+            "n_docs": pa.array([next_docid[p] for p in ps], pa.int64()),
+            "n_terms": pa.array([len(vocab.get(p, ())) for p in ps], pa.int64()),
+            "n_tokens": pa.array([tokens.get(p, 0) for p in ps], pa.int64()),
+        }, len(ps))
+
+
+def _tokenize(batches: Iterator[pa.RecordBatch], specs: dict[int, ShardSpec], next_docid: dict[int, int],
+              last_key: dict[int, str], vocab: dict[int, set[str]], tokens: dict[int, int],
+              meta: dict[int, _MetaWriter]) -> Iterator[pa.RecordBatch]:
+    """The loop of :func:`tokenize_partition`, which owns the state passed in."""
     for b in batches:
         pidx_all = b.column("pidx").to_numpy(zero_copy_only=False)
         for start, end in _runs(pidx_all):
@@ -161,29 +212,25 @@ def tokenize_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordB
             base = next_docid.get(p, 0)
             n = part.num_rows
             next_docid[p] = base + n
-            vocab.setdefault(p, set()).update(bt.vocab[t] for t in np.unique(bt.term).tolist())
+            vocab.setdefault(p, set()).update(bt.vocab)  # every vocab term occurs in the batch
             tokens[p] = tokens.get(p, 0) + int(bt.doclength.sum())
             if len(bt.doc):
                 yield _chunks(p, base, bt)
+            docids = np.arange(base, base + n, dtype=np.int32)
+            lengths = bt.doclength.astype(np.int32)
+            if p not in meta:
+                for q in list(meta):  # rows come sorted by shard: the previous one is complete
+                    meta.pop(q).close()
+                meta[p] = _MetaWriter(specs[p])
+            meta[p].write(part, docids, lengths)
             cols = {
                 "pidx": part.column("pidx").cast(pa.int32()),
                 "kind": pa.array(np.full(n, KIND_DOC, np.int8)),
-                "first": pa.array(np.arange(base, base + n, dtype=np.int32)),
+                "first": pa.array(docids),
                 "record_id": part.column("record_id"),
-                "doclength": pa.array(bt.doclength.astype(np.int32)),
+                "doclength": pa.array(lengths),
             }
-            for c in _META_IN:
-                cols[c] = part.column(c).cast(CHUNK_SCHEMA.field(c).type)
             yield _batch(cols, n)
-    if next_docid:
-        ps = sorted(next_docid)
-        yield _batch({
-            "pidx": pa.array(ps, pa.int32()),
-            "kind": pa.array([KIND_STATS] * len(ps), pa.int8()),
-            "n_docs": pa.array([next_docid[p] for p in ps], pa.int64()),
-            "n_terms": pa.array([len(vocab.get(p, ())) for p in ps], pa.int64()),
-            "n_tokens": pa.array([tokens.get(p, 0) for p in ps], pa.int64()),
-        }, len(ps))
 
 
 @dataclass(frozen=True)
@@ -217,8 +264,6 @@ class _ShardWriter:
             description=spec.description,
             compresslevel=spec.gzip_level,
         )
-        self._meta_tmp = f"{self.meta_path}.tmp-{uuid.uuid4().hex[:8]}"
-        self.meta = pq.ParquetWriter(self._meta_tmp, METADATA_SCHEMA, compression="zstd")
         self.term: str | None = None
         self.docids: list[np.ndarray] = []
         self.tfs: list[np.ndarray] = []
@@ -270,29 +315,20 @@ class _ShardWriter:
                                   rows.column("doclength").to_pylist()):
             add(docid, rid or "", dl)
         self.docs += rows.num_rows
-        cols = {"collection_docid": rows.column("record_id"), "docid": rows.column("first"),
-                "doclength": rows.column("doclength")}
-        cols.update({c: rows.column(c) for c in _META_IN})
-        self.meta.write_batch(pa.RecordBatch.from_arrays([cols[f.name] for f in METADATA_SCHEMA], schema=METADATA_SCHEMA))
 
     def close(self) -> pa.RecordBatch:
         self._flush_term()
         self.ciff.close()
-        self.meta.close()
-        os.replace(self._meta_tmp, self.meta_path)
         return pa.RecordBatch.from_pylist(
             [dict(pidx=self.pidx, docs=self.docs, terms=self.terms, postings=self.postings,
                   total_terms=self.total_terms, ciff_bytes=os.path.getsize(self.ciff_path),
-                  metadata_bytes=os.path.getsize(self.meta_path))],
+                  # written by the tokenize step of the same task, which has finished
+                  metadata_bytes=os.path.getsize(self.meta_path) if os.path.exists(self.meta_path) else 0)],
             schema=STATS_SCHEMA,
         )
 
     def abort(self) -> None:
         self.ciff.abort()
-        self.meta.close()
-        for p in (self._meta_tmp,):
-            if os.path.exists(p):
-                os.remove(p)
 
 
 def write_partition(batches: Iterator[pa.RecordBatch], specs: dict[int, ShardSpec]) -> Iterator[pa.RecordBatch]:

@@ -102,10 +102,11 @@ def _sorted_like_spark(chunks: list[pa.RecordBatch]) -> list[pa.RecordBatch]:
 def test_tokenize_then_write_equals_a_naive_inverted_index(tmp_path):
     rows = _rows(n_shards=2, per_shard=40)
     batches = [_input_batch(rows[i : i + 13]) for i in range(0, len(rows), 13)]
-    chunks = list(tokenize_partition(iter(batches)))  # a partial list per term and input batch
+    specs = {p: ShardSpec(folder=str(tmp_path / f"g{p}"), shard=p, description=get_analyzer("eng" if p == 0 else "und").name)
+             for p in (0, 1)}
+    chunks = list(tokenize_partition(iter(batches), specs))  # a partial list per term and input batch
     terms = [t for b in chunks for t, k in zip(b.column("term").to_pylist(), b.column("kind").to_pylist()) if k == 0]
     assert len(terms) > 2 * len(set(terms))  # terms do span several chunks: the writer merges them
-    specs = {}
     totals = {}
     expected: dict[int, dict[str, list[tuple[int, int]]]] = {}
     for p in (0, 1):
@@ -119,7 +120,6 @@ def test_tokenize_then_write_equals_a_naive_inverted_index(tmp_path):
                 inv.setdefault(t, []).append((docid, n))
         expected[p] = inv
         totals[p] = (len(mine), len(inv), total)
-        specs[p] = ShardSpec(folder=str(tmp_path / f"g{p}"), shard=p, description=get_analyzer(mine[0]["language"]).name)
     stats_rows = [r for b in chunks for r in b.to_pylist() if r["kind"] == -1]
     assert {r["pidx"]: (r["n_docs"], r["n_terms"], r["n_tokens"]) for r in stats_rows} == totals
     stats = pa.Table.from_batches(list(write_partition(iter(_sorted_like_spark(chunks)), specs))).to_pylist()
@@ -138,28 +138,29 @@ def test_tokenize_then_write_equals_a_naive_inverted_index(tmp_path):
         assert stats[p]["postings"] == sum(len(v) for v in expected[p].values())
 
 
-def test_unsorted_input_is_refused():
+def test_unsorted_input_is_refused(tmp_path):
     rows = _rows(n_shards=1, per_shard=3)
     rows[0], rows[1] = rows[1], rows[0]
     with pytest.raises(RuntimeError, match="not sorted by record_id"):
-        list(tokenize_partition(iter([_input_batch(rows)])))
+        list(tokenize_partition(iter([_input_batch(rows)]), {0: ShardSpec(str(tmp_path), 0, "x")}))
+    assert list(tmp_path.iterdir()) == []  # no metadata file from a failed task
 
 
 def test_failed_shard_leaves_no_files(tmp_path):
     rows = _rows(n_shards=1, per_shard=5)
-    chunks = pa.Table.from_batches(list(tokenize_partition(iter([_input_batch(rows)]))))
+    chunks = pa.Table.from_batches(list(tokenize_partition(iter([_input_batch(rows)]), {0: ShardSpec(str(tmp_path / "m"), 0, "x")})))
     # lose one postings chunk on the way: the header's counts no longer hold
     term = pa.compute.field("term")
     lost = chunks.filter(pa.compute.is_null(term) | pa.compute.not_equal(term, "alpha")).to_batches()
     assert len(lost) and sum(b.num_rows for b in lost) == chunks.num_rows - 1
-    spec = ShardSpec(folder=str(tmp_path), shard=0, description="x")
+    spec = ShardSpec(folder=str(tmp_path / "w"), shard=0, description="x")
     with pytest.raises(ValueError, match="doc record before all postings lists: 13 of 14"):
         list(write_partition(iter(_sorted_like_spark(lost)), {0: spec}))
-    assert list(tmp_path.iterdir()) == []
+    assert list((tmp_path / "w").iterdir()) == []
 
 
 def test_rows_before_stats_row_are_refused(tmp_path):
-    chunks = list(tokenize_partition(iter([_input_batch(_rows(n_shards=1, per_shard=3))])))
+    chunks = list(tokenize_partition(iter([_input_batch(_rows(n_shards=1, per_shard=3))]), {0: ShardSpec(str(tmp_path / "m"), 0, "x")}))
     no_stats = [b.filter(pa.compute.not_equal(b.column("kind"), -1)) for b in chunks]
     with pytest.raises(RuntimeError, match="before its stats row"):
         list(write_partition(iter(_sorted_like_spark(no_stats)), {0: ShardSpec(str(tmp_path), 0, "x")}))
