@@ -158,7 +158,9 @@ class Analyzer:
         if self.algorithm:
             import Stemmer
 
-            self._stem = Stemmer.Stemmer(self.algorithm).stemWord
+            # no PyStemmer cache (maxCacheSize 0): ours caches whole pieces, and its small LRU
+            # thrashes on web vocabularies, making stemming 4x slower
+            self._stem = Stemmer.Stemmer(self.algorithm, 0).stemWord
         self._cache: dict[str, tuple[str, ...]] = {}
 
     def __repr__(self) -> str:
