@@ -137,7 +137,7 @@ def build_index(spark: Any, inp: str, work: str, args: argparse.Namespace) -> di
         # the first log2(k) bits of MD5(url) == lib.placement.keyspace.partition_of(url, k)
         docs = (
             pages.join(F.broadcast(mapping), (suffix == F.col("s")) & (language == F.col("l")))
-            .withColumn("pidx", F.expr("cast(base + shiftright(cast(conv(substr(md5(url), 1, 8), 16, 10) as bigint), 32 - bits) as int)"))
+            .withColumn("pidx", F.expr("cast(base + shiftright(cast(conv(substr(md5(coalesce(url, '')), 1, 8), 16, 10) as bigint), 32 - bits) as int)"))
             .join(F.broadcast(pkeys), "pidx")
             .repartition(shards, "pkey")
             .sortWithinPartitions("pidx", "record_id", "warc_file", "warc_offset")
