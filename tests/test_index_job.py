@@ -245,6 +245,9 @@ def _digests(out: pathlib.Path) -> dict[str, str]:
 
 def test_rerun_is_idempotent(spark, indexed):
     before = _digests(indexed)
+    crashed = indexed.parent / "15.tmp-deadbeef"  # what a killed run leaves behind
+    (crashed / "com" / "eng").mkdir(parents=True)
+    (crashed / "com" / "eng" / "index-0.ciff.gz").write_bytes(b"partial")
     inp = indexed.parent.parent.parent / "preprocessed" / "2026-01" / "15"
     assert run_index(spark, inp, indexed, "--date", DAY.isoformat()) == 0
     assert _digests(indexed) == before  # byte-identical shards and metadata
