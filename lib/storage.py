@@ -236,16 +236,22 @@ def delete_tree(uri: str) -> None:
     shutil.rmtree(local_path(uri), ignore_errors=True)
 
 
+def tree_files(local_dir: str) -> list[str]:
+    """Relative ``/`` paths of every file below ``local_dir``: data first, then nested
+    ``_SUCCESS`` markers, the top-level ``_SUCCESS`` last (the order to publish in)."""
+    out = []
+    for dirpath, dirnames, names in os.walk(local_dir):
+        dirnames.sort()
+        for name in names:
+            out.append(os.path.relpath(os.path.join(dirpath, name), local_dir).replace(os.sep, "/"))
+    return sorted(out, key=lambda r: (r.rsplit("/", 1)[-1] == SUCCESS, r == SUCCESS, r))
+
+
 def upload_tree(local_dir: str, dest: str) -> int:
     """Publish a finished local folder to ``dest`` (S3 or local) so that it never looks
     complete half-way: the old ``_SUCCESS`` goes first, stale files are removed, the new
     ``_SUCCESS`` comes last. Returns the number of files copied."""
-    files = []
-    for dirpath, _, names in os.walk(local_dir):
-        for n in names:
-            full = os.path.join(dirpath, n)
-            files.append(os.path.relpath(full, local_dir).replace(os.sep, "/"))
-    files.sort(key=lambda r: (r == SUCCESS, r))
+    files = tree_files(local_dir)
     if not is_s3(dest):
         target = local_path(dest)
         tmp = target.rstrip("/") + ".publishing"

@@ -13,6 +13,7 @@ import os
 from collections import Counter
 from typing import Iterable
 
+from lib import storage
 from lib.placement.config import SliceConfig
 from lib.placement.slices import PlacementError, check_path, collection_of
 
@@ -23,14 +24,7 @@ def is_marker(rel: str) -> bool:
     return rel.rsplit("/", 1)[-1] in MARKERS
 
 
-def local_files(local_dir: str) -> list[str]:
-    """Relative ``/`` paths of every file below ``local_dir``, markers last."""
-    out = []
-    for dirpath, dirnames, names in os.walk(local_dir):
-        dirnames.sort()
-        for name in names:
-            out.append(os.path.relpath(os.path.join(dirpath, name), local_dir).replace(os.sep, "/"))
-    return sorted(out, key=lambda r: (is_marker(r), r))
+local_files = storage.tree_files  # data first, markers last
 
 
 def publish_tree(local_dir: str, config_path_or_roots: str | SliceConfig | Iterable[str], prefix: str) -> dict:

@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from lib.storage import SUCCESS
+from lib.storage import SUCCESS, tree_files
 
 log = logging.getLogger("dailyslice.staging")
 
@@ -63,14 +63,7 @@ class StageReport:
         }
 
 
-def local_files(local_dir: str) -> list[str]:
-    """Relative paths of every file below ``local_dir``, ``_SUCCESS`` last."""
-    out = []
-    for dirpath, dirnames, names in os.walk(local_dir):
-        dirnames.sort()
-        for n in names:
-            out.append(os.path.relpath(os.path.join(dirpath, n), local_dir).replace(os.sep, "/"))
-    return sorted(out, key=lambda r: (r == SUCCESS, r))
+local_files = tree_files  # data first, _SUCCESS last
 
 
 def stage_tree(local_dir: str, target: Target, require_success: bool = True) -> StageReport:
