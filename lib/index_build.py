@@ -54,7 +54,8 @@ INPUT_COLUMNS = ["pidx", "record_id", "url", "title", "description", "plain_text
 
 _META_IN = [f.name for f in METADATA_SCHEMA if f.name not in ("collection_docid", "docid", "doclength")]
 
-#: rows between the two steps: chunk rows (kind 0) and doc rows (kind 1) in one schema
+#: rows between the two steps, in one schema: a stats row per shard (kind -1), chunk rows
+#: (kind 0) and doc rows (kind 1)
 CHUNK_SCHEMA = pa.schema(
     [
         ("pidx", pa.int32()),
