@@ -35,7 +35,7 @@ import regex
 SCHEME = "dailyslice-v1"
 UNKNOWN = "und"
 MAX_TOKEN_CHARS = 64
-_CACHE_LIMIT = 500_000  # piece -> terms cache entries per analyzer (bounded memory)
+_CACHE_LIMIT = 200_000  # piece -> terms entries per analyzer: ~40 MB, bounded for many languages
 
 # U+3005/3006 (々〆) and U+30FC (ー) are script "Common" but live inside Japanese words
 _NOSPACE = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}\u3005\u3006\u30fc"
