@@ -133,7 +133,10 @@ def build_index(spark: Any, inp: str, work: str, args: argparse.Namespace) -> di
             [(s, l, groups[g].base, groups[g].bits) for (s, l), g in assign.items()],
             "s string, l string, base int, bits int",
         )
-        pkeys = spark.createDataFrame(list(enumerate(index_plan.partition_keys(shards))), "pidx int, pkey int")
+        # exact one-shard-per-partition keys; past 65536 shards (a search of ~n log n hashes)
+        # plain hashing of the shard number is good enough
+        keys = index_plan.partition_keys(shards) if shards <= 65536 else list(range(shards))
+        pkeys = spark.createDataFrame(list(enumerate(keys)), "pidx int, pkey int")
         # the first log2(k) bits of MD5(url) == lib.placement.keyspace.partition_of(url, k)
         docs = (
             pages.join(F.broadcast(mapping), (suffix == F.col("s")) & (language == F.col("l")))
