@@ -136,6 +136,7 @@ class SparkJob:
     def main(self, argv: list[str] | None = None, spark: Any = None) -> int:
         """Parse ``argv``, run, print the summary; return the process exit code."""
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        logging.getLogger("py4j").setLevel(logging.WARNING)  # its shutdown chatter, not ours
         args = self.parser().parse_args(argv)
         self.resolve_io(args)
         own = spark is None

@@ -6,6 +6,7 @@ endpoint and credentials, exactly as executors of a real run would.
 
 from __future__ import annotations
 
+import logging
 import os
 import pathlib
 import uuid
@@ -16,6 +17,9 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 SHARED_CORPUS = ROOT.parent / "shared" / "corpus"
 
 pytest_plugins: list[str] = []
+
+# py4j logs at INFO from a destructor at interpreter exit, after pytest closed its streams
+logging.getLogger("py4j").setLevel(logging.WARNING)
 
 
 @pytest.fixture(scope="session")
