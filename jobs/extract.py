@@ -13,14 +13,10 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import glob
 import math
 import os
-import shutil
 import sys
-import tempfile
 import time
-import uuid
 
 if __package__ in (None, ""):  # run as a script: make `lib` importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -37,7 +33,7 @@ from lib.extract.lines import (  # noqa: E402
     unpack_items,
 )
 from lib.extract.task import extract_items  # noqa: E402
-from lib.sparkjob import JobResult, SparkJob, day_path, log  # noqa: E402
+from lib.sparkjob import JobResult, SparkJob, WorkDir, day_path, log  # noqa: E402
 
 BYTES_PER_TASK = 256 << 20
 
@@ -106,22 +102,6 @@ class Extract(SparkJob):
         items, errors = items_from_rows(rows, resolver)
         return items, errors, lambda numbers: {no: row_line(rows[no - 1]) for no in numbers}
 
-    def work_dir(self, spark, args) -> str:
-        """The folder the output is built in: beside a local output (renamed into place at
-        the end), or in the staging folder for S3 output."""
-        if storage.is_s3(args.output):
-            if not args.staging and not spark.sparkContext.master.startswith("local"):
-                raise ValueError("S3 output on a cluster needs --staging DIR on a file system all executors share")
-            base = args.staging or tempfile.mkdtemp(prefix="extract-staging-")
-            tmp = os.path.join(base, f"run-{uuid.uuid4().hex[:8]}")
-        else:
-            final = storage.local_path(args.output).rstrip("/")
-            for stale in glob.glob(final + ".tmp-*"):  # a crashed earlier run's leftovers
-                shutil.rmtree(stale, ignore_errors=True)
-            tmp = f"{final}.tmp-{uuid.uuid4().hex[:8]}"
-        os.makedirs(tmp)
-        return tmp
-
     def copy(self, spark, args, items, resolver, tmp, started) -> list[dict]:
         """The map-only stage: one slice of the sorted list per task; returns the tasks' results."""
         if not items:
@@ -152,21 +132,14 @@ class Extract(SparkJob):
         items, parse_errors, line_text = self.read_list(spark, args, resolver)
         lines = len(items) + len(parse_errors)
         phase("read_list")
-        tmp = self.work_dir(spark, args)
-        try:
-            results = self.copy(spark, args, items, resolver, tmp, started)
+        cluster = not spark.sparkContext.master.startswith("local")
+        with WorkDir(args.output, args.staging, cluster=cluster, name=self.name) as work:
+            results = self.copy(spark, args, items, resolver, work.path, started)
             del items
             phase("copy")
-            summary = assemble(tmp, results, parse_errors, lines, line_text)
-            with open(os.path.join(tmp, storage.SUCCESS), "w") as f:  # last file of the folder
-                f.write(f"extracted {summary['extracted']} of {lines}, failed {summary['failed']}\n")
-            if storage.is_s3(args.output):
-                storage.upload_tree(tmp, args.output)
-            else:
-                storage.commit_dir(tmp, storage.local_path(args.output).rstrip("/"))
+            summary = assemble(work.path, results, parse_errors, lines, line_text)
+            work.publish(f"extracted {summary['extracted']} of {lines}, failed {summary['failed']}\n")
             phase("commit")
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)  # gone after a local commit; leftovers otherwise
         if summary["failed"]:
             log.error("extract: %d of %d lines failed, see %s", summary["failed"], lines, storage.join(args.output, ERRORS))
         summary.update(input=args.input, output=args.output, verify=args.verify, seconds_by_phase=phases)

@@ -10,13 +10,8 @@ ROOT/preprocessed/YYYY-MM/DD/: ``language=xxx/part-*.parquet`` (pages), ``_captu
 
 from __future__ import annotations
 
-import glob
-import json
 import os
-import shutil
 import sys
-import tempfile
-import uuid
 
 if __package__ in (None, ""):  # run as a script: make `lib` importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -24,7 +19,7 @@ if __package__ in (None, ""):  # run as a script: make `lib` importable
 from lib import storage  # noqa: E402
 from lib.preprocess_tasks import RESULT_SCHEMA, make_mapper, merge_results, remove_strays  # noqa: E402
 from lib.schema import spark_schema  # noqa: E402
-from lib.sparkjob import JobResult, SparkJob  # noqa: E402
+from lib.sparkjob import JobResult, SparkJob, WorkDir  # noqa: E402
 
 SUFFIXES = (".warc.gz", ".warc", ".arc.gz", ".arc")
 
@@ -45,39 +40,21 @@ class Preprocess(SparkJob):
     def run(self, spark, args) -> JobResult:
         files = [(f.uri, f.size) for f in storage.list_files(args.input, SUFFIXES)]
         files.sort(key=lambda f: -f[1])  # biggest first: fewer stragglers at the end of the day
-        to_s3 = storage.is_s3(args.output)
-        final = args.output if to_s3 else storage.local_path(args.output).rstrip("/")
-        if to_s3:
-            base = args.staging or tempfile.mkdtemp(prefix="preprocess-staging-")
-            tmp = os.path.join(base, f"run-{uuid.uuid4().hex[:8]}")
-        else:
-            for stale in glob.glob(final + ".tmp-*"):  # a crashed earlier run's leftovers
-                shutil.rmtree(stale, ignore_errors=True)
-            tmp = f"{final}.tmp-{uuid.uuid4().hex[:8]}"
-        os.makedirs(tmp, exist_ok=True)
-
-        results: list[dict] = []
-        if files:
-            mapper = make_mapper(files, tmp, args.max_page_bytes, args.batch_rows)
-            n = args.partitions or len(files)
-            done = spark.range(0, len(files), 1, n).mapInArrow(mapper, spark_schema(RESULT_SCHEMA))
-            results = [r.asDict() for r in done.collect()]  # one small row per input file
-        os.makedirs(os.path.join(tmp, "_captures"), exist_ok=True)
-        remove_strays(tmp, results)
-        stats, reported = merge_results(tmp, files, results)
-        t = stats["totals"]
-        assert t["read"] == t["kept"] + t["skipped"] + t["failed"], "counters do not add up"
-
-        with open(os.path.join(tmp, storage.SUCCESS), "w") as f:
-            json.dump({"job": self.name, "files": len(files), "pages": t["kept"]}, f)
-        if to_s3:
-            storage.upload_tree(tmp, final)
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            os.remove(os.path.join(tmp, storage.SUCCESS))
-            storage.commit_dir(tmp, final)
-            with open(os.path.join(final, storage.SUCCESS), "w") as f:  # last
-                json.dump({"job": self.name, "files": len(files), "pages": t["kept"]}, f)
+        cluster = not spark.sparkContext.master.startswith("local")
+        with WorkDir(args.output, args.staging, cluster=cluster, name=self.name) as work:
+            tmp = work.path
+            results: list[dict] = []
+            if files:
+                mapper = make_mapper(files, tmp, args.max_page_bytes, args.batch_rows)
+                n = args.partitions or len(files)
+                done = spark.range(0, len(files), 1, n).mapInArrow(mapper, spark_schema(RESULT_SCHEMA))
+                results = [r.asDict() for r in done.collect()]  # one small row per input file
+            os.makedirs(os.path.join(tmp, "_captures"), exist_ok=True)
+            remove_strays(tmp, results)
+            stats, reported = merge_results(tmp, files, results)
+            t = stats["totals"]
+            assert t["read"] == t["kept"] + t["skipped"] + t["failed"], "counters do not add up"
+            work.publish({"job": self.name, "files": len(files), "pages": t["kept"]})
 
         unreadable = t["failed_by_reason"].get("read_error", 0)
         ok = {"never": True, "unreadable": unreadable == 0, "any": t["failed"] == 0}[args.fail_on]

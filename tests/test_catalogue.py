@@ -281,8 +281,8 @@ def test_cli_json_and_table(built, capsys):
 def test_rebuild_after_crash_leaves_no_half_folder(built, spark):
     root, _ = built
     final = os.path.dirname(cdxj_path(root, D2))
-    os.makedirs(final + ".tmp", exist_ok=True)  # leftover of a crashed run
-    open(os.path.join(final + ".tmp", "junk"), "w").close()
+    os.makedirs(final + ".tmp-deadbeef", exist_ok=True)  # leftover of a crashed run
+    open(os.path.join(final + ".tmp-deadbeef", "junk"), "w").close()
     missing = os.path.join(root, "preprocessed", "2026-01", "16")
     os.makedirs(missing)
     assert build(["--input", missing, "--output", os.path.join(root, "catalogue", "2026-01", "16"),
@@ -290,7 +290,7 @@ def test_rebuild_after_crash_leaves_no_half_folder(built, spark):
     assert not os.path.exists(os.path.join(root, "catalogue", "2026-01", "16", "_SUCCESS"))
     shutil.rmtree(missing)
     assert build(["--date", D2.isoformat(), "--root", root, "--no-urldb"], spark=spark) == 0
-    assert not os.path.exists(final + ".tmp") and os.path.exists(os.path.join(final, "_SUCCESS"))
+    assert not os.path.exists(final + ".tmp-deadbeef") and os.path.exists(os.path.join(final, "_SUCCESS"))
     assert sorted(os.listdir(final)) == ["_SUCCESS", "index.cdxj", "report.html"]
 
 

@@ -12,15 +12,13 @@ import argparse
 import datetime as dt
 import os
 import re
-import shutil
-import tempfile
 import time
 from typing import Any
 
 from lib import storage
 from lib.catalogue import cdxj, report, urldb
 from lib.schema import CAPTURE_SCHEMA, spark_schema
-from lib.sparkjob import JobResult, SparkJob
+from lib.sparkjob import JobResult, SparkJob, WorkDir
 
 CDXJ_NAME = "index.cdxj"
 
@@ -67,15 +65,9 @@ class CatalogueJob(SparkJob):
             else spark.createDataFrame([], spark_schema(CAPTURE_SCHEMA))
         summary: dict[str, Any] = {"date": day.isoformat(), "input": args.input}
 
-        local_out = not storage.is_s3(args.output)
-        if local_out:
-            final = storage.local_path(args.output).rstrip("/")
-            work = final + ".tmp"
-            shutil.rmtree(work, ignore_errors=True)
-            os.makedirs(work)
-        else:
-            work = tempfile.mkdtemp(prefix="catalogue-", dir=args.staging)
-        try:
+        cluster = not spark.sparkContext.master.startswith("local")
+        with WorkDir(args.output, args.staging, cluster=cluster, name="catalogue") as wd:
+            work = wd.path
             summary["captures"] = urldb.count_rows(caps_dir) if os.path.isdir(caps_dir) else 0
             summary["cdxj_lines"] = cdxj.write_cdxj(cdxj.cdxj_lines_df(captures, prefix),
                                                     os.path.join(work, CDXJ_NAME), work)
@@ -93,15 +85,7 @@ class CatalogueJob(SparkJob):
                 root = args.root or os.path.dirname(os.path.dirname(os.path.dirname(src.rstrip("/"))))
                 index_day = args.index or storage.join(root, "index", f"{day:%Y-%m}", f"{day:%d}")
                 report.write_report(root, day, os.path.join(work, report.REPORT), index_day, day_path=src)
-            with open(os.path.join(work, storage.SUCCESS), "w"):
-                pass
-            if local_out:
-                storage.commit_dir(work, final)
-            else:
-                storage.upload_tree(work, args.output)
-        finally:
-            if not local_out or os.path.exists(work):
-                shutil.rmtree(work, ignore_errors=True)
+            wd.publish()
         return JobResult(ok=True, summary=summary, output=args.output)
 
 
