@@ -261,7 +261,8 @@ def main() -> None:
         head, _, rest = cur.partition("\n## Indexing\n")
         nxt = rest.find("\n## ")
         section, tail = (rest, "") if nxt < 0 else (rest[:nxt], rest[nxt:])
-        path.write_text(head + "\n## Indexing\n" + section.rstrip("\n") + "\n\n" + text + tail)
+        kept = section.strip("\n")
+        path.write_text(head + "\n## Indexing\n\n" + (kept + "\n\n" if kept else "") + text + tail)
 
 
 if __name__ == "__main__":
