@@ -12,14 +12,11 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import glob
 import json
 import os
 import shutil
 import sys
-import tempfile
 import time
-import uuid
 from typing import Any
 
 if __package__ in (None, ""):  # `python jobs/index.py`: make the project importable
@@ -28,7 +25,7 @@ if __package__ in (None, ""):  # `python jobs/index.py`: make the project import
 from lib import graph, index_plan, storage
 from lib.analysis import get_analyzer
 from lib.index_build import CHUNK_SCHEMA, INPUT_COLUMNS, STATS_SCHEMA, ShardSpec, tokenize_partition, write_partition
-from lib.sparkjob import JobResult, SparkJob, log
+from lib.sparkjob import JobResult, SparkJob, WorkDir, log
 
 PAGE_COLUMNS = sorted(set(INPUT_COLUMNS) - {"pidx"} | {"url_suffix", "outgoing_links"})
 
@@ -51,29 +48,17 @@ class IndexJob(SparkJob):
         if not storage.exists(storage.join(args.input, storage.SUCCESS)):
             raise FileNotFoundError(f"input day is not complete (no {storage.SUCCESS}): {args.input}")
         out = args.output
-        if storage.is_s3(out) or storage.is_s3(args.input):
-            stage = args.staging or tempfile.mkdtemp(prefix="dailyslice-index-")
-            work = os.path.join(stage, f"index-{uuid.uuid4().hex[:8]}")
-        else:
-            # a sibling of the output, so that commit_dir's rename stays on one filesystem
-            final = storage.local_path(out).rstrip("/")
-            for stale in glob.glob(final + ".tmp-*"):  # a crashed earlier run's leftovers
-                shutil.rmtree(stale, ignore_errors=True)
-            work = f"{final}.tmp-{uuid.uuid4().hex[:8]}"
-        inp = args.input
-        try:
-            if storage.is_s3(inp):
-                inp = _download(inp, work + ".input")
-            summary = build_index(spark, inp, work, args)
-            storage.write_bytes(os.path.join(work, "_stats.json"), json.dumps(summary, indent=1, sort_keys=True).encode())
-            storage.write_bytes(os.path.join(work, storage.SUCCESS), b"")
-            if storage.is_s3(out):
-                storage.upload_tree(work, out)
-            else:
-                storage.commit_dir(work, storage.local_path(out))
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-            shutil.rmtree(work + ".input", ignore_errors=True)
+        cluster = not spark.sparkContext.master.startswith("local")
+        with WorkDir(out, args.staging, cluster=cluster, name=self.name) as wd:
+            inp = args.input
+            try:
+                if storage.is_s3(inp):
+                    inp = _download(inp, wd.path + ".input")
+                summary = build_index(spark, inp, wd.path, args)
+            finally:
+                shutil.rmtree(wd.path + ".input", ignore_errors=True)
+            storage.write_bytes(os.path.join(wd.path, "_stats.json"), json.dumps(summary, indent=1, sort_keys=True).encode())
+            wd.publish()
         totals = summary["totals"]
         return JobResult(ok=True, summary={"totals": totals, "groups": len(summary["groups"]), "steps": summary["seconds"]},
                          output=out)
