@@ -122,3 +122,14 @@ def test_http_parsing_chunked_gzip_and_broken():
 def test_ipv6_hosts_keep_their_brackets():
     assert urls.normalize_url("http://[::1]:8080/x#y") == "http://[::1]:8080/x"
     assert urls.normalize_url("https://[2001:db8::1]:443/") == "https://[2001:db8::1]/"
+
+
+def test_content_coding_bomb_is_refused_not_expanded():
+    import zlib
+
+    from lib.warc import http
+
+    bomb = zlib.compress(b"\0" * (http.MAX_DECODED_BYTES + (1 << 20)), 9)
+    with pytest.raises(HttpError) as e:
+        parse_response(b"HTTP/1.1 200 OK\r\nContent-Encoding: deflate\r\nContent-Type: text/html\r\n\r\n" + bomb)
+    assert e.value.reason == "http_body_too_large"

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 _STATUS = re.compile(rb"^HTTP/\d(?:\.\d)?\s+(\d{3})(?:\s.*)?$", re.S)
 MAX_HEADER_BYTES = 64 << 10
+MAX_DECODED_BYTES = 64 << 20  # a gzip "bomb" must not blow the executor's memory
 
 
 class HttpError(Exception):
@@ -117,7 +118,10 @@ def decompress(body: bytes, enc: str) -> bytes:
     for wbits in ((31, 15, -15) if enc != "deflate" else (15, -15, 31)):
         try:
             d = zlib.decompressobj(wbits)
-            return d.decompress(body) + d.flush()
+            out = d.decompress(body, MAX_DECODED_BYTES)
+            if d.unconsumed_tail:
+                raise HttpError("http_body_too_large", f"{enc} body decodes to more than {MAX_DECODED_BYTES} bytes")
+            return out + d.flush()
         except zlib.error:
             continue
     if not body.startswith(b"\x1f\x8b"):
