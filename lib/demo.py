@@ -1,8 +1,9 @@
 """``make demo``: the daily pipeline end to end on an embedded default.
 
 Generates a sample crawl in the bucket layout under ``--root`` (local folder, no S3, no
-cluster), then runs preprocess and index for ``--date`` in one local Spark session,
-checks the index with the CIFF validator, and prints where everything is.
+cluster), then runs preprocess, index and the catalogue (CDXJ, URL database, daily report)
+for ``--date`` in one local Spark session, checks the index with the CIFF validator, and
+prints where everything is.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
         paths = write_sample_crawl(root, a.date, a.files, a.pages_per_file)
         print(f"demo: wrote a sample crawl of {len(paths)} WARC files under {warc}")
     common = ["--date", a.date.isoformat(), "--root", root]
-    steps = [("preprocess", common), ("index", common)]
+    steps = [("jobs.preprocess", common), ("jobs.index", common), ("lib.catalogue.job", common)]
     from pyspark.sql import SparkSession
 
     from lib.sparkjob import use_this_python
@@ -43,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for name, args in steps:
             try:
-                job = importlib.import_module(f"jobs.{name}")
+                job = importlib.import_module(name)
             except ImportError as e:
                 print(f"demo: job {name} not available ({e}); stopping here", file=sys.stderr)
                 break
@@ -64,8 +65,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"demo: {len(shards)} CIFF shards valid under {index_dir}")
         if shards:
             pick = ([s for s in shards if "/eng/" in s] or shards)[0]
-            print(f"demo: try  python -m lib.ciff search {pick} \"library budget\"")
+            py = os.path.relpath(sys.executable)
+            print(f"demo: try  {py} -m lib.ciff search {pick} \"library budget\"")
     print(f"demo: pages under {day_path(root, 'preprocessed', a.date)}")
+    report = os.path.join(day_path(root, "catalogue", a.date), "report.html")
+    if os.path.exists(report):
+        print(f"demo: CDXJ and the daily report (open in a browser): {os.path.dirname(report)}")
     return rc
 
 
