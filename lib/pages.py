@@ -12,8 +12,6 @@ are counted separately; the record itself is kept.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -23,7 +21,7 @@ from lib import langid, urls
 from lib.html.charset import decode_html
 from lib.html.extract import extract
 from lib.warc.http import HttpError, parse_response
-from lib.warc.records import BadRecord, Record, iter_records
+from lib.warc.records import BadRecord, Record, iter_records, sha1_digest
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 CAPTURE_TYPES = ("response", "revisit", "resource")
@@ -126,8 +124,7 @@ class FileProcessor:
         d = rec.headers.get("warc-payload-digest")
         if d or resp is None or rec.oversized:
             return d
-        raw = rec.content[resp.payload_start :]
-        return "sha1:" + base64.b32encode(hashlib.sha1(raw).digest()).decode()
+        return sha1_digest(rec.content[resp.payload_start :])
 
     def _capture(self, rec: Record, status: int | None, mime: str, kept: bool, resp=None) -> None:
         self.captures.append({
@@ -175,24 +172,27 @@ class FileProcessor:
         mime = resp.mime_type or (rec.headers.get("content-type", "") if rec.fmt == "arc" else "")
         mime = mime.split(";")[0].strip().lower()
         html = mime in HTML_TYPES or (not mime and _looks_html(resp.body))
-        kept = html and 200 <= resp.status < 300 and bool(resp.body.strip()) and not _is_binary(resp.body)
-        self._capture(rec, resp.status, mime, kept, resp)
-        if not html:
-            self._skip("not_html")
-            return None
-        if not 200 <= resp.status < 300:
-            self._skip(f"http_status_{resp.status // 100}xx")
-            return None
-        if not resp.body.strip():
-            self._skip("empty_body")
-            return None
-        if len(resp.body) > self.max_page_bytes:
-            self._skip("too_large", rec, f"body of {len(resp.body)} bytes exceeds {self.max_page_bytes}")
-            return None
-        if _is_binary(resp.body):
-            self._skip("binary_payload", rec, f"text/html body with binary bytes: {resp.body[:16]!r}")
+        skip = self._skip_reason(resp, html)
+        self._capture(rec, resp.status, mime, skip is None, resp)
+        if skip is not None:
+            reason, detail = skip
+            self._skip(reason, rec, detail)
             return None
         return self._page(rec, resp, mime)
+
+    def _skip_reason(self, resp, html: bool) -> tuple[str, str | None] | None:
+        """(reason, report detail or None) why a parsed response is not a page; None to keep it."""
+        if not html:
+            return "not_html", None
+        if not 200 <= resp.status < 300:
+            return f"http_status_{resp.status // 100}xx", None
+        if not resp.body.strip():
+            return "empty_body", None
+        if len(resp.body) > self.max_page_bytes:
+            return "too_large", f"body of {len(resp.body)} bytes exceeds {self.max_page_bytes}"
+        if _is_binary(resp.body):
+            return "binary_payload", f"text/html body with binary bytes: {resp.body[:16]!r}"
+        return None
 
     def _page(self, rec: Record, resp, mime: str) -> dict[str, Any]:
         dec = decode_html(resp.body, resp.charset)

@@ -19,6 +19,8 @@ from html import escape
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from lib.warc.records import sha1_digest
+
 SENTENCES = {
     "eng": [
         "The city council approved the new budget for public libraries on Tuesday.",
@@ -135,7 +137,7 @@ def write_sample_crawl(root: str, date: dt.date, files: int = 2, pages_per_file:
                 ctype = f"text/html; charset={CHARSETS.get(lang, 'utf-8')}"
                 _write_pair(w, url, when, *_http("200 OK", ctype, html))
                 if j % 10 == 3:  # the same page again, unchanged: a revisit
-                    rec = w.create_revisit_record(url, digest=_digest(html), refers_to_uri=url,
+                    rec = w.create_revisit_record(url, digest=sha1_digest(html), refers_to_uri=url,
                                                   refers_to_date=when.strftime("%Y-%m-%dT%H:%M:%SZ"),
                                                   http_headers=_http("200 OK", ctype, b"")[0])
                     rec.rec_headers.replace_header("WARC-Date", (when + dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"))
@@ -151,12 +153,6 @@ def write_sample_crawl(root: str, date: dt.date, files: int = 2, pages_per_file:
                 _write_pair(w, url, ts + dt.timedelta(minutes=30, seconds=k), sh, body)
         paths.append(path)
     return paths
-
-
-def _digest(body: bytes) -> str:
-    import base64
-
-    return "sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode()
 
 
 def _write_pair(w: WARCWriter, url: str, when: dt.datetime, http: StatusAndHeaders, body: bytes) -> None:

@@ -96,3 +96,14 @@ def test_arc_records_get_a_computed_payload_digest(corpus):
     assert len(arc) == 94 and all(d and d.startswith("sha1:") for d in arc.values())
     same = sum(arc[u] == warc.get(u) for u in arc)
     assert same == len(arc), f"{len(arc) - same} digests differ"
+
+
+def test_page_too_large_after_content_decoding_is_not_a_kept_capture():
+    import gzip as gz_mod
+
+    body = gz_mod.compress(b"<html><body>" + b"<p>same words again</p>" * ((11 << 20) // 23) + b"</body></html>")
+    block = http_response(body, extra=b"Content-Encoding: gzip\r\n")
+    rows, proc, s = run(warc_gz([warc_record("http://big.example/zipped", block)] + [r for _, r in good_pages(1)]))
+    assert s["skipped_by_reason"] == {"too_large": 1} and len(rows) == 1
+    assert [(c["url"], c["kept"]) for c in proc.captures] == [("http://big.example/zipped", False),
+                                                               ("http://example.com/page0.html", True)]

@@ -8,12 +8,14 @@ after damage wherever the format lets it resynchronise. Content is capped at
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
+import hashlib
 import uuid
 from dataclasses import dataclass, field
 from typing import BinaryIO, Iterator
 
-from lib.warc.streams import GZIP_MAGIC, ByteReader, GzipMembers, Member, PlainReader, StreamError
+from lib.warc.streams import GZIP_MAGIC, ByteReader, GzipMembers, Member, PlainReader
 
 MAX_HEADER_LINES = 512
 
@@ -48,6 +50,11 @@ class RecordError(Exception):
         super().__init__(f"{reason}: {detail}")
         self.reason = reason
         self.detail = detail
+
+
+def sha1_digest(payload: bytes) -> str:
+    """A WARC-Payload-Digest value: ``sha1:`` + base32 of the payload's SHA-1."""
+    return "sha1:" + base64.b32encode(hashlib.sha1(payload).digest()).decode()
 
 
 def parse_warc_date(text: str | None) -> dt.datetime | None:
@@ -243,10 +250,7 @@ def iter_records(raw: BinaryIO, file: str, max_content: int = 10 << 20) -> Itera
             return
         yield BadRecord(file, 0, "not_an_archive", f"neither gzip nor WARC/ARC: starts with {head[:12]!r}")
         return
-    try:
-        if gz:
-            yield from _iter_gzip(raw, file, fmt, max_content)
-        else:
-            yield from _iter_plain(raw, file, fmt, max_content)
-    except StreamError as e:  # pragma: no cover - streams report through BadRecord
-        yield BadRecord(file, e.offset, e.reason, e.detail)
+    if gz:
+        yield from _iter_gzip(raw, file, fmt, max_content)
+    else:
+        yield from _iter_plain(raw, file, fmt, max_content)
