@@ -28,7 +28,7 @@ import re
 import unicodedata
 from collections import Counter
 from functools import lru_cache
-from typing import Any, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import regex
 

@@ -4,7 +4,6 @@ line and output parsing, and the DAG folder importing cleanly (DagBag)."""
 from __future__ import annotations
 
 import datetime as dt
-import os
 import pathlib
 
 import pytest
