@@ -17,6 +17,7 @@ import os
 import shutil
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 if __package__ in (None, ""):  # `python jobs/index.py`: make the project importable
@@ -24,10 +25,11 @@ if __package__ in (None, ""):  # `python jobs/index.py`: make the project import
 
 from lib import graph, index_plan, storage
 from lib.analysis import get_analyzer
-from lib.index_build import CHUNK_SCHEMA, INPUT_COLUMNS, STATS_SCHEMA, ShardSpec, tokenize_partition, write_partition
+from lib.index_build import CHUNK_SCHEMA, READ_COLUMNS, STATS_SCHEMA, MapPlan, index_files, sort_columns
+from lib.index_write import ShardSpec, write_partition
 from lib.sparkjob import JobResult, SparkJob, WorkDir, log
 
-PAGE_COLUMNS = sorted(set(INPUT_COLUMNS) - {"pidx"} | {"url_suffix", "outgoing_links"})
+PAGE_COLUMNS = sorted(set(READ_COLUMNS) | {"language", "outgoing_links"})
 
 
 class IndexJob(SparkJob):
@@ -41,8 +43,8 @@ class IndexJob(SparkJob):
                             help="target documents per shard; shards per group = next power of two (default 100000)")
         parser.add_argument("--min-group-docs", type=int, default=1000,
                             help="TLD/LANG groups with fewer pages go to other/LANG (default 1000)")
-        parser.add_argument("--gzip-level", type=int, default=3, choices=range(1, 10), metavar="1-9",
-                            help="zlib level of the .ciff.gz files (default 3: ~3x faster than 6, ~10%% larger)")
+        parser.add_argument("--gzip-level", type=int, default=2, choices=range(1, 10), metavar="1-9",
+                            help="zlib level of the .ciff.gz files (default 2; docs/index.md has the speed/size trade)")
 
     def run(self, spark: Any, args: argparse.Namespace) -> JobResult:
         if not storage.exists(storage.join(args.input, storage.SUCCESS)):
@@ -95,18 +97,57 @@ def read_pages(spark: Any, inp: str) -> Any:
     return pages
 
 
+def input_files(inp: str) -> list[tuple[str, str, int]]:
+    """(path, language, bytes) of the day's page files, sorted by path: the docid order."""
+    root = storage.local_path(inp)
+    out = []
+    for d in sorted(os.listdir(root)):
+        if not d.startswith("language=") or not os.path.isdir(os.path.join(root, d)):
+            continue
+        lang = d[len("language="):]
+        lang = "" if lang == "__HIVE_DEFAULT_PARTITION__" else lang
+        for name in sorted(os.listdir(os.path.join(root, d))):
+            if name.endswith(".parquet") and not name.startswith((".", "_")):
+                path = os.path.join(root, d, name)
+                out.append((path, lang, os.path.getsize(path)))
+    return out
+
+
 def build_index(spark: Any, inp: str, work: str, args: argparse.Namespace) -> dict:
     """The Spark plan: shards, CIFF + metadata, graph. Returns the statistics."""
-    from pyspark.sql import functions as F
-
-    from lib.schema import spark_schema
-
     os.makedirs(work, exist_ok=True)
     clock = _Clock()
-    pages = read_pages(spark, inp)
-    suffix = F.coalesce(F.col("url_suffix"), F.lit(""))
-    language = F.coalesce(F.col("language"), F.lit(""))
-    counts = {(r["s"], r["l"]): r["count"] for r in pages.groupBy(suffix.alias("s"), language.alias("l")).count().collect()}
+    files = input_files(inp)
+    counts = index_plan.count_pages([(path, lang) for path, lang, _ in files], PAGE_COLUMNS)
+    # The graph is independent of the shards: its jobs run beside the index stage (Spark
+    # takes jobs from several threads), filling the cores the index stage leaves idle.
+    pool = ThreadPoolExecutor(1, thread_name_prefix="graph")
+    graph_job = pool.submit(_graph, spark, inp, storage.normalize(os.path.join(work, "graph")))
+    try:
+        summary = _index(spark, inp, work, args, files, counts, clock)
+    finally:
+        pool.shutdown(wait=True)  # never leave a graph job writing into a folder being removed
+    summary["graph"], summary["seconds"]["graph"] = graph_job.result()
+    _drop_checksums(work)
+    keys = ("docs", "terms", "postings", "total_terms", "ciff_bytes", "metadata_bytes")
+    summary["totals"] = {k: sum(s[k] for s in summary["shards"]) for k in keys}
+    summary["totals"].update(groups=len(summary["groups"]), shards=len(summary["shards"]), pages_in=sum(counts.values()))
+    if summary["totals"]["docs"] != summary["totals"]["pages_in"]:
+        raise RuntimeError(f"indexed {summary['totals']['docs']} documents of {summary['totals']['pages_in']} pages")
+    log.info("index: %s", summary["totals"])
+    return summary
+
+
+def _graph(spark: Any, inp: str, folder: str) -> tuple[dict, float]:
+    t = time.time()
+    counts = graph.write_graph(read_pages(spark, inp), folder)
+    return counts, round(time.time() - t, 3)
+
+
+def _index(spark: Any, inp: str, work: str, args: argparse.Namespace, files: list, counts: dict, clock: "_Clock") -> dict:
+    """Plan the shards, then the map (analysis) and reduce (CIFF + metadata) stages."""
+    from lib.schema import spark_schema
+
     groups, assign = index_plan.plan_groups(counts, args.docs_per_shard, args.min_group_docs)
     clock("plan")
     shards = sum(g.k for g in groups)
@@ -114,23 +155,16 @@ def build_index(spark: Any, inp: str, work: str, args: argparse.Namespace) -> di
     summary: dict = {"groups": [], "shards": [], "docs_per_shard": args.docs_per_shard,
                      "min_group_docs": args.min_group_docs}
     if shards:
-        mapping = spark.createDataFrame(
-            [(s, l, groups[g].base, groups[g].bits) for (s, l), g in assign.items()],
-            "s string, l string, base int, bits int",
-        )
         # exact one-shard-per-partition keys; past 65536 shards (a search of ~n log n hashes)
         # plain hashing of the shard number is good enough
         keys = index_plan.partition_keys(shards) if shards <= 65536 else list(range(shards))
-        pkeys = spark.createDataFrame(list(enumerate(keys)), "pidx int, pkey int")
-        # the first log2(k) bits of MD5(url) == lib.placement.keyspace.partition_of(url, k)
-        docs = (
-            pages.join(F.broadcast(mapping), (suffix == F.col("s")) & (language == F.col("l")))
-            .withColumn("pidx", F.expr("cast(base + shiftright(cast(conv(substr(md5(coalesce(url, '')), 1, 8), 16, 10) as bigint), 32 - bits) as int)"))
-            .join(F.broadcast(pkeys), "pidx")
-            .repartition(shards, "pkey")
-            .sortWithinPartitions("pidx", "record_id", "warc_file", "warc_offset")
-            .select(*INPUT_COLUMNS)
-        )
+        plan = MapPlan(groups={key: (groups[g].base, groups[g].bits) for key, g in assign.items()}, pkeys=keys)
+        # one task per file, biggest first (fewest stragglers); t (the docid order) is the sorted
+        # path order. spark.range gives exactly one row per partition without a Python RDD
+        # (whose rows would need a Python worker of their own in every task).
+        order = sorted(range(len(files)), key=lambda i: -files[i][2])
+        todo = [(i, files[i][0], files[i][1]) for i in order]
+        file_rows = spark.range(0, len(todo), 1, len(todo))
         by_pidx = {g.base + n: (g, n) for g in groups for n in range(g.k)}
         specs = {
             p: ShardSpec(folder=os.path.join(work, index_plan.shard_dir(g)), shard=n,
@@ -138,11 +172,13 @@ def build_index(spark: Any, inp: str, work: str, args: argparse.Namespace) -> di
                          gzip_level=args.gzip_level)
             for p, (g, n) in by_pidx.items()
         }
-        # one stage after the shuffle: tokenize (and write the metadata), sort the partition's
-        # rows (Spark's external sort: stats row, postings chunks by term, docs), write the CIFF
+        # map: each file's pages analyzed in Python into partial inverted lists (module doc of
+        # lib/index_build.py); the shuffle by shard and the sort are the merge; reduce: one task
+        # per shard streams its CIFF and metadata (lib/index_write.py)
         written = (
-            docs.mapInArrow(lambda it: tokenize_partition(it, specs), spark_schema(CHUNK_SCHEMA))
-            .sortWithinPartitions("pidx", "kind", "term", "first")
+            file_rows.mapInArrow(lambda it: index_files(it, plan, todo), spark_schema(CHUNK_SCHEMA))
+            .repartition(shards, "pkey")
+            .sortWithinPartitions(*sort_columns(one_shard_per_partition=shards <= 65536))
             .mapInArrow(lambda it: write_partition(it, specs), spark_schema(STATS_SCHEMA))
             .collect()
         )
@@ -155,16 +191,7 @@ def build_index(spark: Any, inp: str, work: str, args: argparse.Namespace) -> di
         mine = [s for s in summary["shards"] if (s["tld"], s["lang"]) == (g.tld, g.lang)]
         summary["groups"].append({"tld": g.tld, "lang": g.lang, "docs": g.docs, "k": g.k, "files": len(mine),
                                   "analyzer": get_analyzer(g.lang).name})
-    summary["graph"] = graph.write_graph(pages, storage.normalize(os.path.join(work, "graph")))
-    clock("graph")
     summary["seconds"] = clock.steps
-    _drop_checksums(work)
-    keys = ("docs", "terms", "postings", "total_terms", "ciff_bytes", "metadata_bytes")
-    summary["totals"] = {k: sum(s[k] for s in summary["shards"]) for k in keys}
-    summary["totals"].update(groups=len(groups), shards=len(summary["shards"]), pages_in=sum(counts.values()))
-    if summary["totals"]["docs"] != summary["totals"]["pages_in"]:
-        raise RuntimeError(f"indexed {summary['totals']['docs']} documents of {summary['totals']['pages_in']} pages")
-    log.info("index: %s", summary["totals"])
     return summary
 
 

@@ -36,6 +36,7 @@ SCHEME = "dailyslice-v1"
 UNKNOWN = "und"
 MAX_TOKEN_CHARS = 64
 _CACHE_LIMIT = 200_000  # piece -> terms entries per analyzer: ~40 MB, bounded for many languages
+TABLE_PIECES = 2_000_000  # pieces in an analyzer's batch lookup table (~150 MB) before it starts anew
 
 # U+3005/3006 (々〆) and U+30FC (ー) are script "Common" but live inside Japanese words
 _NOSPACE = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}\u3005\u3006\u30fc"
@@ -162,6 +163,7 @@ class Analyzer:
             # thrashes on web vocabularies, making stemming 4x slower
             self._stem = Stemmer.Stemmer(self.algorithm, 0).stemWord
         self._cache: dict[str, tuple[str, ...]] = {}
+        self._table: _PieceTable | None = None
 
     def __repr__(self) -> str:
         return f"Analyzer({self.name!r})"
@@ -182,11 +184,14 @@ class Analyzer:
             token = self._stem(token)
         return token or None
 
+    def _uncached_expand(self, piece: str) -> tuple[str, ...]:
+        return tuple(t for t in map(self.term, _piece_tokens(piece)) if t is not None)
+
     def _expand(self, piece: str) -> tuple[str, ...]:
         """Index terms of one whitespace-free piece (cached: pieces repeat a lot)."""
         got = self._cache.get(piece)
         if got is None:
-            got = tuple(t for t in map(self.term, _piece_tokens(piece)) if t is not None)
+            got = self._uncached_expand(piece)
             if len(piece) <= MAX_TOKEN_CHARS:  # long pieces (unspaced scripts) rarely repeat
                 if len(self._cache) >= _CACHE_LIMIT:
                     self._cache.clear()
@@ -203,8 +208,12 @@ class Analyzer:
 
     def analyze_batch(self, texts: Any) -> BatchTerms:
         """Term frequencies of many documents at once (the indexer's hot path): the same
-        as :meth:`term_counts` per text, but splitting is done by Arrow over the batch, each
-        distinct piece is analyzed once, and the counting is done by numpy."""
+        as :meth:`term_counts` per text, but splitting is done by Arrow over the batch, the
+        batch's distinct pieces are looked up in this analyzer's piece table by Arrow, only
+        pieces never seen before are analyzed in Python, and the counting is done by numpy.
+
+        Term ids index ``BatchTerms.vocab``, the analyzer's vocabulary: the same list object
+        (ids stable) from batch to batch until the table is reset for size."""
         import numpy as np
         import pyarrow.compute as pc
 
@@ -212,18 +221,20 @@ class Analyzer:
         n = len(lists)
         lengths = pc.list_value_length(lists).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
         flat = lists.flatten()
+        table = self._table
+        if table is None or table.full():
+            table = self._table = _PieceTable(self)
         if len(flat) == 0:
             empty = np.zeros(0, np.int64)
-            return BatchTerms(empty, empty, empty, [], np.zeros(n, np.int64))
+            return BatchTerms(empty, empty, empty, table.terms, np.zeros(n, np.int64))
         enc = flat.dictionary_encode()
-        expanded = [self._expand(p) for p in enc.dictionary.to_pylist()]
-        vocab: dict[str, int] = {}
-        per = np.fromiter((len(e) for e in expanded), np.int64, len(expanded))
-        ids = np.fromiter((vocab.setdefault(t, len(vocab)) for e in expanded for t in e), np.int64, int(per.sum()))
-        start = np.r_[0, np.cumsum(per)[:-1]]
+        slot = table.lookup(enc.dictionary)  # distinct piece of the batch -> row of the table
+        per = table.count[slot]
+        start = table.start[slot]
         tok = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
         doc = np.repeat(np.arange(n, dtype=np.int64), lengths)
         rep = per[tok]  # terms per piece occurrence: mostly 1, 0 for stopwords, more for bigrams
+        ids = table.flat_ids()
         if rep.max(initial=0) <= 1:
             keep = rep == 1
             doc, term = doc[keep], ids[start[tok[keep]]]
@@ -236,7 +247,75 @@ class Analyzer:
         first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if len(key) else np.zeros(0, np.int64)
         tf = np.diff(np.r_[first, len(key)]).astype(np.int64)
         terms, docs = np.divmod(key[first], n)
-        return BatchTerms(docs, terms, tf, list(vocab), np.bincount(docs, tf, minlength=n).astype(np.int64))
+        return BatchTerms(docs, terms, tf, table.terms, np.bincount(docs, tf, minlength=n).astype(np.int64))
+
+
+class _PieceTable:
+    """An analyzer's memory of pieces: piece -> its term ids, looked up by Arrow a batch at a time.
+
+    Rows ``0..len-1`` are pieces (an Arrow array, the lookup's value set); ``start``/``count``
+    locate each piece's term ids in ``flat``; ``terms`` is the vocabulary (id -> term). A
+    table that grew past :data:`TABLE_PIECES` is replaced by a new one (new ids), so memory
+    stays bounded on any vocabulary."""
+
+    def __init__(self, analyzer: "Analyzer"):
+        import numpy as np
+        import pyarrow as pa
+
+        self.analyzer = analyzer
+        self.known = pa.array([], pa.string())
+        self.start = np.zeros(0, np.int64)
+        self.count = np.zeros(0, np.int64)
+        self._flat: list[Any] = []
+        self._flat_arr = np.zeros(0, np.int64)
+        self._flat_len = 0
+        self.terms: list[str] = []
+        self.term_id: dict[str, int] = {}
+
+    def full(self) -> bool:
+        return len(self.known) >= TABLE_PIECES
+
+    def flat_ids(self) -> Any:
+        import numpy as np
+
+        if self._flat:
+            self._flat_arr = np.concatenate([self._flat_arr, *self._flat])
+            self._flat = []
+        return self._flat_arr
+
+    def lookup(self, distinct: Any) -> Any:
+        """Row of each of the batch's distinct pieces, adding the new ones."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        pos = pc.index_in(distinct, value_set=self.known)
+        missing = pos.is_null()
+        slot = pos.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+        if not pc.any(missing).as_py():
+            return slot
+        new = distinct.filter(missing)
+        base = len(self.known)
+        slot[np.flatnonzero(slot < 0)] = np.arange(base, base + len(new))
+        expand, term_id, terms = self.analyzer._uncached_expand, self.term_id, self.terms
+        counts = np.empty(len(new), np.int64)
+        ids: list[int] = []
+        for i, piece in enumerate(new.to_pylist()):
+            got = expand(piece)
+            counts[i] = len(got)
+            for t in got:
+                j = term_id.get(t)
+                if j is None:
+                    j = term_id[t] = len(terms)
+                    terms.append(t)
+                ids.append(j)
+        starts = self._flat_len + np.r_[0, np.cumsum(counts)[:-1]]
+        self._flat.append(np.asarray(ids, np.int64))
+        self._flat_len += len(ids)
+        self.start = np.concatenate([self.start, starts])
+        self.count = np.concatenate([self.count, counts])
+        self.known = pa.concat_arrays([self.known, new.cast(pa.string())])
+        return slot
 
 
 class BatchTerms(NamedTuple):

@@ -1,32 +1,38 @@
-"""Executor side of the index job: Arrow batches in, Arrow batches out (no Spark imports).
+"""Map side of the index job: preprocessed Parquet files in, partial inverted lists out (no Spark imports).
 
-Two steps, each a ``mapInArrow`` function over one Spark partition:
+:func:`index_files` is a ``mapInArrow`` function over the day's preprocessed files, one
+task each; ``t`` is a file's position in the day's sorted file list. For each file it reads
+the pages with pyarrow (the text never goes through the JVM), finds each page's shard
+(``pidx``: its TLD/LANG group and the first bits of MD5(url)), numbers the pages of each shard
+``0, 1, ...`` in file order (the *local* docid), analyzes them (one analyzer per file: a file
+holds one language) and keeps the (shard, term, local docid, tf) postings of the task in
+memory, like a Lucene indexing buffer. It emits three kinds of rows, all in :data:`CHUNK_SCHEMA`:
 
-1. :func:`tokenize_partition` gets the partition's pages sorted by (shard, record_id) —
-   every page of a shard is in the same partition — and numbers them 0..n-1 per shard in
-   that order (the CIFF docid), so it writes ``metadata-{n}.parquet`` as they come. It
-   analyzes the pages, and emits one *doc* row per page (docid, record_id, doclength), per
-   Arrow batch one *chunk* row per (shard, term): the term's docids/tfs in that batch (a
-   partial inverted list, like a Lucene segment), and at the end one *stats* row per shard.
-2. :func:`write_partition` gets those rows sorted by (shard, kind, term, first docid): the
-   stats row (the CIFF header's counts), then a term's chunks one after another with
-   ascending docids, so concatenating them is the merge, then the docs. It streams each
-   shard into ``index-{n}.ciff.gz`` with bounded memory (one postings list at a time) and
-   returns one stats row per shard.
+* ``kind -1`` *stats*: per (shard, t) the pages and tokens: the writer sums them for the
+  CIFF header and turns them into each file's docid base (docid = base[t] + local docid);
+* ``kind 0`` *chunk*: per (shard, term) the task's postings (local docids and tfs as
+  little-endian int32 bytes), when the buffer is full (``flush_postings``) and at the end;
+* ``kind 1`` *doc*: per page its local docid, record_id, length and metadata columns.
+
+Spark's shuffle by shard and sort by (pidx, kind, term, t, first) is the merge: the writer
+(lib.index_write) gets each shard's stats, then each term's chunks in docid order, then the
+docs in docid order, so docids follow the day's input order: file by file (sorted paths),
+page by page. Re-runs of the same day number every document the same way.
 """
 
 from __future__ import annotations
 
-import os
-import uuid
-from dataclasses import dataclass
+import hashlib
+from dataclasses import dataclass, field
 from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from lib import storage
 from lib.analysis import get_analyzer
+from lib.ciff.varint import INT32_MAX, decode_varint_run, encode_varints
 
 KIND_STATS, KIND_CHUNK, KIND_DOC = -1, 0, 1  # the order a shard's rows reach its writer
 
@@ -49,29 +55,38 @@ METADATA_SCHEMA = pa.schema(
 )
 #: page columns the tokenizer needs besides the metadata ones
 TEXT_COLUMNS = ["title", "description", "plain_text"]
-INPUT_COLUMNS = ["pidx", "record_id", "url", "title", "description", "plain_text", "language",
-                 "warc_file", "warc_offset", "warc_length", "warc_date", "id", "url_host"]
+META_COLUMNS = [f.name for f in METADATA_SCHEMA if f.name not in ("collection_docid", "docid", "doclength")]
+#: columns read from each preprocessed file (``language`` comes from its folder name)
+READ_COLUMNS = sorted({"record_id", "url", "url_suffix", *TEXT_COLUMNS, *META_COLUMNS} - {"language"})
 
-_META_IN = [f.name for f in METADATA_SCHEMA if f.name not in ("collection_docid", "docid", "doclength")]
+#: a doc row's ``docs`` bytes: one Arrow record batch (``RecordBatch.serialize``, no schema)
+#: of a shard's pages from one input batch, local docids ``first, first + 1, ...``
+DOCS_SCHEMA = pa.schema([("record_id", pa.string()), ("doclength", pa.int32()),
+                         *[METADATA_SCHEMA.field(c) for c in META_COLUMNS]])
 
-#: rows between the two steps, in one schema: a stats row per shard (kind -1), chunk rows
-#: (kind 0) and doc rows (kind 1)
+#: rows between the two steps (module doc), in one schema
 CHUNK_SCHEMA = pa.schema(
     [
-        ("pidx", pa.int32()),
+        ("pidx", pa.int32()),  # global shard ordinal
+        ("pkey", pa.int32()),  # Spark partitioning key of the shard (lib.index_plan.partition_keys)
         ("kind", pa.int8()),
+        # sort key: kind + 1 in bits 56-57, the term's first 7 UTF-8 bytes below: Spark sorts
+        # by a leading long with a radix sort and compares the other columns only on ties
+        ("skey", pa.int64()),
         ("term", pa.string()),
-        ("first", pa.int32()),  # first docid of a chunk; the docid of a doc row
-        ("docids", pa.list_(pa.int32())),
-        ("tfs", pa.list_(pa.int32())),
-        ("record_id", pa.string()),
-        ("doclength", pa.int32()),
-        # the stats row of a shard: its CIFF header's counts
-        ("n_docs", pa.int64()),
-        ("n_terms", pa.int64()),
-        ("n_tokens", pa.int64()),
+        ("t", pa.int32()),  # input file
+        ("first", pa.int32()),  # first local docid of a chunk or of a doc row's pages
+        # chunk: varints of the local docids (the first absolute, then gaps) and of the tfs:
+        # ~2.5 bytes a posting instead of 8 through the JVM, the shuffle and the sort
+        ("docids", pa.binary()),
+        ("tfs", pa.binary()),
+        ("n_docs", pa.int64()),  # stats
+        ("n_tokens", pa.int64()),  # stats
+        ("docs", pa.binary()),  # doc: a serialized DOCS_SCHEMA batch
     ]
 )
+#: the sort that makes the shuffle a merge (sort_columns)
+SORT_COLUMNS = ["skey", "term", "t", "first"]
 
 STATS_SCHEMA = pa.schema(
     [
@@ -84,6 +99,18 @@ STATS_SCHEMA = pa.schema(
         ("metadata_bytes", pa.int64()),
     ]
 )
+
+
+
+@dataclass(frozen=True)
+class MapPlan:
+    """What every map task needs from the driver's plan (small: pickled with the function)."""
+
+    groups: dict[tuple[str, str], tuple[int, int]]  # (url_suffix or '', language or '') -> (base pidx, bits)
+    pkeys: list[int]  # pidx -> partitioning key
+    flush_postings: int = 4_000_000  # postings buffered per task (~50 MB) before chunks are emitted
+    batch_rows: int = 4096
+    columns: list[str] = field(default_factory=lambda: list(READ_COLUMNS))
 
 
 def page_text(title: str | None, description: str | None, plain_text: str | None) -> str:
@@ -99,269 +126,211 @@ def page_texts(batch: pa.RecordBatch) -> pa.Array:
     return pc.binary_join_element_wise(*cols, "\n", null_handling="skip")
 
 
-def _chunks(pidx: int, base: int, bt) -> pa.RecordBatch:
-    """Chunk rows (one per term) of a batch's (doc, term, tf) triples, which come sorted by
-    (term, doc); docids = base + doc."""
-    terms = bt.term
-    starts = np.flatnonzero(np.r_[True, terms[1:] != terms[:-1]])
-    offsets = pa.array(np.r_[starts, len(terms)].astype(np.int32))
-    docids = (bt.doc + base).astype(np.int32)
-    n = len(starts)
-    vocab = bt.vocab
-    cols = {
-        "pidx": pa.array(np.full(n, pidx, np.int32)),
-        "kind": pa.array(np.full(n, KIND_CHUNK, np.int8)),
-        "term": pa.array([vocab[t] for t in terms[starts].tolist()], pa.string()),
-        "first": pa.array(docids[starts]),
-        "docids": pa.ListArray.from_arrays(offsets, pa.array(docids)),
-        "tfs": pa.ListArray.from_arrays(offsets, pa.array(bt.tf.astype(np.int32))),
-    }
-    return _batch(cols, n)
+def shard_of(url: str | None, base: int, bits: int) -> int:
+    """Global shard ordinal of a page: its group's base + the first ``bits`` bits of MD5(url)
+    (== base + lib.placement.keyspace.partition_of(url, 2**bits))."""
+    h = int.from_bytes(hashlib.md5((url or "").encode("utf-8")).digest()[:4], "big")
+    return base + (h >> (32 - bits))
 
 
-def _batch(cols: dict[str, pa.Array], n: int) -> pa.RecordBatch:
+def sort_columns(one_shard_per_partition: bool) -> list[str]:
+    """Columns of the writer's sort; ``pidx`` leads only when partitions hold several shards."""
+    return SORT_COLUMNS if one_shard_per_partition else ["pidx", *SORT_COLUMNS]
+
+
+def sort_keys(kind: int, terms: pa.Array | None, n: int) -> pa.Array:
+    """``skey`` of ``n`` rows (see :data:`CHUNK_SCHEMA`): byte order of the prefix == term order."""
+    key = np.full(n, (kind + 1) << 56, np.int64)
+    if terms is not None and n:
+        off = np.frombuffer(terms.buffers()[1], np.int32, n + 1, terms.offset * 4).astype(np.int64)
+        data = np.frombuffer(terms.buffers()[2], np.uint8) if off[-1] > off[0] else np.zeros(1, np.uint8)
+        length = off[1:] - off[:-1]
+        for j in range(7):
+            have = length > j
+            byte = data[np.where(have, off[:-1] + j, 0).clip(0, len(data) - 1)].astype(np.int64)
+            key |= np.where(have, byte, 0) << (8 * (6 - j))
+    return pa.array(key)
+
+
+def chunk_batch(cols: dict[str, pa.Array], n: int) -> pa.RecordBatch:
+    """A :data:`CHUNK_SCHEMA` batch of ``n`` rows; missing columns are null."""
     arrays = [cols[f.name] if f.name in cols else pa.nulls(n, f.type) for f in CHUNK_SCHEMA]
     return pa.RecordBatch.from_arrays(arrays, schema=CHUNK_SCHEMA)
 
 
-def _runs(keys: np.ndarray) -> list[tuple[int, int]]:
-    """[start, end) of runs of equal consecutive values."""
-    if len(keys) == 0:
-        return []
-    cut = np.flatnonzero(keys[1:] != keys[:-1]) + 1
-    bounds = [0, *cut.tolist(), len(keys)]
-    return list(zip(bounds[:-1], bounds[1:]))
+def varint_column(values: np.ndarray, bounds: np.ndarray) -> pa.Array:
+    """Binary array whose row i holds the varints of ``values[bounds[i]:bounds[i+1]]``
+    (values >= 0, < 2**31; ``bounds`` relative to ``values``)."""
+    data, nb = encode_varints(values)
+    ends = np.r_[0, np.cumsum(nb, dtype=np.int64)]
+    offsets = ends[bounds]
+    if offsets[-1] > INT32_MAX:
+        raise ValueError("chunk batch over 2 GiB")
+    return pa.Array.from_buffers(pa.binary(), len(bounds) - 1,
+                                 [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)])
 
 
-class _MetaWriter:
-    """metadata-{n}.parquet of one shard, written under a temporary name, renamed by close()."""
-
-    def __init__(self, spec: ShardSpec):
-        from lib.index_plan import metadata_name
-
-        os.makedirs(spec.folder, exist_ok=True)
-        self.path = os.path.join(spec.folder, metadata_name(spec.shard))
-        self.tmp = f"{self.path}.tmp-{uuid.uuid4().hex[:8]}"
-        self.out = pq.ParquetWriter(self.tmp, METADATA_SCHEMA, compression="zstd")
-
-    def write(self, part: pa.RecordBatch, docids: np.ndarray, lengths: np.ndarray) -> None:
-        cols = {"collection_docid": part.column("record_id"), "docid": pa.array(docids), "doclength": pa.array(lengths)}
-        cols.update({c: part.column(c).cast(METADATA_SCHEMA.field(c).type) for c in _META_IN})
-        self.out.write_batch(pa.RecordBatch.from_arrays([cols[f.name] for f in METADATA_SCHEMA], schema=METADATA_SCHEMA))
-
-    def close(self) -> None:
-        self.out.close()
-        os.replace(self.tmp, self.path)
-
-    def abort(self) -> None:
-        self.out.close()
-        if os.path.exists(self.tmp):
-            os.remove(self.tmp)
+def read_varint_column(col: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """Inverse of :func:`varint_column`: (the values as int64, row bounds in them)."""
+    offsets = np.frombuffer(col.buffers()[1], np.int32, len(col) + 1, col.offset * 4).astype(np.int64)
+    lo, hi = int(offsets[0]), int(offsets[-1])
+    raw = np.frombuffer(col.buffers()[2], np.uint8, hi - lo, lo) if hi > lo else np.zeros(0, np.uint8)
+    values, _ = decode_varint_run(raw)
+    ends = np.r_[0, np.cumsum(raw < 0x80, dtype=np.int64)]  # values completed before each byte
+    return values.astype(np.int64), ends[offsets - lo]
 
 
-def tokenize_partition(batches: Iterator[pa.RecordBatch], specs: dict[int, ShardSpec]) -> Iterator[pa.RecordBatch]:
-    """Step 1 (module doc). Input: :data:`INPUT_COLUMNS`, sorted by (pidx, record_id).
-    Every input batch gives one chunk per (shard, term) it contains, and its doc rows; the
-    end of the partition gives one stats row per shard (docs, distinct terms, tokens), which
-    the sort puts first, so the writer knows its CIFF header before the postings come."""
-    next_docid: dict[int, int] = {}
-    last_key: dict[int, str] = {}
-    vocab: dict[int, set[str]] = {}
-    tokens: dict[int, int] = {}
-    meta: dict[int, _MetaWriter] = {}
-    try:
-        yield from _tokenize(batches, specs, next_docid, last_key, vocab, tokens, meta)
-        for w in meta.values():
-            w.close()
-    except BaseException:
-        for w in meta.values():
-            w.abort()
-        raise
-    if next_docid:
-        ps = sorted(next_docid)
-        yield _batch({
-            "pidx": pa.array(ps, pa.int32()),
-            "kind": pa.array([KIND_STATS] * len(ps), pa.int8()),
-            "n_docs": pa.array([next_docid[p] for p in ps], pa.int64()),
-            "n_terms": pa.array([len(vocab.get(p, ())) for p in ps], pa.int64()),
-            "n_tokens": pa.array([tokens.get(p, 0) for p in ps], pa.int64()),
-        }, len(ps))
+class _TaskBuffer:
+    """Postings of one task, all shards, until flushed as chunk rows."""
+
+    def __init__(self, plan: MapPlan, t: int):
+        self.plan, self.t = plan, t
+        self.terms: list[str] = []  # the analyzer's vocabulary the buffered term ids index
+        self.parts: list[tuple[np.ndarray, ...]] = []  # (pidx, term id, local doc, tf) per batch
+        self.size = 0
+
+    def add(self, vocab: list[str], pidx: np.ndarray, term: np.ndarray, doc: np.ndarray,
+            tf: np.ndarray) -> Iterator[pa.RecordBatch]:
+        if vocab is not self.terms:  # the analyzer started a new vocabulary: old ids go out first
+            yield from self.flush()
+            self.terms = vocab
+        self.parts.append((pidx, term, doc, tf))
+        self.size += len(term)
+        if self.size >= self.plan.flush_postings:
+            yield from self.flush()
+
+    def flush(self) -> Iterator[pa.RecordBatch]:
+        """Chunk rows: one per (shard, term) in the buffer, local docids ascending."""
+        if not self.parts:
+            return
+        pidx, term, doc, tf = (np.concatenate(c) for c in zip(*self.parts))
+        self.parts, self.size = [], 0
+        shards, p_rank = np.unique(pidx, return_inverse=True)
+        n, v = len(term), max(len(self.terms), 1)
+        if len(shards) * v * n < 1 << 62:
+            # one int64 sort (numpy's SIMD sort) of (shard, term, position); within a (shard,
+            # term) positions ascend with local docids: batches append in file order and each
+            # batch's triples come sorted by (term, doc)
+            order = np.sort((p_rank.astype(np.int64) * v + term) * n + np.arange(n)) % n
+        else:
+            order = np.lexsort((np.arange(n), term, p_rank))
+        pidx, term, doc, tf = pidx[order], term[order], doc[order], tf[order]
+        cut = np.flatnonzero((term[1:] != term[:-1]) | (pidx[1:] != pidx[:-1])) + 1
+        starts = np.r_[0, cut]
+        bounds = np.r_[starts, n]
+        words = self.terms
+        rows = len(starts)
+        step = 1 << 16
+        for a in range(0, rows, step):
+            z = min(a + step, rows)
+            s = starts[a:z]
+            p = pidx[s].astype(np.int32)
+            b = bounds[a : z + 1] - bounds[a]
+            lo, hi = int(bounds[a]), int(bounds[z])
+            d = doc[lo:hi]
+            gaps = d.copy()
+            gaps[1:] -= d[:-1]
+            gaps[b[:-1]] = d[b[:-1]]  # each chunk's first docid absolute
+            names = pa.array([words[i] for i in term[s].tolist()], pa.string())
+            yield chunk_batch({
+                "pidx": pa.array(p),
+                "pkey": pa.array(np.asarray(self.plan.pkeys, np.int32)[p]),
+                "kind": pa.array(np.full(z - a, KIND_CHUNK, np.int8)),
+                "term": names,
+                "skey": sort_keys(KIND_CHUNK, names, z - a),
+                "t": pa.array(np.full(z - a, self.t, np.int32)),
+                "first": pa.array(doc[s].astype(np.int32)),
+                "docids": varint_column(gaps, b),
+                "tfs": varint_column(tf[lo:hi], b),
+            }, z - a)
 
 
-def _tokenize(batches: Iterator[pa.RecordBatch], specs: dict[int, ShardSpec], next_docid: dict[int, int],
-              last_key: dict[int, str], vocab: dict[int, set[str]], tokens: dict[int, int],
-              meta: dict[int, _MetaWriter]) -> Iterator[pa.RecordBatch]:
-    """The loop of :func:`tokenize_partition`, which owns the state passed in."""
+def _file_pidx(batch: pa.RecordBatch, language: str, plan: MapPlan, path: str) -> np.ndarray:
+    urls = batch.column("url").to_pylist()
+    suffixes = batch.column("url_suffix").to_pylist()
+    out = np.empty(len(urls), np.int32)
+    groups = plan.groups
+    for i, (u, s) in enumerate(zip(urls, suffixes)):
+        g = groups.get((s or "", language))
+        if g is None:
+            raise RuntimeError(f"{path}: page {u!r} (suffix {s!r}, language {language!r}) is in no planned group:"
+                               " the input changed since the plan was made")
+        out[i] = shard_of(u, *g)
+    return out
+
+
+def index_file(t: int, path: str, language: str, plan: MapPlan, docs: dict[int, int], tokens: dict[int, int],
+               buf: _TaskBuffer) -> Iterator[pa.RecordBatch]:
+    """Doc rows and (when the buffer fills) chunk rows of one preprocessed file."""
+    analyzer = get_analyzer(language or None)
+    pkeys = np.asarray(plan.pkeys, np.int32)
+    f = pq.ParquetFile(storage.local_path(path))
+    names = set(f.schema_arrow.names)
+    missing = [c for c in plan.columns if c not in names]
+    if missing:
+        raise ValueError(f"{path}: preprocessed pages lack columns {missing}")
+    for b in f.iter_batches(batch_size=plan.batch_rows, columns=plan.columns):
+        n = b.num_rows
+        if n == 0:
+            continue
+        pidx = _file_pidx(b, language, plan, path)
+        # local docid of each row: pages of a shard numbered on in file order
+        order = np.argsort(pidx, kind="stable")
+        ps, first, counts = np.unique(pidx[order], return_index=True, return_counts=True)
+        local = np.empty(n, np.int64)
+        for p, a, c in zip(ps.tolist(), first.tolist(), counts.tolist()):
+            base = docs.get(p, 0)
+            local[order[a : a + c]] = np.arange(base, base + c)
+            docs[p] = base + c
+        bt = analyzer.analyze_batch(page_texts(b))
+        lengths = bt.doclength
+        for p, a, c in zip(ps.tolist(), first.tolist(), counts.tolist()):
+            tokens[p] = tokens.get(p, 0) + int(lengths[order[a : a + c]].sum())
+        if len(bt.doc):
+            yield from buf.add(bt.vocab, pidx[bt.doc], bt.term, local[bt.doc], bt.tf)
+        lang = pa.array([language] * n, pa.string())
+        docs_cols = [b.column("record_id").cast(pa.string()), pa.array(lengths.astype(np.int32))]
+        docs_cols += [lang if c == "language" else b.column(c).cast(DOCS_SCHEMA.field(c).type) for c in META_COLUMNS]
+        page_rows = pa.RecordBatch.from_arrays(docs_cols, schema=DOCS_SCHEMA)
+        blobs, firsts = [], []
+        for a, c in zip(first.tolist(), counts.tolist()):
+            rows = order[a : a + c]  # one shard's pages of this batch: consecutive local docids
+            blobs.append(page_rows.take(pa.array(rows)).serialize().to_pybytes())
+            firsts.append(int(local[rows[0]]))
+        m = len(ps)
+        p32 = ps.astype(np.int32)
+        yield chunk_batch({
+            "pidx": pa.array(p32),
+            "pkey": pa.array(pkeys[p32]),
+            "kind": pa.array(np.full(m, KIND_DOC, np.int8)),
+            "skey": sort_keys(KIND_DOC, None, m),
+            "t": pa.array(np.full(m, t, np.int32)),
+            "first": pa.array(firsts, pa.int32()),
+            "docs": pa.array(blobs, pa.binary()),
+        }, m)
+
+
+def index_files(batches: Iterator[pa.RecordBatch], plan: MapPlan,
+                files: list[tuple[int, str, str]]) -> Iterator[pa.RecordBatch]:
+    """The map step (module doc). Input: rows whose first column indexes ``files``, the
+    day's ``(t, path, language)``."""
     for b in batches:
-        pidx_all = b.column("pidx").to_numpy(zero_copy_only=False)
-        for start, end in _runs(pidx_all):
-            part = b.slice(start, end - start)
-            p = int(pidx_all[start])
-            rids = [r or "" for r in part.column("record_id").to_pylist()]
-            # docids are positions in record_id order: a plan that broke the sort would
-            # silently scramble them, so check it here
-            prev = last_key.get(p)
-            for r in rids:
-                if prev is not None and r < prev:
-                    raise RuntimeError(f"pages of shard {p} not sorted by record_id: {r!r} after {prev!r}")
-                prev = r
-            last_key[p] = prev  # type: ignore[assignment]
-            analyzers = {get_analyzer(lang) for lang in set(part.column("language").to_pylist())}
-            if len(analyzers) != 1:
-                raise RuntimeError(f"shard {p} mixes languages: {sorted(a.lang for a in analyzers)}")
-            bt = analyzers.pop().analyze_batch(page_texts(part))
-            base = next_docid.get(p, 0)
-            n = part.num_rows
-            next_docid[p] = base + n
-            vocab.setdefault(p, set()).update(bt.vocab)  # every vocab term occurs in the batch
-            tokens[p] = tokens.get(p, 0) + int(bt.doclength.sum())
-            if len(bt.doc):
-                yield _chunks(p, base, bt)
-            docids = np.arange(base, base + n, dtype=np.int32)
-            lengths = bt.doclength.astype(np.int32)
-            if p not in meta:
-                for q in list(meta):  # rows come sorted by shard: the previous one is complete
-                    meta.pop(q).close()
-                meta[p] = _MetaWriter(specs[p])
-            meta[p].write(part, docids, lengths)
-            cols = {
-                "pidx": part.column("pidx").cast(pa.int32()),
-                "kind": pa.array(np.full(n, KIND_DOC, np.int8)),
-                "first": pa.array(docids),
-                "record_id": part.column("record_id"),
-                "doclength": pa.array(lengths),
-            }
-            yield _batch(cols, n)
-
-
-@dataclass(frozen=True)
-class ShardSpec:
-    """Where and under which description the writer puts one shard (from the driver)."""
-
-    folder: str  # absolute local folder of the shard's group: ROOT/{tld}/{lang}
-    shard: int  # n in index-{n}.ciff.gz
-    description: str
-    gzip_level: int = 3  # zlib level of the .ciff.gz: 3 is ~3x faster than 6 for ~10% more bytes
-
-
-class _ShardWriter:
-    def __init__(self, pidx: int, spec: ShardSpec, docs: int, terms: int, total_terms: int):
-        from lib.ciff.writer import CiffWriter
-        from lib.index_plan import index_name, metadata_name
-
-        self.pidx, self.spec = pidx, spec
-        os.makedirs(spec.folder, exist_ok=True)
-        self.ciff_path = os.path.join(spec.folder, index_name(spec.shard))
-        self.meta_path = os.path.join(spec.folder, metadata_name(spec.shard))
-        self.terms, self.total_terms = terms, total_terms
-        self.ciff = CiffWriter(
-            self.ciff_path,
-            num_postings_lists=terms,
-            num_docs=docs,
-            total_postings_lists=terms,
-            total_docs=docs,
-            total_terms_in_collection=total_terms,
-            average_doclength=total_terms / docs if docs else 0.0,
-            description=spec.description,
-            compresslevel=spec.gzip_level,
-        )
-        self.term: str | None = None
-        self.docids: list[np.ndarray] = []
-        self.tfs: list[np.ndarray] = []
-        self.postings = 0
-        self.docs = 0
-
-    def chunks(self, terms: list[str], docids: pa.ListArray, tfs: pa.ListArray) -> None:
-        """Chunk rows sorted by (term, first docid): a term's rows are consecutive, and so
-        are their values, so each run of equal terms is one postings list; all complete runs
-        of the batch go to the CIFF writer in one call. The last run may go on in the next
-        batch: it waits in ``self.term``/``docids``/``tfs``."""
-        if not terms:
-            return
-        # offsets of a sliced ListArray index its unsliced values
-        d_off, t_off = docids.offsets.to_numpy(), tfs.offsets.to_numpy()
-        d_val = docids.values.to_numpy()[d_off[0] : d_off[-1]]
-        t_val = tfs.values.to_numpy()[t_off[0] : t_off[-1]]
-        starts = d_off[:-1] - d_off[0]  # where each row's values start in d_val/t_val
-        new = [0] + [i for i in range(1, len(terms)) if terms[i] != terms[i - 1]]  # run starts
-        if terms[0] == self.term:  # the pending list goes on in this batch
-            cut = int(starts[new[1]]) if len(new) > 1 else len(d_val)
-            self.docids.append(d_val[:cut])
-            self.tfs.append(t_val[:cut])
-            if len(new) == 1:
-                return
-            new = new[1:]
-        self._flush_term()
-        run_start = starts[new]
-        a, z = int(run_start[0]), int(run_start[-1])
-        if len(new) > 1:  # every run but the last is complete
-            self.ciff.add_postings_batch([terms[i] for i in new[:-1]], np.diff(run_start), d_val[a:z], t_val[a:z])
-            self.postings += z - a
-        self.term = terms[new[-1]]
-        self.docids, self.tfs = [d_val[z:]], [t_val[z:]]
-
-    def _flush_term(self) -> None:
-        if self.term is None:
-            return
-        d = self.docids[0] if len(self.docids) == 1 else np.concatenate(self.docids)
-        t = self.tfs[0] if len(self.tfs) == 1 else np.concatenate(self.tfs)
-        self.ciff.add_postings(self.term, d, t)
-        self.postings += len(d)
-        self.term, self.docids, self.tfs = None, [], []
-
-    def docs_rows(self, rows: pa.RecordBatch) -> None:
-        self._flush_term()
-        add = self.ciff.add_doc
-        for docid, rid, dl in zip(rows.column("first").to_pylist(), rows.column("record_id").to_pylist(),
-                                  rows.column("doclength").to_pylist()):
-            add(docid, rid or "", dl)
-        self.docs += rows.num_rows
-
-    def close(self) -> pa.RecordBatch:
-        self._flush_term()
-        self.ciff.close()
-        return pa.RecordBatch.from_pylist(
-            [dict(pidx=self.pidx, docs=self.docs, terms=self.terms, postings=self.postings,
-                  total_terms=self.total_terms, ciff_bytes=os.path.getsize(self.ciff_path),
-                  # written by the tokenize step of the same task, which has finished
-                  metadata_bytes=os.path.getsize(self.meta_path) if os.path.exists(self.meta_path) else 0)],
-            schema=STATS_SCHEMA,
-        )
-
-    def abort(self) -> None:
-        self.ciff.abort()
-
-
-def write_partition(batches: Iterator[pa.RecordBatch], specs: dict[int, ShardSpec]) -> Iterator[pa.RecordBatch]:
-    """Step 2 (module doc). Input: :data:`CHUNK_SCHEMA` rows sorted by (pidx, kind, term, first)."""
-    cur: _ShardWriter | None = None
-    try:
-        for b in batches:
-            if b.num_rows == 0:
-                continue
-            pidx = b.column("pidx").to_numpy(zero_copy_only=False)
-            kind = b.column("kind").to_numpy(zero_copy_only=False)
-            for start, end in _runs(pidx.astype(np.int64) * 4 + kind + 1):
-                p = int(pidx[start])
-                part = b.slice(start, end - start)
-                if kind[start] == KIND_STATS:
-                    if cur is not None:
-                        w, cur = cur, None
-                        yield w.close()
-                    if part.num_rows != 1:
-                        raise RuntimeError(f"shard {p}: {part.num_rows} stats rows")
-                    st = part.to_pylist()[0]
-                    cur = _ShardWriter(p, specs[p], st["n_docs"], st["n_terms"], st["n_tokens"])
-                elif cur is None or cur.pidx != p:
-                    raise RuntimeError(f"shard {p}: rows before its stats row (partition not sorted by kind?)")
-                elif kind[start] == KIND_CHUNK:
-                    cur.chunks(part.column("term").to_pylist(), part.column("docids"), part.column("tfs"))
-                else:
-                    cur.docs_rows(part)
-        if cur is not None:
-            w, cur = cur, None
-            yield w.close()
-    except BaseException:
-        if cur is not None:
-            cur.abort()
-        raise
+        for i in b.column(0).to_pylist():
+            t, path, language = files[i]
+            docs: dict[int, int] = {}
+            tokens: dict[int, int] = {}
+            buf = _TaskBuffer(plan, t)
+            yield from index_file(t, path, language, plan, docs, tokens, buf)
+            yield from buf.flush()
+            if docs:
+                ps = sorted(docs)
+                p = np.asarray(ps, np.int32)
+                yield chunk_batch({
+                    "pidx": pa.array(p),
+                    "pkey": pa.array(np.asarray(plan.pkeys, np.int32)[p]),
+                    "kind": pa.array(np.full(len(ps), KIND_STATS, np.int8)),
+                    "skey": sort_keys(KIND_STATS, None, len(ps)),
+                    "t": pa.array(np.full(len(ps), t, np.int32)),
+                    "n_docs": pa.array([docs[q] for q in ps], pa.int64()),
+                    "n_tokens": pa.array([tokens.get(q, 0) for q in ps], pa.int64()),
+                }, len(ps))

@@ -76,11 +76,13 @@ def good_messages(header: dict | None = None, lists=None, docs=None) -> list[byt
     return [h, *ls, *ds]
 
 
-def index_corpus(folder: pathlib.Path, docs: list[tuple[str, str, str]], lang: str = "eng", n: int = 0):
+def index_corpus(folder: pathlib.Path, docs: list[tuple[str, str, str]], lang: str = "eng", n: int = 0,
+                 counted: bool = False):
     """Index (collection_docid, url, text) documents with lib.analysis + CiffWriter.
 
     Writes ``index-{n}.ciff.gz`` and ``metadata-{n}.parquet`` into folder; returns
-    (ciff path, analyzer, per-document term counts).
+    (ciff path, analyzer, per-document term counts). ``counted``: the writer counts the
+    postings lists itself, as the index job's reducers do (header in its own gzip member).
     """
     from lib.analysis import get_analyzer
     from lib.ciff import CiffWriter
@@ -95,9 +97,9 @@ def index_corpus(folder: pathlib.Path, docs: list[tuple[str, str, str]], lang: s
     path = folder / f"index-{n}.ciff.gz"
     with CiffWriter(
         str(path),
-        num_postings_lists=len(inverted),
+        num_postings_lists=None if counted else len(inverted),
         num_docs=len(docs),
-        total_postings_lists=len(inverted),
+        total_postings_lists=None if counted else len(inverted),
         total_docs=len(docs),
         total_terms_in_collection=total,
         average_doclength=total / len(docs),

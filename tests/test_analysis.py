@@ -97,3 +97,19 @@ def test_analyze_batch_equals_term_counts(texts, lang):
     assert got == [a.term_counts(t or "") for t in texts]
     assert bt.doclength.tolist() == [sum(g.values()) for g in got]
     assert list(zip(bt.term.tolist(), bt.doc.tolist())) == sorted(zip(bt.term.tolist(), bt.doc.tolist()))
+
+
+def test_piece_table_starts_anew_when_full(monkeypatch):
+    from lib import analysis
+
+    monkeypatch.setattr(analysis, "TABLE_PIECES", 5)
+    a = analysis.Analyzer("eng")  # a fresh one: the shared analyzers keep their tables
+    texts = ["The rivers run to the sea", "Seas and rivers; the running river", "A new batch of words entirely"]
+    first = a.analyze_batch(texts[:2])
+    second = a.analyze_batch(texts[1:])
+    assert first.vocab is not second.vocab  # the table was full: new ids, a new vocabulary
+    for bt, batch in ((first, texts[:2]), (second, texts[1:])):
+        got: list[dict[str, int]] = [{} for _ in batch]
+        for d, t, f in zip(bt.doc.tolist(), bt.term.tolist(), bt.tf.tolist()):
+            got[d][bt.vocab[t]] = f
+        assert got == [a.term_counts(t) for t in batch]

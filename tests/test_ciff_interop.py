@@ -17,9 +17,9 @@ from lib.ciff import CiffReader, validate_file
 from lib.ciff.search import search
 from tests.fixtures_ciff import corpus, index_corpus
 
-@pytest.mark.parametrize("gz", [False, True])
-def test_ciff_toolkit_reads_our_files(tmp_path, gz):
-    path, analyzer, counts = index_corpus(tmp_path, corpus())
+@pytest.mark.parametrize("gz,counted", [(False, False), (True, False), (True, True)])
+def test_ciff_toolkit_reads_our_files(tmp_path, gz, counted):
+    path, analyzer, counts = index_corpus(tmp_path, corpus(), counted=counted)
     if not gz:
         import gzip
 
@@ -120,7 +120,7 @@ def test_pisa_indexes_our_ciff_and_ranks_the_rare_term_first(tmp_path, monkeypat
     except ImportError:
         monkeypatch.setitem(sys.modules, "pyciff", types.SimpleNamespace(ciff_to_pisa=_ciff_to_pisa))
     docs = corpus()
-    path, analyzer, counts = index_corpus(tmp_path, docs)
+    path, analyzer, counts = index_corpus(tmp_path, docs, counted=True)  # as the index job writes them
     index = pisa.PisaIndex.from_ciff(str(path), str(tmp_path / "pisa"), stemmer="none")
     assert index.num_docs() == 40
     assert index.num_terms() == CiffReader(str(path)).header.num_postings_lists

@@ -208,16 +208,22 @@ def test_short_and_long_lists_interleave_across_batches(tmp_path, monkeypatch):
     assert validate_file(str(path)).ok
 
 
+def _random_lists(seed: int, n_docs: int, sizes: list[int]) -> list[tuple[str, list[int], list[int]]]:
+    """Postings lists of the given sizes over n_docs documents, terms w00, w01, ..."""
+    rng = np.random.default_rng(seed)
+    lists = []
+    for i, size in enumerate(sizes):
+        docids = np.sort(rng.choice(n_docs, size=size, replace=False))
+        lists.append((f"w{i:02d}", docids.tolist(), rng.integers(1, 5, size).tolist()))
+    return lists
+
+
 def test_batch_api_writes_the_same_bytes(tmp_path, monkeypatch):
     from lib.ciff import writer
 
     monkeypatch.setattr(writer, "BATCH_POSTINGS", 50)
-    rng = np.random.default_rng(9)
     n_docs = 1500
-    lists = []
-    for i, size in enumerate([3, 1, 700, 2, 40, 1000, 1, 260, 5]):
-        docids = np.sort(rng.choice(n_docs, size=size, replace=False))
-        lists.append((f"w{i:02d}", docids.tolist(), rng.integers(1, 5, size).tolist()))
+    lists = _random_lists(9, n_docs, [3, 1, 700, 2, 40, 1000, 1, 260, 5])
     lengths = _doclengths(lists, n_docs)
     one_by_one = tmp_path / "a" / "index-0.ciff.gz"
     write_index(one_by_one, lists, lengths)
@@ -285,3 +291,45 @@ def test_reading_memory_does_not_grow_with_file_size(tmp_path, monkeypatch):
     # bounded by one read chunk plus small change, not by the file
     assert peaks[1] < 1.2 * peaks[0] + 50_000, (peaks, sizes)
     assert peaks[1] < sizes[1] / 4, (peaks, sizes)
+
+
+def test_counted_mode_writes_the_same_messages(tmp_path):
+    """num_postings_lists=None: same messages as with the count given; the header is a gzip
+    member of its own in front of the body, which every gzip reader concatenates."""
+    import zlib
+
+    n_docs = 300
+    lists = _random_lists(3, n_docs, [1, 5, 120, 2, 299, 7])
+    lengths = _doclengths(lists, n_docs)
+    known = tmp_path / "a" / "index-0.ciff.gz"
+    write_index(known, lists, lengths)
+    counted = tmp_path / "b" / "index-0.ciff.gz"
+    total = sum(lengths)
+    with CiffWriter(str(counted), num_postings_lists=None, total_postings_lists=None, num_docs=n_docs,
+                    total_docs=n_docs, total_terms_in_collection=total, average_doclength=total / n_docs,
+                    description="roundtrip") as w:
+        w.add_postings_batch([t for t, _, _ in lists], [len(d) for _, d, _ in lists],
+                             np.concatenate([d for _, d, _ in lists]), np.concatenate([f for _, _, f in lists]))
+        for i, n in enumerate(lengths):
+            w.add_doc(i, f"doc-{i}", n)
+    assert w.header.num_postings_lists == w.header.total_postings_lists == len(lists)
+    assert gzip.decompress(counted.read_bytes()) == gzip.decompress(known.read_bytes())
+    d = zlib.decompressobj(wbits=31)
+    d.decompress(counted.read_bytes())
+    assert d.unused_data[:2] == b"\x1f\x8b"  # a second member follows the header's
+    assert validate_file(str(counted)).ok
+    assert list(counted.parent.iterdir()) == [counted]  # no temp files left
+
+
+def test_counted_mode_checks_still_hold(tmp_path):
+    path = tmp_path / "index-0.ciff.gz"
+    with pytest.raises(ValueError):
+        CiffWriter(str(path), num_postings_lists=None, total_postings_lists=3, num_docs=1, total_docs=1,
+                   total_terms_in_collection=1, average_doclength=1.0)
+    w = CiffWriter(str(path), num_postings_lists=None, total_postings_lists=None, num_docs=2, total_docs=2,
+                   total_terms_in_collection=3, average_doclength=1.5)
+    w.add_postings("a", [0, 1], [1, 1])  # one term missing: doc 1 should have length 2
+    w.add_doc(0, "x", 1)
+    with pytest.raises(CiffError, match="doclength 2 but the postings give docid 1 1 terms"):
+        w.add_doc(1, "y", 2)
+    assert list(tmp_path.iterdir()) == []

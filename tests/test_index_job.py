@@ -160,6 +160,9 @@ def test_shard_placement_follows_md5_keyspace(indexed):
 
 
 def test_metadata_in_docid_order_matches_ciff(indexed):
+    day = indexed.parent.parent.parent / "preprocessed" / "2026-01" / "15"
+    input_order = [r for f in sorted(day.glob("language=*/part-*.parquet"))
+                   for r in pq.read_table(f, columns=["record_id"]).column(0).to_pylist()]
     for p in ciff_files(indexed):
         meta = pq.read_table(str(p).replace("index-", "metadata-").replace(".ciff.gz", ".parquet"))
         r = CiffReader(str(p))
@@ -167,8 +170,10 @@ def test_metadata_in_docid_order_matches_ciff(indexed):
         assert meta.column("docid").to_pylist() == list(range(len(docs)))
         assert meta.column("collection_docid").to_pylist() == [d.collection_docid for d in docs]
         assert meta.column("doclength").to_pylist() == [d.doclength for d in docs]
-        # docids follow record_id order, so re-runs number documents identically
-        assert meta.column("collection_docid").to_pylist() == sorted(meta.column("collection_docid").to_pylist())
+        # docids follow the day's input order (files by sorted path, then rows), so re-runs
+        # number documents identically
+        ids = meta.column("collection_docid").to_pylist()
+        assert ids == sorted(ids, key=input_order.index)
 
 
 def _postings_of(out: pathlib.Path, url: str) -> tuple[str, dict[str, int]]:

@@ -1,11 +1,14 @@
-"""lib/index_plan.py and lib/index_build.py without Spark: shard planning, and the two
-executor steps run on Arrow batches with the sort Spark would do done by pyarrow."""
+"""lib/index_plan.py, lib/index_build.py and lib/index_write.py without Spark: shard
+planning, and the map and reduce steps run on real Parquet files, with the shuffle and
+sort Spark would do done by pyarrow."""
 
 from __future__ import annotations
 
 import datetime as dt
 import random
 from collections import Counter
+
+import numpy as np
 
 import pyarrow as pa
 import pyarrow.compute  # noqa: F401  (pa.compute)
@@ -15,15 +18,25 @@ import pytest
 from lib.analysis import get_analyzer
 from lib.ciff.reader import CiffReader
 from lib.ciff.validate import validate_file
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from lib.index_build import (
     CHUNK_SCHEMA,
-    INPUT_COLUMNS,
-    ShardSpec,
+    KIND_CHUNK,
+    READ_COLUMNS,
+    MapPlan,
+    index_files,
     page_text,
-    tokenize_partition,
-    write_partition,
+    read_varint_column,
+    shard_of,
+    sort_columns,
+    sort_keys,
+    varint_column,
 )
-from lib.index_plan import OTHER, lang_label, plan_groups, shard_count, tld_label
+from lib.index_plan import OTHER, count_pages, lang_label, partition_keys, plan_groups, shard_count, tld_label
+from lib.index_write import ShardSpec, write_partition
+from lib.placement.keyspace import partition_of
 
 
 def test_tld_label():
@@ -65,102 +78,179 @@ def test_plan_groups_merges_small_groups_per_language():
 
 
 WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda river".split()
+SCHEMA = pa.schema([
+    ("record_id", pa.string()), ("url", pa.string()), ("url_suffix", pa.string()), ("title", pa.string()),
+    ("description", pa.string()), ("plain_text", pa.string()), ("warc_file", pa.string()),
+    ("warc_offset", pa.int64()), ("warc_length", pa.int64()), ("warc_date", pa.timestamp("us", tz="UTC")),
+    ("id", pa.string()), ("url_host", pa.string()),
+])
+# three files: two English ones (shards 0 and 1 of com/eng), one undetermined (shard 2)
+PLAN_GROUPS = {("com", "eng"): (0, 1), ("", "eng"): (0, 1), ("com", "und"): (2, 0)}
 
 
-def _input_batch(rows: list[dict]) -> pa.RecordBatch:
-    schema = pa.schema([
-        ("pidx", pa.int32()), ("record_id", pa.string()), ("url", pa.string()), ("title", pa.string()),
-        ("description", pa.string()), ("plain_text", pa.string()), ("language", pa.string()),
-        ("warc_file", pa.string()), ("warc_offset", pa.int64()), ("warc_length", pa.int64()),
-        ("warc_date", pa.timestamp("us", tz="UTC")), ("id", pa.string()), ("url_host", pa.string()),
-    ])
-    assert schema.names == INPUT_COLUMNS
-    return pa.RecordBatch.from_pylist(rows, schema=schema)
-
-
-def _rows(n_shards: int, per_shard: int, seed: int = 3) -> list[dict]:
+def _pages(n: int, lang: str, seed: int) -> list[dict]:
     rnd = random.Random(seed)
     rows = []
-    for p in range(n_shards):
-        for i in range(per_shard):
-            text = " ".join(rnd.choice(WORDS) for _ in range(rnd.randint(0, 30)))
-            rows.append(dict(pidx=p, record_id=f"<urn:uuid:{p}-{i:05d}>", url=f"https://h{p}.example/{i}",
-                             title=None if i % 4 else "Title words", description=None, plain_text=text,
-                             language="eng" if p % 2 == 0 else "und", warc_file="file:///x.warc.gz",
-                             warc_offset=i * 100, warc_length=99, warc_date=dt.datetime(2026, 1, 15, tzinfo=dt.timezone.utc),
-                             id=f"id{p}-{i}", url_host=f"h{p}.example"))
+    for i in range(n):
+        text = " ".join(rnd.choice(WORDS) for _ in range(rnd.randint(0, 30)))
+        rows.append(dict(record_id=f"<urn:uuid:{lang}-{seed}-{i:05d}>", url=f"https://h{i % 7}.example.com/{seed}/{i}",
+                         url_suffix="com" if i % 5 else None, title=None if i % 4 else "Title words", description=None,
+                         plain_text=text, warc_file="file:///x.warc.gz", warc_offset=i * 100, warc_length=99,
+                         warc_date=dt.datetime(2026, 1, 15, tzinfo=dt.timezone.utc), id=f"id{seed}-{i}",
+                         url_host=f"h{i % 7}.example.com"))
+    if lang == "und":
+        for r in rows:
+            r["url_suffix"] = "com"
     return rows
 
 
-def _sorted_like_spark(chunks: list[pa.RecordBatch]) -> list[pa.RecordBatch]:
-    t = pa.Table.from_batches(chunks, schema=CHUNK_SCHEMA)
-    # Spark sorts strings by UTF-8 bytes with nulls first; doc rows (kind 1) have null terms
-    t = t.sort_by([("pidx", "ascending"), ("kind", "ascending"), ("term", "ascending"), ("first", "ascending")])
-    return t.to_batches(max_chunksize=3)  # small batches: runs of one term span several batches
+def _day(tmp_path) -> list[tuple[int, str, str, list[dict]]]:
+    """(t, path, language, pages) of a small preprocessed day, in file (docid) order."""
+    files = []
+    for lang, name, n, seed in [("eng", "part-a", 40, 1), ("eng", "part-b", 33, 2), ("und", "part-a", 12, 3)]:
+        d = tmp_path / "day" / f"language={lang}"
+        d.mkdir(parents=True, exist_ok=True)
+        rows = _pages(n, lang, seed)
+        pq.write_table(pa.Table.from_pylist(rows, schema=SCHEMA), d / f"{name}.parquet")
+        files.append((len(files), str(d / f"{name}.parquet"), lang, rows))
+    return files
 
 
-def test_tokenize_then_write_equals_a_naive_inverted_index(tmp_path):
-    rows = _rows(n_shards=2, per_shard=40)
-    batches = [_input_batch(rows[i : i + 13]) for i in range(0, len(rows), 13)]
-    specs = {p: ShardSpec(folder=str(tmp_path / f"g{p}"), shard=p, description=get_analyzer("eng" if p == 0 else "und").name)
-             for p in (0, 1)}
-    chunks = list(tokenize_partition(iter(batches), specs))  # a partial list per term and input batch
-    terms = [t for b in chunks for t, k in zip(b.column("term").to_pylist(), b.column("kind").to_pylist()) if k == 0]
-    assert len(terms) > 2 * len(set(terms))  # terms do span several chunks: the writer merges them
-    totals = {}
-    expected: dict[int, dict[str, list[tuple[int, int]]]] = {}
-    for p in (0, 1):
-        mine = [r for r in rows if r["pidx"] == p]
+def _map(files, **plan) -> pa.Table:
+    p = MapPlan(groups=PLAN_GROUPS, pkeys=partition_keys(3), **plan)
+    todo = [(t, path, lang) for t, path, lang, _ in files]
+    out = []
+    for i in reversed(range(len(files))):  # task order does not matter: t is the docid order
+        out += list(index_files(iter([pa.record_batch([pa.array([i])], names=["id"])]), p, todo))
+    return pa.Table.from_batches(out, schema=CHUNK_SCHEMA)
+
+
+def _shuffled(chunks: pa.Table, one_per_partition: bool = True) -> list[list[pa.RecordBatch]]:
+    """Spark's repartition by pkey + sortWithinPartitions, by pyarrow; small batches, so
+    that runs of one term and one shard's stats rows span several of them."""
+    cols = sort_columns(one_per_partition)
+    if not one_per_partition:
+        return [chunks.sort_by([(c, "ascending") for c in cols]).to_batches(max_chunksize=3)]
+    parts = []
+    for p in sorted(set(chunks.column("pidx").to_pylist())):
+        mine = chunks.filter(pa.compute.equal(chunks.column("pidx"), p))
+        parts.append(mine.sort_by([(c, "ascending") for c in cols]).to_batches(max_chunksize=3))
+    return parts
+
+
+def _expected(files) -> dict[int, list[dict]]:
+    """Each shard's pages in docid order: file by file, row by row."""
+    shards: dict[int, list[dict]] = {}
+    for _, _, lang, rows in files:
+        for r in rows:
+            base, bits = PLAN_GROUPS[(r["url_suffix"] or "", lang)]
+            shards.setdefault(shard_of(r["url"], base, bits), []).append(dict(r, language=lang))
+    return shards
+
+
+@pytest.mark.parametrize("one_per_partition", [True, False])
+@pytest.mark.parametrize("flush_postings,batch_rows", [(4_000_000, 4096), (25, 7)])
+def test_map_shuffle_reduce_equals_a_naive_inverted_index(tmp_path, one_per_partition, flush_postings, batch_rows):
+    files = _day(tmp_path)
+    chunks = _map(files, flush_postings=flush_postings, batch_rows=batch_rows)
+    if flush_postings == 25:  # the buffer was flushed many times: a term has several chunks per file
+        kinds = chunks.column("kind").to_pylist()
+        keys = [(p, t, w) for p, t, w, k in zip(chunks.column("pidx").to_pylist(), chunks.column("t").to_pylist(),
+                                                 chunks.column("term").to_pylist(), kinds) if k == KIND_CHUNK]
+        assert len(keys) > len(set(keys))
+    specs = {p: ShardSpec(folder=str(tmp_path / "out" / f"g{p}"), shard=p, description="x") for p in range(3)}
+    stats = []
+    for part in _shuffled(chunks, one_per_partition):
+        stats += pa.Table.from_batches(list(write_partition(iter(part), specs))).to_pylist()
+    expected = _expected(files)
+    assert [s["pidx"] for s in stats] == [0, 1, 2] == sorted(expected)
+    for p, pages in expected.items():
+        analyzer = get_analyzer(pages[0]["language"])
         inv: dict[str, list[tuple[int, int]]] = {}
-        total = 0
-        for docid, r in enumerate(mine):
-            c = Counter(get_analyzer(r["language"]).tokens(page_text(r["title"], r["description"], r["plain_text"])))
-            total += sum(c.values())
-            for t, n in c.items():
-                inv.setdefault(t, []).append((docid, n))
-        expected[p] = inv
-        totals[p] = (len(mine), len(inv), total)
-    stats_rows = [r for b in chunks for r in b.to_pylist() if r["kind"] == -1]
-    assert {r["pidx"]: (r["n_docs"], r["n_terms"], r["n_tokens"]) for r in stats_rows} == totals
-    stats = pa.Table.from_batches(list(write_partition(iter(_sorted_like_spark(chunks)), specs))).to_pylist()
-    assert [s["pidx"] for s in stats] == [0, 1]
-    for p in (0, 1):
-        path = tmp_path / f"g{p}" / f"index-{p}.ciff.gz"
+        lengths = []
+        for docid, r in enumerate(pages):
+            c = Counter(analyzer.tokens(page_text(r["title"], r["description"], r["plain_text"])))
+            lengths.append(sum(c.values()))
+            for term, n in c.items():
+                inv.setdefault(term, []).append((docid, n))
+        path = tmp_path / "out" / f"g{p}" / f"index-{p}.ciff.gz"
         assert validate_file(str(path)).ok
         r = CiffReader(str(path))
-        got = {pl.term: list(zip(pl.docids, pl.tfs)) for pl in r.postings()}
-        assert got == expected[p]
-        meta = pq.read_table(tmp_path / f"g{p}" / f"metadata-{p}.parquet").to_pylist()
-        mine = [x for x in rows if x["pidx"] == p]
-        assert [m["collection_docid"] for m in meta] == [x["record_id"] for x in mine]
-        assert [m["url"] for m in meta] == [x["url"] for x in mine]
-        assert [m["doclength"] for m in meta] == [d.doclength for d in r.docs()]
-        assert stats[p]["postings"] == sum(len(v) for v in expected[p].values())
+        assert {pl.term: list(zip(pl.docids, pl.tfs)) for pl in r.postings()} == inv
+        assert [(d.collection_docid, d.doclength) for d in r.docs()] == list(zip([x["record_id"] for x in pages], lengths))
+        assert r.header.num_postings_lists == len(inv) and r.header.total_terms_in_collection == sum(lengths)
+        meta = pq.read_table(tmp_path / "out" / f"g{p}" / f"metadata-{p}.parquet").to_pylist()
+        assert [m["docid"] for m in meta] == list(range(len(pages)))
+        assert [(m["collection_docid"], m["url"], m["language"], m["warc_offset"], m["doclength"]) for m in meta] == [
+            (x["record_id"], x["url"], x["language"], x["warc_offset"], n) for x, n in zip(pages, lengths)]
+        assert meta[0]["warc_date"] == dt.datetime(2026, 1, 15, tzinfo=dt.timezone.utc)
+        s = stats[p]
+        assert (s["docs"], s["terms"], s["postings"], s["total_terms"]) == (
+            len(pages), len(inv), sum(len(v) for v in inv.values()), sum(lengths))
 
 
-def test_unsorted_input_is_refused(tmp_path):
-    rows = _rows(n_shards=1, per_shard=3)
-    rows[0], rows[1] = rows[1], rows[0]
-    with pytest.raises(RuntimeError, match="not sorted by record_id"):
-        list(tokenize_partition(iter([_input_batch(rows)]), {0: ShardSpec(str(tmp_path), 0, "x")}))
-    assert list(tmp_path.iterdir()) == []  # no metadata file from a failed task
+def test_shard_of_is_the_placement_partition():
+    for i in range(200):
+        url = f"https://example.org/{i}"
+        assert shard_of(url, 8, 3) == 8 + partition_of(url, 8)
+        assert shard_of(url, 5, 0) == 5
+    assert shard_of(None, 0, 2) == partition_of("", 4)
 
 
-def test_failed_shard_leaves_no_files(tmp_path):
-    rows = _rows(n_shards=1, per_shard=5)
-    chunks = pa.Table.from_batches(list(tokenize_partition(iter([_input_batch(rows)]), {0: ShardSpec(str(tmp_path / "m"), 0, "x")})))
-    # lose one postings chunk on the way: the header's counts no longer hold
+def test_count_pages_and_missing_columns(tmp_path):
+    files = _day(tmp_path)
+    counts = count_pages([(path, lang) for _, path, lang, _ in files], READ_COLUMNS)
+    want = Counter((r["url_suffix"] or "", lang) for _, _, lang, rows in files for r in rows)
+    assert counts == dict(want)
+    bad = tmp_path / "bad.parquet"
+    pq.write_table(pa.table({"url": ["x"], "url_suffix": ["com"]}), bad)
+    with pytest.raises(ValueError, match=r"bad.parquet lack columns \['description'"):
+        count_pages([(str(bad), "eng")], READ_COLUMNS)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(min_size=1, max_size=12), min_size=2, max_size=20))
+def test_sort_key_order_is_term_byte_order(terms):
+    keys = sort_keys(KIND_CHUNK, pa.array(terms, pa.string()), len(terms)).to_pylist()
+    by_key = sorted(zip(keys, [t.encode() for t in terms]))
+    assert [b for _, b in by_key] == sorted(t.encode() for t in terms)
+    assert all(k >> 56 == KIND_CHUNK + 1 for k in keys)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 2**31 - 1), max_size=6), max_size=8))
+def test_varint_column_round_trip(rows):
+    values = np.array([v for r in rows for v in r], np.int64)
+    bounds = np.r_[0, np.cumsum([len(r) for r in rows])].astype(np.int64)
+    col = varint_column(values, bounds)
+    got, got_bounds = read_varint_column(col.slice(0))
+    assert got.tolist() == values.tolist() and got_bounds.tolist() == bounds.tolist()
+    if len(rows) > 2:  # a slice, as Arrow hands a batch's rows to the writer
+        got, got_bounds = read_varint_column(col.slice(1, len(rows) - 2))
+        assert got.tolist() == values[bounds[1] : bounds[-2]].tolist()
+
+
+def test_lost_chunk_fails_the_shard_and_leaves_no_files(tmp_path):
+    chunks = _map(_day(tmp_path))
     term = pa.compute.field("term")
-    lost = chunks.filter(pa.compute.is_null(term) | pa.compute.not_equal(term, "alpha")).to_batches()
-    assert len(lost) and sum(b.num_rows for b in lost) == chunks.num_rows - 1
+    lost = chunks.filter(pa.compute.is_null(term) | pa.compute.not_equal(term, "alpha"))
+    assert lost.num_rows < chunks.num_rows
     spec = ShardSpec(folder=str(tmp_path / "w"), shard=0, description="x")
-    with pytest.raises(ValueError, match="doc record before all postings lists: 13 of 14"):
-        list(write_partition(iter(_sorted_like_spark(lost)), {0: spec}))
+    with pytest.raises(ValueError, match="doclength .* but the postings give docid"):
+        list(write_partition(iter(_shuffled(lost)[0]), {0: spec}))
     assert list((tmp_path / "w").iterdir()) == []
 
 
-def test_rows_before_stats_row_are_refused(tmp_path):
-    chunks = list(tokenize_partition(iter([_input_batch(_rows(n_shards=1, per_shard=3))]), {0: ShardSpec(str(tmp_path / "m"), 0, "x")}))
-    no_stats = [b.filter(pa.compute.not_equal(b.column("kind"), -1)) for b in chunks]
-    with pytest.raises(RuntimeError, match="before its stats row"):
-        list(write_partition(iter(_sorted_like_spark(no_stats)), {0: ShardSpec(str(tmp_path), 0, "x")}))
+def test_rows_before_stats_rows_are_refused(tmp_path):
+    chunks = _map(_day(tmp_path))
+    no_stats = chunks.filter(pa.compute.not_equal(chunks.column("kind"), -1))
+    with pytest.raises(RuntimeError, match="before its stats rows"):
+        list(write_partition(iter(_shuffled(no_stats)[0]), {0: ShardSpec(str(tmp_path / "w"), 0, "x")}))
+    assert not (tmp_path / "w").exists() or list((tmp_path / "w").iterdir()) == []
+
+
+def test_page_in_no_planned_group_is_refused(tmp_path):
+    files = _day(tmp_path)
+    p = MapPlan(groups={("com", "eng"): (0, 1)}, pkeys=partition_keys(3))
+    with pytest.raises(RuntimeError, match="is in no planned group"):
+        list(index_files(iter([pa.record_batch([pa.array([0])], names=["id"])]), p, [(0, files[0][1], "eng")]))

@@ -151,6 +151,20 @@ def _put_varints(out: np.ndarray, col: int, x: np.ndarray, nb: np.ndarray, width
         valid[:, col + k] = nb > k
 
 
+def encode_varints(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Varints of many non-negative values (< 2**32) at once: (the bytes, concatenated, as
+    uint8; the byte length of each value)."""
+    x = np.asarray(x).astype(np.uint32)
+    if len(x) == 0:
+        return np.zeros(0, np.uint8), np.zeros(0, np.int8)
+    nb = _nbytes(x)
+    width = int(nb.max())
+    rows = np.empty((len(x), width), np.uint8)
+    valid = np.empty((len(x), width), bool)
+    _put_varints(rows, 0, x, nb, width, valid)
+    return rows[valid], nb
+
+
 def posting_rows(gaps: np.ndarray, tfs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Posting messages in fixed-width rows: (row bytes, mask of the bytes in use, bytes per posting).
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import os
+import shutil
 import uuid
 from typing import Sequence
 
@@ -27,6 +29,9 @@ from lib.ciff.varint import INT32_MAX, encode_postings, encode_varint
 FLUSH_BYTES = 1 << 20
 BATCH_LIST = 256  # lists up to this many postings are queued and encoded in batches
 BATCH_POSTINGS = 1 << 16  # postings queued before a batch is encoded
+# add_postings_batch encodes lists of any length together, up to this many postings a call:
+# a call costs ~0.3 ms whatever its size, so one per list would dominate on the head terms
+BATCH_ENCODE = 1 << 20
 # zlib's default. On Zipfian postings (benchmarks/bench_ciff_encode.py data) level 1 runs ~5x faster
 # with ~20% larger output, level 9 ~10x slower for ~4% smaller: pass compresslevel to trade.
 GZIP_LEVEL = 6
@@ -45,18 +50,22 @@ def _check_int(name: str, v, lo: int, hi: int) -> int:
 class CiffWriter:
     """Streaming CIFF writer; ``.gz`` by suffix; writes to a temp name, renamed into place by close().
 
-    Memory: one postings list's bytes, a 1 MiB output buffer and one int64 per document (the running
+    Memory: one postings list's bytes (or one batch of them), a 1 MiB output buffer and one int64 per document (the running
     sum of tf per document, so each DocRecord's doclength is checked exactly against the postings).
     Every violation raises CiffError naming the term or docid; a failed writer leaves no file.
+
+    ``num_postings_lists=None`` (with ``total_postings_lists=None``): the count is taken from
+    the lists written, for writers that cannot know it before the end (the index job's
+    reducers); close() then writes the header as a gzip member of its own before the body's.
     """
 
     def __init__(
         self,
         path: str,
         *,
-        num_postings_lists: int,
+        num_postings_lists: int | None,
         num_docs: int,
-        total_postings_lists: int,
+        total_postings_lists: int | None,
         total_docs: int,
         total_terms_in_collection: int,
         average_doclength: float,
@@ -65,6 +74,13 @@ class CiffWriter:
         compresslevel: int = GZIP_LEVEL,
     ) -> None:
         self.path = storage.local_path(str(path))
+        # Counted mode (num_postings_lists=None): the number of lists is only known at the end,
+        # so the body goes to a temp file and close() puts the header in front of it.
+        self._counted = num_postings_lists is None
+        if self._counted:
+            if total_postings_lists is not None:
+                raise ValueError("total_postings_lists must be None too when num_postings_lists is counted")
+            num_postings_lists = total_postings_lists = 0  # placeholders until close()
         ints = dict(
             version=version,
             num_postings_lists=num_postings_lists,
@@ -79,7 +95,8 @@ class CiffWriter:
             check_header(self.header)
         except CiffError as e:
             raise e.at(path=self.path, section="Header") from None
-        self._full_lists = self.header.num_postings_lists == self.header.total_postings_lists
+        self._full_lists = self._counted or self.header.num_postings_lists == self.header.total_postings_lists
+        self._list_limit = INT32_MAX if self._counted else self.header.num_postings_lists
         self._full_docs = self.header.num_docs == self.header.total_docs
         # Per-document tf sums are only complete when every postings list is in this file.
         self._doc_tf = np.zeros(self.header.num_docs, np.int64) if self._full_lists else None
@@ -103,14 +120,20 @@ class CiffWriter:
         os.makedirs(folder, exist_ok=True)
         self._tmp = os.path.join(folder, f".{name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
         self._raw = open(self._tmp, "wb")
-        # mtime=0 and the final name in the gzip header: re-runs produce identical bytes.
+        self._body_tmp: str | None = None
+        self._level = compresslevel
+        # mtime=0 and the final name in the gzip header: re-runs produce identical bytes. In
+        # counted mode the header becomes a gzip member of its own in front of this one (a .gz
+        # file is a series of members: RFC 1952 2.2), so the body's member carries no name.
         self._out = (
-            gzip.GzipFile(filename=name[:-3], mode="wb", fileobj=self._raw, compresslevel=compresslevel, mtime=0)
+            gzip.GzipFile(filename="" if self._counted else name[:-3], mode="wb", fileobj=self._raw,
+                          compresslevel=compresslevel, mtime=0)
             if is_gzip_name(self.path)
             else self._raw
         )
-        header = encode_header(self.header)
-        self._write(encode_varint(len(header)), header)
+        if not self._counted:
+            header = encode_header(self.header)
+            self._write(encode_varint(len(header)), header)
 
     # -- output -------------------------------------------------------------------------------
 
@@ -144,7 +167,7 @@ class CiffWriter:
         """
         if self._closed:
             raise CiffError("writer is closed", path=self.path)
-        if self._docs or self._lists >= self.header.num_postings_lists or not isinstance(term, str) or not term:
+        if self._docs or self._lists >= self._list_limit or not isinstance(term, str) or not term:
             if self._docs:
                 reason = "postings list added after doc records"
             elif not isinstance(term, str) or not term:
@@ -253,7 +276,7 @@ class CiffWriter:
                 f" {int(counts.sum())}, {len(d)} docids, {len(t)} tfs",
                 **self._where(str(terms[0])),
             )
-        if self._docs or self._lists + b > self.header.num_postings_lists:
+        if self._docs or self._lists + b > self._list_limit:
             reason = ("postings list added after doc records" if self._docs else
                       f"more postings lists than the header's num_postings_lists {self.header.num_postings_lists}")
             raise self._fail(reason, **self._where(str(terms[0])))
@@ -280,12 +303,12 @@ class CiffWriter:
         cl, sl, el = counts.tolist(), starts.tolist(), ends.tolist()
         i = 0
         while i < b:
-            if cl[i] > BATCH_LIST:
+            if cl[i] > BATCH_ENCODE:
                 self._write_single(tbs[i], terms[i], d[sl[i] : el[i]], t[sl[i] : el[i]])
                 i += 1
                 continue
             j, n = i, 0
-            while j < b and cl[j] <= BATCH_LIST and n < BATCH_POSTINGS:
+            while j < b and cl[j] <= BATCH_ENCODE and n < BATCH_ENCODE:
                 n += cl[j]
                 j += 1
             first = self._lists
@@ -301,7 +324,7 @@ class CiffWriter:
         if self._pend_terms:
             self._flush_lists()
         where = dict(section="DocRecord", message_index=self._docs)
-        if self._lists != self.header.num_postings_lists:
+        if not self._counted and self._lists != self.header.num_postings_lists:
             raise self._fail(
                 f"doc record before all postings lists: {self._lists} of {self.header.num_postings_lists} written", **where
             )
@@ -332,6 +355,12 @@ class CiffWriter:
         if self._closed:
             return
         self._flush_lists()
+        if self._counted:
+            self.header = dataclasses.replace(self.header, num_postings_lists=self._lists, total_postings_lists=self._lists)
+            try:
+                check_header(self.header)
+            except CiffError as e:
+                raise self._fail(e.reason, section="Header") from None
         h = self.header
         if self._lists != h.num_postings_lists:
             raise self._fail(f"{self._lists} postings lists written but the header announces {h.num_postings_lists}")
@@ -345,6 +374,8 @@ class CiffWriter:
             self._flush()
             if self._out is not self._raw:
                 self._out.close()
+            if self._counted:
+                self._prepend_header()
             self._raw.flush()
             os.fsync(self._raw.fileno())
             self._raw.close()
@@ -355,6 +386,27 @@ class CiffWriter:
         self.bytes_written = os.path.getsize(self.path)
         self._closed = True
         self._doc_tf = None
+
+    def _prepend_header(self) -> None:
+        """Counted mode: the file becomes header + the body written so far (no recompression)."""
+        header = encode_header(self.header)
+        data = encode_varint(len(header)) + header
+        self._raw.close()
+        body = self._tmp
+        self._tmp = body + ".h"
+        self._body_tmp = body  # removed by abort() if the copy fails
+        self._raw = open(self._tmp, "wb")
+        if is_gzip_name(self.path):
+            name = os.path.basename(self.path)[:-3]
+            with gzip.GzipFile(filename=name, mode="wb", fileobj=self._raw, compresslevel=self._level, mtime=0) as g:
+                g.write(data)
+        else:
+            self._raw.write(data)
+        self.bytes_uncompressed += len(data)
+        with open(body, "rb") as src:
+            shutil.copyfileobj(src, self._raw, 1 << 20)
+        os.remove(body)
+        self._body_tmp = None
 
     def abort(self) -> None:
         """Drop everything written so far; no file is left behind."""
@@ -367,10 +419,12 @@ class CiffWriter:
                 f.close()
             except Exception:  # closing a half-written gzip stream may fail; the file is removed anyway
                 pass
-        try:
-            os.remove(self._tmp)
-        except FileNotFoundError:
-            pass
+        for tmp in (self._tmp, self._body_tmp):
+            try:
+                if tmp:
+                    os.remove(tmp)
+            except FileNotFoundError:
+                pass
 
     def __enter__(self) -> "CiffWriter":
         return self
