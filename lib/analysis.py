@@ -229,21 +229,24 @@ class Analyzer:
             return BatchTerms(empty, empty, empty, table.terms, np.zeros(n, np.int64))
         enc = flat.dictionary_encode()
         slot = table.lookup(enc.dictionary)  # distinct piece of the batch -> row of the table
-        per = table.count[slot]
+        per = table.count[slot].astype(np.int32)
         start = table.start[slot]
-        tok = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        doc = np.repeat(np.arange(n, dtype=np.int64), lengths)
+        tok = enc.indices.to_numpy(zero_copy_only=False)  # int32: fewer bytes to move
+        doc = np.repeat(np.arange(n, dtype=np.int32), lengths)
         rep = per[tok]  # terms per piece occurrence: mostly 1, 0 for stopwords, more for bigrams
         ids = table.flat_ids()
-        if rep.max(initial=0) <= 1:
-            keep = rep == 1
-            doc, term = doc[keep], ids[start[tok[keep]]]
+        one = rep == 1
+        multi = np.flatnonzero(rep > 1)
+        term = ids[start[tok[one]]]
+        if len(multi):  # few occurrences (hyphenated words, unspaced scripts): expanded apart
+            r = rep[multi]
+            within = np.arange(int(r.sum())) - np.repeat(np.cumsum(r) - r, r)
+            term = np.concatenate([term, ids[np.repeat(start[tok[multi]], r) + within]])
+            doc = np.concatenate([doc[one], np.repeat(doc[multi], r)])
         else:
-            doc = np.repeat(doc, rep)
-            within = np.arange(len(doc)) - np.repeat(np.cumsum(rep) - rep, rep)
-            term = ids[np.repeat(start[tok], rep) + within]
+            doc = doc[one]
         # one sort by (term, doc) gives the tfs and the order the inverted lists need
-        key = np.sort(term * n + doc)
+        key = np.sort(term * n + doc)  # int64: term ids are
         first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if len(key) else np.zeros(0, np.int64)
         tf = np.diff(np.r_[first, len(key)]).astype(np.int64)
         terms, docs = np.divmod(key[first], n)

@@ -187,14 +187,17 @@ class _TaskBuffer:
         self.plan, self.t = plan, t
         self.terms: list[str] = []  # the analyzer's vocabulary the buffered term ids index
         self.parts: list[tuple[np.ndarray, ...]] = []  # (pidx, term id, local doc, tf) per batch
+        self.shards: list[np.ndarray] = []
         self.size = 0
 
-    def add(self, vocab: list[str], pidx: np.ndarray, term: np.ndarray, doc: np.ndarray,
+    def add(self, vocab: list[str], shards: np.ndarray, pidx: np.ndarray, term: np.ndarray, doc: np.ndarray,
             tf: np.ndarray) -> Iterator[pa.RecordBatch]:
+        """Buffer a batch's postings; ``shards`` are the distinct values of ``pidx``."""
         if vocab is not self.terms:  # the analyzer started a new vocabulary: old ids go out first
             yield from self.flush()
             self.terms = vocab
         self.parts.append((pidx, term, doc, tf))
+        self.shards.append(shards)
         self.size += len(term)
         if self.size >= self.plan.flush_postings:
             yield from self.flush()
@@ -204,8 +207,9 @@ class _TaskBuffer:
         if not self.parts:
             return
         pidx, term, doc, tf = (np.concatenate(c) for c in zip(*self.parts))
-        self.parts, self.size = [], 0
-        shards, p_rank = np.unique(pidx, return_inverse=True)
+        shards = np.unique(np.concatenate(self.shards))  # a few values per batch: cheap
+        self.parts, self.size, self.shards = [], 0, []
+        p_rank = np.searchsorted(shards, pidx)
         n, v = len(term), max(len(self.terms), 1)
         if len(shards) * v * n < 1 << 62:
             # one int64 sort (numpy's SIMD sort) of (shard, term, position); within a (shard,
@@ -287,7 +291,7 @@ def index_file(t: int, path: str, language: str, plan: MapPlan, docs: dict[int, 
         for p, a, c in zip(ps.tolist(), first.tolist(), counts.tolist()):
             tokens[p] = tokens.get(p, 0) + int(lengths[order[a : a + c]].sum())
         if len(bt.doc):
-            yield from buf.add(bt.vocab, pidx[bt.doc], bt.term, local[bt.doc], bt.tf)
+            yield from buf.add(bt.vocab, ps, pidx[bt.doc], bt.term, local[bt.doc], bt.tf)
         lang = pa.array([language] * n, pa.string())
         docs_cols = [b.column("record_id").cast(pa.string()), pa.array(lengths.astype(np.int32))]
         docs_cols += [lang if c == "language" else b.column(c).cast(DOCS_SCHEMA.field(c).type) for c in META_COLUMNS]

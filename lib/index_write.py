@@ -33,6 +33,9 @@ from lib.index_build import (DOCS_SCHEMA, KIND_CHUNK, KIND_STATS, META_COLUMNS, 
                              read_varint_column)
 
 
+META_ROW_GROUP = 1 << 16
+
+
 @dataclass(frozen=True)
 class ShardSpec:
     """Where and under which description the writer puts one shard (from the driver)."""
@@ -65,6 +68,8 @@ class _Shard:
         self.tfs: list[np.ndarray] = []
         self.postings = 0
         self.docs = 0
+        self.pending: list[pa.RecordBatch] = []  # metadata rows not yet written
+        self.pending_rows = 0
 
     def stats(self, part: pa.RecordBatch) -> None:
         if self.ciff is not None:
@@ -156,25 +161,31 @@ class _Shard:
             self._start()
         self._flush_term()
         starts = self._base_of(part.column("t")) + part.column("first").to_numpy(zero_copy_only=False)
-        add = self.ciff.add_doc
         for start, blob in zip(starts.tolist(), part.column("docs").to_pylist()):
             pages = pa.ipc.read_record_batch(pa.py_buffer(blob), DOCS_SCHEMA)
-            docid = start
-            for rid, dl in zip(pages.column("record_id").to_pylist(), pages.column("doclength").to_pylist()):
-                add(docid, rid or "", dl)
-                docid += 1
             n = pages.num_rows
+            docids = np.arange(start, start + n, dtype=np.int32)
+            self.ciff.add_docs(docids, [r or "" for r in pages.column("record_id").to_pylist()], pages.column("doclength").to_numpy())
             self.docs += n
-            cols = {"collection_docid": pages.column("record_id"), "docid": pa.array(np.arange(start, start + n, dtype=np.int32)),
-                    "doclength": pages.column("doclength")}
+            cols = {"collection_docid": pages.column("record_id"), "docid": pa.array(docids), "doclength": pages.column("doclength")}
             cols.update({c: pages.column(c) for c in META_COLUMNS})
-            self.meta.write_batch(pa.RecordBatch.from_arrays([cols[f.name] for f in METADATA_SCHEMA], schema=METADATA_SCHEMA))
+            self.pending.append(pa.RecordBatch.from_arrays([cols[f.name] for f in METADATA_SCHEMA], schema=METADATA_SCHEMA))
+            self.pending_rows += n
+            if self.pending_rows >= META_ROW_GROUP:
+                self._flush_meta()
+
+    def _flush_meta(self) -> None:
+        """One Parquet row group per ~64k pages (a small group per Arrow batch would bloat the file)."""
+        if self.pending:
+            self.meta.write_table(pa.Table.from_batches(self.pending), row_group_size=1 << 30)
+            self.pending, self.pending_rows = [], 0
 
     def close(self) -> pa.RecordBatch:
         if self.ciff is None:
             self._start()
         self._flush_term()
         self.ciff.close()
+        self._flush_meta()
         self.meta.close()
         os.replace(self.meta_tmp, self.meta_path)
         return pa.RecordBatch.from_pylist(

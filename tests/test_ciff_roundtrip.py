@@ -333,3 +333,42 @@ def test_counted_mode_checks_still_hold(tmp_path):
     with pytest.raises(CiffError, match="doclength 2 but the postings give docid 1 1 terms"):
         w.add_doc(1, "y", 2)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("counted", [False, True])
+def test_add_docs_writes_the_same_bytes_as_add_doc(tmp_path, counted):
+    n_docs = 400
+    lists = _random_lists(4, n_docs, [n_docs, 3, 90])  # the first list makes every doclength > 0
+    lengths = _doclengths(lists, n_docs)
+    batched = tmp_path / "b" / "index-0.ciff.gz"
+    total = sum(lengths)
+    k = None if counted else len(lists)
+    with CiffWriter(str(batched), num_postings_lists=k, total_postings_lists=k, num_docs=n_docs, total_docs=n_docs,
+                    total_terms_in_collection=total, average_doclength=total / n_docs, description="roundtrip") as w:
+        for t, d, f in lists:
+            w.add_postings(t, d, f)
+        ids = [f"doc-{i}" if i % 7 else "" for i in range(n_docs)]  # empty ids: protobuf omits the field
+        w.add_docs(np.arange(0, 150), ids[:150], lengths[:150])
+        w.add_docs(np.arange(150, n_docs), ids[150:], lengths[150:])
+    got = [(d.docid, d.collection_docid, d.doclength) for d in CiffReader(str(batched)).docs()]
+    assert got == [(i, ids[i], lengths[i]) for i in range(n_docs)]
+    if not counted:
+        plain = tmp_path / "c" / "index-0.ciff.gz"
+        write_index(plain, lists, lengths, collection_ids=ids)
+        assert batched.read_bytes() == plain.read_bytes()
+
+
+@pytest.mark.parametrize("docids,lengths,reason", [
+    ([0, 2], None, "DocRecord #1: docid 2 != its position 1"),
+    ([0, 1], [None, 5], "DocRecord #1: doclength 5 but the postings give docid 1"),
+    ([0, 1, 2], None, "DocRecord #2: more doc records than the header's num_docs 2"),
+])
+def test_add_docs_names_the_first_bad_record(tmp_path, docids, lengths, reason):
+    path = tmp_path / "index-0.ciff.gz"
+    w = CiffWriter(str(path), num_postings_lists=1, total_postings_lists=1, num_docs=2, total_docs=2,
+                   total_terms_in_collection=2, average_doclength=1.0)
+    w.add_postings("a", [0, 1], [1, 1])
+    dl = [1 if x is None else x for x in (lengths or [None] * len(docids))]
+    with pytest.raises(CiffError, match=reason):
+        w.add_docs(docids, ["x"] * len(docids), dl)
+    assert list(tmp_path.iterdir()) == []

@@ -24,22 +24,26 @@ def _nbytes64(x: np.ndarray) -> np.ndarray:
 
 
 def _pack(n: int, parts: list) -> tuple[np.ndarray, np.ndarray]:
-    """Rows of constant tag bytes (int parts) and varints (uint64 array parts); returns (bytes, row lengths)."""
+    """Rows of constant tag bytes (int parts) and varints (uint64 array parts); returns (bytes, row lengths).
+
+    A part may be ``(part, mask)``: its bytes are left out of the rows where mask is False
+    (protobuf omits fields that hold their default value)."""
     specs = []
     width = 0
     for p in parts:
+        p, mask = p if isinstance(p, tuple) else (p, None)
         if isinstance(p, int):
-            specs.append((p, None, 1))
+            specs.append((p, None, 1, mask))
             width += 1
         else:
             nb = _nbytes64(p)
             w = int(nb.max()) if n else 1
-            specs.append((p, nb, w))
+            specs.append((p, nb, w, mask))
             width += w
     rows = np.empty((n, width), np.uint8)
     valid = np.empty((n, width), bool)
     col = 0
-    for value, nb, w in specs:
+    for value, nb, w, mask in specs:
         if nb is None:
             rows[:, col] = value
             valid[:, col] = True
@@ -48,6 +52,8 @@ def _pack(n: int, parts: list) -> tuple[np.ndarray, np.ndarray]:
                 byte = (value >> np.uint64(7 * k)) & np.uint64(0x7F)
                 rows[:, col + k] = byte | ((nb > k + 1).astype(np.uint64) << np.uint64(7))
                 valid[:, col + k] = nb > k
+        if mask is not None:
+            valid[:, col : col + w] &= mask[:, None]
         col += w
     return rows[valid], valid.sum(axis=1)
 
@@ -111,3 +117,22 @@ def encode_lists(terms: list[bytes], counts, docids, tfs) -> tuple[bytes, np.nda
     heads = _interleave([(a_flat, a_len), (term_bytes, term_len), (c_flat, c_len)])
     out = _interleave([(heads, a_len + term_len + c_len), (postings, psize)])
     return out.tobytes(), cf
+
+
+def encode_docs(docids, collection_docids: list[bytes], doclengths) -> bytes:
+    """Length-delimited DocRecord messages for many documents at once (values already checked:
+    docids and doclengths in 0..INT32_MAX); the bytes equal encoding them one by one."""
+    n = len(collection_docids)
+    if n == 0:
+        return b""
+    d = np.asarray(docids, dtype=np.int64).astype(np.uint64)
+    dl = np.asarray(doclengths, dtype=np.int64).astype(np.uint64)
+    slen = np.fromiter(map(len, collection_docids), np.int64, n)
+    has_d, has_s, has_l = d > 0, slen > 0, dl > 0
+    size = (has_d * (1 + _nbytes64(d)) + has_s * (1 + _nbytes64(slen.astype(np.uint64)) + slen)
+            + has_l * (1 + _nbytes64(dl)))
+    a_flat, a_len = _pack(n, [size.astype(np.uint64), (0x08, has_d), (d, has_d), (0x12, has_s),
+                              (slen.astype(np.uint64), has_s)])
+    c_flat, c_len = _pack(n, [(0x18, has_l), (dl, has_l)])
+    ids = np.frombuffer(b"".join(collection_docids), dtype=np.uint8)
+    return _interleave([(a_flat, a_len), (ids, slen), (c_flat, c_len)]).tobytes()

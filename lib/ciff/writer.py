@@ -23,7 +23,7 @@ from lib.ciff.messages import (
     postings_list_prefix,
 )
 from lib.ciff.stream import is_gzip_name
-from lib.ciff.batch import encode_lists
+from lib.ciff.batch import encode_docs, encode_lists
 from lib.ciff.varint import INT32_MAX, encode_postings, encode_varint
 
 FLUSH_BYTES = 1 << 20
@@ -348,6 +348,36 @@ class CiffWriter:
         self._write(encode_varint(len(msg)), msg)
         self._sum_dl += doclength
         self._docs += 1
+
+    def add_docs(self, docids, collection_docids: Sequence[str], doclengths) -> None:
+        """Many doc records at once (docids must continue 0..n-1 in order): the same checks
+        and bytes as add_doc for each, without the per-call cost."""
+        if self._closed:
+            raise CiffError("writer is closed", path=self.path)
+        n = len(collection_docids)
+        if n == 0:
+            return
+        d = np.asarray(docids, dtype=np.int64)
+        dl = np.asarray(doclengths, dtype=np.int64)
+        h = self.header
+        expect = np.arange(self._docs, self._docs + n)
+        bad = (d != expect) | (dl < 0) | (dl > INT32_MAX) | (expect >= h.num_docs)
+        if self._doc_tf is not None and h.num_docs:
+            bad |= self._doc_tf[np.minimum(expect, h.num_docs - 1)] != dl
+        try:
+            ids = [c.encode("utf-8") for c in collection_docids]
+        except (UnicodeEncodeError, AttributeError):
+            ids = None
+        if ids is None or bad.any() or (not self._counted and self._lists != h.num_postings_lists):
+            # one by one up to the first bad record, whose error add_doc raises as usual
+            for j in range(n):
+                self.add_doc(int(d[j]), collection_docids[j], int(dl[j]))
+            return
+        if self._pend_terms:
+            self._flush_lists()
+        self._write(encode_docs(d, ids, dl))
+        self._sum_dl += int(dl.sum())
+        self._docs += n
 
     def close(self) -> None:
         """Checks counts against the header (postings lists, docs, sum tf == sum doclength == total_terms);
