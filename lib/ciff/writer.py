@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import gzip
-import os
-import shutil
-import uuid
 from typing import Sequence
 
 import numpy as np
@@ -22,11 +18,10 @@ from lib.ciff.messages import (
     encode_header,
     postings_list_prefix,
 )
-from lib.ciff.stream import is_gzip_name
+from lib.ciff.output import AtomicOutput
 from lib.ciff.batch import encode_docs, encode_lists
 from lib.ciff.varint import INT32_MAX, encode_postings, encode_varint
 
-FLUSH_BYTES = 1 << 20
 BATCH_LIST = 256  # lists up to this many postings are queued and encoded in batches
 BATCH_POSTINGS = 1 << 16  # postings queued before a batch is encoded
 # add_postings_batch encodes lists of any length together, up to this many postings a call:
@@ -111,46 +106,17 @@ class CiffWriter:
         self._pend_d: list[int] = []
         self._pend_t: list[int] = []
         self._pend_first = 0
-        self._parts: list[bytes] = []
-        self._buffered = 0
-        self.bytes_uncompressed = 0
         self.bytes_written = 0
         self._closed = False
-        folder, name = os.path.split(os.path.abspath(self.path))
-        os.makedirs(folder, exist_ok=True)
-        self._tmp = os.path.join(folder, f".{name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
-        self._raw = open(self._tmp, "wb")
-        self._body_tmp: str | None = None
-        self._level = compresslevel
-        # mtime=0 and the final name in the gzip header: re-runs produce identical bytes. In
-        # counted mode the header becomes a gzip member of its own in front of this one (a .gz
-        # file is a series of members: RFC 1952 2.2), so the body's member carries no name.
-        self._out = (
-            gzip.GzipFile(filename="" if self._counted else name[:-3], mode="wb", fileobj=self._raw,
-                          compresslevel=compresslevel, mtime=0)
-            if is_gzip_name(self.path)
-            else self._raw
-        )
+        self._output = AtomicOutput(self.path, compresslevel, header_last=self._counted)
+        self._write = self._output.write
         if not self._counted:
             header = encode_header(self.header)
             self._write(encode_varint(len(header)), header)
 
-    # -- output -------------------------------------------------------------------------------
-
-    def _write(self, *chunks: bytes) -> None:
-        for c in chunks:
-            self._parts.append(c)
-            self._buffered += len(c)
-        if self._buffered >= FLUSH_BYTES:
-            self._flush()
-
-    def _flush(self) -> None:
-        if self._parts:
-            data = b"".join(self._parts)
-            self._out.write(data)
-            self.bytes_uncompressed += len(data)
-            self._parts = []
-            self._buffered = 0
+    @property
+    def bytes_uncompressed(self) -> int:
+        return self._output.bytes_uncompressed
 
     def _fail(self, reason: str, **where) -> CiffError:
         self.abort()
@@ -400,43 +366,17 @@ class CiffWriter:
             raise self._fail(f"sum of tf {self._sum_tf} != total_terms_in_collection {h.total_terms_in_collection}")
         if self._full_docs and self._sum_dl != h.total_terms_in_collection:
             raise self._fail(f"sum of doclength {self._sum_dl} != total_terms_in_collection {h.total_terms_in_collection}")
+        head = b""
+        if self._counted:
+            header = encode_header(self.header)
+            head = encode_varint(len(header)) + header
         try:
-            self._flush()
-            if self._out is not self._raw:
-                self._out.close()
-            if self._counted:
-                self._prepend_header()
-            self._raw.flush()
-            os.fsync(self._raw.fileno())
-            self._raw.close()
-            os.replace(self._tmp, self.path)
+            self.bytes_written = self._output.commit(head)
         except BaseException:
             self.abort()
             raise
-        self.bytes_written = os.path.getsize(self.path)
         self._closed = True
         self._doc_tf = None
-
-    def _prepend_header(self) -> None:
-        """Counted mode: the file becomes header + the body written so far (no recompression)."""
-        header = encode_header(self.header)
-        data = encode_varint(len(header)) + header
-        self._raw.close()
-        body = self._tmp
-        self._tmp = body + ".h"
-        self._body_tmp = body  # removed by abort() if the copy fails
-        self._raw = open(self._tmp, "wb")
-        if is_gzip_name(self.path):
-            name = os.path.basename(self.path)[:-3]
-            with gzip.GzipFile(filename=name, mode="wb", fileobj=self._raw, compresslevel=self._level, mtime=0) as g:
-                g.write(data)
-        else:
-            self._raw.write(data)
-        self.bytes_uncompressed += len(data)
-        with open(body, "rb") as src:
-            shutil.copyfileobj(src, self._raw, 1 << 20)
-        os.remove(body)
-        self._body_tmp = None
 
     def abort(self) -> None:
         """Drop everything written so far; no file is left behind."""
@@ -444,17 +384,7 @@ class CiffWriter:
             return
         self._closed = True
         self._doc_tf = None
-        for f in (self._out, self._raw):
-            try:
-                f.close()
-            except Exception:  # closing a half-written gzip stream may fail; the file is removed anyway
-                pass
-        for tmp in (self._tmp, self._body_tmp):
-            try:
-                if tmp:
-                    os.remove(tmp)
-            except FileNotFoundError:
-                pass
+        self._output.abort()
 
     def __enter__(self) -> "CiffWriter":
         return self

@@ -1,0 +1,102 @@
+"""Where a CIFF writer's bytes go: a temporary file beside the target, gzip by suffix, renamed into place."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+import uuid
+
+from lib.ciff.stream import is_gzip_name
+
+FLUSH_BYTES = 1 << 20
+
+
+class AtomicOutput:
+    """Buffered output to ``.{name}.tmp-*`` in the target's folder; ``commit`` renames it.
+
+    ``header_last``: the first message is only known at the end (counted mode). The body then
+    goes to the temporary file and ``commit(head)`` writes ``head`` as a gzip member of its
+    own, then copies the body's compressed bytes after it (a .gz file is a series of members:
+    RFC 1952 2.2). gzip headers carry mtime 0 (and the name only in the first member), so
+    re-runs produce identical bytes."""
+
+    def __init__(self, path: str, compresslevel: int, header_last: bool = False):
+        self.path = path
+        self.level = compresslevel
+        self.header_last = header_last
+        self.gz = is_gzip_name(path)
+        folder, name = os.path.split(os.path.abspath(path))
+        os.makedirs(folder, exist_ok=True)
+        self.tmp = os.path.join(folder, f".{name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+        self.body_tmp: str | None = None
+        self.raw = open(self.tmp, "wb")
+        self.out = (
+            gzip.GzipFile(filename="" if header_last else name[:-3], mode="wb", fileobj=self.raw,
+                          compresslevel=compresslevel, mtime=0)
+            if self.gz
+            else self.raw
+        )
+        self.parts: list[bytes] = []
+        self.buffered = 0
+        self.bytes_uncompressed = 0
+
+    def write(self, *chunks: bytes) -> None:
+        for c in chunks:
+            self.parts.append(c)
+            self.buffered += len(c)
+        if self.buffered >= FLUSH_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.parts:
+            data = b"".join(self.parts)
+            self.out.write(data)
+            self.bytes_uncompressed += len(data)
+            self.parts = []
+            self.buffered = 0
+
+    def commit(self, head: bytes = b"") -> int:
+        """Finish the file (``head`` in front when ``header_last``), fsync, rename; returns its size."""
+        self.flush()
+        if self.out is not self.raw:
+            self.out.close()
+        if self.header_last:
+            self._prepend(head)
+        self.raw.flush()
+        os.fsync(self.raw.fileno())
+        self.raw.close()
+        os.replace(self.tmp, self.path)
+        return os.path.getsize(self.path)
+
+    def _prepend(self, head: bytes) -> None:
+        self.raw.close()
+        body = self.tmp
+        self.tmp = body + ".h"
+        self.body_tmp = body  # removed by abort() if the copy fails
+        self.raw = open(self.tmp, "wb")
+        if self.gz:
+            name = os.path.basename(self.path)[:-3]
+            with gzip.GzipFile(filename=name, mode="wb", fileobj=self.raw, compresslevel=self.level, mtime=0) as g:
+                g.write(head)
+        else:
+            self.raw.write(head)
+        self.bytes_uncompressed += len(head)
+        with open(body, "rb") as src:
+            shutil.copyfileobj(src, self.raw, 1 << 20)
+        os.remove(body)
+        self.body_tmp = None
+
+    def abort(self) -> None:
+        """Close and remove every temporary file."""
+        for f in (self.out, self.raw):
+            try:
+                f.close()
+            except Exception:  # closing a half-written gzip stream may fail; the file is removed anyway
+                pass
+        for tmp in (self.tmp, self.body_tmp):
+            try:
+                if tmp:
+                    os.remove(tmp)
+            except FileNotFoundError:
+                pass
