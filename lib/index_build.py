@@ -109,7 +109,7 @@ class MapPlan:
     groups: dict[tuple[str, str], tuple[int, int]]  # (url_suffix or '', language or '') -> (base pidx, bits)
     pkeys: list[int]  # pidx -> partitioning key
     flush_postings: int = 4_000_000  # postings buffered per task (~50 MB) before chunks are emitted
-    batch_rows: int = 4096
+    batch_rows: int = 8192
     columns: list[str] = field(default_factory=lambda: list(READ_COLUMNS))
 
 
