@@ -185,6 +185,7 @@ class _TaskBuffer:
 
     def __init__(self, plan: MapPlan, t: int):
         self.plan, self.t = plan, t
+        self.pkeys = np.asarray(plan.pkeys, np.int32)
         self.terms: list[str] = []  # the analyzer's vocabulary the buffered term ids index
         self.parts: list[tuple[np.ndarray, ...]] = []  # (pidx, term id, local doc, tf) per batch
         self.shards: list[np.ndarray] = []
@@ -238,7 +239,7 @@ class _TaskBuffer:
             names = pa.array([words[i] for i in term[s].tolist()], pa.string())
             yield chunk_batch({
                 "pidx": pa.array(p),
-                "pkey": pa.array(np.asarray(self.plan.pkeys, np.int32)[p]),
+                "pkey": pa.array(self.pkeys[p]),
                 "kind": pa.array(np.full(z - a, KIND_CHUNK, np.int8)),
                 "term": names,
                 "skey": sort_keys(KIND_CHUNK, names, z - a),

@@ -159,6 +159,8 @@ def encode_varints(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.zeros(0, np.uint8), np.zeros(0, np.int8)
     nb = _nbytes(x)
     width = int(nb.max())
+    if width == 1:  # all below 128 (most tfs): the bytes are the values
+        return x.astype(np.uint8), nb
     rows = np.empty((len(x), width), np.uint8)
     valid = np.empty((len(x), width), bool)
     _put_varints(rows, 0, x, nb, width, valid)
