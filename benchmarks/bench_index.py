@@ -256,13 +256,15 @@ def main() -> None:
     if a.append:
         path = ROOT / "docs" / "benchmarks.md"
         cur = path.read_text() if path.exists() else "# Benchmarks\n"
-        if "\n## Indexing\n" not in cur:
+        m = re.search(r"^## Indexing.*\n", cur, re.M)
+        if not m:
             cur = cur.rstrip("\n") + "\n\n## Indexing\n\n"
-        head, _, rest = cur.partition("\n## Indexing\n")
+            m = re.search(r"^## Indexing.*\n", cur, re.M)
+        head, rest = cur[: m.end()], cur[m.end():]
         nxt = rest.find("\n## ")
         section, tail = (rest, "") if nxt < 0 else (rest[:nxt], rest[nxt:])
         kept = section.strip("\n")
-        path.write_text(head + "\n## Indexing\n\n" + (kept + "\n\n" if kept else "") + text + tail)
+        path.write_text(head + "\n" + (kept + "\n\n" if kept else "") + text + tail)
 
 
 if __name__ == "__main__":

@@ -24,9 +24,10 @@ from lib.ciff.varint import INT32_MAX, encode_postings, encode_varint
 
 BATCH_LIST = 256  # lists up to this many postings are queued and encoded in batches
 BATCH_POSTINGS = 1 << 16  # postings queued before a batch is encoded
-# add_postings_batch encodes lists of any length together, up to this many postings a call:
-# a call costs ~0.3 ms whatever its size, so one per list would dominate on the head terms
-BATCH_ENCODE = 1 << 20
+# add_postings_batch encodes lists of any length together, ~this many postings a call: a call
+# costs ~0.3 ms whatever its size, so one per long list would dominate on the head terms, while
+# groups much larger than 64k postings run slower (the temporaries leave the CPU caches)
+BATCH_ENCODE = 1 << 16
 # zlib's default. On Zipfian postings (benchmarks/bench_ciff_encode.py data) level 1 runs ~5x faster
 # with ~20% larger output, level 9 ~10x slower for ~4% smaller: pass compresslevel to trade.
 GZIP_LEVEL = 6
