@@ -20,6 +20,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import pyarrow as pa
+
 if __package__ in (None, ""):  # `python jobs/index.py`: make the project importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -29,7 +31,9 @@ from lib.index_build import CHUNK_SCHEMA, READ_COLUMNS, STATS_SCHEMA, MapPlan, i
 from lib.index_write import ShardSpec, write_partition
 from lib.sparkjob import JobResult, SparkJob, WorkDir, log
 
-PAGE_COLUMNS = sorted(set(READ_COLUMNS) | {"language", "outgoing_links"})
+GRAPH_COLUMNS = ["url", "url_host", "outgoing_links"]
+#: columns every preprocessed file must have (checked on the driver before anything runs)
+PAGE_COLUMNS = sorted(set(READ_COLUMNS) | set(GRAPH_COLUMNS))
 
 
 class IndexJob(SparkJob):
@@ -80,21 +84,18 @@ def _download(uri: str, local: str) -> str:
     return local
 
 
-def read_pages(spark: Any, inp: str) -> Any:
-    """The day's pages (all ``language=*`` folders; ``_``-prefixed folders skipped), or an
-    empty DataFrame with the page schema when there are none."""
+def read_links(spark: Any, inp: str) -> Any:
+    """The day's pages' ``url``, ``url_host`` and ``outgoing_links`` (all ``language=*``
+    folders), read with the known schema: no schema-inference job, only these columns."""
     from lib.schema import PAGE_SCHEMA, spark_schema
 
+    schema = spark_schema(pa.schema([PAGE_SCHEMA.field(c) for c in GRAPH_COLUMNS]))
     root = storage.local_path(inp)
     dirs = sorted(d for d in os.listdir(root) if d.startswith("language=") and os.path.isdir(os.path.join(root, d)))
     if not dirs:
-        return spark.createDataFrame([], spark_schema(PAGE_SCHEMA))
+        return spark.createDataFrame([], schema)
     base = storage.normalize(root)
-    pages = spark.read.option("basePath", base).parquet(*[f"{base}/{d}" for d in dirs])
-    missing = [c for c in PAGE_COLUMNS if c not in pages.columns]
-    if missing:
-        raise ValueError(f"preprocessed pages under {inp} lack columns {missing}")
-    return pages
+    return spark.read.schema(schema).option("basePath", base).parquet(*[f"{base}/{d}" for d in dirs])
 
 
 def input_files(inp: str) -> list[tuple[str, str, int]]:
@@ -140,7 +141,7 @@ def build_index(spark: Any, inp: str, work: str, args: argparse.Namespace) -> di
 
 def _graph(spark: Any, inp: str, folder: str) -> tuple[dict, float]:
     t = time.time()
-    counts = graph.write_graph(read_pages(spark, inp), folder)
+    counts = graph.write_graph(read_links(spark, inp), folder)
     return counts, round(time.time() - t, 3)
 
 

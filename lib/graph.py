@@ -98,13 +98,32 @@ def write_graph(pages: Any, folder_uri: str) -> dict[str, int]:
     from pyspark import StorageLevel
 
     e = edges(pages).persist(StorageLevel.MEMORY_AND_DISK)
-    counts = {}
+    counts: dict[str, int] = {}
     try:
         for name, df in {"edges": e, "inlinks": inlinks(e), "hosts": hosts(e)}.items():
             path = f"{folder_uri.rstrip('/')}/{name}"
-            df.write.mode("overwrite").parquet(path)
+            if name != "edges" and counts["edges"] == 0:
+                # no links that day: the aggregates are empty; write them without two Spark
+                # jobs of planning and shuffles
+                _write_empty(df.schema, storage.local_path(path))
+            else:
+                df.write.mode("overwrite").parquet(path)
             files = glob.glob(os.path.join(storage.local_path(path), "*.parquet"))
             counts[name] = sum(pq.read_metadata(f).num_rows for f in files)
     finally:
         e.unpersist()
     return counts
+
+
+def _write_empty(schema: Any, folder: str) -> None:
+    """An empty table with the Spark DataFrame's schema, as one Parquet file in ``folder``."""
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    arrow = to_arrow_schema(schema)
+    pq.write_table(pa.Table.from_batches([], schema=arrow), os.path.join(folder, "part-00000.parquet"))

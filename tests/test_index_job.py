@@ -298,6 +298,20 @@ def test_empty_day_to_s3(spark, tmp_path, s3_bucket):
     assert not list((tmp_path / "stage").iterdir())  # staging cleaned up
 
 
+def test_day_without_links_has_empty_aggregates_with_their_columns(spark, tmp_path):
+    pages = [dict(p, outgoing_links=[]) for p in sample_pages()]
+    inp = write_day(tmp_path, pages)
+    out = tmp_path / "index"
+    assert run_index(spark, inp, out) == 0
+    g = out / "graph"
+    assert pq.read_table(g / "edges").num_rows == 0
+    inl, hosts = pq.read_table(g / "inlinks"), pq.read_table(g / "hosts")
+    assert (inl.num_rows, hosts.num_rows) == (0, 0)
+    assert inl.column_names == ["dst_url", "dst_host", "inlinks", "source_pages", "source_hosts", "anchor_texts"]
+    assert hosts.column_names == ["src_host", "dst_host", "links", "pages"]
+    assert json.loads((out / "_stats.json").read_text())["totals"]["docs"] == len(pages)
+
+
 def test_real_crawls_preprocessed_then_indexed(spark, corpus, tmp_path):
     """Two real crawl files through jobs/preprocess.py, then the index; every CIFF valid."""
     import pyarrow.dataset as ds
