@@ -69,20 +69,18 @@ CHUNK_SCHEMA = pa.schema(
     [
         ("pidx", pa.int32()),  # global shard ordinal
         ("pkey", pa.int32()),  # Spark partitioning key of the shard (lib.index_plan.partition_keys)
-        ("kind", pa.int8()),
-        # sort key: kind + 1 in bits 56-57, the term's first 7 UTF-8 bytes below: Spark sorts
-        # by a leading long with a radix sort and compares the other columns only on ties
+        # sort key: the row's kind + 1 in bits 56-57, a chunk's term's first 7 UTF-8 bytes
+        # below: Spark sorts by a leading long with a radix sort and compares the other
+        # columns only on ties
         ("skey", pa.int64()),
         ("term", pa.string()),
         ("t", pa.int32()),  # input file
         ("first", pa.int32()),  # first local docid of a chunk or of a doc row's pages
-        # chunk: varints of the local docids (the first absolute, then gaps) and of the tfs:
-        # ~2.5 bytes a posting instead of 8 through the JVM, the shuffle and the sort
-        ("docids", pa.binary()),
-        ("tfs", pa.binary()),
-        ("n_docs", pa.int64()),  # stats
-        ("n_tokens", pa.int64()),  # stats
-        ("docs", pa.binary()),  # doc: a serialized DOCS_SCHEMA batch
+        # chunk: varints of (docid gap, tf) pairs, the first docid absolute: ~2.5 bytes a
+        # posting instead of 8 through the JVM, the shuffle and the sort
+        ("postings", pa.binary()),
+        # doc: a serialized DOCS_SCHEMA batch; stats: pages and tokens, two little-endian int64
+        ("data", pa.binary()),
     ]
 )
 #: the sort that makes the shuffle a merge (sort_columns)
@@ -131,6 +129,21 @@ def shard_of(url: str | None, base: int, bits: int) -> int:
     (== base + lib.placement.keyspace.partition_of(url, 2**bits))."""
     h = int.from_bytes(hashlib.md5((url or "").encode("utf-8")).digest()[:4], "big")
     return base + (h >> (32 - bits))
+
+
+def kinds(skey: pa.Array) -> np.ndarray:
+    """The row kinds (KIND_*) of a batch, from its ``skey`` column."""
+    return (skey.to_numpy(zero_copy_only=False) >> 56) - 1
+
+
+def stats_bytes(docs: int, tokens: int) -> bytes:
+    return np.array([docs, tokens], "<i8").tobytes()
+
+
+def read_stats(data: bytes) -> tuple[int, int]:
+    """(pages, tokens) of a stats row's ``data``."""
+    docs, tokens = np.frombuffer(data, "<i8", 2).tolist()
+    return docs, tokens
 
 
 def sort_columns(one_shard_per_partition: bool) -> list[str]:
@@ -240,13 +253,11 @@ class _TaskBuffer:
             yield chunk_batch({
                 "pidx": pa.array(p),
                 "pkey": pa.array(self.pkeys[p]),
-                "kind": pa.array(np.full(z - a, KIND_CHUNK, np.int8)),
                 "term": names,
                 "skey": sort_keys(KIND_CHUNK, names, z - a),
                 "t": pa.array(np.full(z - a, self.t, np.int32)),
                 "first": pa.array(doc[s].astype(np.int32)),
-                "docids": varint_column(gaps, b),
-                "tfs": varint_column(tf[lo:hi], b),
+                "postings": varint_column(np.stack([gaps, tf[lo:hi]], axis=1).ravel(), b * 2),
             }, z - a)
 
 
@@ -307,11 +318,10 @@ def index_file(t: int, path: str, language: str, plan: MapPlan, docs: dict[int, 
         yield chunk_batch({
             "pidx": pa.array(p32),
             "pkey": pa.array(pkeys[p32]),
-            "kind": pa.array(np.full(m, KIND_DOC, np.int8)),
             "skey": sort_keys(KIND_DOC, None, m),
             "t": pa.array(np.full(m, t, np.int32)),
             "first": pa.array(firsts, pa.int32()),
-            "docs": pa.array(blobs, pa.binary()),
+            "data": pa.array(blobs, pa.binary()),
         }, m)
 
 
@@ -333,9 +343,7 @@ def index_files(batches: Iterator[pa.RecordBatch], plan: MapPlan,
                 yield chunk_batch({
                     "pidx": pa.array(p),
                     "pkey": pa.array(np.asarray(plan.pkeys, np.int32)[p]),
-                    "kind": pa.array(np.full(len(ps), KIND_STATS, np.int8)),
                     "skey": sort_keys(KIND_STATS, None, len(ps)),
                     "t": pa.array(np.full(len(ps), t, np.int32)),
-                    "n_docs": pa.array([docs[q] for q in ps], pa.int64()),
-                    "n_tokens": pa.array([tokens.get(q, 0) for q in ps], pa.int64()),
+                    "data": pa.array([stats_bytes(docs[q], tokens.get(q, 0)) for q in ps], pa.binary()),
                 }, len(ps))

@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lib.index_build import (DOCS_SCHEMA, KIND_CHUNK, KIND_STATS, META_COLUMNS, METADATA_SCHEMA, STATS_SCHEMA,
-                             read_varint_column)
+                             kinds, read_stats, read_varint_column)
 
 
 META_ROW_GROUP = 1 << 16
@@ -75,8 +75,10 @@ class _Shard:
         if self.ciff is not None:
             raise RuntimeError(f"shard {self.pidx}: stats rows after its postings (partition not sorted by kind?)")
         self.stat_t += part.column("t").to_pylist()
-        self.stat_docs += part.column("n_docs").to_pylist()
-        self.stat_tokens += part.column("n_tokens").to_pylist()
+        for data in part.column("data").to_pylist():
+            docs, tokens = read_stats(data)
+            self.stat_docs.append(docs)
+            self.stat_tokens.append(tokens)
 
     def _start(self) -> None:
         from lib.ciff.writer import CiffWriter
@@ -120,10 +122,10 @@ class _Shard:
         if self.ciff is None:
             self._start()
         terms = part.column("term").to_pylist()
-        gaps, bounds = read_varint_column(part.column("docids"))
-        t_val, t_bounds = read_varint_column(part.column("tfs"))
-        if not np.array_equal(bounds, t_bounds):
-            raise RuntimeError(f"shard {self.pidx}: chunk rows with different numbers of docids and tfs")
+        pairs, pair_bounds = read_varint_column(part.column("postings"))
+        if len(pairs) % 2 or (pair_bounds % 2).any():
+            raise RuntimeError(f"shard {self.pidx}: chunk rows with an odd number of varints")
+        gaps, t_val, bounds = pairs[0::2], pairs[1::2], pair_bounds // 2
         counts = np.diff(bounds)
         csum = np.cumsum(gaps)  # each row's first gap is absolute: undo the gaps row by row
         before = np.r_[0, csum][bounds[:-1]]
@@ -161,7 +163,7 @@ class _Shard:
             self._start()
         self._flush_term()
         starts = self._base_of(part.column("t")) + part.column("first").to_numpy(zero_copy_only=False)
-        for start, blob in zip(starts.tolist(), part.column("docs").to_pylist()):
+        for start, blob in zip(starts.tolist(), part.column("data").to_pylist()):
             pages = pa.ipc.read_record_batch(pa.py_buffer(blob), DOCS_SCHEMA)
             n = pages.num_rows
             docids = np.arange(start, start + n, dtype=np.int32)
@@ -212,7 +214,7 @@ def write_partition(batches: Iterator[pa.RecordBatch], specs: dict[int, ShardSpe
             if b.num_rows == 0:
                 continue
             pidx = b.column("pidx").to_numpy(zero_copy_only=False)
-            kind = b.column("kind").to_numpy(zero_copy_only=False)
+            kind = kinds(b.column("skey"))
             for start, end in _runs(pidx.astype(np.int64) * 4 + kind + 1):
                 p = int(pidx[start])
                 part = b.slice(start, end - start)
