@@ -6,15 +6,17 @@ the pages with pyarrow (the text never goes through the JVM), finds each page's 
 (``pidx``: its TLD/LANG group and the first bits of MD5(url)), numbers the pages of each shard
 ``0, 1, ...`` in file order (the *local* docid), analyzes them (one analyzer per file: a file
 holds one language) and keeps the (shard, term, local docid, tf) postings of the task in
-memory, like a Lucene indexing buffer. It emits three kinds of rows, all in :data:`CHUNK_SCHEMA`:
+memory, like a Lucene indexing buffer. It emits three kinds of rows, all in :data:`CHUNK_SCHEMA`
+(the kind is in the top bits of ``skey``):
 
-* ``kind -1`` *stats*: per (shard, t) the pages and tokens: the writer sums them for the
-  CIFF header and turns them into each file's docid base (docid = base[t] + local docid);
-* ``kind 0`` *chunk*: per (shard, term) the task's postings (local docids and tfs as
-  little-endian int32 bytes), when the buffer is full (``flush_postings``) and at the end;
-* ``kind 1`` *doc*: per page its local docid, record_id, length and metadata columns.
+* *stats* (kind -1): per (shard, t) the pages and tokens: the writer sums them for the CIFF
+  header and turns them into each file's docid base (docid = base[t] + local docid);
+* *chunk* (kind 0): per (shard, term) the task's postings as varints of (local docid gap,
+  tf) pairs, when the buffer is full (``flush_postings``) and at the end;
+* *doc* (kind 1): per (shard, input batch) a small serialized Arrow batch of the pages'
+  record_id, length and metadata, local docids ``first, first + 1, ...``.
 
-Spark's shuffle by shard and sort by (pidx, kind, term, t, first) is the merge: the writer
+Spark's shuffle by shard and sort by (skey, term, t, first) is the merge: the writer
 (lib.index_write) gets each shard's stats, then each term's chunks in docid order, then the
 docs in docid order, so docids follow the day's input order: file by file (sorted paths),
 page by page. Re-runs of the same day number every document the same way.
@@ -106,7 +108,9 @@ class MapPlan:
 
     groups: dict[tuple[str, str], tuple[int, int]]  # (url_suffix or '', language or '') -> (base pidx, bits)
     pkeys: list[int]  # pidx -> partitioning key
-    flush_postings: int = 4_000_000  # postings buffered per task (~50 MB) before chunks are emitted
+    # postings buffered per task before chunks are emitted: 16 bytes each (64 MB), about twice
+    # that while the buffer is sorted
+    flush_postings: int = 4_000_000
     batch_rows: int = 8192
     columns: list[str] = field(default_factory=lambda: list(READ_COLUMNS))
 
@@ -210,7 +214,8 @@ class _TaskBuffer:
         if vocab is not self.terms:  # the analyzer started a new vocabulary: old ids go out first
             yield from self.flush()
             self.terms = vocab
-        self.parts.append((pidx, term, doc, tf))
+        i32 = np.int32  # 16 bytes a buffered posting
+        self.parts.append((pidx.astype(i32), term.astype(i32), doc.astype(i32), tf.astype(i32)))
         self.shards.append(shards)
         self.size += len(term)
         if self.size >= self.plan.flush_postings:
@@ -229,7 +234,7 @@ class _TaskBuffer:
             # one int64 sort (numpy's SIMD sort) of (shard, term, position); within a (shard,
             # term) positions ascend with local docids: batches append in file order and each
             # batch's triples come sorted by (term, doc)
-            order = np.sort((p_rank.astype(np.int64) * v + term) * n + np.arange(n)) % n
+            order = np.sort((p_rank.astype(np.int64) * v + term.astype(np.int64)) * n + np.arange(n)) % n
         else:
             order = np.lexsort((np.arange(n), term, p_rank))
         pidx, term, doc, tf = pidx[order], term[order], doc[order], tf[order]

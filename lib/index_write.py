@@ -2,7 +2,7 @@
 
 :func:`write_partition` is a ``mapInArrow`` function over the rows of lib.index_build
 (:data:`~lib.index_build.CHUNK_SCHEMA`) after Spark's shuffle by shard and sort by
-(pidx, kind, term, t, first) (``skey`` carries the kind and the term's first bytes). Per
+(skey, term, t, first) (``skey`` carries the kind and the term's first bytes). Per
 shard it gets:
 
 1. the *stats* rows, one per input file with pages of the shard, in file order: their
@@ -13,7 +13,7 @@ shard it gets:
 3. the *doc* rows in docid order, each a small Arrow batch of pages: DocRecords and
    ``metadata-{n}.parquet``.
 
-Memory is one postings list and one Arrow batch; the CIFF writer's own checks (docids in
+Memory is one postings list, one Arrow batch and up to 64k pages of metadata; the CIFF writer's own checks (docids in
 range and ascending, per-document lengths == sum of tfs, totals == header) catch any row
 lost or duplicated on the way.
 """
