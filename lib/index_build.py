@@ -215,7 +215,7 @@ class _TaskBuffer:
             yield from self.flush()
             self.terms = vocab
         i32 = np.int32  # 16 bytes a buffered posting
-        self.parts.append((pidx.astype(i32), term.astype(i32), doc.astype(i32), tf.astype(i32)))
+        self.parts.append(tuple(x.astype(i32, copy=False) for x in (pidx, term, doc, tf)))
         self.shards.append(shards)
         self.size += len(term)
         if self.size >= self.plan.flush_postings:
@@ -298,7 +298,7 @@ def index_file(t: int, path: str, language: str, plan: MapPlan, docs: dict[int, 
         # local docid of each row: pages of a shard numbered on in file order
         order = np.argsort(pidx, kind="stable")
         ps, first, counts = np.unique(pidx[order], return_index=True, return_counts=True)
-        local = np.empty(n, np.int64)
+        local = np.empty(n, np.int32)
         for p, a, c in zip(ps.tolist(), first.tolist(), counts.tolist()):
             base = docs.get(p, 0)
             local[order[a : a + c]] = np.arange(base, base + c)
