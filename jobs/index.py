@@ -91,20 +91,23 @@ def read_links(spark: Any, inp: str) -> Any:
 
     schema = spark_schema(pa.schema([PAGE_SCHEMA.field(c) for c in GRAPH_COLUMNS]))
     root = storage.local_path(inp)
-    dirs = sorted(d for d in os.listdir(root) if d.startswith("language=") and os.path.isdir(os.path.join(root, d)))
+    dirs = _language_dirs(root)
     if not dirs:
         return spark.createDataFrame([], schema)
     base = storage.normalize(root)
     return spark.read.schema(schema).option("basePath", base).parquet(*[f"{base}/{d}" for d in dirs])
 
 
+def _language_dirs(root: str) -> list[str]:
+    """The ``language=*`` folders of a preprocessed day, sorted."""
+    return sorted(d for d in os.listdir(root) if d.startswith("language=") and os.path.isdir(os.path.join(root, d)))
+
+
 def input_files(inp: str) -> list[tuple[str, str, int]]:
     """(path, language, bytes) of the day's page files, sorted by path: the docid order."""
     root = storage.local_path(inp)
     out = []
-    for d in sorted(os.listdir(root)):
-        if not d.startswith("language=") or not os.path.isdir(os.path.join(root, d)):
-            continue
+    for d in _language_dirs(root):
         lang = d[len("language="):]
         lang = "" if lang == "__HIVE_DEFAULT_PARTITION__" else lang
         for name in sorted(os.listdir(os.path.join(root, d))):
@@ -117,7 +120,7 @@ def input_files(inp: str) -> list[tuple[str, str, int]]:
 def build_index(spark: Any, inp: str, work: str, args: argparse.Namespace) -> dict:
     """The Spark plan: shards, CIFF + metadata, graph. Returns the statistics."""
     os.makedirs(work, exist_ok=True)
-    clock = _Clock()
+    clock = _Clock()  # "plan" includes listing and counting the pages
     files = input_files(inp)
     counts = index_plan.count_pages([(path, lang) for path, lang, _ in files], PAGE_COLUMNS)
     # The graph is independent of the shards: its jobs run beside the index stage (Spark
@@ -125,7 +128,7 @@ def build_index(spark: Any, inp: str, work: str, args: argparse.Namespace) -> di
     pool = ThreadPoolExecutor(1, thread_name_prefix="graph")
     graph_job = pool.submit(_graph, spark, inp, storage.normalize(os.path.join(work, "graph")))
     try:
-        summary = _index(spark, inp, work, args, files, counts, clock)
+        summary = _index(spark, work, args, files, counts, clock)
     finally:
         pool.shutdown(wait=True)  # never leave a graph job writing into a folder being removed
     summary["graph"], summary["seconds"]["graph"] = graph_job.result()
@@ -145,7 +148,7 @@ def _graph(spark: Any, inp: str, folder: str) -> tuple[dict, float]:
     return counts, round(time.time() - t, 3)
 
 
-def _index(spark: Any, inp: str, work: str, args: argparse.Namespace, files: list, counts: dict, clock: "_Clock") -> dict:
+def _index(spark: Any, work: str, args: argparse.Namespace, files: list, counts: dict, clock: "_Clock") -> dict:
     """Plan the shards, then the map (analysis) and reduce (CIFF + metadata) stages."""
     from lib.schema import spark_schema
 

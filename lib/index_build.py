@@ -24,7 +24,6 @@ page by page. Re-runs of the same day number every document the same way.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -35,6 +34,7 @@ import pyarrow.parquet as pq
 from lib import storage
 from lib.analysis import get_analyzer
 from lib.ciff.varint import INT32_MAX, decode_varint_run, encode_varints
+from lib.placement.keyspace import partition_of
 
 KIND_STATS, KIND_CHUNK, KIND_DOC = -1, 0, 1  # the order a shard's rows reach its writer
 
@@ -129,10 +129,9 @@ def page_texts(batch: pa.RecordBatch) -> pa.Array:
 
 
 def shard_of(url: str | None, base: int, bits: int) -> int:
-    """Global shard ordinal of a page: its group's base + the first ``bits`` bits of MD5(url)
-    (== base + lib.placement.keyspace.partition_of(url, 2**bits))."""
-    h = int.from_bytes(hashlib.md5((url or "").encode("utf-8")).digest()[:4], "big")
-    return base + (h >> (32 - bits))
+    """Global shard ordinal of a page: its group's base + its key-space partition among the
+    group's ``2**bits`` (the first ``bits`` bits of MD5(url))."""
+    return base + partition_of(url or "", 1 << bits)
 
 
 def kinds(skey: pa.Array) -> np.ndarray:
@@ -284,7 +283,7 @@ def index_file(t: int, path: str, language: str, plan: MapPlan, docs: dict[int, 
                buf: _TaskBuffer) -> Iterator[pa.RecordBatch]:
     """Doc rows and (when the buffer fills) chunk rows of one preprocessed file."""
     analyzer = get_analyzer(language or None)
-    pkeys = np.asarray(plan.pkeys, np.int32)
+    pkeys = buf.pkeys
     f = pq.ParquetFile(storage.local_path(path))
     names = set(f.schema_arrow.names)
     missing = [c for c in plan.columns if c not in names]
@@ -305,8 +304,6 @@ def index_file(t: int, path: str, language: str, plan: MapPlan, docs: dict[int, 
             docs[p] = base + c
         bt = analyzer.analyze_batch(page_texts(b))
         lengths = bt.doclength
-        for p, a, c in zip(ps.tolist(), first.tolist(), counts.tolist()):
-            tokens[p] = tokens.get(p, 0) + int(lengths[order[a : a + c]].sum())
         if len(bt.doc):
             yield from buf.add(bt.vocab, ps, pidx[bt.doc], bt.term, local[bt.doc], bt.tf)
         lang = pa.array([language] * n, pa.string())
@@ -314,8 +311,9 @@ def index_file(t: int, path: str, language: str, plan: MapPlan, docs: dict[int, 
         docs_cols += [lang if c == "language" else b.column(c).cast(DOCS_SCHEMA.field(c).type) for c in META_COLUMNS]
         page_rows = pa.RecordBatch.from_arrays(docs_cols, schema=DOCS_SCHEMA)
         blobs, firsts = [], []
-        for a, c in zip(first.tolist(), counts.tolist()):
+        for p, a, c in zip(ps.tolist(), first.tolist(), counts.tolist()):
             rows = order[a : a + c]  # one shard's pages of this batch: consecutive local docids
+            tokens[p] = tokens.get(p, 0) + int(lengths[rows].sum())
             blobs.append(page_rows.take(pa.array(rows)).serialize().to_pybytes())
             firsts.append(int(local[rows[0]]))
         m = len(ps)
@@ -347,7 +345,7 @@ def index_files(batches: Iterator[pa.RecordBatch], plan: MapPlan,
                 p = np.asarray(ps, np.int32)
                 yield chunk_batch({
                     "pidx": pa.array(p),
-                    "pkey": pa.array(np.asarray(plan.pkeys, np.int32)[p]),
+                    "pkey": pa.array(buf.pkeys[p]),
                     "skey": sort_keys(KIND_STATS, None, len(ps)),
                     "t": pa.array(np.full(len(ps), t, np.int32)),
                     "data": pa.array([stats_bytes(docs[q], tokens.get(q, 0)) for q in ps], pa.binary()),

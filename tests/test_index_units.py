@@ -190,9 +190,12 @@ def test_map_shuffle_reduce_equals_a_naive_inverted_index(tmp_path, one_per_part
 
 
 def test_shard_of_is_the_placement_partition():
+    import hashlib
+
     for i in range(200):
         url = f"https://example.org/{i}"
         assert shard_of(url, 8, 3) == 8 + partition_of(url, 8)
+        assert shard_of(url, 8, 3) == 8 + (hashlib.md5(url.encode()).digest()[0] >> 5)  # the first 3 bits
         assert shard_of(url, 5, 0) == 5
     assert shard_of(None, 0, 2) == partition_of("", 4)
 
