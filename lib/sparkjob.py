@@ -25,7 +25,7 @@ import zipfile
 from dataclasses import dataclass, field
 from typing import Any
 
-from lib import s3, storage
+from lib import jvm_cache, s3, storage
 
 log = logging.getLogger("dailyslice")
 
@@ -172,8 +172,12 @@ class SparkJob:
         b = b.config("spark.sql.sources.partitionOverwriteMode", "static")
         for k, v in s3.s3_env().items():
             b = b.config(f"spark.executorEnv.{k}", v)
-        for kv in args.conf:
-            k, _, v = kv.partition("=")
+        conf = dict(kv.partition("=")[::2] for kv in args.conf)
+        self._archive = jvm_cache.plan(conf.get("spark.driver.memory"))
+        if self._archive is not None:
+            opts = jvm_cache.DRIVER_OPTS
+            conf[opts] = jvm_cache.merge_option(conf.get(opts), self._archive.java_option)
+        for k, v in conf.items():
             b = b.config(k, v)
         spark = b.getOrCreate()
         spark.sparkContext.setLogLevel(args.log_level)
@@ -200,6 +204,7 @@ class SparkJob:
         finally:
             if own:
                 spark.stop()
+                jvm_cache.finish(getattr(self, "_archive", None))
         result.summary.setdefault("job", self.name)
         result.summary["ok"] = result.ok
         result.summary["seconds"] = round(time.time() - t0, 3)

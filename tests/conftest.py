@@ -18,6 +18,11 @@ SHARED_CORPUS = ROOT.parent / "shared" / "corpus"
 
 pytest_plugins: list[str] = []
 
+# Jobs started in subprocesses (spark-submit, Slurm, Airflow tests) would each write a ~190 MB
+# JVM class archive into the user's cache on their first run; tests/test_jvm_cache.py turns
+# it on where it is the subject.
+os.environ["DAILYSLICE_JVM_CACHE"] = "off"
+
 # py4j logs at INFO from a destructor at interpreter exit, after pytest closed its streams
 logging.getLogger("py4j").setLevel(logging.WARNING)
 
