@@ -72,8 +72,8 @@ CHUNK_SCHEMA = pa.schema(
         ("pidx", pa.int32()),  # global shard ordinal
         ("pkey", pa.int32()),  # Spark partitioning key of the shard (lib.index_plan.partition_keys)
         # sort key: the row's kind + 1 in bits 56-57, a chunk's term's first 7 UTF-8 bytes
-        # below: Spark sorts by a leading long with a radix sort and compares the other
-        # columns only on ties
+        # below: Spark's sorter keeps a leading long as each record's sort prefix, compares
+        # prefixes first and the other columns only on ties
         ("skey", pa.int64()),
         ("term", pa.string()),
         ("t", pa.int32()),  # input file
