@@ -116,13 +116,11 @@ def plan(driver_memory: str | None = None) -> ArchivePlan | None:
         folder = cache_dir()
         os.makedirs(folder, exist_ok=True)
         path = os.path.join(folder, f"spark-driver-{archive_key(java, _spark_jars(), driver_memory)}.jsa")
-        if os.path.getsize(path) > 0:
-            return ArchivePlan(f"-XX:SharedArchiveFile={path}", path, creating=False)
-    except FileNotFoundError:
-        pass
     except OSError as e:
         log.debug("no JVM class archive: %s", e)
         return None
+    if os.path.isfile(path) and os.path.getsize(path) > 0:
+        return ArchivePlan(f"-XX:SharedArchiveFile={path}", path, creating=False)
     _drop_stale(folder)
     tmp = f"{path}.{os.getpid()}.tmp"
     log.info("first run with this JVM and Spark: writing a class archive at exit (once, ~10-20 s): %s", path)
