@@ -54,6 +54,7 @@ TOOLS = WORK / "tools"
 CORPUS = ROOT.parent / "shared" / "corpus"
 PYSERINI = "pyserini==1.6.0"  # its sdist carries anserini-1.7.1-fatjar.jar (Java 21)
 FILES = 8
+HEAP = "6g"  # driver heap for ours, -Xmx for Anserini
 
 
 def text_pool(cores: int) -> list[str]:
@@ -167,7 +168,7 @@ def ensure_class_archive(day: pathlib.Path, cores: int, docs_per_shard: int) -> 
     writes it; returns that run's wall time (what the very first run on a machine costs)."""
     from lib import jvm_cache
 
-    p = jvm_cache.plan("6g")
+    p = jvm_cache.plan(HEAP)
     if p is None or not p.creating:
         return None
     return run_ours(day, cores, docs_per_shard)["wall"]
@@ -179,7 +180,7 @@ def run_ours(day: pathlib.Path, cores: int, docs_per_shard: int) -> dict:
     summary = WORK / "ours-summary.json"
     cmd = [sys.executable, str(ROOT / "jobs" / "index.py"), "--input", str(day), "--output", str(out),
            "--master", f"local[{cores}]", "--docs-per-shard", str(docs_per_shard), "--summary", str(summary),
-           "--conf", "spark.driver.memory=6g", "--conf", f"spark.sql.shuffle.partitions={2 * cores}",
+           "--conf", f"spark.driver.memory={HEAP}", "--conf", f"spark.sql.shuffle.partitions={2 * cores}",
            "--conf", "spark.ui.enabled=false"]
     t0 = time.time()
     rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
@@ -196,7 +197,7 @@ def run_anserini(jsonl: pathlib.Path, cores: int) -> dict:
     java, jar = anserini_tools()
     out = WORK / "out-anserini"
     shutil.rmtree(out, ignore_errors=True)
-    cmd = [java, "-Xmx6g", "-cp", jar, "io.anserini.index.IndexCollection", "-collection", "JsonCollection",
+    cmd = [java, f"-Xmx{HEAP}", "-cp", jar, "io.anserini.index.IndexCollection", "-collection", "JsonCollection",
            "-input", str(jsonl), "-index", str(out), "-generator", "DefaultLuceneDocumentGenerator",
            "-threads", str(cores)]
     t0 = time.time()

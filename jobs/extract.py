@@ -33,7 +33,7 @@ from lib.extract.lines import (  # noqa: E402
     unpack_items,
 )
 from lib.extract.task import extract_items  # noqa: E402
-from lib.sparkjob import JobResult, SparkJob, WorkDir, day_path, log  # noqa: E402
+from lib.sparkjob import JobResult, SparkJob, day_path, log  # noqa: E402
 
 BYTES_PER_TASK = 256 << 20
 
@@ -132,8 +132,7 @@ class Extract(SparkJob):
         items, parse_errors, line_text = self.read_list(spark, args, resolver)
         lines = len(items) + len(parse_errors)
         phase("read_list")
-        cluster = not spark.sparkContext.master.startswith("local")
-        with WorkDir(args.output, args.staging, cluster=cluster, name=self.name) as work:
+        with self.work_dir(spark, args) as work:
             results = self.copy(spark, args, items, resolver, work.path, started)
             del items
             phase("copy")

@@ -29,7 +29,7 @@ from lib import graph, index_plan, storage
 from lib.analysis import get_analyzer
 from lib.index_build import CHUNK_SCHEMA, READ_COLUMNS, STATS_SCHEMA, MapPlan, index_files, sort_columns
 from lib.index_write import ShardSpec, write_partition
-from lib.sparkjob import JobResult, SparkJob, WorkDir, log
+from lib.sparkjob import JobResult, SparkJob, log
 
 GRAPH_COLUMNS = ["url", "url_host", "outgoing_links"]
 #: columns every preprocessed file must have (checked on the driver before anything runs)
@@ -53,9 +53,7 @@ class IndexJob(SparkJob):
     def run(self, spark: Any, args: argparse.Namespace) -> JobResult:
         if not storage.exists(storage.join(args.input, storage.SUCCESS)):
             raise FileNotFoundError(f"input day is not complete (no {storage.SUCCESS}): {args.input}")
-        out = args.output
-        cluster = not spark.sparkContext.master.startswith("local")
-        with WorkDir(out, args.staging, cluster=cluster, name=self.name) as wd:
+        with self.work_dir(spark, args) as wd:
             inp = args.input
             try:
                 if storage.is_s3(inp):
@@ -67,7 +65,7 @@ class IndexJob(SparkJob):
             wd.publish()
         totals = summary["totals"]
         return JobResult(ok=True, summary={"totals": totals, "groups": len(summary["groups"]), "steps": summary["seconds"]},
-                         output=out)
+                         output=args.output)
 
 
 def _download(uri: str, local: str) -> str:
@@ -161,7 +159,8 @@ def _index(spark: Any, work: str, args: argparse.Namespace, files: list, counts:
     if shards:
         # exact one-shard-per-partition keys; past 65536 shards (a search of ~n log n hashes)
         # plain hashing of the shard number is good enough
-        keys = index_plan.partition_keys(shards) if shards <= 65536 else list(range(shards))
+        one_per_partition = shards <= 65536
+        keys = index_plan.partition_keys(shards) if one_per_partition else list(range(shards))
         plan = MapPlan(groups={key: (groups[g].base, groups[g].bits) for key, g in assign.items()}, pkeys=keys)
         # one task per file, biggest first (fewest stragglers); t (the docid order) is the sorted
         # path order. spark.range gives exactly one row per partition without a Python RDD
@@ -182,7 +181,7 @@ def _index(spark: Any, work: str, args: argparse.Namespace, files: list, counts:
         written = (
             file_rows.mapInArrow(lambda it: index_files(it, plan, todo), spark_schema(CHUNK_SCHEMA))
             .repartition(shards, "pkey")
-            .sortWithinPartitions(*sort_columns(one_shard_per_partition=shards <= 65536))
+            .sortWithinPartitions(*sort_columns(one_shard_per_partition=one_per_partition))
             .mapInArrow(lambda it: write_partition(it, specs), spark_schema(STATS_SCHEMA))
             .collect()
         )

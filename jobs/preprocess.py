@@ -19,7 +19,7 @@ if __package__ in (None, ""):  # run as a script: make `lib` importable
 from lib import storage  # noqa: E402
 from lib.preprocess_tasks import RESULT_SCHEMA, make_mapper, merge_results, remove_strays  # noqa: E402
 from lib.schema import spark_schema  # noqa: E402
-from lib.sparkjob import JobResult, SparkJob, WorkDir  # noqa: E402
+from lib.sparkjob import JobResult, SparkJob  # noqa: E402
 
 SUFFIXES = (".warc.gz", ".warc", ".arc.gz", ".arc")
 
@@ -40,8 +40,7 @@ class Preprocess(SparkJob):
     def run(self, spark, args) -> JobResult:
         files = [(f.uri, f.size) for f in storage.list_files(args.input, SUFFIXES)]
         files.sort(key=lambda f: -f[1])  # biggest first: fewer stragglers at the end of the day
-        cluster = not spark.sparkContext.master.startswith("local")
-        with WorkDir(args.output, args.staging, cluster=cluster, name=self.name) as work:
+        with self.work_dir(spark, args) as work:
             tmp = work.path
             results: list[dict] = []
             if files:

@@ -294,28 +294,27 @@ def index_file(t: int, path: str, language: str, plan: MapPlan, docs: dict[int, 
         if n == 0:
             continue
         pidx = _file_pidx(b, language, plan, path)
-        # local docid of each row: pages of a shard numbered on in file order
-        order = np.argsort(pidx, kind="stable")
-        ps, first, counts = np.unique(pidx[order], return_index=True, return_counts=True)
-        local = np.empty(n, np.int32)
-        for p, a, c in zip(ps.tolist(), first.tolist(), counts.tolist()):
-            base = docs.get(p, 0)
-            local[order[a : a + c]] = np.arange(base, base + c)
-            docs[p] = base + c
         bt = analyzer.analyze_batch(page_texts(b))
         lengths = bt.doclength
-        if len(bt.doc):
-            yield from buf.add(bt.vocab, ps, pidx[bt.doc], bt.term, local[bt.doc], bt.tf)
         lang = pa.array([language] * n, pa.string())
         docs_cols = [b.column("record_id").cast(pa.string()), pa.array(lengths.astype(np.int32))]
         docs_cols += [lang if c == "language" else b.column(c).cast(DOCS_SCHEMA.field(c).type) for c in META_COLUMNS]
         page_rows = pa.RecordBatch.from_arrays(docs_cols, schema=DOCS_SCHEMA)
+        # local docid of each row: pages of a shard numbered on in file order
+        order = np.argsort(pidx, kind="stable")
+        ps, first, counts = np.unique(pidx[order], return_index=True, return_counts=True)
+        local = np.empty(n, np.int32)
         blobs, firsts = [], []
         for p, a, c in zip(ps.tolist(), first.tolist(), counts.tolist()):
             rows = order[a : a + c]  # one shard's pages of this batch: consecutive local docids
+            base = docs.get(p, 0)
+            local[rows] = np.arange(base, base + c)
+            docs[p] = base + c
             tokens[p] = tokens.get(p, 0) + int(lengths[rows].sum())
             blobs.append(page_rows.take(pa.array(rows)).serialize().to_pybytes())
-            firsts.append(int(local[rows[0]]))
+            firsts.append(base)
+        if len(bt.doc):
+            yield from buf.add(bt.vocab, ps, pidx[bt.doc], bt.term, local[bt.doc], bt.tf)
         m = len(ps)
         p32 = ps.astype(np.int32)
         yield chunk_batch({

@@ -117,6 +117,11 @@ def use_this_python() -> None:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 
+def on_cluster(spark: Any) -> bool:
+    """Whether executors run outside this process (anything but a ``local[...]`` master)."""
+    return not spark.sparkContext.master.startswith("local")
+
+
 class SparkJob:
     """Override ``name``, ``input_kind``/``output_kind``, ``add_arguments`` and ``run``."""
 
@@ -124,6 +129,7 @@ class SparkJob:
     description = ""
     input_kind = "warc"
     output_kind = "out"
+    _archive: jvm_cache.ArchivePlan | None = None  # the driver JVM's class archive, set by session()
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:  # pragma: no cover - default
         pass
@@ -181,9 +187,13 @@ class SparkJob:
             b = b.config(k, v)
         spark = b.getOrCreate()
         spark.sparkContext.setLogLevel(args.log_level)
-        if not spark.sparkContext.master.startswith("local"):
+        if on_cluster(spark):
             spark.sparkContext.addPyFile(_zip_lib())
         return spark
+
+    def work_dir(self, spark: Any, args: argparse.Namespace) -> WorkDir:
+        """The private folder this run assembles ``args.output`` in (:class:`WorkDir`)."""
+        return WorkDir(args.output, args.staging, cluster=on_cluster(spark), name=self.name)
 
     # ------------------------------------------------------------------ main
     def main(self, argv: list[str] | None = None, spark: Any = None) -> int:
@@ -204,7 +214,7 @@ class SparkJob:
         finally:
             if own:
                 spark.stop()
-                jvm_cache.finish(getattr(self, "_archive", None))
+                jvm_cache.finish(self._archive)
         result.summary.setdefault("job", self.name)
         result.summary["ok"] = result.ok
         result.summary["seconds"] = round(time.time() - t0, 3)

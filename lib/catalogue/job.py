@@ -18,7 +18,7 @@ from typing import Any
 from lib import storage
 from lib.catalogue import cdxj, report, urldb
 from lib.schema import CAPTURE_SCHEMA, spark_schema
-from lib.sparkjob import JobResult, SparkJob, WorkDir
+from lib.sparkjob import JobResult, SparkJob
 
 CDXJ_NAME = "index.cdxj"
 
@@ -65,8 +65,7 @@ class CatalogueJob(SparkJob):
             else spark.createDataFrame([], spark_schema(CAPTURE_SCHEMA))
         summary: dict[str, Any] = {"date": day.isoformat(), "input": args.input}
 
-        cluster = not spark.sparkContext.master.startswith("local")
-        with WorkDir(args.output, args.staging, cluster=cluster, name="catalogue") as wd:
+        with self.work_dir(spark, args) as wd:
             work = wd.path
             summary["captures"] = urldb.count_rows(caps_dir) if os.path.isdir(caps_dir) else 0
             summary["cdxj_lines"] = cdxj.write_cdxj(cdxj.cdxj_lines_df(captures, prefix),
