@@ -39,11 +39,12 @@ class FileStats:
     failed: Counter = field(default_factory=Counter)
     warnings: Counter = field(default_factory=Counter)
     unreported: int = 0
+    html_seen: int = 0  # parsed 2xx HTML responses with a non-empty payload: what a day should keep
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "file": self.file, "bytes": self.bytes, "seconds": round(self.seconds, 3),
-            "read": self.read, "kept": self.kept,
+            "read": self.read, "kept": self.kept, "html_seen": self.html_seen,
             "skipped": sum(self.skipped.values()), "failed": sum(self.failed.values()),
             "skipped_by_reason": dict(self.skipped), "failed_by_reason": dict(self.failed),
             "warnings_by_reason": dict(self.warnings), "errors_not_reported": self.unreported,
@@ -172,6 +173,8 @@ class FileProcessor:
         mime = resp.mime_type or (rec.headers.get("content-type", "") if rec.fmt == "arc" else "")
         mime = mime.split(";")[0].strip().lower()
         html = mime in HTML_TYPES or (not mime and _looks_html(resp.body))
+        if html and 200 <= resp.status < 300 and resp.body.strip():
+            self.stats.html_seen += 1
         skip = self._skip_reason(resp, html)
         self._capture(rec, resp.status, mime, skip is None, resp)
         if skip is not None:

@@ -159,8 +159,8 @@ def merge_results(out_dir: str, files: list[tuple[str, int]], results: list[dict
     missing = [uri for uri, _ in files if uri not in by_file]
     if missing:
         raise RuntimeError(f"no result for {len(missing)} input files (first: {missing[0]})")
-    totals: dict[str, Any] = {"files": len(files), "bytes": 0, "read": 0, "kept": 0, "skipped": 0, "failed": 0,
-                              "skipped_by_reason": {}, "failed_by_reason": {}, "warnings_by_reason": {}}
+    totals: dict[str, Any] = {"files": len(files), "bytes": 0, "read": 0, "kept": 0, "html_seen": 0, "skipped": 0,
+                              "failed": 0, "skipped_by_reason": {}, "failed_by_reason": {}, "warnings_by_reason": {}}
     per_file = []
     lines = 0
     base = storage.local_path(out_dir)
@@ -168,7 +168,7 @@ def merge_results(out_dir: str, files: list[tuple[str, int]], results: list[dict
         for uri, _ in files:
             s = json.loads(by_file[uri]["stats"])
             per_file.append(s)
-            for k in ("bytes", "read", "kept", "skipped", "failed"):
+            for k in ("bytes", "read", "kept", "html_seen", "skipped", "failed"):
                 totals[k] += s[k]
             for k in ("skipped_by_reason", "failed_by_reason", "warnings_by_reason"):
                 for reason, n in s[k].items():
