@@ -5,13 +5,18 @@ the benchmark's bare loop calls the same function in one process.
 
 Counting rule (checked by the tests): every record read is exactly one of kept, skipped
 (a sound record we do not index: not a response, not HTML, not 2xx, binary, too large)
-or failed (damage: gzip, WARC/ARC header, HTTP headers, content coding, parser crash).
-Warnings (invalid bytes in the declared charset, several records in one gzip member)
-are counted separately; the record itself is kept.
+or failed (damage: gzip, WARC/ARC header, no HTTP status, content coding, parser crash).
+A skip reason says exactly what was seen (``empty_body``: the stored payload is empty;
+``not_html``: neither the Content-Type nor the body says HTML); a record lost to a bug
+is a failure (``processing_error``), never a skip. Warnings (quirks read past: junk
+header lines, a ``chunked`` body stored de-chunked, a file cut off inside the record,
+invalid bytes in the declared charset, several records in one gzip member) are counted
+separately; the record itself is kept.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -20,7 +25,7 @@ from typing import Any, BinaryIO, Iterator
 from lib import langid, urls
 from lib.html.charset import decode_html
 from lib.html.extract import extract
-from lib.warc.http import HttpError, parse_response
+from lib.warc.http import HttpError, HttpResponse, parse_response
 from lib.warc.records import BadRecord, Record, iter_records, sha1_digest
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
@@ -61,9 +66,24 @@ def _is_binary(body: bytes) -> bool:
     return len(head) > 0 and ctrl / len(head) > 0.05
 
 
+_HTML_START = re.compile(
+    rb"\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body|title|meta)[\s>/]", re.I | re.S)
+
+
 def _looks_html(body: bytes) -> bool:
-    head = body[:1024].lstrip().lower()
-    return head.startswith((b"<!doctype html", b"<html", b"<head", b"<body"))
+    """Whether a body starts like an HTML document (BOM, XML declaration and comments allowed)."""
+    head = body[:1024]
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
+    return _HTML_START.match(head) is not None
+
+
+def _mime(content_type: str) -> str:
+    return content_type.split(";", 1)[0].strip().lower()
+
+
+def _is_web_url(url: str) -> bool:
+    return url[:8].lower().startswith(("http://", "https://"))
 
 
 class FileProcessor:
@@ -136,29 +156,25 @@ class FileProcessor:
         })
 
     def _record(self, rec: Record) -> dict[str, Any] | None:
-        if rec.warning:
-            self._warn(rec.offset, rec.warning, "record shares its gzip member with others: no byte range")
-        if rec.rec_type not in ("response",):
-            if rec.rec_type in CAPTURE_TYPES:
-                mime = rec.headers.get("content-type", "").split(";")[0].strip().lower()
+        for reason, detail in rec.warnings:
+            self._warn(rec.offset, reason, detail)
+        if rec.rec_type == "resource":
+            return self._resource(rec)
+        if rec.rec_type != "response":
+            if rec.rec_type == "revisit":
                 status = None
-                if rec.rec_type == "revisit":
-                    try:
-                        status, mime = parse_response(rec.content + b"\r\n\r\n").status, ""
-                    except HttpError:
-                        pass
-                self._capture(rec, status, mime, False)
+                try:
+                    status = parse_response(rec.content + b"\r\n\r\n").status
+                except HttpError:
+                    pass
+                self._capture(rec, status, "", False)
             self._skip(f"not_response:{rec.rec_type or 'unknown'}")
             return None
         if not rec.url:
             self._fail(rec.offset, "missing_target_uri", "response record without WARC-Target-URI")
             return None
-        not_http = (
-            not rec.headers.get("content-type", "application/http").startswith("application/http")
-            if rec.fmt == "warc" else not rec.content.startswith(b"HTTP/")  # ARC: dns:, filedesc, ...
-        )
-        if not_http:
-            self._capture(rec, None, rec.headers.get("content-type", ""), False)
+        if not self._is_http(rec):
+            self._capture(rec, None, _mime(rec.headers.get("content-type", "")), False)
             self._skip("not_http")
             return None
         if rec.oversized:
@@ -170,34 +186,70 @@ class FileProcessor:
         except HttpError as e:
             self._fail(rec.offset, e.reason, e.detail)
             return None
-        mime = resp.mime_type or (rec.headers.get("content-type", "") if rec.fmt == "arc" else "")
-        mime = mime.split(";")[0].strip().lower()
-        html = mime in HTML_TYPES or (not mime and _looks_html(resp.body))
-        if html and 200 <= resp.status < 300 and resp.body.strip():
+        for reason, detail in resp.warnings:
+            self._warn(rec.offset, reason, detail)
+        mime = _mime(resp.mime_type or (rec.headers.get("content-type", "") if rec.fmt == "arc" else ""))
+        return self._candidate(rec, resp, mime, resp.status, len(rec.content) > resp.payload_start)
+
+    @staticmethod
+    def _is_http(rec: Record) -> bool:
+        """Whether a response record holds an HTTP response (status line, headers, body)."""
+        if rec.fmt == "arc":  # ARC: dns:, filedesc, ... hold no HTTP head
+            return rec.content[:5].upper() == b"HTTP/"
+        if not _is_web_url(rec.url):  # dns:, whois:, ftp: responses
+            return False
+        ctype = rec.headers.get("content-type", "").lower()
+        return ctype.startswith("application/http") or rec.content.lstrip()[:5].upper() == b"HTTP/"
+
+    def _resource(self, rec: Record) -> dict[str, Any] | None:
+        """A ``resource`` record of HTML with a web URL (e.g. warcit's archive of a site's
+        files) is a page; other resources (screenshots, ``urn:`` texts) are captures only."""
+        mime = _mime(rec.headers.get("content-type", ""))
+        if not _is_web_url(rec.url):
+            self._capture(rec, None, mime, False)
+            self._skip("not_response:resource")
+            return None
+        if rec.oversized:
+            self._capture(rec, None, mime, False)
+            self._skip("too_large", rec, f"record block of {rec.content_length} bytes exceeds {self.max_page_bytes}")
+            return None
+        resp = HttpResponse(0, {"content-type": rec.headers.get("content-type", "")}, rec.content)
+        return self._candidate(rec, resp, mime, None, bool(rec.content))
+
+    def _candidate(self, rec: Record, resp: HttpResponse, mime: str, status: int | None,
+                   stored: bool) -> dict[str, Any] | None:
+        """Keep or skip a readable response/resource; ``stored``: its payload has bytes."""
+        html = mime in HTML_TYPES or _looks_html(resp.body)
+        ok_status = status is None or 200 <= status < 300
+        if html and ok_status and resp.body.strip():
             self.stats.html_seen += 1
-        skip = self._skip_reason(resp, html)
-        self._capture(rec, resp.status, mime, skip is None, resp)
+        skip = self._skip_reason(resp.body, status, html, stored)
+        self._capture(rec, status, mime, skip is None, resp)
         if skip is not None:
             reason, detail = skip
             self._skip(reason, rec, detail)
             return None
-        return self._page(rec, resp, mime)
+        return self._page(rec, resp, mime, status)
 
-    def _skip_reason(self, resp, html: bool) -> tuple[str, str | None] | None:
-        """(reason, report detail or None) why a parsed response is not a page; None to keep it."""
+    def _skip_reason(self, body: bytes, status: int | None, html: bool, stored: bool) -> tuple[str, str | None] | None:
+        """(reason, report detail or None) why a readable response is not a page; None to keep it."""
         if not html:
             return "not_html", None
-        if not 200 <= resp.status < 300:
-            return f"http_status_{resp.status // 100}xx", None
-        if not resp.body.strip():
+        if status is not None and not 200 <= status < 300:
+            return f"http_status_{status // 100}xx", None
+        if not stored:
             return "empty_body", None
-        if len(resp.body) > self.max_page_bytes:
-            return "too_large", f"body of {len(resp.body)} bytes exceeds {self.max_page_bytes}"
-        if _is_binary(resp.body):
-            return "binary_payload", f"text/html body with binary bytes: {resp.body[:16]!r}"
+        if not body:
+            return "empty_after_decoding", "the payload decodes to nothing"
+        if not body.strip():
+            return "blank_body", None
+        if len(body) > self.max_page_bytes:
+            return "too_large", f"body of {len(body)} bytes exceeds {self.max_page_bytes}"
+        if _is_binary(body):
+            return "binary_payload", f"HTML body with binary bytes: {body[:16]!r}"
         return None
 
-    def _page(self, rec: Record, resp, mime: str) -> dict[str, Any]:
+    def _page(self, rec: Record, resp: HttpResponse, mime: str, status: int | None) -> dict[str, Any]:
         dec = decode_html(resp.body, resp.charset)
         if dec.replaced:
             self._warn(rec.offset, "invalid_bytes_in_charset", f"invalid bytes for {dec.charset} ({dec.source}): replaced")
@@ -215,7 +267,7 @@ class FileProcessor:
             "language_score": score,
             "html_lang": page.html_lang,
             "canonical_url": page.canonical_url,
-            "http_status": resp.status,
+            "http_status": status,
             "mime_type": mime,
             "charset": dec.charset,
             "charset_source": dec.source,
@@ -229,6 +281,7 @@ class FileProcessor:
             "warc_length": rec.length,
             "outgoing_links": [{"url": u, "anchor_text": a} for u, a in page.links],
             "valid": not dec.replaced and bool(page.text),
+            "truncated": rec.truncated,
         }
         return row
 

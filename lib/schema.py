@@ -30,7 +30,7 @@ PAGE_COLUMNS: list[tuple[str, pa.DataType, str]] = [
     ("language_score", pa.float32(), "fastText probability of `language` (0..1)"),
     ("html_lang", pa.string(), "the page's own <html lang> attribute, as written"),
     ("canonical_url", pa.string(), "absolute URL of <link rel=canonical>, if any"),
-    ("http_status", pa.int32(), "HTTP status code of the response"),
+    ("http_status", pa.int32(), "HTTP status code of the response (null for a `resource` record: an archived file, e.g. warcit's)"),
     ("mime_type", pa.string(), "MIME type from the HTTP Content-Type header (lowercased, no parameters)"),
     ("charset", pa.string(), "character set used to decode the page (Python codec name)"),
     ("charset_source", pa.string(), "where the charset came from: http, meta, bom, utf-8, detected"),
@@ -44,6 +44,7 @@ PAGE_COLUMNS: list[tuple[str, pa.DataType, str]] = [
     ("warc_length", pa.int64(), "byte length of that gzip member (uncompressed .warc: of the record incl. trailing CRLFs); copying these bytes yields a valid one-record archive"),
     ("outgoing_links", pa.list_(LINK), "outgoing <a href> links as absolute http(s) URLs with their anchor texts (deduplicated by url+anchor, order kept)"),
     ("valid", pa.bool_(), "false when the page decoded with replacement characters or had no text"),
+    ("truncated", pa.bool_(), "true when the archive file ends inside the record: the page is what was there"),
 ]
 
 PAGE_SCHEMA = pa.schema([pa.field(n, t) for n, t, _ in PAGE_COLUMNS])

@@ -59,15 +59,26 @@ def test_plain_warc_offsets_cover_the_record():
     assert [(r.offset, r.length) for r in out] == [(sum(map(len, recs[:i])), len(recs[i])) for i in range(3)]
 
 
-def test_truncated_last_member_keeps_the_records_before_it():
+def test_truncated_last_member_keeps_the_records_before_it_and_what_is_left_of_it():
     data = warc_gz([r for _, r in good_pages(4)])
     cut = data[: len(data) - 30]
     out = records(cut)
-    good = [r for r in out if isinstance(r, Record)]
-    bad = [r for r in out if isinstance(r, BadRecord)]
-    assert [r.url for r in good] == [u for u, _ in good_pages(4)[:3]]
-    assert len(bad) == 1 and bad[0].reason == "truncated_gzip_member"
-    assert bad[0].offset == good[-1].offset + good[-1].length
+    assert all(isinstance(r, Record) for r in out)  # the cut is the last record's warning, not a failure
+    assert [r.url for r in out] == [u for u, _ in good_pages(4)]
+    last = out[-1]
+    assert last.truncated and not any(r.truncated for r in out[:-1])
+    assert [w[0] for w in last.warnings] in (["truncated_record"], ["truncated_member"])
+    # its byte range runs to the end of the file, so extraction copies what there is
+    assert last.offset == out[-2].offset + out[-2].length and last.offset + last.length == len(cut)
+
+
+def test_truncated_header_is_a_failure():
+    data = warc_gz([r for _, r in good_pages(2)])
+    second = len(gz(good_pages(2)[0][1]))
+    cut = data[: second] + gz(good_pages(2)[1][1][:40])[:-8]  # member cut inside the WARC header
+    out = records(cut)
+    assert isinstance(out[0], Record) and isinstance(out[1], BadRecord)
+    assert out[1].reason == "truncated_gzip_member" and out[1].offset == second
 
 
 def test_corrupt_member_in_the_middle_resyncs_on_the_next_one():
@@ -132,7 +143,7 @@ def test_several_records_in_one_member_have_no_byte_range(corpus):
     with open(path, "rb") as f:
         out = list(iter_records(f, str(path)))
     recs = [r for r in out if isinstance(r, Record)]
-    assert recs and all(r.offset is None and r.warning == "multi_record_member" for r in recs)
+    assert recs and all(r.offset is None and [w[0] for w in r.warnings] == ["multi_record_member"] for r in recs)
 
 
 def test_arc_records_and_filedesc(corpus):

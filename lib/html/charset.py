@@ -1,4 +1,12 @@
-"""Decode HTML bytes: BOM, HTTP charset, <meta> charset, UTF-8, then detection."""
+"""Decode HTML bytes: BOM, HTTP charset, <meta> charset, UTF-8, then detection.
+
+Charset labels mean what the WHATWG Encoding Standard says they mean, because that is
+how browsers (and so the pages' authors) read them: ``gb2312`` is GBK (decoded as
+gb18030, its superset), ``shift_jis`` is Windows-31J (cp932), ``euc-kr`` is cp949,
+``iso-8859-1``/``ascii`` are windows-1252, and windows-1252's five unassigned bytes
+are C1 controls rather than errors. Python's strict codecs of the same names reject
+bytes every browser shows.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +14,29 @@ import codecs
 import re
 from dataclasses import dataclass
 
+from webencodings.labels import LABELS as WHATWG_LABELS
+
 _META = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([\w.:-]+)""", re.I)
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
-# WHATWG: these labels mean windows-1252 on the web
-_ALIASES = {"iso-8859-1": "cp1252", "latin-1": "cp1252", "ascii": "cp1252", "us-ascii": "cp1252", "iso8859-1": "cp1252"}
+# WHATWG encoding name -> the Python codec that decodes like a browser does
+_PYTHON_CODEC = {
+    "gbk": "gb18030", "shift_jis": "cp932", "euc-kr": "cp949", "big5": "big5hkscs",
+    "windows-1252": "cp1252", "iso-8859-8-i": "iso8859-8", "x-mac-cyrillic": "mac-cyrillic",
+    "macintosh": "mac-roman", "windows-874": "cp874",
+}
+_C1_BYTES = frozenset(b"\x81\x8d\x8f\x90\x9d")  # unassigned in Python's cp1252
+
+
+def _c1_passthrough(err: UnicodeError):
+    """Decode error handler: windows-1252's unassigned bytes become U+0081.. as in browsers."""
+    if isinstance(err, UnicodeDecodeError):
+        chunk = err.object[err.start : err.end]
+        if all(b in _C1_BYTES for b in chunk):
+            return "".join(map(chr, chunk)), err.end
+    raise err
+
+
+codecs.register_error("dailyslice-c1", _c1_passthrough)
 
 
 @dataclass
@@ -21,14 +48,29 @@ class Decoded:
 
 
 def codec_name(label: str | None) -> str | None:
-    """Python codec name for a charset label, or None if unknown."""
+    """Python codec name for a charset label as the WHATWG Encoding Standard maps it, or None
+    if the label is unknown or means the 'replacement' encoding (ISO-2022-KR, HZ, ...)."""
     if not label:
         return None
+    key = label.strip().strip("\"'").strip().lower()
+    whatwg = WHATWG_LABELS.get(key)
+    if whatwg is None:
+        # not a WHATWG label: Python's own aliases (utf_8, latin_1, ...) as a last resort
+        try:
+            whatwg = codecs.lookup(key).name
+        except LookupError:
+            return None
+        whatwg = WHATWG_LABELS.get(whatwg, whatwg)
+    if whatwg == "replacement":
+        return None
     try:
-        name = codecs.lookup(label.strip().strip("\"'").lower()).name
+        return codecs.lookup(_PYTHON_CODEC.get(whatwg, whatwg)).name
     except LookupError:
         return None
-    return _ALIASES.get(name, name)
+
+
+def _strict(name: str) -> str:
+    return "dailyslice-c1" if name == "cp1252" else "strict"
 
 
 def meta_charset(head: bytes) -> str | None:
@@ -49,7 +91,7 @@ def decode_html(body: bytes, http_charset: str | None = None) -> Decoded:
             declared.append((name, src))
     for name, src in declared:
         try:
-            return Decoded(body.decode(name), name, src, False)
+            return Decoded(body.decode(name, _strict(name)), name, src, False)
         except UnicodeDecodeError:
             continue
     try:
@@ -66,4 +108,4 @@ def decode_html(body: bytes, http_charset: str | None = None) -> Decoded:
     if name:
         text = body.decode(name, "replace")
         return Decoded(text, name, "detected", "\ufffd" in text)
-    return Decoded(body.decode("cp1252", "replace"), "cp1252", "fallback", True)
+    return Decoded(body.decode("cp1252", "dailyslice-c1"), "cp1252", "fallback", True)

@@ -1,14 +1,26 @@
-"""HTTP responses inside archive records: status line, headers, decoded body."""
+"""HTTP responses inside archive records: status line, headers, decoded body.
+
+Lenient the way warcio, FastWARC, pywb and browsers are: archived responses come from
+every server and every re-archiving tool chain, so a quirk that a mature reader accepts
+must not cost us the page. Repeated or missing protocol tokens in the status line
+(``HTTP/1.1 HTTP/1.1 200 OK``, ``200 OK``), lowercase ``http/``, no reason phrase,
+stray whitespace and LF or CR-CR-LF line ends are read; a junk header line is skipped
+with a warning; a body that says ``Transfer-Encoding: chunked`` is de-chunked only when
+the chunk structure really holds, and one that says ``Content-Encoding: gzip`` but is
+stored decoded is kept as stored. Only what no reader can use (no status code at all)
+raises :class:`HttpError`.
+"""
 
 from __future__ import annotations
 
 import re
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-_STATUS = re.compile(rb"^HTTP/\d(?:\.\d)?\s+(\d{3})(?:\s.*)?$", re.S)
-MAX_HEADER_BYTES = 64 << 10
+MAX_HEADER_BYTES = 256 << 10  # where we give up looking for the end of the HTTP head
+MAX_HEADER_LINE = 16 << 10  # a longer header line is skipped (with a warning)
 MAX_DECODED_BYTES = 64 << 20  # a gzip "bomb" must not blow the executor's memory
+_CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}")
 
 
 class HttpError(Exception):
@@ -21,9 +33,10 @@ class HttpError(Exception):
 @dataclass
 class HttpResponse:
     status: int
-    headers: dict[str, str]  # lowercased names; repeated headers joined with ", "
+    headers: dict[str, str]  # lowercased names; repeated headers joined with ", " (Content-Type: the first)
     body: bytes
     payload_start: int = 0  # where the payload (as transferred) starts in the record block
+    warnings: list[tuple[str, str]] = field(default_factory=list)  # (reason, detail): quirks read past
 
     @property
     def mime_type(self) -> str:
@@ -35,86 +48,160 @@ class HttpResponse:
         return m.group(1) if m else None
 
 
-def parse_response(block: bytes) -> HttpResponse:
-    """Split a WARC response block into status, headers and the decoded body.
+def _is_protocol(token: bytes) -> bool:
+    t = token.upper()
+    return t == b"HTTP" or t.startswith(b"HTTP/")
 
-    Raises :class:`HttpError` ('http_malformed') when the status line or headers are broken.
+
+def status_code(line: bytes) -> int | None:
+    """The 3-digit code of a status line, however many protocol tokens precede it; None if none."""
+    tokens = line.split()
+    i = 0
+    while i < len(tokens) and _is_protocol(tokens[i]):
+        i += 1
+    if i == len(tokens):
+        return None
+    code = tokens[i][:3]
+    if len(code) == 3 and code.isdigit() and not tokens[i][3:4].isdigit():
+        return int(code)
+    return None
+
+
+def _text(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
+
+
+def split_head(block: bytes) -> tuple[list[bytes], int, list[tuple[str, str]]]:
+    """(lines of the HTTP head without line ends, offset of the body, warnings).
+
+    The head ends at the first blank line (a line holding nothing but whitespace, however
+    it ends: CRLF, LF, CR CR LF); leading blank lines before the status line are skipped.
     """
-    end = block.find(b"\r\n\r\n", 0, MAX_HEADER_BYTES)
-    sep = 4
-    lf = block.find(b"\n\n", 0, MAX_HEADER_BYTES)
-    if end < 0 or (0 <= lf < end):
-        end, sep = lf, 2
-    if end < 0:
-        if len(block) < MAX_HEADER_BYTES and block.startswith(b"HTTP/"):
-            end, sep = len(block), 0  # headers without a body
-        else:
-            raise HttpError("http_malformed", "no end of HTTP headers (blank line) found")
-    head = block[:end].split(b"\n")
-    m = _STATUS.match(head[0].rstrip(b"\r"))
-    if not m:
-        raise HttpError("http_malformed", f"bad status line {head[0][:60]!r}")
-    headers: dict[str, str] = {}
-    last = None
-    for raw in head[1:]:
-        line = raw.rstrip(b"\r")
+    lines: list[bytes] = []
+    warnings: list[tuple[str, str]] = []
+    pos = 0
+    n = len(block)
+    while pos < n:
+        if pos > MAX_HEADER_BYTES:
+            raise HttpError("http_malformed", f"no end of HTTP headers (blank line) in the first {MAX_HEADER_BYTES} bytes")
+        nl = block.find(b"\n", pos)
+        end = n if nl < 0 else nl + 1
+        line = block[pos:end].rstrip()
+        pos = end
         if not line:
+            if lines:
+                return lines, pos, warnings
+            continue  # blank lines before the status line
+        lines.append(line)
+    return lines, n, warnings  # headers without a body
+
+
+def parse_head(lines: list[bytes]) -> tuple[int, dict[str, str], list[tuple[str, str]]]:
+    """Status code and headers of an HTTP head; raises HttpError only without a status code."""
+    if not lines:
+        raise HttpError("http_malformed", "empty HTTP head")
+    status = status_code(lines[0])
+    if status is None:
+        raise HttpError("http_malformed", f"bad status line {lines[0][:60]!r}")
+    headers: dict[str, str] = {}
+    warnings: list[tuple[str, str]] = []
+    last = None
+    for line in lines[1:]:
+        if len(line) > MAX_HEADER_LINE:
+            warnings.append(("http_header_skipped", f"header line of {len(line)} bytes: {line[:40]!r}"))
+            last = None
             continue
-        if line[:1] in (b" ", b"\t") and last:
-            headers[last] += " " + line.strip().decode("latin-1")
+        if line[:1] in (b" ", b"\t"):
+            if last is not None:
+                extra = _text(line.strip())
+                headers[last] = f"{headers[last]} {extra}" if headers[last] else extra
             continue
         name, colon, value = line.partition(b":")
-        if not colon or not name.strip() or b" " in name.strip():
-            raise HttpError("http_malformed", f"bad header line {line[:60]!r}")
-        key = name.strip().decode("latin-1").lower()
-        val = value.strip().decode("latin-1")
-        headers[key] = f"{headers[key]}, {val}" if key in headers else val
+        name = name.rstrip()
+        if not colon or not name or b" " in name or b"\t" in name:
+            warnings.append(("http_header_skipped", f"not a header line: {line[:60]!r}"))
+            last = None
+            continue
+        key = _text(name).lower()
+        val = _text(value.strip())
+        if key not in headers:
+            headers[key] = val
+        elif key != "content-type":  # readers take the first Content-Type
+            headers[key] = f"{headers[key]}, {val}"
         last = key
-    body = block[end + sep :]
+    return status, headers, warnings
+
+
+def parse_response(block: bytes) -> HttpResponse:
+    """Split a response record's block into status, headers and the decoded body.
+
+    Raises :class:`HttpError` ('http_malformed') when there is no status code to read,
+    ('http_bad_encoding', 'http_body_too_large') when a compressed body cannot be used.
+    """
+    lines, start, warnings = split_head(block)
+    status, headers, more = parse_head(lines)
+    warnings += more
+    body = block[start:]
     if "chunked" in headers.get("transfer-encoding", "").lower():
-        body = dechunk(body)
+        decoded, note = dechunk(body)
+        if note:
+            warnings.append(note)
+        body = decoded
     enc = headers.get("content-encoding", "").strip().lower()
     if enc in ("gzip", "x-gzip", "deflate"):
-        body = decompress(body, enc)
+        body = decompress(body, enc, warnings)
     elif enc == "br":
-        try:
-            import brotli  # type: ignore
-
-            body = brotli.decompress(body)
-        except ImportError:
-            raise HttpError("http_unsupported_encoding", "brotli body and no brotli module") from None
-        except Exception as e:
-            raise HttpError("http_bad_encoding", f"brotli: {e}") from None
-    return HttpResponse(int(m.group(1)), headers, body, end + sep)
+        body = _brotli(body, warnings)
+    return HttpResponse(status, headers, body, start, warnings)
 
 
-def dechunk(body: bytes) -> bytes:
-    """Undo chunked transfer coding; lenient: body returned as-is if it isn't chunked."""
-    out = []
-    pos = 0
-    while pos < len(body):
-        nl = body.find(b"\n", pos)
+def dechunk(body: bytes) -> tuple[bytes, tuple[str, str] | None]:
+    """Undo chunked transfer coding where the chunk structure holds: (body, warning or None).
+
+    Chunks up to a terminating zero chunk are joined. Data that ends between or inside
+    chunks (a cut-off record) gives what is there and a ``chunked_truncated`` warning.
+    Anything else (a first line that is no chunk size, a chunk not followed by a line end:
+    a body stored already de-chunked under a ``chunked`` header) is returned as stored,
+    with a ``chunked_not_chunked`` warning.
+    """
+    out: list[bytes] = []
+    pos, n = 0, len(body)
+    while True:
+        if pos >= n:
+            if not out:
+                return body, None  # empty body: nothing to decode
+            return b"".join(out), ("chunked_truncated", f"chunked body ends after {len(out)} chunks without a last chunk")
+        nl = body.find(b"\n", pos, pos + 1024)
         if nl < 0:
             break
         size_text = body[pos:nl].split(b";", 1)[0].strip()
-        try:
-            size = int(size_text, 16)
-        except ValueError:
-            return body if not out else b"".join(out)  # not really chunked
-        if size == 0:
+        if not _CHUNK_SIZE.fullmatch(size_text):
             break
+        size = int(size_text, 16)
+        if size == 0:
+            return b"".join(out), None
         start = nl + 1
-        out.append(body[start : start + size])
+        chunk = body[start : start + size]
+        out.append(chunk)
+        if len(chunk) < size:
+            return b"".join(out), ("chunked_truncated", f"chunk of {size} bytes holds {len(chunk)}")
         pos = start + size
-        if body[pos : pos + 2] == b"\r\n":
+        if body.startswith(b"\r\n", pos):
             pos += 2
-        elif body[pos : pos + 1] == b"\n":
+        elif body.startswith(b"\n", pos):
             pos += 1
-    return b"".join(out)
+        elif pos < n:
+            break
+    return body, ("chunked_not_chunked", f"Transfer-Encoding: chunked, but no chunk structure at byte {pos}: kept as stored")
 
 
-def decompress(body: bytes, enc: str) -> bytes:
+def decompress(body: bytes, enc: str, warnings: list[tuple[str, str]] | None = None) -> bytes:
     """gzip/deflate content coding (raw deflate too, as some servers send)."""
+    if not body:
+        return body
     for wbits in ((31, 15, -15) if enc != "deflate" else (15, -15, 31)):
         try:
             d = zlib.decompressobj(wbits)
@@ -126,5 +213,21 @@ def decompress(body: bytes, enc: str) -> bytes:
             continue
     if not body.startswith(b"\x1f\x8b"):
         # many archives store the body already decoded but keep the header (ClueWeb, warcio rewrites)
+        if warnings is not None:
+            warnings.append(("content_encoding_not_applied", f"Content-Encoding: {enc}, body stored decoded"))
         return body
     raise HttpError("http_bad_encoding", f"body declared {enc} but does not decompress")
+
+
+def _brotli(body: bytes, warnings: list[tuple[str, str]]) -> bytes:
+    try:
+        import brotli  # type: ignore  # optional: only archives of brotli responses need it
+    except ImportError:
+        raise HttpError("http_unsupported_encoding", "brotli body and no brotli module") from None
+    try:
+        return brotli.decompress(body)
+    except Exception as e:
+        if body.lstrip()[:1] == b"<":  # stored decoded, as with gzip above
+            warnings.append(("content_encoding_not_applied", "Content-Encoding: br, body stored decoded"))
+            return body
+        raise HttpError("http_bad_encoding", f"brotli: {e}") from None

@@ -1,9 +1,9 @@
-"""Byte streams over archive files that know where every gzip member starts and ends.
+"""Byte streams over archive files that know where every compressed member starts and ends.
 
 Record offsets must be exact (the extraction job copies ``warc_offset``/``warc_length``
-bytes without decompressing), so instead of a generic gzip reader we decompress one
-member at a time with zlib and count the compressed bytes each member consumed. Memory
-is bounded by the chunk size: nothing ever holds a whole file or a whole member.
+bytes without decompressing), so instead of a generic reader we decompress one member
+(gzip member, zstd or LZ4 frame) at a time and count the compressed bytes each consumed.
+Memory is bounded by the chunk size: nothing ever holds a whole file or a whole member.
 """
 
 from __future__ import annotations
@@ -12,8 +12,98 @@ import zlib
 from typing import BinaryIO, Iterator
 
 GZIP_MAGIC = b"\x1f\x8b\x08"
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+LZ4_MAGIC = b"\x04\x22\x4d\x18"
 CHUNK = 1 << 18
 MAX_LINE = 1 << 16
+
+
+class _Inflate:
+    """One gzip member (zlib, with the gzip wrapper)."""
+
+    magic = GZIP_MAGIC
+    name = "gzip"
+
+    def __init__(self) -> None:
+        self._d = zlib.decompressobj(31)
+
+    @property
+    def eof(self) -> bool:
+        return self._d.eof
+
+    def feed(self, data: bytes) -> tuple[bytes, int]:
+        """(output, bytes of ``data`` consumed); raises ValueError on corrupt data."""
+        try:
+            out = self._d.decompress(data, CHUNK)
+        except zlib.error as e:
+            raise ValueError(str(e)) from None
+        rest = self._d.unused_data if self._d.eof else self._d.unconsumed_tail
+        return out, len(data) - len(rest)
+
+
+class _Zstd:
+    """One zstd frame (WARC-zstd: one record a frame, an optional dictionary frame first)."""
+
+    magic = ZSTD_MAGIC
+    name = "zstd"
+
+    def __init__(self, dict_data: bytes | None = None) -> None:
+        import zstandard  # optional: only .warc.zst input needs it
+
+        zd = zstandard.ZstdCompressionDict(dict_data) if dict_data else None
+        self._d = zstandard.ZstdDecompressor(dict_data=zd).decompressobj()
+        self._err = zstandard.ZstdError
+
+    @property
+    def eof(self) -> bool:
+        return self._d.eof
+
+    def feed(self, data: bytes) -> tuple[bytes, int]:
+        data = data[:CHUNK]  # the whole output of a call is returned: bound it by the input
+        try:
+            out = self._d.decompress(data)
+        except self._err as e:
+            raise ValueError(str(e)) from None
+        return out, len(data) - (len(self._d.unused_data) if self._d.eof else 0)
+
+
+class _Lz4:
+    """One LZ4 frame."""
+
+    magic = LZ4_MAGIC
+    name = "lz4"
+
+    def __init__(self) -> None:
+        import lz4.frame  # optional: only .warc.lz4 input needs it
+
+        self._d = lz4.frame.LZ4FrameDecompressor()
+
+    @property
+    def eof(self) -> bool:
+        return self._d.eof
+
+    def feed(self, data: bytes) -> tuple[bytes, int]:
+        data = data[:CHUNK]  # no max_length: then unused_data is always this call's input
+        try:
+            out = self._d.decompress(data)
+        except RuntimeError as e:
+            raise ValueError(str(e)) from None
+        return out, len(data) - (len(self._d.unused_data or b"") if self._d.eof else 0)
+
+
+CODECS = {c.name: c for c in (_Inflate, _Zstd, _Lz4)}
+
+
+def sniff_codec(head: bytes) -> str | None:
+    """'gzip', 'zstd' or 'lz4' from a file's first bytes (a zstd file may start with a
+    skippable dictionary frame); None when uncompressed."""
+    if head.startswith(GZIP_MAGIC):
+        return "gzip"
+    if head.startswith(ZSTD_MAGIC) or (len(head) >= 4 and head[1:4] == b"\x2a\x4d\x18" and head[0] & 0xF0 == 0x50):
+        return "zstd"
+    if head.startswith(LZ4_MAGIC):
+        return "lz4"
+    return None
 
 
 class StreamError(Exception):
@@ -106,18 +196,22 @@ class PlainReader(ByteReader):
 
 
 class GzipMembers:
-    """Iterate the gzip members of a compressed stream as :class:`Member` readers.
+    """Iterate the members (gzip members; zstd or LZ4 frames with ``codec``) of a compressed
+    stream as :class:`Member` readers.
 
-    After damage (corrupt deflate data, a bad header) it resynchronises on the next
-    gzip magic so that records after the damage are still read; a truncated last
-    member ends the iteration. Damage is reported through ``errors``.
+    After damage (corrupt data, a bad header) it resynchronises on the next magic number
+    so that records after the damage are still read; a truncated last member ends the
+    iteration. Damage is reported through ``errors``.
     """
 
-    def __init__(self, raw: BinaryIO, chunk: int = CHUNK):
+    def __init__(self, raw: BinaryIO, chunk: int = CHUNK, codec: str = "gzip"):
         self.raw = raw
         self.chunk = chunk
+        self.codec = CODECS[codec]
+        self.magic = self.codec.magic
         self._in = b""  # compressed bytes read from raw but not consumed
         self._pos = 0  # absolute offset of self._in[0]
+        self._dict: bytes | None = None  # zstd dictionary from a leading skippable frame
         self.errors: list[StreamError] = []
 
     def _read_raw(self) -> bool:
@@ -128,33 +222,58 @@ class GzipMembers:
         return True
 
     def _resync(self, after: int) -> bool:
-        """Drop input up to the next gzip magic strictly after absolute offset ``after``."""
+        """Drop input up to the next magic number strictly after absolute offset ``after``."""
         while True:
             start = max(0, after + 1 - self._pos)
-            i = self._in.find(GZIP_MAGIC, start)
+            i = self._in.find(self.magic, start)
             if i >= 0:
                 self._pos += i
                 self._in = self._in[i:]
                 return True
-            keep = len(GZIP_MAGIC) - 1
+            keep = len(self.magic) - 1
             drop = max(0, len(self._in) - keep)
             self._pos += drop
             self._in = self._in[drop:]
             if not self._read_raw():
                 return False
 
+    def _skippable_frame(self) -> bool:
+        """Consume a zstd skippable frame at the read position (the WARC-zstd dictionary)."""
+        while len(self._in) < 8 and self._read_raw():
+            pass
+        head = self._in[:8]
+        if len(head) < 8 or head[1:4] != b"\x2a\x4d\x18" or head[0] & 0xF0 != 0x50:
+            return False
+        size = int.from_bytes(head[4:8], "little")
+        while len(self._in) < 8 + size and self._read_raw():
+            pass
+        data = self._in[8 : 8 + size]
+        consumed = min(len(self._in), 8 + size)
+        self._pos += consumed
+        self._in = self._in[consumed:]
+        if self._dict is None and data:
+            if data.startswith(ZSTD_MAGIC):
+                import zstandard
+
+                data = zstandard.ZstdDecompressor().decompressobj().decompress(data)
+            self._dict = data
+        return True
+
     def __iter__(self) -> Iterator["Member"]:
+        name = self.codec.name
         while True:
             if not self._in and not self._read_raw():
                 return
-            if len(self._in) < 3 and self._read_raw():
+            if len(self._in) < 4 and self._read_raw():
+                continue
+            if name == "zstd" and self._skippable_frame():
                 continue
             start = self._pos
-            if not self._in.startswith(GZIP_MAGIC):
+            if not self._in.startswith(self.magic):
                 if self._in.strip(b"\x00\r\n\t ") == b"" and not self._read_raw():
                     return  # trailing padding
-                reason = "not_gzip" if start == 0 else "gzip_garbage"
-                self.errors.append(StreamError(reason, f"expected gzip magic, found {self._in[:8]!r}", start))
+                reason = f"not_{name}" if start == 0 else f"{name}_garbage"
+                self.errors.append(StreamError(reason, f"expected {name} magic, found {self._in[:8]!r}", start))
                 if not self._resync(start):
                     return
                 continue
@@ -162,13 +281,14 @@ class GzipMembers:
             yield member
             member.drain()
             if member.error is not None:
-                self.errors.append(member.error)
-                if member.error.reason == "truncated_gzip_member" or not self._resync(start):
+                if not member.absorbed:
+                    self.errors.append(member.error)
+                if member.error.reason.startswith("truncated_") or not self._resync(start):
                     return
 
 
 class Member(ByteReader):
-    """One gzip member's decompressed bytes; ``offset``/``length`` are compressed."""
+    """One member's decompressed bytes; ``offset``/``length`` are compressed."""
 
     def __init__(self, owner: GzipMembers, offset: int):
         super().__init__()
@@ -176,27 +296,27 @@ class Member(ByteReader):
         self.offset = offset
         self.length: int | None = None
         self.error: StreamError | None = None
-        self._d = zlib.decompressobj(31)
+        self.absorbed = False  # a record reported this member's truncation as its own warning
+        codec = owner.codec
+        self._d = codec(owner._dict) if owner._dict is not None else codec()
         self.decompressed = 0
 
     def _fill(self) -> bytes:
         o = self.owner
         if self.length is not None or self.error is not None:
             return b""
+        name = o.codec.name
         while True:
             if not o._in and not o._read_raw():
-                self.error = StreamError("truncated_gzip_member", "file ends inside a gzip member", self.offset)
+                self.error = StreamError(f"truncated_{name}_member", f"file ends inside a {name} member", self.offset)
                 return b""
-            chunk = o._in
             try:
-                out = self._d.decompress(chunk, CHUNK)
-            except zlib.error as e:
-                self.error = StreamError("corrupt_gzip_member", str(e), self.offset)
+                out, consumed = self._d.feed(o._in)
+            except ValueError as e:
+                self.error = StreamError(f"corrupt_{name}_member", str(e), self.offset)
                 return b""
-            rest = self._d.unused_data if self._d.eof else self._d.unconsumed_tail
-            consumed = len(chunk) - len(rest)
             o._pos += consumed
-            o._in = rest
+            o._in = o._in[consumed:]
             if self._d.eof:
                 self.length = o._pos - self.offset
             if out:
