@@ -54,6 +54,24 @@ def test_cdxj_offsets_resolve_to_their_records(spark, tmp_path):
         return key, ts, {k: v for k, v in f.items() if k != "filename"}, os.path.basename(f["filename"])
     assert sorted(comparable(*cdxj.parse_line(x)) for x in theirs.splitlines() if x.strip()) == \
         sorted(comparable(*x) for x in lines)
+    # --warc-prefix as a plain path without the trailing slash gives the same relative names,
+    # and pywb's resource loader finds the records with them under archive_paths
+    alt = os.path.join(root, "catalogue-alt")
+    assert build(["--date", DAY.isoformat(), "--input", query.day_dir(root, DAY), "--output", alt,
+                  "--warc-prefix", os.path.join(root, "warc"), "--no-urldb", "--no-report"], spark=spark) == 0
+    with open(os.path.join(alt, "index.cdxj"), encoding="utf-8") as a, open(os.path.join(out, "index.cdxj"), encoding="utf-8") as b:
+        assert a.read() == b.read()
+    from pywb.warcserver.index.indexsource import FileIndexSource
+    from pywb.warcserver.index.query import CDXQuery
+    from pywb.warcserver.resource.responseloader import WARCPathLoader
+
+    source = FileIndexSource(os.path.join(alt, "index.cdxj"))
+    loader = WARCPathLoader(os.path.join(root, "warc") + "/", None)
+    key, ts, f = next(x for x in lines if x[2].get("status") == "200")
+    assert not f["filename"].startswith(("/", "file:"))
+    cdx = next(c for c in source.load_index(CDXQuery({"url": f["url"]}).params) if c["timestamp"] == ts)
+    warc_headers, http_headers, _ = loader.load_resource(cdx, {})  # opens ROOT/warc/<filename> at offset
+    assert warc_headers.get_header("WARC-Target-URI") == f["url"] and http_headers.startswith(b"HTTP/1.1 200")
     pages = pq.read_table(query.day_dir(root, DAY), columns=["id", "url"]).to_pylist()
     table = {r["id"]: r for r in pq.read_table(urldb.table_path(os.path.join(root, "urldb"))).to_pylist()}
     assert pages and all(p["id"] in table and table[p["id"]]["url"] == p["url"] for p in pages)

@@ -58,6 +58,26 @@ def test_cdxj_line_fields_and_round_trip():
     assert "status" not in cdxj.parse_line(cdxj.cdxj_line(cap))[2]
 
 
+@pytest.mark.parametrize("prefix", ["/r/warc", "/r/warc/", "file:///r/warc", "file:///r/warc/", "/r/./warc//"])
+def test_cdxj_filename_is_relative_to_a_local_prefix_however_spelled(prefix):
+    assert cdxj.relative_filename("file:///r/warc/2026-01/14/c/a.warc.gz", prefix) == "2026-01/14/c/a.warc.gz"
+    assert cdxj.relative_filename("file:///r/warcs/a.warc.gz", prefix) == "file:///r/warcs/a.warc.gz"  # not below it
+    cap = {"url": "http://example.com/", "warc_date": dt.datetime(2026, 1, 14, tzinfo=UTC), "record_type": "response",
+           "warc_file": "file:///r/warc/2026-01/14/c/a.warc.gz", "warc_offset": 0, "warc_length": 9}
+    assert cdxj.parse_line(cdxj.cdxj_line(cap, prefix))[2]["filename"] == "2026-01/14/c/a.warc.gz"
+
+
+def test_cdxj_filename_relative_to_a_relative_path_and_s3_prefixes(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert cdxj.relative_filename(f"file://{tmp_path}/warc/x.warc.gz", "warc") == "x.warc.gz"
+    uri = "s3://crawl-dc1/dc1/warc/2026-01/14/c/a.warc.gz"
+    for prefix in ("s3://crawl-dc1/dc1/warc", "s3://crawl-dc1/dc1/warc/"):
+        assert cdxj.relative_filename(uri, prefix) == "2026-01/14/c/a.warc.gz"
+    assert cdxj.relative_filename(uri, "s3://crawl-dc1") == "dc1/warc/2026-01/14/c/a.warc.gz"
+    assert cdxj.relative_filename(uri, "s3://other/dc1/warc") == uri
+    assert cdxj.relative_filename(uri, None) == uri
+
+
 @pytest.mark.parametrize("bad", ["onlykey", "k 2026 {}", "k 20260114100001 [1]", "k 20260114100001 {x"])
 def test_parse_line_rejects_bad_lines(bad):
     with pytest.raises(cdxj.CDXJError, match="f.cdxj:7"):

@@ -16,6 +16,7 @@ from typing import Any, Iterable, Iterator
 
 import pandas as pd  # module level: pandas_udf resolves the string type hints here
 
+from lib import storage
 from lib.catalogue.keys import strip_digest, surt_key, timestamp14
 
 JSON_FIELDS = ("url", "mime", "status", "digest", "length", "offset", "filename")
@@ -25,10 +26,21 @@ class CDXJError(ValueError):
     """A line that is not ``KEY TIMESTAMP {json}``; names the file and line number."""
 
 
+def prefix_uri(prefix: str | None) -> str | None:
+    """The archive prefix as ``warc_file`` values spell it: a normalized URI (``file://``
+    absolute path or ``s3://``) ending in ``/``. Accepts a plain path, ``file://`` or
+    ``s3://``, with or without the trailing slash."""
+    if not prefix:
+        return None
+    return storage.normalize(prefix).rstrip("/") + "/"
+
+
 def relative_filename(warc_file: str, prefix: str | None) -> str:
-    """``warc_file`` relative to ``prefix`` (the collection's archive path), else as is."""
-    if prefix and warc_file.startswith(prefix):
-        return warc_file[len(prefix):]
+    """``warc_file`` relative to ``prefix`` (the collection's archive path, as pywb's
+    ``archive_paths`` resolves it), else as is."""
+    base = prefix_uri(prefix)
+    if base and warc_file.startswith(base):
+        return warc_file[len(base):]
     return warc_file
 
 
@@ -105,6 +117,7 @@ def cdxj_lines_df(captures: Any, prefix: str | None = None) -> Any:
     from pyspark.sql import functions as F
 
     fname = F.col("warc_file")
+    prefix = prefix_uri(prefix)
     if prefix:
         fname = F.when(fname.startswith(prefix), F.expr(f"substring(warc_file, {len(prefix) + 1})")).otherwise(fname)
     mime = F.when(F.col("record_type") == "revisit", F.lit("warc/revisit")).otherwise(F.col("mime_type"))

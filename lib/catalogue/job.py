@@ -42,8 +42,8 @@ class CatalogueJob(SparkJob):
                        help="key-space partitions of a new URL database (default %(default)s)")
         p.add_argument("--keep-versions", type=int, default=urldb.DEFAULT_KEEP,
                        help="URL database versions kept for re-runs (default %(default)s)")
-        p.add_argument("--warc-prefix", help="archive path that CDXJ filenames are relative to "
-                       "(default ROOT/warc/ as a normalized URI; full URIs when no ROOT)")
+        p.add_argument("--warc-prefix", help="archive folder that CDXJ filenames are relative to: a path, "
+                       "file:// or s3:// URI, trailing slash optional (default ROOT/warc; full URIs when no ROOT)")
         p.add_argument("--index", help="the day's index output, for shard sizes (default ROOT/index/YYYY-MM/DD)")
         p.add_argument("--no-report", action="store_true", help="skip the HTML report")
 
@@ -57,9 +57,7 @@ class CatalogueJob(SparkJob):
             raise ValueError(f"catalogue input must be on a local/cluster filesystem (Spark has no S3 here): {args.input}")
         if not os.path.exists(os.path.join(src, storage.SUCCESS)):
             raise FileNotFoundError(f"{src}: preprocess output is not complete (no {storage.SUCCESS})")
-        prefix = args.warc_prefix
-        if prefix is None and args.root:
-            prefix = storage.normalize(storage.join(args.root, "warc")) + "/"
+        prefix = args.warc_prefix or (storage.join(args.root, "warc") if args.root else None)
         caps_dir = os.path.join(src, "_captures")
         captures = spark.read.schema(spark_schema(CAPTURE_SCHEMA)).parquet(caps_dir) if os.path.isdir(caps_dir) \
             else spark.createDataFrame([], spark_schema(CAPTURE_SCHEMA))
