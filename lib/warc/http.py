@@ -48,23 +48,21 @@ class HttpResponse:
         return m.group(1) if m else None
 
 
-def _is_protocol(token: bytes) -> bool:
-    t = token.upper()
-    return t == b"HTTP" or t.startswith(b"HTTP/")
+_CODE = re.compile(rb"(\d{1,3})(?!\d)")
 
 
 def status_code(line: bytes) -> int | None:
-    """The 3-digit code of a status line, however many protocol tokens precede it; None if none."""
+    """The code of a status line, however many protocol tokens (``HTTP/1.1``, ``http/1.0``,
+    even ``HTTPX/1.1``) precede it; None if there is none. Like warcio, a code need not have
+    three digits (``HTTP/1.1 0 No Content`` is status 0)."""
     tokens = line.split()
     i = 0
-    while i < len(tokens) and _is_protocol(tokens[i]):
+    while i < len(tokens) and tokens[i][:4].upper() == b"HTTP":
         i += 1
     if i == len(tokens):
         return None
-    code = tokens[i][:3]
-    if len(code) == 3 and code.isdigit() and not tokens[i][3:4].isdigit():
-        return int(code)
-    return None
+    m = _CODE.match(tokens[i])
+    return int(m.group(1)) if m else None
 
 
 def _text(raw: bytes) -> str:

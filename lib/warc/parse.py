@@ -132,6 +132,11 @@ def parse_warc(r: ByteReader, file: str, cap: int) -> Record:
     )
 
 
+# URL schemes of ARC records (a header line whose URL has none is misaligned, not a record)
+_ARC_SCHEMES = (b"http:", b"https:", b"ftp:", b"dns:", b"filedesc:", b"whois:", b"mailto:", b"gopher:", b"rtsp:",
+                b"mms:", b"urn:", b"file:")
+
+
 def _is_date(token: bytes) -> bool:
     return token.isdigit() and 8 <= len(token) <= 17
 
@@ -143,7 +148,7 @@ def arc_fields(line: bytes) -> tuple[str, str, str, str, int] | None:
     and file name before LENGTH. The URL may hold spaces, so the fields are found from the
     date: the first 8-17-digit token after an IP-like token."""
     parts = line.split()
-    if len(parts) < 5 or not parts[-1].isdigit():
+    if len(parts) < 5 or not parts[-1].isdigit() or not parts[0].lower().startswith(_ARC_SCHEMES):
         return None
     for i in range(1, len(parts) - 3):
         if _is_date(parts[i + 1]) and (b"." in parts[i] or b":" in parts[i] or parts[i] == b"-"):
@@ -181,6 +186,6 @@ def parse_record(r: ByteReader, file: str, cap: int, offset_hint: int, hint: str
     head = r.peek(5)
     if head.upper() == b"WARC/":
         return parse_warc(r, file, cap)
-    if hint == "warc" and arc_fields(r.peek(4096).split(b"\n", 1)[0]) is None:
+    if hint == "warc" and head.lower() != b"filed" and arc_fields(r.peek(4096).split(b"\n", 1)[0]) is None:
         return parse_warc(r, file, cap)  # raises malformed_warc_header with the line
     return parse_arc(r, file, cap, offset_hint)

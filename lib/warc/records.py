@@ -178,6 +178,11 @@ def _starts_record(line: bytes) -> bool:
     return line[:5].upper() == b"WARC/" or arc_fields(line) is not None
 
 
+def _starts_archive(line: bytes) -> bool:
+    """A file's first line: a record, or an ARC file header however broken its fields are."""
+    return _starts_record(line) or line[:11].lower() == b"filedesc://"
+
+
 def _resync_plain(r: PlainReader) -> bool:
     """Skip lines until one starts a WARC or ARC record; False at EOF."""
     while True:
@@ -204,7 +209,7 @@ def iter_records(raw: BinaryIO, file: str, max_content: int = 10 << 20) -> Itera
     first = r.peek(4096).lstrip(_BLANK).split(b"\n", 1)[0]
     if not first:
         return
-    if not _starts_record(first):
+    if not _starts_archive(first):
         yield BadRecord(file, 0, "not_an_archive", f"neither gzip, zstd, LZ4 nor a WARC/ARC record: starts with {first[:12]!r}")
         return
     yield from _iter_plain(r, st)
