@@ -6,22 +6,52 @@
 Reads ROOT/warc/YYYY-MM/DD/** (``*.warc.gz``, ``*.warc``, ``*.arc.gz``, ``*.arc``) and writes
 ROOT/preprocessed/YYYY-MM/DD/: ``language=xxx/part-*.parquet`` (pages), ``_captures/``,
 ``_stats.json``, ``_errors.jsonl`` and ``_SUCCESS`` last. See README for the columns.
+
+Exit codes: 0 the day is published and healthy; 1 the run failed (nothing published);
+2 usage; 3 the day is published but unhealthy (:mod:`lib.health`: too many failed records,
+too few HTML pages kept, too many unreadable files; the summary and ``_stats.json`` carry the
+``health`` block).
 """
 
 from __future__ import annotations
 
+import argparse
+import logging
 import os
 import sys
 
 if __package__ in (None, ""):  # run as a script: make `lib` importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from lib import storage  # noqa: E402
+from lib import health, storage  # noqa: E402
 from lib.preprocess_tasks import RESULT_SCHEMA, make_mapper, merge_results, remove_strays  # noqa: E402
 from lib.schema import spark_schema  # noqa: E402
-from lib.sparkjob import JobResult, SparkJob  # noqa: E402
+from lib.sparkjob import EXIT_UNHEALTHY, JobResult, SparkJob  # noqa: E402
 
 SUFFIXES = (".warc.gz", ".warc", ".arc.gz", ".arc")
+log = logging.getLogger("dailyslice.preprocess")
+DEFAULTS = health.Thresholds()
+
+
+def share(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        v = -1.0
+    if not 0.0 <= v <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a share between 0 and 1, got {text!r}")
+    return v
+
+
+def thresholds(args: argparse.Namespace) -> health.Thresholds:
+    """The health thresholds, tightened by ``--fail-on``: ``unreadable`` allows no unreadable
+    file, ``any`` no failed record (and no unreadable file, which is a failed record too)."""
+    t = health.Thresholds(args.max_failed_share, args.min_kept_share, args.max_unreadable_share)
+    if args.fail_on in ("unreadable", "any"):
+        t = health.Thresholds(t.max_failed_share, t.min_kept_share, 0.0)
+    if args.fail_on == "any":
+        t = health.Thresholds(0.0, t.min_kept_share, 0.0)
+    return t
 
 
 class Preprocess(SparkJob):
@@ -34,8 +64,15 @@ class Preprocess(SparkJob):
         p.add_argument("--max-page-bytes", type=int, default=10 << 20,
                        help="skip (and report) pages whose HTTP body is larger (default 10 MiB)")
         p.add_argument("--batch-rows", type=int, default=500, help="pages per Arrow batch handed to Spark")
-        p.add_argument("--fail-on", choices=("unreadable", "never", "any"), default="unreadable",
-                       help="exit non-zero when: a file could not be read (default), never, or any record failed")
+        p.add_argument("--max-failed-share", type=share, default=DEFAULTS.max_failed_share,
+                       help="unhealthy above this share of failed records among records read (default %(default)s)")
+        p.add_argument("--min-kept-share", type=share, default=DEFAULTS.min_kept_share,
+                       help="unhealthy below this share of kept pages among parsed 2xx HTML responses (default %(default)s)")
+        p.add_argument("--max-unreadable-share", type=share, default=DEFAULTS.max_unreadable_share,
+                       help="unhealthy above this share of unreadable input files (default %(default)s)")
+        p.add_argument("--fail-on", choices=("health", "unreadable", "any", "never"), default="health",
+                       help="exit 3 (published, unhealthy) when: a health threshold is breached (default); that or "
+                            "any unreadable file; that or any failed record; never (health is still reported)")
 
     def run(self, spark, args) -> JobResult:
         files = [(f.uri, f.size) for f in storage.list_files(args.input, SUFFIXES)]
@@ -50,20 +87,22 @@ class Preprocess(SparkJob):
                 results = [r.asDict() for r in done.collect()]  # one small row per input file
             os.makedirs(os.path.join(tmp, "_captures"), exist_ok=True)
             remove_strays(tmp, results)
-            stats, reported = merge_results(tmp, files, results)
+            stats, reported = merge_results(tmp, files, results, thresholds(args))
             t = stats["totals"]
             assert t["read"] == t["kept"] + t["skipped"] + t["failed"], "counters do not add up"
-            work.publish({"job": self.name, "files": len(files), "pages": t["kept"]})
+            work.publish({"job": self.name, "files": len(files), "pages": t["kept"], "healthy": stats["health"]["ok"]})
 
-        unreadable = t["failed_by_reason"].get("read_error", 0)
-        ok = {"never": True, "unreadable": unreadable == 0, "any": t["failed"] == 0}[args.fail_on]
+        day = stats["health"]
+        (log.info if day["ok"] else log.error)("%s: %s", args.output, health.describe(day))
         summary = {
             "input": args.input, "output": args.output, "files": len(files), "bytes": t["bytes"],
             "records_read": t["read"], "pages_kept": t["kept"], "skipped": t["skipped"], "failed": t["failed"],
             "failed_by_reason": t["failed_by_reason"], "warnings_by_reason": t["warnings_by_reason"],
-            "unreadable_files": unreadable, "error_report_lines": reported,
+            "html_seen": t["html_seen"], "unreadable_files": day["counts"]["unreadable_files"],
+            "error_report_lines": reported, "health": day,
         }
-        return JobResult(ok=ok, summary=summary, output=args.output)
+        return JobResult(ok=day["ok"] or args.fail_on == "never", summary=summary, output=args.output,
+                         code=EXIT_UNHEALTHY)
 
 
 def main(argv: list[str] | None = None, spark=None) -> int:

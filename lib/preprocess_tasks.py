@@ -20,7 +20,7 @@ from typing import Any, Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lib import storage
+from lib import health, storage
 from lib.pages import FileProcessor
 from lib.schema import CAPTURE_SCHEMA, PAGE_SCHEMA
 
@@ -152,9 +152,11 @@ def remove_strays(out_dir: str, results: list[dict[str, Any]]) -> int:
     return removed
 
 
-def merge_results(out_dir: str, files: list[tuple[str, int]], results: list[dict[str, Any]]) -> tuple[dict[str, Any], int]:
-    """Per-file counters -> ``_stats.json``, reports -> ``_errors.jsonl`` (in input order);
-    returns (stats, number of report lines). Every input file must have a result."""
+def merge_results(out_dir: str, files: list[tuple[str, int]], results: list[dict[str, Any]],
+                  thresholds: health.Thresholds = health.Thresholds()) -> tuple[dict[str, Any], int]:
+    """Per-file counters -> ``_stats.json`` (with the day's ``health`` block, see
+    :mod:`lib.health`), reports -> ``_errors.jsonl`` (in input order); returns (stats, number
+    of report lines). Every input file must have a result."""
     by_file = {r["file"]: r for r in results}
     missing = [uri for uri, _ in files if uri not in by_file]
     if missing:
@@ -176,7 +178,9 @@ def merge_results(out_dir: str, files: list[tuple[str, int]], results: list[dict
             report = by_file[uri]["errors"]
             out.write(report)
             lines += report.count("\n")
-    stats = {"totals": totals, "files": per_file}
+    with open(os.path.join(base, "_errors.jsonl")) as report_lines:
+        day_health = health.assess(totals, per_file, thresholds, report_lines)
+    stats = {"totals": totals, "health": day_health, "files": per_file}
     with open(os.path.join(base, "_stats.json"), "w") as f:
         json.dump(stats, f, indent=1, sort_keys=True)
     return stats, lines

@@ -6,6 +6,11 @@ implements ``run(spark, args) -> JobResult``. The base class handles the common 
 ``local[*]`` under plain ``python``, whatever ``spark-submit`` configured otherwise),
 forwarding S3 settings to executors, shipping ``lib`` to a cluster, the summary and the
 exit code.
+
+Exit codes (``SparkJob.main``): 0 success; 1 the run failed (an exception: nothing was
+published) or, for jobs without a code of their own, the job reported ``ok = false``; 2 usage
+(bad or missing options); 3 the output was published but the day is unhealthy (preprocess:
+see :mod:`lib.health`).
 """
 
 from __future__ import annotations
@@ -29,12 +34,15 @@ from lib import jvm_cache, s3, storage
 
 log = logging.getLogger("dailyslice")
 
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNHEALTHY = 0, 1, 2, 3
+
 
 @dataclass
 class JobResult:
     ok: bool
     summary: dict[str, Any] = field(default_factory=dict)
     output: str | None = None
+    code: int = EXIT_FAILED  # exit code when not ok
 
 
 def day_path(root: str, kind: str, date: dt.date) -> str:
@@ -200,14 +208,23 @@ class SparkJob:
         """Parse ``argv``, run, print the summary; return the process exit code."""
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         logging.getLogger("py4j").setLevel(logging.WARNING)  # its shutdown chatter, not ours
-        args = self.parser().parse_args(argv)
-        self.resolve_io(args)
+        parser = self.parser()
+        args = parser.parse_args(argv)
+        try:
+            self.resolve_io(args)
+        except SystemExit as e:
+            parser.error(str(e))  # exits 2, like argparse's own usage errors
         own = spark is None
         t0 = time.time()
         if own:
             spark = self.session(args)
         try:
             result = self.run(spark, args)
+        except SystemExit as e:
+            if not isinstance(e.code, str):
+                raise
+            print(f"{parser.prog}: error: {e.code}", file=sys.stderr)  # an option problem found in run()
+            result = JobResult(ok=False, summary={"error": e.code}, code=EXIT_USAGE)
         except Exception as e:  # the summary must say why a run failed, then exit non-zero
             log.exception("%s failed", self.name)
             result = JobResult(ok=False, summary={"error": f"{type(e).__name__}: {e}"})
@@ -224,4 +241,4 @@ class SparkJob:
         if args.summary:
             storage.write_bytes(args.summary, text.encode())
         self.last_result = result
-        return 0 if result.ok else 1
+        return EXIT_OK if result.ok else result.code

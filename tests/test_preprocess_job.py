@@ -16,7 +16,7 @@ from jobs import preprocess
 from lib import storage
 from lib.sample import write_sample_crawl
 from lib.warc.records import Record, iter_records
-from tests.helpers_warc import good_pages, gz, warc_gz
+from tests.helpers_warc import good_pages, gz, warc_gz, warc_record
 
 DATE = dt.date(2026, 1, 15)
 
@@ -143,7 +143,7 @@ def test_bad_files_in_a_day_do_not_kill_it(tmp_path, spark):
     (inp / "truncated.warc.gz").write_bytes(trunc[:-25])
     (inp / "empty.warc.gz").write_bytes(b"")
     out = tmp_path / "out"
-    assert preprocess.main(["--input", str(inp), "--output", str(out)], spark=spark) == 0
+    assert preprocess.main(["--input", str(inp), "--output", str(out)], spark=spark) == 3
     rows = read_pages(str(out))
     assert sorted(r["url"] for r in rows) == sorted([u for u, _ in good_pages(6)][:5])
     t = stats_of(str(out))["totals"]
@@ -152,8 +152,60 @@ def test_bad_files_in_a_day_do_not_kill_it(tmp_path, spark):
     trunc_err = next(e for e in errors if e["reason"] == "truncated_gzip_member")
     assert trunc_err["file"].endswith("truncated.warc.gz") and trunc_err["offset"] == len(gz(pages[3])) + len(gz(pages[4]))
     assert next(e for e in errors if e["reason"] == "not_an_archive")["offset"] == 0
-    # the strict policy turns the same damage into a failed run
-    assert preprocess.main(["--input", str(inp), "--output", str(tmp_path / "out2"), "--fail-on", "any"], spark=spark) == 1
+    # one file of four is not an archive: published, but unhealthy (exit 3), whatever the policy
+    # except never, which still reports the health
+    h = stats_of(str(out))["health"]
+    assert not h["ok"] and "max_unreadable_share" in h["breached"] and h["counts"]["unreadable_files"] == 1
+    assert preprocess.main(["--input", str(inp), "--output", str(tmp_path / "out2"), "--fail-on", "any"], spark=spark) == 3
+    job = preprocess.Preprocess()
+    assert job.main(["--input", str(inp), "--output", str(tmp_path / "out3"), "--fail-on", "never"], spark=spark) == 0
+    assert job.last_result.summary["ok"] is True and job.last_result.summary["health"]["ok"] is False
+
+
+def _day_with_broken_http(inp, good: int, broken: int) -> list[int]:
+    """One WARC file: ``good`` pages, then ``broken`` responses whose HTTP head is junk;
+    returns the broken records' offsets."""
+    inp.mkdir()
+    members = [gz(r) for _, r in good_pages(good)]
+    first_broken = sum(len(m) for m in members)
+    junk = [gz(warc_record(f"http://example.com/broken{i}.html", b"\x00\x01 no status line here\r\n\r\n<html>x</html>"))
+            for i in range(broken)]
+    (inp / "day.warc.gz").write_bytes(b"".join(members + junk))
+    return [first_broken + sum(len(m) for m in junk[:i]) for i in range(broken)]
+
+
+def test_a_day_that_loses_pages_is_published_but_fails_loudly(tmp_path, spark):
+    offsets = _day_with_broken_http(tmp_path / "in", good=20, broken=10)
+    out, summary_file = tmp_path / "out", tmp_path / "summary.json"
+    job = preprocess.Preprocess()
+    assert job.main(["--input", str(tmp_path / "in"), "--output", str(out), "--summary", str(summary_file)], spark=spark) == 3
+    assert (out / "_SUCCESS").exists() and len(read_pages(str(out))) == 20  # published: the best we have
+    assert json.loads((out / "_SUCCESS").read_text())["healthy"] is False
+    summary = json.loads(summary_file.read_text())
+    h = summary["health"]
+    assert summary["ok"] is False and h["ok"] is False and h["breached"] == ["max_failed_share"]
+    assert h["shares"]["failed"] == round(10 / 30, 6) and h["shares"]["kept"] == 1.0
+    assert h["thresholds"] == {"max_failed_share": 0.01, "min_kept_share": 0.99, "max_unreadable_share": 0.01}
+    top = h["top_reasons"][0]
+    assert top["count"] == 10 and top["kind"] == "failed" and top["reason"].startswith("http_")
+    assert [(s["offset"], s["reason"]) for s in h["samples"]] == [(o, top["reason"]) for o in offsets[:3]]
+    assert all(s["file"].endswith("/in/day.warc.gz") and s["detail"] for s in h["samples"])
+    assert stats_of(str(out))["health"] == h  # _stats.json carries the same block
+    # thresholds are options: a looser one accepts the same day
+    assert preprocess.main(["--input", str(tmp_path / "in"), "--output", str(tmp_path / "out2"),
+                            "--max-failed-share", "0.5"], spark=spark) == 0
+    with pytest.raises(SystemExit) as usage:  # not a share: a usage error, exit 2
+        preprocess.main(["--input", str(tmp_path / "in"), "--output", str(tmp_path / "out3"), "--max-failed-share", "2"])
+    assert usage.value.code == 2
+
+
+def test_a_day_under_the_thresholds_is_healthy(tmp_path, spark):
+    _day_with_broken_http(tmp_path / "in", good=200, broken=1)  # 1 failed of 201: 0.5 %
+    job = preprocess.Preprocess()
+    assert job.main(["--input", str(tmp_path / "in"), "--output", str(tmp_path / "out")], spark=spark) == 0
+    s = job.last_result.summary
+    assert s["ok"] is True and s["failed"] == 1 and s["health"]["ok"] and s["health"]["breached"] == []
+    assert s["health"]["samples"] == []  # samples only for an unhealthy day
 
 
 def test_empty_day_is_a_complete_empty_output(tmp_path, spark):
