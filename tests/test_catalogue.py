@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from lib import health
 from lib.catalogue import cdxj, query, urldb
 from lib.catalogue.__main__ import main as cli
 from lib.catalogue.job import main as build
@@ -85,9 +86,15 @@ def write_day(root: str, day: dt.date) -> str:
                "reason": "truncated gzip member", "detail": "EOF"}]
     with open(os.path.join(out, "_errors.jsonl"), "w") as f:
         f.writelines(json.dumps(e) + "\n" for e in errors)
+    # D1 is healthy; D2 lost pages: 3 failed records of 9 read (lib.health's block as preprocess writes it)
+    failed = {"truncated gzip member": 2, "bad WARC header": 1} if day == D2 else {}
+    totals = {"files": 2, "read": 9, "kept": 6 - len(failed), "html_seen": 6 - len(failed), "failed": sum(failed.values()),
+              "failed_by_reason": failed, "skipped_by_reason": {}}
+    per_file = [{"failed_by_reason": failed}, {"failed_by_reason": {}}]
+    day_health = health.assess(totals, per_file, health.Thresholds(), [json.dumps({**e, "kind": "failed"}) for e in errors])
     with open(os.path.join(out, "_stats.json"), "w") as f:
         json.dump({"totals": {"records": len(rows) + 3, "captures": len(rows), "pages": sum(r["kept"] for r in rows),
-                              "errors": 3}}, f)
+                              "errors": 3}, "health": day_health}, f)
     open(os.path.join(out, "_SUCCESS"), "w").close()
     return out
 
@@ -376,6 +383,24 @@ def test_report_renders_in_headless_chromium(built, tmp_path):
     keep = os.environ.get("CATALOGUE_SCREENSHOT")
     if keep:
         shutil.copy(shot, keep)
+
+
+def test_report_opens_with_the_health_banner(built):
+    root, _ = built
+
+    def body(day):
+        with open(os.path.join(os.path.dirname(cdxj_path(root, day)), "report.html"), encoding="utf-8") as f:
+            return f.read().split("<body>", 1)[1].lstrip()
+
+    bad = body(D2)  # unhealthy: a red alert before anything else, with what was lost and where
+    assert bad.startswith('<div id="health" class="health bad" role="alert"><strong>Unhealthy day</strong>')
+    banner = bad.split("</div>", 1)[0]
+    assert "breached max_failed_share (33.33% &gt; 1.00%)" in banner
+    assert "failed records 3/9 = 33.33%" in banner and "top reasons: truncated gzip member 2, bad WARC header 1" in banner
+    assert "offset 77: truncated gzip member: EOF" in banner and "offset 5: truncated gzip member" in banner
+    good = body(D1)  # healthy: one plain green line
+    assert good.startswith('<p id="health" class="health ok">Healthy day: failed records 0/9 = 0.00%')
+    assert 'role="alert"' not in good
 
 
 def test_output_to_s3_has_success_last(built, spark, s3_bucket):

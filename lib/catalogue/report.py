@@ -13,7 +13,7 @@ import io
 import re
 from typing import Any
 
-from lib import storage
+from lib import health, storage
 from lib.catalogue import query
 
 REPORT = "report.html"
@@ -102,6 +102,20 @@ def _flat(d: dict[str, Any], prefix: str = "") -> list[list[Any]]:
     return out
 
 
+def health_banner(day_health: dict[str, Any] | None) -> str:
+    """The report's first line: a red alert when the day is unhealthy (shares, breached
+    thresholds, top reasons, sample offsets), a plain green line when it is healthy, a
+    neutral one when ``_stats.json`` has no health block."""
+    if not day_health:
+        return '<p id="health" class="health none">No health assessment in _stats.json.</p>'
+    lines = [html.escape(x) for x in health.describe(day_health).splitlines()]
+    if day_health.get("ok"):
+        return f'<p id="health" class="health ok">Healthy day: {lines[1]}</p>'
+    rest = "".join(f"<li>{x}</li>" for x in lines[1:])
+    return (f'<div id="health" class="health bad" role="alert"><strong>Unhealthy day</strong>: '
+            f'{lines[0]}<ul>{rest}</ul></div>')
+
+
 def render(stats: dict[str, Any], shards: list[tuple[str, int]]) -> str:
     """The report page for one day's ``query.stats`` and index shard sizes."""
     def kv(rows):
@@ -141,8 +155,12 @@ body {{ font-family: sans-serif; margin: 1.5em; color: #222; }}
 figure {{ display: inline-block; margin: 0.5em; vertical-align: top; }}
 figure svg {{ max-width: 640px; height: auto; }}
 table {{ border-collapse: collapse; margin: 0.5em 0; }} td, th {{ border: 1px solid #ccc; padding: 2px 8px; text-align: left; }}
+.health {{ padding: 0.6em 1em; margin: 0 0 1em 0; border-radius: 4px; }}
+.health.bad {{ background: #c62828; color: #fff; }} .health.ok {{ background: #e8f5e9; color: #1b5e20; }}
+.health.none {{ background: #f2f2f2; color: #444; }}
 </style></head>
 <body>
+{health_banner(stats.get("health"))}
 <h1>Daily report {day}</h1>
 <p>Generated {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC from the preprocess output, captures and index shards of the day.</p>
 <section id="summary"><h2>Summary</h2>{head}</section>
