@@ -47,3 +47,13 @@ def good_pages(n: int, host: str = "example.com") -> list[tuple[str, bytes]]:
 
 def warc_gz(records: list[bytes]) -> bytes:
     return b"".join(gz(r) for r in records)
+
+
+def warc_with_broken_http(good: int, broken: int) -> tuple[bytes, list[int]]:
+    """A .warc.gz of ``good`` pages, then ``broken`` responses whose HTTP head is junk (failed
+    records); returns the bytes and the broken records' offsets."""
+    members = [gz(r) for _, r in good_pages(good)]
+    junk = [gz(warc_record(f"http://example.com/broken{i}.html", b"\x00\x01 no status line here\r\n\r\n<html>x</html>"))
+            for i in range(broken)]
+    first = sum(len(m) for m in members)
+    return b"".join(members + junk), [first + sum(len(m) for m in junk[:i]) for i in range(broken)]

@@ -52,6 +52,11 @@ def orchestra(slurm_cluster, airflow_home, s3_server, tmp_path_factory):
         key = "dc1/" + os.path.relpath(p, local).replace(os.sep, "/")
         s3.client().upload_file(p, bucket, key)
         warcs[key] = os.path.getsize(p)
+    # dc "sick": a day whose responses are half junk (preprocess exits 3: published, unhealthy)
+    from tests.helpers_warc import warc_with_broken_http
+
+    sick, sick_offsets = warc_with_broken_http(good=6, broken=6)
+    s3.client().put_object(Bucket=bucket, Key=f"sick/warc/{DAY:%Y-%m}/{DAY:%d}/crawler1/000000-0.warc.gz", Body=sick)
     job_env = {
         "SPARK_WORKER_CORES": 1, "SPARK_WORKER_MEMORY": "1g", "SPARK_EXECUTOR_MEMORY": "512m",
         "SPARK_DRIVER_MEMORY": "768m", "SPARK_MASTER_HOST": "127.0.0.1", "SPARK_LOCAL_IP": "127.0.0.1",
@@ -66,7 +71,13 @@ def orchestra(slurm_cluster, airflow_home, s3_server, tmp_path_factory):
     }
     config = {
         "defaults": common,
-        "datacenters": {"dc1": {}, "broken": {"venv": "/nonexistent/venv"}},
+        "datacenters": {
+            "dc1": {}, "broken": {"venv": "/nonexistent/venv"},
+            # spark-submit in local mode inside the allocation (SPARK_MASTER_NODE: run-day starts no
+            # cluster; the later --master wins): the lightest real run of run-day.sh's two jobs
+            "sick": {"s3": {"prefix": "sick"}, "sizing": {"min_nodes": 1, "max_nodes": 1},
+                     "job_env": {"SPARK_MASTER_NODE": "127.0.0.1", "SPARK_SUBMIT_ARGS": "--master local[1]"}},
+        },
     }
     cfg_path = base / "datacenters.yaml"
     cfg_path.write_text(yaml.safe_dump(config))
@@ -77,7 +88,7 @@ def orchestra(slurm_cluster, airflow_home, s3_server, tmp_path_factory):
     from lib.orchestration.dag_factory import build_dags
 
     dags = build_dags(load_config(str(cfg_path)))
-    yield {"base": base, "bucket": bucket, "warcs": warcs, "dags": dags, "slurm": slurm_cluster}
+    yield {"base": base, "bucket": bucket, "warcs": warcs, "dags": dags, "slurm": slurm_cluster, "sick_offsets": sick_offsets}
     if saved is None:
         os.environ.pop("DAILYSLICE_DATACENTERS", None)
     else:
@@ -195,3 +206,26 @@ def test_a_failing_job_fails_the_run_with_the_log_tail(orchestra, capfd):
     out = orchestra["base"] / "out" / "broken"
     assert not (out / "_runs" / "broken" / f"{DAY}.json").exists()
     assert not (orchestra["base"] / "archive" / "broken").exists()
+
+
+def test_an_unhealthy_day_is_indexed_but_fails_the_run_with_its_health(orchestra, capfd):
+    dr = orchestra["dags"]["dailyslice-sick"].test(logical_date=RUN_AT)
+    states = _states(dr)
+    out = orchestra["base"] / "out" / "sick"
+    text = "".join(capfd.readouterr())
+    assert str(dr.state) == "failed", f"{states}\n{text[-3000:]}"
+    assert states["wait"] == "success" and states["check"] == "failed" and states["stage"] == "upstream_failed"
+    # run-day.sh indexed the published day, then wrote a failure marker with the health block
+    failed = json.loads((out / "_runs" / "sick" / f"{DAY}.failed.json").read_text())
+    assert failed["ok"] is False and failed["preprocess_rc"] == 3 and failed["index_rc"] == 0
+    assert failed["health"]["ok"] is False and failed["health"]["breached"] == ["max_failed_share"]
+    assert not (out / "_runs" / "sick" / f"{DAY}.json").exists()
+    for kind in ("preprocessed", "index"):
+        assert (out / kind / "2026-01" / "15" / "_SUCCESS").exists()
+    # the check task's log and exception say what was lost and where
+    reason = failed["health"]["top_reasons"][0]["reason"]
+    assert "sick 2026-01-15: day is UNHEALTHY" in text and "breached max_failed_share (50.00% > 1.00%)" in text
+    assert f"top reasons: {reason} 6" in text
+    for off in orchestra["sick_offsets"][:3]:
+        assert f"offset {off}: {reason}" in text
+    assert "AirflowFailException: sick 2026-01-15: day is UNHEALTHY" in text

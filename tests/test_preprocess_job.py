@@ -16,7 +16,7 @@ from jobs import preprocess
 from lib import storage
 from lib.sample import write_sample_crawl
 from lib.warc.records import Record, iter_records
-from tests.helpers_warc import good_pages, gz, warc_gz, warc_record
+from tests.helpers_warc import good_pages, gz, warc_gz, warc_with_broken_http
 
 DATE = dt.date(2026, 1, 15)
 
@@ -163,15 +163,10 @@ def test_bad_files_in_a_day_do_not_kill_it(tmp_path, spark):
 
 
 def _day_with_broken_http(inp, good: int, broken: int) -> list[int]:
-    """One WARC file: ``good`` pages, then ``broken`` responses whose HTTP head is junk;
-    returns the broken records' offsets."""
     inp.mkdir()
-    members = [gz(r) for _, r in good_pages(good)]
-    first_broken = sum(len(m) for m in members)
-    junk = [gz(warc_record(f"http://example.com/broken{i}.html", b"\x00\x01 no status line here\r\n\r\n<html>x</html>"))
-            for i in range(broken)]
-    (inp / "day.warc.gz").write_bytes(b"".join(members + junk))
-    return [first_broken + sum(len(m) for m in junk[:i]) for i in range(broken)]
+    data, offsets = warc_with_broken_http(good, broken)
+    (inp / "day.warc.gz").write_bytes(data)
+    return offsets
 
 
 def test_a_day_that_loses_pages_is_published_but_fails_loudly(tmp_path, spark):

@@ -4,7 +4,10 @@
 # Slurm: this script starts the Spark master and one worker per node) and by Magpie
 # (MAGPIE_JOB_TYPE=script: Magpie already started Spark and exported SPARK_MASTER_NODE,
 # so this script only submits). Success is the marker file, written only when both jobs
-# succeeded (Magpie's own exit code is always 0); the exit code is non-zero on failure.
+# succeeded (Magpie's own exit code is always 0); otherwise MARKER.failed.json is written and
+# the exit code is non-zero: 3 when preprocess published an unhealthy day (its exit code 3:
+# too many failed records or unreadable files, see lib/health.py) and index still ran on it
+# successfully (the failure marker then carries preprocess's "health" block), 1 otherwise.
 #
 # Required:  DATE (YYYY-MM-DD), INPUT_ROOT (bucket root holding warc/YYYY-MM/DD, s3:// or
 #            a path), OUTPUT_ROOT (shared cluster filesystem: preprocessed/ and index/ go there)
@@ -127,7 +130,9 @@ submit preprocess "$DAILYSLICE_HOME/jobs/preprocess.py" --date "$DATE" \
   --input "${INPUT_ROOT%/}/warc/$YM/$DD" --output "$PRE_OUT" --summary "$SUMMARIES/preprocess.json" ${PREPROCESS_ARGS:-}
 PRE_RC=$?
 IDX_RC=""
-if [ "$PRE_RC" -eq 0 ]; then
+# 3: the day is published but unhealthy: index it anyway (it is the best we have), but the
+# marker below is a failure marker with the health block, so the day is looked at
+if [ "$PRE_RC" -eq 0 ] || [ "$PRE_RC" -eq 3 ]; then
   # shellcheck disable=SC2086
   submit index "$DAILYSLICE_HOME/jobs/index.py" --date "$DATE" \
     --input "$PRE_OUT" --output "$IDX_OUT" --summary "$SUMMARIES/index.json" ${INDEX_ARGS:-}
@@ -146,11 +151,12 @@ def summary(name):
             return json.load(f)
     except (OSError, ValueError):
         return None
+pre = summary("preprocess")
 marker = {
-    "ok": e["OK"] == "1", "date": e["DATE"], "data_center": e["DATA_CENTER"], "job_id": e["JOB_ID"],
+    "ok": e["OK"] == "1", "health": (pre or {}).get("health"), "date": e["DATE"], "data_center": e["DATA_CENTER"], "job_id": e["JOB_ID"],
     "preprocess_rc": int(e["PRE_RC"]), "index_rc": int(e["IDX_RC"]) if e["IDX_RC"] else None,
     "outputs": {"preprocessed": e["PRE_OUT"], "index": e["IDX_OUT"]}, "log": e["LOG_FILE"],
-    "summaries": {"preprocess": summary("preprocess"), "index": summary("index")},
+    "summaries": {"preprocess": pre, "index": summary("index")},
     "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
 }
 tmp = e["TARGET"] + ".tmp"
@@ -159,5 +165,6 @@ with open(tmp, "w") as f:
 os.replace(tmp, e["TARGET"])
 EOF
 echo "run-day: preprocess exit $PRE_RC, index exit ${IDX_RC:-not run}; marker $TARGET"
-[ $OK -eq 1 ] || exit 1
-exit 0
+[ $OK -eq 1 ] && exit 0
+[ "$PRE_RC" -eq 3 ] && [ "${IDX_RC:-1}" -eq 0 ] && exit 3  # published and indexed, but unhealthy
+exit 1

@@ -7,7 +7,9 @@ skipped and the run succeeds); size turns the volume into nodes and walltime
 (:mod:`lib.orchestration.sizing`); submit runs ``sbatch --parsable`` (job name
 ``dailyslice-<dc>`` + ``--dependency=singleton``: one job per data center at a time);
 wait defers to :class:`~lib.orchestration.trigger.SlurmJobTrigger`; check reads the marker
-and, on failure, copies the tails of the job's logs into the task log; stage mirrors the
+and, on failure, copies the tails of the job's logs into the task log (for a day preprocess
+published but found unhealthy, exit 3, the health text first: shares, breached thresholds,
+top reasons, sample offsets, also in the exception); stage mirrors the
 output to the staging target (filesystem, S3, iRODS or placement slices); summary writes
 the run summary JSON.
 """
@@ -187,8 +189,15 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
             )
             lines = int(cfg["slurm"]["log_tail_lines"])
             report = [f"Slurm job {sub['job_id']} failed: state {event.get('state')}, exit code {event.get('exit_code')}"]
+            unhealthy = failed.get("health") if failed and failed.get("health") and not failed["health"].get("ok") else None
             if failed:
                 report.append(f"preprocess exit {failed.get('preprocess_rc')}, index exit {failed.get('index_rc')}")
+            if unhealthy:  # published and indexed, but the day lost pages: say how, not only where the logs are
+                from lib.health import describe
+
+                report[0] = f"{dc} {failed.get('date')}: {describe(unhealthy)}"
+                report.insert(1, f"Slurm job {sub['job_id']}: state {event.get('state')}, exit code {event.get('exit_code')}; "
+                                 f"outputs (published, not staged): {failed.get('outputs')}")
             for path in (sub["run_log"], sub["slurm_log"]):
                 report.append(f"--- last {lines} lines of {path} ---\n{slurm.log_tail(runner, path, lines)}")
             text = "\n".join(report)
