@@ -246,6 +246,11 @@ def test_zstd_and_lz4_warcs(corpus, codec):
         pos += len(fr)
     gz_out = records((corpus / "aut" / "example.warc.gz").read_bytes())
     assert [(r.url, r.content) for r in out] == [(r.url, r.content) for r in gz_out]
+    # FastWARC reads both: same records at the same offsets
+    from fastwarc.warc import ArchiveIterator as FastIterator
+
+    theirs = [(r.stream_pos, r.headers.get("WARC-Target-URI") or "") for r in FastIterator(io.BytesIO(data))]
+    assert theirs == [(r.offset, r.url) for r in out]
 
 
 def test_zstd_with_a_dictionary_frame(corpus):
