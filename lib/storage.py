@@ -73,7 +73,7 @@ def _s3_list(uri: str) -> Iterator[FileInfo]:
 
 
 def list_files(uri: str, suffixes: Iterable[str] | None = None) -> list[FileInfo]:
-    """All files below ``uri`` (recursive), filtered by name suffix, sorted by URI.
+    """All files below ``uri`` (recursive), filtered by name suffix (any case), sorted by URI.
 
     A missing folder is an empty list, not an error: callers decide what "no input" means.
     """
@@ -91,7 +91,8 @@ def list_files(uri: str, suffixes: Iterable[str] | None = None) -> list[FileInfo
                 p = os.path.join(dirpath, name)
                 found.append(FileInfo(normalize(p), os.path.getsize(p)))
     if suffixes:
-        found = [f for f in found if f.uri.endswith(suffixes)]
+        lower = tuple(x.lower() for x in suffixes)
+        found = [f for f in found if f.uri.lower().endswith(lower)]  # crawlers write .ARC.GZ too
     return sorted(found, key=lambda f: f.uri)
 
 
