@@ -52,10 +52,11 @@ def real_html_responses(corpus, n: int = 5) -> list[tuple[str, bytes]]:
 
 # ---------------------------------------------------------------- status lines
 @pytest.mark.parametrize("line,code", [
-    (b"HTTP/1.1 200 OK", 200), (b"HTTP/1.1 HTTP/1.1 200 OK", 200), (b"HTTP/1.0 HTTP/1.1 HTTP/1.1 404 Not Found", 404),
-    (b"http/1.1 200 ok", 200), (b"HTTP/1.1 200", 200), (b"  HTTP/1.1   301   Moved  ", 301), (b"200 OK", 200),
-    (b"HTTP 200 OK", 200), (b"HTTP/2 204", 204), (b"HTTP/1.1 200OK", 200),
-    (b"HTPP/1.1 200 OK", None), (b"<!DOCTYPE html>", None), (b"HTTP/1.1 OK", None), (b"HTTP/1.1 2000 OK", None),
+    ("HTTP/1.1 200 OK", 200), ("HTTP/1.1 HTTP/1.1 200 OK", 200), ("HTTP/1.0 HTTP/1.1 HTTP/1.1 404 Not Found", 404),
+    ("http/1.1 200 ok", 200), ("HTTP/1.1 200", 200), ("  HTTP/1.1   301   Moved  ", 301), ("200 OK", 200),
+    ("HTTP 200 OK", 200), ("HTTP/2 204", 204), ("HTTP/1.1 200OK", 200), ("HTTPX/1.1 200 OK", 200),
+    ("HTTP/1.1 0 No Content", 0), ("HTPP/1.1 200 OK", None), ("<!DOCTYPE html>", None), ("HTTP/1.1 OK", None),
+    ("HTTP/1.1 2000 OK", None),
 ])
 def test_status_lines(line, code):
     assert status_code(line) == code

@@ -21,6 +21,7 @@ MAX_HEADER_BYTES = 256 << 10  # where we give up looking for the end of the HTTP
 MAX_HEADER_LINE = 16 << 10  # a longer header line is skipped (with a warning)
 MAX_DECODED_BYTES = 64 << 20  # a gzip "bomb" must not blow the executor's memory
 _CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}")
+_BLANK_LINE = re.compile(rb"\n[ \t]*(?:\r\n|$)")  # a whitespace-only line ends a head, as in warcio
 
 
 class HttpError(Exception):
@@ -48,16 +49,16 @@ class HttpResponse:
         return m.group(1) if m else None
 
 
-_CODE = re.compile(rb"(\d{1,3})(?!\d)")
+_CODE = re.compile(r"(\d{1,3})(?!\d)")
 
 
-def status_code(line: bytes) -> int | None:
+def status_code(line: str) -> int | None:
     """The code of a status line, however many protocol tokens (``HTTP/1.1``, ``http/1.0``,
     even ``HTTPX/1.1``) precede it; None if there is none. Like warcio, a code need not have
     three digits (``HTTP/1.1 0 No Content`` is status 0)."""
     tokens = line.split()
     i = 0
-    while i < len(tokens) and tokens[i][:4].upper() == b"HTTP":
+    while i < len(tokens) and tokens[i][:4].upper() == "HTTP":
         i += 1
     if i == len(tokens):
         return None
@@ -66,20 +67,27 @@ def status_code(line: bytes) -> int | None:
 
 
 def _text(raw: bytes) -> str:
+    """Header bytes as text: UTF-8 where they are, else latin-1 (as warcio decodes them)."""
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
         return raw.decode("latin-1")
 
 
-def split_head(block: bytes) -> tuple[list[bytes], int, list[tuple[str, str]]]:
-    """(lines of the HTTP head without line ends, offset of the body, warnings).
+def split_head(block: bytes) -> tuple[list[str], int]:
+    """(lines of the HTTP head, decoded, without line ends; offset of the body).
 
     The head ends at the first blank line (a line holding nothing but whitespace, however
     it ends: CRLF, LF, CR CR LF); leading blank lines before the status line are skipped.
     """
-    lines: list[bytes] = []
-    warnings: list[tuple[str, str]] = []
+    end = block.find(b"\r\n\r\n", 0, MAX_HEADER_BYTES)
+    if end > 0 and block[:1] not in b" \t\r\n":
+        head = block[:end]
+        if (b"\r\r" not in head and head.count(b"\n") == head.count(b"\r\n")
+                and (b"\n " not in head and b"\n\t" not in head or _BLANK_LINE.search(head) is None)):
+            # the common case, checked in C: CRLF lines only, no whitespace-only line
+            return _text(head).split("\r\n"), end + 4
+    lines: list[str] = []
     pos = 0
     n = len(block)
     while pos < n:
@@ -91,14 +99,17 @@ def split_head(block: bytes) -> tuple[list[bytes], int, list[tuple[str, str]]]:
         pos = end
         if not line:
             if lines:
-                return lines, pos, warnings
+                return lines, pos
             continue  # blank lines before the status line
-        lines.append(line)
-    return lines, n, warnings  # headers without a body
+        lines.append(_text(line))
+    return lines, n  # headers without a body
 
 
-def parse_head(lines: list[bytes]) -> tuple[int, dict[str, str], list[tuple[str, str]]]:
-    """Status code and headers of an HTTP head; raises HttpError only without a status code."""
+def parse_head(lines: list[str]) -> tuple[int, dict[str, str], list[tuple[str, str]]]:
+    """Status code and headers of an HTTP head; raises HttpError only without a status code.
+
+    A line that is no ``Name: value`` (no colon, a space in the name, over MAX_HEADER_LINE)
+    is skipped with a warning; a line starting with whitespace continues the last value."""
     if not lines:
         raise HttpError("http_malformed", "empty HTTP head")
     status = status_code(lines[0])
@@ -109,22 +120,23 @@ def parse_head(lines: list[bytes]) -> tuple[int, dict[str, str], list[tuple[str,
     last = None
     for line in lines[1:]:
         if len(line) > MAX_HEADER_LINE:
-            warnings.append(("http_header_skipped", f"header line of {len(line)} bytes: {line[:40]!r}"))
+            warnings.append(("http_header_skipped", f"header line of {len(line)} characters: {line[:40]!r}"))
             last = None
             continue
-        if line[:1] in (b" ", b"\t"):
+        if line[:1] in (" ", "\t"):
             if last is not None:
-                extra = _text(line.strip())
+                extra = line.strip()
                 headers[last] = f"{headers[last]} {extra}" if headers[last] else extra
             continue
-        name, colon, value = line.partition(b":")
+        name, colon, value = line.partition(":")
         name = name.rstrip()
-        if not colon or not name or b" " in name or b"\t" in name:
-            warnings.append(("http_header_skipped", f"not a header line: {line[:60]!r}"))
+        if not colon or not name or " " in name or "\t" in name:
+            if line.strip():
+                warnings.append(("http_header_skipped", f"not a header line: {line[:60]!r}"))
             last = None
             continue
-        key = _text(name).lower()
-        val = _text(value.strip())
+        key = name.lower()
+        val = value.strip()
         if key not in headers:
             headers[key] = val
         elif key != "content-type":  # readers take the first Content-Type
@@ -139,9 +151,8 @@ def parse_response(block: bytes) -> HttpResponse:
     Raises :class:`HttpError` ('http_malformed') when there is no status code to read,
     ('http_bad_encoding', 'http_body_too_large') when a compressed body cannot be used.
     """
-    lines, start, warnings = split_head(block)
-    status, headers, more = parse_head(lines)
-    warnings += more
+    lines, start = split_head(block)
+    status, headers, warnings = parse_head(lines)
     body = block[start:]
     if "chunked" in headers.get("transfer-encoding", "").lower():
         decoded, note = dechunk(body)
