@@ -3,7 +3,7 @@
     spark-submit jobs/preprocess.py --date 2026-01-15 --root s3://bucket
     python jobs/preprocess.py --input DIR --output DIR          # local[*]
 
-Reads ROOT/warc/YYYY-MM/DD/** (``*.warc.gz``, ``*.warc``, ``*.arc.gz``, ``*.arc``) and writes
+Reads ROOT/warc/YYYY-MM/DD/** (``lib.warc.records.ARCHIVE_SUFFIXES``, any case) and writes
 ROOT/preprocessed/YYYY-MM/DD/: ``language=xxx/part-*.parquet`` (pages), ``_captures/``,
 ``_stats.json``, ``_errors.jsonl`` and ``_SUCCESS`` last. See README for the columns.
 
@@ -27,8 +27,8 @@ from lib import health, storage  # noqa: E402
 from lib.preprocess_tasks import RESULT_SCHEMA, make_mapper, merge_results, remove_strays  # noqa: E402
 from lib.schema import spark_schema  # noqa: E402
 from lib.sparkjob import EXIT_UNHEALTHY, JobResult, SparkJob  # noqa: E402
+from lib.warc.records import ARCHIVE_SUFFIXES  # noqa: E402
 
-SUFFIXES = (".warc.gz", ".warc", ".arc.gz", ".arc")
 log = logging.getLogger("dailyslice.preprocess")
 DEFAULTS = health.Thresholds()
 
@@ -75,7 +75,7 @@ class Preprocess(SparkJob):
                             "any unreadable file; that or any failed record; never (health is still reported)")
 
     def run(self, spark, args) -> JobResult:
-        files = [(f.uri, f.size) for f in storage.list_files(args.input, SUFFIXES)]
+        files = [(f.uri, f.size) for f in storage.list_files(args.input, ARCHIVE_SUFFIXES)]
         files.sort(key=lambda f: -f[1])  # biggest first: fewer stragglers at the end of the day
         with self.work_dir(spark, args) as work:
             tmp = work.path

@@ -145,12 +145,16 @@ def test_bad_files_in_a_day_do_not_kill_it(tmp_path, spark):
     out = tmp_path / "out"
     assert preprocess.main(["--input", str(inp), "--output", str(out)], spark=spark) == 3
     rows = read_pages(str(out))
-    assert sorted(r["url"] for r in rows) == sorted([u for u, _ in good_pages(6)][:5])
+    assert sorted(r["url"] for r in rows) == sorted(u for u, _ in good_pages(6))
+    # the cut-off last record is kept with what is there, flagged, and reported as a warning
+    assert [r["url"] for r in rows if r["truncated"]] == [good_pages(6)[5][0]]
     t = stats_of(str(out))["totals"]
-    assert t["failed_by_reason"] == {"not_an_archive": 1, "truncated_gzip_member": 1}
+    assert t["failed_by_reason"] == {"not_an_archive": 1}
+    assert sum(t["warnings_by_reason"].get(k, 0) for k in ("truncated_record", "truncated_member")) == 1
     errors = [json.loads(line) for line in open(out / "_errors.jsonl")]
-    trunc_err = next(e for e in errors if e["reason"] == "truncated_gzip_member")
-    assert trunc_err["file"].endswith("truncated.warc.gz") and trunc_err["offset"] == len(gz(pages[3])) + len(gz(pages[4]))
+    trunc_err = next(e for e in errors if e["reason"].startswith("truncated_"))
+    assert trunc_err["kind"] == "warning" and trunc_err["file"].endswith("truncated.warc.gz")
+    assert trunc_err["offset"] == len(gz(pages[3])) + len(gz(pages[4]))
     assert next(e for e in errors if e["reason"] == "not_an_archive")["offset"] == 0
     # one file of four is not an archive: published, but unhealthy (exit 3), whatever the policy
     # except never, which still reports the health

@@ -321,3 +321,13 @@ def test_gb2312_page_with_gbk_characters_decodes_cleanly():
 def test_windows_1252_unassigned_bytes_are_c1_controls_not_errors():
     dec = decode_html(b"<html><body>caf\xe9 \x81 \x9d</body></html>", "iso-8859-1")
     assert "caf\u00e9 \u0081 \u009d" in dec.text and not dec.replaced and dec.charset == "cp1252"
+
+
+def test_day_listing_finds_archives_whatever_their_case_or_compression(tmp_path):
+    from lib import storage
+    from lib.warc.records import ARCHIVE_SUFFIXES
+
+    for name in ("a.warc.gz", "B.ARC.GZ", "c.Warc", "d.warc.zst", "e.warc.lz4", "notes.txt", "f.cdx"):
+        (tmp_path / name).write_bytes(b"x")
+    found = [f.uri.rsplit("/", 1)[-1] for f in storage.list_files(str(tmp_path), ARCHIVE_SUFFIXES)]
+    assert found == ["B.ARC.GZ", "a.warc.gz", "c.Warc", "d.warc.zst", "e.warc.lz4"]

@@ -28,9 +28,9 @@ from airflow.sdk import DAG, BaseOperator, Param, get_current_context, task
 from lib.orchestration import slurm
 from lib.orchestration.sizing import size_job
 from lib.orchestration.trigger import SlurmJobTrigger, failed_marker_path
+from lib.warc.records import ARCHIVE_SUFFIXES
 
 log = logging.getLogger("dailyslice.dag")
-WARC_SUFFIXES = (".warc.gz", ".warc", ".arc.gz", ".arc")
 
 
 def day_of(context: dict[str, Any]) -> dt.date:
@@ -130,7 +130,7 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
             day = day_of(get_current_context())
             uri = f"{input_root(cfg)}/warc/{day:%Y-%m}/{day:%d}"
             with s3_endpoint(cfg["s3"].get("endpoint")):
-                files = storage.list_files(uri, suffixes=WARC_SUFFIXES)
+                files = storage.list_files(uri, suffixes=ARCHIVE_SUFFIXES)
             if not files:
                 raise AirflowSkipException(f"no WARC files under {uri}: nothing to do for {day}")
             total = sum(f.size for f in files)

@@ -22,7 +22,9 @@ from typing import BinaryIO, Iterator
 from lib.warc.parse import Record, RecordError, arc_fields, parse_record
 from lib.warc.streams import ByteReader, GzipMembers, Member, PlainReader, sniff_codec
 
-__all__ = ["BadRecord", "Record", "iter_records", "sha1_digest"]
+__all__ = ["ARCHIVE_SUFFIXES", "BadRecord", "Record", "iter_records", "sha1_digest"]
+#: names of archive files a day's folder is searched for (any case; the content decides the format)
+ARCHIVE_SUFFIXES = (".warc.gz", ".warc", ".arc.gz", ".arc", ".warc.zst", ".warc.lz4")
 _BLANK = b"\r\n \t\x00"
 
 
