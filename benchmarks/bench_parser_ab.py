@@ -3,7 +3,8 @@
 Runs the bare loop (``lib.pages.FileProcessor`` over every record, no Spark) with this
 checkout's code and with a baseline commit's code (checked out to a temporary git worktree),
 alternating the two ``--rounds`` times in fresh processes on the same files, and prints each
-rate, the medians and the ratio. The input is the real crawl samples (``../shared/corpus``),
+rate, the medians and the ratio. Rates are per CPU second of the loop's process (one core), so
+that other work on a shared machine disturbs them less than wall time; wall time is printed too. The input is the real crawl samples (``../shared/corpus``),
 where old and new code keep the same pages, so the ratio is the cost of the same work; with
 ``--inputs all`` the conformance corpus too (where the new code keeps more). Each file is read
 ``--repeat`` times.
@@ -31,7 +32,7 @@ LOOP = r"""
 import json, sys, time
 from lib.pages import FileProcessor
 files, repeat = json.loads(sys.argv[1]), int(sys.argv[2])
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 records = pages = 0
 for _ in range(repeat):
     for path in files:
@@ -39,7 +40,7 @@ for _ in range(repeat):
         with open(path, "rb") as f:
             pages += sum(1 for _ in proc.pages(f))
         records += proc.stats.read
-print(json.dumps({"seconds": time.perf_counter() - t0, "records": records, "pages": pages}))
+print(json.dumps({"seconds": time.perf_counter() - t0, "cpu": time.process_time() - c0, "records": records, "pages": pages}))
 """
 
 
@@ -79,12 +80,13 @@ def main() -> int:
         for i in range(args.rounds):
             for label, root in (("baseline", wt), ("this", ROOT)) if i % 2 == 0 else (("this", ROOT), ("baseline", wt)):
                 r = run(root, files, args.repeat)
-                rate = r["records"] / r["seconds"]
+                rate = r["records"] / r["cpu"]
                 rates[label].append(rate)
-                print(f"round {i + 1} {label:8s}: {r['records']} records, {r['pages']} pages in {r['seconds']:.2f} s "
-                      f"= {rate:,.0f} records/s ({r['pages'] / r['seconds']:,.0f} pages/s)", flush=True)
+                print(f"round {i + 1} {label:8s}: {r['records']} records, {r['pages']} pages in {r['cpu']:.2f} CPU s "
+                      f"({r['seconds']:.2f} s wall) = {rate:,.0f} records/CPU s ({r['pages'] / r['cpu']:,.0f} pages/CPU s)",
+                      flush=True)
         mb, mt = statistics.median(rates["baseline"]), statistics.median(rates["this"])
-        print(f"median records/s: baseline {mb:,.0f}, this {mt:,.0f}; this/baseline = {mt / mb:.3f} "
+        print(f"median records/CPU s: baseline {mb:,.0f}, this {mt:,.0f}; this/baseline = {mt / mb:.3f} "
               f"(pairs: {', '.join(f'{t / b:.3f}' for t, b in zip(rates['this'], rates['baseline']))}); "
               f"load {os.getloadavg()[0]:.2f}")
     finally:

@@ -199,7 +199,7 @@ class FileProcessor:
         if not _is_web_url(rec.url):  # dns:, whois:, ftp: responses
             return False
         ctype = rec.headers.get("content-type", "").lower()
-        return ctype.startswith("application/http") or rec.content.lstrip()[:5].upper() == b"HTTP/"
+        return ctype.startswith("application/http") or rec.content[:64].lstrip()[:5].upper() == b"HTTP/"
 
     def _resource(self, rec: Record) -> dict[str, Any] | None:
         """A ``resource`` record of HTML with a web URL (e.g. warcit's archive of a site's
