@@ -31,6 +31,10 @@ from tests.conftest import ROOT
 HEAVY = ROOT / "benchmarks" / "data" / "heavy_pages"
 
 
+def old_extract(html: str, url: str, utf8: bytes | None = None):
+    return old.extract(html, url)  # always from the decoded text, as before
+
+
 def rows_of(path: str, extract) -> list[dict]:
     saved = pages.extract
     pages.extract = extract
@@ -48,7 +52,7 @@ def test_rows_identical_on_the_shared_samples(corpus):
     assert files
     compared = 0
     for path in files:
-        got, want = rows_of(path, new.extract), rows_of(path, old.extract)
+        got, want = rows_of(path, new.extract), rows_of(path, old_extract)
         assert len(got) == len(want), path
         for g, w in zip(got, want):
             diff = {k: (g.get(k), w.get(k)) for k in set(g) | set(w) if g.get(k) != w.get(k)}
@@ -72,7 +76,9 @@ def test_extract_identical_on_the_heavy_pages():
     pages_ = heavy_pages()
     assert len(pages_) == 138
     for url, html in pages_:
-        assert vars(new.extract(html, url)) == vars(old.extract(html, url)), url
+        want = vars(old.extract(html, url))
+        assert vars(new.extract(html, url)) == want, url
+        assert vars(new.extract(html, url, html.encode())) == want, url
 
 
 EDGE_PAGES = [
@@ -94,6 +100,10 @@ EDGE_PAGES = [
     "<a href='HTTPS://UP/x#y'>upper</a><a href='http:'>bare</a><a href='/'>root</a><a href='#f'>frag</a>"
     "<a href='/img'><img alt=' Alt  text '></a><a href='/img2'><img></a><a href='/nest'>a <span>b</span>c</a>"
     "<a href='http://[::1]/v6'>v6</a><a href='http://[bad/x'>bad</a><a href='/x\\y'>backslash</a></body></html>",
+    # a selector of higher priority only in <body>: the whole document is searched for it
+    "<html><head><meta name=Description content=head-upper><base target=x></head><body><meta name=description "
+    "content=body-lower><svg><title>svg title</title></svg><base href=/b/><a href=x>x</a></body></html>",
+    "<html><head></head><frameset><title>frames</title><meta name=description content=d></frameset></html>",
     "<html><body></body></html>",
     "no html at all, just text",
     "<html><head><title>only head</title></head></html>",

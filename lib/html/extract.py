@@ -47,12 +47,15 @@ BLOCK_TAGS = (
     "p,div,section,article,main,li,ul,ol,dl,dt,dd,h1,h2,h3,h4,h5,h6,br,tr,td,th,table,blockquote,pre,"
     "figure,figcaption,hr,address,details,summary,center"
 )
-# root-relative href that urljoin + urldefrag would return as origin + href (fragment cut):
-# no '//' (urljoin drops empty segments), no dot segment, no ';' (path parameters), no tab/CR/LF
-# (urlsplit deletes them), no backslash and no empty query ('/p?': urlunsplit drops the '?')
-_ROOT_RELATIVE = re.compile(r"/(?![/.])(?:(?!//|/\.)[^;\\\t\n\r#])*(?<!\?)(?:#.*)?", re.S)
-_HEAD = "title,meta[name=description],meta[name=Description],meta[property='og:description'],html,base[href],link[rel=canonical][href]"
+# what keeps a root-relative href from being origin + href (fragment cut) after urljoin +
+# urldefrag: '//' (urljoin drops empty segments), a dot segment, ';' (path parameters),
+# tab/CR/LF (urlsplit deletes them), backslash; and an empty query ('/p?': the '?' is dropped)
+_NOT_PLAIN = re.compile(r"//|/\.|[;\\\t\n\r]")
+_MISSING = object()
 _DESCRIPTION = ("meta[name=description]", "meta[name=Description]", "meta[property='og:description']")
+# the head fields: selector -> the one tag it can match
+_FIELDS = {"title": "title", **{sel: "meta" for sel in _DESCRIPTION}, "base[href]": "base", "link[rel=canonical][href]": "link"}
+_IN_HEAD = ",".join(_FIELDS)
 SEP = "\x1e"
 MAX_LINKS = 10000
 
@@ -111,46 +114,40 @@ class LinkResolver:
             self.origin = f"{p.scheme}://{p.netloc}"
 
     def __call__(self, href: str) -> str | None:
-        try:
-            return self.memo[href]
-        except KeyError:
-            pass
+        url = self.memo.get(href, _MISSING)
+        if url is not _MISSING:
+            return url
         h = href.strip()
-        if self.origin is not None and h[:1] == "/" and _ROOT_RELATIVE.fullmatch(h):
-            url = self.origin + h.split("#", 1)[0]
+        path = h.split("#", 1)[0]
+        if path[:1] == "/" and self.origin is not None and path[-1] != "?" and not _NOT_PLAIN.search(path):
+            url = self.origin + path
         else:
             url = absolute_link(self.base, href)
         self.memo[href] = url
         return url
 
 
-def extract(html: str, url: str) -> Page:
-    """Parse ``html`` (already decoded) fetched from ``url``."""
-    tree = LexborHTMLParser(html)
+def extract(html: str, url: str, utf8: bytes | None = None) -> Page:
+    """Parse ``html`` (already decoded) fetched from ``url``. ``utf8``, when given, is the
+    same document as UTF-8 bytes (``html.encode()``, e.g. the body of a page that decoded as
+    UTF-8): lexbor parses those bytes directly instead of encoding ``html`` again."""
+    tree = LexborHTMLParser(html if utf8 is None else utf8)
     page = Page()
-    title = root = base_node = canonical = None
-    metas = []
-    for node in tree.css(_HEAD):  # document order: the first of each kind wins, as css_first
-        tag = node.tag
-        if tag == "meta":
-            metas.append(node)
-        elif tag == "title":
-            title = node if title is None else title
-        elif tag == "html":
-            root = node if root is None else root
-        elif tag == "base":
-            base_node = node if base_node is None else base_node
-        elif tag == "link":
-            canonical = node if canonical is None else canonical
+    first = _first_matches(tree)
+    title = first.get("title")
     page.title = _clean(title.text()) if title is not None else ""
     for sel in _DESCRIPTION:  # the first node of each selector in turn, until one has content
-        node = next((m for m in metas if m.css_matches(sel)), None)
+        node = first.get(sel)
         if node is not None:
             page.description = _clean(node.attributes.get("content"))
             if page.description:
                 break
+    root = tree.root
+    if root is None or root.tag != "html":
+        root = tree.css_first("html")
     page.html_lang = _clean(root.attributes.get("lang")) if root is not None else ""
     base = url
+    base_node, canonical = first.get("base[href]"), first.get("link[rel=canonical][href]")
     if base_node is not None and base_node.attributes.get("href"):
         base = urljoin(url, base_node.attributes["href"].strip())
     resolve = LinkResolver(base)
@@ -176,6 +173,30 @@ def extract(html: str, url: str) -> Page:
 
     page.text = main_text(tree)
     return page
+
+
+def _first_matches(tree: LexborHTMLParser) -> dict:
+    """selector -> the first node it matches in document order (what css_first returns), for
+    the selectors of _FIELDS. <head> precedes every element of the document but <html>, so a
+    match inside it is the first: the whole document is searched only for what it lacks."""
+    first: dict = {}
+    head = tree.head
+    if head is not None:
+        _take_first(head.css(_IN_HEAD), _FIELDS, first)
+    missing = {sel: tag for sel, tag in _FIELDS.items() if sel not in first}
+    if missing:
+        _take_first(tree.css(",".join(missing)), missing, first)
+    return first
+
+
+def _take_first(nodes: list, selectors: dict, first: dict) -> None:
+    """Record, for each of ``selectors``, the first of ``nodes`` (document order, each
+    matched by one of them) that it matches."""
+    for node in nodes:
+        tag = node.tag
+        for sel, t in selectors.items():
+            if t == tag and sel not in first and (t != "meta" or node.css_matches(sel)):
+                first[sel] = node
 
 
 def _is_boilerplate(attrs: dict) -> bool:
