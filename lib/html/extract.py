@@ -30,6 +30,8 @@ DROP_SELECTORS = (
     "[role=navigation],[role=banner],[role=contentinfo],[role=complementary],[role=search],"
     "[aria-hidden=true],[hidden]"
 )
+# both in one query (one pass of lexbor's selector engine instead of one per tag and one more)
+_DROP = f":is({','.join(DROP_TAGS)}),{DROP_SELECTORS}"
 # class/id tokens that mark boilerplate blocks (whole tokens or these prefixes only: a
 # page wrapper called "has-nav" must not take the page with it)
 _BOILER_TOKENS = {"nav", "navbar", "navigation", "menu", "breadcrumb", "breadcrumbs", "footer", "sidebar",
@@ -156,10 +158,14 @@ def extract(html: str, url: str, utf8: bytes | None = None) -> Page:
 
     seen: set[tuple[str, str]] = set()
     links = page.links
+    memo = resolve.memo
     for a in tree.css("a[href]"):
         if len(links) >= MAX_LINKS:
             break
-        target = resolve(a.attrs.get("href") or "")
+        href = a.attrs.get("href") or ""
+        target = memo.get(href, _MISSING)
+        if target is _MISSING:
+            target = resolve(href)
         if target is None:
             continue
         anchor = " ".join(a.text(deep=True, separator=" ").split())
@@ -209,9 +215,8 @@ def main_text(tree: LexborHTMLParser) -> str:
     body = tree.body
     if body is None:
         return ""
-    tree.strip_tags(DROP_TAGS)
     # reverse document order: children go before their parents, so no freed node is touched
-    for node in reversed(body.css(DROP_SELECTORS)):
+    for node in reversed(body.css(_DROP)):
         node.decompose()
     for node in reversed(body.css(BOILER_CANDIDATES)):
         if node.tag not in ("main", "article") and _is_boilerplate(node.attributes):
