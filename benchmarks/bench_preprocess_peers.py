@@ -272,12 +272,10 @@ def bench_set(name: str, files: list[str], warm: list[str], a) -> dict:
                     "pages_per_cpu_s": round(runs[0]["pages"] / cpu, 1)}
     res["rates"] = rates
     peer = rates["selectolax"]
-    res["ratios"] = {
-        "ours/selectolax (wall)": round(peer["wall"] / rates["ours"]["wall"], 3),
-        "ours/selectolax (cpu)": round(peer["cpu"] / rates["ours"]["cpu"], 3),
-        "ours/resiliparse (wall)": round(rates["resiliparse"]["wall"] / rates["ours"]["wall"], 3),
-        "ours/resiliparse (cpu)": round(rates["resiliparse"]["cpu"] / rates["ours"]["cpu"], 3),
-    }
+    res["ratios"] = {}
+    for k in [k for k in rates if k != "ours"]:
+        for clock in ("wall", "cpu"):
+            res["ratios"][f"ours/{k} ({clock})"] = round(rates[k][clock] / rates["ours"][clock], 3)
     # core-hours for 1 TiB of such compressed WARC, at our single-core CPU rate
     res["core_hours_per_tib"] = round((1 << 40) / (size / rates["ours"]["cpu"]) / 3600, 1)
     if not a.no_job:
