@@ -5,8 +5,9 @@ Loops (one process, one core each), timed on the same WARC files:
 
 * ``ours``: lib.pages.FileProcessor (read, HTTP, charset, title/description/lang/canonical,
   links with anchors, main text without boilerplate, language, URL parts, digests, captures)
-* ``selectolax``: FastWARC read + selectolax (lexbor) title, links (urljoin) with anchor texts,
-  text after dropping script/style/nav/header/footer/aside/form + fastText lid.176 on 2,000 chars
+* ``selectolax``: FastWARC read + selectolax (lexbor) title, links (urljoin; no anchor texts, as the
+  issue's loop), text after dropping script/style/nav/header/footer/aside/form + fastText lid.176
+  on 2,000 chars
 * ``resiliparse``: FastWARC read + Resiliparse main-content text + fastText on 2,000 chars
 
 then ``jobs/preprocess.py --master local[2]`` on the same files (JVM start and Parquet output
@@ -178,7 +179,7 @@ def loop_selectolax(files: list[str]) -> int:
         for a in tree.css("a[href]"):
             href = a.attributes.get("href")
             if href:
-                links.append((urljoin(url, href), a.text(strip=True)))
+                links.append(urljoin(url, href))
         tree.strip_tags(DROP)
         text = tree.body.text(separator="\n", strip=True) if tree.body is not None else ""
         sample = f"{title} {text[:LID_CHARS]}".replace("\n", " ")
