@@ -30,8 +30,10 @@ DROP_SELECTORS = (
     "[role=navigation],[role=banner],[role=contentinfo],[role=complementary],[role=search],"
     "[aria-hidden=true],[hidden]"
 )
-# both in one query (one pass of lexbor's selector engine instead of one per tag and one more)
-_DROP = f":is({','.join(DROP_TAGS)}),{DROP_SELECTORS}"
+# both in one query (one pass of lexbor's selector engine instead of one per tag and one more),
+# and as one :is() so that an element matching several (<nav role=navigation>) comes back once
+# (a selector list returns it once per selector, and a node must not be decomposed twice)
+_DROP = f":is({','.join(DROP_TAGS)},{DROP_SELECTORS})"
 # class/id tokens that mark boilerplate blocks (whole tokens or these prefixes only: a
 # page wrapper called "has-nav" must not take the page with it)
 _BOILER_TOKENS = {"nav", "navbar", "navigation", "menu", "breadcrumb", "breadcrumbs", "footer", "sidebar",
