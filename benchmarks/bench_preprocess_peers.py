@@ -130,6 +130,8 @@ def build_shared(folder: str, corpus: str, records: int, files: int) -> list[str
     from bench_preprocess import real_members
 
     members = real_members(corpus)
+    if not members:
+        raise SystemExit(f"no HTML response records in {corpus}/*/*.warc.gz (--corpus)")
     return build(folder, "shared", records, files, lambda i: members[i % len(members)], {"members": len(members)})
 
 
