@@ -105,6 +105,8 @@ def build(folder: str, prefix: str, records: int, files: int, member, key: dict)
     if os.path.exists(stamp) and json.load(open(stamp)) == want and all(map(os.path.exists, paths)):
         return paths
     os.makedirs(folder, exist_ok=True)
+    if os.path.exists(stamp):
+        os.remove(stamp)  # a build that dies half-way must not pass for a finished one
     outs = [open(p, "wb") for p in paths]
     for i in range(records):
         outs[i % files].write(member(i))
