@@ -5,10 +5,11 @@ texts, and the main plain text with boilerplate (scripts, styles, navigation, he
 footers, asides, forms, cookie banners) removed, one block per line.
 
 Per page this costs a handful of passes of lexbor's C selector engine and Python only for the
-nodes that need it: one query for the head fields, one for the links (each distinct href
-resolved once, root-relative ones without ``urljoin``), and for the main text one query for
-the drop selectors, one for the few elements whose class or id contains a boilerplate word
-(tested in Python), one for the block elements. The output is that of the former
+nodes that need it: the head fields looked up in ``<head>`` (the whole document only for what
+it lacks), one query for the links (each distinct href resolved once, root-relative ones
+without ``urljoin``), and for the main text one query for the drop tags and selectors, one for
+the few elements whose class or id contains a boilerplate word (tested in Python), one for the
+block elements. The output is that of the former
 implementation, which tested every element with a class or id in Python and resolved every
 link with ``urljoin`` (tests/test_preprocess_equivalence.py holds them equal).
 """
