@@ -253,7 +253,8 @@ class FileProcessor:
         dec = decode_html(resp.body, resp.charset)
         if dec.replaced:
             self._warn(rec.offset, "invalid_bytes_in_charset", f"invalid bytes for {dec.charset} ({dec.source}): replaced")
-        page = extract(dec.text, rec.url)
+        utf8 = resp.body if dec.charset == "utf-8" and dec.source != "bom" and not dec.replaced else None
+        page = extract(dec.text, rec.url, utf8)  # the body as it is, if it is dec.text in UTF-8
         lang, score = langid.identify(f"{page.title}\n{page.text}")
         row: dict[str, Any] = {
             "id": urls.url_id(rec.url),

@@ -1,0 +1,333 @@
+"""Preprocess per core against the loops a user would write with FastWARC, selectolax,
+Resiliparse and fastText, in one invocation on the same files.
+
+Loops (one process, one core each), timed on the same WARC files:
+
+* ``ours``: lib.pages.FileProcessor (read, HTTP, charset, title/description/lang/canonical,
+  links with anchors, main text without boilerplate, language, URL parts, digests, captures)
+* ``selectolax``: FastWARC read + selectolax (lexbor) title, links (urljoin; no anchor texts, as the
+  issue's loop), text after dropping script/style/nav/header/footer/aside/form + fastText lid.176
+  on 2,000 chars
+* ``resiliparse``: FastWARC read + Resiliparse main-content text + fastText on 2,000 chars
+
+then ``jobs/preprocess.py --master local[2]`` on the same files (JVM start and Parquet output
+included; the driver JVM maps Spark's classes from lib/jvm_cache.py's archive, written by one
+untimed run when missing, as on any machine where the job ran before).
+
+Inputs (``--set``):
+
+* ``heavy``: benchmarks/data/heavy_pages (138 real pages, 134 KB mean, ~160 links; see its
+  SOURCES.md) wrapped as WARC response records, each page repeated under distinct URLs to
+  ``--records`` records, in ``--files`` files (built once into ``--work``)
+* ``shared``: the gzip members of the HTML response records of the shared samples
+  (/work/shared/corpus/*/*.warc.gz), copied as they are, repeated to ``--records``
+
+The in-process loops run ``--repeat`` times in alternation (ours, selectolax, resiliparse,
+ours, ...); each loop's rate is its median, and ratios are of medians measured in the same
+invocation. CPU seconds of the process are given beside wall seconds (the machine is shared).
+
+    python benchmarks/bench_preprocess_peers.py --set heavy --set shared [--repeat 3] [--no-job]
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import gzip
+import hashlib
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+
+HEAVY = os.path.join(HERE, "data", "heavy_pages")
+DROP = ["script", "style", "nav", "header", "footer", "aside", "form"]
+LID_CHARS = 2000
+JOB_HEAP = "1g"
+
+
+def load() -> str:
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+# ------------------------------------------------------------------ inputs
+def warc_member(url: str, body: bytes, i: int) -> bytes:
+    """One gzip member: a WARC response record with the usual headers of a crawler."""
+    ctype = "text/html"
+    try:
+        body.decode("utf-8")
+        ctype += "; charset=utf-8"
+    except UnicodeDecodeError:
+        pass
+    http = (f"HTTP/1.1 200 OK\r\nContent-Type: {ctype}\r\nServer: nginx\r\nContent-Length: {len(body)}\r\n\r\n"
+            .encode() + body)
+    digest = base64.b32encode(hashlib.sha1(body).digest()).decode()
+    head = (f"WARC/1.1\r\nWARC-Type: response\r\nWARC-Target-URI: {url}\r\n"
+            f"WARC-Date: 2026-11-2{i % 10}T0{i % 10}:1{i % 10}:00Z\r\n"
+            f"WARC-Record-ID: <urn:uuid:{uuid.uuid5(uuid.NAMESPACE_URL, url)}>\r\n"
+            f"WARC-IP-Address: 192.0.2.{i % 250 + 1}\r\nWARC-Payload-Digest: sha1:{digest}\r\n"
+            f"Content-Type: application/http; msgtype=response\r\nContent-Length: {len(http)}\r\n\r\n").encode()
+    return gzip.compress(head + http + b"\r\n\r\n", 6, mtime=0)
+
+
+def heavy_pages() -> list[tuple[str, bytes]]:
+    """(url, html bytes) of the committed heavy pages."""
+    out = []
+    with open(os.path.join(HEAVY, "pages.tsv")) as f:
+        next(f)
+        for line in f:
+            name, url = line.split("\t")[:2]
+            with gzip.open(os.path.join(HEAVY, name)) as g:
+                out.append((url, g.read()))
+    return out
+
+
+def repeat_url(url: str, k: int) -> str:
+    return url if k == 0 else f"{url}{'&' if '?' in url else '?'}copy={k}"
+
+
+def build(folder: str, prefix: str, records: int, files: int, member, key: dict) -> list[str]:
+    """``records`` gzip members (``member(i)``) dealt round-robin into ``files`` WARC files,
+    built once: a stamp beside them says from what."""
+    paths = [os.path.join(folder, f"{prefix}-{i}.warc.gz") for i in range(files)]
+    stamp = os.path.join(folder, "built.json")
+    want = {"records": records, "files": files, **key}
+    if os.path.exists(stamp) and json.load(open(stamp)) == want and all(map(os.path.exists, paths)):
+        return paths
+    os.makedirs(folder, exist_ok=True)
+    if os.path.exists(stamp):
+        os.remove(stamp)  # a build that dies half-way must not pass for a finished one
+    outs = [open(p, "wb") for p in paths]
+    for i in range(records):
+        outs[i % files].write(member(i))
+    for o in outs:
+        o.close()
+    with open(stamp, "w") as f:
+        json.dump(want, f)
+    return paths
+
+
+def build_heavy(folder: str, records: int, files: int) -> list[str]:
+    pages = heavy_pages()
+
+    def member(i: int) -> bytes:
+        url, body = pages[i % len(pages)]
+        return warc_member(repeat_url(url, i // len(pages)), body, i)
+
+    return build(folder, "heavy", records, files, member, {"pages": len(pages)})
+
+
+def build_shared(folder: str, corpus: str, records: int, files: int) -> list[str]:
+    """The gzip members of the shared samples' HTML responses, copied as they are, repeated."""
+    from bench_preprocess import real_members
+
+    members = real_members(corpus)
+    if not members:
+        raise SystemExit(f"no HTML response records in {corpus}/*/*.warc.gz (--corpus)")
+    return build(folder, "shared", records, files, lambda i: members[i % len(members)], {"members": len(members)})
+
+
+# ------------------------------------------------------------------ loops
+def loop_ours(files: list[str]) -> int:
+    from bench_preprocess import bare_loop  # lib.pages.FileProcessor over each file
+
+    return bare_loop(files)[1]
+
+
+def _fasttext():
+    import fasttext
+
+    from lib.langid import model_path
+
+    fasttext.FastText.eprint = lambda *a, **k: None
+    return fasttext.load_model(model_path()).f.predict  # the C++ binding: fastText's wrapper breaks under numpy 2
+
+
+def _fastwarc_html(files: list[str]):
+    """(url, body) of every 2xx text/html response, read with FastWARC."""
+    from fastwarc.warc import ArchiveIterator, WarcRecordType
+
+    for path in files:
+        with open(path, "rb") as f:
+            for rec in ArchiveIterator(f, record_types=WarcRecordType.response, parse_http=True):
+                if not 200 <= (rec.http_headers.status_code or 0) < 300:
+                    continue
+                ctype = (rec.http_headers.get("Content-Type") or "").lower()
+                if "html" not in ctype:
+                    continue
+                yield rec.headers.get("WARC-Target-URI"), rec.reader.read()
+
+
+def loop_selectolax(files: list[str]) -> int:
+    from urllib.parse import urljoin
+
+    from selectolax.lexbor import LexborHTMLParser
+
+    predict = _fasttext()
+    n = 0
+    for url, body in _fastwarc_html(files):
+        tree = LexborHTMLParser(body)
+        t = tree.css_first("title")
+        title = t.text(strip=True) if t is not None else ""
+        links = []
+        for a in tree.css("a[href]"):
+            href = a.attributes.get("href")
+            if href:
+                links.append(urljoin(url, href))
+        tree.strip_tags(DROP)
+        text = tree.body.text(separator="\n", strip=True) if tree.body is not None else ""
+        sample = f"{title} {text[:LID_CHARS]}".replace("\n", " ")
+        predict(sample + "\n", 1, 0.0, "strict")
+        n += 1
+    return n
+
+
+def loop_resiliparse(files: list[str]) -> int:
+    from resiliparse.extract.html2text import extract_plain_text
+    from resiliparse.parse.encoding import detect_encoding
+    from resiliparse.parse.html import HTMLTree
+
+    predict = _fasttext()
+    n = 0
+    for _url, body in _fastwarc_html(files):
+        tree = HTMLTree.parse_from_bytes(body, detect_encoding(body))
+        title = tree.title or ""
+        text = extract_plain_text(tree, main_content=True)
+        sample = f"{title} {text[:LID_CHARS]}".replace("\n", " ")
+        predict(sample + "\n", 1, 0.0, "strict")
+        n += 1
+    return n
+
+
+LOOPS = {"ours": loop_ours, "selectolax": loop_selectolax, "resiliparse": loop_resiliparse}
+
+
+def timed(fn, files: list[str]) -> dict:
+    l0 = load()
+    w0, c0 = time.perf_counter(), time.process_time()
+    n = fn(files)
+    wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+    return {"pages": n, "wall": round(wall, 2), "cpu": round(cpu, 2), "load_before": l0, "load_after": load()}
+
+
+# ------------------------------------------------------------------ the job
+def run_job(files: list[str], work: str, cores: int) -> dict:
+    day = os.path.join(work, "job-input")
+    shutil.rmtree(day, ignore_errors=True)
+    os.makedirs(day)
+    for p in files:
+        os.symlink(p, os.path.join(day, os.path.basename(p)))
+    out = os.path.join(work, "job-out")
+    shutil.rmtree(out, ignore_errors=True)
+    summary = os.path.join(work, "job-summary.json")
+    cmd = [sys.executable, os.path.join(ROOT, "jobs", "preprocess.py"), "--input", day, "--output", out,
+           "--master", f"local[{cores}]", "--summary", summary, "--conf", f"spark.driver.memory={JOB_HEAP}",
+           "--conf", "spark.ui.enabled=false"]
+    l0 = load()
+    t0 = time.perf_counter()
+    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
+    wall = time.perf_counter() - t0
+    if r.returncode != 0:
+        sys.stderr.write(r.stderr.decode(errors="replace")[-3000:])
+        raise SystemExit(f"preprocess job failed ({r.returncode})")
+    with open(summary) as f:
+        s = json.load(f)
+    return {"pages": s["pages_kept"], "wall": round(wall, 2), "load_before": l0, "load_after": load()}
+
+
+def ensure_class_archive(files: list[str], work: str, cores: int) -> float | None:
+    """The nightly job runs where it ran before: its driver JVM maps Spark's classes from
+    the archive. When there is none yet, one untimed run on one file writes it."""
+    from lib import jvm_cache
+
+    p = jvm_cache.plan(JOB_HEAP)
+    if p is None or not p.creating:
+        return None
+    return run_job(files[:1], work, cores)["wall"]
+
+
+# ------------------------------------------------------------------ main
+def bench_set(name: str, files: list[str], warm: list[str], a) -> dict:
+    size = sum(os.path.getsize(p) for p in files)
+    res: dict = {"files": len(files), "compressed_mb": round(size / 1e6, 1), "runs": {k: [] for k in LOOPS}}
+    print(f"[{name}] {len(files)} files, {size / 1e6:.1f} MB compressed, load {load()}", flush=True)
+    for fn in LOOPS.values():  # imports, models, caches: not what a loop costs per page
+        fn(warm)
+    for _ in range(a.repeat):
+        for k, fn in LOOPS.items():
+            r = timed(fn, files)
+            res["runs"][k].append(r)
+            print(f"[{name}] {k:12s} {r['pages']} pages, {r['wall']:.1f} s wall, {r['cpu']:.1f} s cpu, "
+                  f"{r['pages'] / r['wall']:.0f} pages/s, load {r['load_after']}", flush=True)
+    rates = {}
+    for k, runs in res["runs"].items():
+        wall = statistics.median(r["wall"] for r in runs)
+        cpu = statistics.median(r["cpu"] for r in runs)
+        rates[k] = {"pages": runs[0]["pages"], "wall": wall, "cpu": cpu, "pages_per_s": round(runs[0]["pages"] / wall, 1),
+                    "pages_per_cpu_s": round(runs[0]["pages"] / cpu, 1)}
+    res["rates"] = rates
+    peer = rates["selectolax"]
+    res["ratios"] = {}
+    for k in [k for k in rates if k != "ours"]:
+        for clock in ("wall", "cpu"):
+            res["ratios"][f"ours/{k} ({clock})"] = round(rates[k][clock] / rates["ours"][clock], 3)
+    # core-hours for 1 TiB of such compressed WARC, at our single-core CPU rate
+    res["core_hours_per_tib"] = round((1 << 40) / (size / rates["ours"]["cpu"]) / 3600, 1)
+    if not a.no_job:
+        res["class_archive_written_s"] = ensure_class_archive(files, a.work, a.cores)
+        job = run_job(files, a.work, a.cores)
+        job["pages_per_s"] = round(job["pages"] / job["wall"], 1)
+        res["job"] = job
+        res["ratios"][f"job local[{a.cores}] / selectolax one core (wall)"] = round(peer["wall"] / job["wall"], 3)
+        res["ratios"][f"job local[{a.cores}] / ours one core (wall)"] = round(rates["ours"]["wall"] / job["wall"], 3)
+        res["core_hours_per_tib_job"] = round((1 << 40) / (size / job["wall"]) / 3600 * a.cores, 1)
+        print(f"[{name}] job local[{a.cores}] {job['pages']} pages, {job['wall']:.1f} s, {job['pages_per_s']:.0f} pages/s, "
+              f"load {job['load_after']}", flush=True)
+    print(f"[{name}] ratios {json.dumps(res['ratios'])}", flush=True)
+    return res
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--set", action="append", choices=["heavy", "shared"])
+    ap.add_argument("--work", default=os.path.join(HERE, "work", "peers"))
+    ap.add_argument("--corpus", default=os.path.join(ROOT, "..", "shared", "corpus"))
+    ap.add_argument("--records", type=int, default=20_000)
+    ap.add_argument("--files", type=int, default=8)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--cores", type=int, default=2)
+    ap.add_argument("--no-job", action="store_true")
+    ap.add_argument("--loops", default=",".join(LOOPS), help="comma-separated subset of " + ",".join(LOOPS))
+    a = ap.parse_args()
+    for k in list(LOOPS):
+        if k not in a.loops.split(","):
+            del LOOPS[k]
+    os.makedirs(a.work, exist_ok=True)
+    result = {"machine": f"{platform.node()}, {os.cpu_count()} cores, {platform.processor() or platform.machine()}",
+              "python": platform.python_version(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+              "load_start": load(), "sets": {}}
+    for name in a.set or ["heavy", "shared"]:
+        folder = os.path.join(a.work, name)
+        if name == "heavy":
+            files, warm = build_heavy(folder, a.records, a.files), build_heavy(folder + "-warm", 50, 1)
+        else:
+            files, warm = build_shared(folder, a.corpus, a.records, a.files), build_shared(folder + "-warm", a.corpus, 50, 1)
+        result["sets"][name] = bench_set(name, files, warm, a)
+    result["load_end"] = load()
+    print(json.dumps(result, indent=1))
+    with open(os.path.join(a.work, f"result-{time.strftime('%Y%m%dT%H%M%S')}.json"), "w") as f:
+        json.dump(result, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
