@@ -62,8 +62,11 @@ def _is_binary(body: bytes) -> bool:
         return False  # UTF-16 text has NULs
     if b"\x00" in head:
         return True
-    ctrl = sum(1 for b in head if b < 9 or 13 < b < 32 and b != 27)
+    ctrl = len(head) - len(head.translate(None, _CONTROL_BYTES))  # counted in C
     return len(head) > 0 and ctrl / len(head) > 0.05
+
+
+_CONTROL_BYTES = bytes(b for b in range(32) if b < 9 or 13 < b < 32 and b != 27)
 
 
 _HTML_START = re.compile(
