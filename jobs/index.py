@@ -49,6 +49,8 @@ class IndexJob(SparkJob):
                             help="TLD/LANG groups with fewer pages go to other/LANG (default 1000)")
         parser.add_argument("--gzip-level", type=int, default=2, choices=range(1, 10), metavar="1-9",
                             help="zlib level of the .ciff.gz files (default 2; docs/index.md has the speed/size trade)")
+        parser.add_argument("--no-graph", dest="graph", action="store_false",
+                            help="write the CIFF shards and metadata only, no web graph (graph/ absent)")
 
     def run(self, spark: Any, args: argparse.Namespace) -> JobResult:
         if not storage.exists(storage.join(args.input, storage.SUCCESS)):
@@ -124,12 +126,15 @@ def build_index(spark: Any, inp: str, work: str, args: argparse.Namespace) -> di
     # The graph is independent of the shards: its jobs run beside the index stage (Spark
     # takes jobs from several threads), filling the cores the index stage leaves idle.
     pool = ThreadPoolExecutor(1, thread_name_prefix="graph")
-    graph_job = pool.submit(_graph, spark, inp, storage.normalize(os.path.join(work, "graph")))
+    graph_job = pool.submit(_graph, spark, inp, storage.normalize(os.path.join(work, "graph"))) if args.graph else None
     try:
         summary = _index(spark, work, args, files, counts, clock)
     finally:
         pool.shutdown(wait=True)  # never leave a graph job writing into a folder being removed
-    summary["graph"], summary["seconds"]["graph"] = graph_job.result()
+    if graph_job is not None:
+        summary["graph"], summary["seconds"]["graph"] = graph_job.result()
+    else:
+        summary["graph"] = None  # --no-graph
     _drop_checksums(work)
     keys = ("docs", "terms", "postings", "total_terms", "ciff_bytes", "metadata_bytes")
     summary["totals"] = {k: sum(s[k] for s in summary["shards"]) for k in keys}

@@ -259,6 +259,16 @@ def test_rerun_is_idempotent(spark, indexed):
     assert not list(indexed.parent.glob("15.*"))  # no temp or .old folders left beside it
 
 
+def test_no_graph_writes_the_same_shards_and_no_graph(spark, indexed, tmp_path):
+    inp = indexed.parent.parent.parent / "preprocessed" / "2026-01" / "15"
+    out = tmp_path / "index"
+    assert run_index(spark, inp, out, "--date", DAY.isoformat(), "--no-graph") == 0
+    assert _digests(out) == _digests(indexed)
+    assert not (out / "graph").exists()
+    stats = json.loads((out / "_stats.json").read_text())
+    assert stats["graph"] is None and "graph" not in stats["seconds"]
+
+
 def test_partition_keys_give_one_shard_per_partition(spark):
     from pyspark.sql import functions as F
 

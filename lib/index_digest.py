@@ -1,0 +1,79 @@
+"""Content digests of an index day's shards: what must stay equal when the index job changes.
+
+``python -m lib.index_digest INDEX_DAY [--write FILE | --check FILE]``
+
+Per shard, the sha256 of the decompressed CIFF (header, every postings list, every
+DocRecord: the terms, docids and tfs exactly) and of the metadata table's content (Arrow
+IPC of the whole table, one chunk: independent of Parquet row groups and compression).
+A golden file written by one version of the code and checked by another holds the new
+postings against the old, byte for byte.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import pathlib
+import sys
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def shard_digests(day: str | pathlib.Path) -> dict[str, str]:
+    """``{relative path: sha256}`` of every ``index-*.ciff.gz`` (decompressed) and
+    ``metadata-*.parquet`` (table content) under ``day``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    root = pathlib.Path(day)
+    out: dict[str, str] = {}
+    for p in sorted(root.rglob("index-*.ciff.gz")):
+        h = hashlib.sha256()
+        with gzip.open(p, "rb") as f:
+            while chunk := f.read(1 << 22):
+                h.update(chunk)
+        out[str(p.relative_to(root))] = h.hexdigest()
+    for p in sorted(root.rglob("metadata-*.parquet")):
+        t = pq.read_table(p).combine_chunks()
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, t.schema) as w:
+            w.write_table(t)
+        out[str(p.relative_to(root))] = _sha(sink.getvalue().to_pybytes())
+    return out
+
+
+def diff(got: dict[str, str], want: dict[str, str]) -> list[str]:
+    """Human-readable differences (empty when equal)."""
+    lines = [f"missing: {k}" for k in sorted(set(want) - set(got))]
+    lines += [f"unexpected: {k}" for k in sorted(set(got) - set(want))]
+    lines += [f"differs: {k}" for k in sorted(set(got) & set(want)) if got[k] != want[k]]
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("day")
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--write", help="write the digests to this JSON file")
+    g.add_argument("--check", help="compare with the digests in this JSON file (exit 1 when they differ)")
+    a = ap.parse_args(argv)
+    got = shard_digests(a.day)
+    if a.write:
+        pathlib.Path(a.write).write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
+    if a.check:
+        bad = diff(got, json.loads(pathlib.Path(a.check).read_text()))
+        for line in bad:
+            print(line, file=sys.stderr)
+        print(f"{len(got)} files, {'equal' if not bad else f'{len(bad)} differences'}", file=sys.stderr)
+        return 1 if bad else 0
+    if not a.write:
+        print(json.dumps(got, indent=1, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
