@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from lib.index_build import DOCS_SCHEMA, META_COLUMNS, METADATA_SCHEMA, STATS_SCHEMA, docs_path, segment_path
+from lib.index_build import META_COLUMNS, METADATA_SCHEMA, STATS_SCHEMA, docs_path, segment_path
 
 META_ROW_GROUP = 1 << 16
 SLICE_POSTINGS = 1 << 22
