@@ -5,7 +5,7 @@ task each; ``t`` is a file's position in the day's sorted file list. For each fi
 the pages with pyarrow (the text never goes through the JVM), finds each page's shard
 (``pidx``: its TLD/LANG group and the first bits of MD5(url)), numbers the pages of each shard
 ``0, 1, ...`` in file order (the *local* docid), analyzes them (one analyzer per file: a file
-holds one language) and keeps the (shard, term, local docid, tf) postings of the task in
+holds one language) and keeps the (shard, term, local docid) occurrences of the task in
 memory, like a Lucene indexing buffer. It writes them into the job's spill folder (beside the
 output, so on the filesystem every executor shares), per shard ``pidx``:
 
@@ -89,8 +89,8 @@ class MapPlan:
 
     groups: dict[tuple[str, str], tuple[int, int]]  # (url_suffix or '', language or '') -> (base pidx, bits)
     spill: str  # the job's spill folder (module doc)
-    # postings buffered per task before chunks are emitted: 16 bytes each (64 MB), about twice
-    # that while the buffer is sorted
+    # term occurrences buffered per task before segments are written: 12 bytes each (48 MB),
+    # about twice that while the buffer is sorted
     flush_postings: int = 4_000_000
     batch_rows: int = 8192
     columns: list[str] = field(default_factory=lambda: list(READ_COLUMNS))
@@ -134,49 +134,54 @@ def write_arrow(path: str, table: pa.Table | pa.RecordBatch) -> None:
 
 
 class _TaskBuffer:
-    """Postings of one file, all its shards, until flushed as segments."""
+    """Term occurrences of one file, all its shards, until flushed as segments."""
 
     def __init__(self, plan: MapPlan, t: int):
         self.plan, self.t = plan, t
         self.terms: list[str] = []  # the analyzer's vocabulary the buffered term ids index
-        self.parts: list[tuple[np.ndarray, ...]] = []  # (pidx, term id, local doc, tf) per batch
+        self.parts: list[tuple[np.ndarray, ...]] = []  # (pidx, term id, local doc) per batch
         self.shards: list[np.ndarray] = []
         self.size = 0
         self.segments: dict[int, int] = {}  # pidx -> segments written
 
-    def add(self, vocab: list[str], shards: np.ndarray, pidx: np.ndarray, term: np.ndarray, doc: np.ndarray,
-            tf: np.ndarray) -> None:
-        """Buffer a batch's postings; ``shards`` are the distinct values of ``pidx``."""
+    def add(self, vocab: list[str], shards: np.ndarray, pidx: np.ndarray, term: np.ndarray, doc: np.ndarray) -> None:
+        """Buffer a batch's term occurrences; ``shards`` are the distinct values of ``pidx``."""
         if vocab is not self.terms:  # the analyzer started a new vocabulary: old ids go out first
             self.flush()
             self.terms = vocab
-        i32 = np.int32  # 16 bytes a buffered posting
-        self.parts.append(tuple(x.astype(i32, copy=False) for x in (pidx, term, doc, tf)))
+        i32 = np.int32  # 12 bytes an occurrence
+        self.parts.append(tuple(x.astype(i32, copy=False) for x in (pidx, term, doc)))
         self.shards.append(shards)
         self.size += len(term)
         if self.size >= self.plan.flush_postings:
             self.flush()
 
     def flush(self) -> None:
-        """One segment per shard in the buffer: a row per term, local docids ascending."""
+        """One segment per shard in the buffer: a row per term, local docids ascending, tfs."""
         if not self.parts:
             return
-        pidx, term, doc, tf = (np.concatenate(c) for c in zip(*self.parts))
+        pidx, term, doc = (np.concatenate(c) for c in zip(*self.parts))
         shards = np.unique(np.concatenate(self.shards))  # a few values per batch: cheap
         self.parts, self.size, self.shards = [], 0, []
-        n, v = len(term), max(len(self.terms), 1)
-        if len(shards) == 1:
-            key = term.astype(np.int64)
+        v, nd = max(len(self.terms), 1), int(doc.max()) + 1
+        rank = np.searchsorted(shards, pidx) if len(shards) > 1 else np.zeros(len(pidx), np.int64)
+        if len(shards) * v * nd < 1 << 62:
+            # one int64 sort (numpy's SIMD sort) of (shard, term, local doc): equal keys are one
+            # posting's occurrences, so the runs give the tfs
+            key = np.sort((rank.astype(np.int64) * v + term) * nd + doc)
+            first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+            tf = np.diff(np.r_[first, len(key)]).astype(np.int32)
+            rest, doc = np.divmod(key[first], nd)
+            rank, term = np.divmod(rest, v)
+            pidx = shards[rank]
         else:
-            key = np.searchsorted(shards, pidx).astype(np.int64) * v + term
-        if v * len(shards) * n < 1 << 62:
-            # one int64 sort (numpy's SIMD sort) of (shard, term, position); within a (shard,
-            # term) positions ascend with local docids: batches append in file order and each
-            # batch's triples come sorted by (term, doc)
-            order = np.sort(key * n + np.arange(n)) % n
-        else:
-            order = np.argsort(key, kind="stable")
-        pidx, term, doc, tf = pidx[order], term[order], doc[order], tf[order]
+            order = np.lexsort((doc, term, pidx))
+            pidx, term, doc = pidx[order], term[order], doc[order]
+            first = np.flatnonzero(np.r_[True, (pidx[1:] != pidx[:-1]) | (term[1:] != term[:-1]) | (doc[1:] != doc[:-1])])
+            tf = np.diff(np.r_[first, len(doc)]).astype(np.int32)
+            pidx, term, doc = pidx[first], term[first], doc[first]
+        n = len(term)
+        doc = doc.astype(np.int32)
         cut = np.flatnonzero(pidx[1:] != pidx[:-1]) + 1
         words = self.terms
         for a, z in zip(np.r_[0, cut].tolist(), np.r_[cut, n].tolist()):
@@ -224,7 +229,7 @@ def index_file(t: int, path: str, language: str, plan: MapPlan) -> Iterator[pa.R
         if n == 0:
             continue
         pidx = _file_pidx(b, language, plan, path)
-        bt = analyzer.analyze_batch(page_texts(b))
+        bt = analyzer.batch_tokens(page_texts(b))
         lengths = bt.doclength
         lang = pa.array([language] * n, pa.string())
         docs_cols = [b.column("record_id").cast(pa.string()), pa.array(lengths.astype(np.int32))]
@@ -242,7 +247,7 @@ def index_file(t: int, path: str, language: str, plan: MapPlan) -> Iterator[pa.R
             tokens[p] = tokens.get(p, 0) + int(lengths[rows].sum())
             pages.setdefault(p, []).append(page_rows if len(ps) == 1 else page_rows.take(pa.array(rows)))
         if len(bt.doc):
-            buf.add(bt.vocab, ps, pidx[bt.doc], bt.term, local[bt.doc], bt.tf)
+            buf.add(bt.vocab, ps, pidx[bt.doc], bt.term, local[bt.doc])
     buf.flush()
     for p in sorted(docs):
         write_arrow(docs_path(plan.spill, p, t), pa.Table.from_batches(pages[p], schema=DOCS_SCHEMA).combine_chunks())
