@@ -271,18 +271,47 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, Linux {platform.release()}"
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--docs", type=int, default=100_000)
-    ap.add_argument("--words", type=int, default=500)
+def append_to_docs(text: str) -> None:
+    """Add a section at the end of "## Indexing" in docs/benchmarks.md."""
+    path = ROOT / "docs" / "benchmarks.md"
+    cur = path.read_text() if path.exists() else "# Benchmarks\n"
+    m = re.search(r"^## Indexing.*\n", cur, re.M)
+    if not m:
+        cur = cur.rstrip("\n") + "\n\n## Indexing\n\n"
+        m = re.search(r"^## Indexing.*\n", cur, re.M)
+    head, rest = cur[: m.end()], cur[m.end():]
+    nxt = rest.find("\n## ")
+    section, tail = (rest, "") if nxt < 0 else (rest[:nxt], rest[nxt:])
+    kept = section.strip("\n")
+    path.write_text(head + "\n" + (kept + "\n\n" if kept else "") + text + tail)
+
+
+def report(lines: list[str], append: bool) -> None:
+    """Print a Markdown section; with ``append``, also add it to docs/benchmarks.md."""
+    text = "\n".join(lines)
+    print(text)
+    if append:
+        append_to_docs(text)
+
+
+def parser(doc: str, docs: int) -> argparse.ArgumentParser:
+    """The options every index benchmark takes."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--docs", type=int, default=docs)
+    ap.add_argument("--words", type=int, default=500, help="words per synthetic document")
     ap.add_argument("--cores", type=int, default=2)
+    ap.add_argument("--append", action="store_true", help="append the result to docs/benchmarks.md under ## Indexing")
+    return ap
+
+
+def main() -> None:
+    ap = parser(__doc__, 100_000)
     ap.add_argument("--docs-per-shard", type=int, default=25_000)
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--skip-anserini", action="store_true")
     ap.add_argument("--repeat", type=int, default=3,
                     help="runs of each, alternating; the table shows medians (default 3: the VM is shared and noisy)")
     ap.add_argument("--no-full", action="store_true", help="skip the full job's runs (with the web graph)")
-    ap.add_argument("--append", action="store_true", help="append the result to docs/benchmarks.md")
     a = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     pool = text_pool(a.cores)
@@ -352,21 +381,7 @@ def main() -> None:
               " the first on a machine does" + (f"; this benchmark's first run, which wrote it, took {first:.1f} s." if first else ".")]
     lines += ["", f"Our job's steps (s, median run without the graph): {json.dumps(ours['steps'])}; {tot['postings']:,} postings,"
               f" {tot['terms']:,} terms (sum over shards), {tot['total_terms']:,} tokens indexed.", ""]
-    text = "\n".join(lines)
-    print(text)
-    if a.append:
-        path = ROOT / "docs" / "benchmarks.md"
-        cur = path.read_text() if path.exists() else "# Benchmarks\n"
-        m = re.search(r"^## Indexing.*\n", cur, re.M)
-        if not m:
-            cur = cur.rstrip("\n") + "\n\n## Indexing\n\n"
-            m = re.search(r"^## Indexing.*\n", cur, re.M)
-        head, rest = cur[: m.end()], cur[m.end():]
-        nxt = rest.find("\n## ")
-        section, tail = (rest, "") if nxt < 0 else (rest[:nxt], rest[nxt:])
-        kept = section.strip("\n")
-        path.write_text(head + "\n" + (kept + "\n\n" if kept else "") + text + tail)
-
+    report(lines, a.append)
 
 if __name__ == "__main__":
     main()
