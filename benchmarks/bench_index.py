@@ -146,6 +146,39 @@ def write_inputs(n: int, words: int, seed: int, pool: list[str]) -> tuple[pathli
     return day, jsonl, nbytes
 
 
+def copy_inputs(day: pathlib.Path, jsonl: pathlib.Path, nbytes: int, copies: int) -> tuple[pathlib.Path, pathlib.Path, int]:
+    """The day ``copies`` times over: each copy's pages with their own URL (``?copy=N``, so
+    their own shard), record_id and id; the same texts (and vocabulary). Much faster than
+    generating as many new documents."""
+    import pyarrow.compute as pc
+
+    big, bigj = day.parent / f"{day.name}-x{copies}", jsonl.parent / f"{jsonl.name}-x{copies}"
+    if (big / "_SUCCESS").exists() and (bigj / "_done").exists():
+        return big, bigj, int((bigj / "_done").read_text())
+    shutil.rmtree(big, ignore_errors=True)
+    shutil.rmtree(bigj, ignore_errors=True)
+    (big / "language=eng").mkdir(parents=True)
+    bigj.mkdir(parents=True)
+    files = sorted((day / "language=eng").glob("*.parquet"))
+    for c in range(copies):
+        for f in files:
+            t = pq.read_table(f)
+            urls = pc.binary_join_element_wise(t.column("url"), pa.scalar(f"?copy={c}"), "")
+            rids = [f"<urn:uuid:{hashlib.md5(f'{r}-{c}'.encode()).hexdigest()}>" for r in t.column("record_id").to_pylist()]
+            t = t.set_column(t.schema.get_field_index("url"), "url", urls)
+            t = t.set_column(t.schema.get_field_index("record_id"), "record_id", pa.array(rids))
+            t = t.set_column(t.schema.get_field_index("id"), "id",
+                             pa.array([hashlib.sha256(u.encode()).hexdigest() for u in urls.to_pylist()]))
+            pq.write_table(t, big / "language=eng" / f"part-{c:03d}-{f.stem}.parquet")
+            texts = pc.binary_join_element_wise(t.column("title"), t.column("plain_text"), "\n").to_pylist()
+            with open(bigj / f"part-{c:03d}-{f.stem}.jsonl", "w") as out:
+                for rid, text in zip(rids, texts):
+                    out.write(json.dumps({"id": rid, "contents": text}) + "\n")
+    (big / "_SUCCESS").write_bytes(b"")
+    (bigj / "_done").write_text(str(nbytes * copies))
+    return big, bigj, nbytes * copies
+
+
 def anserini_tools() -> tuple[str, str]:
     """(java, fat jar): pip-fetched into benchmarks/work/index/tools/ on first use."""
     TOOLS.mkdir(parents=True, exist_ok=True)
@@ -312,19 +345,25 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3,
                     help="runs of each, alternating; the table shows medians (default 3: the VM is shared and noisy)")
     ap.add_argument("--no-full", action="store_true", help="skip the full job's runs (with the web graph)")
+    ap.add_argument("--copies", type=int, default=1,
+                    help="index the --docs day this many times over (copy_inputs: distinct URLs and ids, same texts)")
+    ap.add_argument("--driver-memory", default=HEAP, help=f"our driver (and, in local mode, executor) heap (default {HEAP})")
     a = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     pool = text_pool(a.cores)
     t = time.time()
     day, jsonl, nbytes = write_inputs(a.docs, a.words, a.seed, pool)
+    if a.copies > 1:
+        day, jsonl, nbytes = copy_inputs(day, jsonl, nbytes, a.copies)
     print(f"inputs ready in {time.time() - t:.0f}s: {a.docs} docs, {nbytes / 1e6:.0f} MB of text", file=sys.stderr)
     first = ensure_class_archive(day, a.cores, a.docs_per_shard)
-    golden = ROOT / "tests" / "data" / "index_golden" / f"bench-{a.docs}-{a.words}.json"
+    golden = ROOT / "tests" / "data" / "index_golden" / f"bench-{a.docs}-{a.words}{f'-x{a.copies}' if a.copies > 1 else ''}.json"
     alone, full, ans_runs, loads = [], [], [], []
     ans: dict | str = "skipped (--skip-anserini)"
     for i in range(max(1, a.repeat)):
         loads.append(os.getloadavg()[0])
-        alone.append(run_ours(day, a.cores, a.docs_per_shard, graph=False, golden=golden if i == 0 else None))
+        alone.append(run_ours(day, a.cores, a.docs_per_shard, graph=False, golden=golden if i == 0 else None,
+                              driver_memory=a.driver_memory))
         print(f"ours, no graph: {alone[-1]}", file=sys.stderr)
         if not a.skip_anserini:
             try:
@@ -334,7 +373,7 @@ def main() -> None:
                 ans = f"could not run: {e}"
                 a.skip_anserini = True
         if not a.no_full:
-            full.append(run_ours(day, a.cores, a.docs_per_shard, graph=True))
+            full.append(run_ours(day, a.cores, a.docs_per_shard, graph=True, driver_memory=a.driver_memory))
             print(f"ours, with graph: {full[-1]}", file=sys.stderr)
     load1 = os.getloadavg()
     ours = _median_run(alone)
@@ -345,16 +384,17 @@ def main() -> None:
     gb = lambda r: f"{r['rss'] / 2**30:.1f}"  # noqa: E731
     walls = lambda runs: ", ".join(f"{r['wall']:.1f}" for r in runs)  # noqa: E731
     lines = [
-        f"### {dt.date.today():%Y-%m-%d}: {a.docs:,} documents of ~{a.words} words, {a.cores} cores",
+        f"### {dt.date.today():%Y-%m-%d}: {a.docs * a.copies:,} documents of ~{a.words} words, {a.cores} cores"
+        + (f" ({a.copies} copies of the {a.docs:,}-document day, distinct URLs and ids)" if a.copies > 1 else ""),
         "",
         f"Machine: {machine()}. Load average (1 min) before each round: {', '.join(f'{x:.1f}' for x in loads)};"
         f" after: {load1[0]:.1f} (shared with other jobs).",
         f"`python benchmarks/bench_index.py --docs {a.docs} --words {a.words} --cores {a.cores} --docs-per-shard {a.docs_per_shard}"
-        f" --repeat {a.repeat}`; {nbytes / 1e6:.0f} MB of text ({'~70% real lines of the shared samples, ~30% Zipf words' if pool else 'Zipf words only: no samples'}).",
+        f" --repeat {a.repeat}{f' --copies {a.copies}' if a.copies > 1 else ''}`; {nbytes / 1e6:.0f} MB of text ({'~70% real lines of the shared samples, ~30% Zipf words' if pool else 'Zipf words only: no samples'}).",
         "",
         "| indexer | median wall s | runs, s | docs/s | peak RSS GiB | output MB |",
         "|---|---:|---:|---:|---:|---:|",
-        f"| ours: jobs/index.py --no-graph, Spark local[{a.cores}], driver heap {HEAP}, {ours['shards']} CIFF shards + metadata |"
+        f"| ours: jobs/index.py --no-graph, Spark local[{a.cores}], driver heap {a.driver_memory}, {ours['shards']} CIFF shards + metadata |"
         f" {ours['wall']:.1f} | {walls(alone)} | {tot['docs'] / ours['wall']:,.0f} | {gb(ours)} |"
         f" {(tot['ciff_bytes'] + tot['metadata_bytes']) / 1e6:.1f} |",
     ]
