@@ -250,10 +250,10 @@ def _timed(cmd: list[str], **kw) -> tuple[subprocess.CompletedProcess, float, in
 
 
 def run_ours(day: pathlib.Path, cores: int, docs_per_shard: int, graph: bool = True, golden: pathlib.Path | None = None,
-             driver_memory: str = HEAP) -> dict:
-    out = WORK / "out-ours"
+             driver_memory: str = HEAP, name: str = "ours") -> dict:
+    out = WORK / f"out-{name}"
     shutil.rmtree(out, ignore_errors=True)
-    summary = WORK / "ours-summary.json"
+    summary = WORK / f"{name}-summary.json"
     cmd = [sys.executable, str(ROOT / "jobs" / "index.py"), "--input", str(day), "--output", str(out),
            "--master", f"local[{cores}]", "--docs-per-shard", str(docs_per_shard), "--summary", str(summary),
            "--conf", f"spark.driver.memory={driver_memory}", "--conf", "spark.ui.enabled=false"]

@@ -9,7 +9,8 @@
 2. Ours: ``jobs/index.py --no-graph`` (and the full job, with the graph, beside it), groups by
    TLD and language with the defaults, ``--docs-per-shard`` as given.
 3. Anserini: the same texts (title, description, main text: what we index) as one
-   JsonCollection per Anserini analyzer, indexed one after the other (one JVM each,
+   JsonCollection per Anserini analyzer (files of 3,000 documents: Anserini's threads take
+   a file each), indexed one after the other (one JVM each,
    ``-threads CORES``): ``-language de/fr/nl/pl/ru/ja/zh`` where Anserini has an analyzer for the
    page's language (German, French, Dutch, Polish Morfologik, Russian, Japanese Kuromoji, CJK
    bigrams for Chinese), its default English analyzer otherwise (English, Czech). Its wall
@@ -43,7 +44,8 @@ ANSERINI_LANG = {"deu": "de", "fra": "fr", "nld": "nl", "pol": "pl", "rus": "ru"
                  "spa": "es", "ita": "it", "por": "pt", "swe": "sv", "dan": "da", "fin": "fi", "nor": "no",
                  "tur": "tr", "ara": "ar", "fas": "fa", "hin": "hi", "hun": "hu", "ind": "id", "kor": "ko",
                  "tha": "th", "ukr": "uk", "ben": "bn", "tel": "te"}
-PER_FILE = 12_500
+PER_FILE = 12_500  # pages per Parquet file (as preprocess writes per WARC)
+PER_JSONL = 3_000  # documents per JsonCollection file: Anserini indexes one file per thread
 
 
 def write_real(n: int, cores: int) -> tuple:
@@ -85,10 +87,12 @@ def write_real(n: int, cores: int) -> tuple:
                                             "\n", null_handling="skip").to_pylist()
         folder = coll / ANSERINI_LANG.get(lang, "en")
         folder.mkdir(parents=True, exist_ok=True)
-        with open(folder / f"{lang}.jsonl", "w") as out:
-            for rid, text in zip(day_t.column("record_id").to_pylist(), texts):
-                out.write(json.dumps({"id": rid, "contents": text or ""}) + "\n")
-                nbytes += len((text or "").encode())
+        rids = day_t.column("record_id").to_pylist()
+        for k, off in enumerate(range(0, len(rids), PER_JSONL)):
+            with open(folder / f"{lang}-{k:04d}.jsonl", "w") as out:
+                for rid, text in zip(rids[off : off + PER_JSONL], texts[off : off + PER_JSONL]):
+                    out.write(json.dumps({"id": rid, "contents": text or ""}) + "\n")
+                    nbytes += len((text or "").encode())
     (day / "_SUCCESS").write_bytes(b"")
     (coll / "_done").write_text(json.dumps([nbytes, langs]))
     return day, {p.name: p for p in coll.iterdir() if p.is_dir()}, nbytes, langs
@@ -124,12 +128,12 @@ def main() -> None:
     alone, full, ans, loads = [], [], [], []
     for _ in range(a.repeat):
         loads.append(os.getloadavg()[0])
-        alone.append(run_ours(day, a.cores, a.docs_per_shard, graph=False))
+        alone.append(run_ours(day, a.cores, a.docs_per_shard, graph=False, name="ours-real"))
         print(f"ours, no graph: {alone[-1]}", file=sys.stderr)
         ans.append(run_anserini_langs(colls, a.cores))
         print(f"anserini: {ans[-1]}", file=sys.stderr)
         if not a.no_full:
-            full.append(run_ours(day, a.cores, a.docs_per_shard, graph=True))
+            full.append(run_ours(day, a.cores, a.docs_per_shard, graph=True, name="ours-real"))
             print(f"ours, with graph: {full[-1]}", file=sys.stderr)
     o, x = _median_run(alone), _median_run(ans)
     walls = lambda runs: ", ".join(f"{r['wall']:.1f}" for r in runs)  # noqa: E731
