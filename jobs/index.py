@@ -27,8 +27,8 @@ if __package__ in (None, ""):  # `python jobs/index.py`: make the project import
 
 from lib import graph, index_plan, storage
 from lib.analysis import get_analyzer
-from lib.index_build import CHUNK_SCHEMA, READ_COLUMNS, STATS_SCHEMA, MapPlan, index_files, sort_columns
-from lib.index_write import ShardSpec, write_partition
+from lib.index_build import MAP_SCHEMA, READ_COLUMNS, STATS_SCHEMA, MapPlan, index_files
+from lib.index_write import ShardSpec, shard_inputs, write_shards
 from lib.sparkjob import JobResult, SparkJob, log
 
 GRAPH_COLUMNS = ["url", "url_host", "outgoing_links"]
@@ -49,6 +49,8 @@ class IndexJob(SparkJob):
                             help="TLD/LANG groups with fewer pages go to other/LANG (default 1000)")
         parser.add_argument("--gzip-level", type=int, default=2, choices=range(1, 10), metavar="1-9",
                             help="zlib level of the .ciff.gz files (default 2; docs/index.md has the speed/size trade)")
+        parser.add_argument("--no-graph", dest="graph", action="store_false",
+                            help="write the CIFF shards and metadata only, no web graph (graph/ absent)")
 
     def run(self, spark: Any, args: argparse.Namespace) -> JobResult:
         if not storage.exists(storage.join(args.input, storage.SUCCESS)):
@@ -124,12 +126,15 @@ def build_index(spark: Any, inp: str, work: str, args: argparse.Namespace) -> di
     # The graph is independent of the shards: its jobs run beside the index stage (Spark
     # takes jobs from several threads), filling the cores the index stage leaves idle.
     pool = ThreadPoolExecutor(1, thread_name_prefix="graph")
-    graph_job = pool.submit(_graph, spark, inp, storage.normalize(os.path.join(work, "graph")))
+    graph_job = pool.submit(_graph, spark, inp, storage.normalize(os.path.join(work, "graph"))) if args.graph else None
     try:
         summary = _index(spark, work, args, files, counts, clock)
     finally:
         pool.shutdown(wait=True)  # never leave a graph job writing into a folder being removed
-    summary["graph"], summary["seconds"]["graph"] = graph_job.result()
+    if graph_job is not None:
+        summary["graph"], summary["seconds"]["graph"] = graph_job.result()
+    else:
+        summary["graph"] = None  # --no-graph
     _drop_checksums(work)
     keys = ("docs", "terms", "postings", "total_terms", "ciff_bytes", "metadata_bytes")
     summary["totals"] = {k: sum(s[k] for s in summary["shards"]) for k in keys}
@@ -157,17 +162,13 @@ def _index(spark: Any, work: str, args: argparse.Namespace, files: list, counts:
     summary: dict = {"groups": [], "shards": [], "docs_per_shard": args.docs_per_shard,
                      "min_group_docs": args.min_group_docs}
     if shards:
-        # exact one-shard-per-partition keys; past 65536 shards (a search of ~n log n hashes)
-        # plain hashing of the shard number is good enough
-        one_per_partition = shards <= 65536
-        keys = index_plan.partition_keys(shards) if one_per_partition else list(range(shards))
-        plan = MapPlan(groups={key: (groups[g].base, groups[g].bits) for key, g in assign.items()}, pkeys=keys)
+        spill = os.path.join(work, "_spill")
+        plan = MapPlan(groups={key: (groups[g].base, groups[g].bits) for key, g in assign.items()}, spill=spill)
         # one task per file, biggest first (fewest stragglers); t (the docid order) is the sorted
         # path order. spark.range gives exactly one row per partition without a Python RDD
         # (whose rows would need a Python worker of their own in every task).
         order = sorted(range(len(files)), key=lambda i: -files[i][2])
         todo = [(i, files[i][0], files[i][1]) for i in order]
-        file_rows = spark.range(0, len(todo), 1, len(todo))
         by_pidx = {g.base + n: (g, n) for g in groups for n in range(g.k)}
         specs = {
             p: ShardSpec(folder=os.path.join(work, index_plan.shard_dir(g)), shard=n,
@@ -175,17 +176,22 @@ def _index(spark: Any, work: str, args: argparse.Namespace, files: list, counts:
                          gzip_level=args.gzip_level)
             for p, (g, n) in by_pidx.items()
         }
-        # map: each file's pages analyzed in Python into partial inverted lists (module doc of
-        # lib/index_build.py); the shuffle by shard and the sort are the merge; reduce: one task
-        # per shard streams its CIFF and metadata (lib/index_write.py)
-        written = (
-            file_rows.mapInArrow(lambda it: index_files(it, plan, todo), spark_schema(CHUNK_SCHEMA))
-            .repartition(shards, "pkey")
-            .sortWithinPartitions(*sort_columns(one_shard_per_partition=one_per_partition))
-            .mapInArrow(lambda it: write_partition(it, specs), spark_schema(STATS_SCHEMA))
-            .collect()
-        )
-        clock("index")
+        try:
+            # map: each file's pages analyzed in Python into per-shard segments in the spill
+            # folder (lib/index_build.py); only per (shard, file) counts come back
+            reports = (spark.range(0, len(todo), 1, len(todo))
+                       .mapInArrow(lambda it: index_files(it, plan, todo), spark_schema(MAP_SCHEMA)).collect())
+            inputs = shard_inputs([r.asDict() for r in reports])
+            clock("map")
+            # reduce: one task per shard merges its segments into its CIFF and metadata
+            # (lib/index_write.py), biggest shards first
+            shard_todo = sorted(inputs, key=lambda p: (-sum(inputs[p].docs), p))
+            written = (spark.range(0, len(shard_todo), 1, max(len(shard_todo), 1))
+                       .mapInArrow(lambda it: write_shards(it, shard_todo, inputs, specs, spill),
+                                   spark_schema(STATS_SCHEMA)).collect()) if shard_todo else []
+        finally:
+            shutil.rmtree(spill, ignore_errors=True)
+        clock("write")
         for r in sorted(written, key=lambda r: r["pidx"]):
             g, n = by_pidx[r["pidx"]]
             summary["shards"].append({"tld": g.tld, "lang": g.lang, "shard": n, "k": g.k,

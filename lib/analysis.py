@@ -124,6 +124,21 @@ def pieces(texts: Any) -> Any:
     return pc.utf8_split_whitespace(pc.utf8_lower(texts))
 
 
+def _ascii_pieces(texts: Any) -> Any:
+    """Like :func:`pieces`, split at ASCII whitespace only (faster): a piece may then hold
+    other Unicode whitespace (no-break, ideographic spaces), which NFKC and the token pattern
+    treat as separators, so the pieces' tokens are the same; and NFKC never composes across
+    whitespace (a starter)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not isinstance(texts, (pa.Array, pa.ChunkedArray)):
+        texts = pa.array(texts, pa.string())
+    if isinstance(texts, pa.ChunkedArray):
+        texts = texts.combine_chunks()
+    return pc.ascii_split_whitespace(pc.utf8_lower(texts))
+
+
 def raw_tokens(text: str) -> list[str]:
     """Scheme-level tokens of ``text`` (steps 1-3 of the module doc), before per-language
     filters, in text order."""
@@ -206,18 +221,18 @@ class Analyzer:
         """``{term: tf}`` of ``text``; ``sum(values)`` is the document length."""
         return dict(Counter(self.tokens(text)))
 
-    def analyze_batch(self, texts: Any) -> BatchTerms:
-        """Term frequencies of many documents at once (the indexer's hot path): the same
-        as :meth:`term_counts` per text, but splitting is done by Arrow over the batch, the
-        batch's distinct pieces are looked up in this analyzer's piece table by Arrow, only
-        pieces never seen before are analyzed in Python, and the counting is done by numpy.
+    def batch_tokens(self, texts: Any) -> BatchTokens:
+        """Index terms of many documents at once, one entry per occurrence (the indexer's hot
+        path): splitting is done by Arrow over the batch, the batch's
+        distinct pieces are looked up in this analyzer's piece table by Arrow, only pieces
+        never seen before are analyzed in Python, the rest is numpy.
 
-        Term ids index ``BatchTerms.vocab``, the analyzer's vocabulary: the same list object
+        Term ids index ``BatchTokens.vocab``, the analyzer's vocabulary: the same list object
         (ids stable) from batch to batch until the table is reset for size."""
         import numpy as np
         import pyarrow.compute as pc
 
-        lists = pieces(texts)
+        lists = _ascii_pieces(texts)
         n = len(lists)
         lengths = pc.list_value_length(lists).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
         flat = lists.flatten()
@@ -225,8 +240,8 @@ class Analyzer:
         if table is None or table.full():
             table = self._table = _PieceTable(self)
         if len(flat) == 0:
-            empty = np.zeros(0, np.int64)
-            return BatchTerms(empty, empty, empty, table.terms, np.zeros(n, np.int64))
+            empty = np.zeros(0, np.int32)
+            return BatchTokens(empty, empty, table.terms, np.zeros(n, np.int64))
         enc = flat.dictionary_encode()
         slot = table.lookup(enc.dictionary)  # distinct piece of the batch -> row of the table
         per = table.count[slot].astype(np.int32)
@@ -237,36 +252,46 @@ class Analyzer:
         ids = table.flat_ids()
         one = rep == 1
         multi = np.flatnonzero(rep > 1)
-        term = ids[start[tok[one]]]
+        term = ids[start[tok[one]]].astype(np.int32)
         if len(multi):  # few occurrences (hyphenated words, unspaced scripts): expanded apart
-            r = rep[multi]
+            r = rep[multi].astype(np.int64)
             within = np.arange(int(r.sum())) - np.repeat(np.cumsum(r) - r, r)
-            term = np.concatenate([term, ids[np.repeat(start[tok[multi]], r) + within]])
+            term = np.concatenate([term, ids[np.repeat(start[tok[multi]], r) + within].astype(np.int32)])
             doc = np.concatenate([doc[one], np.repeat(doc[multi], r)])
         else:
             doc = doc[one]
+        return BatchTokens(doc, term, table.terms, np.bincount(doc, minlength=n).astype(np.int64))
+
+    def analyze_batch(self, texts: Any) -> BatchTerms:
+        """Term frequencies of many documents at once: the same as :meth:`term_counts` per
+        text, from :meth:`batch_tokens`, counted by one numpy sort."""
+        import numpy as np
+
+        bt = self.batch_tokens(texts)
+        n = len(bt.doclength)
         # one sort by (term, doc) gives the tfs and the order the inverted lists need
-        key = np.sort(term * n + doc)  # int64: term ids are
+        key = np.sort(bt.term.astype(np.int64) * max(n, 1) + bt.doc)
         first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if len(key) else np.zeros(0, np.int64)
         tf = np.diff(np.r_[first, len(key)]).astype(np.int64)
-        terms, docs = np.divmod(key[first], n)
-        return BatchTerms(docs, terms, tf, table.terms, np.bincount(docs, tf, minlength=n).astype(np.int64))
+        terms, docs = np.divmod(key[first], max(n, 1))
+        return BatchTerms(docs, terms, tf, bt.vocab, bt.doclength)
 
 
 class _PieceTable:
-    """An analyzer's memory of pieces: piece -> its term ids, looked up by Arrow a batch at a time.
+    """An analyzer's memory of pieces: piece -> its term ids, looked up a batch at a time.
 
-    Rows ``0..len-1`` are pieces (an Arrow array, the lookup's value set); ``start``/``count``
-    locate each piece's term ids in ``flat``; ``terms`` is the vocabulary (id -> term). A
-    table that grew past :data:`TABLE_PIECES` is replaced by a new one (new ids), so memory
-    stays bounded on any vocabulary."""
+    ``row`` maps a piece to its row; ``start``/``count`` locate each row's term ids in
+    ``flat``; ``terms`` is the vocabulary (id -> term). A batch's distinct pieces (from
+    Arrow's dictionary encoding: tens of thousands for millions of occurrences) are looked
+    up in the dict, which costs less than hashing the whole table into an Arrow value set
+    every batch. A table that grew past :data:`TABLE_PIECES` is replaced by a new one (new
+    ids), so memory stays bounded on any vocabulary."""
 
     def __init__(self, analyzer: "Analyzer"):
         import numpy as np
-        import pyarrow as pa
 
         self.analyzer = analyzer
-        self.known = pa.array([], pa.string())
+        self.row: dict[str, int] = {}
         self.start = np.zeros(0, np.int64)
         self.count = np.zeros(0, np.int64)
         self._flat: list[Any] = []
@@ -276,7 +301,7 @@ class _PieceTable:
         self.term_id: dict[str, int] = {}
 
     def full(self) -> bool:
-        return len(self.known) >= TABLE_PIECES
+        return len(self.row) >= TABLE_PIECES
 
     def flat_ids(self) -> Any:
         import numpy as np
@@ -289,21 +314,21 @@ class _PieceTable:
     def lookup(self, distinct: Any) -> Any:
         """Row of each of the batch's distinct pieces, adding the new ones."""
         import numpy as np
-        import pyarrow as pa
-        import pyarrow.compute as pc
 
-        pos = pc.index_in(distinct, value_set=self.known)
-        missing = pos.is_null()
-        slot = pos.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-        if not pc.any(missing).as_py():
+        pieces_ = distinct.to_pylist()
+        get = self.row.get
+        slot = np.fromiter((get(p, -1) for p in pieces_), np.int64, len(pieces_))
+        missing = np.flatnonzero(slot < 0)
+        if not len(missing):
             return slot
-        new = distinct.filter(missing)
-        base = len(self.known)
-        slot[np.flatnonzero(slot < 0)] = np.arange(base, base + len(new))
-        expand, term_id, terms = self.analyzer._uncached_expand, self.term_id, self.terms
-        counts = np.empty(len(new), np.int64)
+        base = len(self.row)
+        slot[missing] = np.arange(base, base + len(missing))
+        expand, term_id, terms, row = self.analyzer._uncached_expand, self.term_id, self.terms, self.row
+        counts = np.empty(len(missing), np.int64)
         ids: list[int] = []
-        for i, piece in enumerate(new.to_pylist()):
+        for i, k in enumerate(missing.tolist()):
+            piece = pieces_[k]
+            row[piece] = base + i
             got = expand(piece)
             counts[i] = len(got)
             for t in got:
@@ -317,8 +342,18 @@ class _PieceTable:
         self._flat_len += len(ids)
         self.start = np.concatenate([self.start, starts])
         self.count = np.concatenate([self.count, counts])
-        self.known = pa.concat_arrays([self.known, new.cast(pa.string())])
         return slot
+
+
+class BatchTokens(NamedTuple):
+    """One entry per term occurrence of a batch (in no particular order): ``doc`` (row of the
+    batch) and ``term`` (int32 ids into ``vocab``); ``doclength[doc]`` the document's number
+    of terms."""
+
+    doc: Any
+    term: Any
+    vocab: list[str]
+    doclength: Any
 
 
 class BatchTerms(NamedTuple):

@@ -146,34 +146,3 @@ def index_name(shard: int) -> str:
 
 def metadata_name(shard: int) -> str:
     return f"metadata-{shard}.parquet"
-
-
-def _rotl32(x: int, r: int) -> int:
-    return ((x << r) | (x >> (32 - r))) & 0xFFFFFFFF
-
-
-def spark_hash_int(value: int, seed: int = 42) -> int:
-    """Spark SQL's ``hash(int)`` (Murmur3_x86_32.hashInt, seed 42), as a signed 32-bit int."""
-    k1 = (value & 0xFFFFFFFF) * 0xCC9E2D51 & 0xFFFFFFFF
-    k1 = _rotl32(k1, 15) * 0x1B873593 & 0xFFFFFFFF
-    h1 = _rotl32(seed ^ k1, 13)
-    h1 = (h1 * 5 + 0xE6546B64) & 0xFFFFFFFF
-    h1 ^= 4
-    h1 ^= h1 >> 16
-    h1 = h1 * 0x85EBCA6B & 0xFFFFFFFF
-    h1 ^= h1 >> 13
-    h1 = h1 * 0xC2B2AE35 & 0xFFFFFFFF
-    h1 ^= h1 >> 16
-    return h1 - (1 << 32) if h1 >= 1 << 31 else h1
-
-
-def partition_keys(n: int) -> list[int]:
-    """For each partition i of n, the smallest int v >= 0 whose Spark hash partition
-    (``pmod(hash(v), n)``) is i: repartitioning by v then puts shard i alone into
-    partition i (one writer task per shard, none idle, none doing two)."""
-    keys: dict[int, int] = {}
-    v = 0
-    while len(keys) < n:
-        keys.setdefault(spark_hash_int(v) % n, v)  # Python's % is pmod for n > 0
-        v += 1
-    return [keys[i] for i in range(n)]

@@ -1,21 +1,24 @@
-"""Reduce side of the index job: one task writes each shard's CIFF and metadata, streaming (no Spark imports).
+"""Reduce side of the index job: one task merges each shard's segments into its CIFF and metadata (no Spark imports).
 
-:func:`write_partition` is a ``mapInArrow`` function over the rows of lib.index_build
-(:data:`~lib.index_build.CHUNK_SCHEMA`) after Spark's shuffle by shard and sort by
-(skey, term, t, first) (``skey`` carries the kind and the term's first bytes). Per
-shard it gets:
+:func:`write_shards` is a ``mapInArrow`` function over shard numbers; for each shard it
+gets, from the driver, the map tasks' report (lib.index_build ``MAP_SCHEMA``: per input
+file ``t`` with pages of the shard, its pages, tokens and segments) and reads the files
+the map tasks wrote into the spill folder:
 
-1. the *stats* rows, one per input file with pages of the shard, in file order: their
-   sums are the CIFF header's counts and their running sum each file's docid base;
-2. the *chunk* rows, term by term (UTF-8 byte order == code-point order), each term's
-   chunks in file order with ascending local docids, so base + local docid, concatenated,
-   is the term's postings list: it goes to the CIFF writer without another sort;
-3. the *doc* rows in docid order, each a small Arrow batch of pages: DocRecords and
-   ``metadata-{n}.parquet``.
+1. the reports' sums are the CIFF header's counts, their running sum in file order each
+   file's docid base (docid = base[t] + local docid);
+2. the segments (memory-mapped Arrow IPC) are merged without a comparison sort of
+   postings: their terms (one row per term and segment) are dictionary-encoded and the
+   distinct terms sorted by Arrow (UTF-8 byte order == code-point order); a stable sort of
+   the term rows by term rank (segments taken in file order, then flush order) puts each
+   term's rows in docid order, so gathering their postings, rebased, gives the postings
+   lists in CIFF order. They go to the CIFF writer a slice of ~``SLICE_POSTINGS`` at a time;
+3. the docs files, in file order: DocRecords and ``metadata-{n}.parquet``.
 
-Memory is one postings list, one Arrow batch and up to 64k pages of metadata; the CIFF writer's own checks (docids in
-range and ascending, per-document lengths == sum of tfs, totals == header) catch any row
-lost or duplicated on the way.
+Memory: the shard's term rows and docid/tf columns (8 bytes a posting, mapped from the
+page cache), one slice of gathered postings, one docs file. The CIFF writer's own checks
+(docids in range and ascending, per-document lengths == sum of tfs, totals == header)
+catch any segment lost or duplicated on the way.
 """
 
 from __future__ import annotations
@@ -27,13 +30,13 @@ from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from lib.index_build import (DOCS_SCHEMA, KIND_CHUNK, KIND_STATS, META_COLUMNS, METADATA_SCHEMA, STATS_SCHEMA,
-                             kinds, read_stats, read_varint_column)
-
+from lib.index_build import META_COLUMNS, METADATA_SCHEMA, STATS_SCHEMA, docs_path, segment_path
 
 META_ROW_GROUP = 1 << 16
+SLICE_POSTINGS = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -46,195 +49,170 @@ class ShardSpec:
     gzip_level: int = 2  # zlib level of the .ciff.gz (docs/index.md: speed against size)
 
 
-def _runs(keys: np.ndarray) -> list[tuple[int, int]]:
-    """[start, end) of runs of equal consecutive values."""
-    if len(keys) == 0:
-        return []
-    cut = np.flatnonzero(keys[1:] != keys[:-1]) + 1
-    bounds = [0, *cut.tolist(), len(keys)]
-    return list(zip(bounds[:-1], bounds[1:]))
+@dataclass(frozen=True)
+class ShardInput:
+    """What the map tasks reported for one shard: per input file (ascending ``t``) its pages,
+    tokens and segments."""
+
+    pidx: int
+    t: tuple[int, ...]
+    docs: tuple[int, ...]
+    tokens: tuple[int, ...]
+    segments: tuple[int, ...]
+
+
+def shard_inputs(rows: list[dict]) -> dict[int, ShardInput]:
+    """Group the map tasks' MAP_SCHEMA rows by shard; refuses a file reported twice."""
+    by: dict[int, list[dict]] = {}
+    for r in rows:
+        by.setdefault(r["pidx"], []).append(r)
+    out = {}
+    for p, rs in by.items():
+        rs.sort(key=lambda r: r["t"])
+        ts = [r["t"] for r in rs]
+        if len(set(ts)) != len(ts):
+            raise RuntimeError(f"shard {p}: an input file reported twice: {ts}")
+        out[p] = ShardInput(p, tuple(ts), tuple(r["docs"] for r in rs), tuple(r["tokens"] for r in rs),
+                            tuple(r["segments"] for r in rs))
+    return out
+
+
+def _read(path: str) -> pa.Table:
+    with pa.memory_map(path) as src:
+        return pa.ipc.open_file(src).read_all()
+
+
+def _list_parts(col: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """(values, row counts) of a ``list<int32>`` column (its chunks in order)."""
+    vals, counts = [], []
+    for ch in col.chunks:
+        off = ch.offsets.to_numpy()
+        vals.append(ch.values.to_numpy()[off[0] : off[-1]])
+        counts.append(np.diff(off))
+    return (np.concatenate(vals) if vals else np.zeros(0, np.int32)), (np.concatenate(counts) if counts else np.zeros(0, np.int32))
 
 
 class _Shard:
-    def __init__(self, pidx: int, spec: ShardSpec):
-        self.pidx, self.spec = pidx, spec
-        self.stat_t: list[int] = []
-        self.stat_docs: list[int] = []
-        self.stat_tokens: list[int] = []
-        self.ciff = None
-        self.meta: pq.ParquetWriter | None = None
-        self.term: str | None = None
-        self.docids: list[np.ndarray] = []
-        self.tfs: list[np.ndarray] = []
-        self.postings = 0
-        self.docs = 0
-        self.pending: list[pa.RecordBatch] = []  # metadata rows not yet written
-        self.pending_rows = 0
-
-    def stats(self, part: pa.RecordBatch) -> None:
-        if self.ciff is not None:
-            raise RuntimeError(f"shard {self.pidx}: stats rows after its postings (partition not sorted by kind?)")
-        self.stat_t += part.column("t").to_pylist()
-        for data in part.column("data").to_pylist():
-            docs, tokens = read_stats(data)
-            self.stat_docs.append(docs)
-            self.stat_tokens.append(tokens)
-
-    def _start(self) -> None:
+    def __init__(self, inp: ShardInput, spec: ShardSpec, spill: str):
         from lib.ciff.writer import CiffWriter
         from lib.index_plan import index_name, metadata_name
 
-        ts = np.asarray(self.stat_t, np.int64)
-        if len(ts) == 0:
-            raise RuntimeError(f"shard {self.pidx}: rows before its stats rows (partition not sorted by kind?)")
-        if (np.diff(ts) <= 0).any():
-            raise RuntimeError(f"shard {self.pidx}: stats rows not one per input file in file order: {self.stat_t}")
-        self.ts = ts
-        counts = np.asarray(self.stat_docs, np.int64)
-        self.bases = np.r_[0, np.cumsum(counts)[:-1]]
-        docs, tokens = int(counts.sum()), int(sum(self.stat_tokens))
-        os.makedirs(self.spec.folder, exist_ok=True)
-        self.ciff_path = os.path.join(self.spec.folder, index_name(self.spec.shard))
-        self.meta_path = os.path.join(self.spec.folder, metadata_name(self.spec.shard))
-        self.total_terms = tokens
+        self.inp, self.spec, self.spill = inp, spec, spill
+        counts = np.asarray(inp.docs, np.int64)
+        self.bases = np.r_[0, np.cumsum(counts)[:-1]].astype(np.int64)
+        self.num_docs, self.total_terms = int(counts.sum()), int(sum(inp.tokens))
+        os.makedirs(spec.folder, exist_ok=True)
+        self.ciff_path = os.path.join(spec.folder, index_name(spec.shard))
+        self.meta_path = os.path.join(spec.folder, metadata_name(spec.shard))
+        self.meta_tmp = f"{self.meta_path}.tmp-{uuid.uuid4().hex[:8]}"
+        self.meta: pq.ParquetWriter | None = None
         self.ciff = CiffWriter(
             self.ciff_path, num_postings_lists=None, total_postings_lists=None,  # counted as written
-            num_docs=docs, total_docs=docs, total_terms_in_collection=tokens,
-            average_doclength=tokens / docs if docs else 0.0,
-            description=self.spec.description, compresslevel=self.spec.gzip_level,
+            num_docs=self.num_docs, total_docs=self.num_docs, total_terms_in_collection=self.total_terms,
+            average_doclength=self.total_terms / self.num_docs if self.num_docs else 0.0,
+            description=spec.description, compresslevel=spec.gzip_level,
         )
-        self.meta_tmp = f"{self.meta_path}.tmp-{uuid.uuid4().hex[:8]}"
-        self.meta = pq.ParquetWriter(self.meta_tmp, METADATA_SCHEMA, compression="zstd")
+        self.postings = 0
 
-    def _base_of(self, t: pa.Array) -> np.ndarray:
-        tv = t.to_numpy(zero_copy_only=False).astype(np.int64)
-        i = np.searchsorted(self.ts, tv).clip(0, len(self.ts) - 1)
-        if (self.ts[i] != tv).any():
-            bad = int(tv[np.flatnonzero(self.ts[i] != tv)[0]])
-            raise RuntimeError(f"shard {self.pidx}: rows of input file {bad}, which has no stats row")
-        return self.bases[i]
-
-    def chunks(self, part: pa.RecordBatch) -> None:
-        """Chunk rows sorted by (term, t, first): a term's rows are consecutive and so are
-        their docids, so each run of equal terms is one postings list; all complete runs go
-        to the CIFF writer in one call, the last may go on in the next batch (it waits in
-        ``self.term``/``docids``/``tfs``)."""
-        if self.ciff is None:
-            self._start()
-        terms = part.column("term").to_pylist()
-        pairs, pair_bounds = read_varint_column(part.column("postings"))
-        if len(pairs) % 2 or (pair_bounds % 2).any():
-            raise RuntimeError(f"shard {self.pidx}: chunk rows with an odd number of varints")
-        gaps, t_val, bounds = pairs[0::2], pairs[1::2], pair_bounds // 2
-        counts = np.diff(bounds)
-        csum = np.cumsum(gaps)  # each row's first gap is absolute: undo the gaps row by row
-        before = np.r_[0, csum][bounds[:-1]]
-        d_val = csum - np.repeat(before - self._base_of(part.column("t")), counts)
-        starts = bounds[:-1]
-        new = [0] + [i for i in range(1, len(terms)) if terms[i] != terms[i - 1]]  # run starts
-        if terms[0] == self.term:  # the pending list goes on in this batch
-            cut = int(starts[new[1]]) if len(new) > 1 else len(d_val)
-            self.docids.append(d_val[:cut])
-            self.tfs.append(t_val[:cut])
-            if len(new) == 1:
-                return
-            new = new[1:]
-        self._flush_term()
-        run_start = starts[new]
-        a, z = int(run_start[0]), int(run_start[-1])
-        if len(new) > 1:  # every run but the last is complete
-            self.ciff.add_postings_batch([terms[i] for i in new[:-1]], np.diff(run_start), d_val[a:z], t_val[a:z])
-            self.postings += z - a
-        self.term = terms[new[-1]]
-        self.docids, self.tfs = [d_val[z:]], [t_val[z:]]
-
-    def _flush_term(self) -> None:
-        if self.term is None:
+    def write_postings(self) -> None:
+        terms, docs, tfs, counts = [], [], [], []
+        for t, base, nseg in zip(self.inp.t, self.bases.tolist(), self.inp.segments):
+            for s in range(nseg):
+                seg = _read(segment_path(self.spill, self.inp.pidx, t, s))
+                d, c = _list_parts(seg.column("docs"))
+                terms.extend(seg.column("term").chunks)
+                docs.append(d.astype(np.int64) + base)  # absolute docids (int64: the writer's type)
+                tfs.append(_list_parts(seg.column("tfs"))[0])
+                counts.append(c)
+        if not terms:
             return
-        d = self.docids[0] if len(self.docids) == 1 else np.concatenate(self.docids)
-        t = self.tfs[0] if len(self.tfs) == 1 else np.concatenate(self.tfs)
-        self.ciff.add_postings(self.term, d, t)
-        self.postings += len(d)
-        self.term, self.docids, self.tfs = None, [], []
+        enc = pa.chunked_array(terms, pa.string()).combine_chunks().dictionary_encode()
+        by_term = pc.sort_indices(enc.dictionary)
+        rank = np.empty(len(enc.dictionary), np.int64)
+        rank[by_term.to_numpy()] = np.arange(len(enc.dictionary))
+        row_rank = rank[enc.indices.to_numpy()]
+        order = np.argsort(row_rank, kind="stable")  # term rows: by term, then file and flush order
+        count = np.concatenate(counts).astype(np.int64)
+        start = np.r_[0, np.cumsum(count)[:-1]]
+        d_all, t_all = np.concatenate(docs), np.concatenate(tfs)
+        sorted_terms = enc.dictionary.take(by_term).to_pylist()
+        r_sorted, c_sorted, s_sorted = row_rank[order], count[order], start[order]
+        new = np.r_[True, r_sorted[1:] != r_sorted[:-1]]  # each list's first row
+        list_first = np.flatnonzero(new)
+        list_rank = r_sorted[list_first]
+        list_count = np.add.reduceat(c_sorted, list_first) if len(list_first) else np.zeros(0, np.int64)
+        # slices of whole lists, ~SLICE_POSTINGS postings each
+        cum = np.cumsum(list_count)
+        cuts = np.r_[0, np.searchsorted(cum, np.arange(SLICE_POSTINGS, int(cum[-1]), SLICE_POSTINGS), side="right"),
+                     len(list_first)]
+        cuts = np.unique(cuts)
+        rows_end = np.r_[list_first[1:], len(order)]
+        for a, z in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+            ra, rz = int(list_first[a]), int(rows_end[z - 1])
+            c = c_sorted[ra:rz]
+            total = int(c.sum())
+            idx = np.repeat(s_sorted[ra:rz] - (np.cumsum(c) - c), c) + np.arange(total)
+            self.ciff.add_postings_batch([sorted_terms[i] for i in list_rank[a:z].tolist()], list_count[a:z],
+                                         d_all[idx], t_all[idx])
+            self.postings += total
 
-    def doc_rows(self, part: pa.RecordBatch) -> None:
-        """Doc rows sorted by (t, first): each holds consecutive docids from base[t] + first."""
-        if self.ciff is None:
-            self._start()
-        self._flush_term()
-        starts = self._base_of(part.column("t")) + part.column("first").to_numpy(zero_copy_only=False)
-        for start, blob in zip(starts.tolist(), part.column("data").to_pylist()):
-            pages = pa.ipc.read_record_batch(pa.py_buffer(blob), DOCS_SCHEMA)
-            n = pages.num_rows
-            docids = np.arange(start, start + n, dtype=np.int32)
-            self.ciff.add_docs(docids, [r or "" for r in pages.column("record_id").to_pylist()], pages.column("doclength").to_numpy())
-            self.docs += n
-            cols = {"collection_docid": pages.column("record_id"), "docid": pa.array(docids), "doclength": pages.column("doclength")}
+    def write_docs(self) -> None:
+        self.meta = pq.ParquetWriter(self.meta_tmp, METADATA_SCHEMA, compression="zstd")
+        pending: list[pa.RecordBatch] = []
+        rows = 0
+        for t, base, n in zip(self.inp.t, self.bases.tolist(), self.inp.docs):
+            pages = _read(docs_path(self.spill, self.inp.pidx, t))
+            if pages.num_rows != n:
+                raise RuntimeError(f"shard {self.inp.pidx}: file {t} has {pages.num_rows} pages, the map reported {n}")
+            docids = np.arange(base, base + n, dtype=np.int32)
+            self.ciff.add_docs(docids, [r or "" for r in pages.column("record_id").to_pylist()],
+                               pages.column("doclength").to_numpy())
+            cols = {"collection_docid": pages.column("record_id"), "docid": pa.chunked_array([docids]),
+                    "doclength": pages.column("doclength")}
             cols.update({c: pages.column(c) for c in META_COLUMNS})
-            self.pending.append(pa.RecordBatch.from_arrays([cols[f.name] for f in METADATA_SCHEMA], schema=METADATA_SCHEMA))
-            self.pending_rows += n
-            if self.pending_rows >= META_ROW_GROUP:
-                self._flush_meta()
-
-    def _flush_meta(self) -> None:
-        """One Parquet row group per ~64k pages (a small group per Arrow batch would bloat the file)."""
-        if self.pending:
-            self.meta.write_table(pa.Table.from_batches(self.pending), row_group_size=1 << 30)
-            self.pending, self.pending_rows = [], 0
+            pending.append(pa.table([cols[f.name] for f in METADATA_SCHEMA], schema=METADATA_SCHEMA))
+            rows += n
+            if rows >= META_ROW_GROUP:  # one Parquet row group per ~64k pages
+                self.meta.write_table(pa.concat_tables(pending), row_group_size=1 << 30)
+                pending, rows = [], 0
+        if pending:
+            self.meta.write_table(pa.concat_tables(pending), row_group_size=1 << 30)
 
     def close(self) -> pa.RecordBatch:
-        if self.ciff is None:
-            self._start()
-        self._flush_term()
         self.ciff.close()
-        self._flush_meta()
         self.meta.close()
         os.replace(self.meta_tmp, self.meta_path)
         return pa.RecordBatch.from_pylist(
-            [dict(pidx=self.pidx, docs=self.docs, terms=self.ciff.header.num_postings_lists, postings=self.postings,
-                  total_terms=self.total_terms, ciff_bytes=os.path.getsize(self.ciff_path),
+            [dict(pidx=self.inp.pidx, docs=self.num_docs, terms=self.ciff.header.num_postings_lists,
+                  postings=self.postings, total_terms=self.total_terms, ciff_bytes=os.path.getsize(self.ciff_path),
                   metadata_bytes=os.path.getsize(self.meta_path))],
             schema=STATS_SCHEMA,
         )
 
     def abort(self) -> None:
-        if self.ciff is not None:
-            self.ciff.abort()
+        self.ciff.abort()
         if self.meta is not None:
             self.meta.close()
-            if os.path.exists(self.meta_tmp):
-                os.remove(self.meta_tmp)
+        if os.path.exists(self.meta_tmp):
+            os.remove(self.meta_tmp)
 
 
-def write_partition(batches: Iterator[pa.RecordBatch], specs: dict[int, ShardSpec]) -> Iterator[pa.RecordBatch]:
-    """The reduce step (module doc): one stats row (:data:`STATS_SCHEMA`) per shard written."""
-    cur: _Shard | None = None
+def write_shard(inp: ShardInput, spec: ShardSpec, spill: str) -> pa.RecordBatch:
+    """One shard's CIFF and metadata (module doc); its STATS_SCHEMA row."""
+    shard = _Shard(inp, spec, spill)
     try:
-        for b in batches:
-            if b.num_rows == 0:
-                continue
-            pidx = b.column("pidx").to_numpy(zero_copy_only=False)
-            kind = kinds(b.column("skey"))
-            for start, end in _runs(pidx.astype(np.int64) * 4 + kind + 1):
-                p = int(pidx[start])
-                part = b.slice(start, end - start)
-                if kind[start] == KIND_STATS:
-                    if cur is not None and cur.pidx != p:
-                        w, cur = cur, None
-                        yield w.close()
-                    if cur is None:
-                        cur = _Shard(p, specs[p])
-                    cur.stats(part)
-                elif cur is None or cur.pidx != p:
-                    raise RuntimeError(f"shard {p}: rows before its stats rows (partition not sorted by kind?)")
-                elif kind[start] == KIND_CHUNK:
-                    cur.chunks(part)
-                else:
-                    cur.doc_rows(part)
-        if cur is not None:
-            w, cur = cur, None
-            yield w.close()
+        shard.write_postings()
+        shard.write_docs()
+        return shard.close()
     except BaseException:
-        if cur is not None:
-            cur.abort()
+        shard.abort()
         raise
+
+
+def write_shards(batches: Iterator[pa.RecordBatch], todo: list[int], inputs: dict[int, ShardInput],
+                 specs: dict[int, ShardSpec], spill: str) -> Iterator[pa.RecordBatch]:
+    """The reduce step: rows whose first column indexes ``todo`` (shard numbers)."""
+    for b in batches:
+        for i in b.column(0).to_pylist():
+            p = todo[i]
+            yield write_shard(inputs[p], specs[p], spill)

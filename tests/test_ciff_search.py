@@ -61,6 +61,16 @@ def test_scores_equal_bm25_computed_from_the_documents(shard):
     assert [h.docid for h in search(str(path), query, k=5)] == [d for d, _ in ranked[:5]]
 
 
+def test_search_many_equals_search_per_query(shard):
+    from lib.ciff.search import search_many
+
+    path, analyzer, _, docs = shard
+    queries = ["ZANZIBAR", "", "zzzz unknown", *[" ".join(d[2].split()[:4]) for d in docs[:6]], docs[3][2]]
+    for k in (1, 3, 10):
+        assert search_many(str(path), queries, k, analyzer=analyzer) == [search(str(path), q, k, analyzer=analyzer)
+                                                                          for q in queries]
+
+
 def test_ties_break_on_collection_docid(tmp_path):
     docs = [(f"id-{c}", f"https://x/{c}", "same words here") for c in "dbca"] + [("id-e", "https://x/e", "other")]
     path, _, _ = index_corpus(tmp_path, docs)

@@ -259,19 +259,14 @@ def test_rerun_is_idempotent(spark, indexed):
     assert not list(indexed.parent.glob("15.*"))  # no temp or .old folders left beside it
 
 
-def test_partition_keys_give_one_shard_per_partition(spark):
-    from pyspark.sql import functions as F
-
-    from lib.index_plan import partition_keys, spark_hash_int
-
-    values = [0, 1, -1, 7, 42, 2**31 - 1, -(2**31), 123456789]
-    got = spark.createDataFrame([(v,) for v in values], "v int").select(F.hash("v").alias("h")).collect()
-    assert [r.h for r in got] == [spark_hash_int(v) for v in values]
-    for n in (1, 7, 16):
-        keys = partition_keys(n)
-        df = spark.createDataFrame(list(enumerate(keys)), "pidx int, pkey int").repartition(n, "pkey")
-        placed = df.rdd.mapPartitionsWithIndex(lambda i, it: [(i, r.pidx) for r in it]).collect()
-        assert sorted(placed) == [(i, i) for i in range(n)]
+def test_no_graph_writes_the_same_shards_and_no_graph(spark, indexed, tmp_path):
+    inp = indexed.parent.parent.parent / "preprocessed" / "2026-01" / "15"
+    out = tmp_path / "index"
+    assert run_index(spark, inp, out, "--date", DAY.isoformat(), "--no-graph") == 0
+    assert _digests(out) == _digests(indexed)
+    assert not (out / "graph").exists()
+    stats = json.loads((out / "_stats.json").read_text())
+    assert stats["graph"] is None and "graph" not in stats["seconds"]
 
 
 def test_incomplete_input_is_refused(spark, tmp_path):

@@ -1,14 +1,12 @@
 """lib/index_plan.py, lib/index_build.py and lib/index_write.py without Spark: shard
-planning, and the map and reduce steps run on real Parquet files, with the shuffle and
-sort Spark would do done by pyarrow."""
+planning, and the map and reduce steps run on real Parquet files (the driver's part, the
+grouping of the map reports, done as the job does it)."""
 
 from __future__ import annotations
 
 import datetime as dt
 import random
 from collections import Counter
-
-import numpy as np
 
 import pyarrow as pa
 import pyarrow.compute  # noqa: F401  (pa.compute)
@@ -18,24 +16,10 @@ import pytest
 from lib.analysis import get_analyzer
 from lib.ciff.reader import CiffReader
 from lib.ciff.validate import validate_file
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from lib.index_build import (
-    CHUNK_SCHEMA,
-    KIND_CHUNK,
-    READ_COLUMNS,
-    MapPlan,
-    index_files,
-    page_text,
-    read_varint_column,
-    shard_of,
-    sort_columns,
-    sort_keys,
-    varint_column,
-)
-from lib.index_plan import OTHER, count_pages, lang_label, partition_keys, plan_groups, shard_count, tld_label
-from lib.index_write import ShardSpec, write_partition
+from lib.index_build import (MAP_SCHEMA, READ_COLUMNS, MapPlan, index_files, page_text, segment_path, shard_of,
+                             write_arrow)
+from lib.index_plan import OTHER, count_pages, lang_label, plan_groups, shard_count, tld_label
+from lib.index_write import ShardSpec, shard_inputs, write_shards
 from lib.placement.keyspace import partition_of
 
 
@@ -116,26 +100,21 @@ def _day(tmp_path) -> list[tuple[int, str, str, list[dict]]]:
     return files
 
 
-def _map(files, **plan) -> pa.Table:
-    p = MapPlan(groups=PLAN_GROUPS, pkeys=partition_keys(3), **plan)
+def _map(files, spill, **plan) -> list[dict]:
+    p = MapPlan(groups=PLAN_GROUPS, spill=str(spill), **plan)
     todo = [(t, path, lang) for t, path, lang, _ in files]
     out = []
     for i in reversed(range(len(files))):  # task order does not matter: t is the docid order
         out += list(index_files(iter([pa.record_batch([pa.array([i])], names=["id"])]), p, todo))
-    return pa.Table.from_batches(out, schema=CHUNK_SCHEMA)
+    return pa.Table.from_batches(out, schema=MAP_SCHEMA).to_pylist()
 
 
-def _shuffled(chunks: pa.Table, one_per_partition: bool = True) -> list[list[pa.RecordBatch]]:
-    """Spark's repartition by pkey + sortWithinPartitions, by pyarrow; small batches, so
-    that runs of one term and one shard's stats rows span several of them."""
-    cols = sort_columns(one_per_partition)
-    if not one_per_partition:
-        return [chunks.sort_by([(c, "ascending") for c in cols]).to_batches(max_chunksize=3)]
-    parts = []
-    for p in sorted(set(chunks.column("pidx").to_pylist())):
-        mine = chunks.filter(pa.compute.equal(chunks.column("pidx"), p))
-        parts.append(mine.sort_by([(c, "ascending") for c in cols]).to_batches(max_chunksize=3))
-    return parts
+def _reduce(reports, spill, out) -> list[dict]:
+    inputs = shard_inputs(reports)
+    todo = sorted(inputs)
+    specs = {p: ShardSpec(folder=str(out / f"g{p}"), shard=p, description="x") for p in todo}
+    rows = pa.record_batch([pa.array(list(range(len(todo))))], names=["id"])
+    return pa.Table.from_batches(list(write_shards(iter([rows]), todo, inputs, specs, str(spill)))).to_pylist()
 
 
 def _expected(files) -> dict[int, list[dict]]:
@@ -148,20 +127,20 @@ def _expected(files) -> dict[int, list[dict]]:
     return shards
 
 
-@pytest.mark.parametrize("one_per_partition", [True, False])
+@pytest.mark.parametrize("slice_postings", [1 << 22, 5])
 @pytest.mark.parametrize("flush_postings,batch_rows", [(4_000_000, 4096), (25, 7)])
-def test_map_shuffle_reduce_equals_a_naive_inverted_index(tmp_path, one_per_partition, flush_postings, batch_rows):
+def test_map_reduce_equals_a_naive_inverted_index(tmp_path, monkeypatch, slice_postings, flush_postings, batch_rows):
+    from lib import index_write
+
+    monkeypatch.setattr(index_write, "SLICE_POSTINGS", slice_postings)  # 5: many slices per shard
     files = _day(tmp_path)
-    chunks = _map(files, flush_postings=flush_postings, batch_rows=batch_rows)
-    if flush_postings == 25:  # the buffer was flushed many times: a term has several chunks per file
-        kinds = (np.array(chunks.column("skey").to_pylist()) >> 56) - 1
-        keys = [(p, t, w) for p, t, w, k in zip(chunks.column("pidx").to_pylist(), chunks.column("t").to_pylist(),
-                                                 chunks.column("term").to_pylist(), kinds) if k == KIND_CHUNK]
-        assert len(keys) > len(set(keys))
-    specs = {p: ShardSpec(folder=str(tmp_path / "out" / f"g{p}"), shard=p, description="x") for p in range(3)}
-    stats = []
-    for part in _shuffled(chunks, one_per_partition):
-        stats += pa.Table.from_batches(list(write_partition(iter(part), specs))).to_pylist()
+    spill = tmp_path / "spill"
+    reports = _map(files, spill, flush_postings=flush_postings, batch_rows=batch_rows)
+    if flush_postings == 25:  # the buffer was flushed many times: a term has rows in several segments of a file
+        assert max(r["segments"] for r in reports) > 3
+    else:
+        assert {r["segments"] for r in reports} == {1}
+    stats = _reduce(reports, spill, tmp_path / "out")
     expected = _expected(files)
     assert [s["pidx"] for s in stats] == [0, 1, 2] == sorted(expected)
     for p, pages in expected.items():
@@ -211,49 +190,28 @@ def test_count_pages_and_missing_columns(tmp_path):
         count_pages([(str(bad), "eng")], READ_COLUMNS)
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.text(min_size=1, max_size=12), min_size=2, max_size=20))
-def test_sort_key_order_is_term_byte_order(terms):
-    keys = sort_keys(KIND_CHUNK, pa.array(terms, pa.string()), len(terms)).to_pylist()
-    by_key = sorted(zip(keys, [t.encode() for t in terms]))
-    assert [b for _, b in by_key] == sorted(t.encode() for t in terms)
-    assert all(k >> 56 == KIND_CHUNK + 1 for k in keys)
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.lists(st.integers(0, 2**31 - 1), max_size=6), max_size=8))
-def test_varint_column_round_trip(rows):
-    values = np.array([v for r in rows for v in r], np.int64)
-    bounds = np.r_[0, np.cumsum([len(r) for r in rows])].astype(np.int64)
-    col = varint_column(values, bounds)
-    got, got_bounds = read_varint_column(col.slice(0))
-    assert got.tolist() == values.tolist() and got_bounds.tolist() == bounds.tolist()
-    if len(rows) > 2:  # a slice, as Arrow hands a batch's rows to the writer
-        got, got_bounds = read_varint_column(col.slice(1, len(rows) - 2))
-        assert got.tolist() == values[bounds[1] : bounds[-2]].tolist()
-
-
-def test_lost_chunk_fails_the_shard_and_leaves_no_files(tmp_path):
-    chunks = _map(_day(tmp_path))
-    term = pa.compute.field("term")
-    lost = chunks.filter(pa.compute.is_null(term) | pa.compute.not_equal(term, "alpha"))
-    assert lost.num_rows < chunks.num_rows
-    spec = ShardSpec(folder=str(tmp_path / "w"), shard=0, description="x")
+def test_lost_segment_fails_the_shard_and_leaves_no_files(tmp_path):
+    spill = tmp_path / "spill"
+    reports = _map(_day(tmp_path), spill, flush_postings=25, batch_rows=7)
+    r = next(r for r in reports if r["pidx"] == 0 and r["segments"] > 2)
+    seg = segment_path(str(spill), 0, r["t"], 1)
+    with pa.memory_map(seg) as src:
+        rows = pa.ipc.open_file(src).read_all()
+    write_arrow(seg, rows.slice(1))  # one term's postings of one segment lost
     with pytest.raises(ValueError, match="doclength .* but the postings give docid"):
-        list(write_partition(iter(_shuffled(lost)[0]), {0: spec}))
-    assert list((tmp_path / "w").iterdir()) == []
+        _reduce([x for x in reports if x["pidx"] == 0], spill, tmp_path / "w")
+    assert list((tmp_path / "w" / "g0").iterdir()) == []
 
 
-def test_rows_before_stats_rows_are_refused(tmp_path):
-    chunks = _map(_day(tmp_path))
-    no_stats = chunks.filter(pa.compute.greater_equal(chunks.column("skey"), 1 << 56))
-    with pytest.raises(RuntimeError, match="before its stats rows"):
-        list(write_partition(iter(_shuffled(no_stats)[0]), {0: ShardSpec(str(tmp_path / "w"), 0, "x")}))
-    assert not (tmp_path / "w").exists() or list((tmp_path / "w").iterdir()) == []
+def test_file_reported_twice_is_refused(tmp_path):
+    spill = tmp_path / "spill"
+    reports = _map(_day(tmp_path), spill)
+    with pytest.raises(RuntimeError, match="reported twice"):
+        shard_inputs(reports + reports[:1])
 
 
 def test_page_in_no_planned_group_is_refused(tmp_path):
     files = _day(tmp_path)
-    p = MapPlan(groups={("com", "eng"): (0, 1)}, pkeys=partition_keys(3))
+    p = MapPlan(groups={("com", "eng"): (0, 1)}, spill=str(tmp_path / "spill"))
     with pytest.raises(RuntimeError, match="is in no planned group"):
         list(index_files(iter([pa.record_batch([pa.array([0])], names=["id"])]), p, [(0, files[0][1], "eng")]))

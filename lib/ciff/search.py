@@ -70,49 +70,76 @@ def search(
     path: str, query: str, k: int = 10, *, analyzer: AnalyzerLike | None = None, k1: float = K1, b: float = B
 ) -> list[Hit]:
     """Top-k documents of a CIFF file for a query, best first (ties: collection_docid ascending)."""
+    return search_many(path, [query], k, analyzer=analyzer, k1=k1, b=b)[0]
+
+
+class _Query:
+    """One query's state during the pass: its terms' weights and each candidate's tfs."""
+
+    def __init__(self, qtf: Counter, n_docs: int):
+        self.qtf, self.n_docs = qtf, n_docs
+        self.terms = sorted(qtf)
+        self.slot = {t: i for i, t in enumerate(self.terms)}
+        self.weights = [0.0] * len(self.terms)
+        self.table: dict[int, list[int]] = {}  # docid -> tf of each query term
+
+    def fold(self, term: str, df: int, docids, tfs) -> None:
+        j = self.slot[term]
+        self.weights[j] = self.qtf[term] * math.log(1 + (self.n_docs - df + 0.5) / (df + 0.5))
+        zero = [0] * len(self.terms)
+        table = self.table
+        for d, tf in zip(docids, tfs):
+            row = table.get(d)
+            if row is None:
+                row = table[d] = zero.copy()
+            row[j] = tf
+
+    def rank(self, norms: list[float], ids: list[str], k: int) -> list[Hit]:
+        heap: list[tuple[float, _Desc, int]] = []
+        for d, row in self.table.items():
+            norm = norms[d]
+            score = sum(w * tf / (tf + norm) for w, tf in zip(self.weights, row) if tf)
+            # heap of the k best: smallest score first; among equal scores the larger id goes first
+            item = (score, _Desc(ids[d]), d)
+            if len(heap) < k:
+                heapq.heappush(heap, item)
+            elif item > heap[0]:
+                heapq.heapreplace(heap, item)
+        return [Hit(cd.s, docid, score) for score, cd, docid in sorted(heap, reverse=True)]
+
+
+def search_many(
+    path: str, queries: list[str], k: int = 10, *, analyzer: AnalyzerLike | None = None, k1: float = K1, b: float = B
+) -> list[list[Hit]]:
+    """:func:`search` for many queries in one pass over the file (the same scores and order)."""
     with MessageStream(path) as s:
         h = read_header(s)
         if analyzer is None:
             analyzer = analyzer_for(h.description)
-        qtf = Counter(analyzer.tokens(query))
-        if not qtf or k <= 0:
-            return []
-        terms = sorted(qtf)
-        slot = {t: i for i, t in enumerate(terms)}
-        weights = [0.0] * len(terms)
-        table: dict[int, list[int]] = {}  # docid -> tf of each query term
-        n_docs = h.total_docs
-        for _, _, raw, docids in iter_postings(s, h, decode=False, select=frozenset(terms), num_docs=h.total_docs):
-            j = slot.get(raw.term)
-            if j is None or docids is None:
-                continue
-            weights[j] = qtf[raw.term] * math.log(1 + (n_docs - raw.df + 0.5) / (raw.df + 0.5))
-            zero = [0] * len(terms)
-            for d, tf in zip(docids.tolist(), raw.tfs.tolist()):
-                row = table.get(d)
-                if row is None:
-                    row = table[d] = zero.copy()
-                row[j] = tf
-        if not table:
-            return []
-        last = max(table)
-        avgdl = h.average_doclength or 1.0
-        heap: list[tuple[float, str, int]] = []
-        for _, _, doc in iter_docs(s, h, check=False):
-            row = table.get(doc.docid)
-            if row is not None:
-                norm = k1 * (1 - b + b * doc.doclength / avgdl)
-                score = sum(w * tf / (tf + norm) for w, tf in zip(weights, row) if tf)
-                # heap of the k best: smallest score first; among equal scores the larger id goes first
-                item = (score, _Desc(doc.collection_docid), doc.docid)
-                if len(heap) < k:
-                    heapq.heappush(heap, item)
-                elif item > heap[0]:
-                    heapq.heapreplace(heap, item)
-            if doc.docid >= last:
-                break
-    ranked = sorted(heap, reverse=True)
-    return [Hit(cd.s, docid, score) for score, cd, docid in ranked]
+        qs = [_Query(Counter(analyzer.tokens(q)), h.total_docs) for q in queries]
+        live = [q for q in qs if q.qtf and k > 0]
+        by_term: dict[str, list[_Query]] = {}
+        for q in live:
+            for t in q.terms:
+                by_term.setdefault(t, []).append(q)
+        if by_term:
+            for _, _, raw, docids in iter_postings(s, h, decode=False, select=frozenset(by_term), num_docs=h.total_docs):
+                if raw.term not in by_term or docids is None:
+                    continue
+                d, tf = docids.tolist(), raw.tfs.tolist()
+                for q in by_term[raw.term]:
+                    q.fold(raw.term, raw.df, d, tf)
+        norms: list[float] = []  # per docid up to the last candidate
+        ids: list[str] = []
+        if any(q.table for q in live):
+            last = max(max(q.table) for q in live if q.table)
+            avgdl = h.average_doclength or 1.0
+            for _, _, doc in iter_docs(s, h, check=False):
+                norms.append(k1 * (1 - b + b * doc.doclength / avgdl))
+                ids.append(doc.collection_docid)
+                if doc.docid >= last:
+                    break
+    return [q.rank(norms, ids, k) if q.table and k > 0 else [] for q in qs]
 
 
 @functools.total_ordering

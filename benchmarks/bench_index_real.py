@@ -1,0 +1,167 @@
+"""Index real multilingual pages: ours against Anserini with its per-language analyzers.
+
+    python benchmarks/bench_index_real.py [--docs 30000] [--cores 2] [--repeat 3] [--append]
+
+1. Pages: the shared crawl samples (../shared/corpus) through jobs/preprocess.py (as
+   benchmarks/bench_index.py does), all languages, repeated until ``--docs`` pages, each copy
+   with its own URL (``?copy=N``: so its own shard by MD5), record_id and id. Written as a
+   preprocessed day, ``language=xxx/part-*.parquet`` of at most 12,500 pages each.
+2. Ours: ``jobs/index.py --no-graph`` (and the full job, with the graph, beside it), groups by
+   TLD and language with the defaults, ``--docs-per-shard`` as given.
+3. Anserini: the same texts (title, description, main text: what we index) as one
+   JsonCollection per Anserini analyzer (files of 3,000 documents: Anserini's threads take
+   a file each), indexed one after the other (one JVM each,
+   ``-threads CORES``): ``-language de/fr/nl/pl/ru/ja/zh`` where Anserini has an analyzer for the
+   page's language (German, French, Dutch, Polish Morfologik, Russian, Japanese Kuromoji, CJK
+   bigrams for Chinese), its default English analyzer otherwise (English, Czech). Its wall
+   time is the sum.
+
+Rounds alternate ours (no graph), Anserini (all languages), ours (with graph).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from benchmarks.bench_index import (HEAP, WORK, _median_run, _timed, anserini_tools, machine, parser, report,
+                                    run_ours, text_pool)  # noqa: E402
+
+#: ISO 639-3 -> Anserini's -language code, where Anserini has an analyzer for it
+ANSERINI_LANG = {"deu": "de", "fra": "fr", "nld": "nl", "pol": "pl", "rus": "ru", "jpn": "ja", "zho": "zh",
+                 "spa": "es", "ita": "it", "por": "pt", "swe": "sv", "dan": "da", "fin": "fi", "nor": "no",
+                 "tur": "tr", "ara": "ar", "fas": "fa", "hin": "hi", "hun": "hu", "ind": "id", "kor": "ko",
+                 "tha": "th", "ukr": "uk", "ben": "bn", "tel": "te"}
+PER_FILE = 12_500  # pages per Parquet file (as preprocess writes per WARC)
+PER_JSONL = 3_000  # documents per JsonCollection file: Anserini indexes one file per thread
+
+
+def write_real(n: int, cores: int) -> tuple:
+    """The repeated day and the per-analyzer JsonCollections; (day, {alang: folder}, bytes, languages)."""
+    day, coll = WORK / f"real-{n}", WORK / f"real-jsonl-{n}"
+    if (day / "_SUCCESS").exists() and (coll / "_done").exists():
+        return day, {p.name: p for p in coll.iterdir() if p.is_dir()}, *json.loads((coll / "_done").read_text())
+    text_pool(cores)  # preprocesses the samples once
+    shutil.rmtree(day, ignore_errors=True)
+    shutil.rmtree(coll, ignore_errors=True)
+    src = WORK / "corpus-pre"
+    by_lang: dict[str, list[pa.Table]] = {}
+    for f in sorted(src.glob("language=*/*.parquet")):
+        by_lang.setdefault(f.parent.name.split("=", 1)[1], []).append(pq.read_table(f))
+    total = sum(t.num_rows for ts in by_lang.values() for t in ts)
+    copies = -(-n // total)
+    nbytes, langs = 0, {}
+    for lang, ts in sorted(by_lang.items()):
+        base = pa.concat_tables(ts)
+        want = round(n * base.num_rows / total)
+        tables = []
+        for c in range(copies):
+            t = base.slice(0, max(0, min(base.num_rows, want - c * base.num_rows)))
+            if t.num_rows == 0:
+                break
+            urls = [u + ("&" if "?" in u else "?") + f"copy={c}" for u in t.column("url").to_pylist()]
+            rids = [f"<urn:uuid:{hashlib.md5(f'{r}-{c}'.encode()).hexdigest()}>" for r in t.column("record_id").to_pylist()]
+            t = t.set_column(t.schema.get_field_index("url"), "url", pa.array(urls))
+            t = t.set_column(t.schema.get_field_index("record_id"), "record_id", pa.array(rids))
+            t = t.set_column(t.schema.get_field_index("id"), "id",
+                             pa.array([hashlib.sha256(u.encode()).hexdigest() for u in urls]))
+            tables.append(t)
+        day_t = pa.concat_tables(tables)
+        langs[lang] = day_t.num_rows
+        (day / f"language={lang}").mkdir(parents=True)
+        for k, off in enumerate(range(0, day_t.num_rows, PER_FILE)):
+            pq.write_table(day_t.slice(off, PER_FILE), day / f"language={lang}" / f"part-{k:05d}.parquet")
+        texts = pc.binary_join_element_wise(*[day_t.column(c).cast(pa.string()) for c in ("title", "description", "plain_text")],
+                                            "\n", null_handling="skip").to_pylist()
+        folder = coll / ANSERINI_LANG.get(lang, "en")
+        folder.mkdir(parents=True, exist_ok=True)
+        rids = day_t.column("record_id").to_pylist()
+        for k, off in enumerate(range(0, len(rids), PER_JSONL)):
+            with open(folder / f"{lang}-{k:04d}.jsonl", "w") as out:
+                for rid, text in zip(rids[off : off + PER_JSONL], texts[off : off + PER_JSONL]):
+                    out.write(json.dumps({"id": rid, "contents": text or ""}) + "\n")
+                    nbytes += len((text or "").encode())
+    (day / "_SUCCESS").write_bytes(b"")
+    (coll / "_done").write_text(json.dumps([nbytes, langs]))
+    return day, {p.name: p for p in coll.iterdir() if p.is_dir()}, nbytes, langs
+
+
+def run_anserini_langs(colls: dict, cores: int) -> dict:
+    java, jar = anserini_tools()
+    walls, docs, peak = {}, 0, 0
+    for alang, folder in sorted(colls.items()):
+        out = WORK / "out-anserini-real" / alang
+        shutil.rmtree(out, ignore_errors=True)
+        cmd = [java, f"-Xmx{HEAP}", "-cp", jar, "io.anserini.index.IndexCollection", "-collection", "JsonCollection",
+               "-input", str(folder), "-index", str(out), "-generator", "DefaultLuceneDocumentGenerator",
+               "-threads", str(cores)] + ([] if alang == "en" else ["-language", alang])
+        p, wall, rss = _timed(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        m = re.search(r"Total ([\d,]+) documents indexed", p.stdout + p.stderr)
+        if p.returncode != 0 or not m:
+            raise SystemExit(f"Anserini ({alang}) failed: {(p.stdout + p.stderr)[-2000:]}")
+        walls[alang] = wall
+        docs += int(m.group(1).replace(",", ""))
+        peak = max(peak, rss)
+    return {"wall": sum(walls.values()), "walls": walls, "docs": docs, "rss": peak}
+
+
+def main() -> None:
+    ap = parser(__doc__, 30_000)
+    ap.add_argument("--docs-per-shard", type=int, default=25_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--no-full", action="store_true")
+    a = ap.parse_args()
+    WORK.mkdir(parents=True, exist_ok=True)
+    day, colls, nbytes, langs = write_real(a.docs, a.cores)
+    alone, full, ans, loads = [], [], [], []
+    for _ in range(a.repeat):
+        loads.append(os.getloadavg()[0])
+        alone.append(run_ours(day, a.cores, a.docs_per_shard, graph=False, name="ours-real"))
+        print(f"ours, no graph: {alone[-1]}", file=sys.stderr)
+        ans.append(run_anserini_langs(colls, a.cores))
+        print(f"anserini: {ans[-1]}", file=sys.stderr)
+        if not a.no_full:
+            full.append(run_ours(day, a.cores, a.docs_per_shard, graph=True, name="ours-real"))
+            print(f"ours, with graph: {full[-1]}", file=sys.stderr)
+    o, x = _median_run(alone), _median_run(ans)
+    walls = lambda runs: ", ".join(f"{r['wall']:.1f}" for r in runs)  # noqa: E731
+    tot = o["totals"]
+    lines = [
+        f"### {dt.date.today():%Y-%m-%d}: real pages, {tot['docs']:,} documents in {len(langs)} languages, {a.cores} cores",
+        "",
+        f"Machine: {machine()}. Load average (1 min) before each round: {', '.join(f'{v:.1f}' for v in loads)}.",
+        f"`python benchmarks/bench_index_real.py --docs {a.docs} --cores {a.cores} --docs-per-shard {a.docs_per_shard}"
+        f" --repeat {a.repeat}`: the shared samples' {sum(1 for _ in (WORK / 'corpus-pre').glob('language=*/*.parquet'))}"
+        f" preprocessed files repeated with distinct URLs; {nbytes / 1e6:.0f} MB of text; pages per language: "
+        + ", ".join(f"{k} {v:,}" for k, v in sorted(langs.items(), key=lambda kv: -kv[1])) + ".",
+        "",
+        "| indexer | median wall s | runs, s | peak RSS GiB |",
+        "|---|---:|---:|---:|",
+        f"| ours: jobs/index.py --no-graph, {o['shards']} shards | {o['wall']:.1f} | {walls(alone)} | {o['rss'] / 2**30:.1f} |",
+    ]
+    if full:
+        f = _median_run(full)
+        lines.append(f"| ours: the full job (with the web graph) | {f['wall']:.1f} | {walls(full)} | {f['rss'] / 2**30:.1f} |")
+    lines.append(f"| Anserini, one IndexCollection per analyzer ({', '.join(sorted(colls))}), summed | {x['wall']:.1f} |"
+                 f" {walls(ans)} | {x['rss'] / 2**30:.1f} |")
+    pairs = ", ".join(f"{p['wall'] / q['wall']:.2f}" for p, q in zip(alone, ans))
+    lines += ["", f"Ratio ours (no graph) / Anserini, medians: **{o['wall'] / x['wall']:.2f}**; per round: {pairs}."
+              f" Anserini's median run per analyzer (s): {json.dumps({k: round(v, 1) for k, v in x['walls'].items()})}.",
+              f"Our steps (s, median run): {json.dumps(o['steps'])}; {tot['postings']:,} postings, {tot['total_terms']:,} tokens.", ""]
+    report(lines, a.append)
+
+
+if __name__ == "__main__":
+    main()
