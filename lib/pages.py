@@ -29,7 +29,6 @@ from lib.warc.http import HttpError, HttpResponse, parse_response
 from lib.warc.records import BadRecord, Record, iter_records, sha1_digest
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
-CAPTURE_TYPES = ("response", "revisit", "resource")
 MAX_REPORTED_PER_FILE = 1000
 
 
