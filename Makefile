@@ -24,7 +24,7 @@ test: system-deps setup
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
 
 demo: setup
-	$(PY) -m lib.demo --root $(DEMO_ROOT) --date $(DEMO_DATE)
+	$(PY) -m jobs.demo --root $(DEMO_ROOT) --date $(DEMO_DATE)
 
 clean:
 	rm -rf $(VENV) $(DEMO_ROOT) .pytest_cache

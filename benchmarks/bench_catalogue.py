@@ -3,7 +3,7 @@ synthetic capture days, then DuckDB query latency and the HTTP API.
 
     python benchmarks/bench_catalogue.py [--captures 200000] [--urls 80000] [--days 2] [--master local[2]]
 
-Writes ``--days`` preprocess-shaped days (``_captures`` Parquet per lib.schema, no pages)
+Writes ``--days`` preprocess-shaped days (``_captures`` Parquet per lib.core.schema, no pages)
 under benchmarks/work/catalogue/, with ``--captures`` records per day over ``--urls``
 distinct URLs (each day re-captures most URLs; ~30% of them change digest), runs the job
 per day on one local Spark session (session start not counted), then times the queries.
@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
-from lib.schema import CAPTURE_SCHEMA  # noqa: E402
+from lib.core.schema import CAPTURE_SCHEMA  # noqa: E402
 
 WORK = ROOT / "benchmarks" / "work" / "catalogue"
 DAY0 = dt.date(2026, 3, 1)
@@ -76,7 +76,7 @@ def main() -> None:
 
     from lib.catalogue import query
     from lib.catalogue.api import serve_in_thread
-    from lib.catalogue.job import CatalogueJob
+    from jobs.catalogue import CatalogueJob
 
     spark = (SparkSession.builder.master(args.master).config("spark.sql.shuffle.partitions", "8")
              .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false").config("spark.driver.memory", "4g").getOrCreate())

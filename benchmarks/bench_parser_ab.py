@@ -1,6 +1,6 @@
 """Per-record preprocess cost, before and after a change, in one invocation.
 
-Runs the bare loop (``lib.pages.FileProcessor`` over every record, no Spark) with this
+Runs the bare loop (``lib.preprocess.pages.FileProcessor`` over every record, no Spark) with this
 checkout's code and with a baseline commit's code (checked out to a temporary git worktree),
 alternating the two ``--rounds`` times in fresh processes on the same files, and prints each
 rate, the medians and the ratio. Rates are per CPU second of the loop's process (one core), so
@@ -30,7 +30,7 @@ ROOT = os.path.dirname(HERE)
 
 LOOP = r"""
 import json, sys, time
-from lib.pages import FileProcessor
+from lib.preprocess.pages import FileProcessor
 files, repeat = json.loads(sys.argv[1]), int(sys.argv[2])
 t0, c0 = time.perf_counter(), time.process_time()
 records = pages = 0

@@ -3,7 +3,7 @@ Resiliparse and fastText, in one invocation on the same files.
 
 Loops (one process, one core each), timed on the same WARC files:
 
-* ``ours``: lib.pages.FileProcessor (read, HTTP, charset, title/description/lang/canonical,
+* ``ours``: lib.preprocess.pages.FileProcessor (read, HTTP, charset, title/description/lang/canonical,
   links with anchors, main text without boilerplate, language, URL parts, digests, captures)
 * ``selectolax``: FastWARC read + selectolax (lexbor) title, links (urljoin; no anchor texts, as the
   issue's loop), text after dropping script/style/nav/header/footer/aside/form + fastText lid.176
@@ -11,7 +11,7 @@ Loops (one process, one core each), timed on the same WARC files:
 * ``resiliparse``: FastWARC read + Resiliparse main-content text + fastText on 2,000 chars
 
 then ``jobs/preprocess.py --master local[2]`` on the same files (JVM start and Parquet output
-included; the driver JVM maps Spark's classes from lib/jvm_cache.py's archive, written by one
+included; the driver JVM maps Spark's classes from lib/core/jvm_cache.py's archive, written by one
 untimed run when missing, as on any machine where the job ran before).
 
 Inputs (``--set``):
@@ -139,7 +139,7 @@ def build_shared(folder: str, corpus: str, records: int, files: int) -> list[str
 
 # ------------------------------------------------------------------ loops
 def loop_ours(files: list[str]) -> int:
-    from bench_preprocess import bare_loop  # lib.pages.FileProcessor over each file
+    from bench_preprocess import bare_loop  # lib.preprocess.pages.FileProcessor over each file
 
     return bare_loop(files)[1]
 
@@ -147,7 +147,7 @@ def loop_ours(files: list[str]) -> int:
 def _fasttext():
     import fasttext
 
-    from lib.langid import model_path
+    from lib.preprocess.langid import model_path
 
     fasttext.FastText.eprint = lambda *a, **k: None
     return fasttext.load_model(model_path()).f.predict  # the C++ binding: fastText's wrapper breaks under numpy 2
@@ -248,7 +248,7 @@ def run_job(files: list[str], work: str, cores: int) -> dict:
 def ensure_class_archive(files: list[str], work: str, cores: int) -> float | None:
     """The nightly job runs where it ran before: its driver JVM maps Spark's classes from
     the archive. When there is none yet, one untimed run on one file writes it."""
-    from lib import jvm_cache
+    from lib.core import jvm_cache
 
     p = jvm_cache.plan(JOB_HEAP)
     if p is None or not p.creating:

@@ -25,11 +25,12 @@ import pyarrow as pa
 if __package__ in (None, ""):  # `python jobs/index.py`: make the project importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from lib import graph, index_plan, storage
-from lib.analysis import get_analyzer
-from lib.index_build import MAP_SCHEMA, READ_COLUMNS, STATS_SCHEMA, MapPlan, index_files
-from lib.index_write import ShardSpec, shard_inputs, write_shards
-from lib.sparkjob import JobResult, SparkJob, log
+from lib.index import graph, plan as index_plan
+from lib.core import storage
+from lib.core.analysis import get_analyzer
+from lib.index.build import MAP_SCHEMA, READ_COLUMNS, STATS_SCHEMA, MapPlan, index_files
+from lib.index.write import ShardSpec, shard_inputs, write_shards
+from lib.core.sparkjob import JobResult, SparkJob, log
 
 GRAPH_COLUMNS = ["url", "url_host", "outgoing_links"]
 #: columns every preprocessed file must have (checked on the driver before anything runs)
@@ -87,7 +88,7 @@ def _download(uri: str, local: str) -> str:
 def read_links(spark: Any, inp: str) -> Any:
     """The day's pages' ``url``, ``url_host`` and ``outgoing_links`` (all ``language=*``
     folders), read with the known schema: no schema-inference job, only these columns."""
-    from lib.schema import PAGE_SCHEMA, spark_schema
+    from lib.core.schema import PAGE_SCHEMA, spark_schema
 
     schema = spark_schema(pa.schema([PAGE_SCHEMA.field(c) for c in GRAPH_COLUMNS]))
     root = storage.local_path(inp)
@@ -153,7 +154,7 @@ def _graph(spark: Any, inp: str, folder: str) -> tuple[dict, float]:
 
 def _index(spark: Any, work: str, args: argparse.Namespace, files: list, counts: dict, clock: "_Clock") -> dict:
     """Plan the shards, then the map (analysis) and reduce (CIFF + metadata) stages."""
-    from lib.schema import spark_schema
+    from lib.core.schema import spark_schema
 
     groups, assign = index_plan.plan_groups(counts, args.docs_per_shard, args.min_group_docs)
     clock("plan")
@@ -178,13 +179,13 @@ def _index(spark: Any, work: str, args: argparse.Namespace, files: list, counts:
         }
         try:
             # map: each file's pages analyzed in Python into per-shard segments in the spill
-            # folder (lib/index_build.py); only per (shard, file) counts come back
+            # folder (lib/index/build.py); only per (shard, file) counts come back
             reports = (spark.range(0, len(todo), 1, len(todo))
                        .mapInArrow(lambda it: index_files(it, plan, todo), spark_schema(MAP_SCHEMA)).collect())
             inputs = shard_inputs([r.asDict() for r in reports])
             clock("map")
             # reduce: one task per shard merges its segments into its CIFF and metadata
-            # (lib/index_write.py), biggest shards first
+            # (lib/index/write.py), biggest shards first
             shard_todo = sorted(inputs, key=lambda p: (-sum(inputs[p].docs), p))
             written = (spark.range(0, len(shard_todo), 1, max(len(shard_todo), 1))
                        .mapInArrow(lambda it: write_shards(it, shard_todo, inputs, specs, spill),

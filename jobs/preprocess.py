@@ -8,7 +8,7 @@ ROOT/preprocessed/YYYY-MM/DD/: ``language=xxx/part-*.parquet`` (pages), ``_captu
 ``_stats.json``, ``_errors.jsonl`` and ``_SUCCESS`` last. See README for the columns.
 
 Exit codes: 0 the day is published and healthy; 1 the run failed (nothing published);
-2 usage; 3 the day is published but unhealthy (:mod:`lib.health`: too many failed records,
+2 usage; 3 the day is published but unhealthy (:mod:`lib.preprocess.health`: too many failed records,
 too few HTML pages kept, too many unreadable files; the summary and ``_stats.json`` carry the
 ``health`` block).
 """
@@ -23,10 +23,11 @@ import sys
 if __package__ in (None, ""):  # run as a script: make `lib` importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from lib import health, storage  # noqa: E402
-from lib.preprocess_tasks import RESULT_SCHEMA, make_mapper, merge_results, remove_strays  # noqa: E402
-from lib.schema import spark_schema  # noqa: E402
-from lib.sparkjob import EXIT_UNHEALTHY, JobResult, SparkJob  # noqa: E402
+from lib.preprocess import health  # noqa: E402
+from lib.core import storage
+from lib.preprocess.tasks import RESULT_SCHEMA, make_mapper, merge_results, remove_strays  # noqa: E402
+from lib.core.schema import spark_schema  # noqa: E402
+from lib.core.sparkjob import EXIT_UNHEALTHY, JobResult, SparkJob  # noqa: E402
 from lib.warc.records import ARCHIVE_SUFFIXES  # noqa: E402
 
 log = logging.getLogger("dailyslice.preprocess")

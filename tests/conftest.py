@@ -79,7 +79,7 @@ def spark(s3_server, tmp_path_factory):
     """One local Spark session for the whole run (2 cores, like CI)."""
     from pyspark.sql import SparkSession
 
-    from lib.sparkjob import use_this_python
+    from lib.core.sparkjob import use_this_python
 
     use_this_python()  # CI runs .venv/bin/python without activating the venv
     warehouse = tmp_path_factory.mktemp("spark-warehouse")

@@ -1,4 +1,4 @@
-"""lib/analysis.py: the per-language analyzers (no Spark)."""
+"""lib/core/analysis.py: the per-language analyzers (no Spark)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lib.analysis import MAX_TOKEN_CHARS, analyzer_from_description, get_analyzer, raw_tokens
+from lib.core.analysis import MAX_TOKEN_CHARS, analyzer_from_description, get_analyzer, raw_tokens
 
 
 def test_english_lowercase_stop_stem():
@@ -106,7 +106,7 @@ def test_analyze_batch_equals_term_counts(texts, lang):
 
 
 def test_piece_table_starts_anew_when_full(monkeypatch):
-    from lib import analysis
+    from lib.core import analysis
 
     monkeypatch.setattr(analysis, "TABLE_PIECES", 5)
     a = analysis.Analyzer("eng")  # a fresh one: the shared analyzers keep their tables

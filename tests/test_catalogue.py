@@ -1,4 +1,4 @@
-"""Catalogue end to end on tiny Parquet days that follow lib.schema: the Spark job
+"""Catalogue end to end on tiny Parquet days that follow lib.core.schema: the Spark job
 (CDXJ + URL database + report), DuckDB queries, the CLI and the HTTP API."""
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lib import health
+from lib.preprocess import health
 from lib.catalogue import cdxj, query, urldb
 from lib.catalogue.__main__ import main as cli
-from lib.catalogue.job import main as build
+from jobs.catalogue import main as build
 from lib.catalogue.keys import normalize_url, url_id
 from lib.placement.keyspace import partition_of
-from lib.schema import CAPTURE_SCHEMA, PAGE_SCHEMA
+from lib.core.schema import CAPTURE_SCHEMA, PAGE_SCHEMA
 
 UTC = dt.timezone.utc
 D1, D2 = dt.date(2026, 1, 14), dt.date(2026, 1, 15)
@@ -86,7 +86,7 @@ def write_day(root: str, day: dt.date) -> str:
                "reason": "truncated gzip member", "detail": "EOF"}]
     with open(os.path.join(out, "_errors.jsonl"), "w") as f:
         f.writelines(json.dumps(e) + "\n" for e in errors)
-    # D1 is healthy; D2 lost pages: 3 failed records of 9 read (lib.health's block as preprocess writes it)
+    # D1 is healthy; D2 lost pages: 3 failed records of 9 read (lib.preprocess.health's block as preprocess writes it)
     failed = {"truncated gzip member": 2, "bad WARC header": 1} if day == D2 else {}
     totals = {"files": 2, "read": 9, "kept": 6 - len(failed), "html_seen": 6 - len(failed), "failed": sum(failed.values()),
               "failed_by_reason": failed, "skipped_by_reason": {}}
@@ -143,7 +143,7 @@ def built(spark, tmp_path_factory):
     for d in (D1, D2):
         write_day(root, d)
     shard_sizes = write_index(root, D2)
-    from lib.catalogue.job import CatalogueJob
+    from jobs.catalogue import CatalogueJob
 
     for d in (D1, D2):
         job = CatalogueJob()
@@ -404,7 +404,7 @@ def test_report_opens_with_the_health_banner(built):
 
 
 def test_output_to_s3_has_success_last(built, spark, s3_bucket):
-    from lib import storage
+    from lib.core import storage
 
     root, _ = built
     dest = f"s3://{s3_bucket}/catalogue/2026-01/14"

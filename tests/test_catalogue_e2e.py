@@ -15,8 +15,8 @@ from warcio.archiveiterator import ArchiveIterator
 
 from jobs import preprocess
 from lib.catalogue import cdxj, query, urldb
-from lib.catalogue.job import main as build
-from lib.sample import write_sample_crawl
+from jobs.catalogue import main as build
+from lib.core.sample import write_sample_crawl
 
 DAY = dt.date(2026, 2, 3)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pathlib
 
-from lib.schema import CAPTURE_COLUMNS, PAGE_COLUMNS
+from lib.core.schema import CAPTURE_COLUMNS, PAGE_COLUMNS
 
 README = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text()
 

@@ -22,7 +22,7 @@ from lib.extract.driver import ERRORS, MANIFEST
 from lib.extract.lines import Resolver, parse_lines
 from lib.extract.listing import record_ranges
 from lib.extract.task import extract_items
-from lib.schema import PAGE_SCHEMA
+from lib.core.schema import PAGE_SCHEMA
 
 pytestmark = pytest.mark.slow
 SAMPLES = ("example.warc.gz", "example.arc.gz")

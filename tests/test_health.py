@@ -1,10 +1,10 @@
-"""The day's health from its counters (lib.health): shares, thresholds, reasons, samples."""
+"""The day's health from its counters (lib.preprocess.health): shares, thresholds, reasons, samples."""
 
 from __future__ import annotations
 
 import json
 
-from lib.health import Thresholds, assess, describe, sample_errors, unreadable_files
+from lib.preprocess.health import Thresholds, assess, describe, sample_errors, unreadable_files
 
 
 def _file(name, read, kept, html_seen, failed=None, skipped=None):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from lib import langid, urls
+from lib.preprocess import langid
+from lib.core import urls
 from lib.html.charset import decode_html
 from lib.html.extract import absolute_link, extract
 from lib.warc.http import HttpError, parse_response

@@ -1,4 +1,4 @@
-"""The index's postings held against the old code's: golden digests (lib.index_digest) of the
+"""The index's postings held against the old code's: golden digests (lib.index.digest) of the
 shards the index job wrote for the shared crawl samples before its map/reduce were rebuilt
 (commit 47992df). The samples are preprocessed here, in another folder than the golden's, so
 the digests are the canonical ones (terms, collection docids, tfs, lengths, metadata rows:
@@ -11,7 +11,7 @@ import json
 import pathlib
 import shutil
 
-from lib.index_digest import diff, shard_digests
+from lib.index.digest import diff, shard_digests
 
 GOLDEN = pathlib.Path(__file__).parent / "data" / "index_golden"
 

@@ -1,4 +1,4 @@
-"""lib/index_plan.py, lib/index_build.py and lib/index_write.py without Spark: shard
+"""lib/index/plan.py, lib/index/build.py and lib/index/write.py without Spark: shard
 planning, and the map and reduce steps run on real Parquet files (the driver's part, the
 grouping of the map reports, done as the job does it)."""
 
@@ -13,13 +13,13 @@ import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.parquet as pq
 import pytest
 
-from lib.analysis import get_analyzer
+from lib.core.analysis import get_analyzer
 from lib.ciff.reader import CiffReader
 from lib.ciff.validate import validate_file
-from lib.index_build import (MAP_SCHEMA, READ_COLUMNS, MapPlan, index_files, page_text, segment_path, shard_of,
+from lib.index.build import (MAP_SCHEMA, READ_COLUMNS, MapPlan, index_files, page_text, segment_path, shard_of,
                              write_arrow)
-from lib.index_plan import OTHER, count_pages, lang_label, plan_groups, shard_count, tld_label
-from lib.index_write import ShardSpec, shard_inputs, write_shards
+from lib.index.plan import OTHER, count_pages, lang_label, plan_groups, shard_count, tld_label
+from lib.index.write import ShardSpec, shard_inputs, write_shards
 from lib.placement.keyspace import partition_of
 
 
@@ -130,7 +130,7 @@ def _expected(files) -> dict[int, list[dict]]:
 @pytest.mark.parametrize("slice_postings", [1 << 22, 5])
 @pytest.mark.parametrize("flush_postings,batch_rows", [(4_000_000, 4096), (25, 7)])
 def test_map_reduce_equals_a_naive_inverted_index(tmp_path, monkeypatch, slice_postings, flush_postings, batch_rows):
-    from lib import index_write
+    from lib.index import write as index_write
 
     monkeypatch.setattr(index_write, "SLICE_POSTINGS", slice_postings)  # 5: many slices per shard
     files = _day(tmp_path)

@@ -1,4 +1,4 @@
-"""lib/jvm_cache.py: the driver JVM's class archive (what it is keyed on, how a new one is
+"""lib/core/jvm_cache.py: the driver JVM's class archive (what it is keyed on, how a new one is
 published) and, end to end, that a second job run really maps its classes from it."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from lib import jvm_cache
+from lib.core import jvm_cache
 from tests.test_index_job import sample_pages, write_day
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent

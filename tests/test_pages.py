@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import tracemalloc
 
-from lib.pages import process_file
+from lib.preprocess.pages import process_file
 from tests.helpers_warc import ENGLISH, good_pages, gz, html_page, http_response, warc_gz, warc_record
 
 

@@ -2,7 +2,7 @@
 
 The oracle is a frozen copy of the old lib/html/extract.py (tests/legacy_extract.py, commit
 c5ded4b). Rows are compared whole: every file of the shared samples goes through
-lib.pages.FileProcessor twice, once as it is and once with the old ``extract`` put in its
+lib.preprocess.pages.FileProcessor twice, once as it is and once with the old ``extract`` put in its
 place, so reading, charset, language and row building are the same code on both sides and
 any difference comes from the extraction. The committed heavy pages of the peer benchmark
 (benchmarks/data/heavy_pages) are compared page by page, and the link resolver against the
@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lib import pages
+from lib.preprocess import pages
 from lib.html import extract as new
 from lib.html.charset import decode_html
 from tests import legacy_extract as old

@@ -13,8 +13,8 @@ import pyarrow.dataset as ds
 import pytest
 
 from jobs import preprocess
-from lib import storage
-from lib.sample import write_sample_crawl
+from lib.core import storage
+from lib.core.sample import write_sample_crawl
 from lib.warc.records import Record, iter_records
 from tests.helpers_warc import good_pages, gz, warc_gz, warc_with_broken_http
 

@@ -1,4 +1,4 @@
-"""lib.storage against local folders and the loopback S3 server."""
+"""lib.core.storage against local folders and the loopback S3 server."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from lib.html.charset import codec_name, decode_html
-from lib.pages import FileProcessor
+from lib.preprocess.pages import FileProcessor
 from lib.warc.http import dechunk, parse_response, status_code
 from lib.warc.records import BadRecord, Record, iter_records
 from tests.helpers_warc import good_pages, gz, http_response, warc_gz, warc_record
@@ -324,7 +324,7 @@ def test_windows_1252_unassigned_bytes_are_c1_controls_not_errors():
 
 
 def test_day_listing_finds_archives_whatever_their_case_or_compression(tmp_path):
-    from lib import storage
+    from lib.core import storage
     from lib.warc.records import ARCHIVE_SUFFIXES
 
     for name in ("a.warc.gz", "B.ARC.GZ", "c.Warc", "d.warc.zst", "e.warc.lz4", "notes.txt", "f.cdx"):

@@ -6,7 +6,7 @@
 # so this script only submits). Success is the marker file, written only when both jobs
 # succeeded (Magpie's own exit code is always 0); otherwise MARKER.failed.json is written and
 # the exit code is non-zero: 3 when preprocess published an unhealthy day (its exit code 3:
-# too many failed records or unreadable files, see lib/health.py) and index still ran on it
+# too many failed records or unreadable files, see lib/preprocess/health.py) and index still ran on it
 # successfully (the failure marker then carries preprocess's "health" block), 1 otherwise.
 #
 # Required:  DATE (YYYY-MM-DD), INPUT_ROOT (bucket root holding warc/YYYY-MM/DD, s3:// or

@@ -93,7 +93,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if "build" in argv[:1]:
-        from lib.catalogue.job import main as build
+        from jobs.catalogue import main as build
 
         return build(argv[1:])
     args = parser().parse_args(argv)

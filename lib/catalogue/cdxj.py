@@ -16,7 +16,7 @@ from typing import Any, Iterable, Iterator
 
 import pandas as pd  # module level: pandas_udf resolves the string type hints here
 
-from lib import storage
+from lib.core import storage
 from lib.catalogue.keys import strip_digest, surt_key, timestamp14
 
 JSON_FIELDS = ("url", "mime", "status", "digest", "length", "offset", "filename")

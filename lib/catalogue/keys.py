@@ -1,4 +1,4 @@
-"""Record-level keys of the catalogue: SURT keys, CDX timestamps, digests (URL ids: lib.urls).
+"""Record-level keys of the catalogue: SURT keys, CDX timestamps, digests (URL ids: lib.core.urls).
 
 Plain functions (no Spark) so they are testable alone and usable in pandas UDFs.
 """
@@ -10,7 +10,7 @@ import re
 
 import surt as _surt
 
-from lib.urls import normalize_url, url_id  # noqa: F401  (re-exported: the pages' id)
+from lib.core.urls import normalize_url, url_id  # noqa: F401  (re-exported: the pages' id)
 
 # CDXJ lines are "KEY TS JSON": a key must never contain whitespace or control characters,
 # or byte order of lines would no longer be the order of (key, timestamp).

@@ -15,7 +15,7 @@ import os
 import re
 from typing import Any
 
-from lib import storage
+from lib.core import storage
 from lib.catalogue import urldb
 from lib.catalogue.keys import normalize_url
 
@@ -268,5 +268,5 @@ def day_stats(path: str, d: dt.date, top: int = 15, prev_path: str | None = None
     out["errors"] = {k: v for k, v in error_counts(path).items() if k != "by_file"}
     run = run_stats(path)
     out["run"] = run.get("totals", run)
-    out["health"] = run.get("health")  # lib.health's block; None for days preprocessed before it
+    out["health"] = run.get("health")  # lib.preprocess.health's block; None for days preprocessed before it
     return out

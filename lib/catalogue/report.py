@@ -13,7 +13,8 @@ import io
 import re
 from typing import Any
 
-from lib import health, storage
+from lib.preprocess import health
+from lib.core import storage
 from lib.catalogue import query
 
 REPORT = "report.html"

@@ -25,7 +25,7 @@ from typing import Any
 
 import pandas as pd  # module level: pandas_udf resolves the string type hints here
 
-from lib import storage
+from lib.core import storage
 from lib.catalogue.keys import normalize_url
 from lib.placement.keyspace import partition_of
 

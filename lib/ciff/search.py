@@ -21,7 +21,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Protocol
 
-from lib import storage
+from lib.core import storage
 from lib.ciff.errors import CiffError
 from lib.ciff.reader import iter_docs, iter_postings, read_header
 from lib.ciff.stream import MessageStream
@@ -55,8 +55,8 @@ class Hit:
 
 
 def analyzer_for(description: str) -> AnalyzerLike:
-    """The analyzer named in a CIFF header description (see lib.analysis)."""
-    from lib.analysis import analyzer_from_description
+    """The analyzer named in a CIFF header description (see lib.core.analysis)."""
+    from lib.core.analysis import analyzer_from_description
 
     try:
         return analyzer_from_description(description)

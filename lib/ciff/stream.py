@@ -6,7 +6,7 @@ import gzip
 import zlib
 from typing import BinaryIO
 
-from lib import storage
+from lib.core import storage
 from lib.ciff.errors import CiffError
 from lib.ciff.messages import MAX_MESSAGE
 from lib.ciff.varint import decode_varint

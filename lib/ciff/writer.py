@@ -7,7 +7,7 @@ from typing import Sequence
 
 import numpy as np
 
-from lib import storage
+from lib.core import storage
 from lib.ciff.errors import CiffError
 from lib.ciff.messages import (
     INT64_MAX,

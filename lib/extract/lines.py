@@ -13,7 +13,7 @@ import os
 from array import array
 from typing import Iterable, Iterator, NamedTuple
 
-from lib import storage
+from lib.core import storage
 
 #: Archive formats by file name suffix (checked in this order), and the output suffix.
 FORMATS: tuple[tuple[str, str], ...] = ((".warc.gz", "warc.gz"), (".arc.gz", "arc.gz"), (".warc", "warc"))

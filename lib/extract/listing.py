@@ -14,7 +14,7 @@ import os
 import sys
 from typing import Iterator, NamedTuple
 
-from lib import storage
+from lib.core import storage
 
 
 class RecordRange(NamedTuple):

@@ -12,7 +12,7 @@ import itertools
 import os
 from typing import Any
 
-from lib import storage
+from lib.core import storage
 from lib.extract.archive import ArchiveWriter, task_namer
 from lib.extract.lines import ExtractError, Item, TaskError, tsv_escape
 from lib.extract.sources import S3_MAX_GAP, LocalSource, open_source, plan_runs

@@ -45,7 +45,7 @@ def day_of(context: dict[str, Any]) -> dt.date:
 
 @contextlib.contextmanager
 def s3_endpoint(endpoint: str | None) -> Iterator[None]:
-    """Point lib.s3 at ``endpoint`` (None: leave the environment's) for the block."""
+    """Point lib.core.s3 at ``endpoint`` (None: leave the environment's) for the block."""
     from lib import s3
 
     if not endpoint:
@@ -125,7 +125,7 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
         def estimate() -> dict[str, Any]:
             from airflow.sdk.exceptions import AirflowSkipException
 
-            from lib import storage
+            from lib.core import storage
 
             day = day_of(get_current_context())
             uri = f"{input_root(cfg)}/warc/{day:%Y-%m}/{day:%d}"
@@ -193,7 +193,7 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
             if failed:
                 report.append(f"preprocess exit {failed.get('preprocess_rc')}, index exit {failed.get('index_rc')}")
             if unhealthy:  # published and indexed, but the day lost pages: say how, not only where the logs are
-                from lib.health import describe
+                from lib.preprocess.health import describe
 
                 report[0] = f"{dc} {failed.get('date')}: {describe(unhealthy)}"
                 report.insert(1, f"Slurm job {sub['job_id']}: state {event.get('state')}, exit code {event.get('exit_code')}; "
@@ -216,7 +216,7 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
         @task
         def summary(est: dict[str, Any], sized: dict[str, Any], sub: dict[str, Any], marker: dict[str, Any],
                     staged: dict[str, Any]) -> str:
-            from lib import storage
+            from lib.core import storage
 
             ctx = get_current_context()
             doc = {

@@ -22,7 +22,7 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
-from lib import storage
+from lib.core import storage
 
 
 class ConfigError(ValueError):

@@ -13,7 +13,7 @@ import os
 from collections import Counter
 from typing import Iterable
 
-from lib import storage
+from lib.core import storage
 from lib.placement.config import SliceConfig
 from lib.placement.slices import PlacementError, check_path, collection_of
 

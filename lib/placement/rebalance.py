@@ -22,7 +22,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterable
 
-from lib import storage
+from lib.core import storage
 from lib.placement import config as _config
 from lib.placement.backends import FILE
 from lib.placement.slices import Collection, PlacementError, locate

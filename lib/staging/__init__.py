@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from lib.storage import SUCCESS, tree_files
+from lib.core.storage import SUCCESS, tree_files
 
 log = logging.getLogger("dailyslice.staging")
 

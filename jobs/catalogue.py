@@ -15,10 +15,10 @@ import re
 import time
 from typing import Any
 
-from lib import storage
+from lib.core import storage
 from lib.catalogue import cdxj, report, urldb
-from lib.schema import CAPTURE_SCHEMA, spark_schema
-from lib.sparkjob import JobResult, SparkJob
+from lib.core.schema import CAPTURE_SCHEMA, spark_schema
+from lib.core.sparkjob import JobResult, SparkJob
 
 CDXJ_NAME = "index.cdxj"
 

@@ -1,7 +1,7 @@
 """Reduce side of the index job: one task merges each shard's segments into its CIFF and metadata (no Spark imports).
 
 :func:`write_shards` is a ``mapInArrow`` function over shard numbers; for each shard it
-gets, from the driver, the map tasks' report (lib.index_build ``MAP_SCHEMA``: per input
+gets, from the driver, the map tasks' report (lib.index.build ``MAP_SCHEMA``: per input
 file ``t`` with pages of the shard, its pages, tokens and segments) and reads the files
 the map tasks wrote into the spill folder:
 
@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from lib.index_build import META_COLUMNS, METADATA_SCHEMA, STATS_SCHEMA, docs_path, segment_path
+from lib.index.build import META_COLUMNS, METADATA_SCHEMA, STATS_SCHEMA, docs_path, segment_path
 
 META_ROW_GROUP = 1 << 16
 SLICE_POSTINGS = 1 << 22
@@ -95,7 +95,7 @@ def _list_parts(col: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
 class _Shard:
     def __init__(self, inp: ShardInput, spec: ShardSpec, spill: str):
         from lib.ciff.writer import CiffWriter
-        from lib.index_plan import index_name, metadata_name
+        from lib.index.plan import index_name, metadata_name
 
         self.inp, self.spec, self.spill = inp, spec, spill
         counts = np.asarray(inp.docs, np.int64)

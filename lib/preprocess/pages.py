@@ -22,7 +22,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Iterator
 
-from lib import langid, urls
+from lib.preprocess import langid
+from lib.core import urls
 from lib.html.charset import decode_html
 from lib.html.extract import extract
 from lib.warc.http import HttpError, HttpResponse, parse_response

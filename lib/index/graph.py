@@ -93,7 +93,7 @@ def write_graph(pages: Any, folder_uri: str) -> dict[str, int]:
 
     import pyarrow.parquet as pq
 
-    from lib import storage
+    from lib.core import storage
 
     from pyspark import StorageLevel
 

@@ -14,8 +14,8 @@ import importlib
 import os
 import sys
 
-from lib.sample import write_sample_crawl
-from lib.sparkjob import day_path
+from lib.core.sample import write_sample_crawl
+from lib.core.sparkjob import day_path
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,10 +31,10 @@ def main(argv: list[str] | None = None) -> int:
         paths = write_sample_crawl(root, a.date, a.files, a.pages_per_file)
         print(f"demo: wrote a sample crawl of {len(paths)} WARC files under {warc}")
     common = ["--date", a.date.isoformat(), "--root", root]
-    steps = [("jobs.preprocess", common), ("jobs.index", common), ("lib.catalogue.job", common)]
+    steps = [("jobs.preprocess", common), ("jobs.index", common), ("jobs.catalogue", common)]
     from pyspark.sql import SparkSession
 
-    from lib.sparkjob import use_this_python
+    from lib.core.sparkjob import use_this_python
 
     use_this_python()
     spark = (SparkSession.builder.appName("dailyslice-demo").config("spark.ui.showConsoleProgress", "true")

@@ -10,7 +10,7 @@ exit code.
 Exit codes (``SparkJob.main``): 0 success; 1 the run failed (an exception: nothing was
 published) or, for jobs without a code of their own, the job reported ``ok = false``; 2 usage
 (bad or missing options); 3 the output was published but the day is unhealthy (preprocess:
-see :mod:`lib.health`).
+see :mod:`lib.preprocess.health`).
 """
 
 from __future__ import annotations

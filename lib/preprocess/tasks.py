@@ -20,9 +20,10 @@ from typing import Any, Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lib import health, storage
-from lib.pages import FileProcessor
-from lib.schema import CAPTURE_SCHEMA, PAGE_SCHEMA
+from lib.preprocess import health
+from lib.core import storage
+from lib.preprocess.pages import FileProcessor
+from lib.core.schema import CAPTURE_SCHEMA, PAGE_SCHEMA
 
 #: what each task returns to the driver
 RESULT_SCHEMA = pa.schema([("file", pa.string()), ("stats", pa.string()), ("errors", pa.string()),
@@ -155,7 +156,7 @@ def remove_strays(out_dir: str, results: list[dict[str, Any]]) -> int:
 def merge_results(out_dir: str, files: list[tuple[str, int]], results: list[dict[str, Any]],
                   thresholds: health.Thresholds = health.Thresholds()) -> tuple[dict[str, Any], int]:
     """Per-file counters -> ``_stats.json`` (with the day's ``health`` block, see
-    :mod:`lib.health`), reports -> ``_errors.jsonl`` (in input order); returns (stats, number
+    :mod:`lib.preprocess.health`), reports -> ``_errors.jsonl`` (in input order); returns (stats, number
     of report lines). Every input file must have a result."""
     by_file = {r["file"]: r for r in results}
     missing = [uri for uri, _ in files if uri not in by_file]

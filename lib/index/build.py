@@ -17,7 +17,7 @@ output, so on the filesystem every executor shares), per shard ``pidx``:
 
 and yields one :data:`MAP_SCHEMA` row per (shard, file): pages, tokens, segments. The driver
 turns those into each shard's header counts and each file's docid base (docid = base[t] +
-local docid, bases in file order), and the writer (lib.index_write) merges the segments.
+local docid, bases in file order), and the writer (lib.index.write) merges the segments.
 No postings go through the JVM or Spark's shuffle: Spark only schedules the tasks.
 Files are written under a temporary name and renamed, so a retried task replaces its own
 output. Re-runs of the same day number every document the same way.
@@ -33,8 +33,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lib import storage
-from lib.analysis import get_analyzer
+from lib.core import storage
+from lib.core.analysis import get_analyzer
 from lib.placement.keyspace import partition_of
 
 #: metadata-{n}.parquet columns, in docid order (collection_docid = CIFF DocRecord id).
