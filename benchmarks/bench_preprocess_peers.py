@@ -220,6 +220,21 @@ def timed(fn, files: list[str]) -> dict:
     return {"pages": n, "wall": round(wall, 2), "cpu": round(cpu, 2), "load_before": l0, "load_after": load()}
 
 
+def parallel_peer(files: list[str], procs: int) -> dict:
+    """The selectolax loop in ``procs`` processes at once, the files dealt among them: what the
+    machine's cores give a peer when all are busy (the ceiling a job's scaling is held to)."""
+    import multiprocessing as mp
+
+    shares = [files[i::procs] for i in range(procs)]
+    l0 = load()
+    with mp.get_context("spawn").Pool(procs) as pool:
+        pool.map(loop_selectolax, [s[:1] for s in shares])  # imports and the model, untimed
+        t0 = time.perf_counter()
+        pages = sum(pool.map(loop_selectolax, shares))
+        wall = time.perf_counter() - t0
+    return {"pages": pages, "wall": round(wall, 2), "load_before": l0, "load_after": load()}
+
+
 # ------------------------------------------------------------------ the job
 def run_job(files: list[str], work: str, cores: int) -> dict:
     day = os.path.join(work, "job-input")
@@ -283,6 +298,13 @@ def bench_set(name: str, files: list[str], warm: list[str], a) -> dict:
             res["ratios"][f"ours/{k} ({clock})"] = round(rates[k][clock] / rates["ours"][clock], 3)
     # core-hours for 1 TiB of such compressed WARC, at our single-core CPU rate
     res["core_hours_per_tib"] = round((1 << 40) / (size / rates["ours"]["cpu"]) / 3600, 1)
+    if a.cores > 1:
+        par = parallel_peer(files, a.cores)
+        par["pages_per_s"] = round(par["pages"] / par["wall"], 1)
+        res["selectolax_parallel"] = par
+        res["ratios"][f"selectolax {a.cores} processes / one (wall)"] = round(peer["wall"] / par["wall"], 3)
+        print(f"[{name}] selectolax x{a.cores} processes {par['pages']} pages, {par['wall']:.1f} s, "
+              f"{par['pages_per_s']:.0f} pages/s, load {par['load_after']}", flush=True)
     if not a.no_job:
         res["class_archive_written_s"] = ensure_class_archive(files, a.work, a.cores)
         job = run_job(files, a.work, a.cores)
@@ -290,6 +312,9 @@ def bench_set(name: str, files: list[str], warm: list[str], a) -> dict:
         res["job"] = job
         res["ratios"][f"job local[{a.cores}] / selectolax one core (wall)"] = round(peer["wall"] / job["wall"], 3)
         res["ratios"][f"job local[{a.cores}] / ours one core (wall)"] = round(rates["ours"]["wall"] / job["wall"], 3)
+        if "selectolax_parallel" in res:
+            res["ratios"][f"job local[{a.cores}] / selectolax {a.cores} processes (wall)"] = round(
+                res["selectolax_parallel"]["wall"] / job["wall"], 3)
         res["core_hours_per_tib_job"] = round((1 << 40) / (size / job["wall"]) / 3600 * a.cores, 1)
         print(f"[{name}] job local[{a.cores}] {job['pages']} pages, {job['wall']:.1f} s, {job['pages_per_s']:.0f} pages/s, "
               f"load {job['load_after']}", flush=True)
