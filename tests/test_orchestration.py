@@ -40,7 +40,7 @@ def orchestra(slurm_cluster, airflow_home, s3_server, tmp_path_factory):
     import yaml
 
     from lib.core import s3
-    from lib.core.sample import write_sample_crawl
+    from lib.warc.sample import write_sample_crawl
 
     base = tmp_path_factory.mktemp("orchestra")
     bucket = "crawl-dc1"
