@@ -30,6 +30,8 @@ import zipfile
 from dataclasses import dataclass, field
 from typing import Any
 
+from pyspark.sql import SparkSession
+
 from lib.core import jvm_cache, s3, storage
 
 log = logging.getLogger("dailyslice")
@@ -173,8 +175,6 @@ class SparkJob:
 
     # ------------------------------------------------------------------ spark
     def session(self, args: argparse.Namespace) -> Any:
-        from pyspark.sql import SparkSession
-
         use_this_python()
 
         b = SparkSession.builder.appName(f"dailyslice-{self.name}")

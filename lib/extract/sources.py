@@ -13,6 +13,8 @@ import os
 import stat
 from typing import BinaryIO, Iterable
 
+from botocore.exceptions import BotoCoreError, ClientError
+
 from lib.core import s3, storage
 from lib.extract.lines import ExtractError, Item, check_real_path
 
@@ -93,8 +95,6 @@ class S3Source:
     is_local = False
 
     def __init__(self, uri: str):
-        from botocore.exceptions import BotoCoreError, ClientError
-
         self.uri = uri
         bucket, key = storage.split_s3(uri)
         try:

@@ -9,6 +9,7 @@ Temp names are never listed, so a crash mid-write cannot add a file to the colle
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import shutil
 from abc import ABC, abstractmethod
@@ -72,8 +73,6 @@ class Root(ABC):
         return storage.join(self.uri, rel) if rel else self.uri
 
     def write_bytes(self, rel: str, data: bytes) -> None:
-        import io
-
         self.write_stream(rel, io.BytesIO(data))
 
     def read_bytes(self, rel: str) -> bytes:
