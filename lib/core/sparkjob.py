@@ -107,7 +107,7 @@ class WorkDir:
 
 def _zip_lib() -> str:
     """Zip the ``lib`` package so executors on other machines can import it."""
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # lib/, two up from lib/core/sparkjob.py
     out = os.path.join(tempfile.mkdtemp(prefix="dailyslice-pyfiles-"), "lib.zip")
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
         for dirpath, dirnames, files in os.walk(here):
