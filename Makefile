@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 DEMO_ROOT ?= demo
 DEMO_DATE ?= 2026-01-15
 
-.PHONY: setup system-deps test demo bench clean
+.PHONY: setup system-deps test demo clean
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)

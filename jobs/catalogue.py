@@ -15,8 +15,8 @@ import re
 import time
 from typing import Any
 
-from lib.core import storage
 from lib.catalogue import cdxj, report, urldb
+from lib.core import storage
 from lib.core.schema import CAPTURE_SCHEMA, spark_schema
 from lib.core.sparkjob import JobResult, SparkJob
 

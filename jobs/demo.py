@@ -14,8 +14,11 @@ import importlib
 import os
 import sys
 
-from lib.core.sample import write_sample_crawl
-from lib.core.sparkjob import day_path
+from pyspark.sql import SparkSession
+
+from lib.ciff.__main__ import main as ciff_main
+from lib.core.sparkjob import day_path, use_this_python
+from lib.warc.sample import write_sample_crawl
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,10 +35,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"demo: wrote a sample crawl of {len(paths)} WARC files under {warc}")
     common = ["--date", a.date.isoformat(), "--root", root]
     steps = [("jobs.preprocess", common), ("jobs.index", common), ("jobs.catalogue", common)]
-    from pyspark.sql import SparkSession
-
-    from lib.core.sparkjob import use_this_python
-
     use_this_python()
     spark = (SparkSession.builder.appName("dailyslice-demo").config("spark.ui.showConsoleProgress", "true")
              .config("spark.hadoop.mapreduce.fileoutputcommitter.marksuccessfuljobs", "false").getOrCreate())
@@ -57,8 +56,6 @@ def main(argv: list[str] | None = None) -> int:
         spark.stop()
     index_dir = day_path(root, "index", a.date)
     if os.path.isdir(index_dir):
-        from lib.ciff.__main__ import main as ciff_main
-
         shards = sorted(os.path.join(d, f) for d, _, fs in os.walk(index_dir) for f in fs if f.endswith(".ciff.gz"))
         if shards and ciff_main(["validate", *shards]) != 0:
             return 1

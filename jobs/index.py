@@ -25,12 +25,13 @@ import pyarrow as pa
 if __package__ in (None, ""):  # `python jobs/index.py`: make the project importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from lib.index import graph, plan as index_plan
 from lib.core import storage
 from lib.core.analysis import get_analyzer
+from lib.core.schema import PAGE_SCHEMA, spark_schema
+from lib.core.sparkjob import JobResult, SparkJob, log
+from lib.index import graph, plan as index_plan
 from lib.index.build import MAP_SCHEMA, READ_COLUMNS, STATS_SCHEMA, MapPlan, index_files
 from lib.index.write import ShardSpec, shard_inputs, write_shards
-from lib.core.sparkjob import JobResult, SparkJob, log
 
 GRAPH_COLUMNS = ["url", "url_host", "outgoing_links"]
 #: columns every preprocessed file must have (checked on the driver before anything runs)
@@ -88,8 +89,6 @@ def _download(uri: str, local: str) -> str:
 def read_links(spark: Any, inp: str) -> Any:
     """The day's pages' ``url``, ``url_host`` and ``outgoing_links`` (all ``language=*``
     folders), read with the known schema: no schema-inference job, only these columns."""
-    from lib.core.schema import PAGE_SCHEMA, spark_schema
-
     schema = spark_schema(pa.schema([PAGE_SCHEMA.field(c) for c in GRAPH_COLUMNS]))
     root = storage.local_path(inp)
     dirs = _language_dirs(root)
@@ -154,8 +153,6 @@ def _graph(spark: Any, inp: str, folder: str) -> tuple[dict, float]:
 
 def _index(spark: Any, work: str, args: argparse.Namespace, files: list, counts: dict, clock: "_Clock") -> dict:
     """Plan the shards, then the map (analysis) and reduce (CIFF + metadata) stages."""
-    from lib.core.schema import spark_schema
-
     groups, assign = index_plan.plan_groups(counts, args.docs_per_shard, args.min_group_docs)
     clock("plan")
     shards = sum(g.k for g in groups)

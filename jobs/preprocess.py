@@ -23,11 +23,11 @@ import sys
 if __package__ in (None, ""):  # run as a script: make `lib` importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from lib.preprocess import health  # noqa: E402
-from lib.core import storage
-from lib.preprocess.tasks import RESULT_SCHEMA, make_mapper, merge_results, remove_strays  # noqa: E402
+from lib.core import storage  # noqa: E402
 from lib.core.schema import spark_schema  # noqa: E402
 from lib.core.sparkjob import EXIT_UNHEALTHY, JobResult, SparkJob  # noqa: E402
+from lib.preprocess import health  # noqa: E402
+from lib.preprocess.tasks import RESULT_SCHEMA, make_mapper, merge_results, remove_strays  # noqa: E402
 from lib.warc.records import ARCHIVE_SUFFIXES  # noqa: E402
 
 log = logging.getLogger("dailyslice.preprocess")

@@ -16,7 +16,7 @@ from warcio.archiveiterator import ArchiveIterator
 from jobs import preprocess
 from lib.catalogue import cdxj, query, urldb
 from jobs.catalogue import main as build
-from lib.core.sample import write_sample_crawl
+from lib.warc.sample import write_sample_crawl
 
 DAY = dt.date(2026, 2, 3)
 

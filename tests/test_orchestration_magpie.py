@@ -76,7 +76,7 @@ def magpie_spark(tmp_path):
 
 
 def test_run_day_uses_the_cluster_magpie_started(magpie_spark, tmp_path):
-    from lib.core.sample import write_sample_crawl
+    from lib.warc.sample import write_sample_crawl
 
     crawl = tmp_path / "bucket"
     write_sample_crawl(str(crawl), DAY, files=1, pages_per_file=8)

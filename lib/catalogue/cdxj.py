@@ -15,9 +15,11 @@ import shutil
 from typing import Any, Iterable, Iterator
 
 import pandas as pd  # module level: pandas_udf resolves the string type hints here
+from pyspark.sql import functions as F
+from pyspark.sql.functions import pandas_udf
 
-from lib.core import storage
 from lib.catalogue.keys import strip_digest, surt_key, timestamp14
+from lib.core import storage
 
 JSON_FIELDS = ("url", "mime", "status", "digest", "length", "offset", "filename")
 
@@ -98,8 +100,6 @@ def read_cdxj(path: str) -> Iterator[tuple[str, str, dict[str, str]]]:
 
 
 def _key_ts_udf():
-    from pyspark.sql.functions import pandas_udf
-
     @pandas_udf("string")
     def key_ts(url: pd.Series, micros: pd.Series) -> pd.Series:
         return pd.Series([f"{surt_key(u)} {timestamp14(m)}" for u, m in zip(url, micros)])
@@ -114,8 +114,6 @@ def cdxj_lines_df(captures: Any, prefix: str | None = None) -> Any:
 
     Sorting whole lines equals sorting by (key, timestamp) because keys hold no byte
     below '!' and timestamps are fixed-width; ties break on the JSON (file, offset)."""
-    from pyspark.sql import functions as F
-
     fname = F.col("warc_file")
     prefix = prefix_uri(prefix)
     if prefix:

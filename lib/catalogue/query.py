@@ -15,9 +15,11 @@ import os
 import re
 from typing import Any
 
-from lib.core import storage
+import duckdb
+
 from lib.catalogue import urldb
 from lib.catalogue.keys import normalize_url
+from lib.core import storage
 
 _DAY_DIR = re.compile(r"(\d{4})-(\d{2})/(\d{2})$")
 
@@ -31,8 +33,6 @@ class NotFound(QueryError):
 
 
 def connect():
-    import duckdb
-
     con = duckdb.connect()
     con.execute("SET TimeZone='UTC'")
     return con

@@ -13,16 +13,19 @@ import io
 import re
 from typing import Any
 
-from lib.preprocess import health
-from lib.core import storage
-from lib.catalogue import query
+import matplotlib
+
+matplotlib.use("Agg", force=False)  # before pyplot: no GUI backend, the plots go into HTML
+import matplotlib.pyplot as plt  # noqa: E402
+
+from lib.catalogue import query  # noqa: E402
+from lib.core import storage  # noqa: E402
+from lib.preprocess import health  # noqa: E402
 
 REPORT = "report.html"
 
 
 def _fig_svg(fig: Any, title: str, slug: str) -> str:
-    import matplotlib.pyplot as plt
-
     buf = io.StringIO()
     fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
     plt.close(fig)
@@ -34,11 +37,6 @@ def _fig_svg(fig: Any, title: str, slug: str) -> str:
 
 
 def _new_fig(height: float = 3.2):
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
     plt.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "catalogue", "font.size": 9})
     return plt.subplots(figsize=(6.4, height))
 

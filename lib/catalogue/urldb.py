@@ -24,9 +24,12 @@ import shutil
 from typing import Any
 
 import pandas as pd  # module level: pandas_udf resolves the string type hints here
+import pyarrow.parquet as pq
+from pyspark.sql import Window, functions as F
+from pyspark.sql.functions import pandas_udf
 
-from lib.core import storage
 from lib.catalogue.keys import normalize_url
+from lib.core import storage
 from lib.placement.keyspace import partition_of
 
 STATE = "_state.json"
@@ -87,8 +90,6 @@ def table_path(db: str, state: dict[str, Any] | None = None) -> str | None:
 
 # ---------------------------------------------------------------- Spark plans
 def _udfs(k: int):
-    from pyspark.sql.functions import pandas_udf
-
     @pandas_udf("string")
     def norm(url: pd.Series) -> pd.Series:
         return url.map(normalize_url)
@@ -103,9 +104,6 @@ def _udfs(k: int):
 def day_edits(captures: Any, k: int) -> Any:
     """One row per URL of the day: first/last capture, count, distinct digests, the
     first and last digest, and whether the digest changed between captures that day."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
     norm, part = _udfs(k)
     c = captures.where(F.col("url").isNotNull() & F.col("warc_date").isNotNull())
     c = c.withColumn("nurl", norm("url"))
@@ -130,8 +128,6 @@ def day_edits(captures: Any, k: int) -> Any:
 
 def merge(table: Any, edits: Any, day: dt.date) -> Any:
     """Next table version: full outer join of ``table`` and the day's ``edits`` on (part, id)."""
-    from pyspark.sql import functions as F
-
     t, e = table.alias("t"), edits.alias("e")
     j = t.join(e, on=["part", "id"], how="full_outer")
     seen = F.col("e.captures").isNotNull()
@@ -222,8 +218,6 @@ def merge_day(spark: Any, db: str, day: dt.date, captures: Any, partitions: int 
 
 def count_rows(folder: str) -> int:
     """Rows of a Parquet folder from the file footers (no Spark job)."""
-    import pyarrow.parquet as pq
-
     n = 0
     for dirpath, _, names in os.walk(folder):
         n += sum(pq.read_metadata(os.path.join(dirpath, f)).num_rows for f in names if f.endswith(".parquet"))

@@ -7,11 +7,12 @@ import sys
 from itertools import islice
 
 from lib.ciff.errors import CiffError
+from lib.ciff.reader import CiffReader
+from lib.ciff.search import PlainAnalyzer, attach_urls, metadata_beside, search
+from lib.ciff.validate import validate_file
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from lib.ciff.validate import validate_file
-
     bad = 0
     for path in args.files:
         report = validate_file(path)
@@ -21,8 +22,6 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _dump(args: argparse.Namespace) -> int:
-    from lib.ciff.reader import CiffReader
-
     r = CiffReader(args.file)
     h = r.header
     for name in h.__dataclass_fields__:
@@ -40,8 +39,6 @@ def _dump(args: argparse.Namespace) -> int:
 
 
 def _search(args: argparse.Namespace) -> int:
-    from lib.ciff.search import PlainAnalyzer, attach_urls, metadata_beside, search
-
     hits = search(args.file, args.query, args.k, analyzer=PlainAnalyzer() if args.plain else None)
     metadata = args.metadata or metadata_beside(args.file)
     if metadata:

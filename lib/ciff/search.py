@@ -21,10 +21,13 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Protocol
 
-from lib.core import storage
+import pyarrow.parquet as pq
+
 from lib.ciff.errors import CiffError
 from lib.ciff.reader import iter_docs, iter_postings, read_header
 from lib.ciff.stream import MessageStream
+from lib.core import storage
+from lib.core.analysis import analyzer_from_description
 
 K1 = 0.9
 B = 0.4
@@ -56,8 +59,6 @@ class Hit:
 
 def analyzer_for(description: str) -> AnalyzerLike:
     """The analyzer named in a CIFF header description (see lib.core.analysis)."""
-    from lib.core.analysis import analyzer_from_description
-
     try:
         return analyzer_from_description(description)
     except ValueError as e:
@@ -175,8 +176,6 @@ def attach_urls(hits: list[Hit], metadata: str) -> list[Hit]:
     """Fill in each hit's url from a metadata Parquet file (columns collection_docid, url)."""
     if not hits:
         return hits
-    import pyarrow.parquet as pq
-
     ids = [h.collection_docid for h in hits]
     table = pq.read_table(metadata, columns=["collection_docid", "url"], filters=[("collection_docid", "in", ids)])
     urls = dict(zip(table.column("collection_docid").to_pylist(), table.column("url").to_pylist()))

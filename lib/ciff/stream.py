@@ -6,10 +6,10 @@ import gzip
 import zlib
 from typing import BinaryIO
 
-from lib.core import storage
 from lib.ciff.errors import CiffError
 from lib.ciff.messages import MAX_MESSAGE
 from lib.ciff.varint import decode_varint
+from lib.core import storage
 
 READ_CHUNK = 1 << 20
 

@@ -7,7 +7,7 @@ from typing import Sequence
 
 import numpy as np
 
-from lib.core import storage
+from lib.ciff.batch import encode_docs, encode_lists
 from lib.ciff.errors import CiffError
 from lib.ciff.messages import (
     INT64_MAX,
@@ -19,8 +19,8 @@ from lib.ciff.messages import (
     postings_list_prefix,
 )
 from lib.ciff.output import AtomicOutput
-from lib.ciff.batch import encode_docs, encode_lists
 from lib.ciff.varint import INT32_MAX, encode_postings, encode_varint
+from lib.core import storage
 
 BATCH_LIST = 256  # lists up to this many postings are queued and encoded in batches
 BATCH_POSTINGS = 1 << 16  # postings queued before a batch is encoded

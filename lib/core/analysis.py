@@ -30,7 +30,12 @@ from collections import Counter
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import regex
+import Stemmer
+import stopwords as sw_pkg
 
 SCHEME = "dailyslice-v1"
 UNKNOWN = "und"
@@ -114,9 +119,6 @@ def _piece_tokens(piece: str) -> list[str]:
 
 def pieces(texts: Any) -> Any:
     """Arrow ``list<string>``: each text lowercased and split at whitespace (step 1)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     if not isinstance(texts, (pa.Array, pa.ChunkedArray)):
         texts = pa.array(texts, pa.string())
     if isinstance(texts, pa.ChunkedArray):
@@ -129,9 +131,6 @@ def _ascii_pieces(texts: Any) -> Any:
     other Unicode whitespace (no-break, ideographic spaces), which NFKC and the token pattern
     treat as separators, so the pieces' tokens are the same; and NFKC never composes across
     whitespace (a starter)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     if not isinstance(texts, (pa.Array, pa.ChunkedArray)):
         texts = pa.array(texts, pa.string())
     if isinstance(texts, pa.ChunkedArray):
@@ -149,8 +148,6 @@ def _stopwords(lang: str) -> frozenset[str]:
     key = STOPLIST.get(lang)
     if key is None:
         return frozenset()
-    import stopwords as sw_pkg
-
     return frozenset(_nfkc_casefold(w).replace("\u2019", "'") for w in sw_pkg.get_stopwords(key) if w.strip())
 
 
@@ -172,8 +169,6 @@ class Analyzer:
         self.name = f"{SCHEME}:{lang}:{'+'.join(steps)}"
         self._stem = None
         if self.algorithm:
-            import Stemmer
-
             # no PyStemmer cache (maxCacheSize 0): ours caches whole pieces, and its small LRU
             # thrashes on web vocabularies, making stemming 4x slower
             self._stem = Stemmer.Stemmer(self.algorithm, 0).stemWord
@@ -229,9 +224,6 @@ class Analyzer:
 
         Term ids index ``BatchTokens.vocab``, the analyzer's vocabulary: the same list object
         (ids stable) from batch to batch until the table is reset for size."""
-        import numpy as np
-        import pyarrow.compute as pc
-
         lists = _ascii_pieces(texts)
         n = len(lists)
         lengths = pc.list_value_length(lists).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
@@ -265,8 +257,6 @@ class Analyzer:
     def analyze_batch(self, texts: Any) -> BatchTerms:
         """Term frequencies of many documents at once: the same as :meth:`term_counts` per
         text, from :meth:`batch_tokens`, counted by one numpy sort."""
-        import numpy as np
-
         bt = self.batch_tokens(texts)
         n = len(bt.doclength)
         # one sort by (term, doc) gives the tfs and the order the inverted lists need
@@ -288,8 +278,6 @@ class _PieceTable:
     ids), so memory stays bounded on any vocabulary."""
 
     def __init__(self, analyzer: "Analyzer"):
-        import numpy as np
-
         self.analyzer = analyzer
         self.row: dict[str, int] = {}
         self.start = np.zeros(0, np.int64)
@@ -304,8 +292,6 @@ class _PieceTable:
         return len(self.row) >= TABLE_PIECES
 
     def flat_ids(self) -> Any:
-        import numpy as np
-
         if self._flat:
             self._flat_arr = np.concatenate([self._flat_arr, *self._flat])
             self._flat = []
@@ -313,8 +299,6 @@ class _PieceTable:
 
     def lookup(self, distinct: Any) -> Any:
         """Row of each of the batch's distinct pieces, adding the new ones."""
-        import numpy as np
-
         pieces_ = distinct.to_pylist()
         get = self.row.get
         slot = np.fromiter((get(p, -1) for p in pieces_), np.int64, len(pieces_))

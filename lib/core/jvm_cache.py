@@ -28,6 +28,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import pyspark
+from pyspark import SparkContext
+
 log = logging.getLogger("dailyslice")
 
 ENV_SWITCH = "DAILYSLICE_JVM_CACHE"
@@ -64,8 +67,6 @@ def _java() -> str | None:
 
 
 def _spark_jars() -> list[str]:
-    import pyspark
-
     home = os.environ.get("SPARK_HOME") or os.path.dirname(pyspark.__file__)
     return sorted(glob.glob(os.path.join(home, "jars", "*.jar")))
 
@@ -99,8 +100,6 @@ def archive_key(java: str, jars: list[str], driver_memory: str | None) -> str:
 def jvm_running() -> bool:
     """Whether this process already has a driver JVM (or runs under ``spark-submit``): then
     options for a new one come too late."""
-    from pyspark import SparkContext
-
     return bool(os.environ.get("PYSPARK_GATEWAY_PORT")) or SparkContext._gateway is not None
 
 
@@ -150,8 +149,6 @@ def finish(p: ArchivePlan | None, timeout: float = 120.0) -> bool:
     whether an archive was published."""
     if p is None or not p.creating or p.tmp is None:
         return False
-    from pyspark import SparkContext
-
     gateway = SparkContext._gateway
     proc: Any = getattr(gateway, "proc", None)
     if proc is None:

@@ -12,6 +12,9 @@ import os
 import threading
 from typing import Any
 
+import boto3
+from botocore.config import Config
+
 _lock = threading.Lock()
 _clients: dict[int, Any] = {}
 
@@ -40,9 +43,6 @@ def client() -> Any:
     with _lock:
         c = _clients.get(pid)
         if c is None:
-            import boto3
-            from botocore.config import Config
-
             cfg = Config(
                 retries={"max_attempts": int(os.environ.get("S3_MAX_ATTEMPTS", "8")), "mode": "adaptive"},
                 connect_timeout=float(os.environ.get("S3_CONNECT_TIMEOUT", "10")),

@@ -8,6 +8,7 @@ same. Each column's documentation lives here and is rendered into the README.
 from __future__ import annotations
 
 import pyarrow as pa
+from pyspark.sql.pandas.types import from_arrow_schema
 
 LINK = pa.struct([("url", pa.string()), ("anchor_text", pa.string())])
 
@@ -68,8 +69,6 @@ CAPTURE_SCHEMA = pa.schema([pa.field(n, t) for n, t, _ in CAPTURE_COLUMNS])
 
 def spark_schema(arrow_schema: pa.Schema):
     """The Spark StructType equivalent of an Arrow schema."""
-    from pyspark.sql.pandas.types import from_arrow_schema
-
     return from_arrow_schema(arrow_schema)
 
 

@@ -30,7 +30,9 @@ import zipfile
 from dataclasses import dataclass, field
 from typing import Any
 
-from lib import jvm_cache, s3, storage
+from pyspark.sql import SparkSession
+
+from lib.core import jvm_cache, s3, storage
 
 log = logging.getLogger("dailyslice")
 
@@ -105,7 +107,7 @@ class WorkDir:
 
 def _zip_lib() -> str:
     """Zip the ``lib`` package so executors on other machines can import it."""
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # lib/, two up from lib/core/sparkjob.py
     out = os.path.join(tempfile.mkdtemp(prefix="dailyslice-pyfiles-"), "lib.zip")
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
         for dirpath, dirnames, files in os.walk(here):
@@ -173,8 +175,6 @@ class SparkJob:
 
     # ------------------------------------------------------------------ spark
     def session(self, args: argparse.Namespace) -> Any:
-        from pyspark.sql import SparkSession
-
         use_this_python()
 
         b = SparkSession.builder.appName(f"dailyslice-{self.name}")

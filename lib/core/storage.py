@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from typing import BinaryIO, Iterable, Iterator
 from urllib.parse import unquote, urlparse
 
-from lib import s3
+from botocore.exceptions import BotoCoreError, ClientError
+
+from lib.core import s3
 
 SUCCESS = "_SUCCESS"
 
@@ -121,8 +123,6 @@ class S3Stream(io.RawIOBase):
             want = min(want, self.end - self.pos)
         if want <= 0:
             return 0
-        from botocore.exceptions import BotoCoreError, ClientError
-
         for attempt in range(self.max_resumes + 1):
             try:
                 if self._body is None:
@@ -170,8 +170,6 @@ def size(uri: str) -> int:
 
 def exists(uri: str) -> bool:
     if is_s3(uri):
-        from botocore.exceptions import ClientError
-
         b, k = split_s3(uri)
         try:
             s3.client().head_object(Bucket=b, Key=k)
@@ -189,8 +187,6 @@ def read_range(uri: str, offset: int, length: int) -> bytes:
         return b""
     if is_s3(uri):
         b, k = split_s3(uri)
-        from botocore.exceptions import ClientError
-
         try:
             resp = s3.client().get_object(Bucket=b, Key=k, Range=f"bytes={offset}-{offset + length - 1}")
         except ClientError as e:

@@ -6,6 +6,8 @@ import hashlib
 from functools import lru_cache
 from urllib.parse import urlsplit, urlunsplit
 
+import tldextract
+
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -33,8 +35,6 @@ def url_id(url: str) -> str:
 
 @lru_cache(maxsize=1)
 def _extractor():
-    import tldextract
-
     # no network: the Public Suffix List snapshot bundled with the package
     return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
 

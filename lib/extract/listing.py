@@ -14,6 +14,8 @@ import os
 import sys
 from typing import Iterator, NamedTuple
 
+from warcio.archiveiterator import ArchiveIterator
+
 from lib.core import storage
 
 
@@ -27,8 +29,6 @@ class RecordRange(NamedTuple):
 def record_ranges(uri: str) -> Iterator[RecordRange]:
     """Every record of the archive at ``uri`` with its member offset and length (ARC
     header records have type ``arc_header``; records without a URL get ``""``)."""
-    from warcio.archiveiterator import ArchiveIterator
-
     gz = uri.lower().endswith(".gz")
     prev: RecordRange | None = None
     with storage.open_stream(uri) as f:

@@ -13,7 +13,9 @@ import os
 import stat
 from typing import BinaryIO, Iterable
 
-from lib import s3, storage
+from botocore.exceptions import BotoCoreError, ClientError
+
+from lib.core import s3, storage
 from lib.extract.lines import ExtractError, Item, check_real_path
 
 #: On S3 a gap up to this size is read and discarded rather than starting a new GET.
@@ -93,8 +95,6 @@ class S3Source:
     is_local = False
 
     def __init__(self, uri: str):
-        from botocore.exceptions import BotoCoreError, ClientError
-
         self.uri = uri
         bucket, key = storage.split_s3(uri)
         try:

@@ -14,6 +14,7 @@ import codecs
 import re
 from dataclasses import dataclass
 
+from charset_normalizer import from_bytes
 from webencodings.labels import LABELS as WHATWG_LABELS
 
 _META = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([\w.:-]+)""", re.I)
@@ -101,8 +102,6 @@ def decode_html(body: bytes, http_charset: str | None = None) -> Decoded:
     if declared:
         name, src = declared[0]
         return Decoded(body.decode(name, "replace"), name, src, True)
-    from charset_normalizer import from_bytes
-
     best = from_bytes(body[:65536]).best()
     name = codec_name(best.encoding) if best is not None else None
     if name:

@@ -31,6 +31,7 @@ from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from lib.core import storage
@@ -103,8 +104,6 @@ def page_text(title: str | None, description: str | None, plain_text: str | None
 
 def page_texts(batch: pa.RecordBatch) -> pa.Array:
     """:func:`page_text` of every row, computed by Arrow (empty parts only add separators)."""
-    import pyarrow.compute as pc
-
     cols = [batch.column(c).cast(pa.string()) for c in TEXT_COLUMNS]
     return pc.binary_join_element_wise(*cols, "\n", null_handling="skip")
 

@@ -25,16 +25,17 @@ import json
 import pathlib
 import sys
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from lib.ciff.reader import CiffReader
+
 
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
 def _canonical_ciff(path: pathlib.Path) -> str:
-    import pyarrow.parquet as pq
-
-    from lib.ciff.reader import CiffReader
-
     r = CiffReader(str(path))
     h = r.header
     lists = [(pl.term, list(zip(pl.docids, pl.tfs))) for pl in r.postings()]
@@ -48,8 +49,6 @@ def _canonical_ciff(path: pathlib.Path) -> str:
 
 
 def _canonical_metadata(path: pathlib.Path) -> str:
-    import pyarrow.parquet as pq
-
     t = pq.read_table(path).drop_columns(["docid", "collection_docid", "warc_file"])
     t = t.sort_by([("url", "ascending"), ("warc_offset", "ascending")])
     return _sha(repr(t.to_pylist()).encode())
@@ -59,9 +58,6 @@ def shard_digests(day: str | pathlib.Path, canonical: bool = False) -> dict[str,
     """``{relative path: sha256}`` of every ``index-*.ciff.gz`` (decompressed) and
     ``metadata-*.parquet`` (table content) under ``day`` (module doc; ``canonical``: the
     order-free digests, for small indexes)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     root = pathlib.Path(day)
     if canonical:
         return {str(p.relative_to(root)): (_canonical_ciff(p) if p.name.endswith(".ciff.gz") else _canonical_metadata(p))

@@ -13,8 +13,18 @@ Three Parquet tables under ``ROOT/index/YYYY-MM/DD/graph/`` (docs/index.md):
 
 from __future__ import annotations
 
+import glob
 import os
+import shutil
 from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyspark import StorageLevel
+from pyspark.sql import Window, functions as F
+from pyspark.sql.pandas.types import to_arrow_schema
+
+from lib.core import storage
 
 MAX_ANCHORS = 10
 # scheme://[userinfo@]host[:port]...: the host, as lib's url_host writes it (lowercased)
@@ -23,8 +33,6 @@ _HOST_RE = r"^[A-Za-z][A-Za-z0-9+.\-]*://(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*)"
 
 def edges(pages: Any) -> Any:
     """Edges of a pages DataFrame (PAGE_SCHEMA columns url, url_host, outgoing_links)."""
-    from pyspark.sql import functions as F
-
     link = pages.select(
         F.col("url").alias("src_url"),
         F.col("url_host").alias("src_host"),
@@ -41,9 +49,6 @@ def edges(pages: Any) -> Any:
 
 def inlinks(edges_df: Any, max_anchors: int = MAX_ANCHORS) -> Any:
     """Per dst_url: in-link counts and the most frequent anchor texts."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
     counts = edges_df.groupBy("dst_url").agg(
         F.first("dst_host").alias("dst_host"),
         F.count(F.lit(1)).alias("inlinks"),
@@ -79,8 +84,6 @@ def inlinks(edges_df: Any, max_anchors: int = MAX_ANCHORS) -> Any:
 
 def hosts(edges_df: Any) -> Any:
     """Host-level graph: links and distinct source pages per (src_host, dst_host)."""
-    from pyspark.sql import functions as F
-
     return edges_df.groupBy("src_host", "dst_host").agg(
         F.count(F.lit(1)).alias("links"), F.countDistinct("src_url").alias("pages")
     )
@@ -89,14 +92,6 @@ def hosts(edges_df: Any) -> Any:
 def write_graph(pages: Any, folder_uri: str) -> dict[str, int]:
     """Write edges/, inlinks/ and hosts/ under ``folder_uri`` (a local or ``file://`` folder);
     return their row counts (read from the Parquet footers, no Spark job)."""
-    import glob
-
-    import pyarrow.parquet as pq
-
-    from lib.core import storage
-
-    from pyspark import StorageLevel
-
     e = edges(pages).persist(StorageLevel.MEMORY_AND_DISK)
     counts: dict[str, int] = {}
     try:
@@ -117,12 +112,6 @@ def write_graph(pages: Any, folder_uri: str) -> dict[str, int]:
 
 def _write_empty(schema: Any, folder: str) -> None:
     """An empty table with the Spark DataFrame's schema, as one Parquet file in ``folder``."""
-    import shutil
-
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    from pyspark.sql.pandas.types import to_arrow_schema
-
     shutil.rmtree(folder, ignore_errors=True)
     os.makedirs(folder)
     arrow = to_arrow_schema(schema)

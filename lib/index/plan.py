@@ -21,7 +21,11 @@ Rules (docs/index.md):
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 OTHER = "other"
 UNKNOWN_LANG = "und"
@@ -113,11 +117,6 @@ def count_pages(files: list[tuple[str, str]], columns: list[str], threads: int =
     Reads only the ``url_suffix`` column (dictionary-encoded: a few bytes a page), with
     pyarrow, a few files at a time; faster than a Spark job for the plan, which is all the
     driver needs before the map stage."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
     def one(item: tuple[str, str]) -> list[tuple[tuple[str, str], int]]:
         path, language = item
         f = pq.ParquetFile(path)

@@ -33,7 +33,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from lib.ciff.writer import CiffWriter
 from lib.index.build import META_COLUMNS, METADATA_SCHEMA, STATS_SCHEMA, docs_path, segment_path
+from lib.index.plan import index_name, metadata_name
 
 META_ROW_GROUP = 1 << 16
 SLICE_POSTINGS = 1 << 22
@@ -94,9 +96,6 @@ def _list_parts(col: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
 
 class _Shard:
     def __init__(self, inp: ShardInput, spec: ShardSpec, spill: str):
-        from lib.ciff.writer import CiffWriter
-        from lib.index.plan import index_name, metadata_name
-
         self.inp, self.spec, self.spill = inp, spec, spill
         counts = np.asarray(inp.docs, np.int64)
         self.bases = np.r_[0, np.cumsum(counts)[:-1]].astype(np.int64)

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import os
 from typing import Any
 
@@ -81,8 +82,6 @@ def load_config(path: str | None = None) -> dict[str, dict[str, Any]]:
     path = path or config_path()
     with open(path) as f:
         if path.endswith(".json"):
-            import json
-
             raw = json.load(f)
         else:
             import yaml

@@ -23,11 +23,16 @@ import logging
 import os
 from typing import Any, Iterator
 
+import pendulum
 from airflow.sdk import DAG, BaseOperator, Param, get_current_context, task
+from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
+from lib.core import s3, storage
 from lib.orchestration import slurm
+from lib.orchestration.outputs import stage_outputs
 from lib.orchestration.sizing import size_job
 from lib.orchestration.trigger import SlurmJobTrigger, failed_marker_path
+from lib.preprocess.health import describe
 from lib.warc.records import ARCHIVE_SUFFIXES
 
 log = logging.getLogger("dailyslice.dag")
@@ -46,8 +51,6 @@ def day_of(context: dict[str, Any]) -> dt.date:
 @contextlib.contextmanager
 def s3_endpoint(endpoint: str | None) -> Iterator[None]:
     """Point lib.core.s3 at ``endpoint`` (None: leave the environment's) for the block."""
-    from lib import s3
-
     if not endpoint:
         yield
         return
@@ -101,8 +104,6 @@ class SlurmJobSensor(BaseOperator):
 
 def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
     """The DAG ``dailyslice-<dc>`` for one data center's settings (see config.py)."""
-    import pendulum
-
     runner = slurm.Runner.from_config(cfg["slurm"])
     default_args = {"retries": int(cfg.get("retries", 2)), "retry_delay": dt.timedelta(minutes=float(cfg.get("retry_minutes", 5)))}
 
@@ -123,10 +124,6 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
 
         @task
         def estimate() -> dict[str, Any]:
-            from airflow.sdk.exceptions import AirflowSkipException
-
-            from lib.core import storage
-
             day = day_of(get_current_context())
             uri = f"{input_root(cfg)}/warc/{day:%Y-%m}/{day:%d}"
             with s3_endpoint(cfg["s3"].get("endpoint")):
@@ -179,8 +176,6 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
 
         @task(retries=0)
         def check(sub: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
-            from airflow.sdk.exceptions import AirflowFailException
-
             marker = slurm.read_marker(slurm.read_text(runner, sub["marker_file"]), sub.get("job_id") or sub.get("reused_job_id"))
             if marker and marker.get("ok"):
                 return marker
@@ -193,8 +188,6 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
             if failed:
                 report.append(f"preprocess exit {failed.get('preprocess_rc')}, index exit {failed.get('index_rc')}")
             if unhealthy:  # published and indexed, but the day lost pages: say how, not only where the logs are
-                from lib.preprocess.health import describe
-
                 report[0] = f"{dc} {failed.get('date')}: {describe(unhealthy)}"
                 report.insert(1, f"Slurm job {sub['job_id']}: state {event.get('state')}, exit code {event.get('exit_code')}; "
                                  f"outputs (published, not staged): {failed.get('outputs')}")
@@ -207,8 +200,6 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
 
         @task
         def stage(marker: dict[str, Any], est: dict[str, Any]) -> dict[str, Any]:
-            from lib.orchestration.outputs import stage_outputs
-
             spec = cfg["staging"]
             with s3_endpoint(spec.get("endpoint")):
                 return stage_outputs(marker["outputs"], spec, dt.date.fromisoformat(est["date"]))
@@ -216,8 +207,6 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
         @task
         def summary(est: dict[str, Any], sized: dict[str, Any], sub: dict[str, Any], marker: dict[str, Any],
                     staged: dict[str, Any]) -> str:
-            from lib.core import storage
-
             ctx = get_current_context()
             doc = {
                 "data_center": dc, "date": est["date"], "run_id": ctx["run_id"], "input": est, "sizing": sized,

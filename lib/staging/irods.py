@@ -12,7 +12,7 @@ import os
 import posixpath
 from typing import Any
 
-from lib.staging import StagingError
+from lib.staging.base import StagingError
 
 
 def open_session(env_file: str | None = None) -> Any:

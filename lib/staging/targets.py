@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import shutil
 
-from lib import s3, storage
-from lib.staging import StagingError, checksum_file
+from botocore.exceptions import ClientError
+
+from lib.core import s3, storage
+from lib.staging.base import StagingError, checksum_file
 
 #: S3 user metadata key holding the ``sha2:`` checksum of an object we uploaded.
 S3_META_KEY = "sha256"
@@ -72,8 +74,6 @@ class S3Target:
         return {f.uri[len(base) + 1 :] for f in storage.list_files(base)}
 
     def _head(self, rel: str) -> dict | None:
-        from botocore.exceptions import ClientError
-
         try:
             return s3.client().head_object(Bucket=self.bucket, Key=self._key(rel))
         except ClientError as e:

@@ -11,6 +11,9 @@ from __future__ import annotations
 import zlib
 from typing import BinaryIO, Iterator
 
+import lz4.frame
+import zstandard
+
 GZIP_MAGIC = b"\x1f\x8b\x08"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 LZ4_MAGIC = b"\x04\x22\x4d\x18"
@@ -48,8 +51,6 @@ class _Zstd:
     name = "zstd"
 
     def __init__(self, dict_data: bytes | None = None) -> None:
-        import zstandard  # optional: only .warc.zst input needs it
-
         zd = zstandard.ZstdCompressionDict(dict_data) if dict_data else None
         self._d = zstandard.ZstdDecompressor(dict_data=zd).decompressobj()
         self._err = zstandard.ZstdError
@@ -74,8 +75,6 @@ class _Lz4:
     name = "lz4"
 
     def __init__(self) -> None:
-        import lz4.frame  # optional: only .warc.lz4 input needs it
-
         self._d = lz4.frame.LZ4FrameDecompressor()
 
     @property
@@ -253,8 +252,6 @@ class GzipMembers:
         self._in = self._in[consumed:]
         if self._dict is None and data:
             if data.startswith(ZSTD_MAGIC):
-                import zstandard
-
                 data = zstandard.ZstdDecompressor().decompressobj().decompress(data)
             self._dict = data
         return True
