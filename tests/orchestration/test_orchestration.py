@@ -17,7 +17,7 @@ import pytest
 
 # shared session fixtures (one Slurm cluster, one AIRFLOW_HOME per run)
 pytest_plugins = ["tests.fixtures_airflow", "tests.fixtures_slurm"]
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 DAY = dt.date(2026, 1, 15)
 RUN_AT = dt.datetime(2026, 1, 16, 3, 0, tzinfo=dt.timezone.utc)  # the 03:00 run after DAY
 EMPTY_DAY = "2026-01-10"
@@ -39,7 +39,7 @@ def orchestra(slurm_cluster, airflow_home, s3_server, tmp_path_factory):
     """Bucket with DAY's sample crawl, a datacenters.yaml for it, the DAGs built from it."""
     import yaml
 
-    from lib import s3
+    from lib.core import s3
     from lib.core.sample import write_sample_crawl
 
     base = tmp_path_factory.mktemp("orchestra")
