@@ -19,7 +19,7 @@ SHARED_CORPUS = ROOT.parent / "shared" / "corpus"
 pytest_plugins: list[str] = []
 
 # Jobs started in subprocesses (spark-submit, Slurm, Airflow tests) would each write a ~190 MB
-# JVM class archive into the user's cache on their first run; tests/test_jvm_cache.py turns
+# JVM class archive into the user's cache on their first run; tests/core/test_jvm_cache.py turns
 # it on where it is the subject.
 os.environ["DAILYSLICE_JVM_CACHE"] = "off"
 

@@ -1,4 +1,4 @@
-"""Helpers shared by the placement tests (tests/test_placement*.py): build slice configs
+"""Helpers shared by the placement tests (tests/placement/test_placement*.py): build slice configs
 and collections in temp folders, read a collection back, generate collision-free paths."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """FROZEN copy of lib/html/extract.py as of commit c5ded4b (before issue 13), the oracle of
-tests/test_preprocess_equivalence.py: the new extraction must give the same rows. Do not edit
+tests/html/test_preprocess_equivalence.py: the new extraction must give the same rows. Do not edit
 or "fix" this file; it is the old behaviour on purpose."""
 
 from __future__ import annotations

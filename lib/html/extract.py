@@ -11,7 +11,7 @@ without ``urljoin``), and for the main text one query for the drop tags and sele
 the few elements whose class or id contains a boilerplate word (tested in Python), one for the
 block elements. The output is that of the former
 implementation, which tested every element with a class or id in Python and resolved every
-link with ``urljoin`` (tests/test_preprocess_equivalence.py holds them equal).
+link with ``urljoin`` (tests/html/test_preprocess_equivalence.py holds them equal).
 """
 
 from __future__ import annotations

@@ -243,7 +243,7 @@ def test_spark_submit_entry_point(tmp_path):
     import subprocess
     import sys
 
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     inp = tmp_path / "in"
     inp.mkdir()
     (inp / "a.warc.gz").write_bytes(warc_gz([r for _, r in good_pages(4)]))

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "deploy" / "common" / "run-day.sh"
 DAY = dt.date(2026, 2, 3)
 

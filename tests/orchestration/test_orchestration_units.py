@@ -14,7 +14,7 @@ from lib.orchestration.slurm import Runner, SlurmError, parse_job_id, parse_scon
 
 # shared session fixtures (one Slurm cluster, one AIRFLOW_HOME per run)
 pytest_plugins = ["tests.fixtures_airflow"]
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 SIZING = DEFAULTS["sizing"]  # 50 GiB/node-hour, 2 h target, 1..16 nodes, 15 min + 1.5x, 30..1440 min
 
 

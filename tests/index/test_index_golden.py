@@ -13,7 +13,7 @@ import shutil
 
 from lib.index.digest import diff, shard_digests
 
-GOLDEN = pathlib.Path(__file__).parent / "data" / "index_golden"
+GOLDEN = pathlib.Path(__file__).parents[1] / "data" / "index_golden"
 
 
 def test_shared_samples_index_equals_the_golden(spark, corpus, tmp_path):

@@ -13,7 +13,7 @@ from lib.placement.config import load
 from lib.placement.slices import Collection, locate
 from tests.fixtures_placement import make_config, snapshot
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def cli(*args: str, stdin: bytes | None = None, ok: bool = True) -> subprocess.CompletedProcess:

@@ -17,7 +17,7 @@ import pytest
 
 # shared session fixtures (one Slurm cluster, one AIRFLOW_HOME per run)
 pytest_plugins = ["tests.fixtures_airflow", "tests.fixtures_slurm"]
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 DAY = dt.date(2026, 1, 15)
 RUN_AT = dt.datetime(2026, 1, 16, 3, 0, tzinfo=dt.timezone.utc)  # the 03:00 run after DAY
 EMPTY_DAY = "2026-01-10"

@@ -13,9 +13,9 @@ import time
 import pytest
 
 from lib.core import jvm_cache
-from tests.test_index_job import sample_pages, write_day
+from tests.index.test_index_job import sample_pages, write_day
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

@@ -1,0 +1,35 @@
+"""Lenient HTTP response parsing: chunked, content codings, broken headers, bombs (no Spark)."""
+
+from __future__ import annotations
+
+import pytest
+
+from lib.warc.http import HttpError, parse_response
+
+
+def test_http_parsing_chunked_gzip_and_broken():
+    import gzip
+
+    body = gzip.compress(b"<html>hi</html>")
+    chunked = b"%x\r\n" % len(body) + body + b"\r\n0\r\n\r\n"
+    r = parse_response(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Encoding: gzip\r\n"
+                       b"Content-Type: text/html; charset=ISO-8859-1\r\n\r\n" + chunked)
+    assert (r.status, r.body, r.mime_type, r.charset) == (200, b"<html>hi</html>", "text/html", "ISO-8859-1")
+    with pytest.raises(HttpError) as e:
+        parse_response(b"HTPP/1.1 200 OK\r\n\r\nbody")
+    assert e.value.reason == "http_malformed"
+    # a junk header line costs the line (with a warning), never the response
+    r = parse_response(b"HTTP/1.1 200 OK\r\nBad Header Line\r\nContent-Type: text/html\r\n\r\nbody")
+    assert (r.status, r.mime_type, r.body) == (200, "text/html", b"body")
+    assert [w[0] for w in r.warnings] == ["http_header_skipped"] and "Bad Header Line" in r.warnings[0][1]
+
+
+def test_content_coding_bomb_is_refused_not_expanded():
+    import zlib
+
+    from lib.warc import http
+
+    bomb = zlib.compress(b"\0" * (http.MAX_DECODED_BYTES + (1 << 20)), 9)
+    with pytest.raises(HttpError) as e:
+        parse_response(b"HTTP/1.1 200 OK\r\nContent-Encoding: deflate\r\nContent-Type: text/html\r\n\r\n" + bomb)
+    assert e.value.reason == "http_body_too_large"
