@@ -19,8 +19,6 @@ import pandas as pd  # module level: pandas_udf resolves the string type hints h
 from lib.core import storage
 from lib.catalogue.keys import strip_digest, surt_key, timestamp14
 
-JSON_FIELDS = ("url", "mime", "status", "digest", "length", "offset", "filename")
-
 
 class CDXJError(ValueError):
     """A line that is not ``KEY TIMESTAMP {json}``; names the file and line number."""

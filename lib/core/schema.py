@@ -71,9 +71,3 @@ def spark_schema(arrow_schema: pa.Schema):
     from pyspark.sql.pandas.types import from_arrow_schema
 
     return from_arrow_schema(arrow_schema)
-
-
-def markdown_table(columns: list[tuple[str, pa.DataType, str]]) -> str:
-    rows = ["| column | type | meaning |", "|---|---|---|"]
-    rows += [f"| `{n}` | {t} | {d} |" for n, t, d in columns]
-    return "\n".join(rows)

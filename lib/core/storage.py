@@ -225,18 +225,6 @@ def write_bytes(uri: str, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def delete_tree(uri: str) -> None:
-    if is_s3(uri):
-        bucket, prefix = split_s3(uri)
-        keys = [split_s3(f.uri)[1] for f in _s3_list(uri)]
-        for i in range(0, len(keys), 1000):
-            s3.client().delete_objects(
-                Bucket=bucket, Delete={"Objects": [{"Key": k} for k in keys[i : i + 1000]], "Quiet": True}
-            )
-        return
-    shutil.rmtree(local_path(uri), ignore_errors=True)
-
-
 def tree_files(local_dir: str) -> list[str]:
     """Relative ``/`` paths of every file below ``local_dir``: data first, then nested
     ``_SUCCESS`` markers, the top-level ``_SUCCESS`` last (the order to publish in)."""

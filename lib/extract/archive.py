@@ -161,10 +161,6 @@ class ArchiveWriter:
             self.write(header_bytes(self.fmt, self.name, self.when))
         return self.size
 
-    def fits(self, extra: int) -> bool:
-        """Whether ``extra`` more bytes go into the current file without rolling."""
-        return self.size + extra <= self.max_bytes
-
     def write(self, data: bytes | memoryview) -> None:
         self.buf += data
         self.size += len(data)
