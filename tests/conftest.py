@@ -51,7 +51,7 @@ def s3_server():
         AWS_SECRET_ACCESS_KEY="testing",
         AWS_DEFAULT_REGION="us-east-1",
     )
-    from lib import s3
+    from lib.core import s3
 
     s3.reset()
     yield endpoint
@@ -67,7 +67,7 @@ def s3_server():
 @pytest.fixture
 def s3_bucket(s3_server) -> str:
     """A fresh, empty bucket; returns its name."""
-    from lib import s3
+    from lib.core import s3
 
     name = f"test-{uuid.uuid4().hex[:12]}"
     s3.client().create_bucket(Bucket=name)

@@ -17,7 +17,7 @@ from fastwarc.warc import WarcRecordType
 from warcio.archiveiterator import ArchiveIterator
 
 from jobs.extract import Extract
-from lib import s3, storage
+from lib.core import s3, storage
 from lib.extract.driver import ERRORS, MANIFEST
 from lib.extract.lines import Resolver, parse_lines
 from lib.extract.listing import record_ranges

@@ -39,7 +39,7 @@ def orchestra(slurm_cluster, airflow_home, s3_server, tmp_path_factory):
     """Bucket with DAY's sample crawl, a datacenters.yaml for it, the DAGs built from it."""
     import yaml
 
-    from lib import s3
+    from lib.core import s3
     from lib.core.sample import write_sample_crawl
 
     base = tmp_path_factory.mktemp("orchestra")

@@ -7,7 +7,7 @@ import tomllib
 
 import pytest
 
-from lib import s3
+from lib.core import s3
 from lib.placement.config import load
 from lib.placement.publish import publish_tree
 from lib.placement.rebalance import rebalance

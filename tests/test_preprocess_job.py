@@ -216,7 +216,7 @@ def test_empty_day_is_a_complete_empty_output(tmp_path, spark):
 def test_s3_in_and_out_through_the_loopback_server(s3_bucket, tmp_path, spark):
     local = tmp_path / "src"
     paths = write_sample_crawl(str(local), DATE, files=2, pages_per_file=10)
-    from lib import s3
+    from lib.core import s3
 
     for p in paths:
         key = os.path.relpath(p, local).replace(os.sep, "/")

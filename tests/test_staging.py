@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from lib import s3, storage
+from lib.core import s3, storage
 from lib.staging import StagingError, checksum_file, make_target, stage_tree
 from lib.staging.irods import IrodsTarget, open_session
 from lib.staging.targets import S3_META_KEY, FilesystemTarget, S3Target

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from lib import s3, storage
+from lib.core import s3, storage
 
 
 def test_local_listing_ranges_and_uris(tmp_path):

@@ -30,7 +30,7 @@ import zipfile
 from dataclasses import dataclass, field
 from typing import Any
 
-from lib import jvm_cache, s3, storage
+from lib.core import jvm_cache, s3, storage
 
 log = logging.getLogger("dailyslice")
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import BinaryIO, Iterable, Iterator
 from urllib.parse import unquote, urlparse
 
-from lib import s3
+from lib.core import s3
 
 SUCCESS = "_SUCCESS"
 

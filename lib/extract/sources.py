@@ -13,7 +13,7 @@ import os
 import stat
 from typing import BinaryIO, Iterable
 
-from lib import s3, storage
+from lib.core import s3, storage
 from lib.extract.lines import ExtractError, Item, check_real_path
 
 #: On S3 a gap up to this size is read and discarded rather than starting a new GET.

@@ -46,7 +46,7 @@ def day_of(context: dict[str, Any]) -> dt.date:
 @contextlib.contextmanager
 def s3_endpoint(endpoint: str | None) -> Iterator[None]:
     """Point lib.core.s3 at ``endpoint`` (None: leave the environment's) for the block."""
-    from lib import s3
+    from lib.core import s3
 
     if not endpoint:
         yield

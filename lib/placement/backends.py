@@ -14,7 +14,7 @@ import shutil
 from abc import ABC, abstractmethod
 from typing import BinaryIO, Iterator
 
-from lib import s3, storage
+from lib.core import s3, storage
 
 TMP_SUFFIX = ".swaptmp"
 CHUNK = 1 << 20

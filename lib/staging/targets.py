@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 
-from lib import s3, storage
+from lib.core import s3, storage
 from lib.staging import StagingError, checksum_file
 
 #: S3 user metadata key holding the ``sha2:`` checksum of an object we uploaded.
