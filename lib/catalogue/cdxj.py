@@ -16,7 +16,7 @@ from typing import Any, Iterable, Iterator
 
 import pandas as pd  # module level: pandas_udf resolves the string type hints here
 
-from lib.core import storage
+from lib.core import atomic, storage
 from lib.catalogue.keys import strip_digest, surt_key, timestamp14
 
 
@@ -146,15 +146,13 @@ def write_cdxj(lines_df: Any, dest_file: str, work_dir: str) -> int:
     shutil.rmtree(spark_out, ignore_errors=True)
     lines_df.write.mode("overwrite").text(spark_out)
     parts = sorted(p for p in os.listdir(spark_out) if p.startswith("part-"))
-    tmp = dest_file + ".tmp"
     count = 0
-    with open(tmp, "wb") as out:
+    with atomic.atomic_file(dest_file) as out:
         for p in parts:
             with open(os.path.join(spark_out, p), "rb") as f:
                 for raw in f:
                     out.write(raw)
                     count += 1
-    os.replace(tmp, dest_file)
     shutil.rmtree(spark_out, ignore_errors=True)
     return count
 
