@@ -25,6 +25,7 @@ from typing import Any, Iterator
 
 from airflow.sdk import DAG, BaseOperator, Param, get_current_context, task
 
+from lib.core import layout
 from lib.orchestration import slurm
 from lib.orchestration.sizing import size_job
 from lib.orchestration.trigger import SlurmJobTrigger, failed_marker_path
@@ -128,7 +129,7 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
             from lib.core import storage
 
             day = day_of(get_current_context())
-            uri = f"{input_root(cfg)}/warc/{day:%Y-%m}/{day:%d}"
+            uri = layout.day_path(input_root(cfg), layout.WARC, day)
             with s3_endpoint(cfg["s3"].get("endpoint")):
                 files = storage.list_files(uri, suffixes=ARCHIVE_SUFFIXES)
             if not files:
@@ -150,7 +151,7 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
             force = bool(get_current_context()["params"].get("force"))
             done = slurm.read_marker(slurm.read_text(runner, marker), None)
             if done and done.get("ok") and not force and all(
-                runner.run(["test", "-f", f"{p}/_SUCCESS"]).returncode == 0 for p in done["outputs"].values()
+                runner.run(["test", "-f", f"{p}/{layout.SUCCESS}"]).returncode == 0 for p in done["outputs"].values()
             ):
                 log.info("%s already processed by job %s: not resubmitting (params.force recomputes)", day, done["job_id"])
                 return {"job_id": None, "reused_job_id": done["job_id"], "marker_file": marker}

@@ -6,6 +6,8 @@ import datetime as dt
 import logging
 from typing import Any
 
+from lib.core import layout
+
 log = logging.getLogger("dailyslice.stage")
 
 
@@ -21,7 +23,7 @@ def stage_outputs(outputs: dict[str, str], spec: dict[str, Any], day: dt.date) -
 
     out: dict[str, Any] = {}
     for kind, src in sorted(outputs.items()):
-        sub = f"{kind}/{day:%Y-%m}/{day:%d}"
+        sub = f"{kind}/{layout.day_suffix(day)}"
         if spec["type"] == "slices":
             from lib.placement.publish import publish_tree
 

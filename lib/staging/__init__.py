@@ -16,7 +16,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from lib.core.storage import SUCCESS, tree_files
+from lib.core.layout import SUCCESS
+from lib.core.storage import tree_files
 
 log = logging.getLogger("dailyslice.staging")
 
