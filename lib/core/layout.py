@@ -24,6 +24,7 @@ SUCCESS = "_SUCCESS"  # written last into a finished folder
 STATS = "_stats.json"  # counters of a run (preprocess, extract)
 ERRORS = "_errors.jsonl"  # one line per bad record (preprocess)
 CAPTURES = "_captures"  # every capture of a preprocessed day (CDXJ, URL database)
+RUNS = "_runs"  # ROOT/_runs/DC/DATE.json: the nightly run's marker (and its summary) per data center
 
 # languages
 UNKNOWN_LANG = "und"  # ISO 639-3 'undetermined': pages without text

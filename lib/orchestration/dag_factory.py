@@ -71,7 +71,7 @@ def input_root(cfg: dict[str, Any]) -> str:
 
 
 def marker_path(cfg: dict[str, Any], dc: str, day: str) -> str:
-    return f"{cfg['output_root']}/_runs/{dc}/{day}.json"
+    return f"{cfg['output_root']}/{layout.RUNS}/{dc}/{day}.json"
 
 
 class SlurmJobSensor(BaseOperator):
@@ -227,7 +227,7 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
                 "job_summaries": marker.get("summaries"), "staging": staged,
                 "written": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             }
-            uri = (cfg.get("summary_uri") or f"{cfg['output_root']}/_runs/{dc}/{{date}}.summary.json").replace("{date}", est["date"])
+            uri = (cfg.get("summary_uri") or f"{cfg['output_root']}/{layout.RUNS}/{dc}/{{date}}.summary.json").replace("{date}", est["date"])
             storage.write_bytes(uri, json.dumps(doc, indent=2, sort_keys=True, default=str).encode())
             log.info("run summary: %s", uri)
             return uri
