@@ -105,7 +105,7 @@ class WorkDir:
 
 def _zip_lib() -> str:
     """Zip the ``lib`` package so executors on other machines can import it."""
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     out = os.path.join(tempfile.mkdtemp(prefix="dailyslice-pyfiles-"), "lib.zip")
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
         for dirpath, dirnames, files in os.walk(here):
