@@ -19,9 +19,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.functions import pandas_udf
 
 from lib.catalogue.keys import strip_digest, surt_key, timestamp14
-from lib.core import storage
-
-JSON_FIELDS = ("url", "mime", "status", "digest", "length", "offset", "filename")
+from lib.core import atomic, storage
 
 
 class CDXJError(ValueError):
@@ -146,15 +144,13 @@ def write_cdxj(lines_df: Any, dest_file: str, work_dir: str) -> int:
     shutil.rmtree(spark_out, ignore_errors=True)
     lines_df.write.mode("overwrite").text(spark_out)
     parts = sorted(p for p in os.listdir(spark_out) if p.startswith("part-"))
-    tmp = dest_file + ".tmp"
     count = 0
-    with open(tmp, "wb") as out:
+    with atomic.atomic_file(dest_file) as out:
         for p in parts:
             with open(os.path.join(spark_out, p), "rb") as f:
                 for raw in f:
                     out.write(raw)
                     count += 1
-    os.replace(tmp, dest_file)
     shutil.rmtree(spark_out, ignore_errors=True)
     return count
 

@@ -12,17 +12,13 @@ import datetime as dt
 import glob
 import json
 import os
-import re
 from typing import Any
 
 import duckdb
 
 from lib.catalogue import urldb
 from lib.catalogue.keys import normalize_url
-from lib.core import storage
-
-_DAY_DIR = re.compile(r"(\d{4})-(\d{2})/(\d{2})$")
-
+from lib.core import layout, storage
 
 class QueryError(ValueError):
     """Bad query arguments; the message says which."""
@@ -52,16 +48,17 @@ def local_root(root: str) -> str:
 
 
 def day_dir(root: str, day: dt.date) -> str:
-    return os.path.join(local_root(root), "preprocessed", f"{day:%Y-%m}", f"{day:%d}")
+    """The preprocess folder of ``day`` under ROOT."""
+    return layout.day_path(local_root(root), layout.PREPROCESSED, day)
 
 
 def list_days(root: str) -> list[dt.date]:
     """Completed preprocess days (folder with ``_SUCCESS``), oldest first."""
     out = []
-    for d in glob.glob(os.path.join(local_root(root), "preprocessed", "*", "*")):
-        m = _DAY_DIR.search(d.replace(os.sep, "/"))
-        if m and os.path.exists(os.path.join(d, storage.SUCCESS)):
-            out.append(dt.date(int(m[1]), int(m[2]), int(m[3])))
+    for d in glob.glob(os.path.join(local_root(root), layout.PREPROCESSED, "*", "*")):
+        day = layout.day_of(d)
+        if day and os.path.exists(os.path.join(d, layout.SUCCESS)):
+            out.append(day)
     return sorted(out)
 
 
@@ -77,7 +74,7 @@ def parse_day(text: str | dt.date) -> dt.date:
 def _capture_files(root: str, days: list[dt.date] | None = None) -> list[str]:
     files = []
     for d in days if days is not None else list_days(root):
-        files += sorted(glob.glob(os.path.join(day_dir(root, d), "_captures", "*.parquet")))
+        files += sorted(glob.glob(os.path.join(day_dir(root, d), layout.CAPTURES, "*.parquet")))
     return files
 
 
@@ -172,7 +169,7 @@ def records(root: str, file: str, day: str | dt.date | None = None) -> list[dict
 
 def error_counts(day_path: str) -> dict[str, Any]:
     """Bad records of a day's run from ``_errors.jsonl``: total, by reason, by file."""
-    path = os.path.join(day_path, "_errors.jsonl")
+    path = os.path.join(day_path, layout.ERRORS)
     total, by_reason, by_file = 0, {}, {}
     if os.path.exists(path):
         with open(path, encoding="utf-8") as f:
@@ -192,7 +189,7 @@ def error_counts(day_path: str) -> dict[str, Any]:
 
 def run_stats(day_path: str) -> dict[str, Any]:
     """The preprocess run's ``_stats.json`` (empty when missing)."""
-    path = os.path.join(day_path, "_stats.json")
+    path = os.path.join(day_path, layout.STATS)
     if not os.path.exists(path):
         return {}
     with open(path, encoding="utf-8") as f:
@@ -223,9 +220,9 @@ def day_stats(path: str, d: dt.date, top: int = 15, prev_path: str | None = None
     """:func:`stats` of the preprocess output folder ``path`` (any location); ``prev_path``
     is the previous day's folder, for captures unchanged since then."""
     con = connect()
-    caps = sorted(glob.glob(os.path.join(path, "_captures", "*.parquet")))
-    prev_caps = sorted(glob.glob(os.path.join(prev_path, "_captures", "*.parquet"))) if prev_path else []
-    pages = sorted(glob.glob(os.path.join(path, "language=*", "*.parquet")))
+    caps = sorted(glob.glob(os.path.join(path, layout.CAPTURES, "*.parquet")))
+    prev_caps = sorted(glob.glob(os.path.join(prev_path, layout.CAPTURES, "*.parquet"))) if prev_path else []
+    pages = sorted(glob.glob(os.path.join(path, layout.language_dir("*"), "*.parquet")))
     out: dict[str, Any] = {"day": d.isoformat(), "captures": 0, "urls": 0, "pages": 0, "by_record_type": [],
                            "by_mime": [], "by_status": [], "top_hosts": [], "duplicates": {}, "by_language": [],
                            "page_sizes": []}

@@ -19,7 +19,7 @@ matplotlib.use("Agg", force=False)  # before pyplot: no GUI backend, the plots g
 import matplotlib.pyplot as plt  # noqa: E402
 
 from lib.catalogue import query  # noqa: E402
-from lib.core import storage  # noqa: E402
+from lib.core import layout, storage  # noqa: E402
 from lib.preprocess import health  # noqa: E402
 
 REPORT = "report.html"
@@ -175,7 +175,7 @@ def build_report(root: str, day: dt.date, index_day: str | None = None, day_path
     """HTML of the report for ``day`` from its preprocess folder (default
     ROOT/preprocessed/YYYY-MM/DD) and index shards (default ROOT/index/YYYY-MM/DD)."""
     if index_day is None:
-        index_day = storage.join(root, "index", f"{day:%Y-%m}", f"{day:%d}")
+        index_day = layout.day_path(root, layout.INDEX, day)
     if day_path:
         stats = query.day_stats(day_path, day, prev_path=query.previous_day_path(root, day))
     else:

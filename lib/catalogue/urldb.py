@@ -63,7 +63,8 @@ def read_state(db: str) -> dict[str, Any]:
 
 
 def write_state(db: str, state: dict[str, Any]) -> None:
-    storage.write_bytes(os.path.join(db, STATE), json.dumps(state, indent=1, sort_keys=True).encode())
+    """Replace the state file atomically and durably: it is the commit point of a merge."""
+    storage.write_bytes(os.path.join(db, STATE), json.dumps(state, indent=1, sort_keys=True).encode(), fsync=True)
 
 
 def plan_replay(history: list[dict[str, Any]], merged: list[str], day: str) -> tuple[dict[str, Any] | None, list[str]]:

@@ -1,19 +1,20 @@
-"""Where a CIFF writer's bytes go: a temporary file beside the target, gzip by suffix, renamed into place."""
+"""Where a CIFF writer's bytes go: a temporary file beside the target (:mod:`lib.core.atomic`), gzip by suffix,
+synced and renamed into place."""
 
 from __future__ import annotations
 
 import gzip
 import os
 import shutil
-import uuid
 
 from lib.ciff.stream import is_gzip_name
+from lib.core import atomic
 
 FLUSH_BYTES = 1 << 20
 
 
 class AtomicOutput:
-    """Buffered output to ``.{name}.tmp-*`` in the target's folder; ``commit`` renames it.
+    """Buffered output to a temporary file (:func:`lib.core.atomic.temp_path`); ``commit`` renames it.
 
     ``header_last``: the first message is only known at the end (counted mode). The body then
     goes to the temporary file and ``commit(head)`` writes ``head`` as a gzip member of its
@@ -28,7 +29,7 @@ class AtomicOutput:
         self.gz = is_gzip_name(path)
         folder, name = os.path.split(os.path.abspath(path))
         os.makedirs(folder, exist_ok=True)
-        self.tmp = os.path.join(folder, f".{name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+        self.tmp = atomic.temp_path(os.path.join(folder, name))
         self.body_tmp: str | None = None
         self.raw = open(self.tmp, "wb")
         self.out = (
@@ -63,16 +64,14 @@ class AtomicOutput:
             self.out.close()
         if self.header_last:
             self._prepend(head)
-        self.raw.flush()
-        os.fsync(self.raw.fileno())
         self.raw.close()
-        os.replace(self.tmp, self.path)
+        atomic.replace(self.tmp, self.path, fsync=True)  # a shard is committed alone: sync it
         return os.path.getsize(self.path)
 
     def _prepend(self, head: bytes) -> None:
         self.raw.close()
         body = self.tmp
-        self.tmp = body + ".h"
+        self.tmp = atomic.temp_path(self.path)
         self.body_tmp = body  # removed by abort() if the copy fails
         self.raw = open(self.tmp, "wb")
         if self.gz:
@@ -95,8 +94,4 @@ class AtomicOutput:
             except Exception:  # closing a half-written gzip stream may fail; the file is removed anyway
                 pass
         for tmp in (self.tmp, self.body_tmp):
-            try:
-                if tmp:
-                    os.remove(tmp)
-            except FileNotFoundError:
-                pass
+            atomic.discard(tmp)

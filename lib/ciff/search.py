@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 from lib.ciff.errors import CiffError
 from lib.ciff.reader import iter_docs, iter_postings, read_header
 from lib.ciff.stream import MessageStream
-from lib.core import storage
+from lib.core import layout, storage
 from lib.core.analysis import analyzer_from_description
 
 K1 = 0.9
@@ -159,16 +159,13 @@ class _Desc:
         return isinstance(other, _Desc) and self.s == other.s
 
 
-_INDEX_NAME = re.compile(r"index-([^/]+?)\.ciff(\.gz)?$")
-
-
 def metadata_beside(path: str) -> str | None:
     """``.../index-{n}.ciff[.gz]`` -> ``.../metadata-{n}.parquet`` if that file exists."""
     local = storage.local_path(str(path))
-    m = _INDEX_NAME.search(os.path.basename(local))
-    if not m:
+    name = layout.metadata_for(os.path.basename(local))
+    if not name:
         return None
-    candidate = os.path.join(os.path.dirname(local), f"metadata-{m.group(1)}.parquet")
+    candidate = os.path.join(os.path.dirname(local), name)
     return candidate if os.path.exists(candidate) else None
 
 

@@ -57,15 +57,6 @@ def encode_varint(v: int) -> bytes:
     return _varint_slow(v)
 
 
-def varint_size(v: int) -> int:
-    """Number of bytes of the varint of a non-negative value."""
-    n = 1
-    while v > 0x7F:
-        v >>= 7
-        n += 1
-    return n
-
-
 def decode_varint(buf: bytes | memoryview, pos: int, end: int | None = None) -> tuple[int, int]:
     """Decode one varint at ``pos``; returns (unsigned value, position after it).
 

@@ -37,8 +37,9 @@ import regex
 import Stemmer
 import stopwords as sw_pkg
 
+from lib.core.layout import UNKNOWN_LANG
+
 SCHEME = "dailyslice-v1"
-UNKNOWN = "und"
 MAX_TOKEN_CHARS = 64
 _CACHE_LIMIT = 200_000  # piece -> terms entries per analyzer: ~40 MB, bounded for many languages
 TABLE_PIECES = 2_000_000  # pieces in an analyzer's batch lookup table (~150 MB) before it starts anew
@@ -354,9 +355,9 @@ class BatchTerms(NamedTuple):
 def get_analyzer(lang: str | None) -> Analyzer:
     """The analyzer of an ISO 639-3 language code (``'und'``, empty or malformed codes get the
     language-independent one: tokenization and lowercasing only). One instance per code."""
-    code = (lang or UNKNOWN).strip().lower()
+    code = (lang or UNKNOWN_LANG).strip().lower()
     if not regex.fullmatch(r"[a-z]{2,8}", code):
-        code = UNKNOWN
+        code = UNKNOWN_LANG
     return _analyzer(code)
 
 

@@ -13,8 +13,10 @@ to disable it. It only applies when PySpark launches the driver JVM itself (``py
 jobs/...``); under ``spark-submit`` the JVM already runs. A bad or stale archive is never
 fatal: the JVM then loads classes as usual (``-Xshare:auto``).
 
-Archives are written to a temporary name and renamed only after the JVM exited cleanly, so a
-crashed run never leaves a half-written archive under the final name.
+Archives are written to a temporary name and renamed (:func:`lib.core.atomic.replace`) only
+after the JVM exited cleanly, so a crashed run never leaves a half-written archive under the
+final name. The temporary name is ``NAME.<pid>.tmp`` (the JVM writes it; stale ones are found
+by that pattern), not :func:`lib.core.atomic.temp_path`'s.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from typing import Any
 
 import pyspark
 from pyspark import SparkContext
+
+from lib.core import atomic
 
 log = logging.getLogger("dailyslice")
 
@@ -167,9 +171,8 @@ def finish(p: ArchivePlan | None, timeout: float = 120.0) -> bool:
         log.warning("driver JVM did not exit within %.0f s; no class archive written", timeout)
         return False
     if rc == 0 and os.path.isfile(p.tmp) and os.path.getsize(p.tmp) > 0:
-        os.replace(p.tmp, p.path)
+        atomic.replace(p.tmp, p.path)  # a cache: a lost or broken archive is only ignored (-Xshare:auto)
         log.info("JVM class archive written: %s (%.0f MB)", p.path, os.path.getsize(p.path) / 1e6)
         return True
-    if os.path.exists(p.tmp):
-        os.remove(p.tmp)
+    atomic.discard(p.tmp)
     return False

@@ -24,12 +24,18 @@ SUCCESS = "_SUCCESS"  # written last into a finished folder
 STATS = "_stats.json"  # counters of a run (preprocess, extract)
 ERRORS = "_errors.jsonl"  # one line per bad record (preprocess)
 CAPTURES = "_captures"  # every capture of a preprocessed day (CDXJ, URL database)
+RUNS = "_runs"  # ROOT/_runs/DC/DATE.json: the nightly run's marker (and its summary) per data center
 
 # languages
 UNKNOWN_LANG = "und"  # ISO 639-3 'undetermined': pages without text
 LANG_PREFIX = "language="
 
+# index shards (index_name, metadata_name) as glob patterns
+INDEX_GLOB = "index-*.ciff.gz"
+METADATA_GLOB = "metadata-*.parquet"
+
 _DAY_RE = re.compile(r"(\d{4})-(\d{2})/(\d{2})/?$")
+_INDEX_RE = re.compile(r"index-([^/]+?)\.ciff(\.gz)?$")
 
 
 def day_suffix(day: dt.date) -> str:
@@ -79,6 +85,13 @@ def index_name(shard: int) -> str:
     return f"index-{shard}.ciff.gz"
 
 
-def metadata_name(shard: int) -> str:
+def metadata_name(shard: int | str) -> str:
     """The metadata (docid -> page) file beside ``index_name(shard)``."""
     return f"metadata-{shard}.parquet"
+
+
+def metadata_for(index_file: str) -> str | None:
+    """The name of the metadata file beside index file ``...index-{n}.ciff[.gz]`` (a name or a
+    path), None for a name that does not end like one."""
+    m = _INDEX_RE.search(index_file.replace("\\", "/").rsplit("/", 1)[-1])
+    return metadata_name(m[1]) if m else None

@@ -70,9 +70,3 @@ CAPTURE_SCHEMA = pa.schema([pa.field(n, t) for n, t, _ in CAPTURE_COLUMNS])
 def spark_schema(arrow_schema: pa.Schema):
     """The Spark StructType equivalent of an Arrow schema."""
     return from_arrow_schema(arrow_schema)
-
-
-def markdown_table(columns: list[tuple[str, pa.DataType, str]]) -> str:
-    rows = ["| column | type | meaning |", "|---|---|---|"]
-    rows += [f"| `{n}` | {t} | {d} |" for n, t, d in columns]
-    return "\n".join(rows)

@@ -17,9 +17,8 @@ from urllib.parse import unquote, urlparse
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from lib.core import s3
-
-SUCCESS = "_SUCCESS"
+from lib.core import atomic, s3
+from lib.core.layout import SUCCESS
 
 
 @dataclass(frozen=True)
@@ -207,30 +206,14 @@ def read_bytes(uri: str) -> bytes:
         return f.read()
 
 
-def write_bytes(uri: str, data: bytes) -> None:
-    """Write a whole (small) file; local writes are atomic (temp file + rename)."""
+def write_bytes(uri: str, data: bytes, fsync: bool = False) -> None:
+    """Write a whole (small) file. Local writes are atomic (:mod:`lib.core.atomic`, which
+    says when to pass ``fsync``); an S3 object appears whole when its upload completes."""
     if is_s3(uri):
         b, k = split_s3(uri)
         s3.client().put_object(Bucket=b, Key=k, Body=data)
         return
-    path = local_path(uri)
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
-
-
-def delete_tree(uri: str) -> None:
-    if is_s3(uri):
-        bucket, prefix = split_s3(uri)
-        keys = [split_s3(f.uri)[1] for f in _s3_list(uri)]
-        for i in range(0, len(keys), 1000):
-            s3.client().delete_objects(
-                Bucket=bucket, Delete={"Objects": [{"Key": k} for k in keys[i : i + 1000]], "Quiet": True}
-            )
-        return
-    shutil.rmtree(local_path(uri), ignore_errors=True)
+    atomic.write_bytes(local_path(uri), data, fsync=fsync)
 
 
 def tree_files(local_dir: str) -> list[str]:
@@ -256,7 +239,7 @@ def upload_tree(local_dir: str, dest: str) -> int:
         shutil.copytree(local_dir, tmp, ignore=shutil.ignore_patterns(SUCCESS))
         commit_dir(tmp, target)
         if SUCCESS in files:
-            write_bytes(join(target, SUCCESS), read_bytes(os.path.join(local_dir, SUCCESS)))
+            write_bytes(join(target, SUCCESS), read_bytes(os.path.join(local_dir, SUCCESS)), fsync=True)
         return len(files)
     bucket, prefix = split_s3(dest)
     prefix = prefix.rstrip("/")

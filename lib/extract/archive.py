@@ -17,6 +17,8 @@ import uuid
 import zlib
 from typing import Callable, NamedTuple
 
+from lib.core import atomic
+
 SOFTWARE = "dailyslice-extract"
 #: Heritrix marks ARC gzip members with an ``LX`` extra subfield; we do the same on the header.
 HERITRIX_EXTRA = b"LX" + struct.pack("<H", 4) + b"\0\0\0\0"
@@ -142,9 +144,9 @@ class ArchiveWriter:
         self.out_dir, self.fmt, self.max_bytes, self.namer, self.when = out_dir, fmt, max_bytes, namer, when
         self.fd: int | None = None
         self.name = ""
-        # Written under a name unique to this task attempt, renamed when complete: a retried
-        # or speculative attempt never writes into a file another attempt is writing.
-        self.token = f".{uuid.uuid4().hex[:12]}.tmp"
+        # Written under a temp name unique to this task attempt (lib.core.atomic), renamed when
+        # complete: a retried or speculative attempt never writes into a file another one writes.
+        self.tmp = ""
         self.size = 0
         self.flushed = 0  # bytes already in the file (the rest is in buf)
         self.buf = bytearray()
@@ -156,14 +158,11 @@ class ArchiveWriter:
             self.close()
         if self.fd is None:
             self.name = self.namer(self.fmt)
-            self.fd = os.open(os.path.join(self.out_dir, self.name + self.token), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            self.tmp = atomic.temp_path(os.path.join(self.out_dir, self.name))
+            self.fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
             self.size = self.flushed = self.records = 0
             self.write(header_bytes(self.fmt, self.name, self.when))
         return self.size
-
-    def fits(self, extra: int) -> bool:
-        """Whether ``extra`` more bytes go into the current file without rolling."""
-        return self.size + extra <= self.max_bytes
 
     def write(self, data: bytes | memoryview) -> None:
         self.buf += data
@@ -211,7 +210,7 @@ class ArchiveWriter:
         self.fd = None
         path = os.path.join(self.out_dir, self.name)
         if self.records == 0:
-            os.remove(path + self.token)  # header only: nothing was extracted into it
+            atomic.discard(self.tmp)  # header only: nothing was extracted into it
         else:
-            os.replace(path + self.token, path)
+            atomic.replace(self.tmp, path)
             self.files.append(OutputFile(self.name, self.size, self.records))

@@ -10,12 +10,12 @@ import os
 import shutil
 from typing import Any, Callable, Iterable
 
+from lib.core import atomic, layout
 from lib.extract.lines import ErrorRow, Item, tsv_escape
 from lib.extract.task import PARTS_DIR
 
 MANIFEST = "manifest.tsv"
 ERRORS = "errors.tsv"
-STATS = "_stats.json"
 MANIFEST_HEADER = "# url\tarchive_file\toffset\tlength\tsource_line\tsource_file\tsource_offset\n"
 ERRORS_HEADER = "# line\treason\tinput line (verbatim, may contain tabs)\n"
 ARCHIVE_SUFFIXES = (".warc.gz", ".arc.gz", ".warc")
@@ -51,7 +51,7 @@ def assemble(
     results = sorted(results, key=lambda r: r["task"])
     reported = {f[0] for r in results for f in r["files"]}
     for name in os.listdir(out_dir):  # left by failed or speculative task attempts
-        if (name.endswith(ARCHIVE_SUFFIXES) and name not in reported) or name.endswith(".tmp"):
+        if (name.endswith(ARCHIVE_SUFFIXES) and name not in reported) or atomic.is_temp(name):
             os.remove(os.path.join(out_dir, name))
     with open(os.path.join(out_dir, MANIFEST), "wb") as out:
         out.write(MANIFEST_HEADER.encode())
@@ -76,7 +76,7 @@ def assemble(
         "file_bytes": sum(f[1] for f in files),
         "tasks": len(results),
     }
-    with open(os.path.join(out_dir, STATS), "w") as f:
+    with open(os.path.join(out_dir, layout.STATS), "w") as f:
         json.dump({**summary, "output_files": [{"name": n, "size": s, "records": c} for n, s, c in files]}, f, indent=1)
     return summary
 

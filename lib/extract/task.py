@@ -12,7 +12,7 @@ import itertools
 import os
 from typing import Any
 
-from lib.core import storage
+from lib.core import atomic, storage
 from lib.extract.archive import ArchiveWriter, task_namer
 from lib.extract.lines import ExtractError, Item, TaskError, tsv_escape
 from lib.extract.sources import S3_MAX_GAP, LocalSource, open_source, plan_runs
@@ -190,14 +190,10 @@ class _Task:
 
 def write_manifest_part(out_dir: str, task_id: int, rows: list[ManifestRow]) -> str:
     """The task's manifest rows as ``_parts/manifest-TTTTT.tsv`` (renamed into place)."""
-    parts = os.path.join(out_dir, PARTS_DIR)
-    os.makedirs(parts, exist_ok=True)
-    path = os.path.join(parts, f"manifest-{task_id:05d}.tsv")
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8", errors="surrogateescape", newline="\n") as f:
+    path = os.path.join(out_dir, PARTS_DIR, f"manifest-{task_id:05d}.tsv")
+    with atomic.atomic_file(path, "w", encoding="utf-8", errors="surrogateescape", newline="\n") as f:
         for url, name, off, n, line_no, src, src_off in rows:
             f.write(f"{url}\t{name}\t{off}\t{n}\t{line_no}\t{src}\t{src_off}\n")
-    os.replace(tmp, path)
     return path
 
 

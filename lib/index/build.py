@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from lib.core import storage
+from lib.core import atomic, storage
 from lib.core.analysis import get_analyzer
 from lib.placement.keyspace import partition_of
 
@@ -125,11 +125,8 @@ def docs_path(spill: str, pidx: int, t: int) -> str:
 def write_arrow(path: str, table: pa.Table | pa.RecordBatch) -> None:
     """An Arrow IPC file (uncompressed: the reader maps it), written under a temporary name
     and renamed: a retried task replaces it whole."""
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with pa.OSFile(tmp, "wb") as sink, pa.ipc.new_file(sink, table.schema) as w:
+    with atomic.atomic_path(path) as tmp, pa.OSFile(tmp, "wb") as sink, pa.ipc.new_file(sink, table.schema) as w:
         w.write(table)
-    os.replace(tmp, path)
 
 
 class _TaskBuffer:

@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lib.ciff.reader import CiffReader
+from lib.core import layout
 
 
 def _sha(data: bytes) -> str:
@@ -39,7 +40,7 @@ def _canonical_ciff(path: pathlib.Path) -> str:
     r = CiffReader(str(path))
     h = r.header
     lists = [(pl.term, list(zip(pl.docids, pl.tfs))) for pl in r.postings()]
-    meta = pq.read_table(path.parent / path.name.replace("index-", "metadata-").replace(".ciff.gz", ".parquet"),
+    meta = pq.read_table(path.parent / layout.metadata_for(path.name),
                          columns=["docid", "url", "warc_offset"]).to_pylist()
     ids = {m["docid"]: f"{m['url']} {m['warc_offset']}" for m in meta}
     lines = [f"{h.num_postings_lists} {h.num_docs} {h.total_terms_in_collection} {h.description}"]
@@ -60,16 +61,16 @@ def shard_digests(day: str | pathlib.Path, canonical: bool = False) -> dict[str,
     order-free digests, for small indexes)."""
     root = pathlib.Path(day)
     if canonical:
-        return {str(p.relative_to(root)): (_canonical_ciff(p) if p.name.endswith(".ciff.gz") else _canonical_metadata(p))
-                for p in sorted([*root.rglob("index-*.ciff.gz"), *root.rglob("metadata-*.parquet")])}
+        return {str(p.relative_to(root)): (_canonical_ciff(p) if p.match(layout.INDEX_GLOB) else _canonical_metadata(p))
+                for p in sorted([*root.rglob(layout.INDEX_GLOB), *root.rglob(layout.METADATA_GLOB)])}
     out: dict[str, str] = {}
-    for p in sorted(root.rglob("index-*.ciff.gz")):
+    for p in sorted(root.rglob(layout.INDEX_GLOB)):
         h = hashlib.sha256()
         with gzip.open(p, "rb") as f:
             while chunk := f.read(1 << 22):
                 h.update(chunk)
         out[str(p.relative_to(root))] = h.hexdigest()
-    for p in sorted(root.rglob("metadata-*.parquet")):
+    for p in sorted(root.rglob(layout.METADATA_GLOB)):
         t = pq.read_table(p).combine_chunks()
         sink = pa.BufferOutputStream()
         with pa.ipc.new_stream(sink, t.schema) as w:

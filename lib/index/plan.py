@@ -27,8 +27,9 @@ from dataclasses import dataclass
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from lib.core import layout
+
 OTHER = "other"
-UNKNOWN_LANG = "und"
 _LABEL = re.compile(r"[a-z0-9-]{1,63}")
 _LANG = re.compile(r"[a-z]{2,8}")
 
@@ -49,7 +50,7 @@ def tld_label(url_suffix: str | None) -> str:
 def lang_label(language: str | None) -> str:
     """LANG folder name: the ISO 639-3 code, ``und`` when missing or malformed."""
     code = (language or "").strip().lower()
-    return code if _LANG.fullmatch(code) else UNKNOWN_LANG
+    return code if _LANG.fullmatch(code) else layout.UNKNOWN_LANG
 
 
 def shard_count(docs: int, docs_per_shard: int) -> int:
@@ -137,11 +138,3 @@ def count_pages(files: list[tuple[str, str]], columns: list[str], threads: int =
 def shard_dir(group: Group) -> str:
     """Relative folder of a group's files."""
     return f"{group.tld}/{group.lang}"
-
-
-def index_name(shard: int) -> str:
-    return f"index-{shard}.ciff.gz"
-
-
-def metadata_name(shard: int) -> str:
-    return f"metadata-{shard}.parquet"

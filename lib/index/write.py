@@ -24,7 +24,6 @@ catch any segment lost or duplicated on the way.
 from __future__ import annotations
 
 import os
-import uuid
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -34,8 +33,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from lib.ciff.writer import CiffWriter
-from lib.index.build import META_COLUMNS, METADATA_SCHEMA, STATS_SCHEMA, docs_path, segment_path
-from lib.index.plan import index_name, metadata_name
+from lib.core import atomic, layout
+from lib.index.build import METADATA_SCHEMA, META_COLUMNS, STATS_SCHEMA, docs_path, segment_path
 
 META_ROW_GROUP = 1 << 16
 SLICE_POSTINGS = 1 << 22
@@ -46,7 +45,7 @@ class ShardSpec:
     """Where and under which description the writer puts one shard (from the driver)."""
 
     folder: str  # absolute local folder of the shard's group: ROOT/{tld}/{lang}
-    shard: int  # n in index-{n}.ciff.gz
+    shard: int  # n in layout.index_name(n)
     description: str
     gzip_level: int = 2  # zlib level of the .ciff.gz (docs/index.md: speed against size)
 
@@ -101,9 +100,9 @@ class _Shard:
         self.bases = np.r_[0, np.cumsum(counts)[:-1]].astype(np.int64)
         self.num_docs, self.total_terms = int(counts.sum()), int(sum(inp.tokens))
         os.makedirs(spec.folder, exist_ok=True)
-        self.ciff_path = os.path.join(spec.folder, index_name(spec.shard))
-        self.meta_path = os.path.join(spec.folder, metadata_name(spec.shard))
-        self.meta_tmp = f"{self.meta_path}.tmp-{uuid.uuid4().hex[:8]}"
+        self.ciff_path = os.path.join(spec.folder, layout.index_name(spec.shard))
+        self.meta_path = os.path.join(spec.folder, layout.metadata_name(spec.shard))
+        self.meta_tmp = atomic.temp_path(self.meta_path)
         self.meta: pq.ParquetWriter | None = None
         self.ciff = CiffWriter(
             self.ciff_path, num_postings_lists=None, total_postings_lists=None,  # counted as written
@@ -180,7 +179,7 @@ class _Shard:
     def close(self) -> pa.RecordBatch:
         self.ciff.close()
         self.meta.close()
-        os.replace(self.meta_tmp, self.meta_path)
+        atomic.replace(self.meta_tmp, self.meta_path, fsync=True)  # as the CIFF beside it
         return pa.RecordBatch.from_pylist(
             [dict(pidx=self.inp.pidx, docs=self.num_docs, terms=self.ciff.header.num_postings_lists,
                   postings=self.postings, total_terms=self.total_terms, ciff_bytes=os.path.getsize(self.ciff_path),
@@ -192,8 +191,7 @@ class _Shard:
         self.ciff.abort()
         if self.meta is not None:
             self.meta.close()
-        if os.path.exists(self.meta_tmp):
-            os.remove(self.meta_tmp)
+        atomic.discard(self.meta_tmp)
 
 
 def write_shard(inp: ShardInput, spec: ShardSpec, spill: str) -> pa.RecordBatch:

@@ -27,7 +27,7 @@ import pendulum
 from airflow.sdk import DAG, BaseOperator, Param, get_current_context, task
 from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
-from lib.core import s3, storage
+from lib.core import layout, s3, storage
 from lib.orchestration import slurm
 from lib.orchestration.outputs import stage_outputs
 from lib.orchestration.sizing import size_job
@@ -73,7 +73,7 @@ def input_root(cfg: dict[str, Any]) -> str:
 
 
 def marker_path(cfg: dict[str, Any], dc: str, day: str) -> str:
-    return f"{cfg['output_root']}/_runs/{dc}/{day}.json"
+    return f"{cfg['output_root']}/{layout.RUNS}/{dc}/{day}.json"
 
 
 class SlurmJobSensor(BaseOperator):
@@ -125,7 +125,7 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
         @task
         def estimate() -> dict[str, Any]:
             day = day_of(get_current_context())
-            uri = f"{input_root(cfg)}/warc/{day:%Y-%m}/{day:%d}"
+            uri = layout.day_path(input_root(cfg), layout.WARC, day)
             with s3_endpoint(cfg["s3"].get("endpoint")):
                 files = storage.list_files(uri, suffixes=ARCHIVE_SUFFIXES)
             if not files:
@@ -147,7 +147,7 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
             force = bool(get_current_context()["params"].get("force"))
             done = slurm.read_marker(slurm.read_text(runner, marker), None)
             if done and done.get("ok") and not force and all(
-                runner.run(["test", "-f", f"{p}/_SUCCESS"]).returncode == 0 for p in done["outputs"].values()
+                runner.run(["test", "-f", f"{p}/{layout.SUCCESS}"]).returncode == 0 for p in done["outputs"].values()
             ):
                 log.info("%s already processed by job %s: not resubmitting (params.force recomputes)", day, done["job_id"])
                 return {"job_id": None, "reused_job_id": done["job_id"], "marker_file": marker}
@@ -215,7 +215,7 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
                 "job_summaries": marker.get("summaries"), "staging": staged,
                 "written": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             }
-            uri = (cfg.get("summary_uri") or f"{cfg['output_root']}/_runs/{dc}/{{date}}.summary.json").replace("{date}", est["date"])
+            uri = (cfg.get("summary_uri") or f"{cfg['output_root']}/{layout.RUNS}/{dc}/{{date}}.summary.json").replace("{date}", est["date"])
             storage.write_bytes(uri, json.dumps(doc, indent=2, sort_keys=True, default=str).encode())
             log.info("run summary: %s", uri)
             return uri

@@ -6,6 +6,7 @@ import datetime as dt
 import logging
 from typing import Any
 
+from lib.core import layout
 from lib.placement.publish import publish_tree
 from lib.staging import make_target, stage_tree
 
@@ -22,7 +23,7 @@ def stage_outputs(outputs: dict[str, str], spec: dict[str, Any], day: dt.date) -
     """
     out: dict[str, Any] = {}
     for kind, src in sorted(outputs.items()):
-        sub = f"{kind}/{day:%Y-%m}/{day:%d}"
+        sub = f"{kind}/{layout.day_suffix(day)}"
         if spec["type"] == "slices":
             out[kind] = publish_tree(src, spec["config"], sub)
         else:

@@ -2,7 +2,8 @@
 
 Paths inside a root are collection-relative with ``/`` separators. Writes never leave a
 partial file under its final name: local files are written to a hidden temp name in the
-same folder (``.NAME.swaptmp``) and renamed; S3 uploads appear atomically on completion.
+same folder (``.NAME.swaptmp``), synced and renamed (:func:`lib.core.atomic.atomic_file`);
+S3 uploads appear atomically on completion.
 Temp names are never listed, so a crash mid-write cannot add a file to the collection.
 """
 
@@ -15,7 +16,7 @@ import shutil
 from abc import ABC, abstractmethod
 from typing import BinaryIO, Iterator
 
-from lib.core import s3, storage
+from lib.core import atomic, s3, storage
 
 TMP_SUFFIX = ".swaptmp"
 CHUNK = 1 << 20
@@ -148,14 +149,9 @@ class LocalRoot(Root):
     def write_stream(self, rel: str, src: BinaryIO) -> None:
         final = self._p(rel)
         folder, name = os.path.split(final)
-        os.makedirs(folder, exist_ok=True)
         # a fixed temp name: a re-run after a crash overwrites the leftover instead of adding one
-        tmp = os.path.join(folder, f".{name}{TMP_SUFFIX}")
-        with open(tmp, "wb") as out:
+        with atomic.atomic_file(final, fsync=True, tmp=os.path.join(folder, f".{name}{TMP_SUFFIX}")) as out:
             shutil.copyfileobj(src, out, CHUNK)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, final)
 
     def copy_from(self, other: Root, rel: str) -> None:
         if isinstance(other, LocalRoot):

@@ -29,14 +29,6 @@ def _check_k(k: int) -> None:
         raise ValueError(f"k must be >= 1, got {k}")
 
 
-def partition_of_hash(h: int, k: int) -> int:
-    """Partition (0..k-1) owning the 128-bit hash value ``h``."""
-    _check_k(k)
-    if not 0 <= h < SPACE:
-        raise ValueError(f"hash value out of range [0, 2^128): {h}")
-    return (h * k) >> BITS
-
-
 def partition_of(key: str, k: int) -> int:
     """Partition (0..k-1) of ``key`` among ``k`` key-space ranges."""
     _check_k(k)

@@ -13,11 +13,11 @@ import os
 from collections import Counter
 from typing import Iterable
 
-from lib.core import storage
+from lib.core import layout, storage
 from lib.placement.config import SliceConfig
 from lib.placement.slices import PlacementError, check_path, collection_of
 
-MARKERS = ("_SUCCESS",)
+MARKERS = (layout.SUCCESS,)
 
 
 def is_marker(rel: str) -> bool:
@@ -33,8 +33,8 @@ def publish_tree(local_dir: str, config_path_or_roots: str | SliceConfig | Itera
 
     Returns ``{"prefix", "files", "bytes", "removed", "per_slice": {slice: files}}``.
     """
-    if not os.path.isfile(os.path.join(local_dir, "_SUCCESS")):
-        raise PlacementError(f"{local_dir}: no _SUCCESS, not a finished output folder; refusing to publish")
+    if not os.path.isfile(os.path.join(local_dir, layout.SUCCESS)):
+        raise PlacementError(f"{local_dir}: no {layout.SUCCESS}, not a finished output folder; refusing to publish")
     prefix = check_path(prefix.strip("/"))
     coll = collection_of(config_path_or_roots)
     files = local_files(local_dir)

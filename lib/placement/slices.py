@@ -12,7 +12,7 @@ import io
 from dataclasses import dataclass, field
 from typing import BinaryIO, Iterable
 
-from lib.placement.backends import DIR, FILE, Root, open_root
+from lib.placement.backends import DIR, FILE, TMP_SUFFIX, Root, is_temp, open_root
 from lib.placement.config import SliceConfig, from_roots, load
 from lib.placement.errors import NamespaceError, PlacementError
 from lib.placement.keyspace import md5_int
@@ -41,8 +41,8 @@ def check_path(rel: str) -> str:
     for part in rel.split("/"):
         if part in ("", ".", ".."):
             raise ValueError(f"{rel!r}: empty, '.' or '..' path component")
-        if part.startswith(".") and part.endswith(".swaptmp"):
-            raise ValueError(f"{rel!r}: '.*.swaptmp' names are reserved for unfinished writes")
+        if is_temp(part):
+            raise ValueError(f"{rel!r}: '.*{TMP_SUFFIX}' names are reserved for unfinished writes")
     return rel
 
 

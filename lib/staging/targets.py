@@ -7,7 +7,7 @@ import shutil
 
 from botocore.exceptions import ClientError
 
-from lib.core import s3, storage
+from lib.core import atomic, s3, storage
 from lib.staging.base import StagingError, checksum_file
 
 #: S3 user metadata key holding the ``sha2:`` checksum of an object we uploaded.
@@ -15,7 +15,8 @@ S3_META_KEY = "sha256"
 
 
 class FilesystemTarget:
-    """A folder on a (shared) filesystem; copies are written to a temp name, renamed, then re-read."""
+    """A folder on a (shared) filesystem; copies are written to a temp name (:mod:`lib.core.atomic`),
+    re-read and checked, synced and renamed."""
 
     def __init__(self, root: str):
         self.root = storage.local_path(root)
@@ -30,7 +31,7 @@ class FilesystemTarget:
         out = set()
         for dirpath, _, names in os.walk(self.root):
             for n in names:
-                if ".staging-" not in n:
+                if not atomic.is_temp(n):  # an unfinished copy
                     out.add(os.path.relpath(os.path.join(dirpath, n), self.root).replace(os.sep, "/"))
         return out
 
@@ -40,14 +41,12 @@ class FilesystemTarget:
 
     def put(self, local: str, rel: str, checksum: str) -> None:
         dest = self._path(rel)
-        os.makedirs(os.path.dirname(dest), exist_ok=True)
-        tmp = f"{dest}.staging-{os.getpid()}"
-        shutil.copyfile(local, tmp)
-        got = checksum_file(tmp)
-        if got != checksum:
-            os.remove(tmp)
-            raise StagingError(f"{dest}: checksum after copy {got} != source {checksum}")
-        os.replace(tmp, dest)
+        # the long-term home, its marker copied last: synced so no copy looks complete but is not
+        with atomic.atomic_path(dest, fsync=True) as tmp:
+            shutil.copyfile(local, tmp)
+            got = checksum_file(tmp)
+            if got != checksum:
+                raise StagingError(f"{dest}: checksum after copy {got} != source {checksum}")
 
     def delete(self, rel: str) -> None:
         p = self._path(rel)

@@ -19,6 +19,7 @@ from html import escape
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from lib.core import layout
 from lib.warc.records import sha1_digest
 
 SENTENCES = {
@@ -118,7 +119,7 @@ def write_sample_crawl(root: str, date: dt.date, files: int = 2, pages_per_file:
         lang = langs[i % len(langs)]
         host = HOSTS[lang][i % len(HOSTS[lang])]
         all_urls.append((lang, f"https://{host}/articles/{date:%Y/%m}/page-{i}.html"))
-    out_dir = os.path.join(root, "warc", f"{date:%Y-%m}", f"{date:%d}", crawler)
+    out_dir = os.path.join(layout.day_path(root, layout.WARC, date), crawler)
     os.makedirs(out_dir, exist_ok=True)
     paths = []
     ts = dt.datetime.combine(date, dt.time(1, 0), tzinfo=dt.timezone.utc)

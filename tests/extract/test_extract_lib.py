@@ -15,6 +15,7 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from lib.core import atomic
 from lib.extract.archive import arc_filedesc_record, gzip_member, header_bytes
 from lib.extract.driver import plan_tasks
 from lib.extract.lines import ExtractError, Item, Resolver, parse_lines
@@ -424,7 +425,8 @@ def test_assemble_one_manifest_one_errors_file_and_drops_stale_attempts(tmp_path
     slices = plan_tasks(items, 3)
     results = [extract_items(i, s, str(out), max_bytes=1 << 20) for i, s in enumerate(slices)]
     (out / "extract-00009-00000.warc.gz").write_bytes(b"from a failed attempt")
-    (out / "extract-00001-00003.warc.gz.abc.tmp").write_bytes(b"half written")
+    with open(atomic.temp_path(str(out / "extract-00001-00003.warc.gz")), "wb") as half:  # a killed attempt's
+        half.write(b"half written")
     summary = assemble(str(out), results[::-1], parse_errors, len(lines), lambda nos: {no: lines[no - 1] for no in nos})
     assert summary["lines"] == len(lines) and summary["extracted"] == len(ranges) and summary["failed"] == 2
     assert summary["failed_by_reason"] == {"bad-line": 1, "missing-file": 1}
