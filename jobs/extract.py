@@ -16,12 +16,11 @@ import datetime as dt
 import math
 import os
 import sys
-import time
 
 if __package__ in (None, ""):  # run as a script: make `lib` importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from lib.core import storage  # noqa: E402
+from lib.core import layout, storage  # noqa: E402
 from lib.extract.driver import ERRORS, assemble, plan_tasks  # noqa: E402
 from lib.extract.lines import (  # noqa: E402
     Resolver,
@@ -33,7 +32,7 @@ from lib.extract.lines import (  # noqa: E402
     unpack_items,
 )
 from lib.extract.task import extract_items  # noqa: E402
-from lib.core.sparkjob import JobResult, SparkJob, day_path, log  # noqa: E402
+from lib.core.sparkjob import JobResult, SparkJob, log  # noqa: E402
 
 BYTES_PER_TASK = 256 << 20
 
@@ -51,10 +50,10 @@ def byte_size(text: str) -> int:
     return n
 
 
-class Extract(SparkJob):
+class ExtractJob(SparkJob):
     name = "extract"
     description = "copy records out of WARC/ARC archives by offset/length into new archives (map-only, no decompression)"
-    input_kind = "preprocessed"
+    input_kind = layout.PREPROCESSED
     output_kind = "extract"
 
     def add_arguments(self, p):
@@ -74,7 +73,7 @@ class Extract(SparkJob):
             if args.input:
                 args.from_parquet = args.input
             elif args.date and args.root:
-                args.from_parquet = day_path(args.root, "preprocessed", args.date)
+                args.from_parquet = layout.day_path(args.root, layout.PREPROCESSED, args.date)
             else:
                 raise SystemExit("extract: give --tsv FILE or --from-parquet DIR (or --date/--root)")
         if args.where and not args.from_parquet:
@@ -82,7 +81,7 @@ class Extract(SparkJob):
         if args.output is None:
             if args.date is None or args.root is None:
                 raise SystemExit("extract: give --output DIR (or --date/--root)")
-            args.output = day_path(args.root, self.output_kind, args.date)
+            args.output = layout.day_path(args.root, self.output_kind, args.date)
         args.input = args.tsv or args.from_parquet
 
     def read_list(self, spark, args, resolver):
@@ -121,32 +120,25 @@ class Extract(SparkJob):
 
     def run(self, spark, args) -> JobResult:
         started = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
-        clock = [time.perf_counter()]
-        phases = {}
-
-        def phase(name):
-            clock.append(time.perf_counter())
-            phases[name] = round(clock[-1] - clock[-2], 3)
-
-        resolver = Resolver(args.archives)
-        items, parse_errors, line_text = self.read_list(spark, args, resolver)
-        lines = len(items) + len(parse_errors)
-        phase("read_list")
+        with self.steps("read_list"):
+            resolver = Resolver(args.archives)
+            items, parse_errors, line_text = self.read_list(spark, args, resolver)
+            lines = len(items) + len(parse_errors)
         with self.work_dir(spark, args) as work:
-            results = self.copy(spark, args, items, resolver, work.path, started)
-            del items
-            phase("copy")
-            summary = assemble(work.path, results, parse_errors, lines, line_text)
-            work.publish(f"extracted {summary['extracted']} of {lines}, failed {summary['failed']}\n")
-            phase("commit")
+            with self.steps("copy"):
+                results = self.copy(spark, args, items, resolver, work.path, started)
+                del items
+            with self.steps("commit"):
+                summary = assemble(work.path, results, parse_errors, lines, line_text)
+                work.publish(f"extracted {summary['extracted']} of {lines}, failed {summary['failed']}\n")
         if summary["failed"]:
             log.error("extract: %d of %d lines failed, see %s", summary["failed"], lines, storage.join(args.output, ERRORS))
-        summary.update(input=args.input, output=args.output, verify=args.verify, seconds_by_phase=phases)
+        summary.update(input=args.input, output=args.output, verify=args.verify, seconds_by_phase=self.steps.seconds)
         return JobResult(ok=summary["failed"] == 0, summary=summary, output=args.output)
 
 
 def main(argv: list[str] | None = None, spark=None) -> int:
-    return Extract().main(argv, spark)
+    return ExtractJob().main(argv, spark)
 
 
 if __name__ == "__main__":

@@ -23,11 +23,10 @@ import sys
 if __package__ in (None, ""):  # run as a script: make `lib` importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from lib.core import layout, storage  # noqa: E402
+from lib.core.sparkjob import EXIT_UNHEALTHY, JobResult, SparkJob, map_tasks  # noqa: E402
 from lib.preprocess import health  # noqa: E402
-from lib.core import storage
 from lib.preprocess.tasks import RESULT_SCHEMA, make_mapper, merge_results, remove_strays  # noqa: E402
-from lib.core.schema import spark_schema  # noqa: E402
-from lib.core.sparkjob import EXIT_UNHEALTHY, JobResult, SparkJob  # noqa: E402
 from lib.warc.records import ARCHIVE_SUFFIXES  # noqa: E402
 
 log = logging.getLogger("dailyslice.preprocess")
@@ -55,11 +54,11 @@ def thresholds(args: argparse.Namespace) -> health.Thresholds:
     return t
 
 
-class Preprocess(SparkJob):
+class PreprocessJob(SparkJob):
     name = "preprocess"
     description = "WARC/ARC files of a day -> cleaned, language-tagged Parquet with record offsets"
-    input_kind = "warc"
-    output_kind = "preprocessed"
+    input_kind = layout.WARC
+    output_kind = layout.PREPROCESSED
 
     def add_arguments(self, p):
         p.add_argument("--max-page-bytes", type=int, default=10 << 20,
@@ -80,18 +79,16 @@ class Preprocess(SparkJob):
         files.sort(key=lambda f: -f[1])  # biggest first: fewer stragglers at the end of the day
         with self.work_dir(spark, args) as work:
             tmp = work.path
-            results: list[dict] = []
-            if files:
-                mapper = make_mapper(files, tmp, args.max_page_bytes, args.batch_rows)
-                n = args.partitions or len(files)
-                done = spark.range(0, len(files), 1, n).mapInArrow(mapper, spark_schema(RESULT_SCHEMA))
-                results = [r.asDict() for r in done.collect()]  # one small row per input file
-            os.makedirs(os.path.join(tmp, "_captures"), exist_ok=True)
-            remove_strays(tmp, results)
-            stats, reported = merge_results(tmp, files, results, thresholds(args))
-            t = stats["totals"]
-            assert t["read"] == t["kept"] + t["skipped"] + t["failed"], "counters do not add up"
-            work.publish({"job": self.name, "files": len(files), "pages": t["kept"], "healthy": stats["health"]["ok"]})
+            with self.steps("map"):  # one small result row per input file
+                results = map_tasks(spark, len(files), make_mapper(files, tmp, args.max_page_bytes, args.batch_rows),
+                                    RESULT_SCHEMA, args.partitions)
+            with self.steps("write"):
+                os.makedirs(os.path.join(tmp, layout.CAPTURES), exist_ok=True)
+                remove_strays(tmp, results)
+                stats, reported = merge_results(tmp, files, results, thresholds(args))
+                t = stats["totals"]
+                assert t["read"] == t["kept"] + t["skipped"] + t["failed"], "counters do not add up"
+                work.publish({"job": self.name, "files": len(files), "pages": t["kept"], "healthy": stats["health"]["ok"]})
 
         day = stats["health"]
         (log.info if day["ok"] else log.error)("%s: %s", args.output, health.describe(day))
@@ -100,14 +97,14 @@ class Preprocess(SparkJob):
             "records_read": t["read"], "pages_kept": t["kept"], "skipped": t["skipped"], "failed": t["failed"],
             "failed_by_reason": t["failed_by_reason"], "warnings_by_reason": t["warnings_by_reason"],
             "html_seen": t["html_seen"], "unreadable_files": day["counts"]["unreadable_files"],
-            "error_report_lines": reported, "health": day,
+            "error_report_lines": reported, "health": day, "steps": self.steps.seconds,
         }
         return JobResult(ok=day["ok"] or args.fail_on == "never", summary=summary, output=args.output,
                          code=EXIT_UNHEALTHY)
 
 
 def main(argv: list[str] | None = None, spark=None) -> int:
-    return Preprocess().main(argv, spark)
+    return PreprocessJob().main(argv, spark)
 
 
 if __name__ == "__main__":
