@@ -16,6 +16,7 @@ import datetime as dt
 import math
 import os
 import sys
+from typing import Any, Callable
 
 if __package__ in (None, ""):  # run as a script: make `lib` importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -56,7 +57,7 @@ class ExtractJob(SparkJob):
     input_kind = layout.PREPROCESSED
     output_kind = "extract"
 
-    def add_arguments(self, p):
+    def add_arguments(self, p: argparse.ArgumentParser) -> None:
         src = p.add_mutually_exclusive_group()
         src.add_argument("--tsv", help="list of url<TAB>archive_file<TAB>offset<TAB>length (local or s3://)")
         src.add_argument("--from-parquet", metavar="DIR",
@@ -68,7 +69,7 @@ class ExtractJob(SparkJob):
         p.add_argument("--verify", action="store_true",
                        help="decompress each range: exactly one gzip member with one record whose URL equals the line's")
 
-    def resolve_io(self, args):
+    def resolve_io(self, args: argparse.Namespace) -> None:
         if not args.tsv and not args.from_parquet:
             if args.input:
                 args.from_parquet = args.input
@@ -84,7 +85,7 @@ class ExtractJob(SparkJob):
             args.output = layout.day_path(args.root, self.output_kind, args.date)
         args.input = args.tsv or args.from_parquet
 
-    def read_list(self, spark, args, resolver):
+    def read_list(self, spark: Any, args: argparse.Namespace, resolver: Resolver) -> tuple[list, list, Callable]:
         """(items, parse errors, line numbers -> input text)."""
         if args.tsv:
             items, errors = read_tsv(args.tsv, resolver)
@@ -101,7 +102,8 @@ class ExtractJob(SparkJob):
         items, errors = items_from_rows(rows, resolver)
         return items, errors, lambda numbers: {no: row_line(rows[no - 1]) for no in numbers}
 
-    def copy(self, spark, args, items, resolver, tmp, started) -> list[dict]:
+    def copy(self, spark: Any, args: argparse.Namespace, items: list, resolver: Resolver, tmp: str,
+             started: dt.datetime) -> list[dict]:
         """The map-only stage: one slice of the sorted list per task; returns the tasks' results."""
         if not items:
             return []
@@ -118,7 +120,7 @@ class ExtractJob(SparkJob):
 
         return spark.sparkContext.parallelize(slices, len(slices)).mapPartitionsWithIndex(task).collect()
 
-    def run(self, spark, args) -> JobResult:
+    def run(self, spark: Any, args: argparse.Namespace) -> JobResult:
         started = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
         with self.steps("read_list"):
             resolver = Resolver(args.archives)
@@ -137,7 +139,7 @@ class ExtractJob(SparkJob):
         return JobResult(ok=summary["failed"] == 0, summary=summary, output=args.output)
 
 
-def main(argv: list[str] | None = None, spark=None) -> int:
+def main(argv: list[str] | None = None, spark: Any = None) -> int:
     return ExtractJob().main(argv, spark)
 
 

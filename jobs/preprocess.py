@@ -19,6 +19,7 @@ import argparse
 import logging
 import os
 import sys
+from typing import Any
 
 if __package__ in (None, ""):  # run as a script: make `lib` importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -60,7 +61,7 @@ class PreprocessJob(SparkJob):
     input_kind = layout.WARC
     output_kind = layout.PREPROCESSED
 
-    def add_arguments(self, p):
+    def add_arguments(self, p: argparse.ArgumentParser) -> None:
         p.add_argument("--max-page-bytes", type=int, default=10 << 20,
                        help="skip (and report) pages whose HTTP body is larger (default 10 MiB)")
         p.add_argument("--batch-rows", type=int, default=500, help="pages per Arrow batch handed to Spark")
@@ -74,7 +75,7 @@ class PreprocessJob(SparkJob):
                        help="exit 3 (published, unhealthy) when: a health threshold is breached (default); that or "
                             "any unreadable file; that or any failed record; never (health is still reported)")
 
-    def run(self, spark, args) -> JobResult:
+    def run(self, spark: Any, args: argparse.Namespace) -> JobResult:
         files = [(f.uri, f.size) for f in storage.list_files(args.input, ARCHIVE_SUFFIXES)]
         files.sort(key=lambda f: -f[1])  # biggest first: fewer stragglers at the end of the day
         with self.work_dir(spark, args) as work:
@@ -103,7 +104,7 @@ class PreprocessJob(SparkJob):
                          code=EXIT_UNHEALTHY)
 
 
-def main(argv: list[str] | None = None, spark=None) -> int:
+def main(argv: list[str] | None = None, spark: Any = None) -> int:
     return PreprocessJob().main(argv, spark)
 
 

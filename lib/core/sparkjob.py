@@ -140,8 +140,9 @@ class WorkDir:
 
 
 def _zip_lib() -> str:
-    """Zip the ``lib`` package so executors on other machines can import it."""
-    here = os.path.dirname(os.path.abspath(__file__))
+    """Zip the whole ``lib`` package (this module sits in ``lib/core``) so executors on other
+    machines can import it."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     out = os.path.join(tempfile.mkdtemp(prefix="dailyslice-pyfiles-"), "lib.zip")
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
         for dirpath, dirnames, files in os.walk(here):
