@@ -145,7 +145,7 @@ def main(argv=None) -> int:
 
     from pyspark.sql import SparkSession
 
-    from jobs.extract import Extract
+    from jobs.extract import ExtractJob
 
     spark = (SparkSession.builder.master(args.master).appName("bench-extract")
              .config("spark.ui.enabled", "false").config("spark.driver.memory", "4g").getOrCreate())
@@ -155,7 +155,7 @@ def main(argv=None) -> int:
     # warm-up: start the Python workers and load the job's modules (not measured)
     warm = WORK / "warm.tsv"
     warm.write_text("".join(open(tsv).readlines()[:200]))
-    Extract().main(["--tsv", str(warm), "--archives", str(WORK / "archives"), "--output", str(WORK / "warm-out")], spark=spark)
+    ExtractJob().main(["--tsv", str(warm), "--archives", str(WORK / "archives"), "--output", str(WORK / "warm-out")], spark=spark)
     shutil.rmtree(WORK / "warm-out")
 
     def record(name, seconds, n, nbytes, note=""):
@@ -170,7 +170,7 @@ def main(argv=None) -> int:
 
     for name, extra in (("extract job", []), ("extract job --verify", ["--verify"])):
         out = WORK / "job-out"
-        job = Extract()
+        job = ExtractJob()
         rc, secs = timed(lambda: job.main(["--tsv", str(tsv), "--archives", str(WORK / "archives"),
                                                  "--output", str(out), *extra], spark=spark))
         s = job.last_result.summary

@@ -10,15 +10,22 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import importlib
 import os
 import sys
 
-from pyspark.sql import SparkSession
+if __package__ in (None, ""):  # `python jobs/demo.py`: make the project importable
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from lib.ciff.__main__ import main as ciff_main
-from lib.core.sparkjob import day_path, use_this_python
-from lib.warc.sample import write_sample_crawl
+from pyspark.sql import SparkSession  # noqa: E402
+
+from jobs.catalogue import CatalogueJob  # noqa: E402
+from jobs.index import IndexJob  # noqa: E402
+from jobs.preprocess import PreprocessJob  # noqa: E402
+from lib.catalogue.report import REPORT  # noqa: E402
+from lib.ciff.__main__ import main as ciff_main  # noqa: E402
+from lib.core import layout  # noqa: E402
+from lib.warc.sample import write_sample_crawl  # noqa: E402
+from lib.core.sparkjob import use_this_python  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,32 +36,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pages-per-file", type=int, default=60)
     a = ap.parse_args(argv)
     root = os.path.abspath(a.root)
-    warc = day_path(root, "warc", a.date)
+    warc = layout.day_path(root, layout.WARC, a.date)
     if not os.path.isdir(warc):
         paths = write_sample_crawl(root, a.date, a.files, a.pages_per_file)
         print(f"demo: wrote a sample crawl of {len(paths)} WARC files under {warc}")
     common = ["--date", a.date.isoformat(), "--root", root]
-    steps = [("jobs.preprocess", common), ("jobs.index", common), ("jobs.catalogue", common)]
     use_this_python()
     spark = (SparkSession.builder.appName("dailyslice-demo").config("spark.ui.showConsoleProgress", "true")
              .config("spark.hadoop.mapreduce.fileoutputcommitter.marksuccessfuljobs", "false").getOrCreate())
     spark.sparkContext.setLogLevel("WARN")
     rc = 0
     try:
-        for name, args in steps:
-            try:
-                job = importlib.import_module(name)
-            except ImportError as e:
-                print(f"demo: job {name} not available ({e}); stopping here", file=sys.stderr)
-                break
-            print(f"demo: running {name} {' '.join(args)}", file=sys.stderr)
-            rc = job.main(args, spark=spark)
+        for job in (PreprocessJob(), IndexJob(), CatalogueJob()):
+            print(f"demo: running jobs/{job.name}.py {' '.join(common)}", file=sys.stderr)
+            rc = job.main(common, spark=spark)
             if rc != 0:
-                print(f"demo: {name} failed (exit {rc})", file=sys.stderr)
+                print(f"demo: jobs/{job.name}.py failed (exit {rc})", file=sys.stderr)
                 return rc
     finally:
         spark.stop()
-    index_dir = day_path(root, "index", a.date)
+    index_dir = layout.day_path(root, layout.INDEX, a.date)
     if os.path.isdir(index_dir):
         shards = sorted(os.path.join(d, f) for d, _, fs in os.walk(index_dir) for f in fs if f.endswith(".ciff.gz"))
         if shards and ciff_main(["validate", *shards]) != 0:
@@ -64,8 +65,8 @@ def main(argv: list[str] | None = None) -> int:
             pick = ([s for s in shards if "/eng/" in s] or shards)[0]
             py = os.path.relpath(sys.executable)
             print(f"demo: try  {py} -m lib.ciff search {pick} \"library budget\"")
-    print(f"demo: pages under {day_path(root, 'preprocessed', a.date)}")
-    report = os.path.join(day_path(root, "catalogue", a.date), "report.html")
+    print(f"demo: pages under {layout.day_path(root, layout.PREPROCESSED, a.date)}")
+    report = os.path.join(layout.day_path(root, layout.CATALOGUE, a.date), REPORT)
     if os.path.exists(report):
         print(f"demo: CDXJ and the daily report (open in a browser): {os.path.dirname(report)}")
     return rc

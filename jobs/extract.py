@@ -16,13 +16,12 @@ import datetime as dt
 import math
 import os
 import sys
-import time
+from typing import Any, Callable
 
 if __package__ in (None, ""):  # run as a script: make `lib` importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from lib.core import storage  # noqa: E402
-from lib.core.sparkjob import JobResult, SparkJob, day_path, log  # noqa: E402
+from lib.core import layout, storage  # noqa: E402
 from lib.extract.driver import ERRORS, assemble, plan_tasks  # noqa: E402
 from lib.extract.lines import (  # noqa: E402
     Resolver,
@@ -34,6 +33,7 @@ from lib.extract.lines import (  # noqa: E402
     unpack_items,
 )
 from lib.extract.task import extract_items  # noqa: E402
+from lib.core.sparkjob import JobResult, SparkJob, log  # noqa: E402
 
 BYTES_PER_TASK = 256 << 20
 
@@ -51,13 +51,13 @@ def byte_size(text: str) -> int:
     return n
 
 
-class Extract(SparkJob):
+class ExtractJob(SparkJob):
     name = "extract"
     description = "copy records out of WARC/ARC archives by offset/length into new archives (map-only, no decompression)"
-    input_kind = "preprocessed"
+    input_kind = layout.PREPROCESSED
     output_kind = "extract"
 
-    def add_arguments(self, p):
+    def add_arguments(self, p: argparse.ArgumentParser) -> None:
         src = p.add_mutually_exclusive_group()
         src.add_argument("--tsv", help="list of url<TAB>archive_file<TAB>offset<TAB>length (local or s3://)")
         src.add_argument("--from-parquet", metavar="DIR",
@@ -69,12 +69,12 @@ class Extract(SparkJob):
         p.add_argument("--verify", action="store_true",
                        help="decompress each range: exactly one gzip member with one record whose URL equals the line's")
 
-    def resolve_io(self, args):
+    def resolve_io(self, args: argparse.Namespace) -> None:
         if not args.tsv and not args.from_parquet:
             if args.input:
                 args.from_parquet = args.input
             elif args.date and args.root:
-                args.from_parquet = day_path(args.root, "preprocessed", args.date)
+                args.from_parquet = layout.day_path(args.root, layout.PREPROCESSED, args.date)
             else:
                 raise SystemExit("extract: give --tsv FILE or --from-parquet DIR (or --date/--root)")
         if args.where and not args.from_parquet:
@@ -82,10 +82,10 @@ class Extract(SparkJob):
         if args.output is None:
             if args.date is None or args.root is None:
                 raise SystemExit("extract: give --output DIR (or --date/--root)")
-            args.output = day_path(args.root, self.output_kind, args.date)
+            args.output = layout.day_path(args.root, self.output_kind, args.date)
         args.input = args.tsv or args.from_parquet
 
-    def read_list(self, spark, args, resolver):
+    def read_list(self, spark: Any, args: argparse.Namespace, resolver: Resolver) -> tuple[list, list, Callable]:
         """(items, parse errors, line numbers -> input text)."""
         if args.tsv:
             items, errors = read_tsv(args.tsv, resolver)
@@ -102,7 +102,8 @@ class Extract(SparkJob):
         items, errors = items_from_rows(rows, resolver)
         return items, errors, lambda numbers: {no: row_line(rows[no - 1]) for no in numbers}
 
-    def copy(self, spark, args, items, resolver, tmp, started) -> list[dict]:
+    def copy(self, spark: Any, args: argparse.Namespace, items: list, resolver: Resolver, tmp: str,
+             started: dt.datetime) -> list[dict]:
         """The map-only stage: one slice of the sorted list per task; returns the tasks' results."""
         if not items:
             return []
@@ -119,34 +120,27 @@ class Extract(SparkJob):
 
         return spark.sparkContext.parallelize(slices, len(slices)).mapPartitionsWithIndex(task).collect()
 
-    def run(self, spark, args) -> JobResult:
+    def run(self, spark: Any, args: argparse.Namespace) -> JobResult:
         started = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
-        clock = [time.perf_counter()]
-        phases = {}
-
-        def phase(name):
-            clock.append(time.perf_counter())
-            phases[name] = round(clock[-1] - clock[-2], 3)
-
-        resolver = Resolver(args.archives)
-        items, parse_errors, line_text = self.read_list(spark, args, resolver)
-        lines = len(items) + len(parse_errors)
-        phase("read_list")
+        with self.steps("read_list"):
+            resolver = Resolver(args.archives)
+            items, parse_errors, line_text = self.read_list(spark, args, resolver)
+            lines = len(items) + len(parse_errors)
         with self.work_dir(spark, args) as work:
-            results = self.copy(spark, args, items, resolver, work.path, started)
-            del items
-            phase("copy")
-            summary = assemble(work.path, results, parse_errors, lines, line_text)
-            work.publish(f"extracted {summary['extracted']} of {lines}, failed {summary['failed']}\n")
-            phase("commit")
+            with self.steps("copy"):
+                results = self.copy(spark, args, items, resolver, work.path, started)
+                del items
+            with self.steps("commit"):
+                summary = assemble(work.path, results, parse_errors, lines, line_text)
+                work.publish(f"extracted {summary['extracted']} of {lines}, failed {summary['failed']}\n")
         if summary["failed"]:
             log.error("extract: %d of %d lines failed, see %s", summary["failed"], lines, storage.join(args.output, ERRORS))
-        summary.update(input=args.input, output=args.output, verify=args.verify, seconds_by_phase=phases)
+        summary.update(input=args.input, output=args.output, verify=args.verify, seconds_by_phase=self.steps.seconds)
         return JobResult(ok=summary["failed"] == 0, summary=summary, output=args.output)
 
 
-def main(argv: list[str] | None = None, spark=None) -> int:
-    return Extract().main(argv, spark)
+def main(argv: list[str] | None = None, spark: Any = None) -> int:
+    return ExtractJob().main(argv, spark)
 
 
 if __name__ == "__main__":

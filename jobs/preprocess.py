@@ -19,13 +19,13 @@ import argparse
 import logging
 import os
 import sys
+from typing import Any
 
 if __package__ in (None, ""):  # run as a script: make `lib` importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from lib.core import storage  # noqa: E402
-from lib.core.schema import spark_schema  # noqa: E402
-from lib.core.sparkjob import EXIT_UNHEALTHY, JobResult, SparkJob  # noqa: E402
+from lib.core import layout, storage  # noqa: E402
+from lib.core.sparkjob import EXIT_UNHEALTHY, JobResult, SparkJob, map_tasks  # noqa: E402
 from lib.preprocess import health  # noqa: E402
 from lib.preprocess.tasks import RESULT_SCHEMA, make_mapper, merge_results, remove_strays  # noqa: E402
 from lib.warc.records import ARCHIVE_SUFFIXES  # noqa: E402
@@ -55,13 +55,13 @@ def thresholds(args: argparse.Namespace) -> health.Thresholds:
     return t
 
 
-class Preprocess(SparkJob):
+class PreprocessJob(SparkJob):
     name = "preprocess"
     description = "WARC/ARC files of a day -> cleaned, language-tagged Parquet with record offsets"
-    input_kind = "warc"
-    output_kind = "preprocessed"
+    input_kind = layout.WARC
+    output_kind = layout.PREPROCESSED
 
-    def add_arguments(self, p):
+    def add_arguments(self, p: argparse.ArgumentParser) -> None:
         p.add_argument("--max-page-bytes", type=int, default=10 << 20,
                        help="skip (and report) pages whose HTTP body is larger (default 10 MiB)")
         p.add_argument("--batch-rows", type=int, default=500, help="pages per Arrow batch handed to Spark")
@@ -75,23 +75,21 @@ class Preprocess(SparkJob):
                        help="exit 3 (published, unhealthy) when: a health threshold is breached (default); that or "
                             "any unreadable file; that or any failed record; never (health is still reported)")
 
-    def run(self, spark, args) -> JobResult:
+    def run(self, spark: Any, args: argparse.Namespace) -> JobResult:
         files = [(f.uri, f.size) for f in storage.list_files(args.input, ARCHIVE_SUFFIXES)]
         files.sort(key=lambda f: -f[1])  # biggest first: fewer stragglers at the end of the day
         with self.work_dir(spark, args) as work:
             tmp = work.path
-            results: list[dict] = []
-            if files:
-                mapper = make_mapper(files, tmp, args.max_page_bytes, args.batch_rows)
-                n = args.partitions or len(files)
-                done = spark.range(0, len(files), 1, n).mapInArrow(mapper, spark_schema(RESULT_SCHEMA))
-                results = [r.asDict() for r in done.collect()]  # one small row per input file
-            os.makedirs(os.path.join(tmp, "_captures"), exist_ok=True)
-            remove_strays(tmp, results)
-            stats, reported = merge_results(tmp, files, results, thresholds(args))
-            t = stats["totals"]
-            assert t["read"] == t["kept"] + t["skipped"] + t["failed"], "counters do not add up"
-            work.publish({"job": self.name, "files": len(files), "pages": t["kept"], "healthy": stats["health"]["ok"]})
+            with self.steps("map"):  # one small result row per input file
+                results = map_tasks(spark, len(files), make_mapper(files, tmp, args.max_page_bytes, args.batch_rows),
+                                    RESULT_SCHEMA, args.partitions)
+            with self.steps("write"):
+                os.makedirs(os.path.join(tmp, layout.CAPTURES), exist_ok=True)
+                remove_strays(tmp, results)
+                stats, reported = merge_results(tmp, files, results, thresholds(args))
+                t = stats["totals"]
+                assert t["read"] == t["kept"] + t["skipped"] + t["failed"], "counters do not add up"
+                work.publish({"job": self.name, "files": len(files), "pages": t["kept"], "healthy": stats["health"]["ok"]})
 
         day = stats["health"]
         (log.info if day["ok"] else log.error)("%s: %s", args.output, health.describe(day))
@@ -100,14 +98,14 @@ class Preprocess(SparkJob):
             "records_read": t["read"], "pages_kept": t["kept"], "skipped": t["skipped"], "failed": t["failed"],
             "failed_by_reason": t["failed_by_reason"], "warnings_by_reason": t["warnings_by_reason"],
             "html_seen": t["html_seen"], "unreadable_files": day["counts"]["unreadable_files"],
-            "error_report_lines": reported, "health": day,
+            "error_report_lines": reported, "health": day, "steps": self.steps.seconds,
         }
         return JobResult(ok=day["ok"] or args.fail_on == "never", summary=summary, output=args.output,
                          code=EXIT_UNHEALTHY)
 
 
-def main(argv: list[str] | None = None, spark=None) -> int:
-    return Preprocess().main(argv, spark)
+def main(argv: list[str] | None = None, spark: Any = None) -> int:
+    return PreprocessJob().main(argv, spark)
 
 
 if __name__ == "__main__":

@@ -1,16 +1,26 @@
 #!/usr/bin/env bash
-# run-day.sh: preprocess then index one day of one data center on a Spark standalone
-# cluster inside a Slurm allocation. Shared by deploy/slurm/dailyslice.sbatch (plain
+# run-day.sh: preprocess, index, then catalogue one day of one data center on a Spark
+# standalone cluster inside a Slurm allocation. Shared by deploy/slurm/dailyslice.sbatch (plain
 # Slurm: this script starts the Spark master and one worker per node) and by Magpie
 # (MAGPIE_JOB_TYPE=script: Magpie already started Spark and exported SPARK_MASTER_NODE,
-# so this script only submits). Success is the marker file, written only when both jobs
-# succeeded (Magpie's own exit code is always 0); otherwise MARKER.failed.json is written and
-# the exit code is non-zero: 3 when preprocess published an unhealthy day (its exit code 3:
-# too many failed records or unreadable files, see lib/preprocess/health.py) and index still ran on it
-# successfully (the failure marker then carries preprocess's "health" block), 1 otherwise.
+# so this script only submits).
+#
+# The jobs run in order, each only when the one before it published its output: index when
+# preprocess exited 0 or 3 (3: it published an unhealthy day, too many failed records or
+# unreadable files, see lib/preprocess/health.py: index it anyway, it is the best we have);
+# catalogue (CDXJ, URL database merge, report; it reads the preprocessed day and the index's
+# shard sizes) when index exited 0.
+# Success is the marker file, written only when all three jobs exited 0 (Magpie's own exit
+# code is always 0); otherwise MARKER.failed.json is written and the exit code is non-zero:
+# 3 when preprocess published an unhealthy day and index and catalogue still succeeded on it
+# (the failure marker then carries preprocess's "health" block), 1 otherwise - a failed
+# catalogue included: its day is published and indexed, but it is not complete (no
+# success marker, so Airflow neither stages nor skips it; a re-run redoes the whole day, and
+# the URL database merge is idempotent).
 #
 # Required:  DATE (YYYY-MM-DD), INPUT_ROOT (bucket root holding warc/YYYY-MM/DD, s3:// or
-#            a path), OUTPUT_ROOT (shared cluster filesystem: preprocessed/ and index/ go there)
+#            a path), OUTPUT_ROOT (shared cluster filesystem: preprocessed/, index/, catalogue/
+#            and urldb/ go there)
 # Optional (defaults):
 #   DATA_CENTER (default)            name used in logs and the marker path
 #   DAILYSLICE_HOME (this checkout)  project folder with jobs/ and lib/
@@ -21,7 +31,8 @@
 #   SPARK_WORKER_CORES (CPUs of the node), SPARK_WORKER_MEMORY (4g), SPARK_EXECUTOR_MEMORY (2g),
 #   SPARK_EXECUTOR_CORES (all of a worker's), SPARK_DRIVER_MEMORY (2g),
 #   SPARK_MASTER_HOST ($(hostname)), DAILYSLICE_SPARK_PORT (a free port),
-#   SPARK_SUBMIT_ARGS, PREPROCESS_ARGS, INDEX_ARGS (extra arguments, word-split),
+#   URLDB ($OUTPUT_ROOT/urldb)       the URL database the catalogue merges each day into
+#   SPARK_SUBMIT_ARGS, PREPROCESS_ARGS, INDEX_ARGS, CATALOGUE_ARGS (extra arguments, word-split),
 #   KEEP_SCRATCH (unset: scratch is removed at the end), WORKER_START_TIMEOUT (300 s)
 set -uo pipefail
 
@@ -123,6 +134,7 @@ submit() {  # name script args...
 
 PRE_OUT=$OUTPUT_ROOT/preprocessed/$YM/$DD
 IDX_OUT=$OUTPUT_ROOT/index/$YM/$DD
+CAT_OUT=$OUTPUT_ROOT/catalogue/$YM/$DD
 SUMMARIES=$SCRATCH_DIR/summaries
 mkdir -p "$SUMMARIES"
 # shellcheck disable=SC2086
@@ -139,10 +151,20 @@ if [ "$PRE_RC" -eq 0 ] || [ "$PRE_RC" -eq 3 ]; then
   IDX_RC=$?
 fi
 
-OK=0; [ "$PRE_RC" -eq 0 ] && [ "${IDX_RC:-1}" -eq 0 ] && OK=1
+CAT_RC=""
+# the catalogue's report shows the index's shard sizes: it runs on an indexed day only
+if [ "${IDX_RC:-1}" -eq 0 ]; then
+  # shellcheck disable=SC2086
+  submit catalogue "$DAILYSLICE_HOME/jobs/catalogue.py" --date "$DATE" \
+    --input "$PRE_OUT" --output "$CAT_OUT" --index "$IDX_OUT" --urldb "${URLDB:-$OUTPUT_ROOT/urldb}" \
+    --warc-prefix "${INPUT_ROOT%/}/warc" --summary "$SUMMARIES/catalogue.json" ${CATALOGUE_ARGS:-}
+  CAT_RC=$?
+fi
+
+OK=0; [ "$PRE_RC" -eq 0 ] && [ "${IDX_RC:-1}" -eq 0 ] && [ "${CAT_RC:-1}" -eq 0 ] && OK=1
 TARGET=$MARKER_FILE; [ $OK -eq 1 ] || TARGET=${MARKER_FILE%.json}.failed.json
-DATE=$DATE DATA_CENTER=$DATA_CENTER JOB_ID=$JOB_ID PRE_RC=$PRE_RC IDX_RC=$IDX_RC OK=$OK \
-PRE_OUT=$PRE_OUT IDX_OUT=$IDX_OUT SUMMARIES=$SUMMARIES LOG_FILE=$LOG_FILE TARGET=$TARGET "$PY" - <<'EOF'
+DATE=$DATE DATA_CENTER=$DATA_CENTER JOB_ID=$JOB_ID PRE_RC=$PRE_RC IDX_RC=$IDX_RC CAT_RC=$CAT_RC OK=$OK \
+PRE_OUT=$PRE_OUT IDX_OUT=$IDX_OUT CAT_OUT=$CAT_OUT SUMMARIES=$SUMMARIES LOG_FILE=$LOG_FILE TARGET=$TARGET "$PY" - <<'EOF'
 import datetime, json, os
 e = os.environ
 def summary(name):
@@ -155,8 +177,9 @@ pre = summary("preprocess")
 marker = {
     "ok": e["OK"] == "1", "health": (pre or {}).get("health"), "date": e["DATE"], "data_center": e["DATA_CENTER"], "job_id": e["JOB_ID"],
     "preprocess_rc": int(e["PRE_RC"]), "index_rc": int(e["IDX_RC"]) if e["IDX_RC"] else None,
-    "outputs": {"preprocessed": e["PRE_OUT"], "index": e["IDX_OUT"]}, "log": e["LOG_FILE"],
-    "summaries": {"preprocess": pre, "index": summary("index")},
+    "catalogue_rc": int(e["CAT_RC"]) if e["CAT_RC"] else None,
+    "outputs": {"preprocessed": e["PRE_OUT"], "index": e["IDX_OUT"], "catalogue": e["CAT_OUT"]}, "log": e["LOG_FILE"],
+    "summaries": {"preprocess": pre, "index": summary("index"), "catalogue": summary("catalogue")},
     "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
 }
 tmp = e["TARGET"] + ".tmp"
@@ -164,7 +187,8 @@ with open(tmp, "w") as f:
     json.dump(marker, f, indent=2, sort_keys=True)
 os.replace(tmp, e["TARGET"])
 EOF
-echo "run-day: preprocess exit $PRE_RC, index exit ${IDX_RC:-not run}; marker $TARGET"
+echo "run-day: preprocess exit $PRE_RC, index exit ${IDX_RC:-not run}, catalogue exit ${CAT_RC:-not run}; marker $TARGET"
 [ $OK -eq 1 ] && exit 0
-[ "$PRE_RC" -eq 3 ] && [ "${IDX_RC:-1}" -eq 0 ] && exit 3  # published and indexed, but unhealthy
+# published, indexed and catalogued, but unhealthy
+[ "$PRE_RC" -eq 3 ] && [ "${IDX_RC:-1}" -eq 0 ] && [ "${CAT_RC:-1}" -eq 0 ] && exit 3
 exit 1

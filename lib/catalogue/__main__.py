@@ -1,6 +1,5 @@
-"""``python -m lib.catalogue``: build the catalogue of a day, query it, serve it.
+"""``python -m lib.catalogue``: query the catalogue, serve it, (re)write a day's report.
 
-    python -m lib.catalogue build --date 2026-01-15 --root ROOT      (Spark job)
     python -m lib.catalogue --root ROOT days
     python -m lib.catalogue --root ROOT captures URL
     python -m lib.catalogue --root ROOT search --prefix https://example.com/ [--contains news]
@@ -10,7 +9,9 @@
     python -m lib.catalogue --root ROOT report 2026-01-15 [--out FILE]
     python -m lib.catalogue --root ROOT serve --port 8080
 
-``--json`` prints JSON for programs; the default is a table for people.
+``--json`` prints JSON for programs; the default is a table for people. The catalogue of a
+day is built by the Spark job ``python jobs/catalogue.py --date D --root ROOT`` (a job, so
+not reachable from here: lib never imports jobs); ``build`` only says so.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ import sys
 from typing import Any
 
 from lib.catalogue import api, query, report
+
+BUILD_MOVED = ("catalogue: the build is the Spark job jobs/catalogue.py: "
+               "python jobs/catalogue.py --date YYYY-MM-DD --root ROOT (options: --help)")
 
 
 def _cell(v: Any, width: int = 64) -> str:
@@ -65,7 +69,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--root", default=os.environ.get("CATALOGUE_ROOT", "."), help="bucket root (default $CATALOGUE_ROOT or .)")
     p.add_argument("--json", action="store_true", help="JSON output for programs")
     sub = p.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("build", help="run the Spark job for a day (options: build --help)", add_help=False)
+    sub.add_parser("build", help="moved: python jobs/catalogue.py --date D --root R (the Spark job)", add_help=False)
     sub.add_parser("days", help="completed days")
     c = sub.add_parser("captures", help="captures of a URL with duplicate markers")
     c.add_argument("url")
@@ -92,13 +96,12 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if "build" in argv[:1]:
-        from jobs.catalogue import main as build
-
-        return build(argv[1:])
+    if "build" in argv[:1]:  # before parsing: the job's own options would be unknown here
+        print(BUILD_MOVED, file=sys.stderr)
+        return 2
     args = parser().parse_args(argv)
     if args.cmd == "build":
-        print("catalogue: 'build' must come first: python -m lib.catalogue build --date D --root R", file=sys.stderr)
+        print(BUILD_MOVED, file=sys.stderr)
         return 2
     root = args.root
     try:

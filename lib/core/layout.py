@@ -18,6 +18,7 @@ WARC = "warc"
 PREPROCESSED = "preprocessed"
 INDEX = "index"
 CATALOGUE = "catalogue"
+URLDB = "urldb"  # the URL database under ROOT: one folder across days, not dated
 
 # markers and side files
 SUCCESS = "_SUCCESS"  # written last into a finished folder

@@ -5,7 +5,9 @@ implements ``run(spark, args) -> JobResult``. The base class handles the common 
 (``--date/--root`` or ``--input/--output``), the Spark session (an existing one in tests,
 ``local[*]`` under plain ``python``, whatever ``spark-submit`` configured otherwise),
 forwarding S3 settings to executors, shipping ``lib`` to a cluster, the summary and the
-exit code.
+exit code, and the phases every job shares: :class:`Steps` times the named steps of a run
+(the seconds the summaries report), :func:`map_tasks` runs a function over a list of task
+indexes and collects its small result rows.
 
 Exit codes (``SparkJob.main``): 0 success; 1 the run failed (an exception: nothing was
 published) or, for jobs without a code of their own, the job reported ``ok = false``; 2 usage
@@ -27,12 +29,15 @@ import tempfile
 import time
 import uuid
 import zipfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Iterator
 
+import pyarrow as pa
 from pyspark.sql import SparkSession
 
-from lib.core import jvm_cache, s3, storage
+from lib.core import jvm_cache, layout, s3, storage
+from lib.core.schema import spark_schema
 
 log = logging.getLogger("dailyslice")
 
@@ -47,9 +52,39 @@ class JobResult:
     code: int = EXIT_FAILED  # exit code when not ok
 
 
-def day_path(root: str, kind: str, date: dt.date) -> str:
-    """``ROOT/KIND/YYYY-MM/DD`` (the bucket layout of seed 003)."""
-    return storage.join(root, kind, f"{date:%Y-%m}", f"{date:%d}")
+class Steps:
+    """Wall time per named step of a run, in seconds (ms precision): where a day's time went.
+
+    ``with steps("map"): ...`` records the block's duration under ``"map"`` once the block
+    finishes (a step that raised is not recorded: the run failed and says why instead).
+    Steps may run in other threads (the index's graph beside its map). ``seconds`` is the
+    dict the jobs report in their summaries.
+    """
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def __call__(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        yield
+        self.seconds[name] = round(time.perf_counter() - start, 3)
+
+
+def map_tasks(spark: Any, count: int, fn: Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]],
+              schema: pa.Schema, partitions: int = 0) -> list[dict[str, Any]]:
+    """Run ``fn`` over the task indexes ``0..count-1`` and collect its result rows as dicts.
+
+    ``fn`` is a ``mapInArrow`` function: it gets batches of one ``id`` column (the indexes of
+    its tasks, one per partition unless ``partitions`` says otherwise) and yields rows of
+    ``schema``, which must be small: they all come back to the driver. ``spark.range`` gives
+    the rows without a Python RDD, whose rows would need a Python worker of their own in
+    every task. No tasks, no Spark job: returns ``[]``.
+    """
+    if count <= 0:
+        return []
+    rows = spark.range(0, count, 1, partitions or count).mapInArrow(fn, spark_schema(schema)).collect()
+    return [r.asDict() for r in rows]
 
 
 def parse_date(text: str) -> dt.date:
@@ -93,7 +128,7 @@ class WorkDir:
     def publish(self, marker: Any = "") -> None:
         """Write ``_SUCCESS`` (``marker`` as text, or JSON) last, then swap in or upload."""
         text = marker if isinstance(marker, str) else json.dumps(marker, sort_keys=True, default=str)
-        with open(os.path.join(self.path, storage.SUCCESS), "w") as f:
+        with open(os.path.join(self.path, layout.SUCCESS), "w") as f:
             f.write(text)
         if self.to_s3:
             storage.upload_tree(self.path, self.output)
@@ -106,8 +141,9 @@ class WorkDir:
 
 
 def _zip_lib() -> str:
-    """Zip the ``lib`` package so executors on other machines can import it."""
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # lib/, two up from lib/core/sparkjob.py
+    """Zip the whole ``lib`` package (this module sits in ``lib/core``) so executors on other
+    machines can import it."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     out = os.path.join(tempfile.mkdtemp(prefix="dailyslice-pyfiles-"), "lib.zip")
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
         for dirpath, dirnames, files in os.walk(here):
@@ -133,13 +169,18 @@ def on_cluster(spark: Any) -> bool:
 
 
 class SparkJob:
-    """Override ``name``, ``input_kind``/``output_kind``, ``add_arguments`` and ``run``."""
+    """Override ``name``, ``input_kind``/``output_kind``, ``add_arguments`` and ``run``.
+
+    ``run`` times its steps with ``self.steps`` (a fresh :class:`Steps` per ``main``)."""
 
     name = "job"
     description = ""
     input_kind = "warc"
     output_kind = "out"
     _archive: jvm_cache.ArchivePlan | None = None  # the driver JVM's class archive, set by session()
+
+    def __init__(self) -> None:
+        self.steps = Steps()
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:  # pragma: no cover - default
         pass
@@ -169,9 +210,9 @@ class SparkJob:
             if args.date is None or args.root is None:
                 raise SystemExit(f"{self.name}: give --date and --root, or --input and --output")
         if args.input is None:
-            args.input = day_path(args.root, self.input_kind, args.date)
+            args.input = layout.day_path(args.root, self.input_kind, args.date)
         if args.output is None:
-            args.output = day_path(args.root, self.output_kind, args.date)
+            args.output = layout.day_path(args.root, self.output_kind, args.date)
 
     # ------------------------------------------------------------------ spark
     def session(self, args: argparse.Namespace) -> Any:
@@ -215,6 +256,7 @@ class SparkJob:
         except SystemExit as e:
             parser.error(str(e))  # exits 2, like argparse's own usage errors
         own = spark is None
+        self.steps = Steps()
         t0 = time.time()
         if own:
             spark = self.session(args)

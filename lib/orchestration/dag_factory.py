@@ -186,7 +186,8 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
             report = [f"Slurm job {sub['job_id']} failed: state {event.get('state')}, exit code {event.get('exit_code')}"]
             unhealthy = failed.get("health") if failed and failed.get("health") and not failed["health"].get("ok") else None
             if failed:
-                report.append(f"preprocess exit {failed.get('preprocess_rc')}, index exit {failed.get('index_rc')}")
+                report.append(f"preprocess exit {failed.get('preprocess_rc')}, index exit {failed.get('index_rc')}, "
+                              f"catalogue exit {failed.get('catalogue_rc')}")
             if unhealthy:  # published and indexed, but the day lost pages: say how, not only where the logs are
                 report[0] = f"{dc} {failed.get('date')}: {describe(unhealthy)}"
                 report.insert(1, f"Slurm job {sub['job_id']}: state {event.get('state')}, exit code {event.get('exit_code')}; "
@@ -211,7 +212,7 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
             doc = {
                 "data_center": dc, "date": est["date"], "run_id": ctx["run_id"], "input": est, "sizing": sized,
                 "job": {k: v for k, v in sub.items()}, "preprocess_rc": marker.get("preprocess_rc"),
-                "index_rc": marker.get("index_rc"), "outputs": marker.get("outputs"),
+                "index_rc": marker.get("index_rc"), "catalogue_rc": marker.get("catalogue_rc"), "outputs": marker.get("outputs"),
                 "job_summaries": marker.get("summaries"), "staging": staged,
                 "written": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             }

@@ -2,7 +2,7 @@
 
 The trigger polls ``scontrol show job`` every ``poll_seconds``. Once the job is in a
 terminal state, or Slurm has forgotten it (``MinJobAge`` passed while nobody looked), the
-marker files decide: ``MARKER`` (success, written by run-day.sh only when both Spark jobs
+marker files decide: ``MARKER`` (success, written by run-day.sh only when all its Spark jobs
 succeeded) or ``MARKER.failed.json``; both carry the job id, so a marker of an earlier
 run of the same day never vouches for this one.
 """

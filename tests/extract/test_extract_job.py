@@ -16,7 +16,7 @@ from fastwarc.warc import ArchiveIterator as FastWarcIterator
 from fastwarc.warc import WarcRecordType
 from warcio.archiveiterator import ArchiveIterator
 
-from jobs.extract import Extract
+from jobs.extract import ExtractJob
 from lib.core import s3, storage
 from lib.extract.driver import ERRORS, MANIFEST
 from lib.extract.lines import Resolver, parse_lines
@@ -29,7 +29,7 @@ SAMPLES = ("example.warc.gz", "example.arc.gz")
 
 
 def run_job(spark, argv):
-    job = Extract()
+    job = ExtractJob()
     rc = job.main(argv, spark=spark)
     return rc, job.last_result.summary
 

@@ -121,7 +121,7 @@ def test_day_runs_end_to_end_and_stages_the_outputs(orchestra, first_run):
     assert summary["input"]["files"] == len(orchestra["warcs"])
     assert summary["input"]["bytes"] == sum(orchestra["warcs"].values())
     assert summary["sizing"]["nodes"] == 2 and summary["sizing"]["time"] == "0-00:10:00"
-    assert summary["preprocess_rc"] == 0 and summary["index_rc"] == 0
+    assert summary["preprocess_rc"] == 0 and summary["index_rc"] == 0 and summary["catalogue_rc"] == 0
     job_id = summary["job"]["job_id"]
     assert job_id and summary["job"]["run_log"].endswith(f"dailyslice-dc1-{DAY}-{job_id}.log")
 
@@ -134,7 +134,7 @@ def test_day_runs_end_to_end_and_stages_the_outputs(orchestra, first_run):
 
     # staged copies are byte-identical to the job's output, with _SUCCESS
     archive = orchestra["base"] / "archive" / "dc1"
-    for kind in ("preprocessed", "index"):
+    for kind in ("preprocessed", "index", "catalogue"):
         produced = _read_tree(marker["outputs"][kind])
         staged = _read_tree(str(archive / kind / "2026-01" / "15"))
         assert staged == produced and "_SUCCESS" in staged
@@ -166,6 +166,15 @@ def test_day_runs_end_to_end_and_stages_the_outputs(orchestra, first_run):
         indexed += [d.collection_docid for d in docs]
     assert len(indexed) == len(set(indexed)) and set(indexed) <= record_ids
     assert len(indexed) >= pages.num_rows // 2
+
+    # the nightly run ended with the catalogue: the day's CDXJ (a line per capture with a URL
+    # and date), its report, and the URL database beside the dated folders
+    cat = archive / "catalogue" / "2026-01" / "15"
+    cat_summary = marker["summaries"]["catalogue"]
+    cdxj_lines = (cat / "index.cdxj").read_text().splitlines()
+    assert len(cdxj_lines) == cat_summary["cdxj_lines"] >= pages.num_rows > 0
+    assert (cat / "report.html").is_file() and (out / "urldb" / "_state.json").is_file()
+    assert cat_summary["urldb"]["urls"] > 0
 
 
 def test_second_run_of_the_same_day_stages_nothing(orchestra, first_run):
@@ -218,9 +227,10 @@ def test_an_unhealthy_day_is_indexed_but_fails_the_run_with_its_health(orchestra
     # run-day.sh indexed the published day, then wrote a failure marker with the health block
     failed = json.loads((out / "_runs" / "sick" / f"{DAY}.failed.json").read_text())
     assert failed["ok"] is False and failed["preprocess_rc"] == 3 and failed["index_rc"] == 0
+    assert failed["catalogue_rc"] == 0
     assert failed["health"]["ok"] is False and failed["health"]["breached"] == ["max_failed_share"]
     assert not (out / "_runs" / "sick" / f"{DAY}.json").exists()
-    for kind in ("preprocessed", "index"):
+    for kind in ("preprocessed", "index", "catalogue"):
         assert (out / kind / "2026-01" / "15" / "_SUCCESS").exists()
     # the check task's log and exception say what was lost and where
     reason = failed["health"]["top_reasons"][0]["reason"]

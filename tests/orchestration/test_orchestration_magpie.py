@@ -105,14 +105,19 @@ def test_run_day_uses_the_cluster_magpie_started(magpie_spark, tmp_path):
     master_log = magpie_spark["master_log"].read_text()
     assert "Registering app dailyslice-preprocess" in master_log
     assert "Registering app dailyslice-index" in master_log
+    assert "Registering app dailyslice-catalogue" in master_log
 
     marker = json.loads((out / "_runs" / "dcm" / f"{DAY}.json").read_text())
     assert marker["ok"] is True and marker["job_id"] == "4242"
-    assert marker["preprocess_rc"] == 0 and marker["index_rc"] == 0
+    assert marker["preprocess_rc"] == 0 and marker["index_rc"] == 0 and marker["catalogue_rc"] == 0
     pre = marker["summaries"]["preprocess"]
     assert pre["files"] == 1 and pre["pages_kept"] > 0
     assert marker["summaries"]["index"]["totals"]["docs"] > 0
-    for kind in ("preprocessed", "index"):
+    for kind in ("preprocessed", "index", "catalogue"):
         assert (out / kind / "2026-02" / "03" / "_SUCCESS").is_file()
         assert marker["outputs"][kind] == str(out / kind / "2026-02" / "03")
+    # the catalogue's CDXJ names the archives relative to INPUT_ROOT/warc
+    cdxj = (out / "catalogue" / "2026-02" / "03" / "index.cdxj").read_text().splitlines()
+    assert len(cdxj) == marker["summaries"]["catalogue"]["cdxj_lines"] >= pre["pages_kept"]
+    assert all('"filename":"2026-02/03/' in line for line in cdxj)
     assert not (tmp_path / "node-scratch").exists()  # scratch cleaned up

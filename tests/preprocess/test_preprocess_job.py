@@ -161,7 +161,7 @@ def test_bad_files_in_a_day_do_not_kill_it(tmp_path, spark):
     h = stats_of(str(out))["health"]
     assert not h["ok"] and "max_unreadable_share" in h["breached"] and h["counts"]["unreadable_files"] == 1
     assert preprocess.main(["--input", str(inp), "--output", str(tmp_path / "out2"), "--fail-on", "any"], spark=spark) == 3
-    job = preprocess.Preprocess()
+    job = preprocess.PreprocessJob()
     assert job.main(["--input", str(inp), "--output", str(tmp_path / "out3"), "--fail-on", "never"], spark=spark) == 0
     assert job.last_result.summary["ok"] is True and job.last_result.summary["health"]["ok"] is False
 
@@ -176,7 +176,7 @@ def _day_with_broken_http(inp, good: int, broken: int) -> list[int]:
 def test_a_day_that_loses_pages_is_published_but_fails_loudly(tmp_path, spark):
     offsets = _day_with_broken_http(tmp_path / "in", good=20, broken=10)
     out, summary_file = tmp_path / "out", tmp_path / "summary.json"
-    job = preprocess.Preprocess()
+    job = preprocess.PreprocessJob()
     assert job.main(["--input", str(tmp_path / "in"), "--output", str(out), "--summary", str(summary_file)], spark=spark) == 3
     assert (out / "_SUCCESS").exists() and len(read_pages(str(out))) == 20  # published: the best we have
     assert json.loads((out / "_SUCCESS").read_text())["healthy"] is False
@@ -200,7 +200,7 @@ def test_a_day_that_loses_pages_is_published_but_fails_loudly(tmp_path, spark):
 
 def test_a_day_under_the_thresholds_is_healthy(tmp_path, spark):
     _day_with_broken_http(tmp_path / "in", good=200, broken=1)  # 1 failed of 201: 0.5 %
-    job = preprocess.Preprocess()
+    job = preprocess.PreprocessJob()
     assert job.main(["--input", str(tmp_path / "in"), "--output", str(tmp_path / "out")], spark=spark) == 0
     s = job.last_result.summary
     assert s["ok"] is True and s["failed"] == 1 and s["health"]["ok"] and s["health"]["breached"] == []

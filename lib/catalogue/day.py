@@ -1,0 +1,51 @@
+"""One day's catalogue as jobs/catalogue.py builds it: the day's captures, its CDXJ index
+and the default paths around a ``ROOT/preprocessed/YYYY-MM/DD`` input.
+
+The captures are the preprocessed day's ``_captures/`` (:data:`lib.core.schema.CAPTURE_SCHEMA`),
+read with Spark from a local or cluster filesystem (Spark has no S3 connector here).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from lib.catalogue import cdxj, urldb
+from lib.core import layout, storage
+from lib.core.schema import CAPTURE_SCHEMA, spark_schema
+
+CDXJ_NAME = "index.cdxj"
+
+
+def local_day(inp: str) -> str:
+    """The local folder of a complete preprocessed day: ValueError for S3, FileNotFoundError
+    without ``_SUCCESS``."""
+    if storage.is_s3(inp):
+        raise ValueError(f"catalogue input must be on a local/cluster filesystem (Spark has no S3 here): {inp}")
+    src = storage.local_path(inp)
+    if not os.path.exists(os.path.join(src, layout.SUCCESS)):
+        raise FileNotFoundError(f"{src}: preprocess output is not complete (no {layout.SUCCESS})")
+    return src
+
+
+def bucket_root(src: str) -> str:
+    """ROOT of a ``ROOT/preprocessed/YYYY-MM/DD`` folder."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(src.rstrip("/"))))
+
+
+def read_captures(spark: Any, src: str) -> Any:
+    """The day's captures as a DataFrame (empty, with the schema, when the day has none)."""
+    caps = os.path.join(src, layout.CAPTURES)
+    schema = spark_schema(CAPTURE_SCHEMA)
+    return spark.read.schema(schema).parquet(caps) if os.path.isdir(caps) else spark.createDataFrame([], schema)
+
+
+def write_day_cdxj(captures: Any, src: str, prefix: str | None, work: str) -> dict[str, int]:
+    """Write the day's sorted CDXJ to ``work/index.cdxj``; returns the capture and line counts.
+
+    The totals add up: every capture is a line or counted in ``captures_not_indexed`` (no URL
+    or WARC-Date)."""
+    caps = os.path.join(src, layout.CAPTURES)
+    total = urldb.count_rows(caps) if os.path.isdir(caps) else 0
+    lines = cdxj.write_cdxj(cdxj.cdxj_lines_df(captures, prefix), os.path.join(work, CDXJ_NAME), work)
+    return {"captures": total, "cdxj_lines": lines, "captures_not_indexed": total - lines}

@@ -1,0 +1,140 @@
+"""The index of one preprocessed day, as jobs/index.py runs it: plan, map, reduce, graph.
+
+:func:`plan_day` lists the day's page files and plans its shards on the driver
+(:mod:`lib.index.plan`); :func:`build_index` runs the Spark stages into a work folder: the
+map (each file's pages analyzed into per-shard segments, :mod:`lib.index.build`), the
+reduce (each shard's CIFF and metadata, :mod:`lib.index.write`) and, beside them, the web
+graph (:mod:`lib.index.graph`). It returns the statistics the job writes to ``_stats.json``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from lib.core import storage
+from lib.core.analysis import get_analyzer
+from lib.core.sparkjob import Steps, log, map_tasks
+from lib.index import graph
+from lib.index import plan as index_plan
+from lib.index.build import MAP_SCHEMA, STATS_SCHEMA, MapPlan, index_files
+from lib.index.inputs import PAGE_COLUMNS, input_files, read_links
+from lib.index.write import ShardSpec, shard_inputs, write_shards
+
+#: the per-shard counters summed into the day's totals
+TOTAL_KEYS = ("docs", "terms", "postings", "total_terms", "ciff_bytes", "metadata_bytes")
+
+
+@dataclass
+class DayPlan:
+    """A day's page files (docid order), its page counts per (url_suffix, language) and shards."""
+
+    inp: str  # the day's folder (local or cluster filesystem)
+    files: list[tuple[str, str, int]]  # (path, language, bytes)
+    counts: dict[tuple[str, str], int]
+    groups: list[index_plan.Group]
+    assign: dict[tuple[str, str], int]  # (url_suffix, language) -> gid
+    docs_per_shard: int
+    min_group_docs: int
+
+
+def plan_day(inp: str, docs_per_shard: int, min_group_docs: int) -> DayPlan:
+    """List and count the day's pages (raises ValueError for a file lacking a column) and plan
+    the TLD/LANG groups and their shards."""
+    files = input_files(inp)
+    counts = index_plan.count_pages([(path, lang) for path, lang, _ in files], PAGE_COLUMNS)
+    groups, assign = index_plan.plan_groups(counts, docs_per_shard, min_group_docs)
+    return DayPlan(inp, files, counts, groups, assign, docs_per_shard, min_group_docs)
+
+
+def build_index(spark: Any, day: DayPlan, work: str, steps: Steps, *, gzip_level: int = 2,
+                with_graph: bool = True, date: dt.date | None = None) -> dict[str, Any]:
+    """Write the day's shards, metadata and (``with_graph``) graph into ``work``; returns the
+    statistics, with ``seconds`` of the steps (``steps``: ``map``, ``write``, ``graph``)."""
+    os.makedirs(work, exist_ok=True)
+    # The graph is independent of the shards: its jobs run beside the index stage (Spark
+    # takes jobs from several threads), filling the cores the index stage leaves idle.
+    pool = ThreadPoolExecutor(1, thread_name_prefix="graph")
+    graph_job = pool.submit(_graph, spark, day.inp, storage.normalize(os.path.join(work, "graph")), steps) \
+        if with_graph else None
+    try:
+        summary = _index(spark, day, work, steps, gzip_level, date)
+    finally:
+        pool.shutdown(wait=True)  # never leave a graph job writing into a folder being removed
+    summary["graph"] = graph_job.result() if graph_job is not None else None  # None: --no-graph
+    summary["seconds"] = dict(steps.seconds)
+    drop_checksums(work)
+    totals = {k: sum(s[k] for s in summary["shards"]) for k in TOTAL_KEYS}
+    totals.update(groups=len(summary["groups"]), shards=len(summary["shards"]), pages_in=sum(day.counts.values()))
+    summary["totals"] = totals
+    if totals["docs"] != totals["pages_in"]:
+        raise RuntimeError(f"indexed {totals['docs']} documents of {totals['pages_in']} pages")
+    log.info("index: %s", totals)
+    return summary
+
+
+def _graph(spark: Any, inp: str, folder: str, steps: Steps) -> dict[str, int]:
+    with steps("graph"):
+        return graph.write_graph(read_links(spark, inp), folder)
+
+
+def _shard_specs(day: DayPlan, work: str, gzip_level: int, date: dt.date | None) -> dict[int, ShardSpec]:
+    """Folder, shard number and CIFF description of every shard, by global shard ordinal."""
+    on = f"; date={date:%Y-%m-%d}" if isinstance(date, dt.date) else ""
+    return {
+        g.base + n: ShardSpec(folder=os.path.join(work, index_plan.shard_dir(g)), shard=n,
+                              description=f"{get_analyzer(g.lang).name}; dailyslice index {g.tld}/{g.lang} shard {n} of {g.k}{on}",
+                              gzip_level=gzip_level)
+        for g in day.groups for n in range(g.k)
+    }
+
+
+def _index(spark: Any, day: DayPlan, work: str, steps: Steps, gzip_level: int, date: dt.date | None) -> dict:
+    """The map (analysis) and reduce (CIFF + metadata) stages; the shards' and groups' rows."""
+    groups, files = day.groups, day.files
+    summary: dict = {"groups": [], "shards": [], "docs_per_shard": day.docs_per_shard,
+                     "min_group_docs": day.min_group_docs}
+    if sum(g.k for g in groups):
+        spill = os.path.join(work, "_spill")
+        plan = MapPlan(groups={key: (groups[g].base, groups[g].bits) for key, g in day.assign.items()}, spill=spill)
+        # one task per file, biggest first (fewest stragglers); t (the docid order) is the
+        # sorted path order
+        order = sorted(range(len(files)), key=lambda i: -files[i][2])
+        todo = [(i, files[i][0], files[i][1]) for i in order]
+        by_pidx = {g.base + n: (g, n) for g in groups for n in range(g.k)}
+        specs = _shard_specs(day, work, gzip_level, date)
+        try:
+            with steps("map"):
+                # each file's pages analyzed in Python into per-shard segments in the spill
+                # folder (lib/index/build.py); only per (shard, file) counts come back
+                inputs = shard_inputs(map_tasks(spark, len(todo), lambda it: index_files(it, plan, todo), MAP_SCHEMA))
+            with steps("write"):
+                # reduce: one task per shard merges its segments into its CIFF and metadata
+                # (lib/index/write.py), biggest shards first
+                shard_todo = sorted(inputs, key=lambda p: (-sum(inputs[p].docs), p))
+                written = map_tasks(spark, len(shard_todo),
+                                    lambda it: write_shards(it, shard_todo, inputs, specs, spill), STATS_SCHEMA)
+                shutil.rmtree(spill, ignore_errors=True)  # part of the step's time
+        finally:
+            shutil.rmtree(spill, ignore_errors=True)  # after a failed stage
+        for r in sorted(written, key=lambda r: r["pidx"]):
+            g, n = by_pidx[r["pidx"]]
+            summary["shards"].append({"tld": g.tld, "lang": g.lang, "shard": n, "k": g.k,
+                                      **{k: r[k] for k in STATS_SCHEMA.names if k != "pidx"}})
+    for g in groups:
+        mine = [s for s in summary["shards"] if (s["tld"], s["lang"]) == (g.tld, g.lang)]
+        summary["groups"].append({"tld": g.tld, "lang": g.lang, "docs": g.docs, "k": g.k, "files": len(mine),
+                                  "analyzer": get_analyzer(g.lang).name})
+    return summary
+
+
+def drop_checksums(folder: str) -> None:
+    """Hadoop's local filesystem leaves ``.*.crc`` side files: not part of the output."""
+    for dirpath, _, names in os.walk(folder):
+        for n in names:
+            if n.startswith(".") and n.endswith(".crc"):
+                os.remove(os.path.join(dirpath, n))

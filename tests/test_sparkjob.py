@@ -1,0 +1,96 @@
+"""The phases every job shares (lib.core.sparkjob): timed steps, items mapped over Spark tasks,
+the ``--date/--root`` paths; and the catalogue CLI's pointer to the job (lib never imports jobs)."""
+
+from __future__ import annotations
+
+import ast
+import datetime as dt
+import pathlib
+import threading
+import time
+
+import pyarrow as pa
+import pytest
+
+from lib.catalogue.__main__ import main as catalogue_cli
+from lib.core import layout
+from lib.core.sparkjob import SparkJob, Steps, map_tasks
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def test_steps_record_finished_steps_only():
+    steps = Steps()
+    with steps("plan"):
+        time.sleep(0.01)
+
+    def graph() -> None:  # the index times its graph in another thread, with the same object
+        with steps("graph"):
+            pass
+
+    t = threading.Thread(target=graph)
+    t.start()
+    t.join()
+    with pytest.raises(RuntimeError):
+        with steps("map"):
+            raise RuntimeError("boom")
+    assert set(steps.seconds) == {"plan", "graph"}  # a failed step is not recorded
+    assert steps.seconds["plan"] >= 0.01 and steps.seconds["plan"] == round(steps.seconds["plan"], 3)
+
+
+def test_each_run_gets_fresh_steps():
+    job = SparkJob()
+    with job.steps("plan"):
+        pass
+    assert SparkJob().steps.seconds == {} and job.steps.seconds.keys() == {"plan"}
+
+
+SCHEMA = pa.schema([("i", pa.int64()), ("square", pa.int64())])
+
+
+def _squares(batches):
+    for batch in batches:
+        for i in batch.column(0).to_pylist():
+            yield pa.RecordBatch.from_pylist([{"i": i, "square": i * i}], schema=SCHEMA)
+
+
+def test_map_tasks_collects_one_row_per_item_as_dicts(spark):
+    rows = map_tasks(spark, 5, _squares, SCHEMA)
+    assert sorted(rows, key=lambda r: r["i"]) == [{"i": i, "square": i * i} for i in range(5)]
+    assert sorted(r["i"] for r in map_tasks(spark, 5, _squares, SCHEMA, partitions=2)) == list(range(5))
+
+
+def test_map_tasks_without_items_runs_no_spark_job():
+    assert map_tasks(None, 0, _squares, SCHEMA) == []  # no session needed: nothing is submitted
+
+
+def test_date_and_root_resolve_to_the_layout_day_path():
+    class Job(SparkJob):
+        input_kind, output_kind = layout.PREPROCESSED, layout.INDEX
+
+    job = Job()
+    args = job.parser().parse_args(["--date", "2026-01-15", "--root", "s3://bucket/x/"])
+    job.resolve_io(args)
+    assert args.input == layout.day_path("s3://bucket/x", layout.PREPROCESSED, dt.date(2026, 1, 15))
+    assert args.output == "s3://bucket/x/index/2026-01/15"
+
+
+def test_catalogue_cli_build_points_to_the_job(capsys):
+    assert catalogue_cli(["build", "--date", "2026-01-15", "--root", "."]) == 2
+    assert "python jobs/catalogue.py" in capsys.readouterr().err
+    tree = ast.parse((ROOT / "lib" / "catalogue" / "__main__.py").read_text())
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert not any(m and m.split(".")[0] == "jobs" for m in imported)
+
+
+def test_lib_zip_for_executors_holds_the_whole_package():
+    import zipfile
+
+    from lib.core.sparkjob import _zip_lib
+
+    names = set(zipfile.ZipFile(_zip_lib()).namelist())
+    for module in ("lib/__init__.py", "lib/core/sparkjob.py", "lib/preprocess/tasks.py", "lib/index/pipeline.py",
+                   "lib/catalogue/day.py", "lib/warc/records.py"):
+        assert module in names, module
+    assert not any(n.startswith("jobs/") or "__pycache__" in n for n in names)
