@@ -24,6 +24,7 @@ import sys
 from typing import Any
 
 from lib.catalogue import api, query, report
+from lib.core import layout
 
 BUILD_MOVED = ("catalogue: the build is the Spark job jobs/catalogue.py: "
                "python jobs/catalogue.py --date YYYY-MM-DD --root ROOT (options: --help)")
@@ -115,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.cmd == "report":
             day = query.parse_day(args.day)
-            out = args.out or os.path.join(query.local_root(root), "catalogue", f"{day:%Y-%m}", f"{day:%d}", report.REPORT)
+            out = args.out or os.path.join(layout.day_path(query.local_root(root), layout.CATALOGUE, day), report.REPORT)
             result: Any = {"report": report.write_report(root, day, out, args.index)}
         elif args.cmd == "days":
             result = [{"day": d.isoformat()} for d in query.list_days(root)]

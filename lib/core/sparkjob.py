@@ -36,7 +36,7 @@ from typing import Any, Callable, Iterator
 import pyarrow as pa
 from pyspark.sql import SparkSession
 
-from lib.core import jvm_cache, layout, s3, storage
+from lib.core import atomic, jvm_cache, layout, s3, storage
 from lib.core.schema import spark_schema
 
 log = logging.getLogger("dailyslice")
@@ -128,8 +128,7 @@ class WorkDir:
     def publish(self, marker: Any = "") -> None:
         """Write ``_SUCCESS`` (``marker`` as text, or JSON) last, then swap in or upload."""
         text = marker if isinstance(marker, str) else json.dumps(marker, sort_keys=True, default=str)
-        with open(os.path.join(self.path, layout.SUCCESS), "w") as f:
-            f.write(text)
+        atomic.write_bytes(os.path.join(self.path, layout.SUCCESS), text.encode(), fsync=True)
         if self.to_s3:
             storage.upload_tree(self.path, self.output)
         else:

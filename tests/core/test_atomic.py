@@ -10,7 +10,7 @@ import pytest
 
 from lib.core import atomic
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def test_success_leaves_the_exact_bytes_and_no_temp(tmp_path):

@@ -16,7 +16,7 @@ from lib.catalogue.__main__ import main as catalogue_cli
 from lib.core import layout
 from lib.core.sparkjob import SparkJob, Steps, map_tasks
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def test_steps_record_finished_steps_only():
