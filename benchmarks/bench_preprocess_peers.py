@@ -10,7 +10,9 @@ Loops (one process, one core each), timed on the same WARC files:
   on 2,000 chars
 * ``resiliparse``: FastWARC read + Resiliparse main-content text + fastText on 2,000 chars
 
-then ``jobs/preprocess.py --master local[2]`` on the same files (JVM start and Parquet output
+then the selectolax loop in ``--cores`` processes at once (the files dealt among them: what the
+machine's cores give a peer when all are busy, the ceiling of any job's scaling), then
+``jobs/preprocess.py --master local[2]`` on the same files (JVM start and Parquet output
 included; the driver JVM maps Spark's classes from lib/core/jvm_cache.py's archive, written by one
 untimed run when missing, as on any machine where the job ran before).
 
