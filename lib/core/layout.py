@@ -46,7 +46,7 @@ def day_suffix(day: dt.date) -> str:
 
 def day_path(root: str, kind: str, day: dt.date) -> str:
     """``ROOT/KIND/YYYY-MM/DD`` (the bucket layout of seed 003)."""
-    return f"{root.rstrip('/')}/{kind}/{day:%Y-%m}/{day:%d}"
+    return f"{root.rstrip('/')}/{kind}/{day_suffix(day)}"
 
 
 def day_of(path: str) -> dt.date | None:

@@ -174,7 +174,7 @@ class SparkJob:
 
     name = "job"
     description = ""
-    input_kind = "warc"
+    input_kind = layout.WARC
     output_kind = "out"
     _archive: jvm_cache.ArchivePlan | None = None  # the driver JVM's class archive, set by session()
 

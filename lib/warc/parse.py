@@ -59,8 +59,6 @@ def parse_warc_date(text: str | None) -> dt.datetime | None:
         return None
 
 
-
-
 def _text(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
 

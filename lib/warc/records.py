@@ -20,12 +20,11 @@ from dataclasses import dataclass
 from typing import BinaryIO, Iterator
 
 from lib.warc.parse import Record, RecordError, arc_fields, parse_record
-from lib.warc.streams import ByteReader, GzipMembers, Member, PlainReader, sniff_codec
+from lib.warc.streams import PADDING, ByteReader, GzipMembers, Member, PlainReader, sniff_codec
 
 __all__ = ["ARCHIVE_SUFFIXES", "BadRecord", "Record", "iter_records", "sha1_digest"]
 #: names of archive files a day's folder is searched for (any case; the content decides the format)
 ARCHIVE_SUFFIXES = (".warc.gz", ".warc", ".arc.gz", ".arc", ".warc.zst", ".warc.lz4")
-_BLANK = b"\r\n \t\x00"
 
 
 @dataclass
@@ -41,13 +40,11 @@ def sha1_digest(payload: bytes) -> str:
     return "sha1:" + base64.b32encode(hashlib.sha1(payload).digest()).decode()
 
 
-
-
 def _skip_blank(r: ByteReader) -> None:
     """Skip the line ends between records (and space or NUL padding some writers leave)."""
     while True:
         head = r.peek(64)
-        n = len(head) - len(head.lstrip(_BLANK))
+        n = len(head) - len(head.lstrip(PADDING))
         if n == 0:
             return
         r.read(n)
@@ -208,7 +205,7 @@ def iter_records(raw: BinaryIO, file: str, max_content: int = 10 << 20) -> Itera
     r = PlainReader(raw)
     if hasattr(raw, "peek") and not head:
         return
-    first = r.peek(4096).lstrip(_BLANK).split(b"\n", 1)[0]
+    first = r.peek(4096).lstrip(PADDING).split(b"\n", 1)[0]
     if not first:
         return
     if not _starts_archive(first):

@@ -19,6 +19,8 @@ ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 LZ4_MAGIC = b"\x04\x22\x4d\x18"
 CHUNK = 1 << 18
 MAX_LINE = 1 << 16
+#: bytes writers leave between records and members (line ends, space and NUL padding)
+PADDING = b"\r\n \t\x00"
 
 
 class _Inflate:
@@ -267,7 +269,7 @@ class GzipMembers:
                 continue
             start = self._pos
             if not self._in.startswith(self.magic):
-                if self._in.strip(b"\x00\r\n\t ") == b"" and not self._read_raw():
+                if self._in.strip(PADDING) == b"" and not self._read_raw():
                     return  # trailing padding
                 reason = f"not_{name}" if start == 0 else f"{name}_garbage"
                 self.errors.append(StreamError(reason, f"expected {name} magic, found {self._in[:8]!r}", start))
