@@ -31,6 +31,7 @@ class IndexJob(SparkJob):
     description = "Preprocessed day (Parquet) -> CIFF index shards per TLD/language, metadata, web graph"
     input_kind = layout.PREPROCESSED
     output_kind = layout.INDEX
+    light_driver = True  # the JVM schedules Python tasks; the work is in Python
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--docs-per-shard", type=int, default=100_000,

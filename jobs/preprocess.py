@@ -60,6 +60,7 @@ class PreprocessJob(SparkJob):
     description = "WARC/ARC files of a day -> cleaned, language-tagged Parquet with record offsets"
     input_kind = layout.WARC
     output_kind = layout.PREPROCESSED
+    light_driver = True  # the JVM schedules Python tasks; the work is in Python
 
     def add_arguments(self, p: argparse.ArgumentParser) -> None:
         p.add_argument("--max-page-bytes", type=int, default=10 << 20,

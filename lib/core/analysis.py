@@ -237,22 +237,28 @@ class Analyzer:
             return BatchTokens(empty, empty, table.terms, np.zeros(n, np.int64))
         enc = flat.dictionary_encode()
         slot = table.lookup(enc.dictionary)  # distinct piece of the batch -> row of the table
-        per = table.count[slot].astype(np.int32)
+        per = table.count[slot]
         start = table.start[slot]
-        tok = enc.indices.to_numpy(zero_copy_only=False)  # int32: fewer bytes to move
-        doc = np.repeat(np.arange(n, dtype=np.int32), lengths)
-        rep = per[tok]  # terms per piece occurrence: mostly 1, 0 for stopwords, more for bigrams
         ids = table.flat_ids()
-        one = rep == 1
-        multi = np.flatnonzero(rep > 1)
-        term = ids[start[tok[one]]].astype(np.int32)
-        if len(multi):  # few occurrences (hyphenated words, unspaced scripts): expanded apart
-            r = rep[multi].astype(np.int64)
+        # per distinct piece: its one term id, -1 (no term: a stopword) or -2 (several terms), so
+        # that one gather gives every occurrence's term
+        single = np.full(len(slot), -1, np.int32)
+        one = per == 1
+        single[one] = ids[start[one]]
+        many = per > 1
+        single[many] = -2
+        tok = enc.indices.to_numpy(zero_copy_only=False)  # int32: fewer bytes to move
+        occ = single[tok]
+        doc = np.repeat(np.arange(n, dtype=np.int32), lengths)
+        keep = occ >= 0
+        term, kept_doc = occ[keep], doc[keep]
+        if many.any():  # few occurrences (hyphenated words, unspaced scripts): expanded apart
+            multi = np.flatnonzero(occ == -2)
+            r = per[tok[multi]]
             within = np.arange(int(r.sum())) - np.repeat(np.cumsum(r) - r, r)
             term = np.concatenate([term, ids[np.repeat(start[tok[multi]], r) + within].astype(np.int32)])
-            doc = np.concatenate([doc[one], np.repeat(doc[multi], r)])
-        else:
-            doc = doc[one]
+            kept_doc = np.concatenate([kept_doc, np.repeat(doc[multi], r)])
+        doc = kept_doc
         return BatchTokens(doc, term, table.terms, np.bincount(doc, minlength=n).astype(np.int64))
 
     def analyze_batch(self, texts: Any) -> BatchTerms:

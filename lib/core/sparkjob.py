@@ -26,6 +26,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
 import uuid
 import zipfile
@@ -42,6 +43,14 @@ from lib.core.schema import spark_schema
 log = logging.getLogger("dailyslice")
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNHEALTHY = 0, 1, 2, 3
+
+#: Driver JVM options of a local run whose JVM only schedules Python tasks and collects small
+#: rows (``SparkJob.light_driver``): the C2 compiler's and the parallel collector's threads
+#: compete with the Python workers for the cores and pay off only in long JVM-side work. On
+#: 2 cores they cost ~3 s of a short run (docs/benchmarks.md, "Indexing"). Options the user
+#: gives in ``spark.driver.extraJavaOptions`` come after these, so they win.
+LIGHT_DRIVER_OPTS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+ENV_LIGHT = "DAILYSLICE_LIGHT_DRIVER"  # "off" keeps the JVM's default compilers and collector
 
 
 @dataclass
@@ -85,6 +94,29 @@ def map_tasks(spark: Any, count: int, fn: Callable[[Iterator[pa.RecordBatch]], I
         return []
     rows = spark.range(0, count, 1, partitions or count).mapInArrow(fn, spark_schema(schema)).collect()
     return [r.asDict() for r in rows]
+
+
+def light_driver_options(master: str | None) -> str | None:
+    """:data:`LIGHT_DRIVER_OPTS` when this process is about to launch a local driver JVM (no
+    JVM yet, the master ``local[...]`` or unset) and :data:`ENV_LIGHT` does not say ``off``."""
+    if os.environ.get(ENV_LIGHT, "on").strip().lower() in ("0", "off", "false", "no"):
+        return None
+    if jvm_cache.jvm_running() or not (master or "local").startswith("local"):
+        return None
+    return LIGHT_DRIVER_OPTS
+
+
+def stop_session(spark: Any) -> None:
+    """``spark.stop()`` without waiting for PySpark's accumulator server, whose handler polls
+    once a second: stopping it costs up to 1 s of every run. These jobs use no accumulators;
+    the server's thread (a daemon) is told to stop and ends with the process."""
+    sc = spark.sparkContext
+    server = getattr(sc, "_accumulatorServer", None)
+    if server is not None:
+        sc._accumulatorServer = None
+    spark.stop()
+    if server is not None:
+        threading.Thread(target=server.shutdown, name="accumulator-server-stop", daemon=True).start()
 
 
 def parse_date(text: str) -> dt.date:
@@ -176,6 +208,7 @@ class SparkJob:
     description = ""
     input_kind = layout.WARC
     output_kind = "out"
+    light_driver = False  # True: the JVM only schedules Python tasks (LIGHT_DRIVER_OPTS in local runs)
     _archive: jvm_cache.ArchivePlan | None = None  # the driver JVM's class archive, set by session()
 
     def __init__(self) -> None:
@@ -227,9 +260,12 @@ class SparkJob:
         for k, v in s3.s3_env().items():
             b = b.config(f"spark.executorEnv.{k}", v)
         conf = dict(kv.partition("=")[::2] for kv in args.conf)
+        opts = jvm_cache.DRIVER_OPTS
+        light = light_driver_options(args.master) if self.light_driver else None
+        if light:
+            conf[opts] = jvm_cache.merge_option(light, conf.get(opts) or "")
         self._archive = jvm_cache.plan(conf.get("spark.driver.memory"))
         if self._archive is not None:
-            opts = jvm_cache.DRIVER_OPTS
             conf[opts] = jvm_cache.merge_option(conf.get(opts), self._archive.java_option)
         for k, v in conf.items():
             b = b.config(k, v)
@@ -271,7 +307,7 @@ class SparkJob:
             result = JobResult(ok=False, summary={"error": f"{type(e).__name__}: {e}"})
         finally:
             if own:
-                spark.stop()
+                stop_session(spark)
                 jvm_cache.finish(self._archive)
         result.summary.setdefault("job", self.name)
         result.summary["ok"] = result.ok

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import ast
 import datetime as dt
+import json
+import os
 import pathlib
+import subprocess
+import sys
 import threading
 import time
 
@@ -13,8 +17,8 @@ import pyarrow as pa
 import pytest
 
 from lib.catalogue.__main__ import main as catalogue_cli
-from lib.core import layout
-from lib.core.sparkjob import SparkJob, Steps, map_tasks
+from lib.core import jvm_cache, layout, sparkjob
+from lib.core.sparkjob import LIGHT_DRIVER_OPTS, SparkJob, Steps, light_driver_options, map_tasks
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -94,3 +98,54 @@ def test_lib_zip_for_executors_holds_the_whole_package():
                    "lib/catalogue/day.py", "lib/warc/records.py"):
         assert module in names, module
     assert not any(n.startswith("jobs/") or "__pycache__" in n for n in names)
+
+
+def test_light_driver_options_only_for_a_local_jvm_this_process_launches(monkeypatch):
+    monkeypatch.setattr(jvm_cache, "jvm_running", lambda: False)
+    monkeypatch.delenv(sparkjob.ENV_LIGHT, raising=False)
+    assert light_driver_options(None) == light_driver_options("local[2]") == LIGHT_DRIVER_OPTS
+    assert light_driver_options("spark://head:7077") is None  # a cluster's driver does JVM work too
+    monkeypatch.setenv(sparkjob.ENV_LIGHT, "off")
+    assert light_driver_options("local[2]") is None
+    monkeypatch.setenv(sparkjob.ENV_LIGHT, "on")
+    monkeypatch.setattr(jvm_cache, "jvm_running", lambda: True)  # spark-submit started it: too late
+    assert light_driver_options("local[2]") is None
+
+
+_PROBE = """
+import json, sys, threading
+from lib.core.sparkjob import SparkJob, stop_session
+
+class Job(SparkJob):
+    light_driver = True
+
+job = Job()
+args = job.parser().parse_args(["--master", "local[1]", "--input", "i", "--output", "o",
+                                "--conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=4 -Dmine=1"])
+spark = job.session(args)
+jvm_args = list(spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
+sc = spark.sparkContext
+server = sc._accumulatorServer
+stop_session(spark)
+from pyspark import SparkContext
+stopped = SparkContext._active_spark_context is None
+for t in threading.enumerate():
+    if t.name == "accumulator-server-stop":
+        t.join(10)
+print(json.dumps({"jvm_args": jvm_args, "stopped": stopped, "server_stopped": server.server_shutdown}))
+"""
+
+
+def test_a_light_job_launches_its_driver_jvm_with_the_light_options_and_user_options_win(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYSPARK_PYTHON": sys.executable,
+           jvm_cache.ENV_SWITCH: "off", sparkjob.ENV_LIGHT: "on"}
+    p = subprocess.run([sys.executable, "-c", _PROBE], cwd=tmp_path, env=env, capture_output=True, text=True,
+                       timeout=180)
+    assert p.returncode == 0, p.stderr[-2000:]
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    args = out["jvm_args"]
+    for opt in LIGHT_DRIVER_OPTS.split():
+        assert opt in args
+    # the user's options come after ours: the JVM takes the last -XX value given
+    assert args.index("-XX:TieredStopAtLevel=4") > args.index("-XX:TieredStopAtLevel=1") and "-Dmine=1" in args
+    assert out["stopped"] and out["server_stopped"]  # the accumulator server stops in the background
