@@ -90,6 +90,18 @@ def test_gzip_output_is_deterministic(tmp_path):
     assert a.read_bytes() == b.read_bytes()
 
 
+@pytest.mark.parametrize("level", [1, 2, 3, 6, 9])
+def test_every_gzip_level_gives_the_same_messages_and_deterministic_bytes(tmp_path, level):
+    """Levels 1-3 compress with ISA-L, 4-9 with zlib: the same gzip format and content."""
+    lists = _sample_lists()
+    plain, a, b = tmp_path / "p" / "index-0.ciff", tmp_path / "a" / "index-0.ciff.gz", tmp_path / "b" / "index-0.ciff.gz"
+    write_index(plain, lists, _doclengths(lists, 4))
+    for p in (a, b):
+        write_index(p, lists, _doclengths(lists, 4), compresslevel=level)
+    assert a.read_bytes() == b.read_bytes()
+    assert gzip.decompress(a.read_bytes()) == plain.read_bytes()  # the stdlib reads every member
+
+
 @st.composite
 def collections(draw):
     n_docs = draw(st.integers(1, 30))
