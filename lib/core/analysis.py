@@ -168,11 +168,12 @@ class Analyzer:
         if self.algorithm:
             steps.append(f"snowball-{self.algorithm}")
         self.name = f"{SCHEME}:{lang}:{'+'.join(steps)}"
-        self._stem = None
+        self._stem = self._stem_words = None
         if self.algorithm:
             # no PyStemmer cache (maxCacheSize 0): ours caches whole pieces, and its small LRU
             # thrashes on web vocabularies, making stemming 4x slower
-            self._stem = Stemmer.Stemmer(self.algorithm, 0).stemWord
+            stemmer = Stemmer.Stemmer(self.algorithm, 0)
+            self._stem, self._stem_words = stemmer.stemWord, stemmer.stemWords
         self._cache: dict[str, tuple[str, ...]] = {}
         self._table: _PieceTable | None = None
 
@@ -197,6 +198,27 @@ class Analyzer:
 
     def _uncached_expand(self, piece: str) -> tuple[str, ...]:
         return tuple(t for t in map(self.term, _piece_tokens(piece)) if t is not None)
+
+    def expand_many(self, pieces_: list[str]) -> list[tuple[str, ...]]:
+        """``_uncached_expand`` of each piece. Most new pieces are plain ASCII words (one token,
+        the piece itself: no apostrophe, so no elision): those are stopped here and stemmed a
+        list at a time by PyStemmer's C loop; the rest go through :meth:`term` one by one."""
+        out: list[tuple[str, ...]] = [()] * len(pieces_)
+        plain_at: list[int] = []
+        plain: list[str] = []
+        stop = self.stopwords
+        for i, p in enumerate(pieces_):
+            if p.isascii() and p.isalnum() and len(p) <= MAX_TOKEN_CHARS:
+                if p not in stop:
+                    plain_at.append(i)
+                    plain.append(p)
+            else:
+                out[i] = self._uncached_expand(p)
+        stems = self._stem_words(plain) if self._stem_words is not None else plain
+        for i, t in zip(plain_at, stems):
+            if t:  # a stem may be empty: no term, as in term()
+                out[i] = (t,)
+        return out
 
     def _expand(self, piece: str) -> tuple[str, ...]:
         """Index terms of one whitespace-free piece (cached: pieces repeat a lot)."""
@@ -314,13 +336,12 @@ class _PieceTable:
             return slot
         base = len(self.row)
         slot[missing] = np.arange(base, base + len(missing))
-        expand, term_id, terms, row = self.analyzer._uncached_expand, self.term_id, self.terms, self.row
+        term_id, terms, row = self.term_id, self.terms, self.row
+        new = [pieces_[k] for k in missing.tolist()]
         counts = np.empty(len(missing), np.int64)
         ids: list[int] = []
-        for i, k in enumerate(missing.tolist()):
-            piece = pieces_[k]
+        for i, (piece, got) in enumerate(zip(new, self.analyzer.expand_many(new))):
             row[piece] = base + i
-            got = expand(piece)
             counts[i] = len(got)
             for t in got:
                 j = term_id.get(t)

@@ -119,3 +119,17 @@ def test_piece_table_starts_anew_when_full(monkeypatch):
         for d, t, f in zip(bt.doc.tolist(), bt.term.tolist(), bt.tf.tolist()):
             got[d][bt.vocab[t]] = f
         assert got == [a.term_counts(t) for t in batch]
+
+
+_PIECES = st.lists(st.one_of(st.sampled_from(["the", "running", "rivers", "l'homme", "don't", "a" * 65, "x9", "über",
+                                              "北京", "ﬁsh", "and", "der", "häuser", "c3po", "'"]),
+                             st.text(st.sampled_from(list("abz09'-_äß北\u0301")), min_size=1, max_size=70)), max_size=30)
+
+
+@settings(max_examples=100, deadline=None)
+@given(_PIECES, st.sampled_from(["eng", "deu", "fra", "und", "zho"]))
+def test_expand_many_equals_expanding_one_by_one(pieces, lang):
+    """The piece table's batch expansion (plain ASCII words stemmed a list at a time) gives
+    each piece the terms of the one-by-one path that queries use."""
+    a = get_analyzer(lang)
+    assert a.expand_many(pieces) == [a._uncached_expand(p) for p in pieces]
