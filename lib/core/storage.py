@@ -13,12 +13,13 @@ import os
 import shutil
 from dataclasses import dataclass
 from typing import BinaryIO, Iterable, Iterator
-from urllib.parse import unquote, urlparse
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from lib.core import atomic, s3
 from lib.core.layout import SUCCESS
+# the URI helpers live in lib.core.uris (no boto3); storage.local_path etc. stay its API too
+from lib.core.uris import is_s3, join, local_path, normalize, split_s3
 
 
 @dataclass(frozen=True)
@@ -27,40 +28,14 @@ class FileInfo:
     size: int
 
 
-def is_s3(uri: str) -> bool:
-    return uri.startswith("s3://") or uri.startswith("s3a://")
 
 
-def split_s3(uri: str) -> tuple[str, str]:
-    """``s3://bucket/a/b`` -> ``("bucket", "a/b")``."""
-    p = urlparse(uri)
-    if p.scheme not in ("s3", "s3a") or not p.netloc:
-        raise ValueError(f"not an s3 URI: {uri!r}")
-    return p.netloc, p.path.lstrip("/")
 
 
-def local_path(uri: str) -> str:
-    """Local filesystem path of a local URI (plain path or ``file://``)."""
-    if uri.startswith("file://"):
-        return unquote(urlparse(uri).path)
-    if "://" in uri:
-        raise ValueError(f"not a local path: {uri!r}")
-    return uri
 
 
-def normalize(uri: str) -> str:
-    """Canonical form used in output columns: absolute ``file://`` URIs or ``s3://``."""
-    if is_s3(uri):
-        b, k = split_s3(uri)
-        return f"s3://{b}/{k}"
-    return "file://" + os.path.abspath(local_path(uri))
 
 
-def join(uri: str, *parts: str) -> str:
-    out = uri.rstrip("/")
-    for p in parts:
-        out = out + "/" + p.strip("/")
-    return out
 
 
 def _s3_list(uri: str) -> Iterator[FileInfo]:

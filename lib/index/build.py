@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from lib.core import atomic, storage
+from lib.core import atomic, uris
 from lib.core.analysis import get_analyzer
 from lib.placement.keyspace import partition_of
 
@@ -211,7 +211,7 @@ def _file_pidx(batch: pa.RecordBatch, language: str, plan: MapPlan, path: str) -
 def index_file(t: int, path: str, language: str, plan: MapPlan) -> Iterator[pa.RecordBatch]:
     """Segments and docs files of one preprocessed file; one MAP_SCHEMA row per shard."""
     analyzer = get_analyzer(language or None)
-    f = pq.ParquetFile(storage.local_path(path))
+    f = pq.ParquetFile(uris.local_path(path))
     names = set(f.schema_arrow.names)
     missing = [c for c in plan.columns if c not in names]
     if missing:
