@@ -24,8 +24,8 @@ from jobs.preprocess import PreprocessJob  # noqa: E402
 from lib.catalogue.report import REPORT  # noqa: E402
 from lib.ciff.__main__ import main as ciff_main  # noqa: E402
 from lib.core import layout  # noqa: E402
-from lib.warc.sample import write_sample_crawl  # noqa: E402
 from lib.core.sparkjob import use_this_python  # noqa: E402
+from lib.warc.sample import write_sample_crawl  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,6 +22,7 @@ if __package__ in (None, ""):  # run as a script: make `lib` importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from lib.core import layout, storage  # noqa: E402
+from lib.core.sparkjob import JobResult, SparkJob, log  # noqa: E402
 from lib.extract.driver import ERRORS, assemble, plan_tasks  # noqa: E402
 from lib.extract.lines import (  # noqa: E402
     Resolver,
@@ -33,7 +34,6 @@ from lib.extract.lines import (  # noqa: E402
     unpack_items,
 )
 from lib.extract.task import extract_items  # noqa: E402
-from lib.core.sparkjob import JobResult, SparkJob, log  # noqa: E402
 
 BYTES_PER_TASK = 256 << 20
 

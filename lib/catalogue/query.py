@@ -20,6 +20,7 @@ from lib.catalogue import urldb
 from lib.catalogue.keys import normalize_url
 from lib.core import layout, storage
 
+
 class QueryError(ValueError):
     """Bad query arguments; the message says which."""
 

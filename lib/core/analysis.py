@@ -84,7 +84,6 @@ STOPLIST: dict[str, str] = {
 ELISION = frozenset({"fra", "ita", "cat", "gle"})
 
 
-
 def _nfkc_casefold(text: str) -> str:
     # NFKC first so compatibility forms (ﬁ, full-width letters) fold like their plain forms
     return unicodedata.normalize("NFKC", text).casefold()
@@ -271,16 +270,15 @@ class Analyzer:
         single[many] = -2
         tok = enc.indices.to_numpy(zero_copy_only=False)  # int32: fewer bytes to move
         occ = single[tok]
-        doc = np.repeat(np.arange(n, dtype=np.int32), lengths)
+        occ_doc = np.repeat(np.arange(n, dtype=np.int32), lengths)
         keep = occ >= 0
-        term, kept_doc = occ[keep], doc[keep]
+        term, doc = occ[keep], occ_doc[keep]
         if many.any():  # few occurrences (hyphenated words, unspaced scripts): expanded apart
             multi = np.flatnonzero(occ == -2)
             r = per[tok[multi]]
             within = np.arange(int(r.sum())) - np.repeat(np.cumsum(r) - r, r)
             term = np.concatenate([term, ids[np.repeat(start[tok[multi]], r) + within].astype(np.int32)])
-            kept_doc = np.concatenate([kept_doc, np.repeat(doc[multi], r)])
-        doc = kept_doc
+            doc = np.concatenate([doc, np.repeat(occ_doc[multi], r)])
         return BatchTokens(doc, term, table.terms, np.bincount(doc, minlength=n).astype(np.int64))
 
     def analyze_batch(self, texts: Any) -> BatchTerms:

@@ -60,8 +60,10 @@ def cache_dir() -> str:
     return base
 
 
-def enabled() -> bool:
-    return os.environ.get(ENV_SWITCH, "on").strip().lower() not in ("0", "off", "false", "no")
+def switch_on(name: str) -> bool:
+    """Whether the on/off environment switch ``name`` is on (unset: on; ``0``, ``off``,
+    ``false``, ``no``: off)."""
+    return os.environ.get(name, "on").strip().lower() not in ("0", "off", "false", "no")
 
 
 def _java() -> str | None:
@@ -110,7 +112,7 @@ def jvm_running() -> bool:
 def plan(driver_memory: str | None = None) -> ArchivePlan | None:
     """The archive option for a driver JVM about to be launched, or ``None`` (disabled, no
     ``java`` found, a driver JVM already running, or a cache folder we cannot write)."""
-    if not enabled() or jvm_running():
+    if not switch_on(ENV_SWITCH) or jvm_running():
         return None
     java = _java()
     if java is None:

@@ -99,9 +99,7 @@ def map_tasks(spark: Any, count: int, fn: Callable[[Iterator[pa.RecordBatch]], I
 def light_driver_options(master: str | None) -> str | None:
     """:data:`LIGHT_DRIVER_OPTS` when this process is about to launch a local driver JVM (no
     JVM yet, the master ``local[...]`` or unset) and :data:`ENV_LIGHT` does not say ``off``."""
-    if os.environ.get(ENV_LIGHT, "on").strip().lower() in ("0", "off", "false", "no"):
-        return None
-    if jvm_cache.jvm_running() or not (master or "local").startswith("local"):
+    if not jvm_cache.switch_on(ENV_LIGHT) or jvm_cache.jvm_running() or not (master or "local").startswith("local"):
         return None
     return LIGHT_DRIVER_OPTS
 
@@ -262,7 +260,7 @@ class SparkJob:
         conf = dict(kv.partition("=")[::2] for kv in args.conf)
         opts = jvm_cache.DRIVER_OPTS
         light = light_driver_options(args.master) if self.light_driver else None
-        if light:
+        if light:  # ours first: the user's options come after them and win
             conf[opts] = jvm_cache.merge_option(light, conf.get(opts) or "")
         self._archive = jvm_cache.plan(conf.get("spark.driver.memory"))
         if self._archive is not None:

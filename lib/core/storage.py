@@ -18,24 +18,13 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from lib.core import atomic, s3
 from lib.core.layout import SUCCESS
-# the URI helpers live in lib.core.uris (no boto3); storage.local_path etc. stay its API too
-from lib.core.uris import is_s3, join, local_path, normalize, split_s3
+from lib.core.uris import is_s3, join, local_path, normalize, split_s3  # boto3-free; also storage's API
 
 
 @dataclass(frozen=True)
 class FileInfo:
     uri: str
     size: int
-
-
-
-
-
-
-
-
-
-
 
 
 def _s3_list(uri: str) -> Iterator[FileInfo]:

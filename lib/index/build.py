@@ -83,7 +83,6 @@ STATS_SCHEMA = pa.schema(
 )
 
 
-
 @dataclass(frozen=True)
 class MapPlan:
     """What every map task needs from the driver's plan (small: pickled with the function)."""

