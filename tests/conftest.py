@@ -79,6 +79,7 @@ def spark(s3_server, tmp_path_factory):
     """One local Spark session for the whole run (2 cores, like CI)."""
     from pyspark.sql import SparkSession
 
+    from lib.core import pydaemon
     from lib.core.sparkjob import use_this_python
 
     use_this_python()  # CI runs .venv/bin/python without activating the venv
@@ -95,6 +96,7 @@ def spark(s3_server, tmp_path_factory):
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.hadoop.mapreduce.fileoutputcommitter.marksuccessfuljobs", "false")
         .config("spark.python.worker.reuse", "true")
+        .config(pydaemon.CONF, pydaemon.MODULE)  # workers import pyspark compiled (lib/core/pydaemon.py)
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")

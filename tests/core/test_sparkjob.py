@@ -17,7 +17,7 @@ import pyarrow as pa
 import pytest
 
 from lib.catalogue.__main__ import main as catalogue_cli
-from lib.core import jvm_cache, layout, sparkjob
+from lib.core import jvm_cache, layout, pydaemon, sparkjob
 from lib.core.sparkjob import LIGHT_DRIVER_OPTS, SparkJob, Steps, light_driver_options, map_tasks
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -62,6 +62,23 @@ def test_map_tasks_collects_one_row_per_item_as_dicts(spark):
     rows = map_tasks(spark, 5, _squares, SCHEMA)
     assert sorted(rows, key=lambda r: r["i"]) == [{"i": i, "square": i * i} for i in range(5)]
     assert sorted(r["i"] for r in map_tasks(spark, 5, _squares, SCHEMA, partitions=2)) == list(range(5))
+
+
+def test_map_tasks_casts_rows_to_the_schema_and_fails_a_task_whose_rows_do_not_fit(spark):
+    narrow = pa.schema([("i", pa.int32()), ("square", pa.int32())])
+
+    def narrow_squares(batches):
+        for b in batches:
+            yield pa.RecordBatch.from_pylist([{"i": i, "square": i * i} for i in b.column(0).to_pylist()], schema=narrow)
+
+    assert sorted(r["square"] for r in map_tasks(spark, 3, narrow_squares, SCHEMA)) == [0, 1, 4]
+
+    def wrong_names(batches):
+        for b in batches:
+            yield pa.RecordBatch.from_pylist([{"j": 1, "square": 1}])
+
+    with pytest.raises(Exception, match="names"):
+        map_tasks(spark, 1, wrong_names, SCHEMA)
 
 
 def test_map_tasks_without_items_runs_no_spark_job():
@@ -112,6 +129,18 @@ def test_light_driver_options_only_for_a_local_jvm_this_process_launches(monkeyp
     assert light_driver_options("local[2]") is None
 
 
+def test_daemon_module_only_for_a_local_jvm_this_process_launches(monkeypatch):
+    monkeypatch.setattr(jvm_cache, "jvm_running", lambda: False)
+    monkeypatch.delenv(sparkjob.ENV_DAEMON, raising=False)
+    assert sparkjob.daemon_module(None) == sparkjob.daemon_module("local[2]") == pydaemon.MODULE == "lib.core.pydaemon"
+    assert sparkjob.daemon_module("spark://head:7077") is None
+    monkeypatch.setenv(sparkjob.ENV_DAEMON, "off")
+    assert sparkjob.daemon_module("local[2]") is None
+    monkeypatch.setenv(sparkjob.ENV_DAEMON, "on")
+    monkeypatch.setattr(jvm_cache, "jvm_running", lambda: True)
+    assert sparkjob.daemon_module("local[2]") is None
+
+
 _PROBE = """
 import json, sys, threading
 from lib.core.sparkjob import SparkJob, stop_session
@@ -125,6 +154,9 @@ args = job.parser().parse_args(["--master", "local[1]", "--input", "i", "--outpu
 spark = job.session(args)
 jvm_args = list(spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
 sc = spark.sparkContext
+import pyspark
+worker_pyspark = sc.parallelize([0], 1).map(lambda _: __import__("pyspark").__file__).collect()[0]
+daemon = sc.getConf().get("spark.python.daemon.module")
 server = sc._accumulatorServer
 stop_session(spark)
 from pyspark import SparkContext
@@ -132,13 +164,14 @@ stopped = SparkContext._active_spark_context is None
 for t in threading.enumerate():
     if t.name == "accumulator-server-stop":
         t.join(10)
-print(json.dumps({"jvm_args": jvm_args, "stopped": stopped, "server_stopped": server.server_shutdown}))
+print(json.dumps({"jvm_args": jvm_args, "stopped": stopped, "server_stopped": server.server_shutdown,
+                  "worker_pyspark": worker_pyspark, "driver_pyspark": pyspark.__file__, "daemon": daemon}))
 """
 
 
 def test_a_light_job_launches_its_driver_jvm_with_the_light_options_and_user_options_win(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYSPARK_PYTHON": sys.executable,
-           jvm_cache.ENV_SWITCH: "off", sparkjob.ENV_LIGHT: "on"}
+           jvm_cache.ENV_SWITCH: "off", sparkjob.ENV_LIGHT: "on", sparkjob.ENV_DAEMON: "on"}
     p = subprocess.run([sys.executable, "-c", _PROBE], cwd=tmp_path, env=env, capture_output=True, text=True,
                        timeout=180)
     assert p.returncode == 0, p.stderr[-2000:]
@@ -149,3 +182,6 @@ def test_a_light_job_launches_its_driver_jvm_with_the_light_options_and_user_opt
     # the user's options come after ours: the JVM takes the last -XX value given
     assert args.index("-XX:TieredStopAtLevel=4") > args.index("-XX:TieredStopAtLevel=1") and "-Dmine=1" in args
     assert out["stopped"] and out["server_stopped"]  # the accumulator server stops in the background
+    # the session's daemon gave its workers the installed (compiled) pyspark, not the source zip
+    assert out["daemon"] == pydaemon.MODULE
+    assert out["worker_pyspark"] == out["driver_pyspark"] and ".zip" not in out["worker_pyspark"]
