@@ -1,6 +1,6 @@
 """Map side of the index job: preprocessed Parquet files in, partial inverted lists out (no Spark imports).
 
-:func:`index_files` is a ``mapInArrow`` function over the day's preprocessed files, one
+:func:`index_files` is a :func:`lib.core.sparkjob.map_tasks` function over the day's preprocessed files, one
 task each; ``t`` is a file's position in the day's sorted file list. For each file it reads
 the pages with pyarrow (the text never goes through the JVM), finds each page's shard
 (``pidx``: its TLD/LANG group and the first bits of MD5(url)), numbers the pages of each shard

@@ -128,7 +128,7 @@ def process_one(uri: str, size: int, out_dir: str, max_page_bytes: int, batch_ro
 
 
 def make_mapper(files: list[tuple[str, int]], out_dir: str, max_page_bytes: int, batch_rows: int):
-    """The mapInArrow function: input rows carry indexes into ``files``."""
+    """The :func:`lib.core.sparkjob.map_tasks` function: input rows carry indexes into ``files``."""
 
     def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
