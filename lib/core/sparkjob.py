@@ -222,6 +222,11 @@ class SparkJob:
     input_kind = layout.WARC
     output_kind = "out"
     light_driver = False  # True: the JVM only schedules Python tasks (LIGHT_DRIVER_OPTS in local runs)
+
+    def light(self, args: argparse.Namespace) -> bool:
+        """Whether this run's JVM only schedules Python tasks (``light_driver``, unless the
+        job's options add JVM-side work)."""
+        return self.light_driver
     _archive: jvm_cache.ArchivePlan | None = None  # the driver JVM's class archive, set by session()
 
     def __init__(self) -> None:
@@ -274,7 +279,7 @@ class SparkJob:
             b = b.config(f"spark.executorEnv.{k}", v)
         conf = dict(kv.partition("=")[::2] for kv in args.conf)
         opts = jvm_cache.DRIVER_OPTS
-        light = light_driver_options(args.master) if self.light_driver else None
+        light = light_driver_options(args.master) if self.light(args) else None
         if light:  # ours first: the user's options come after them and win
             conf[opts] = jvm_cache.merge_option(light, conf.get(opts) or "")
         daemon = daemon_module(args.master)

@@ -20,7 +20,6 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pyspark import StorageLevel
 from pyspark.sql import Window, functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 
@@ -49,10 +48,18 @@ def edges(pages: Any) -> Any:
 
 def inlinks(edges_df: Any, max_anchors: int = MAX_ANCHORS) -> Any:
     """Per dst_url: in-link counts and the most frequent anchor texts."""
-    counts = edges_df.groupBy("dst_url").agg(
+    # Two distinct counts in one aggregation make Spark expand every edge into three rows
+    # (23.6 s for 4.9M edges); grouping by (dst_url, src_url) first leaves one distinct count
+    # on far fewer rows (14.8 s), with the same numbers: a page's host is a function of its URL.
+    pairs = edges_df.groupBy("dst_url", "src_url").agg(
         F.first("dst_host").alias("dst_host"),
-        F.count(F.lit(1)).alias("inlinks"),
-        F.countDistinct("src_url").alias("source_pages"),
+        F.first("src_host").alias("src_host"),
+        F.count(F.lit(1)).alias("n"),
+    )
+    counts = pairs.groupBy("dst_url").agg(
+        F.first("dst_host").alias("dst_host"),
+        F.sum("n").alias("inlinks"),
+        F.count("src_url").alias("source_pages"),  # count() skips nulls, as countDistinct did
         F.countDistinct("src_host").alias("source_hosts"),
     )
     anchor = F.trim(F.regexp_replace("anchor_text", r"\s+", " "))
@@ -92,22 +99,27 @@ def hosts(edges_df: Any) -> Any:
 def write_graph(pages: Any, folder_uri: str) -> dict[str, int]:
     """Write edges/, inlinks/ and hosts/ under ``folder_uri`` (a local or ``file://`` folder);
     return their row counts (read from the Parquet footers, no Spark job)."""
-    e = edges(pages).persist(StorageLevel.MEMORY_AND_DISK)
-    counts: dict[str, int] = {}
-    try:
-        for name, df in {"edges": e, "inlinks": inlinks(e), "hosts": hosts(e)}.items():
-            path = f"{folder_uri.rstrip('/')}/{name}"
-            if name != "edges" and counts["edges"] == 0:
-                # no links that day: the aggregates are empty; write them without two Spark
-                # jobs of planning and shuffles
-                _write_empty(df.schema, storage.local_path(path))
-            else:
-                df.write.mode("overwrite").parquet(path)
-            files = glob.glob(os.path.join(storage.local_path(path), "*.parquet"))
-            counts[name] = sum(pq.read_metadata(f).num_rows for f in files)
-    finally:
-        e.unpersist()
+    root = folder_uri.rstrip("/")
+    edges(pages).write.mode("overwrite").parquet(f"{root}/edges")
+    counts = {"edges": _rows(f"{root}/edges")}
+    # the aggregates read the written edges back: a Parquet scan costs less than caching
+    # them (4.9M edges: 38 against 49 s for the three tables)
+    e = pages.sparkSession.read.parquet(f"{root}/edges")
+    for name, build in (("inlinks", inlinks), ("hosts", hosts)):
+        df, path = build(e), f"{root}/{name}"
+        if counts["edges"] == 0:
+            # no links that day: the aggregates are empty; write them without two Spark
+            # jobs of planning and shuffles
+            _write_empty(df.schema, storage.local_path(path))
+        else:
+            df.write.mode("overwrite").parquet(path)
+        counts[name] = _rows(path)
     return counts
+
+
+def _rows(folder_uri: str) -> int:
+    files = glob.glob(os.path.join(storage.local_path(folder_uri), "*.parquet"))
+    return sum(pq.read_metadata(f).num_rows for f in files)
 
 
 def _write_empty(schema: Any, folder: str) -> None:
