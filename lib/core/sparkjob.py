@@ -102,21 +102,23 @@ def map_tasks(spark: Any, count: int, fn: Callable[[Iterator[pa.RecordBatch]], I
     return spark.sparkContext.parallelize(range(count), partitions or count).mapPartitions(task).collect()
 
 
+def _launching_local_jvm(switch: str, master: str | None) -> bool:
+    """Whether this process is about to launch a local driver JVM (no JVM yet, the master
+    ``local[...]`` or unset) and the environment switch ``switch`` does not say ``off``."""
+    return jvm_cache.switch_on(switch) and not jvm_cache.jvm_running() and (master or "local").startswith("local")
+
+
 def light_driver_options(master: str | None) -> str | None:
-    """:data:`LIGHT_DRIVER_OPTS` when this process is about to launch a local driver JVM (no
-    JVM yet, the master ``local[...]`` or unset) and :data:`ENV_LIGHT` does not say ``off``."""
-    if not jvm_cache.switch_on(ENV_LIGHT) or jvm_cache.jvm_running() or not (master or "local").startswith("local"):
-        return None
-    return LIGHT_DRIVER_OPTS
+    """:data:`LIGHT_DRIVER_OPTS` when this process is about to launch a local driver JVM and
+    :data:`ENV_LIGHT` does not say ``off``."""
+    return LIGHT_DRIVER_OPTS if _launching_local_jvm(ENV_LIGHT, master) else None
 
 
 def daemon_module(master: str | None) -> str | None:
     """:mod:`lib.core.pydaemon` when this process is about to launch a local driver JVM (its
     workers import pyspark compiled), unless :data:`ENV_DAEMON` says ``off``. Not on a
     cluster: its executors' Python may not see ``lib`` before the job ships it."""
-    if not jvm_cache.switch_on(ENV_DAEMON) or jvm_cache.jvm_running() or not (master or "local").startswith("local"):
-        return None
-    return pydaemon.MODULE
+    return pydaemon.MODULE if _launching_local_jvm(ENV_DAEMON, master) else None
 
 
 def stop_session(spark: Any) -> None:
@@ -222,15 +224,15 @@ class SparkJob:
     input_kind = layout.WARC
     output_kind = "out"
     light_driver = False  # True: the JVM only schedules Python tasks (LIGHT_DRIVER_OPTS in local runs)
+    _archive: jvm_cache.ArchivePlan | None = None  # the driver JVM's class archive, set by session()
+
+    def __init__(self) -> None:
+        self.steps = Steps()
 
     def light(self, args: argparse.Namespace) -> bool:
         """Whether this run's JVM only schedules Python tasks (``light_driver``, unless the
         job's options add JVM-side work)."""
         return self.light_driver
-    _archive: jvm_cache.ArchivePlan | None = None  # the driver JVM's class archive, set by session()
-
-    def __init__(self) -> None:
-        self.steps = Steps()
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:  # pragma: no cover - default
         pass
