@@ -22,6 +22,8 @@ from urllib.parse import urldefrag, urljoin, urlsplit
 
 from selectolax.lexbor import LexborHTMLParser
 
+from lib.html import walk
+
 # Elements whose content is never main text.
 DROP_TAGS = [
     "script", "style", "noscript", "template", "svg", "math", "canvas", "iframe", "object", "embed",
@@ -164,26 +166,40 @@ def extract(html: str, url: str, utf8: bytes | None = None) -> Page:
     seen: set[tuple[str, str]] = set()
     links = page.links
     memo = resolve.memo
-    for a in tree.css("a[href]"):
+    for href, a in _links(tree):
         if len(links) >= MAX_LINKS:
             break
-        href = a.attrs.get("href") or ""
+        href = href or ""
         target = memo.get(href, _MISSING)
         if target is _MISSING:
             target = resolve(href)
         if target is None:
             continue
-        anchor = " ".join(a.text(deep=True, separator=" ").split())
-        if not anchor:
-            img = a.css_first("img[alt]")
-            anchor = _clean(img.attributes.get("alt")) if img is not None else ""
-        key = (target, anchor)
+        key = (target, a if isinstance(a, str) else anchor_text(a))
         if key not in seen:
             seen.add(key)
             links.append(key)
 
     page.text = main_text(tree)
     return page
+
+
+def _links(tree: LexborHTMLParser):
+    """(href or None, anchor text or the <a> node to take it from) of every ``a[href]`` of the
+    document in order: both from the compiled walker, else the nodes of lexbor's selector."""
+    if walk.WALK is not None:
+        root = tree.root
+        return walk.WALK.links(root.mem_id) if root is not None else []
+    return ((a.attrs.get("href"), a) for a in tree.css("a[href]"))
+
+
+def anchor_text(a) -> str:
+    """The words of an <a>'s text nodes; without any, the alt text of its first img[alt]."""
+    anchor = " ".join(a.text(deep=True, separator=" ").split())
+    if not anchor:
+        img = a.css_first("img[alt]")
+        anchor = _clean(img.attributes.get("alt")) if img is not None else ""
+    return anchor
 
 
 def _first_matches(tree: LexborHTMLParser) -> dict:
@@ -216,10 +232,13 @@ def _is_boilerplate(attrs: dict) -> bool:
 
 
 def main_text(tree: LexborHTMLParser) -> str:
-    """Visible main text, boilerplate removed, one block per line."""
+    """Visible main text, boilerplate removed, one block per line (the compiled walker
+    computes it without changing the tree; this path decomposes what it drops)."""
     body = tree.body
     if body is None:
         return ""
+    if walk.WALK is not None:
+        return walk.WALK.main_text(body.mem_id)
     # reverse document order: children go before their parents, so no freed node is touched
     for node in reversed(body.css(_DROP)):
         node.decompose()

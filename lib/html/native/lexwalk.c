@@ -1,0 +1,367 @@
+/*
+ * One walk over selectolax's lexbor DOM for what lib/html/extract.py needs from a page:
+ * the links with their anchor texts, and the main text without boilerplate.
+ *
+ * The Python path (lib/html/extract.py) asks lexbor's selector engine for the same things in
+ * several passes (the drop tags, the boilerplate candidates, the block elements), creates a
+ * Python node for every match, decomposes and inserts separators, then walks the text. Here
+ * one recursive walk reads the tree as it is and builds the strings directly; the tree is not
+ * changed. The results are the Python path's, byte for byte
+ * (tests/html/test_native_walk.py holds the two equal on real pages and generated ones).
+ *
+ * Only lexbor's struct layouts and constants are used (vendored headers of the lexbor that
+ * selectolax SELECTOLAX_VERSION bundles, include/), no lexbor function: nothing to link.
+ * Nodes are passed as the addresses selectolax's Node.mem_id gives; lib/html/walk.py passes
+ * them only when the installed selectolax is the version compiled against.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "lexbor/dom/interfaces/element.h"
+#include "lexbor/dom/interfaces/attr.h"
+#include "lexbor/dom/interfaces/character_data.h"
+#include "lexbor/tag/const.h"
+
+#define SELECTOLAX_VERSION "1.0.2"
+#define SEP 0x1e /* lib.html.extract.SEP: a block boundary */
+
+/* ------------------------------------------------------------------ a growing buffer */
+typedef struct {
+    char *data;
+    size_t len, cap;
+    int failed;
+} buf_t;
+
+static int buf_reserve(buf_t *b, size_t extra) {
+    if (b->len + extra <= b->cap) return 0;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + extra) cap *= 2;
+    char *d = realloc(b->data, cap);
+    if (d == NULL) { b->failed = 1; return -1; }
+    b->data = d;
+    b->cap = cap;
+    return 0;
+}
+
+static inline void buf_put(buf_t *b, const char *s, size_t n) {
+    if (buf_reserve(b, n) == 0) { memcpy(b->data + b->len, s, n); b->len += n; }
+}
+
+static inline void buf_byte(buf_t *b, char c) {
+    if (buf_reserve(b, 1) == 0) b->data[b->len++] = c;
+}
+
+/* ------------------------------------------------------------------ whitespace as str.split() sees it */
+/* Length of the whitespace character at p (what Python's str.isspace() calls whitespace:
+ * \t-\r, \x1c-\x1f, space, U+0085, U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F,
+ * U+205F, U+3000), or 0. */
+static inline int ws_len(const unsigned char *p, const unsigned char *end) {
+    unsigned char c = p[0];
+    if (c < 0x80) return c == ' ' || (c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x1f);
+    if (c == 0xc2) return end - p >= 2 && (p[1] == 0x85 || p[1] == 0xa0) ? 2 : 0;
+    if (c == 0xe1) return end - p >= 3 && p[1] == 0x9a && p[2] == 0x80 ? 3 : 0;
+    if (c == 0xe2) {
+        if (end - p < 3) return 0;
+        if (p[1] == 0x80) return (p[2] >= 0x80 && p[2] <= 0x8a) || p[2] == 0xa8 || p[2] == 0xa9 || p[2] == 0xaf ? 3 : 0;
+        return p[1] == 0x81 && p[2] == 0x9f ? 3 : 0;
+    }
+    if (c == 0xe3) return end - p >= 3 && p[1] == 0x80 && p[2] == 0x80 ? 3 : 0;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ collapsing writer */
+/* Writes text with whitespace runs collapsed to one space and each line stripped; SEP ends a
+ * line, and lines without content are left out: "\n".join(l for l in (" ".join(p.split())
+ * for p in s.split(SEP)) if l), as extract.main_text computes it. */
+typedef struct {
+    buf_t out;
+    int content;  /* the current line has content */
+    int space;    /* whitespace since the last content character */
+    int newline;  /* a line with content ended since */
+} writer_t;
+
+static inline void w_break(writer_t *w) {
+    if (w->content) { w->newline = 1; w->content = 0; }
+    w->space = 0;
+}
+
+static inline void w_space(writer_t *w) {
+    if (w->content) w->space = 1;
+}
+
+static void w_text(writer_t *w, const unsigned char *p, size_t n, int sep_breaks) {
+    const unsigned char *end = p + n;
+    while (p < end) {
+        if (sep_breaks && *p == SEP) { w_break(w); p++; continue; }
+        int k = ws_len(p, end);
+        if (k) { w_space(w); p += k; continue; }
+        const unsigned char *start = p;  /* a run of content bytes, copied at once */
+        do { p++; } while (p < end && !(sep_breaks && *p == SEP) && !ws_len(p, end));
+        if (w->newline) { buf_byte(&w->out, '\n'); w->newline = 0; }
+        else if (w->space) buf_byte(&w->out, ' ');
+        w->space = 0;
+        w->content = 1;
+        buf_put(&w->out, (const char *) start, (size_t) (p - start));
+    }
+}
+
+/* ------------------------------------------------------------------ nodes and attributes */
+static inline int is_element(const lxb_dom_node_t *n) { return n->type == LXB_DOM_NODE_TYPE_ELEMENT; }
+
+/* the lowercase local name of an attribute: lexbor's static table for the names it knows,
+ * the document's hash entry (the id is its address) for the others */
+static inline const lexbor_hash_entry_t *attr_entry(const lxb_dom_attr_t *a) {
+    uintptr_t id = a->node.local_name;
+    return id > LXB_DOM_ATTR__LAST_ENTRY ? &((const lxb_dom_attr_data_t *) id)->entry : NULL;
+}
+
+static int attr_named(const lxb_dom_attr_t *a, const char *name, size_t len) {
+    const lexbor_hash_entry_t *e = attr_entry(a);
+    if (e == NULL || e->length != len) return 0;
+    const lxb_char_t *s = e->length <= LEXBOR_HASH_SHORT_SIZE ? e->u.short_str : e->u.long_str;
+    return memcmp(s, name, len) == 0;
+}
+
+/* value of the attribute that selectolax's node.attributes lists under ``id`` (unprefixed) */
+static const lexbor_str_t *attr_value(const lxb_dom_element_t *el, uintptr_t id, int *present) {
+    for (const lxb_dom_attr_t *a = el->first_attr; a != NULL; a = a->next) {
+        if (a->node.local_name == id && a->node.prefix == 0) { *present = 1; return a->value; }
+    }
+    *present = 0;
+    return NULL;
+}
+
+static int has_attr_id(const lxb_dom_element_t *el, uintptr_t id) {
+    for (const lxb_dom_attr_t *a = el->first_attr; a != NULL; a = a->next)
+        if (a->node.local_name == id) return 1;
+    return 0;
+}
+
+static inline int value_is(const lexbor_str_t *v, const char *s) {
+    size_t n = strlen(s);
+    return v != NULL && v->length == n && memcmp(v->data, s, n) == 0;
+}
+
+/* ------------------------------------------------------------------ extract.py's rules */
+static int is_drop_tag(uintptr_t t) {
+    switch (t) {
+    case LXB_TAG_SCRIPT: case LXB_TAG_STYLE: case LXB_TAG_NOSCRIPT: case LXB_TAG_TEMPLATE: case LXB_TAG_SVG:
+    case LXB_TAG_MATH: case LXB_TAG_CANVAS: case LXB_TAG_IFRAME: case LXB_TAG_OBJECT: case LXB_TAG_EMBED:
+    case LXB_TAG_NAV: case LXB_TAG_HEADER: case LXB_TAG_FOOTER: case LXB_TAG_ASIDE: case LXB_TAG_FORM:
+    case LXB_TAG_BUTTON: case LXB_TAG_SELECT: case LXB_TAG_TEXTAREA: case LXB_TAG_DIALOG: case LXB_TAG_MENU:
+        return 1;
+    }
+    return 0;
+}
+
+static int is_block_tag(uintptr_t t) {
+    switch (t) {
+    case LXB_TAG_P: case LXB_TAG_DIV: case LXB_TAG_SECTION: case LXB_TAG_ARTICLE: case LXB_TAG_MAIN:
+    case LXB_TAG_LI: case LXB_TAG_UL: case LXB_TAG_OL: case LXB_TAG_DL: case LXB_TAG_DT: case LXB_TAG_DD:
+    case LXB_TAG_H1: case LXB_TAG_H2: case LXB_TAG_H3: case LXB_TAG_H4: case LXB_TAG_H5: case LXB_TAG_H6:
+    case LXB_TAG_BR: case LXB_TAG_TR: case LXB_TAG_TD: case LXB_TAG_TH: case LXB_TAG_TABLE:
+    case LXB_TAG_BLOCKQUOTE: case LXB_TAG_PRE: case LXB_TAG_FIGURE: case LXB_TAG_FIGCAPTION: case LXB_TAG_HR:
+    case LXB_TAG_ADDRESS: case LXB_TAG_DETAILS: case LXB_TAG_SUMMARY: case LXB_TAG_CENTER:
+        return 1;
+    }
+    return 0;
+}
+
+/* DROP_SELECTORS: [role=navigation|banner|contentinfo|complementary|search], [aria-hidden=true],
+ * [hidden]; lexbor matches these attribute names in any namespace and the values exactly */
+static int has_drop_attr(const lxb_dom_element_t *el) {
+    for (const lxb_dom_attr_t *a = el->first_attr; a != NULL; a = a->next) {
+        if (a->node.local_name <= LXB_DOM_ATTR__LAST_ENTRY) continue;
+        if (attr_named(a, "hidden", 6)) return 1;
+        if (attr_named(a, "role", 4)) {
+            const lexbor_str_t *v = a->value;
+            if (value_is(v, "navigation") || value_is(v, "banner") || value_is(v, "contentinfo")
+                || value_is(v, "complementary") || value_is(v, "search"))
+                return 1;
+        }
+        else if (attr_named(a, "aria-hidden", 11) && value_is(a->value, "true")) return 1;
+    }
+    return 0;
+}
+
+static const char *const BOILER_TOKENS[] = {
+    "nav", "navbar", "navigation", "menu", "breadcrumb", "breadcrumbs", "footer", "sidebar", "cookie",
+    "cookies", "consent", "banner", "share", "social", "skip-link", "related", NULL};
+static const char *const BOILER_PREFIXES[] = {
+    "nav-", "navbar-", "menu-", "footer-", "sidebar-", "cookie-", "breadcrumb", "social-", "share-", NULL};
+
+/* whether one class/id token, lowercased, is a boilerplate token or starts with a prefix */
+static int boiler_token(const unsigned char *p, size_t n) {
+    char low[64];
+    size_t m = 0;
+    /* str.lower(): only ASCII letters and U+212A KELVIN SIGN ('k') lower to the ASCII the
+     * tokens are made of; other characters stay as they are (they cannot match anyway) */
+    for (size_t i = 0; i < n && m < sizeof low; i++) {
+        unsigned char c = p[i];
+        if (c == 0xe2 && i + 2 < n && p[i + 1] == 0x84 && p[i + 2] == 0xaa) { low[m++] = 'k'; i += 2; }
+        else low[m++] = (char) (c >= 'A' && c <= 'Z' ? c + 32 : c);
+    }
+    for (const char *const *t = BOILER_TOKENS; *t; t++)
+        if (strlen(*t) == m && memcmp(*t, low, m) == 0) return 1;
+    for (const char *const *t = BOILER_PREFIXES; *t; t++) {
+        size_t k = strlen(*t);
+        if (k <= m && memcmp(*t, low, k) == 0) return 1;
+    }
+    return 0;
+}
+
+static int boiler_value(const lexbor_str_t *v) {
+    if (v == NULL || v->data == NULL) return 0;
+    const unsigned char *p = v->data, *end = p + v->length;
+    while (p < end) {
+        int k = ws_len(p, end);
+        if (k) { p += k; continue; }
+        const unsigned char *start = p;
+        do { p++; } while (p < end && !ws_len(p, end));
+        if (boiler_token(start, (size_t) (p - start))) return 1;
+    }
+    return 0;
+}
+
+/* _is_boilerplate: a class or id token is boilerplate (<main> and <article> never are) */
+static int is_boilerplate(const lxb_dom_element_t *el, uintptr_t tag) {
+    if (tag == LXB_TAG_MAIN || tag == LXB_TAG_ARTICLE) return 0;
+    int present;
+    if (boiler_value(attr_value(el, LXB_DOM_ATTR_CLASS, &present))) return 1;
+    return boiler_value(attr_value(el, LXB_DOM_ATTR_ID, &present));
+}
+
+/* ------------------------------------------------------------------ main text */
+/* the node after n in document order under root, skipping n's children unless descend */
+static inline const lxb_dom_node_t *next_node(const lxb_dom_node_t *n, const lxb_dom_node_t *root, int descend) {
+    if (descend && n->first_child != NULL) return n->first_child;
+    while (n != root && n->next == NULL) n = n->parent;
+    return n == root ? NULL : n->next;
+}
+
+static void text_walk(writer_t *w, const lxb_dom_node_t *root) {
+    const lxb_dom_node_t *n = root->first_child;
+    while (n != NULL) {
+        int descend = 1;
+        if (n->local_name == LXB_TAG__TEXT) {
+            const lexbor_str_t *s = &((const lxb_dom_character_data_t *) n)->data;
+            if (s->data != NULL) w_text(w, s->data, s->length, 1);
+        }
+        else if (is_element(n)) {
+            const lxb_dom_element_t *el = (const lxb_dom_element_t *) n;
+            uintptr_t tag = n->local_name;
+            if (is_drop_tag(tag) || has_drop_attr(el) || is_boilerplate(el, tag)) descend = 0;
+            else if (is_block_tag(tag)) w_break(w);
+        }
+        n = next_node(n, root, descend);
+    }
+}
+
+static PyObject *finish(buf_t *b) {
+    if (b->failed) { free(b->data); return PyErr_NoMemory(); }
+    PyObject *s = PyUnicode_DecodeUTF8(b->data ? b->data : "", (Py_ssize_t) b->len, "replace");
+    free(b->data);
+    return s;
+}
+
+static PyObject *py_main_text(PyObject *self, PyObject *arg) {
+    const lxb_dom_node_t *body = (const lxb_dom_node_t *) PyLong_AsVoidPtr(arg);
+    if (body == NULL) return PyErr_Occurred() ? NULL : PyUnicode_FromString("");
+    writer_t w = {0};
+    if (is_element(body)) {  /* body.css() matches body itself too, so it can be dropped whole */
+        const lxb_dom_element_t *el = (const lxb_dom_element_t *) body;
+        if (is_drop_tag(body->local_name) || has_drop_attr(el) || is_boilerplate(el, body->local_name))
+            return PyUnicode_FromString("");
+    }
+    text_walk(&w, body);
+    return finish(&w.out);
+}
+
+/* ------------------------------------------------------------------ links */
+/* the words of every text node under root, text nodes apart: " ".join(a.text(separator=" ").split()) */
+static void anchor_walk(writer_t *w, const lxb_dom_node_t *root) {
+    for (const lxb_dom_node_t *n = root->first_child; n != NULL; n = next_node(n, root, 1)) {
+        if (n->local_name == LXB_TAG__TEXT) {
+            const lexbor_str_t *s = &((const lxb_dom_character_data_t *) n)->data;
+            if (s->data != NULL) { w_space(w); w_text(w, s->data, s->length, 0); w_space(w); }
+        }
+    }
+}
+
+/* a.css_first("img[alt]"): the first <img> under root with an alt attribute */
+static const lxb_dom_element_t *first_img_alt(const lxb_dom_node_t *root) {
+    for (const lxb_dom_node_t *n = root->first_child; n != NULL; n = next_node(n, root, 1)) {
+        if (is_element(n) && n->local_name == LXB_TAG_IMG && has_attr_id((const lxb_dom_element_t *) n, LXB_DOM_ATTR_ALT))
+            return (const lxb_dom_element_t *) n;
+    }
+    return NULL;
+}
+
+static PyObject *str_of(const lexbor_str_t *v) {
+    if (v == NULL || v->data == NULL) return PyUnicode_FromString("");
+    return PyUnicode_DecodeUTF8((const char *) v->data, (Py_ssize_t) v->length, "replace");
+}
+
+static int add_link(PyObject *out, const lxb_dom_element_t *a) {
+    int present;
+    const lexbor_str_t *v = attr_value(a, LXB_DOM_ATTR_HREF, &present);
+    PyObject *href = present ? str_of(v) : (Py_INCREF(Py_None), Py_None);
+    if (href == NULL) return -1;
+    writer_t w = {0};
+    anchor_walk(&w, &a->node);
+    if (w.out.len == 0 && !w.out.failed) {  /* no text: the alt of the first img[alt] */
+        const lxb_dom_element_t *img = first_img_alt(&a->node);
+        if (img != NULL) {
+            const lexbor_str_t *alt = attr_value(img, LXB_DOM_ATTR_ALT, &present);
+            if (alt != NULL && alt->data != NULL) w_text(&w, alt->data, alt->length, 0);
+        }
+    }
+    PyObject *anchor = finish(&w.out);
+    if (anchor == NULL) { Py_DECREF(href); return -1; }
+    PyObject *pair = PyTuple_Pack(2, href, anchor);
+    Py_DECREF(href);
+    Py_DECREF(anchor);
+    if (pair == NULL) return -1;
+    int rc = PyList_Append(out, pair);
+    Py_DECREF(pair);
+    return rc;
+}
+
+/* every a[href] from root on in document order (root included, as css() does) */
+static int links_walk(PyObject *out, const lxb_dom_node_t *root) {
+    for (const lxb_dom_node_t *n = root; n != NULL; n = next_node(n, root, 1)) {
+        if (is_element(n) && n->local_name == LXB_TAG_A && has_attr_id((const lxb_dom_element_t *) n, LXB_DOM_ATTR_HREF)) {
+            if (add_link(out, (const lxb_dom_element_t *) n) < 0) return -1;
+        }
+    }
+    return 0;
+}
+
+static PyObject *py_links(PyObject *self, PyObject *arg) {
+    const lxb_dom_node_t *root = (const lxb_dom_node_t *) PyLong_AsVoidPtr(arg);
+    if (root == NULL && PyErr_Occurred()) return NULL;
+    PyObject *out = PyList_New(0);
+    if (out == NULL || root == NULL) return out;
+    if (links_walk(out, root) < 0) { Py_DECREF(out); return NULL; }
+    return out;
+}
+
+static PyMethodDef methods[] = {
+    {"main_text", py_main_text, METH_O,
+     "main_text(body.mem_id) -> extract.main_text(tree) without changing the tree"},
+    {"links", py_links, METH_O,
+     "links(root.mem_id) -> [(href or None, anchor text)] of every a[href], in document order"},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_lexwalk", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__lexwalk(void) {
+    PyObject *m = PyModule_Create(&module);
+    if (m != NULL && PyModule_AddStringConstant(m, "SELECTOLAX_VERSION", SELECTOLAX_VERSION) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

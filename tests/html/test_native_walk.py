@@ -1,0 +1,194 @@
+"""The compiled DOM walker (lib/html/native/lexwalk.c) gives what the pure-Python path gives.
+
+The Python path is held to the frozen old extraction by test_preprocess_equivalence.py; here
+the two paths of today's ``extract`` are held to each other: on real pages (the heavy pages of
+the peer benchmark and every HTML record of the shared samples), on generated documents
+full of what the rules look at (drop tags and attributes, boilerplate tokens in any case and
+with Unicode whitespace, block tags, nested and SVG links, img alt, SEP and other control
+characters in text), and on a deeply nested one.
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import importlib
+import random
+
+import pytest
+import selectolax
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from selectolax.lexbor import LexborHTMLParser
+
+from lib.html import extract, walk
+from lib.html.charset import decode_html
+from lib.warc.http import HttpError, parse_response
+from lib.warc.records import BadRecord, iter_records
+from tests.conftest import ROOT
+
+NATIVE = walk.WALK
+
+
+@pytest.fixture
+def python_path(monkeypatch):
+    """Run extract's pure-Python path inside the test."""
+    def run(*args):
+        monkeypatch.setattr(walk, "WALK", None)
+        try:
+            return vars(extract.extract(*args))
+        finally:
+            monkeypatch.setattr(walk, "WALK", NATIVE)
+    return run
+
+
+def test_the_walker_is_built_and_used():
+    # pip install -e . compiles it; a silent fallback would leave the fast path untested
+    assert NATIVE is not None, walk.status()
+    assert walk.status().startswith("compiled walker")
+
+
+def both(html: str, url: str, python_path) -> tuple[dict, dict]:
+    return vars(extract.extract(html, url)), python_path(html, url)
+
+
+def real_documents(corpus) -> list[tuple[str, str]]:
+    docs = []
+    with open(ROOT / "benchmarks" / "data" / "heavy_pages" / "pages.tsv") as f:
+        next(f)
+        for line in f:
+            name, url = line.split("\t")[:2]
+            with gzip.open(ROOT / "benchmarks" / "data" / "heavy_pages" / name) as g:
+                docs.append((url, decode_html(g.read()).text))
+    for path in sorted(glob.glob(str(corpus / "*" / "*.warc.gz"))):
+        with open(path, "rb") as f:
+            for rec in iter_records(f, path):
+                if isinstance(rec, BadRecord) or rec.rec_type != "response" or not rec.url.startswith("http"):
+                    continue
+                try:
+                    body = parse_response(rec.content).body
+                except HttpError:
+                    continue
+                if b"<" in body[:4096]:
+                    docs.append((rec.url, decode_html(body).text))
+    return docs
+
+
+@pytest.mark.skipif(NATIVE is None, reason="walker not built (test_the_walker_is_built_and_used fails)")
+def test_identical_on_real_pages(corpus, python_path):
+    docs = real_documents(corpus)
+    assert len(docs) > 400
+    links = 0
+    for url, html in docs:
+        got, want = both(html, url, python_path)
+        assert got == want, url
+        links += len(got["links"])
+    assert links > 15000  # the comparison saw real link lists, not empty ones
+
+
+# ---------------------------------------------------------------- generated documents
+WORDS = ["nav", "NAV", "Navbar", "navigation", "menu", "menu-top", "breadcrumbs", "breadcrumbX", "footer-x", "sidebar",
+         "cookie", "S\u212aIP-LINK", "cookies", "consent", "banner", "share-it", "social", "skip-link", "related", "xnav",
+         "has-nav", "main", "wrap", "N\u0130V", "nav\u0130", "navé"]
+SPACES = [" ", "\t", "\n", "\xa0", "\u2003", "\u3000", "\x1c", "\u200b", "  "]
+ATTRS = ["role=navigation", "role=Navigation", "role=banner", "role=search", "role=main", "ROLE=contentinfo",
+         "role=complementary", "aria-hidden=true", "aria-hidden=TRUE", "aria-hidden=false", "hidden", "HIDDEN=no",
+         "href='/x'", "href='http://h/y#f'", "href='javascript:x'", "href=''", "href", "href=' /s p '",
+         "xlink:href='/svg'", "alt='alt  text'", "alt", "lang=de", "class", "id=''"]
+TAGS = ["div", "p", "span", "a", "b", "img", "br", "li", "ul", "td", "tr", "table", "h2", "pre", "section", "article",
+        "main", "nav", "header", "footer", "aside", "form", "script", "style", "noscript", "template", "svg", "math",
+        "iframe", "button", "select", "textarea", "dialog", "menu", "center", "summary", "x-custom", "title", "body",
+        "html", "head", "meta", "object", "canvas", "q"]
+TEXTS = ["word", "Wörter", "x", "\x1e", "&#x1e;", "&nbsp;", "&amp;", "<!-- c -->", "<![CDATA[cd]]>", "\x00", "\u2028",
+         "1 < 2", "é", "\u212a"] + SPACES
+
+
+def document(rnd: random.Random) -> str:
+    """A random document of the parts the rules look at, closed or not, nested up to 6 deep."""
+    def attr() -> str:
+        if rnd.random() < 0.5:
+            return rnd.choice(ATTRS)
+        value = rnd.choice(SPACES).join(rnd.choices(WORDS, k=rnd.randint(1, 3)))
+        return rnd.choice(["class='{}'", "id='{}'", 'CLASS="{}"']).format(value)
+
+    def text() -> str:
+        return "".join(rnd.choices(TEXTS, k=rnd.randint(0, 5)))
+
+    def element(depth: int) -> str:
+        tag = rnd.choice(TAGS)
+        parts = [text()]
+        for _ in range(rnd.randint(0, 3) if depth < 6 else 0):
+            parts += [element(depth + 1), text()]
+        close = rnd.choice([f"</{tag}>", f"</{tag}>", ""])
+        return f"<{tag} {' '.join(attr() for _ in range(rnd.randint(0, 3)))}>{''.join(parts)}{close}"
+
+    head = rnd.choice(["", "<!doctype html>", "<html><head><title>t</title></head>"])
+    body = rnd.choice(["<body>", "<body class=nav>", "<body hidden>", "<body id=main>", ""])
+    return head + body + "".join(element(0) for _ in range(rnd.randint(0, 4)))
+
+
+@pytest.mark.skipif(NATIVE is None, reason="walker not built")
+@settings(max_examples=2000, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_identical_on_generated_documents(seed):
+    html = document(random.Random(seed))  # a seed, not Hypothesis' randoms: each of their calls is a draw
+    got = vars(extract.extract(html, "http://h.example/a/b"))
+    walk.WALK = None
+    try:
+        want = vars(extract.extract(html, "http://h.example/a/b"))
+    finally:
+        walk.WALK = NATIVE
+    assert got == want, html
+
+
+@pytest.mark.skipif(NATIVE is None, reason="walker not built")
+@pytest.mark.parametrize("html, text, links", [
+    ("<body hidden><p>x</p><a href=/y>y</a>", "", [("http://h/y", "y")]),  # body.css() matches body itself
+    ("<body class='a NAV-top'><p>x</p>", "", []),
+    ("<body><div class='S\u212aIP-LINK'>k</div><div>a\x1eb</div><a href=/z><b>c</b>d<i>e</i></a>", "a\nbcde",
+     [("http://h/z", "c d e")]),
+    ("<body><svg><a xlink:href=/s>s</a><a href=/t>t</a></svg><p>p\xa0 q\u3000r</p>", "p q r", [("http://h/t", "t")]),
+    ("<body><a href=/i><img><img alt=' one  two '><img alt=three></a>", "", [("http://h/i", "one two")]),
+])
+def test_cases(html, text, links, python_path):
+    got, want = both(html, "http://h/", python_path)
+    assert got == want
+    assert (got["text"], got["links"]) == (text, links)
+
+
+@pytest.mark.skipif(NATIVE is None, reason="walker not built")
+def test_deep_documents(python_path):
+    # 20,000 nested elements (lexbor's parser is quadratic in depth: deeper costs seconds);
+    # the walks are loops, not recursion, so depth costs them no stack
+    deep = "<body>" + "<div><span>w " * 10000 + "<a href=/d>deep</a>" + "</span></div>" * 10000
+    got = vars(extract.extract(deep, "http://h/"))
+    assert got["links"] == [("http://h/d", "deep")]
+    assert got["text"] == "\n".join(["w"] * 9999 + ["w deep"])
+    assert got == python_path(deep, "http://h/")
+
+
+@pytest.mark.skipif(NATIVE is None, reason="walker not built")
+def test_the_tree_is_left_as_it_was():
+    html = "<html><body><nav>n</nav><div class=menu>m</div><p>p<br>q</p><a href=/x>x</a></body></html>"
+    tree = LexborHTMLParser(html)
+    before = tree.html
+    assert extract.main_text(tree) == "p\nqx"
+    assert tree.html == before  # the Python path decomposes; the walker only reads
+
+
+def test_another_selectolax_version_falls_back(monkeypatch):
+    # the walker reads lexbor's structs as the selectolax it was compiled against lays them out
+    monkeypatch.setattr(selectolax, "__version__", "0.0.1")
+    try:
+        fresh = importlib.reload(walk)
+        assert fresh.WALK is None
+        assert "installed 0.0.1" in fresh.status() or "not built" in fresh.status()
+    finally:
+        monkeypatch.undo()
+        importlib.reload(walk)
+    monkeypatch.setenv("DAILYSLICE_NATIVE_HTML", "off")
+    try:
+        assert importlib.reload(walk).WALK is None
+    finally:
+        monkeypatch.delenv("DAILYSLICE_NATIVE_HTML")
+        importlib.reload(walk)
