@@ -100,6 +100,7 @@ class PreprocessJob(SparkJob):
             "failed_by_reason": t["failed_by_reason"], "warnings_by_reason": t["warnings_by_reason"],
             "html_seen": t["html_seen"], "unreadable_files": day["counts"]["unreadable_files"],
             "error_report_lines": reported, "health": day, "steps": self.steps.seconds,
+            "html_extraction": t.get("html_extraction", []),
         }
         return JobResult(ok=day["ok"] or args.fail_on == "never", summary=summary, output=args.output,
                          code=EXIT_UNHEALTHY)

@@ -166,15 +166,16 @@ def extract(html: str, url: str, utf8: bytes | None = None) -> Page:
     seen: set[tuple[str, str]] = set()
     links = page.links
     memo = resolve.memo
-    for href, a in _links(tree):
+    for href, a, target in _links(tree, resolve.origin):
         if len(links) >= MAX_LINKS:
             break
-        href = href or ""
-        target = memo.get(href, _MISSING)
-        if target is _MISSING:
-            target = resolve(href)
         if target is None:
-            continue
+            href = href or ""
+            target = memo.get(href, _MISSING)
+            if target is _MISSING:
+                target = resolve(href)
+            if target is None:
+                continue
         key = (target, a if isinstance(a, str) else anchor_text(a))
         if key not in seen:
             seen.add(key)
@@ -184,13 +185,15 @@ def extract(html: str, url: str, utf8: bytes | None = None) -> Page:
     return page
 
 
-def _links(tree: LexborHTMLParser):
-    """(href or None, anchor text or the <a> node to take it from) of every ``a[href]`` of the
-    document in order: both from the compiled walker, else the nodes of lexbor's selector."""
+def _links(tree: LexborHTMLParser, origin: str | None):
+    """(href, anchor text or the <a> node to take it from, URL or None) of the ``a[href]`` of the
+    document in order. The compiled walker resolves what needs no ``urljoin`` itself (the
+    LinkResolver's fast paths) and leaves out what is no link; None leaves the href to
+    :class:`LinkResolver`, which the Python path does for every one."""
     if walk.WALK is not None:
         root = tree.root
-        return walk.WALK.links(root.mem_id) if root is not None else []
-    return ((a.attrs.get("href"), a) for a in tree.css("a[href]"))
+        return walk.WALK.links(root.mem_id, origin) if root is not None else []
+    return ((a.attrs.get("href"), a, None) for a in tree.css("a[href]"))
 
 
 def anchor_text(a) -> str:

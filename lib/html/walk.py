@@ -9,14 +9,45 @@ runs its pure-Python path, whose output is the same.
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.metadata
+import importlib.util
+import json
 import os
+import urllib.parse
+import urllib.request
 
 import selectolax
 
+DIST = "daily-index-slice"
+
+
+def _from_installed_project():
+    """The module the installed project built, for a ``lib`` imported from elsewhere: the zip
+    a job ships to a cluster's executors, from which Python loads no compiled module."""
+    try:
+        dist = importlib.metadata.distribution(DIST)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    roots = [str(dist.locate_file(""))]  # site-packages, for a regular install
+    url = json.loads(dist.read_text("direct_url.json") or "{}").get("url", "")
+    if url.startswith("file:"):  # an editable install: the project's folder
+        roots.append(urllib.request.url2pathname(urllib.parse.urlsplit(url).path))
+    for root in roots:
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            path = os.path.join(root, "lib", "html", "_lexwalk" + suffix)
+            if os.path.exists(path):
+                spec = importlib.util.spec_from_file_location("lib.html._lexwalk", path)
+                module = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(module)
+                return module
+    return None
+
+
 try:
     from lib.html import _lexwalk
-except ImportError:  # not built (no compiler at install time, or lib imported from a zip)
-    _lexwalk = None
+except ImportError:  # not built (no compiler at install time), or lib imported from a zip
+    _lexwalk = _from_installed_project()
 
 
 def _usable() -> object | None:

@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 
 from lib.core import atomic, layout, storage
 from lib.core.schema import CAPTURE_SCHEMA, PAGE_SCHEMA
+from lib.html import walk
 from lib.preprocess import health
 from lib.preprocess.pages import FileProcessor
 
@@ -123,7 +124,8 @@ def process_one(uri: str, size: int, out_dir: str, max_page_bytes: int, batch_ro
     s = proc.stats
     print(f"preprocess: {os.path.basename(uri)}: read {s.read} kept {s.kept} skipped {sum(s.skipped.values())} "
           f"failed {sum(s.failed.values())} in {s.seconds:.1f}s", file=sys.stderr, flush=True)
-    return {"file": uri, "stats": json.dumps(s.as_dict()),
+    # which HTML path ran on this executor: a cluster's workers may lack the compiled walker
+    return {"file": uri, "stats": json.dumps(s.as_dict() | {"html_extraction": walk.status()}),
             "errors": "".join(json.dumps(e, default=str) + "\n" for e in proc.errors), "outputs": outputs}
 
 
@@ -176,6 +178,10 @@ def merge_results(out_dir: str, files: list[tuple[str, int]], results: list[dict
             for k in ("skipped_by_reason", "failed_by_reason", "warnings_by_reason"):
                 for reason, n in s[k].items():
                     totals[k][reason] = totals[k].get(reason, 0) + n
+            if "html_extraction" in s:
+                paths = totals.setdefault("html_extraction", [])
+                if s["html_extraction"] not in paths:
+                    paths.append(s["html_extraction"])
             report = by_file[uri]["errors"]
             out.write(report)
             lines += report.count("\n")

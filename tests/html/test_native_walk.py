@@ -141,6 +141,32 @@ def test_identical_on_generated_documents(seed):
     assert got == want, html
 
 
+HREF_PARTS = ["/", ".", "?", "#", ";", ":", "\\", "@", "[", "]", "%", "a", "Z", "9", "-", " ", "\t", "\n", "\r", "\x00",
+              "\xa0", "\u3000", "\x1c", "é", "//", "..", "/./", "http://", "HTTPS://", "hTtP:", "javascript:", "mailto:",
+              "#x", "&amp;", "&#x20;", "\u212a"]
+BASES = ["http://h.example/a/b.html?q=1#f", "https://H.Example:443/", "http://h.example", "http://u@h:8/x/",
+         "https://h.example/a;p/b;q?x", "http://[::1]:80/v6/", "ftp://h/x", "notaurl", "http://h.example/\udcff/"]
+
+
+@pytest.mark.skipif(NATIVE is None, reason="walker not built")
+@settings(max_examples=1000, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_links_identical_on_generated_hrefs(seed):
+    # the walker's own resolution (LinkResolver's fast paths in C) against LinkResolver itself
+    rnd = random.Random(seed)
+    hrefs = ["".join(rnd.choices(HREF_PARTS, k=rnd.randint(0, 8))) for _ in range(20)]
+    base = rnd.choice(BASES)
+    html = "<body>" + "".join(f"<a href=\"{h.replace(chr(34), '&quot;')}\">t{i}</a>" for i, h in enumerate(hrefs))
+    html += rnd.choice(["", "<base href='/other/'>", "<base href='https://b.example/x/'>"])
+    got = vars(extract.extract(html, base))
+    walk.WALK = None
+    try:
+        want = vars(extract.extract(html, base))
+    finally:
+        walk.WALK = NATIVE
+    assert got == want, (base, hrefs)
+
+
 @pytest.mark.skipif(NATIVE is None, reason="walker not built")
 @pytest.mark.parametrize("html, text, links", [
     ("<body hidden><p>x</p><a href=/y>y</a>", "", [("http://h/y", "y")]),  # body.css() matches body itself
@@ -192,3 +218,15 @@ def test_another_selectolax_version_falls_back(monkeypatch):
     finally:
         monkeypatch.delenv("DAILYSLICE_NATIVE_HTML")
         importlib.reload(walk)
+
+
+@pytest.mark.skipif(NATIVE is None, reason="walker not built")
+def test_found_from_a_zipped_lib():
+    # a cluster's executors import lib from the zip the job ships; the walker then comes from
+    # the installed project, when it is installed there (the venv on a shared file system)
+    module = walk._from_installed_project()
+    assert module is not None and module.SELECTOLAX_VERSION == selectolax.__version__
+    tree = LexborHTMLParser("<body><p>a<nav>n</nav></p><a href=/x>b <i>c</i></a>")
+    assert module.main_text(tree.body.mem_id) == "a\nb c"  # <nav> closes the <p>; "</p>" opens an empty one
+    assert module.links(tree.root.mem_id, "http://h") == [(None, "b c", "http://h/x")]  # resolved in C
+    assert module.links(tree.root.mem_id, None) == [("/x", "b c", None)]  # no origin: for LinkResolver

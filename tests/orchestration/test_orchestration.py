@@ -14,6 +14,7 @@ import sys
 
 import pytest
 
+from lib.html import walk
 
 # shared session fixtures (one Slurm cluster, one AIRFLOW_HOME per run)
 pytest_plugins = ["tests.fixtures_airflow", "tests.fixtures_slurm"]
@@ -147,6 +148,8 @@ def test_day_runs_end_to_end_and_stages_the_outputs(orchestra, first_run):
                        exclude_invalid_files=True).to_table(columns=["url", "language", "warc_file"])
     pre = marker["summaries"]["preprocess"]
     assert pages.num_rows == pre["pages_kept"] > 0
+    # the cluster's executors import lib from the shipped zip and still run the compiled walker
+    assert pre["html_extraction"] == [walk.status()] and walk.WALK is not None
     assert len(set(pages.column("language").to_pylist())) >= 3
     assert all(u.startswith("https://") and "/articles/2026/01/page-" in u for u in pages.column("url").to_pylist())
     assert set(pages.column("warc_file").to_pylist()) == {f"s3://{orchestra['bucket']}/{k}" for k in orchestra["warcs"]}

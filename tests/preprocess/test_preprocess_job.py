@@ -14,6 +14,7 @@ import pytest
 
 from jobs import preprocess
 from lib.core import storage
+from lib.html import walk
 from lib.warc.records import Record, iter_records
 from lib.warc.sample import write_sample_crawl
 from tests.helpers_warc import good_pages, gz, warc_gz, warc_with_broken_http
@@ -258,5 +259,6 @@ def test_spark_submit_entry_point(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["pages_kept"] == 4 and summary["ok"] is True
+    assert summary["html_extraction"] == [walk.status()]  # what the executor ran, e.g. the compiled walker
     assert "== preprocess summary ==" in proc.stdout + proc.stderr  # spark-submit merges the two
     assert sorted(r["url"] for r in read_pages(str(out))) == sorted(u for u, _ in good_pages(4))

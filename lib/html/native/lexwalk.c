@@ -15,6 +15,7 @@
  * them only when the installed selectolax is the version compiled against.
  */
 #define PY_SSIZE_T_CLEAN
+#define _GNU_SOURCE /* memmem */
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
@@ -304,11 +305,83 @@ static PyObject *str_of(const lexbor_str_t *v) {
     return PyUnicode_DecodeUTF8((const char *) v->data, (Py_ssize_t) v->length, "replace");
 }
 
-static int add_link(PyObject *out, const lxb_dom_element_t *a) {
+/* ------------------------------------------------------------------ the resolver's fast paths */
+static int has_sub(const unsigned char *p, size_t n, const char *sub) {
+    return memmem(p, n, sub, strlen(sub)) != NULL;
+}
+
+static int has_any(const unsigned char *p, size_t n, const char *bytes) {
+    for (size_t i = 0; i < n; i++)
+        if (strchr(bytes, p[i]) != NULL && p[i] != 0) return 1;
+    return 0;
+}
+
+static int prefix_ci(const unsigned char *p, size_t n, const char *pre) {
+    size_t k = strlen(pre);
+    if (n < k) return 0;
+    for (size_t i = 0; i < k; i++) {
+        unsigned char c = p[i];
+        if ((c >= 'A' && c <= 'Z' ? c + 32 : c) != (unsigned char) pre[i]) return 0;
+    }
+    return 1;
+}
+
+/* What extract.LinkResolver(base)(href) returns, where that needs no urljoin: a new str (the
+ * URL), Py_False (no link), or NULL without an exception (ask the Python resolver). The same
+ * tests in the same order: href.strip(); empty or '#...': no link; a root-relative path
+ * without '//', '/.', ';', '\\', tab, CR, LF and not ending in '?': origin + path; an
+ * http(s) URL without '\\', '/.' or '[': itself up to '#', if anything follows the scheme. */
+static PyObject *resolve_fast(const lexbor_str_t *v, const char *origin, Py_ssize_t origin_len) {
+    const unsigned char *p = v != NULL && v->data != NULL ? v->data : (const unsigned char *) "";
+    const unsigned char *end = p + (v != NULL && v->data != NULL ? v->length : 0), *last = p;
+    int k;
+    while (p < end && (k = ws_len(p, end)) > 0) p += k;  /* str.strip(): Unicode whitespace */
+    for (const unsigned char *q = p; q < end;) {
+        k = ws_len(q, end);
+        if (k) { q += k; continue; }
+        last = ++q;
+    }
+    size_t n = last > p ? (size_t) (last - p) : 0;
+    if (n == 0 || p[0] == '#') Py_RETURN_FALSE;
+    const unsigned char *hash = memchr(p, '#', n);
+    size_t path = hash != NULL ? (size_t) (hash - p) : n;  /* href up to the fragment */
+    if (p[0] == '/' && origin != NULL && p[path - 1] != '?' && !has_sub(p, path, "//") && !has_sub(p, path, "/.")
+        && !has_any(p, path, ";\\\t\n\r")) {
+        buf_t b = {0};
+        buf_put(&b, origin, (size_t) origin_len);
+        buf_put(&b, (const char *) p, path);
+        return finish(&b);
+    }
+    int scheme = prefix_ci(p, n, "http://") ? 7 : prefix_ci(p, n, "https://") ? 8 : 0;
+    if (scheme && !has_any(p, n, "\\[") && !has_sub(p, n, "/.")) {
+        if (path <= (size_t) scheme) Py_RETURN_FALSE;
+        return PyUnicode_DecodeUTF8((const char *) p, (Py_ssize_t) path, "replace");
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ links */
+typedef struct {
+    PyObject *out;
+    const char *origin;
+    Py_ssize_t origin_len;
+} links_t;
+
+static int add_link(links_t *ctx, const lxb_dom_element_t *a) {
     int present;
     const lexbor_str_t *v = attr_value(a, LXB_DOM_ATTR_HREF, &present);
-    PyObject *href = present ? str_of(v) : (Py_INCREF(Py_None), Py_None);
-    if (href == NULL) return -1;
+    PyObject *href = Py_None, *target = resolve_fast(present ? v : NULL, ctx->origin, ctx->origin_len);
+    if (target == NULL) {  /* the Python resolver decides: it needs the href */
+        if (PyErr_Occurred()) return -1;
+        if ((href = str_of(v)) == NULL) return -1;
+        target = Py_None;
+        Py_INCREF(target);
+    }
+    else if (target == Py_False) {  /* no link: not listed */
+        Py_DECREF(target);
+        return 0;
+    }
+    else Py_INCREF(href);
     writer_t w = {0};
     anchor_walk(&w, &a->node);
     if (w.out.len == 0 && !w.out.failed) {  /* no text: the alt of the first img[alt] */
@@ -318,44 +391,52 @@ static int add_link(PyObject *out, const lxb_dom_element_t *a) {
             if (alt != NULL && alt->data != NULL) w_text(&w, alt->data, alt->length, 0);
         }
     }
-    PyObject *anchor = finish(&w.out);
-    if (anchor == NULL) { Py_DECREF(href); return -1; }
-    PyObject *pair = PyTuple_Pack(2, href, anchor);
+    PyObject *anchor = finish(&w.out), *item = NULL;
+    if (anchor != NULL) item = PyTuple_Pack(3, href, anchor, target);
     Py_DECREF(href);
-    Py_DECREF(anchor);
-    if (pair == NULL) return -1;
-    int rc = PyList_Append(out, pair);
-    Py_DECREF(pair);
+    Py_XDECREF(anchor);
+    Py_DECREF(target);
+    if (item == NULL) return -1;
+    int rc = PyList_Append(ctx->out, item);
+    Py_DECREF(item);
     return rc;
 }
 
 /* every a[href] from root on in document order (root included, as css() does) */
-static int links_walk(PyObject *out, const lxb_dom_node_t *root) {
+static int links_walk(links_t *ctx, const lxb_dom_node_t *root) {
     for (const lxb_dom_node_t *n = root; n != NULL; n = next_node(n, root, 1)) {
         if (is_element(n) && n->local_name == LXB_TAG_A && has_attr_id((const lxb_dom_element_t *) n, LXB_DOM_ATTR_HREF)) {
-            if (add_link(out, (const lxb_dom_element_t *) n) < 0) return -1;
+            if (add_link(ctx, (const lxb_dom_element_t *) n) < 0) return -1;
         }
     }
     return 0;
 }
 
-static PyObject *py_links(PyObject *self, PyObject *arg) {
-    const lxb_dom_node_t *root = (const lxb_dom_node_t *) PyLong_AsVoidPtr(arg);
+static PyObject *py_links(PyObject *self, PyObject *args) {
+    PyObject *addr, *origin;
+    if (!PyArg_ParseTuple(args, "OO", &addr, &origin)) return NULL;
+    const lxb_dom_node_t *root = (const lxb_dom_node_t *) PyLong_AsVoidPtr(addr);
     if (root == NULL && PyErr_Occurred()) return NULL;
-    PyObject *out = PyList_New(0);
-    if (out == NULL || root == NULL) return out;
-    if (links_walk(out, root) < 0) { Py_DECREF(out); return NULL; }
-    return out;
+    links_t ctx = {PyList_New(0), NULL, 0};
+    if (ctx.out == NULL || root == NULL) return ctx.out;
+    if (origin != Py_None) {
+        ctx.origin = PyUnicode_AsUTF8AndSize(origin, &ctx.origin_len);
+        if (ctx.origin == NULL) PyErr_Clear();  /* not UTF-8 (surrogates): the Python resolver joins */
+    }
+    if (links_walk(&ctx, root) < 0) { Py_DECREF(ctx.out); return NULL; }
+    return ctx.out;
 }
 
 static PyMethodDef methods[] = {
     {"main_text", py_main_text, METH_O,
      "main_text(body.mem_id) -> extract.main_text(tree) without changing the tree"},
-    {"links", py_links, METH_O,
-     "links(root.mem_id) -> [(href or None, anchor text)] of every a[href], in document order"},
+    {"links", py_links, METH_VARARGS,
+     "links(root.mem_id, origin or None) -> [(href or None, anchor text, URL or None)] of the a[href] that may\n"
+     "be links, in document order: the URL where LinkResolver needs no urljoin (href then None), else None\n"
+     "and the href for LinkResolver; a[href] that are no link (empty, '#...', http:// alone) are left out"},
     {NULL, NULL, 0, NULL}};
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_lexwalk", NULL, -1, methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_lexwalk", NULL, -1, methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__lexwalk(void) {
     PyObject *m = PyModule_Create(&module);
