@@ -145,9 +145,9 @@ def raw_get(server, path: str) -> tuple[int, bytes]:
 def test_traversal_is_refused_and_nothing_outside_is_read(server, published, tmp_path_factory):
     outside = published.parent / "secret.txt"
     outside.write_text("TOP SECRET")
-    day = published / "index/2026-05-01"
+    day = published / "index/2026-05/01"
     (day / "de" / "leak.bin").symlink_to(outside)  # a symlink inside a complete day, leading out
-    (published / "index/2026-05-02/de/deu/linkdir").symlink_to(published.parent, target_is_directory=True)
+    (published / "index/2026-05/02/de/deu/linkdir").symlink_to(published.parent, target_is_directory=True)
     try:
         attempts = [
             "/download/dc1/../secret.txt",
@@ -179,7 +179,7 @@ def test_traversal_is_refused_and_nothing_outside_is_read(server, published, tmp
         assert status == 200 and body == (day / "_stats.json").read_bytes()
     finally:
         os.remove(day / "de" / "leak.bin")
-        os.remove(published / "index/2026-05-02/de/deu/linkdir")
+        os.remove(published / "index/2026-05/02/de/deu/linkdir")
 
 
 def test_s3_root(published, s3_bucket):
