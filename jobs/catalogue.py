@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 from typing import Any
 
@@ -20,7 +21,7 @@ if __package__ in (None, ""):  # `python jobs/catalogue.py`: make the project im
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from lib.catalogue import report, urldb  # noqa: E402
-from lib.catalogue.day import bucket_root, local_day, read_captures, write_day_cdxj  # noqa: E402
+from lib.catalogue.day import bucket_root, copy_day, local_day, read_captures, write_day_cdxj  # noqa: E402
 from lib.core import layout, storage  # noqa: E402
 from lib.core.sparkjob import JobResult, SparkJob  # noqa: E402
 
@@ -47,24 +48,36 @@ class CatalogueJob(SparkJob):
         day = args.date or layout.day_of(args.input)
         if day is None:
             raise SystemExit("catalogue: give --date (the input path does not end in YYYY-MM/DD)")
-        src = local_day(args.input)
         prefix = args.warc_prefix or (storage.join(args.root, layout.WARC) if args.root else None)
         summary: dict[str, Any] = {"date": day.isoformat(), "input": args.input}
         with self.work_dir(spark, args) as wd:
-            with self.steps("cdxj"):
-                captures = read_captures(spark, src)
-                summary.update(write_day_cdxj(captures, src, prefix, wd.path))
-            if not args.no_urldb:
-                db = args.urldb or (storage.join(args.root, layout.URLDB) if args.root else None)
-                if db is None:
-                    raise SystemExit("catalogue: give --urldb or --root (or --no-urldb)")
-                with self.steps("urldb"):
-                    summary["urldb"] = urldb.merge_day(spark, db, day, captures, args.url_partitions, args.keep_versions)
-            if not args.no_report:
-                root = args.root or bucket_root(src)
-                index_day = args.index or layout.day_path(root, layout.INDEX, day)
-                report.write_report(root, day, os.path.join(wd.path, report.REPORT), index_day, day_path=src)
-            wd.publish()
+            copy = wd.path + ".input"  # an S3 day's captures, copied where Spark can read them
+            try:
+                return self._run(spark, args, day, prefix, summary, wd, copy)
+            finally:
+                shutil.rmtree(copy, ignore_errors=True)
+
+    def _run(self, spark: Any, args: argparse.Namespace, day: Any, prefix: str | None, summary: dict[str, Any],
+             wd: Any, copy: str) -> JobResult:
+        if storage.is_s3(args.input):
+            if not storage.exists(storage.join(args.input, layout.SUCCESS)):
+                raise FileNotFoundError(f"{args.input}: preprocess output is not complete (no {layout.SUCCESS})")
+            copy_day(args.input, copy)
+        src = local_day(copy if storage.is_s3(args.input) else args.input)
+        with self.steps("cdxj"):
+            captures = read_captures(spark, src)
+            summary.update(write_day_cdxj(captures, src, prefix, wd.path))
+        if not args.no_urldb:
+            db = args.urldb or (storage.join(args.root, layout.URLDB) if args.root else None)
+            if db is None:
+                raise SystemExit("catalogue: give --urldb or --root (or --no-urldb)")
+            with self.steps("urldb"):
+                summary["urldb"] = urldb.merge_day(spark, db, day, captures, args.url_partitions, args.keep_versions)
+        if not args.no_report:
+            root = args.root or bucket_root(src)
+            index_day = args.index or layout.day_path(root, layout.INDEX, day)
+            report.write_report(root, day, os.path.join(wd.path, report.REPORT), index_day, day_path=src)
+        wd.publish()
         summary.update({f"{step}_seconds": s for step, s in self.steps.seconds.items()})
         return JobResult(ok=True, summary=summary, output=args.output)
 

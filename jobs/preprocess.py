@@ -82,8 +82,8 @@ class PreprocessJob(SparkJob):
         with self.work_dir(spark, args) as work:
             tmp = work.path
             with self.steps("map"):  # one small result row per input file
-                results = map_tasks(spark, len(files), make_mapper(files, tmp, args.max_page_bytes, args.batch_rows),
-                                    RESULT_SCHEMA, args.partitions)
+                mapper = make_mapper(files, tmp, args.max_page_bytes, args.batch_rows, args.input)
+                results = map_tasks(spark, len(files), mapper, RESULT_SCHEMA, args.partitions)
             with self.steps("write"):
                 os.makedirs(os.path.join(tmp, layout.CAPTURES), exist_ok=True)
                 remove_strays(tmp, results)
