@@ -7,6 +7,10 @@ Input: a completed preprocess day (``ROOT/preprocessed/YYYY-MM/DD`` with ``_SUCC
 Output: ``ROOT/catalogue/YYYY-MM/DD/{index.cdxj, report.html, _SUCCESS}`` (written to a
 temporary folder and swapped in, or uploaded with ``_SUCCESS`` last for S3), and the
 URL database under ``ROOT/urldb`` (or ``--urldb``). See docs/catalogue.md.
+
+Exit codes: 0 published; 1 failed, nothing published; 2 usage (an input that does not exist
+included); 4 the preprocessed day holds no captures: nothing published (the URL database
+untouched) unless ``--allow-empty``.
 """
 
 from __future__ import annotations
@@ -21,9 +25,9 @@ if __package__ in (None, ""):  # `python jobs/catalogue.py`: make the project im
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from lib.catalogue import report, urldb  # noqa: E402
-from lib.catalogue.day import bucket_root, copy_day, local_day, read_captures, write_day_cdxj  # noqa: E402
+from lib.catalogue.day import bucket_root, copy_day, day_has_captures, local_day, read_captures, write_day_cdxj  # noqa: E402
 from lib.core import layout, storage  # noqa: E402
-from lib.core.sparkjob import JobResult, SparkJob  # noqa: E402
+from lib.core.sparkjob import JobResult, SparkJob, empty_input  # noqa: E402
 
 
 class CatalogueJob(SparkJob):
@@ -31,6 +35,7 @@ class CatalogueJob(SparkJob):
     description = "Per-day CDXJ index, URL database merge and HTML report from preprocess output"
     input_kind = layout.PREPROCESSED
     output_kind = layout.CATALOGUE
+    checks_input = True  # a missing input folder: exit 2; a day without captures: exit 4 (--allow-empty)
 
     def add_arguments(self, p: argparse.ArgumentParser) -> None:
         p.add_argument("--urldb", help="URL database folder (default ROOT/urldb; local/cluster filesystem)")
@@ -64,6 +69,8 @@ class CatalogueJob(SparkJob):
                 raise FileNotFoundError(f"{args.input}: preprocess output is not complete (no {layout.SUCCESS})")
             copy_day(args.input, copy)
         src = local_day(copy if storage.is_s3(args.input) else args.input)
+        if not day_has_captures(src) and (empty := empty_input(self.name, args, "no captures")) is not None:
+            return empty
         with self.steps("cdxj"):
             captures = read_captures(spark, src)
             summary.update(write_day_cdxj(captures, src, prefix, wd.path))

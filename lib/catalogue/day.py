@@ -48,6 +48,12 @@ def copy_day(uri: str, local: str) -> str:
     return local
 
 
+def day_has_captures(src: str) -> bool:
+    """Whether a local preprocessed day holds at least one capture row."""
+    caps = os.path.join(src, layout.CAPTURES)
+    return os.path.isdir(caps) and urldb.count_rows(caps) > 0
+
+
 def bucket_root(src: str) -> str:
     """ROOT of a ``ROOT/preprocessed/YYYY-MM/DD`` folder."""
     return os.path.dirname(os.path.dirname(os.path.dirname(src.rstrip("/"))))

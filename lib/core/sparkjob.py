@@ -11,8 +11,11 @@ indexes and collects its small result rows.
 
 Exit codes (``SparkJob.main``): 0 success; 1 the run failed (an exception: nothing was
 published) or, for jobs without a code of their own, the job reported ``ok = false``; 2 usage
-(bad or missing options); 3 the output was published but the day is unhealthy (preprocess:
-see :mod:`lib.preprocess.health`).
+(bad or missing options, an input folder or S3 prefix that does not exist: nothing is
+published, no Spark starts); 3 the output was published but the day is unhealthy (preprocess:
+see :mod:`lib.preprocess.health`); 4 the input day exists but holds nothing to work on (no
+archives, no pages, no captures): nothing is published unless ``--allow-empty`` asked for an
+empty output.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from lib.core import atomic, jvm_cache, layout, pydaemon, s3, storage
 
 log = logging.getLogger("dailyslice")
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNHEALTHY = 0, 1, 2, 3
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNHEALTHY, EXIT_EMPTY = 0, 1, 2, 3, 4
 
 #: Driver JVM options of a local run whose JVM only schedules Python tasks and collects small
 #: rows (``SparkJob.light_driver``): the C2 compiler's and the parallel collector's threads
@@ -134,6 +137,18 @@ def stop_session(spark: Any) -> None:
         threading.Thread(target=server.shutdown, name="accumulator-server-stop", daemon=True).start()
 
 
+def empty_input(job: str, args: argparse.Namespace, what: str) -> JobResult | None:
+    """The result of a run whose input day holds nothing (``what``: "no archives", ...):
+    None when ``--allow-empty`` asks for an empty output, else a failed result with
+    :data:`EXIT_EMPTY` and a clear line, logged now; the caller publishes nothing."""
+    if getattr(args, "allow_empty", False):
+        log.warning("%s: %s in %s: publishing an empty output (--allow-empty)", job, what, args.input)
+        return None
+    line = f"{job}: {what} in {args.input}: nothing published (--allow-empty publishes an empty day)"
+    log.error("%s", line)
+    return JobResult(ok=False, summary={"error": line, "empty": True}, output=args.output, code=EXIT_EMPTY)
+
+
 def parse_date(text: str) -> dt.date:
     try:
         return dt.date.fromisoformat(text)
@@ -224,6 +239,7 @@ class SparkJob:
     input_kind = layout.WARC
     output_kind = "out"
     light_driver = False  # True: the JVM only schedules Python tasks (LIGHT_DRIVER_OPTS in local runs)
+    checks_input = False  # True: a missing --input is a usage error, an empty one exits EXIT_EMPTY (--allow-empty)
     _archive: jvm_cache.ArchivePlan | None = None  # the driver JVM's class archive, set by session()
 
     def __init__(self) -> None:
@@ -253,6 +269,10 @@ class SparkJob:
         p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark setting")
         p.add_argument("--summary", help="also write the run summary (JSON) to this file")
         p.add_argument("--log-level", default="WARN", help="Spark log level (default WARN)")
+        if self.checks_input:
+            p.add_argument("--allow-empty", action="store_true",
+                           help=f"publish an empty output when the input day holds nothing (default: exit {EXIT_EMPTY}, "
+                                "nothing published)")
         self.add_arguments(p)
         return p
 
@@ -311,6 +331,8 @@ class SparkJob:
         args = parser.parse_args(argv)
         try:
             self.resolve_io(args)
+            if self.checks_input and not storage.folder_exists(args.input):
+                raise SystemExit(f"{self.name}: input {args.input} does not exist (mistyped --root, --date or --input?)")
         except SystemExit as e:
             parser.error(str(e))  # exits 2, like argparse's own usage errors
         own = spark is None

@@ -144,6 +144,17 @@ def exists(uri: str) -> bool:
     return os.path.exists(local_path(uri))
 
 
+def folder_exists(uri: str) -> bool:
+    """Whether a folder (local) or prefix (S3: any object below ``prefix/``) exists, or ``uri``
+    is itself a file or object. A mistyped root or date is told apart from an empty day."""
+    if is_s3(uri):
+        bucket, prefix = split_s3(uri)
+        prefix = prefix.rstrip("/")
+        resp = s3.client().list_objects_v2(Bucket=bucket, Prefix=f"{prefix}/" if prefix else "", MaxKeys=1)
+        return bool(resp.get("KeyCount") or resp.get("Contents")) or (bool(prefix) and exists(uri))
+    return os.path.exists(local_path(uri))
+
+
 def read_range(uri: str, offset: int, length: int) -> bytes:
     """Exactly ``length`` bytes at ``offset``, or fewer if the file ends first."""
     if length <= 0:

@@ -188,6 +188,9 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
             if failed:
                 report.append(f"preprocess exit {failed.get('preprocess_rc')}, index exit {failed.get('index_rc')}, "
                               f"catalogue exit {failed.get('catalogue_rc')}")
+            if failed and failed.get("input") in ("missing", "empty"):  # the day vanished or emptied after estimate
+                report[0] = (f"{dc} {failed.get('date')}: the day's input is {failed['input']} "
+                             f"(preprocess exit {failed.get('preprocess_rc')}): nothing published")
             if unhealthy:  # published and indexed, but the day lost pages: say how, not only where the logs are
                 report[0] = f"{dc} {failed.get('date')}: {describe(unhealthy)}"
                 report.insert(1, f"Slurm job {sub['job_id']}: state {event.get('state')}, exit code {event.get('exit_code')}; "
