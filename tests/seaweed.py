@@ -73,11 +73,13 @@ class SeaweedS3:
         """What a job (or its Spark workers) needs in its environment to use this server."""
         return {"AWS_ENDPOINT_URL": self.endpoint, **CREDENTIALS}
 
-    def client(self, **config: Any) -> Any:
-        cfg = Config(s3={"addressing_style": "path"}, retries={"max_attempts": 2, "mode": "standard"},
-                     connect_timeout=2, read_timeout=10, **config)
+    def client(self, endpoint: str | None = None, **config: Any) -> Any:
+        """A boto3 client of this server (or of ``endpoint``, e.g. a proxy in front of it);
+        ``config``: botocore ``Config`` settings over short timeouts and two attempts."""
+        settings = {"s3": {"addressing_style": "path"}, "retries": {"max_attempts": 2, "mode": "standard"},
+                    "connect_timeout": 2, "read_timeout": 10, **config}
         return boto3.session.Session().client(
-            "s3", endpoint_url=self.endpoint, region_name=CREDENTIALS["AWS_DEFAULT_REGION"], config=cfg,
+            "s3", endpoint_url=endpoint or self.endpoint, config=Config(**settings), region_name=CREDENTIALS["AWS_DEFAULT_REGION"],
             aws_access_key_id=CREDENTIALS["AWS_ACCESS_KEY_ID"], aws_secret_access_key=CREDENTIALS["AWS_SECRET_ACCESS_KEY"])
 
     def start(self) -> "SeaweedS3":
