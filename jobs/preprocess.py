@@ -75,6 +75,10 @@ class PreprocessJob(SparkJob):
                        help="unhealthy below this share of kept pages among parsed 2xx HTML responses (default %(default)s)")
         p.add_argument("--max-unreadable-share", type=share, default=DEFAULTS.max_unreadable_share,
                        help="unhealthy above this share of unreadable input files (default %(default)s)")
+        p.add_argument("--s3-max-connections", type=int, metavar="N",
+                       default=int(os.environ.get("DAILYSLICE_S3_MAX_CONNECTIONS_PER_JOB", "0") or 0),
+                       help="at most N archives read from S3 at once by the whole job (one connection each; "
+                            "default $DAILYSLICE_S3_MAX_CONNECTIONS_PER_JOB, 0: one per task slot)")
         p.add_argument("--fail-on", choices=("health", "unreadable", "any", "never"), default="health",
                        help="exit 3 (published, unhealthy) when: a health threshold is breached (default); that or "
                             "any unreadable file; that or any failed record; never (health is still reported)")
@@ -88,7 +92,8 @@ class PreprocessJob(SparkJob):
             tmp = work.path
             with self.steps("map"):  # one small result row per input file
                 mapper = make_mapper(files, tmp, args.max_page_bytes, args.batch_rows, args.input)
-                results = map_tasks(spark, len(files), mapper, RESULT_SCHEMA, args.partitions)
+                results = map_tasks(spark, len(files), mapper, RESULT_SCHEMA, args.partitions,
+                                    max_concurrent=args.s3_max_connections if storage.is_s3(args.input) else 0)
             with self.steps("write"):
                 os.makedirs(os.path.join(tmp, layout.CAPTURES), exist_ok=True)
                 remove_strays(tmp, results)
@@ -106,6 +111,7 @@ class PreprocessJob(SparkJob):
             "html_seen": t["html_seen"], "unreadable_files": day["counts"]["unreadable_files"],
             "error_report_lines": reported, "health": day, "steps": self.steps.seconds,
             "html_extraction": t.get("html_extraction", []),
+            "s3_executors": t.get("s3", {}),  # the tasks' share of "s3" (driver and tasks together)
         }
         return JobResult(ok=day["ok"] or args.fail_on == "never", summary=summary, output=args.output,
                          code=EXIT_UNHEALTHY)

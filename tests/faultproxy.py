@@ -55,7 +55,7 @@ class Faults:
     stall_methods: tuple[str, ...] = ("GET",)
     stats: dict[str, int] = field(default_factory=lambda: {
         "requests": 0, "forwarded": 0, "errors": 0, "cut_responses": 0, "cut_requests": 0, "stalls": 0,
-        "upstream_failures": 0})
+        "upstream_failures": 0, "in_flight": 0, "max_in_flight": 0})
 
 
 class FaultProxy:
@@ -135,66 +135,83 @@ class FaultProxy:
             return False
 
     # ------------------------------------------------------------------ serving
+    def _flight(self, delta: int) -> None:
+        with self.lock:
+            st = self.faults.stats
+            st["in_flight"] += delta
+            st["max_in_flight"] = max(st["max_in_flight"], st["in_flight"])
+
     def _serve(self, sock: socket.socket) -> None:
         sock.settimeout(120)
         reader = sock.makefile("rb")
-        upstream: http.client.HTTPConnection | None = None
+        box: list[http.client.HTTPConnection | None] = [None]  # this connection's upstream connection
         try:
             while True:
                 head = self._read_head(reader)
                 if head is None:
                     return
-                method, target, headers = head
                 self._count("requests")
-                with self.lock:
-                    f = self.faults
-                    error = (method in f.error_methods and f.error_share > 0 and self.rng.random() < f.error_share)
-                    status = self.rng.choice(f.error_statuses) if error else 0
-                    latency = f.latency
-                    cut_req = f.cut_request_after
-                if latency:
-                    time.sleep(latency)
-                if headers.get("expect", "").lower() == "100-continue":
-                    sock.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
-                if cut_req is not None and self._take(method, "cut_request_count", "cut_request_methods"):
-                    reader.read(min(cut_req, int(headers.get("content-length", "0") or 0)))
-                    self._count("cut_requests")
-                    return  # close without an answer: the upload was cut
-                body = self._read_body(reader, headers)
-                if error:
-                    self._count("errors")
-                    self._send_error(sock, status, target)
-                    continue
-                if upstream is None:
-                    upstream = http.client.HTTPConnection(*self.upstream, timeout=120)
+                self._flight(+1)
                 try:
-                    resp_head, resp_body = self._forward(upstream, method, target, headers, body)
-                except (OSError, http.client.HTTPException):
-                    upstream.close()
-                    upstream = None
-                    self._count("upstream_failures")
-                    return  # the server is gone (restarted): the client sees a dropped connection
-                self._count("forwarded")
-                if self._take(method, "cut_response_count", "cut_response_methods"):
-                    n = min(self.faults.cut_response_after or 0, max(len(resp_body) - 1, 0))
-                    sock.sendall(resp_head + resp_body[:n])
-                    self._count("cut_responses")
+                    keep = self._one(sock, reader, *head, box)
+                finally:
+                    self._flight(-1)
+                if not keep:
                     return
-                if self._take(method, "stall_count", "stall_methods"):
-                    sock.sendall(resp_head + resp_body[: len(resp_body) // 2])
-                    self._count("stalls")
-                    time.sleep(self.faults.stall_seconds)
-                    return
-                sock.sendall(resp_head + resp_body)
         except (OSError, ValueError):
             return
         finally:
-            if upstream is not None:
-                upstream.close()
+            if box[0] is not None:
+                box[0].close()
             try:
                 sock.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
+
+    def _one(self, sock: socket.socket, reader: Any, method: str, target: str, headers: dict[str, Any],
+             box: list) -> bool:
+        """Serve one request; False when the connection is to be closed."""
+        with self.lock:
+            f = self.faults
+            error = method in f.error_methods and f.error_share > 0 and self.rng.random() < f.error_share
+            status = self.rng.choice(f.error_statuses) if error else 0
+            latency = f.latency
+            cut_req = f.cut_request_after
+        if latency:
+            time.sleep(latency)
+        if headers.get("expect", "").lower() == "100-continue":
+            sock.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
+        if cut_req is not None and self._take(method, "cut_request_count", "cut_request_methods"):
+            reader.read(min(cut_req, int(headers.get("content-length", "0") or 0)))
+            self._count("cut_requests")
+            return False  # close without an answer: the upload was cut
+        body = self._read_body(reader, headers)
+        if error:
+            self._count("errors")
+            self._send_error(sock, status, target)
+            return True
+        if box[0] is None:
+            box[0] = http.client.HTTPConnection(*self.upstream, timeout=120)
+        try:
+            resp_head, resp_body = self._forward(box[0], method, target, headers, body)
+        except (OSError, http.client.HTTPException):
+            box[0].close()
+            box[0] = None
+            self._count("upstream_failures")
+            return False  # the server is gone (restarted): the client sees a dropped connection
+        self._count("forwarded")
+        if self._take(method, "cut_response_count", "cut_response_methods"):
+            n = min(self.faults.cut_response_after or 0, max(len(resp_body) - 1, 0))
+            sock.sendall(resp_head + resp_body[:n])
+            self._count("cut_responses")
+            return False
+        if self._take(method, "stall_count", "stall_methods"):
+            sock.sendall(resp_head + resp_body[: len(resp_body) // 2])
+            self._count("stalls")
+            time.sleep(self.faults.stall_seconds)
+            return False
+        sock.sendall(resp_head + resp_body)
+        return True
 
     @staticmethod
     def _read_head(reader: Any) -> tuple[str, str, dict[str, str]] | None:

@@ -83,8 +83,14 @@ class Steps:
         self.seconds[name] = round(time.perf_counter() - start, 3)
 
 
+def task_order(count: int, slots: int) -> list[int]:
+    """Task indexes dealt round-robin into ``slots`` contiguous runs: run ``r`` holds
+    ``r, r + slots, ...``, so with the biggest inputs first each run gets a fair share."""
+    return [i for r in range(slots) for i in range(r, count, slots)]
+
+
 def map_tasks(spark: Any, count: int, fn: Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]],
-              schema: pa.Schema, partitions: int = 0) -> list[dict[str, Any]]:
+              schema: pa.Schema, partitions: int = 0, max_concurrent: int = 0) -> list[dict[str, Any]]:
     """Run ``fn`` over the task indexes ``0..count-1`` and collect its result rows as dicts.
 
     ``fn`` takes batches of one ``id`` column (the indexes of its task, one per partition
@@ -93,15 +99,22 @@ def map_tasks(spark: Any, count: int, fn: Callable[[Iterator[pa.RecordBatch]], I
     driver. It runs on a plain Python RDD, not ``DataFrame.mapInArrow``: with no SQL plan and
     no Arrow stream through the JVM, a job's first task starts ~1 s sooner and later tasks
     ~0.4 s sooner (docs/benchmarks.md, "Indexing"). No tasks, no Spark job: returns ``[]``.
+
+    ``max_concurrent`` (> 0) caps how many indexes are worked on at once in the whole job,
+    however many cores it has: the indexes go into that many partitions (round-robin,
+    :func:`task_order`), each worked through in turn. The preprocess job caps its S3 streams
+    this way (one per archive being read).
     """
     if count <= 0:
         return []
 
-    def task(ids: Iterator[int]) -> Iterator[dict[str, Any]]:
+    def task(ids: Iterator[int]) -> Iterator[dict[str, Any]]:  # pickled by value: workers import nothing of ours
         batch = pa.record_batch([pa.array(list(ids), pa.int64())], names=["id"])
         for b in fn(iter([batch])):
             yield from pa.Table.from_batches([b]).cast(schema).to_pylist()
 
+    if 0 < max_concurrent < (partitions or count):
+        return spark.sparkContext.parallelize(task_order(count, max_concurrent), max_concurrent).mapPartitions(task).collect()
     return spark.sparkContext.parallelize(range(count), partitions or count).mapPartitions(task).collect()
 
 
@@ -338,6 +351,7 @@ class SparkJob:
         own = spark is None
         self.steps = Steps()
         t0 = time.time()
+        s3_before = s3.counters()
         if own:
             spark = self.session(args)
         try:
@@ -355,6 +369,8 @@ class SparkJob:
                 stop_session(spark)
                 jvm_cache.finish(self._archive)
         result.summary.setdefault("job", self.name)
+        driver_s3 = s3.counters_since(s3_before)
+        result.summary["s3"] = s3.add_counters(dict(driver_s3), result.summary.get("s3_executors"))
         result.summary["ok"] = result.ok
         result.summary["seconds"] = round(time.time() - t0, 3)
         result.summary.setdefault("output", args.output)

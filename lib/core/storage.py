@@ -98,10 +98,12 @@ class S3Stream(io.RawIOBase):
                 if attempt == self.max_resumes:
                     raise
                 self._body = None
+                s3.note_resume()
             except (BotoCoreError, OSError):
                 if attempt == self.max_resumes:
                     raise
                 self._body = None
+                s3.note_resume()
         n = len(data)
         b[:n] = data
         self.pos += n

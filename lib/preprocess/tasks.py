@@ -20,7 +20,7 @@ from typing import Any, Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lib.core import atomic, layout, storage, uris
+from lib.core import atomic, layout, s3, storage, uris
 from lib.core.schema import CAPTURE_SCHEMA, PAGE_SCHEMA
 from lib.html import walk
 from lib.preprocess import health
@@ -104,6 +104,7 @@ def process_one(uri: str, size: int, out_dir: str, max_page_bytes: int, batch_ro
     """Process one archive; returns its RESULT_SCHEMA row. Ids and output names derive from
     the archive's path below ``input_root`` (:func:`lib.core.uris.archive_name`), not from
     where it is read."""
+    s3_before = s3.counters()
     arc_name = uris.archive_name(uri, input_root) if input_root else uri
     proc = FileProcessor(uri, max_page_bytes, name=arc_name)
     proc.stats.bytes = size
@@ -131,7 +132,8 @@ def process_one(uri: str, size: int, out_dir: str, max_page_bytes: int, batch_ro
     print(f"preprocess: {os.path.basename(uri)}: read {s.read} kept {s.kept} skipped {sum(s.skipped.values())} "
           f"failed {sum(s.failed.values())} in {s.seconds:.1f}s", file=sys.stderr, flush=True)
     # which HTML path ran on this executor: a cluster's workers may lack the compiled walker
-    return {"file": uri, "stats": json.dumps(s.as_dict() | {"html_extraction": walk.status()}),
+    return {"file": uri, "stats": json.dumps(s.as_dict() | {"html_extraction": walk.status(),
+                                                            "s3": s3.counters_since(s3_before)}),
             "errors": "".join(json.dumps(e, default=str) + "\n" for e in proc.errors), "outputs": outputs}
 
 
@@ -186,6 +188,8 @@ def merge_results(out_dir: str, files: list[tuple[str, int]], results: list[dict
             for k in ("skipped_by_reason", "failed_by_reason", "warnings_by_reason"):
                 for reason, n in s[k].items():
                     totals[k][reason] = totals[k].get(reason, 0) + n
+            if "s3" in s:
+                s3.add_counters(totals.setdefault("s3", {}), s["s3"])
             if "html_extraction" in s:
                 paths = totals.setdefault("html_extraction", [])
                 if s["html_extraction"] not in paths:

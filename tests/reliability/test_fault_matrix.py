@@ -229,3 +229,26 @@ def test_f_staging_disk_full(seaweed, day, clean, tmp_path, small_disk) -> None:
     runs = pipeline.run_day(root, tmp_path / "room", env)
     assert_complete(c, bucket, tmp_path / "room", clean, runs)
     record("f", "failed loudly, next run complete", time.monotonic() - t0, error=first.summary.get("error", "")[:80])
+
+
+# ---------------------------------------------------------------- (c) server restarted
+def test_c_s3_server_restarted_mid_day(seaweed, day, clean, tmp_path) -> None:
+    """The S3 server is killed (SIGKILL) while preprocess reads the archives and started again
+    on the same data 2 s later (it answers again ~3-10 s after that): botocore's retries and
+    the stream's ranged resumes carry the jobs over the gap, and the day completes."""
+    c, bucket, root = day
+    env = pipeline.job_env(seaweed.env())
+    t0 = time.monotonic()
+    proc = pipeline.start_job("preprocess", root, tmp_path, env)
+    deadline = time.monotonic() + 240
+    while proc.poll() is None and not _workers(proc) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proc.poll() is None, "preprocess ended before the restart"
+    down = time.monotonic()
+    seaweed.restart(down_seconds=2, crash=True)
+    gap = time.monotonic() - down
+    pre = pipeline.finish_job("preprocess", proc, tmp_path, t0)
+    runs = [pre] + ([pipeline.run_job(s, root, tmp_path, env) for s in ("index", "catalogue")] if pre.rc == 0 else [])
+    assert_complete(seaweed.client(), bucket, tmp_path, clean, runs)
+    record("c", "complete", time.monotonic() - t0, server_gap_seconds=round(gap, 1),
+           read_errors=pre.summary["failed_by_reason"].get("read_error", 0))
