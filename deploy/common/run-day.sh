@@ -177,7 +177,7 @@ def summary(name):
 pre = summary("preprocess")
 marker = {
     "ok": e["OK"] == "1", "health": (pre or {}).get("health"), "date": e["DATE"], "data_center": e["DATA_CENTER"], "job_id": e["JOB_ID"],
-    "preprocess_rc": int(e["PRE_RC"]), "input": {2: "missing", 4: "empty"}.get(int(e["PRE_RC"])), "index_rc": int(e["IDX_RC"]) if e["IDX_RC"] else None,
+    "preprocess_rc": int(e["PRE_RC"]), "input": {2: "missing", 4: "empty"}.get(int(e["PRE_RC"])), "busy": int(e["PRE_RC"]) == 5, "index_rc": int(e["IDX_RC"]) if e["IDX_RC"] else None,
     "catalogue_rc": int(e["CAT_RC"]) if e["CAT_RC"] else None,
     "outputs": {"preprocessed": e["PRE_OUT"], "index": e["IDX_OUT"], "catalogue": e["CAT_OUT"]}, "log": e["LOG_FILE"],
     "summaries": {"preprocess": pre, "index": summary("index"), "catalogue": summary("catalogue")},
@@ -194,4 +194,6 @@ echo "run-day: preprocess exit $PRE_RC, index exit ${IDX_RC:-not run}, catalogue
 [ "$PRE_RC" -eq 3 ] && [ "${IDX_RC:-1}" -eq 0 ] && [ "${CAT_RC:-1}" -eq 0 ] && exit 3
 # no input folder (2) or no archives in it (4): nothing published, say which
 [ "$PRE_RC" -eq 2 ] || [ "$PRE_RC" -eq 4 ] && exit "$PRE_RC"
+# another run of the day holds the output's lease (lib/core/lease.py): this one did nothing
+[ "$PRE_RC" -eq 5 ] && exit 5
 exit 1

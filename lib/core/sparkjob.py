@@ -15,7 +15,8 @@ published) or, for jobs without a code of their own, the job reported ``ok = fal
 published, no Spark starts); 3 the output was published but the day is unhealthy (preprocess:
 see :mod:`lib.preprocess.health`); 4 the input day exists but holds nothing to work on (no
 archives, no pages, no captures): nothing is published unless ``--allow-empty`` asked for an
-empty output.
+empty output; 5 another run of the same output holds its lease (:mod:`lib.core.lease`) and
+``--wait-lock`` did not outlast it: nothing was done.
 """
 
 from __future__ import annotations
@@ -40,11 +41,11 @@ from typing import Any, Callable, Iterator
 import pyarrow as pa
 from pyspark.sql import SparkSession
 
-from lib.core import atomic, jvm_cache, layout, pydaemon, s3, storage
+from lib.core import atomic, jvm_cache, layout, lease, pydaemon, s3, storage
 
 log = logging.getLogger("dailyslice")
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNHEALTHY, EXIT_EMPTY = 0, 1, 2, 3, 4
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNHEALTHY, EXIT_EMPTY, EXIT_BUSY = 0, 1, 2, 3, 4, 5
 
 #: Driver JVM options of a local run whose JVM only schedules Python tasks and collects small
 #: rows (``SparkJob.light_driver``): the C2 compiler's and the parallel collector's threads
@@ -283,6 +284,9 @@ class SparkJob:
         p.add_argument("--summary", help="also write the run summary (JSON) to this file")
         p.add_argument("--log-level", default="WARN", help="Spark log level (default WARN)")
         if self.checks_input:
+            p.add_argument("--wait-lock", type=float, default=0.0, metavar="SECONDS",
+                           help=f"wait this long for another run of the same output to finish (default: refuse at "
+                                f"once, exit {EXIT_BUSY})")
             p.add_argument("--allow-empty", action="store_true",
                            help=f"publish an empty output when the input day holds nothing (default: exit {EXIT_EMPTY}, "
                                 "nothing published)")
@@ -352,8 +356,25 @@ class SparkJob:
         self.steps = Steps()
         t0 = time.time()
         s3_before = s3.counters()
+        held = None
+        if self.checks_input:  # one run per output at a time: before Spark starts, so refusing is cheap
+            try:
+                held = lease.Lease(args.output, self.name, args.wait_lock).acquire()
+            except lease.Busy as e:
+                log.error("%s: %s", self.name, e)
+                print(f"{parser.prog}: {e}", file=sys.stderr)
+                self.last_result = JobResult(ok=False, summary={"job": self.name, "ok": False, "error": str(e),
+                                                                "busy": True}, code=EXIT_BUSY)
+                if args.summary:
+                    storage.write_bytes(args.summary, json.dumps(self.last_result.summary, indent=2).encode())
+                return EXIT_BUSY
         if own:
-            spark = self.session(args)
+            try:
+                spark = self.session(args)
+            except BaseException:
+                if held is not None:
+                    held.release()
+                raise
         try:
             result = self.run(spark, args)
         except SystemExit as e:
@@ -365,10 +386,14 @@ class SparkJob:
             log.exception("%s failed", self.name)
             result = JobResult(ok=False, summary={"error": f"{type(e).__name__}: {e}"})
         finally:
+            if held is not None:
+                held.release()
             if own:
                 stop_session(spark)
                 jvm_cache.finish(self._archive)
         result.summary.setdefault("job", self.name)
+        if held is not None and held.waited:
+            result.summary["waited_for_lock_seconds"] = held.waited
         driver_s3 = s3.counters_since(s3_before)
         result.summary["s3"] = s3.add_counters(dict(driver_s3), result.summary.get("s3_executors"))
         result.summary["ok"] = result.ok

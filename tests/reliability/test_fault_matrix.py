@@ -252,3 +252,43 @@ def test_c_s3_server_restarted_mid_day(seaweed, day, clean, tmp_path) -> None:
     assert_complete(seaweed.client(), bucket, tmp_path, clean, runs)
     record("c", "complete", time.monotonic() - t0, server_gap_seconds=round(gap, 1),
            read_errors=pre.summary["failed_by_reason"].get("read_error", 0))
+
+
+# ---------------------------------------------------------------- (g) two runs at once
+def test_g_two_runs_of_the_same_day_at_once(seaweed, day, clean, tmp_path) -> None:
+    """Two runs of the day started together: each output has one lease, so the second
+    preprocess refuses (exit 5, "another run of this day is publishing") and the first
+    completes alone; a second run told to wait (``--wait-lock``) starts after the first ends
+    and republishes the same day. Writes never interleave."""
+    c, bucket, root = day
+    env = pipeline.job_env(seaweed.env())
+    t0 = time.monotonic()
+    a = pipeline.start_job("preprocess", root, tmp_path / "a", env)
+    deadline = time.monotonic() + 60
+    while not _holds_lease(c, bucket) and a.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    b = pipeline.run_job("preprocess", root, tmp_path / "b", env)
+    first = pipeline.finish_job("preprocess", a, tmp_path / "a", t0)
+    assert first.rc == 0, first.tail()
+    assert b.rc == 5 and b.summary["busy"] is True and "another run of this day is publishing" in b.log
+    runs = [first] + [pipeline.run_job(s, root, tmp_path / "a", env) for s in ("index", "catalogue")]
+    assert_complete(c, bucket, tmp_path / "a", clean, runs)
+
+    # both at once again, the second waiting for the first: two complete runs in turn
+    a2 = pipeline.start_job("preprocess", root, tmp_path / "a2", env)
+    while not _holds_lease(c, bucket) and a2.poll() is None and time.monotonic() < deadline + 120:
+        time.sleep(0.05)
+    b2 = pipeline.run_job("preprocess", root, tmp_path / "b2", env, "--wait-lock", "300")
+    r_a2 = pipeline.finish_job("preprocess", a2, tmp_path / "a2", t0)
+    assert r_a2.rc == 0 and b2.rc == 0, b2.tail()
+    assert b2.summary["waited_for_lock_seconds"] > 0
+    got = pipeline.published(c, bucket, tmp_path / "after-both")
+    assert got.success["preprocessed"] and got.content["pages"] == clean.content["pages"]
+    assert got.content["captures"] == clean.content["captures"]
+    record("g", "second refused (exit 5) / waited; first complete", time.monotonic() - t0,
+           waited_seconds=b2.summary["waited_for_lock_seconds"])
+
+
+def _holds_lease(c, bucket: str) -> bool:
+    resp = c.list_objects_v2(Bucket=bucket, Prefix=f"{pipeline.PREFIX}/preprocessed/")
+    return any(o["Key"].endswith(".lock") for o in resp.get("Contents", []))
