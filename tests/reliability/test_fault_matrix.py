@@ -97,8 +97,9 @@ def assert_no_partial_success(c, bucket: str, work: pathlib.Path, clean: pipelin
     return got
 
 
-def retries_of(runs) -> int:
-    return sum(int((r.summary or {}).get("s3", {}).get("retries", 0)) for r in runs)
+def retries_of(runs) -> dict[str, int]:
+    """The S3 retries and stream resumes the jobs' summaries counted, over the day."""
+    return {k: sum(int((r.summary or {}).get("s3", {}).get(k, 0)) for r in runs) for k in ("retries", "resumes")}
 
 
 # ---------------------------------------------------------------- (a) cuts
@@ -112,7 +113,7 @@ def test_a_connections_cut_mid_object_and_mid_upload(seaweed, day, proxy, clean,
     assert_complete(c, bucket, tmp_path, clean, runs)
     stats = proxy.stats
     assert stats["cut_responses"] == 6 and stats["cut_requests"] == 4
-    record("a", "complete", time.monotonic() - t0, faults=stats, retries=retries_of(runs))
+    record("a", "complete", time.monotonic() - t0, faults=stats, s3=retries_of(runs))
 
 
 # ---------------------------------------------------------------- (b) 503/500
@@ -131,7 +132,7 @@ def test_b_a_fifth_of_requests_fail_for_a_while(seaweed, day, proxy, clean, tmp_
     assert_complete(c, bucket, tmp_path, clean, runs)
     stats = proxy.stats
     assert stats["errors"] >= 3, stats  # the fault did fire
-    record("b", "complete", time.monotonic() - t0, faults=stats, retries=retries_of(runs))
+    record("b", "complete", time.monotonic() - t0, faults=stats, s3=retries_of(runs))
 
 
 # ---------------------------------------------------------------- (d) worker killed
@@ -174,7 +175,7 @@ def test_d_python_worker_killed_mid_task(seaweed, day, clean, tmp_path) -> None:
     assert "Lost task" in pre.log  # Spark saw the task fail and ran it again
     runs = [pre] + [pipeline.run_job(s, root, tmp_path, env) for s in ("index", "catalogue")]
     assert_complete(c, bucket, tmp_path, clean, runs)
-    record("d", "complete", time.monotonic() - t0, workers_killed=killed)
+    record("d", "complete", time.monotonic() - t0, workers_killed=killed, s3=retries_of(runs))
 
 
 # ---------------------------------------------------------------- (e) driver killed
@@ -198,7 +199,7 @@ def test_e_driver_killed_mid_day_then_next_attempt(seaweed, day, clean, tmp_path
     assert not any(after.keys.values()), after.keys  # nothing was published
     runs = pipeline.run_day(root, tmp_path / "attempt2", env)
     assert_complete(c, bucket, tmp_path / "attempt2", clean, runs)
-    record("e", "failed loudly, next attempt complete", time.monotonic() - t0, first_exit=first.rc)
+    record("e", "failed loudly, next attempt complete", time.monotonic() - t0, first_exit=first.rc, s3=retries_of(runs))
 
 
 # ---------------------------------------------------------------- (f) disk full
@@ -228,7 +229,8 @@ def test_f_staging_disk_full(seaweed, day, clean, tmp_path, small_disk) -> None:
     assert not os.listdir(small_disk)  # the failed run cleaned its staging folder
     runs = pipeline.run_day(root, tmp_path / "room", env)
     assert_complete(c, bucket, tmp_path / "room", clean, runs)
-    record("f", "failed loudly, next run complete", time.monotonic() - t0, error=first.summary.get("error", "")[:80])
+    record("f", "failed loudly, next run complete", time.monotonic() - t0, error=first.summary.get("error", "")[:80],
+           s3=retries_of(runs))
 
 
 # ---------------------------------------------------------------- (c) server restarted
@@ -251,7 +253,7 @@ def test_c_s3_server_restarted_mid_day(seaweed, day, clean, tmp_path) -> None:
     runs = [pre] + ([pipeline.run_job(s, root, tmp_path, env) for s in ("index", "catalogue")] if pre.rc == 0 else [])
     assert_complete(seaweed.client(), bucket, tmp_path, clean, runs)
     record("c", "complete", time.monotonic() - t0, server_gap_seconds=round(gap, 1),
-           read_errors=pre.summary["failed_by_reason"].get("read_error", 0))
+           read_errors=pre.summary["failed_by_reason"].get("read_error", 0), s3=retries_of(runs))
 
 
 # ---------------------------------------------------------------- (g) two runs at once
