@@ -8,7 +8,7 @@ bounded (``S3_MAX_ATTEMPTS`` per call, default 12: with botocore's exponential b
 at 20 s that rides out about a minute of an unreachable server, e.g. a restart) and counted:
 :func:`counters` gives this process's API calls, HTTP attempts and retries, which the jobs
 report in their summaries (``s3``). ``S3_MAX_CONNECTIONS`` caps the connections one process
-(a driver, or one Python worker of an executor) keeps to the server (default 4).
+(a driver, or one Python worker of an executor) keeps to the server (default 16).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ _lock = threading.Lock()
 _clients: dict[int, Any] = {}
 _counts = {"calls": 0, "requests": 0, "resumes": 0}
 DEFAULT_MAX_ATTEMPTS = 12
-DEFAULT_MAX_CONNECTIONS = 4
+DEFAULT_MAX_CONNECTIONS = 16  # botocore pools per client; threads beyond it open throwaway connections
 
 #: Environment variables that must reach executors for S3 to work there.
 S3_ENV_VARS = (

@@ -163,8 +163,8 @@ def test_s3_pressure_config_reaches_the_job_environment(tmp_path):
     cfg_file.write_text('{"datacenters": {"dc1": {"s3": {"bucket": "b", "max_connections_per_job": 48, '
                         '"max_connections_per_executor": 8}}}}')
     s3cfg = load_config(str(cfg_file))["dc1"]["s3"]
-    assert s3_pressure_env(s3cfg) == {"DAILYSLICE_S3_MAX_CONNECTIONS_PER_JOB": "48", "SPARK_EXECUTOR_CORES": "8",
-                                      "S3_MAX_CONNECTIONS": "4"}
+    assert s3_pressure_env(s3cfg) == {"DAILYSLICE_S3_MAX_CONNECTIONS_PER_JOB": "48", "SPARK_EXECUTOR_CORES": "8"}
+    assert s3_pressure_env({**s3cfg, "max_connections_per_process": 2})["S3_MAX_CONNECTIONS"] == "2"
     cfg_file.write_text('{"datacenters": {"dc1": {"s3": {"bucket": "b", "max_connections_per_job": 0}}}}')
     with pytest.raises(ConfigError, match="max_connections_per_job"):
         load_config(str(cfg_file))
