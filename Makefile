@@ -1,12 +1,13 @@
 # Two entry points on a fresh machine (see README):
 #   make demo   - install, generate a sample crawl, run the daily pipeline end to end locally
+#   make demo-s3 - the same against a real S3 server (SeaweedFS on loopback, started and stopped here)
 #   make test   - install (system packages included) and run the whole test suite
 VENV ?= .venv
 PY := $(VENV)/bin/python
 DEMO_ROOT ?= demo
 DEMO_DATE ?= 2026-01-15
 
-.PHONY: setup system-deps test demo clean
+.PHONY: setup system-deps test demo demo-s3 clean
 
 $(VENV)/.installed: pyproject.toml setup.py lib/html/native/lexwalk.c
 	python3 -m venv $(VENV)
@@ -26,5 +27,11 @@ test: system-deps setup
 demo: setup
 	$(PY) -m jobs.demo --root $(DEMO_ROOT) --date $(DEMO_DATE)
 
+# the sample crawl is uploaded to s3://demo-crawl/root; outputs are read back from there, the
+# URL database and a copy of the results go to $(DEMO_ROOT)-s3
+demo-s3: setup
+	$(PY) -m tests.seaweed --bucket demo-crawl -- $(PY) -m jobs.demo --s3 s3://demo-crawl/root \
+		--root $(DEMO_ROOT)-s3 --date $(DEMO_DATE)
+
 clean:
-	rm -rf $(VENV) $(DEMO_ROOT) .pytest_cache
+	rm -rf $(VENV) $(DEMO_ROOT) $(DEMO_ROOT)-s3 .pytest_cache

@@ -7,12 +7,17 @@ Input: a completed preprocess day (``ROOT/preprocessed/YYYY-MM/DD`` with ``_SUCC
 Output: ``ROOT/catalogue/YYYY-MM/DD/{index.cdxj, report.html, _SUCCESS}`` (written to a
 temporary folder and swapped in, or uploaded with ``_SUCCESS`` last for S3), and the
 URL database under ``ROOT/urldb`` (or ``--urldb``). See docs/catalogue.md.
+
+Exit codes: 0 published; 1 failed, nothing published; 2 usage (an input that does not exist
+included); 4 the preprocessed day holds no captures: nothing published (the URL database
+untouched) unless ``--allow-empty``.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 from typing import Any
 
@@ -20,9 +25,9 @@ if __package__ in (None, ""):  # `python jobs/catalogue.py`: make the project im
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from lib.catalogue import report, urldb  # noqa: E402
-from lib.catalogue.day import bucket_root, local_day, read_captures, write_day_cdxj  # noqa: E402
+from lib.catalogue.day import bucket_root, copy_day, day_has_captures, local_day, read_captures, write_day_cdxj  # noqa: E402
 from lib.core import layout, storage  # noqa: E402
-from lib.core.sparkjob import JobResult, SparkJob  # noqa: E402
+from lib.core.sparkjob import JobResult, SparkJob, empty_input  # noqa: E402
 
 
 class CatalogueJob(SparkJob):
@@ -30,6 +35,7 @@ class CatalogueJob(SparkJob):
     description = "Per-day CDXJ index, URL database merge and HTML report from preprocess output"
     input_kind = layout.PREPROCESSED
     output_kind = layout.CATALOGUE
+    checks_input = True  # a missing input folder: exit 2; a day without captures: exit 4 (--allow-empty)
 
     def add_arguments(self, p: argparse.ArgumentParser) -> None:
         p.add_argument("--urldb", help="URL database folder (default ROOT/urldb; local/cluster filesystem)")
@@ -47,24 +53,38 @@ class CatalogueJob(SparkJob):
         day = args.date or layout.day_of(args.input)
         if day is None:
             raise SystemExit("catalogue: give --date (the input path does not end in YYYY-MM/DD)")
-        src = local_day(args.input)
         prefix = args.warc_prefix or (storage.join(args.root, layout.WARC) if args.root else None)
         summary: dict[str, Any] = {"date": day.isoformat(), "input": args.input}
         with self.work_dir(spark, args) as wd:
-            with self.steps("cdxj"):
-                captures = read_captures(spark, src)
-                summary.update(write_day_cdxj(captures, src, prefix, wd.path))
-            if not args.no_urldb:
-                db = args.urldb or (storage.join(args.root, layout.URLDB) if args.root else None)
-                if db is None:
-                    raise SystemExit("catalogue: give --urldb or --root (or --no-urldb)")
-                with self.steps("urldb"):
-                    summary["urldb"] = urldb.merge_day(spark, db, day, captures, args.url_partitions, args.keep_versions)
-            if not args.no_report:
-                root = args.root or bucket_root(src)
-                index_day = args.index or layout.day_path(root, layout.INDEX, day)
-                report.write_report(root, day, os.path.join(wd.path, report.REPORT), index_day, day_path=src)
-            wd.publish()
+            copy = wd.path + ".input"  # an S3 day's captures, copied where Spark can read them
+            try:
+                return self._run(spark, args, day, prefix, summary, wd, copy)
+            finally:
+                shutil.rmtree(copy, ignore_errors=True)
+
+    def _run(self, spark: Any, args: argparse.Namespace, day: Any, prefix: str | None, summary: dict[str, Any],
+             wd: Any, copy: str) -> JobResult:
+        if storage.is_s3(args.input):
+            if not storage.exists(storage.join(args.input, layout.SUCCESS)):
+                raise FileNotFoundError(f"{args.input}: preprocess output is not complete (no {layout.SUCCESS})")
+            copy_day(args.input, copy)
+        src = local_day(copy if storage.is_s3(args.input) else args.input)
+        if not day_has_captures(src) and (empty := empty_input(self.name, args, "no captures")) is not None:
+            return empty
+        with self.steps("cdxj"):
+            captures = read_captures(spark, src)
+            summary.update(write_day_cdxj(captures, src, prefix, wd.path))
+        if not args.no_urldb:
+            db = args.urldb or (storage.join(args.root, layout.URLDB) if args.root else None)
+            if db is None:
+                raise SystemExit("catalogue: give --urldb or --root (or --no-urldb)")
+            with self.steps("urldb"):
+                summary["urldb"] = urldb.merge_day(spark, db, day, captures, args.url_partitions, args.keep_versions)
+        if not args.no_report:
+            root = args.root or bucket_root(src)
+            index_day = args.index or layout.day_path(root, layout.INDEX, day)
+            report.write_report(root, day, os.path.join(wd.path, report.REPORT), index_day, day_path=src)
+        wd.publish()
         summary.update({f"{step}_seconds": s for step, s in self.steps.seconds.items()})
         return JobResult(ok=True, summary=summary, output=args.output)
 

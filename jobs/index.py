@@ -6,6 +6,10 @@
 Reads ``ROOT/preprocessed/YYYY-MM/DD/language=*/`` and writes ``ROOT/index/YYYY-MM/DD/``:
 ``{TLD}/{LANG}/index-{n}.ciff.gz`` + ``metadata-{n}.parquet``, ``graph/{edges,inlinks,hosts}/``,
 ``_stats.json`` and ``_SUCCESS`` (last). See docs/index.md for the layout and the rules.
+
+Exit codes: 0 published; 1 failed (an incomplete input day included), nothing published; 2 usage
+(an input that does not exist included); 4 the preprocessed day holds no pages: nothing
+published unless ``--allow-empty``.
 """
 
 from __future__ import annotations
@@ -21,8 +25,8 @@ if __package__ in (None, ""):  # `python jobs/index.py`: make the project import
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from lib.core import layout, storage  # noqa: E402
-from lib.core.sparkjob import JobResult, SparkJob  # noqa: E402
-from lib.index.inputs import local_copy  # noqa: E402
+from lib.core.sparkjob import JobResult, SparkJob, empty_input  # noqa: E402
+from lib.index.inputs import local_copy, page_files  # noqa: E402
 from lib.index.pipeline import build_index, plan_day  # noqa: E402
 
 
@@ -32,6 +36,7 @@ class IndexJob(SparkJob):
     input_kind = layout.PREPROCESSED
     output_kind = layout.INDEX
     light_driver = True  # the JVM schedules Python tasks; the work is in Python
+    checks_input = True  # a missing input folder: exit 2; a day without pages: exit 4 (--allow-empty)
 
     def light(self, args: argparse.Namespace) -> bool:
         # the web graph is Spark SQL in the JVM: with C1 alone it took 91-96 s against 61 s on
@@ -51,6 +56,8 @@ class IndexJob(SparkJob):
     def run(self, spark: Any, args: argparse.Namespace) -> JobResult:
         if not storage.exists(storage.join(args.input, layout.SUCCESS)):
             raise FileNotFoundError(f"input day is not complete (no {layout.SUCCESS}): {args.input}")
+        if not page_files(args.input) and (empty := empty_input(self.name, args, "no preprocessed pages")) is not None:
+            return empty
         with self.work_dir(spark, args) as wd:
             copy = wd.path + ".input"  # an S3 day, copied where Spark can read it
             try:

@@ -8,9 +8,11 @@ ROOT/preprocessed/YYYY-MM/DD/: ``language=xxx/part-*.parquet`` (pages), ``_captu
 ``_stats.json``, ``_errors.jsonl`` and ``_SUCCESS`` last. See README for the columns.
 
 Exit codes: 0 the day is published and healthy; 1 the run failed (nothing published);
-2 usage; 3 the day is published but unhealthy (:mod:`lib.preprocess.health`: too many failed records,
+2 usage (an input folder or prefix that does not exist included: nothing published);
+3 the day is published but unhealthy (:mod:`lib.preprocess.health`: too many failed records,
 too few HTML pages kept, too many unreadable files; the summary and ``_stats.json`` carry the
-``health`` block).
+``health`` block); 4 the input day exists but holds no archives: nothing published, unless
+``--allow-empty`` asks for an empty day (then 0).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ if __package__ in (None, ""):  # run as a script: make `lib` importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from lib.core import layout, storage  # noqa: E402
-from lib.core.sparkjob import EXIT_UNHEALTHY, JobResult, SparkJob, map_tasks  # noqa: E402
+from lib.core.sparkjob import EXIT_UNHEALTHY, JobResult, SparkJob, empty_input, map_tasks  # noqa: E402
 from lib.preprocess import health  # noqa: E402
 from lib.preprocess.tasks import RESULT_SCHEMA, make_mapper, merge_results, remove_strays  # noqa: E402
 from lib.warc.records import ARCHIVE_SUFFIXES  # noqa: E402
@@ -61,6 +63,7 @@ class PreprocessJob(SparkJob):
     input_kind = layout.WARC
     output_kind = layout.PREPROCESSED
     light_driver = True  # the JVM schedules Python tasks; the work is in Python
+    checks_input = True  # a missing input folder: exit 2; a day without archives: exit 4
 
     def add_arguments(self, p: argparse.ArgumentParser) -> None:
         p.add_argument("--max-page-bytes", type=int, default=10 << 20,
@@ -72,6 +75,10 @@ class PreprocessJob(SparkJob):
                        help="unhealthy below this share of kept pages among parsed 2xx HTML responses (default %(default)s)")
         p.add_argument("--max-unreadable-share", type=share, default=DEFAULTS.max_unreadable_share,
                        help="unhealthy above this share of unreadable input files (default %(default)s)")
+        p.add_argument("--s3-max-connections", type=int, metavar="N",
+                       default=int(os.environ.get("DAILYSLICE_S3_MAX_CONNECTIONS_PER_JOB", "0") or 0),
+                       help="at most N archives read from S3 at once by the whole job (one connection each; "
+                            "default $DAILYSLICE_S3_MAX_CONNECTIONS_PER_JOB, 0: one per task slot)")
         p.add_argument("--fail-on", choices=("health", "unreadable", "any", "never"), default="health",
                        help="exit 3 (published, unhealthy) when: a health threshold is breached (default); that or "
                             "any unreadable file; that or any failed record; never (health is still reported)")
@@ -79,11 +86,14 @@ class PreprocessJob(SparkJob):
     def run(self, spark: Any, args: argparse.Namespace) -> JobResult:
         files = [(f.uri, f.size) for f in storage.list_files(args.input, ARCHIVE_SUFFIXES)]
         files.sort(key=lambda f: -f[1])  # biggest first: fewer stragglers at the end of the day
+        if not files and (empty := empty_input(self.name, args, "no archives")) is not None:
+            return empty
         with self.work_dir(spark, args) as work:
             tmp = work.path
             with self.steps("map"):  # one small result row per input file
-                results = map_tasks(spark, len(files), make_mapper(files, tmp, args.max_page_bytes, args.batch_rows),
-                                    RESULT_SCHEMA, args.partitions)
+                mapper = make_mapper(files, tmp, args.max_page_bytes, args.batch_rows, args.input)
+                results = map_tasks(spark, len(files), mapper, RESULT_SCHEMA, args.partitions,
+                                    max_concurrent=args.s3_max_connections if storage.is_s3(args.input) else 0)
             with self.steps("write"):
                 os.makedirs(os.path.join(tmp, layout.CAPTURES), exist_ok=True)
                 remove_strays(tmp, results)
@@ -101,6 +111,7 @@ class PreprocessJob(SparkJob):
             "html_seen": t["html_seen"], "unreadable_files": day["counts"]["unreadable_files"],
             "error_report_lines": reported, "health": day, "steps": self.steps.seconds,
             "html_extraction": t.get("html_extraction", []),
+            "s3_executors": t.get("s3", {}),  # the tasks' share of "s3" (driver and tasks together)
         }
         return JobResult(ok=day["ok"] or args.fail_on == "never", summary=summary, output=args.output,
                          code=EXIT_UNHEALTHY)

@@ -16,7 +16,8 @@
 # (the failure marker then carries preprocess's "health" block), 1 otherwise - a failed
 # catalogue included: its day is published and indexed, but it is not complete (no
 # success marker, so Airflow neither stages nor skips it; a re-run redoes the whole day, and
-# the URL database merge is idempotent).
+# the URL database merge is idempotent); 2 or 4 when preprocess found no input folder or no
+# archives in it (marker "input": "missing" or "empty").
 #
 # Required:  DATE (YYYY-MM-DD), INPUT_ROOT (bucket root holding warc/YYYY-MM/DD, s3:// or
 #            a path), OUTPUT_ROOT (shared cluster filesystem: preprocessed/, index/, catalogue/
@@ -176,7 +177,7 @@ def summary(name):
 pre = summary("preprocess")
 marker = {
     "ok": e["OK"] == "1", "health": (pre or {}).get("health"), "date": e["DATE"], "data_center": e["DATA_CENTER"], "job_id": e["JOB_ID"],
-    "preprocess_rc": int(e["PRE_RC"]), "index_rc": int(e["IDX_RC"]) if e["IDX_RC"] else None,
+    "preprocess_rc": int(e["PRE_RC"]), "input": {2: "missing", 4: "empty"}.get(int(e["PRE_RC"])), "busy": int(e["PRE_RC"]) == 5, "index_rc": int(e["IDX_RC"]) if e["IDX_RC"] else None,
     "catalogue_rc": int(e["CAT_RC"]) if e["CAT_RC"] else None,
     "outputs": {"preprocessed": e["PRE_OUT"], "index": e["IDX_OUT"], "catalogue": e["CAT_OUT"]}, "log": e["LOG_FILE"],
     "summaries": {"preprocess": pre, "index": summary("index"), "catalogue": summary("catalogue")},
@@ -191,4 +192,8 @@ echo "run-day: preprocess exit $PRE_RC, index exit ${IDX_RC:-not run}, catalogue
 [ $OK -eq 1 ] && exit 0
 # published, indexed and catalogued, but unhealthy
 [ "$PRE_RC" -eq 3 ] && [ "${IDX_RC:-1}" -eq 0 ] && [ "${CAT_RC:-1}" -eq 0 ] && exit 3
+# no input folder (2) or no archives in it (4): nothing published, say which
+[ "$PRE_RC" -eq 2 ] || [ "$PRE_RC" -eq 4 ] && exit "$PRE_RC"
+# another run of the day holds the output's lease (lib/core/lease.py): this one did nothing
+[ "$PRE_RC" -eq 5 ] && exit 5
 exit 1

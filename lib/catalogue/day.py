@@ -2,12 +2,14 @@
 and the default paths around a ``ROOT/preprocessed/YYYY-MM/DD`` input.
 
 The captures are the preprocessed day's ``_captures/`` (:data:`lib.core.schema.CAPTURE_SCHEMA`),
-read with Spark from a local or cluster filesystem (Spark has no S3 connector here).
+read with Spark from a local or cluster filesystem (Spark has no S3 connector here): an S3
+day is copied there first (:func:`copy_day`).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from typing import Any
 
 from lib.catalogue import cdxj, urldb
@@ -26,6 +28,30 @@ def local_day(inp: str) -> str:
     if not os.path.exists(os.path.join(src, layout.SUCCESS)):
         raise FileNotFoundError(f"{src}: preprocess output is not complete (no {layout.SUCCESS})")
     return src
+
+
+def copy_day(uri: str, local: str) -> str:
+    """Copy an S3 preprocessed day's captures and side files (not its pages: the catalogue
+    reads none) to the local folder ``local``, ``_SUCCESS`` last; returns ``local``. The copy
+    is what :func:`local_day` then checks."""
+    base = uri.rstrip("/")
+    files = [f for f in storage.list_files(uri)
+             if f.uri[len(base) + 1:].startswith((layout.CAPTURES + "/", "_")) or f.uri.endswith("/" + layout.SUCCESS)]
+    for f in sorted(files, key=lambda f: f.uri.endswith("/" + layout.SUCCESS)):
+        rel = f.uri[len(base) + 1:]
+        if "/" in rel and not rel.startswith(layout.CAPTURES + "/"):
+            continue  # a nested marker (language=xxx/_SUCCESS) or other folder's file
+        dest = os.path.join(local, rel)
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        with storage.open_stream(f.uri) as src, open(dest, "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+    return local
+
+
+def day_has_captures(src: str) -> bool:
+    """Whether a local preprocessed day holds at least one capture row."""
+    caps = os.path.join(src, layout.CAPTURES)
+    return os.path.isdir(caps) and urldb.count_rows(caps) > 0
 
 
 def bucket_root(src: str) -> str:

@@ -3,7 +3,12 @@
 One boto3 client per process (so one per executor), configured only through boto3's
 standard chain: credentials from the environment/profile/instance role, the endpoint
 from ``AWS_ENDPOINT_URL`` (MinIO, Ceph, a loopback test server). Retries use botocore's
-adaptive mode, which backs off on throttling, 5xx and connection timeouts.
+adaptive mode, which backs off on throttling, 5xx and connection timeouts; attempts are
+bounded (``S3_MAX_ATTEMPTS`` per call, default 12: with botocore's exponential backoff capped
+at 20 s that rides out about a minute of an unreachable server, e.g. a restart) and counted:
+:func:`counters` gives this process's API calls, HTTP attempts and retries, which the jobs
+report in their summaries (``s3``). ``S3_MAX_CONNECTIONS`` caps the connections one process
+(a driver, or one Python worker of an executor) keeps to the server (default 16).
 """
 
 from __future__ import annotations
@@ -17,6 +22,9 @@ from botocore.config import Config
 
 _lock = threading.Lock()
 _clients: dict[int, Any] = {}
+_counts = {"calls": 0, "requests": 0, "resumes": 0}
+DEFAULT_MAX_ATTEMPTS = 12
+DEFAULT_MAX_CONNECTIONS = 16  # botocore pools per client; threads beyond it open throwaway connections
 
 #: Environment variables that must reach executors for S3 to work there.
 S3_ENV_VARS = (
@@ -31,6 +39,10 @@ S3_ENV_VARS = (
     "AWS_CONFIG_FILE",
     "AWS_SHARED_CREDENTIALS_FILE",
     "AWS_CA_BUNDLE",
+    "S3_MAX_ATTEMPTS",
+    "S3_MAX_CONNECTIONS",
+    "S3_CONNECT_TIMEOUT",
+    "S3_READ_TIMEOUT",
 )
 
 
@@ -44,16 +56,61 @@ def client() -> Any:
         c = _clients.get(pid)
         if c is None:
             cfg = Config(
-                retries={"max_attempts": int(os.environ.get("S3_MAX_ATTEMPTS", "8")), "mode": "adaptive"},
+                retries={"total_max_attempts": max_attempts(), "mode": "adaptive"},
                 connect_timeout=float(os.environ.get("S3_CONNECT_TIMEOUT", "10")),
                 read_timeout=float(os.environ.get("S3_READ_TIMEOUT", "60")),
-                max_pool_connections=16,
+                max_pool_connections=max(1, int(os.environ.get("S3_MAX_CONNECTIONS", DEFAULT_MAX_CONNECTIONS))),
                 s3={"addressing_style": os.environ.get("S3_ADDRESSING_STYLE", "path")},
             )
             region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
             c = boto3.session.Session().client("s3", config=cfg, region_name=region)
+            c.meta.events.register("before-call.s3", _count_call)
+            c.meta.events.register("before-send.s3", _count_request)  # once per HTTP attempt
             _clients[pid] = c
     return c
+
+
+def max_attempts() -> int:
+    """HTTP attempts per S3 call before it fails (``S3_MAX_ATTEMPTS``)."""
+    return max(1, int(os.environ.get("S3_MAX_ATTEMPTS", DEFAULT_MAX_ATTEMPTS)))
+
+
+def _count_call(**_: Any) -> None:
+    with _lock:
+        _counts["calls"] += 1
+
+
+def _count_request(**_: Any) -> None:
+    with _lock:
+        _counts["requests"] += 1
+
+
+def note_resume() -> None:
+    """Count a stream resumed with a ranged GET after its connection dropped mid-object."""
+    with _lock:
+        _counts["resumes"] += 1
+
+
+def counters() -> dict[str, int]:
+    """This process's S3 API calls, HTTP attempts, retries (attempts beyond the first of
+    each call: throttling, 5xx, timeouts, refused connections) and stream resumes since it
+    started."""
+    with _lock:
+        calls, requests, resumes = _counts["calls"], _counts["requests"], _counts["resumes"]
+    return {"calls": calls, "requests": requests, "retries": max(0, requests - calls), "resumes": resumes}
+
+
+def counters_since(before: dict[str, int]) -> dict[str, int]:
+    """:func:`counters` minus an earlier snapshot (one task's share in a reused worker)."""
+    now = counters()
+    return {k: now[k] - before.get(k, 0) for k in now}
+
+
+def add_counters(total: dict[str, int], more: dict[str, int] | None) -> dict[str, int]:
+    """``total`` + ``more`` per key (``more`` may be None or lack keys)."""
+    for k, v in (more or {}).items():
+        total[k] = total.get(k, 0) + int(v)
+    return total
 
 
 def reset() -> None:

@@ -15,7 +15,7 @@ LINK = pa.struct([("url", pa.string()), ("anchor_text", pa.string())])
 #: (name, arrow type, description) for every page column, in output order.
 PAGE_COLUMNS: list[tuple[str, pa.DataType, str]] = [
     ("id", pa.string(), "sha256 (hex) of the normalized URL: same URL, same id, every day"),
-    ("record_id", pa.string(), "WARC-Record-ID of the response record (ARC input: a urn:uuid derived from file+offset)"),
+    ("record_id", pa.string(), "WARC-Record-ID of the response record (ARC input: a urn:uuid of the archive's path below the day's folder and the offset, so the same wherever the day is read from)"),
     ("url", pa.string(), "target URI of the capture, as crawled"),
     ("url_scheme", pa.string(), "scheme of url (http, https)"),
     ("url_host", pa.string(), "host name of url, lowercased"),

@@ -11,8 +11,12 @@ indexes and collects its small result rows.
 
 Exit codes (``SparkJob.main``): 0 success; 1 the run failed (an exception: nothing was
 published) or, for jobs without a code of their own, the job reported ``ok = false``; 2 usage
-(bad or missing options); 3 the output was published but the day is unhealthy (preprocess:
-see :mod:`lib.preprocess.health`).
+(bad or missing options, an input folder or S3 prefix that does not exist: nothing is
+published, no Spark starts); 3 the output was published but the day is unhealthy (preprocess:
+see :mod:`lib.preprocess.health`); 4 the input day exists but holds nothing to work on (no
+archives, no pages, no captures): nothing is published unless ``--allow-empty`` asked for an
+empty output; 5 another run of the same output holds its lease (:mod:`lib.core.lease`) and
+``--wait-lock`` did not outlast it: nothing was done.
 """
 
 from __future__ import annotations
@@ -37,11 +41,11 @@ from typing import Any, Callable, Iterator
 import pyarrow as pa
 from pyspark.sql import SparkSession
 
-from lib.core import atomic, jvm_cache, layout, pydaemon, s3, storage
+from lib.core import atomic, jvm_cache, layout, lease, pydaemon, s3, storage
 
 log = logging.getLogger("dailyslice")
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNHEALTHY = 0, 1, 2, 3
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNHEALTHY, EXIT_EMPTY, EXIT_BUSY = 0, 1, 2, 3, 4, 5
 
 #: Driver JVM options of a local run whose JVM only schedules Python tasks and collects small
 #: rows (``SparkJob.light_driver``): the C2 compiler's and the parallel collector's threads
@@ -80,8 +84,14 @@ class Steps:
         self.seconds[name] = round(time.perf_counter() - start, 3)
 
 
+def task_order(count: int, slots: int) -> list[int]:
+    """Task indexes dealt round-robin into ``slots`` contiguous runs: run ``r`` holds
+    ``r, r + slots, ...``, so with the biggest inputs first each run gets a fair share."""
+    return [i for r in range(slots) for i in range(r, count, slots)]
+
+
 def map_tasks(spark: Any, count: int, fn: Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]],
-              schema: pa.Schema, partitions: int = 0) -> list[dict[str, Any]]:
+              schema: pa.Schema, partitions: int = 0, max_concurrent: int = 0) -> list[dict[str, Any]]:
     """Run ``fn`` over the task indexes ``0..count-1`` and collect its result rows as dicts.
 
     ``fn`` takes batches of one ``id`` column (the indexes of its task, one per partition
@@ -90,15 +100,22 @@ def map_tasks(spark: Any, count: int, fn: Callable[[Iterator[pa.RecordBatch]], I
     driver. It runs on a plain Python RDD, not ``DataFrame.mapInArrow``: with no SQL plan and
     no Arrow stream through the JVM, a job's first task starts ~1 s sooner and later tasks
     ~0.4 s sooner (docs/benchmarks.md, "Indexing"). No tasks, no Spark job: returns ``[]``.
+
+    ``max_concurrent`` (> 0) caps how many indexes are worked on at once in the whole job,
+    however many cores it has: the indexes go into that many partitions (round-robin,
+    :func:`task_order`), each worked through in turn. The preprocess job caps its S3 streams
+    this way (one per archive being read).
     """
     if count <= 0:
         return []
 
-    def task(ids: Iterator[int]) -> Iterator[dict[str, Any]]:
+    def task(ids: Iterator[int]) -> Iterator[dict[str, Any]]:  # pickled by value: workers import nothing of ours
         batch = pa.record_batch([pa.array(list(ids), pa.int64())], names=["id"])
         for b in fn(iter([batch])):
             yield from pa.Table.from_batches([b]).cast(schema).to_pylist()
 
+    if 0 < max_concurrent < (partitions or count):
+        return spark.sparkContext.parallelize(task_order(count, max_concurrent), max_concurrent).mapPartitions(task).collect()
     return spark.sparkContext.parallelize(range(count), partitions or count).mapPartitions(task).collect()
 
 
@@ -132,6 +149,18 @@ def stop_session(spark: Any) -> None:
     spark.stop()
     if server is not None:
         threading.Thread(target=server.shutdown, name="accumulator-server-stop", daemon=True).start()
+
+
+def empty_input(job: str, args: argparse.Namespace, what: str) -> JobResult | None:
+    """The result of a run whose input day holds nothing (``what``: "no archives", ...):
+    None when ``--allow-empty`` asks for an empty output, else a failed result with
+    :data:`EXIT_EMPTY` and a clear line, logged now; the caller publishes nothing."""
+    if getattr(args, "allow_empty", False):
+        log.warning("%s: %s in %s: publishing an empty output (--allow-empty)", job, what, args.input)
+        return None
+    line = f"{job}: {what} in {args.input}: nothing published (--allow-empty publishes an empty day)"
+    log.error("%s", line)
+    return JobResult(ok=False, summary={"error": line, "empty": True}, output=args.output, code=EXIT_EMPTY)
 
 
 def parse_date(text: str) -> dt.date:
@@ -224,6 +253,7 @@ class SparkJob:
     input_kind = layout.WARC
     output_kind = "out"
     light_driver = False  # True: the JVM only schedules Python tasks (LIGHT_DRIVER_OPTS in local runs)
+    checks_input = False  # True: a missing --input is a usage error, an empty one exits EXIT_EMPTY (--allow-empty)
     _archive: jvm_cache.ArchivePlan | None = None  # the driver JVM's class archive, set by session()
 
     def __init__(self) -> None:
@@ -253,6 +283,13 @@ class SparkJob:
         p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark setting")
         p.add_argument("--summary", help="also write the run summary (JSON) to this file")
         p.add_argument("--log-level", default="WARN", help="Spark log level (default WARN)")
+        if self.checks_input:
+            p.add_argument("--wait-lock", type=float, default=0.0, metavar="SECONDS",
+                           help=f"wait this long for another run of the same output to finish (default: refuse at "
+                                f"once, exit {EXIT_BUSY})")
+            p.add_argument("--allow-empty", action="store_true",
+                           help=f"publish an empty output when the input day holds nothing (default: exit {EXIT_EMPTY}, "
+                                "nothing published)")
         self.add_arguments(p)
         return p
 
@@ -311,13 +348,33 @@ class SparkJob:
         args = parser.parse_args(argv)
         try:
             self.resolve_io(args)
+            if self.checks_input and not storage.folder_exists(args.input):
+                raise SystemExit(f"{self.name}: input {args.input} does not exist (mistyped --root, --date or --input?)")
         except SystemExit as e:
             parser.error(str(e))  # exits 2, like argparse's own usage errors
         own = spark is None
         self.steps = Steps()
         t0 = time.time()
+        s3_before = s3.counters()
+        held = None
+        if self.checks_input:  # one run per output at a time: before Spark starts, so refusing is cheap
+            try:
+                held = lease.Lease(args.output, self.name, args.wait_lock).acquire()
+            except lease.Busy as e:
+                log.error("%s: %s", self.name, e)
+                print(f"{parser.prog}: {e}", file=sys.stderr)
+                self.last_result = JobResult(ok=False, summary={"job": self.name, "ok": False, "error": str(e),
+                                                                "busy": True}, code=EXIT_BUSY)
+                if args.summary:
+                    storage.write_bytes(args.summary, json.dumps(self.last_result.summary, indent=2).encode())
+                return EXIT_BUSY
         if own:
-            spark = self.session(args)
+            try:
+                spark = self.session(args)
+            except BaseException:
+                if held is not None:
+                    held.release()
+                raise
         try:
             result = self.run(spark, args)
         except SystemExit as e:
@@ -329,10 +386,16 @@ class SparkJob:
             log.exception("%s failed", self.name)
             result = JobResult(ok=False, summary={"error": f"{type(e).__name__}: {e}"})
         finally:
+            if held is not None:
+                held.release()
             if own:
                 stop_session(spark)
                 jvm_cache.finish(self._archive)
         result.summary.setdefault("job", self.name)
+        if held is not None and held.waited:
+            result.summary["waited_for_lock_seconds"] = held.waited
+        driver_s3 = s3.counters_since(s3_before)
+        result.summary["s3"] = s3.add_counters(dict(driver_s3), result.summary.get("s3_executors"))
         result.summary["ok"] = result.ok
         result.summary["seconds"] = round(time.time() - t0, 3)
         result.summary.setdefault("output", args.output)

@@ -98,10 +98,12 @@ class S3Stream(io.RawIOBase):
                 if attempt == self.max_resumes:
                     raise
                 self._body = None
+                s3.note_resume()
             except (BotoCoreError, OSError):
                 if attempt == self.max_resumes:
                     raise
                 self._body = None
+                s3.note_resume()
         n = len(data)
         b[:n] = data
         self.pos += n
@@ -141,6 +143,17 @@ def exists(uri: str) -> bool:
             if e.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
                 return False
             raise
+    return os.path.exists(local_path(uri))
+
+
+def folder_exists(uri: str) -> bool:
+    """Whether a folder (local) or prefix (S3: any object below ``prefix/``) exists, or ``uri``
+    is itself a file or object. A mistyped root or date is told apart from an empty day."""
+    if is_s3(uri):
+        bucket, prefix = split_s3(uri)
+        prefix = prefix.rstrip("/")
+        resp = s3.client().list_objects_v2(Bucket=bucket, Prefix=f"{prefix}/" if prefix else "", MaxKeys=1)
+        return bool(resp.get("KeyCount") or resp.get("Contents")) or (bool(prefix) and exists(uri))
     return os.path.exists(local_path(uri))
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from urllib.parse import unquote, urlparse
 
+from lib.core import layout
+
 
 def is_s3(uri: str) -> bool:
     return uri.startswith("s3://") or uri.startswith("s3a://")
@@ -44,3 +46,22 @@ def join(uri: str, *parts: str) -> str:
     for p in parts:
         out = out + "/" + p.strip("/")
     return out
+
+
+def archive_name(uri: str, input_root: str) -> str:
+    """What an archive file is, independent of where it is read from: its path below the
+    day's input folder, prefixed with the day (``YYYY-MM/DD/``) when that folder ends in one.
+
+    The same crawl read from a local folder, from S3 or from a copy under another root gets
+    the same name, so ids derived from it (ARC record ids, output file names) do not change
+    when a bucket moves or a day is staged elsewhere. ``uri`` is a :func:`normalize`-d URI
+    below (or equal to) ``input_root``; anything else keeps its full URI."""
+    base = normalize(input_root).rstrip("/")
+    if uri == base:  # the input is the file itself
+        rel = uri.rsplit("/", 1)[-1]
+    elif uri.startswith(base + "/"):
+        rel = uri[len(base) + 1:]
+    else:
+        return uri
+    day = layout.day_of(base)
+    return f"{layout.day_suffix(day)}/{rel}" if day else rel

@@ -38,6 +38,18 @@ def local_copy(uri: str, local: str) -> str:
     return local
 
 
+def page_files(uri: str) -> list[str]:
+    """The page files (``language=*/part-*.parquet``, local or S3) of a preprocessed day: none
+    means the day holds no pages. Hidden leftovers of killed tasks do not count."""
+    base = storage.normalize(uri).rstrip("/")
+    out = []
+    for f in storage.list_files(uri, [".parquet"]):
+        rel = f.uri[len(base) + 1:]
+        if rel.startswith(layout.LANG_PREFIX) and not rel.rsplit("/", 1)[-1].startswith((".", "_")):
+            out.append(f.uri)
+    return out
+
+
 def language_dirs(root: str) -> list[str]:
     """The ``language=*`` folders of a preprocessed day (a local folder), sorted."""
     return sorted(d for d in os.listdir(root)

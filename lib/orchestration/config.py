@@ -23,7 +23,10 @@ DEFAULTS: dict[str, Any] = {
     "output_root": "/scratch/dailyslice/{data_center}",  # shared cluster filesystem
     "log_dir": None,  # default: <output_root>/logs
     "summary_uri": None,  # default: <output_root>/_runs/<dc>/<date>.summary.json
-    "s3": {"endpoint": None, "bucket": None, "prefix": ""},
+    # S3 pressure caps (None: no cap): archives read at once by the whole preprocess job, and
+    # Python workers (one stream each) per Spark executor; connections each process keeps
+    "s3": {"endpoint": None, "bucket": None, "prefix": "", "max_connections_per_job": None,
+           "max_connections_per_executor": None, "max_connections_per_process": None},
     "slurm": {
         "submit": "local",  # or "ssh": run sbatch/squeue/scontrol on ssh_host
         "ssh_host": None,
@@ -42,6 +45,7 @@ DEFAULTS: dict[str, Any] = {
         "min_nodes": 1,
         "max_nodes": 16,
         "extra_nodes": 0,  # Magpie: 1 (its rank 0 runs only the master)
+        "cores_per_node": None,  # with s3.max_connections_per_job: no more nodes than the cap keeps busy
         "overhead_minutes": 15,
         "safety_factor": 1.5,
         "min_minutes": 30,
@@ -101,6 +105,10 @@ def load_config(path: str | None = None) -> dict[str, dict[str, Any]]:
             raise ConfigError(f"{path}: {name}: slurm.submit must be 'local' or 'ssh'")
         if cfg["slurm"]["submit"] == "ssh" and not cfg["slurm"].get("ssh_host"):
             raise ConfigError(f"{path}: {name}: slurm.submit=ssh needs slurm.ssh_host")
+        for k in ("max_connections_per_job", "max_connections_per_executor", "max_connections_per_process"):
+            v = cfg["s3"].get(k)
+            if v is not None and (not isinstance(v, int) or v < 1):
+                raise ConfigError(f"{path}: {name}: s3.{k} must be a positive integer or null, got {v!r}")
         cfg["venv"] = cfg["venv"] or os.path.join(cfg["project_home"], ".venv")
         cfg["log_dir"] = cfg["log_dir"] or os.path.join(cfg["output_root"], "logs")
         out[str(name)] = cfg

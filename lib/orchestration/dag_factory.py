@@ -102,6 +102,20 @@ class SlurmJobSensor(BaseOperator):
         return event
 
 
+def s3_pressure_env(s3cfg: dict[str, Any]) -> dict[str, str]:
+    """The job environment that enforces a data center's S3 caps: the preprocess job's
+    concurrent archive reads, Spark executors of at most that many cores (one S3 stream per
+    task), connections per process. ``job_env`` settings come after and win."""
+    env = {}
+    if s3cfg.get("max_connections_per_job"):
+        env["DAILYSLICE_S3_MAX_CONNECTIONS_PER_JOB"] = str(s3cfg["max_connections_per_job"])
+    if s3cfg.get("max_connections_per_executor"):
+        env["SPARK_EXECUTOR_CORES"] = str(s3cfg["max_connections_per_executor"])
+    if s3cfg.get("max_connections_per_process"):
+        env["S3_MAX_CONNECTIONS"] = str(s3cfg["max_connections_per_process"])
+    return env
+
+
 def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
     """The DAG ``dailyslice-<dc>`` for one data center's settings (see config.py)."""
     runner = slurm.Runner.from_config(cfg["slurm"])
@@ -136,7 +150,7 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
 
         @task
         def size(est: dict[str, Any]) -> dict[str, Any]:
-            sized = size_job(est["bytes"], est["files"], cfg["sizing"])
+            sized = size_job(est["bytes"], est["files"], cfg["sizing"], cfg["s3"].get("max_connections_per_job"))
             log.info("%s: %d files, %d bytes -> %s", est["date"], est["files"], est["bytes"], sized)
             return sized
 
@@ -160,6 +174,7 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
             }
             if cfg["s3"].get("endpoint"):
                 env["AWS_ENDPOINT_URL"] = cfg["s3"]["endpoint"]
+            env.update(s3_pressure_env(cfg["s3"]))
             env.update({k: str(v) for k, v in (cfg.get("job_env") or {}).items()})
             out = f"{cfg['log_dir']}/slurm-dailyslice-{dc}-{day}-%j.out"
             argv = slurm.sbatch_argv(
@@ -188,6 +203,9 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
             if failed:
                 report.append(f"preprocess exit {failed.get('preprocess_rc')}, index exit {failed.get('index_rc')}, "
                               f"catalogue exit {failed.get('catalogue_rc')}")
+            if failed and failed.get("input") in ("missing", "empty"):  # the day vanished or emptied after estimate
+                report[0] = (f"{dc} {failed.get('date')}: the day's input is {failed['input']} "
+                             f"(preprocess exit {failed.get('preprocess_rc')}): nothing published")
             if unhealthy:  # published and indexed, but the day lost pages: say how, not only where the logs are
                 report[0] = f"{dc} {failed.get('date')}: {describe(unhealthy)}"
                 report.insert(1, f"Slurm job {sub['job_id']}: state {event.get('state')}, exit code {event.get('exit_code')}; "

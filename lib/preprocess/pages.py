@@ -93,8 +93,9 @@ class FileProcessor:
     """Processes one archive stream; iterate :meth:`pages`, then read ``stats``,
     ``captures`` and ``errors``."""
 
-    def __init__(self, file: str, max_page_bytes: int = 10 << 20):
+    def __init__(self, file: str, max_page_bytes: int = 10 << 20, name: str | None = None):
         self.file = file
+        self.name = name  # what the archive is wherever it is read from (ARC ids); default file
         self.max_page_bytes = max_page_bytes
         self.stats = FileStats(file)
         self.captures: list[dict[str, Any]] = []
@@ -124,7 +125,7 @@ class FileProcessor:
     def pages(self, stream: BinaryIO) -> Iterator[dict[str, Any]]:
         t0 = time.perf_counter()
         try:
-            for item in iter_records(stream, self.file, max_content=self.max_page_bytes + (64 << 10)):
+            for item in iter_records(stream, self.file, max_content=self.max_page_bytes + (64 << 10), name=self.name):
                 self.stats.read += 1
                 if isinstance(item, BadRecord):
                     self._fail(item.offset, item.reason, item.detail)

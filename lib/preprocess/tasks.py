@@ -20,7 +20,7 @@ from typing import Any, Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lib.core import atomic, layout, storage
+from lib.core import atomic, layout, s3, storage, uris
 from lib.core.schema import CAPTURE_SCHEMA, PAGE_SCHEMA
 from lib.html import walk
 from lib.preprocess import health
@@ -35,6 +35,8 @@ BUFFER_BYTES = 96 << 20  # pages held before a row group is written, over all la
 
 
 def side_name(uri: str) -> str:
+    """The output file name of an archive: a hash of its :func:`lib.core.uris.archive_name`
+    (not of its URI, so the same day read from elsewhere writes the same files)."""
     return hashlib.sha1(uri.encode("utf-8")).hexdigest()[:20]
 
 
@@ -97,11 +99,16 @@ def _write_captures(out_dir: str, name: str, captures: list[dict[str, Any]]) -> 
     return uri
 
 
-def process_one(uri: str, size: int, out_dir: str, max_page_bytes: int, batch_rows: int) -> dict[str, Any]:
-    """Process one archive; returns its RESULT_SCHEMA row."""
-    proc = FileProcessor(uri, max_page_bytes)
+def process_one(uri: str, size: int, out_dir: str, max_page_bytes: int, batch_rows: int,
+                input_root: str | None = None) -> dict[str, Any]:
+    """Process one archive; returns its RESULT_SCHEMA row. Ids and output names derive from
+    the archive's path below ``input_root`` (:func:`lib.core.uris.archive_name`), not from
+    where it is read."""
+    s3_before = s3.counters()
+    arc_name = uris.archive_name(uri, input_root) if input_root else uri
+    proc = FileProcessor(uri, max_page_bytes, name=arc_name)
     proc.stats.bytes = size
-    name = side_name(uri)
+    name = side_name(arc_name)
     writer = LanguageWriter(storage.local_path(out_dir), name)
     buf: list[dict[str, Any]] = []
     try:
@@ -125,18 +132,21 @@ def process_one(uri: str, size: int, out_dir: str, max_page_bytes: int, batch_ro
     print(f"preprocess: {os.path.basename(uri)}: read {s.read} kept {s.kept} skipped {sum(s.skipped.values())} "
           f"failed {sum(s.failed.values())} in {s.seconds:.1f}s", file=sys.stderr, flush=True)
     # which HTML path ran on this executor: a cluster's workers may lack the compiled walker
-    return {"file": uri, "stats": json.dumps(s.as_dict() | {"html_extraction": walk.status()}),
+    return {"file": uri, "stats": json.dumps(s.as_dict() | {"html_extraction": walk.status(),
+                                                            "s3": s3.counters_since(s3_before)}),
             "errors": "".join(json.dumps(e, default=str) + "\n" for e in proc.errors), "outputs": outputs}
 
 
-def make_mapper(files: list[tuple[str, int]], out_dir: str, max_page_bytes: int, batch_rows: int):
-    """The :func:`lib.core.sparkjob.map_tasks` function: input rows carry indexes into ``files``."""
+def make_mapper(files: list[tuple[str, int]], out_dir: str, max_page_bytes: int, batch_rows: int,
+                input_root: str | None = None):
+    """The :func:`lib.core.sparkjob.map_tasks` function: input rows carry indexes into ``files``
+    (found below ``input_root``)."""
 
     def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for i in batch.column(0).to_pylist():
                 uri, size = files[i]
-                row = process_one(uri, size, out_dir, max_page_bytes, batch_rows)
+                row = process_one(uri, size, out_dir, max_page_bytes, batch_rows, input_root)
                 yield pa.RecordBatch.from_pylist([row], schema=RESULT_SCHEMA)
 
     return mapper
@@ -178,6 +188,8 @@ def merge_results(out_dir: str, files: list[tuple[str, int]], results: list[dict
             for k in ("skipped_by_reason", "failed_by_reason", "warnings_by_reason"):
                 for reason, n in s[k].items():
                     totals[k][reason] = totals[k].get(reason, 0) + n
+            if "s3" in s:
+                s3.add_counters(totals.setdefault("s3", {}), s["s3"])
             if "html_extraction" in s:
                 paths = totals.setdefault("html_extraction", [])
                 if s["html_extraction"] not in paths:

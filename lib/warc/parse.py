@@ -159,7 +159,9 @@ def arc_fields(line: bytes) -> tuple[str, str, str, str, int] | None:
     return _text(url), _text(parts[i]), _text(parts[i + 1]), _text(parts[i + 2]), int(parts[-1])
 
 
-def parse_arc(r: ByteReader, file: str, cap: int, offset_hint: int) -> Record:
+def parse_arc(r: ByteReader, file: str, cap: int, offset_hint: int, name: str | None = None) -> Record:
+    """An ARC record. ARC has no record ids: the id is a UUID of the archive's ``name`` (what
+    the file is, e.g. its path below the day's folder; default ``file``) and the offset."""
     line = r.readline()
     fields = arc_fields(line)
     if fields is None:
@@ -167,7 +169,7 @@ def parse_arc(r: ByteReader, file: str, cap: int, offset_hint: int) -> Record:
     url, ip, date, mime, n = fields
     content, oversized, missing = read_block(r, n, cap)
     is_desc = url.startswith("filedesc://")
-    rid = uuid.uuid5(uuid.NAMESPACE_URL, f"{file}#{offset_hint}")
+    rid = uuid.uuid5(uuid.NAMESPACE_URL, f"{name or file}#{offset_hint}")
     return Record(
         file=file, offset=None, length=None, fmt="arc",
         rec_type="warcinfo" if is_desc else "response", url=clean_uri(url),
@@ -177,13 +179,15 @@ def parse_arc(r: ByteReader, file: str, cap: int, offset_hint: int) -> Record:
     )
 
 
-def parse_record(r: ByteReader, file: str, cap: int, offset_hint: int, hint: str = "warc") -> Record:
+def parse_record(r: ByteReader, file: str, cap: int, offset_hint: int, hint: str = "warc",
+                 name: str | None = None) -> Record:
     """The record at the reader's position, WARC or ARC by its first line.
 
-    ``hint`` (the file's format so far) only names the error when the line is neither."""
+    ``hint`` (the file's format so far) only names the error when the line is neither;
+    ``name`` is what ARC record ids derive from (:func:`parse_arc`)."""
     head = r.peek(5)
     if head.upper() == b"WARC/":
         return parse_warc(r, file, cap)
     if hint == "warc" and head.lower() != b"filed" and arc_fields(r.peek(4096).split(b"\n", 1)[0]) is None:
         return parse_warc(r, file, cap)  # raises malformed_warc_header with the line
-    return parse_arc(r, file, cap, offset_hint)
+    return parse_arc(r, file, cap, offset_hint, name)

@@ -71,13 +71,14 @@ def _extend(rec: Record, m: Member, cap: int) -> None:
 class _State:
     """What the records of one file share: its name, the content cap, the format seen last."""
 
-    def __init__(self, file: str, cap: int):
+    def __init__(self, file: str, cap: int, name: str | None = None):
         self.file = file
+        self.name = name
         self.cap = cap
         self.fmt = "warc"
 
     def parse(self, r: ByteReader, offset_hint: int) -> Record:
-        rec = parse_record(r, self.file, self.cap, offset_hint, self.fmt)
+        rec = parse_record(r, self.file, self.cap, offset_hint, self.fmt, self.name)
         self.fmt = rec.fmt
         return rec
 
@@ -191,12 +192,16 @@ def _resync_plain(r: PlainReader) -> bool:
             return False
 
 
-def iter_records(raw: BinaryIO, file: str, max_content: int = 10 << 20) -> Iterator[Record | BadRecord]:
+def iter_records(raw: BinaryIO, file: str, max_content: int = 10 << 20,
+                 name: str | None = None) -> Iterator[Record | BadRecord]:
     """Every record of an archive stream, in order; damage as :class:`BadRecord`.
+
+    ``file`` names the archive in records and reports; ``name`` (default ``file``) is what
+    it is independent of where it is read from, which ARC record ids derive from.
 
     gzip, zstd and LZ4 are recognised by their magic numbers, WARC and ARC by each
     record's first line: the file name decides nothing."""
-    st = _State(file, max_content)
+    st = _State(file, max_content, name)
     head = raw.peek(16)[:16] if hasattr(raw, "peek") else b""
     codec = sniff_codec(head)
     if codec is not None:

@@ -283,7 +283,9 @@ def test_empty_day_to_s3(spark, tmp_path, s3_bucket):
     inp.mkdir()
     (inp / "_SUCCESS").write_bytes(b"")
     dest = f"s3://{s3_bucket}/index/2026-01/15"
-    assert run_index(spark, inp, dest, "--staging", str(tmp_path / "stage")) == 0
+    assert run_index(spark, inp, dest, "--staging", str(tmp_path / "stage")) == 4  # no pages: nothing published
+    assert storage.list_files(dest) == []
+    assert run_index(spark, inp, dest, "--staging", str(tmp_path / "stage"), "--allow-empty") == 0
     names = [f.uri[len(dest) + 1 :] for f in storage.list_files(dest)]
     assert names[-1] == "_SUCCESS" or "_SUCCESS" in names
     assert not [n for n in names if n.endswith(".ciff.gz")]

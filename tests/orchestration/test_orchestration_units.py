@@ -139,3 +139,32 @@ def test_trigger_gives_up_when_slurm_cannot_be_reached(airflow_home, monkeypatch
     event = asyncio.run(first())
     assert event["state"] == "UNKNOWN" and event["marker_ok"] is False
     assert "cannot run scontrol" in event["error"]
+
+
+def test_sizing_under_an_s3_connection_cap():
+    """A cap of concurrent S3 reads per job bounds the nodes worth asking for and stretches
+    the walltime to the pace the cap allows."""
+    free = size_job(1024 * GIB, 2000, SIZING)
+    assert size_job(1024 * GIB, 2000, {**SIZING, "cores_per_node": 32}, s3_cap=None) == free
+    assert size_job(1024 * GIB, 2000, {**SIZING, "cores_per_node": 32}, s3_cap=1000) == free  # the cap is above need
+    capped = size_job(1024 * GIB, 2000, {**SIZING, "cores_per_node": 32}, s3_cap=64)
+    # 64 reads keep 2 nodes of 32 cores busy: 15 + 1.5 * 60 * 1024 / (50 * 2) = 936.6 -> 937 min
+    assert capped == {"nodes": 2, "minutes": 937, "time": "0-15:37:00", "s3_limited": True}
+    half = size_job(1024 * GIB, 2000, {**SIZING, "cores_per_node": 32}, s3_cap=16)  # half a node's cores
+    assert half["nodes"] == 1 and half["minutes"] == 1440  # 15 + 1.5 * 60 * 1024 / 25 > the 24 h ceiling
+    assert size_job(1024 * GIB, 2000, SIZING, s3_cap=64) == free  # cores per node unknown: nothing to bound
+
+
+def test_s3_pressure_config_reaches_the_job_environment(tmp_path):
+    from lib.orchestration.config import ConfigError, load_config
+    from lib.orchestration.dag_factory import s3_pressure_env
+
+    cfg_file = tmp_path / "dc.json"
+    cfg_file.write_text('{"datacenters": {"dc1": {"s3": {"bucket": "b", "max_connections_per_job": 48, '
+                        '"max_connections_per_executor": 8}}}}')
+    s3cfg = load_config(str(cfg_file))["dc1"]["s3"]
+    assert s3_pressure_env(s3cfg) == {"DAILYSLICE_S3_MAX_CONNECTIONS_PER_JOB": "48", "SPARK_EXECUTOR_CORES": "8"}
+    assert s3_pressure_env({**s3cfg, "max_connections_per_process": 2})["S3_MAX_CONNECTIONS"] == "2"
+    cfg_file.write_text('{"datacenters": {"dc1": {"s3": {"bucket": "b", "max_connections_per_job": 0}}}}')
+    with pytest.raises(ConfigError, match="max_connections_per_job"):
+        load_config(str(cfg_file))

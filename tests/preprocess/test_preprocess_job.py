@@ -208,9 +208,24 @@ def test_a_day_under_the_thresholds_is_healthy(tmp_path, spark):
     assert s["health"]["samples"] == []  # samples only for an unhealthy day
 
 
-def test_empty_day_is_a_complete_empty_output(tmp_path, spark):
+def test_missing_input_is_a_usage_error_and_publishes_nothing(tmp_path, capsys):
     out = tmp_path / "out"
-    assert preprocess.main(["--input", str(tmp_path / "nothing"), "--output", str(out)], spark=spark) == 0
+    with pytest.raises(SystemExit) as e:  # before any Spark starts: no session given or needed
+        preprocess.main(["--input", str(tmp_path / "nothing"), "--output", str(out)])
+    assert e.value.code == 2 and not out.exists() and not list(tmp_path.glob("out*"))
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_empty_day_publishes_nothing_unless_allowed(tmp_path, spark, capsys):
+    inp, out = tmp_path / "in", tmp_path / "out"
+    (inp / "sub").mkdir(parents=True)
+    (inp / "README.txt").write_text("no archives here")
+    job = preprocess.PreprocessJob()
+    assert job.main(["--input", str(inp), "--output", str(out)], spark=spark) == 4
+    assert not out.exists() and not list(tmp_path.glob("out*"))  # no work folder left either
+    assert job.last_result.summary["empty"] is True and "no archives" in job.last_result.summary["error"]
+    assert "nothing published" in capsys.readouterr().err
+    assert preprocess.main(["--input", str(inp), "--output", str(out), "--allow-empty"], spark=spark) == 0
     assert (out / "_SUCCESS").exists() and stats_of(str(out))["totals"]["files"] == 0
 
 
