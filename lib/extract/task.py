@@ -14,9 +14,10 @@ from typing import Any
 
 from lib.core import atomic, storage
 from lib.extract.archive import ArchiveWriter, task_namer
+from lib.extract.formats import ArchiveFormat, FormatError, sniff_format
 from lib.extract.lines import ExtractError, Item, TaskError, tsv_escape
 from lib.extract.sources import S3_MAX_GAP, LocalSource, open_source, plan_runs
-from lib.extract.verify import MAGIC, RecordCheck, check_magic, magic_error
+from lib.extract.verify import HEAD_BYTES, RecordCheck, check_magic, magic_error
 
 CHUNK = 1 << 20
 READ_MAX = 8 << 20  # local: adjacent ranges up to this many bytes are read with one pread
@@ -29,12 +30,19 @@ ManifestRow = tuple[str, str, int, int, int, str, int]
 class _Task:
     def __init__(self, task_id: int, out_dir: str, max_bytes: int, verify: bool, when: dt.datetime):
         self.verify = verify
-        namer = task_namer(task_id)
-        self.writers = {fmt: ArchiveWriter(out_dir, fmt, max_bytes, namer, when) for fmt in MAGIC}
+        self.out_dir, self.max_bytes, self.when = out_dir, max_bytes, when
+        self.namer = task_namer(task_id)
+        self.writers: dict[str, ArchiveWriter] = {}  # by ArchiveFormat.key, opened lazily
         self.manifest: list[ManifestRow] = []
         self.errors: list[TaskError] = []
         self.bytes = 0
         self.src = ""  # the current source as a URI, for the manifest
+
+    def writer(self, fmt: ArchiveFormat) -> ArchiveWriter:
+        w = self.writers.get(fmt.key)
+        if w is None:
+            w = self.writers[fmt.key] = ArchiveWriter(self.out_dir, fmt, self.max_bytes, self.namer, self.when)
+        return w
 
     def fail(self, it: Item, err: ExtractError) -> None:
         self.errors.append((it.line_no, err.reason))
@@ -44,7 +52,7 @@ class _Task:
         self.bytes += it.length
 
     # ---------------------------------------------------------------- fast path
-    def copy_local(self, src: LocalSource, items: list[Item]) -> None:
+    def copy_local(self, src: LocalSource, fmt: ArchiveFormat, items: list[Item]) -> None:
         """No --verify, local file: each stretch of adjacent ranges (up to READ_MAX bytes) is
         read with one ``pread`` and appended to the buffered output; a range over BIG bytes
         is copied by the kernel (``copy_file_range``) without passing through Python."""
@@ -53,7 +61,7 @@ class _Task:
             while k < len(run):
                 first = run[k]
                 if first.length > BIG:
-                    self._copy_big(src, first)
+                    self._copy_big(src, fmt, first)
                     k += 1
                     continue
                 j, span = k + 1, first.length
@@ -66,10 +74,10 @@ class _Task:
                     rel = it.offset - first.offset
                     if rel + it.length > len(data):  # the file shrank since we took its size
                         self.fail(it, ExtractError("read-error", f"short read at {first.offset + len(data)}: file changed while reading"))
-                    elif not data.startswith(MAGIC[it.fmt], rel):
-                        self.fail(it, magic_error(it.fmt, data[rel : rel + 8]))
+                    elif not fmt.starts_record(data[rel : rel + min(it.length, HEAD_BYTES)]):
+                        self.fail(it, magic_error(fmt, data[rel : rel + 8]))
                     else:
-                        w = self.writers[it.fmt]
+                        w = self.writer(fmt)
                         base = w.begin(it.length)
                         w.write(view[rel : rel + it.length])
                         w.commit()
@@ -77,12 +85,12 @@ class _Task:
                 view.release()
                 k = j
 
-    def _copy_big(self, src: LocalSource, it: Item) -> None:
-        head = src.head(it.offset, len(MAGIC[it.fmt]))
-        if head != MAGIC[it.fmt]:
-            self.fail(it, magic_error(it.fmt, head))
+    def _copy_big(self, src: LocalSource, fmt: ArchiveFormat, it: Item) -> None:
+        head = src.head(it.offset, HEAD_BYTES)
+        if not fmt.starts_record(head):
+            self.fail(it, magic_error(fmt, head))
             return
-        w = self.writers[it.fmt]
+        w = self.writer(fmt)
         base = w.begin(it.length)
         copied = w.copy(src.fd, it.offset, it.length)
         if copied != it.length:
@@ -93,7 +101,7 @@ class _Task:
         self.done(it, w, base)
 
     # ---------------------------------------------------------------- streaming path
-    def copy_stream(self, src: Any, items: list[Item]) -> None:
+    def copy_stream(self, src: Any, fmt: ArchiveFormat, items: list[Item]) -> None:
         """S3 input or --verify: read each run with one request, copy (and check) chunk by chunk."""
         for run in plan_runs(items, 0 if src.is_local else S3_MAX_GAP):
             reader = src.open_run(run[0].offset, run[-1].end)
@@ -101,7 +109,7 @@ class _Task:
             try:
                 for n, it in enumerate(run):
                     try:
-                        pos = self._copy_one(reader, pos, it)
+                        pos = self._copy_one(reader, pos, fmt, it)
                     except Exception as e:  # a broken connection after retries: the rest of the run is lost
                         err = ExtractError("read-error", f"{src.uri}: {type(e).__name__}: {e}")
                         for rest in run[n:]:
@@ -110,7 +118,7 @@ class _Task:
             finally:
                 reader.close()
 
-    def _copy_one(self, reader: Any, pos: int, it: Item) -> int:
+    def _copy_one(self, reader: Any, pos: int, fmt: ArchiveFormat, it: Item) -> int:
         """Copy one range from ``reader`` (at ``pos``); returns the reader's new position,
         which is past the range even when the range failed."""
         while pos < it.offset:  # a small gap inside an S3 run: read past it
@@ -119,8 +127,8 @@ class _Task:
                 self.fail(it, ExtractError("read-error", f"short read at {pos}: file ended early"))
                 return pos
             pos += len(skipped)
-        w = self.writers[it.fmt]
-        check = RecordCheck(it.fmt, it.url) if self.verify else None
+        w = self.writer(fmt)
+        check = RecordCheck(fmt, it.url) if self.verify else None
         remaining, base, err = it.length, None, None
         try:
             while remaining:
@@ -130,7 +138,7 @@ class _Task:
                     break
                 if base is None and err is None:
                     try:
-                        check_magic(it.fmt, chunk)
+                        check_magic(fmt, chunk)
                     except ExtractError as e:
                         err = e  # keep reading: the stream must end up after this range
                 pos += len(chunk)
@@ -172,6 +180,12 @@ class _Task:
                     self.fail(it, e)
                 continue
             try:
+                try:
+                    fmt = sniff_format(src.head, uri)
+                except FormatError as e:
+                    for it in group:
+                        self.fail(it, ExtractError("bad-format", e.detail))
+                    continue
                 inside = []
                 for it in group:
                     if it.end > src.size:
@@ -179,9 +193,9 @@ class _Task:
                     else:
                         inside.append(it)
                 if src.is_local and not self.verify:
-                    self.copy_local(src, inside)
+                    self.copy_local(src, fmt, inside)
                 else:
-                    self.copy_stream(src, inside)
+                    self.copy_stream(src, fmt, inside)
             finally:
                 src.close()
         for w in self.writers.values():
