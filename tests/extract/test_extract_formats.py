@@ -29,7 +29,7 @@ from lib.extract.listing import record_ranges
 from lib.extract.task import extract_items
 from lib.warc.streams import GzipMembers
 
-CONFORMANCE = os.path.join(os.path.dirname(__file__), "..", "data", "conformance")
+CONFORMANCE = os.path.realpath(os.path.join(os.path.dirname(__file__), "..", "data", "conformance"))
 TYPES = ("response", "resource", "revisit", "request", "metadata")
 
 
