@@ -49,13 +49,13 @@ def records(path: str) -> list[Record]:
         return [r for r in iter_records(f, path) if isinstance(r, Record) and r.offset is not None]
 
 
-def check_file(uri: str, local: str, warcio: dict | None) -> dict[str, int]:
+def check_file(uri: str, local: str, warcio: dict | None, step: int = 1) -> dict[str, int]:
     """Every addressable record of ``local`` (served from ``uri``): the member as stored is
     the file's bytes; the undecoded payload's SHA-1 is its WARC-Payload-Digest unless warcio
     also finds that digest wrong; the decoded payload is warcio's ``content_stream()``."""
     data = open(local, "rb").read()
     n = {"records": 0, "digests": 0, "decoded": 0}
-    for rec in records(local):
+    for rec in records(local)[::step]:
         n["records"] += 1
         c = open_capture(uri, rec.offset, rec.length)
         assert c.read() == data[rec.offset : rec.offset + rec.length]
@@ -107,7 +107,7 @@ def test_zstd_with_dictionary_and_from_s3(corpus, s3_bucket, tmp_path):
         key = f"arch/{os.path.basename(path)}"
         s3.client().upload_file(path, s3_bucket, key)
         uri = f"s3://{s3_bucket}/{key}"
-        n = check_file(uri, path, warcio_view(path) if not path.endswith(".zst") else None)
+        n = check_file(uri, path, warcio_view(path) if not path.endswith(".zst") else None, step=7)
         assert n["records"] > 0
     # a path below a root, S3 or local
     rec = records(str(src))[2]
