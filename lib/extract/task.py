@@ -8,28 +8,38 @@ counts, the files it wrote and the error rows for the driver's single errors.tsv
 from __future__ import annotations
 
 import datetime as dt
+import io
 import itertools
 import os
 from typing import Any
 
 from lib.core import atomic, storage
-from lib.extract.archive import ArchiveWriter, task_namer
+from lib.extract.arc2warc import arc_to_warc
+from lib.extract.archive import ArchiveWriter, gzip_member, task_namer
 from lib.extract.formats import ArchiveFormat, FormatError, sniff_format
 from lib.extract.lines import ExtractError, Item, TaskError, tsv_escape
 from lib.extract.sources import S3_MAX_GAP, LocalSource, open_source, plan_runs
 from lib.extract.verify import HEAD_BYTES, RecordCheck, check_magic, magic_error
+from lib.warc.records import Record, iter_records
 
 CHUNK = 1 << 20
 READ_MAX = 8 << 20  # local: adjacent ranges up to this many bytes are read with one pread
 BIG = 1 << 20  # local: ranges bigger than this are copied by the kernel
 PARTS_DIR = "_parts"
+OUTPUT_FORMATS = ("same", "warc")
+MAX_CONVERT = 1 << 30  # an ARC record converted to WARC is held in memory: its block at most this
+_WARC_GZ = ArchiveFormat("gzip", "warc")
 
 ManifestRow = tuple[str, str, int, int, int, str, int]
 
 
 class _Task:
-    def __init__(self, task_id: int, out_dir: str, max_bytes: int, verify: bool, when: dt.datetime):
+    def __init__(self, task_id: int, out_dir: str, max_bytes: int, verify: bool, when: dt.datetime,
+                 output_format: str = "same"):
+        if output_format not in OUTPUT_FORMATS:
+            raise ValueError(f"output format {output_format!r} is not one of {OUTPUT_FORMATS}")
         self.verify = verify
+        self.to_warc = output_format == "warc"
         self.out_dir, self.max_bytes, self.when = out_dir, max_bytes, when
         self.namer = task_namer(task_id)
         self.writers: dict[str, ArchiveWriter] = {}  # by ArchiveFormat.key, opened lazily
@@ -47,9 +57,50 @@ class _Task:
     def fail(self, it: Item, err: ExtractError) -> None:
         self.errors.append((it.line_no, err.reason))
 
-    def done(self, it: Item, w: ArchiveWriter, offset: int) -> None:
-        self.manifest.append((it.url, w.name, offset, it.length, it.line_no, self.src, it.offset))
-        self.bytes += it.length
+    def done(self, it: Item, w: ArchiveWriter, offset: int, length: int | None = None) -> None:
+        n = it.length if length is None else length
+        self.manifest.append((it.url, w.name, offset, n, it.line_no, self.src, it.offset))
+        self.bytes += n
+
+    # ---------------------------------------------------------------- ARC -> WARC
+    def convert(self, src: Any, fmt: ArchiveFormat, items: list[Item]) -> None:
+        """--output-format warc on ARC input: each record read (one ranged read), decoded,
+        written as a WARC record in its own gzip member (lib.extract.arc2warc)."""
+        for it in items:
+            try:
+                data = src.head(it.offset, it.length)
+            except Exception as e:
+                self.fail(it, ExtractError("read-error", f"{src.uri}: {type(e).__name__}: {e}"))
+                continue
+            try:
+                if len(data) < it.length:
+                    raise ExtractError("read-error", f"short read at {it.offset + len(data)}: file changed while reading")
+                check_magic(fmt, data[:HEAD_BYTES])
+                if self.verify:
+                    check = RecordCheck(fmt, it.url)
+                    check.feed(data)
+                    check.finish()
+                rec = self._arc_record(src.uri, fmt, data)
+            except ExtractError as e:
+                self.fail(it, e)
+                continue
+            member = gzip_member(arc_to_warc(rec, src.uri, it.offset))
+            w = self.writer(_WARC_GZ)
+            base = w.begin(len(member))
+            w.write(member)
+            w.commit()
+            self.done(it, w, base, len(member))
+
+    @staticmethod
+    def _arc_record(uri: str, fmt: ArchiveFormat, data: bytes) -> Record:
+        stream = io.BufferedReader(io.BytesIO(fmt.dict_frame + data))  # type: ignore[arg-type]
+        first = next(iter_records(stream, uri, max_content=MAX_CONVERT), None)
+        if not isinstance(first, Record) or first.fmt != "arc":
+            why = f"{first.reason}: {first.detail}" if first is not None and not isinstance(first, Record) else "no ARC record"
+            raise ExtractError("not-member", f"range holds no ARC record to convert ({why})")
+        if first.truncated or first.oversized:
+            raise ExtractError("not-member", f"ARC record {'cut off' if first.truncated else 'over the conversion limit'}")
+        return first
 
     # ---------------------------------------------------------------- fast path
     def copy_local(self, src: LocalSource, fmt: ArchiveFormat, items: list[Item]) -> None:
@@ -192,7 +243,9 @@ class _Task:
                         self.fail(it, ExtractError("past-eof", f"range {it.offset}+{it.length} ends past the end of {uri} ({src.size} bytes): truncated file?"))
                     else:
                         inside.append(it)
-                if src.is_local and not self.verify:
+                if self.to_warc and fmt.kind == "arc":
+                    self.convert(src, fmt, inside)
+                elif src.is_local and not self.verify:
                     self.copy_local(src, fmt, inside)
                 else:
                     self.copy_stream(src, fmt, inside)
@@ -220,13 +273,15 @@ def extract_items(
     verify: bool = False,
     real_root: str | None = None,
     when: dt.datetime | None = None,
+    output_format: str = "same",
 ) -> dict[str, Any]:
     """Copy ``items`` into archives in ``out_dir`` named after ``task_id``.
 
     ``real_root``: the archives root with symlinks resolved (local roots only); files whose
-    real path leaves it are refused. Returns ``{task, records, bytes, files, errors, manifest}``.
+    real path leaves it are refused. ``output_format="warc"`` writes ARC records as WARC
+    (gzip members); "same" copies every record as it is. Returns ``{task, records, bytes, files, errors, manifest}``.
     """
-    t = _Task(task_id, out_dir, max_bytes, verify, when or dt.datetime.now(dt.timezone.utc))
+    t = _Task(task_id, out_dir, max_bytes, verify, when or dt.datetime.now(dt.timezone.utc), output_format)
     t.run(items, real_root)
     files = [f for w in t.writers.values() for f in w.files]
     return {

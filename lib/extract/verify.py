@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from lib.extract.formats import ArchiveFormat
 from lib.extract.lines import ExtractError
+from lib.warc.streams import PADDING
 
 _HEAD_KEEP = 64 * 1024
+_TAIL_KEEP = 16  # writers leave a few line ends or NULs after a record: read past, as readers do
 #: bytes of a range the start check needs (an uncompressed ARC range: its header line)
 HEAD_BYTES = 4096
 
@@ -67,7 +69,7 @@ class RecordCheck:
         if len(self.head) < _HEAD_KEEP:
             self.head += data[: _HEAD_KEEP - len(self.head)]
         self.total += len(data)
-        self.tail = (self.tail + data[-4:])[-4:]
+        self.tail = (self.tail + data[-_TAIL_KEEP:])[-_TAIL_KEEP:]
 
     def finish(self) -> None:
         if self.decoder is not None:
@@ -129,7 +131,10 @@ class RecordCheck:
     def _check_length(self, expected: int, tail: bytes, kind: str) -> None:
         if self.total < expected:
             raise ExtractError("not-member", f"{kind} record truncated: {self.total} of {expected} bytes")
-        if self.total > expected:
+        excess = self.total - expected
+        if 0 < excess <= _TAIL_KEEP and not self.tail[-excess:].strip(PADDING):
+            return  # the record, then padding
+        if excess > 0:
             raise ExtractError("not-member", f"{self.total - expected} bytes after the {kind} record (more than one record?)")
         if tail and not self.tail.endswith(tail):
             raise ExtractError("not-member", f"{kind} record not terminated by {tail!r}")
