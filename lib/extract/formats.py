@@ -81,6 +81,14 @@ class ArchiveFormat:
         line = first.split(b"\n", 1)[0]
         return line[:11].lower() == b"filedesc://" or arc_fields(line) is not None
 
+    def starts_record_at(self, data: bytes | memoryview, pos: int, end: int) -> bool:
+        """:meth:`starts_record` for ``data[pos:end]`` without copying it for the compressed
+        formats (the local fast path checks every range of a big read this way)."""
+        if self.codec is not None:
+            magic = MAGIC[self.codec]
+            return end - pos >= len(magic) and bytes(data[pos : pos + len(magic)]) == magic
+        return self.starts_record(bytes(data[pos : min(end, pos + 4096)]))
+
     def decoder(self):  # -> a lib.warc.streams codec (feed/eof)
         assert self.codec is not None
         d = self.dictionary

@@ -125,7 +125,7 @@ class _Task:
                     rel = it.offset - first.offset
                     if rel + it.length > len(data):  # the file shrank since we took its size
                         self.fail(it, ExtractError("read-error", f"short read at {first.offset + len(data)}: file changed while reading"))
-                    elif not fmt.starts_record(data[rel : rel + min(it.length, HEAD_BYTES)]):
+                    elif not fmt.starts_record_at(data, rel, rel + it.length):
                         self.fail(it, magic_error(fmt, data[rel : rel + 8]))
                     else:
                         w = self.writer(fmt)
