@@ -183,3 +183,32 @@ def test_zstd_and_lz4_from_s3(formats_root, s3_bucket, tmp_path):
         if name.startswith("extract-"):
             recs = warcio_urls(decompressed(str(out / name)))
             assert len(recs) > 1
+
+
+@pytest.mark.slow
+def test_offsets_preprocess_records_for_every_format(spark, formats_root, tmp_path):
+    """Every format through the preprocess job, then every page it kept extracted by the
+    offsets it wrote, with --verify: whole members (gzip, zstd with its dictionary, LZ4) or
+    plain records holding the page's URL."""
+    from jobs import preprocess
+
+    root, _ = formats_root
+    inp = tmp_path / "warc"
+    inp.mkdir()
+    for name in os.listdir(root):
+        if name.endswith((".warc.gz", ".arc.gz", ".warc", ".arc", ".warc.zst", ".warc.lz4")) and name != "notes.warc.gz":
+            shutil.copy(root / name, inp / name)
+    pre = tmp_path / "pre"
+    assert preprocess.main(["--input", str(inp), "--output", str(pre), "--fail-on", "never"], spark=spark) == 0
+    import pyarrow.parquet as pq
+
+    pages = pq.read_table(str(pre), columns=["url", "warc_file", "warc_offset", "warc_length"]).to_pylist()
+    kinds = {os.path.basename(p["warc_file"]).split(".", 1)[1] for p in pages}
+    assert kinds >= {"warc.gz", "arc.gz", "warc", "arc", "warc.zst", "warc.lz4"}, kinds
+    out = tmp_path / "out"
+    rc = ExtractJob().main(["--from-parquet", str(pre), "--archives", str(inp), "--output", str(out), "--verify"],
+                           spark=spark)
+    assert rc == 0
+    rows, names = check_formats_output(out)
+    assert sorted((r[0], r[5].removeprefix("file://"), int(r[6])) for r in rows) == sorted(
+        (p["url"], p["warc_file"].removeprefix("file://"), p["warc_offset"]) for p in pages)
