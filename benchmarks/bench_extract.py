@@ -146,7 +146,9 @@ def main(argv=None) -> int:
     from pyspark.sql import SparkSession
 
     from jobs.extract import ExtractJob
+    from lib.core.sparkjob import use_this_python
 
+    use_this_python()  # the workers need the venv's packages (lz4, zstandard: lib/warc)
     spark = (SparkSession.builder.master(args.master).appName("bench-extract")
              .config("spark.ui.enabled", "false").config("spark.driver.memory", "4g").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")

@@ -4,7 +4,8 @@
     python jobs/extract.py --from-parquet ROOT/preprocessed/2026/01/15 --where "url_suffix = 'gov'" --output DIR
 
 Map-only: the driver reads the list, sorts it by (file, offset) and cuts it into tasks;
-each task copies its ranges (whole gzip members, never decompressed unless --verify) into
+each task copies its ranges (whole members of any archive format, never decompressed unless
+--verify or --output-format warc converts ARC records) into
 new archives named by task id + counter. The output folder gets the archives,
 manifest.tsv, errors.tsv, _stats.json and _SUCCESS last. See docs/extract.md.
 """
@@ -33,7 +34,7 @@ from lib.extract.lines import (  # noqa: E402
     row_line,
     unpack_items,
 )
-from lib.extract.task import extract_items  # noqa: E402
+from lib.extract.task import OUTPUT_FORMATS, extract_items  # noqa: E402
 
 BYTES_PER_TASK = 256 << 20
 
@@ -53,7 +54,8 @@ def byte_size(text: str) -> int:
 
 class ExtractJob(SparkJob):
     name = "extract"
-    description = "copy records out of WARC/ARC archives by offset/length into new archives (map-only, no decompression)"
+    description = ("copy records out of WARC/ARC archives (gzip, zstd, LZ4 or none) by offset/length into new "
+                   "archives (map-only, no decompression)")
     input_kind = layout.PREPROCESSED
     output_kind = "extract"
 
@@ -67,7 +69,10 @@ class ExtractJob(SparkJob):
                        help="archives root: relative archive_file paths are below it and no path may leave it")
         p.add_argument("--max-bytes", type=byte_size, default=100 << 20, help="roll output files at this size (default 100M)")
         p.add_argument("--verify", action="store_true",
-                       help="decompress each range: exactly one gzip member with one record whose URL equals the line's")
+                       help="decompress each range: exactly one member (gzip/zstd/LZ4) with one record whose URL equals the line's")
+        p.add_argument("--output-format", choices=OUTPUT_FORMATS, default="same",
+                       help="same: copy every record as stored (default); warc: write ARC records as WARC "
+                            "(.warc.gz, one gzip member a record, ARC fields in WARC headers as warcio's arc2warc)")
 
     def resolve_io(self, args: argparse.Namespace) -> None:
         if not args.tsv and not args.from_parquet:
@@ -111,12 +116,12 @@ class ExtractJob(SparkJob):
         n = args.partitions or max(spark.sparkContext.defaultParallelism, math.ceil(total / BYTES_PER_TASK))
         slices = [pack_items(s) for s in plan_tasks(items, n)]
         real_root = None if (resolver.root is None or resolver.root_is_s3) else os.path.realpath(resolver.root)
-        max_bytes, verify = args.max_bytes, args.verify
+        max_bytes, verify, output_format = args.max_bytes, args.verify, args.output_format
 
         def task(index, slices_iter):
             for packed in slices_iter:  # exactly one slice per partition
                 yield extract_items(index, unpack_items(packed), tmp, max_bytes=max_bytes, verify=verify,
-                                    real_root=real_root, when=started)
+                                    real_root=real_root, when=started, output_format=output_format)
 
         return spark.sparkContext.parallelize(slices, len(slices)).mapPartitionsWithIndex(task).collect()
 
@@ -135,7 +140,8 @@ class ExtractJob(SparkJob):
                 work.publish(f"extracted {summary['extracted']} of {lines}, failed {summary['failed']}\n")
         if summary["failed"]:
             log.error("extract: %d of %d lines failed, see %s", summary["failed"], lines, storage.join(args.output, ERRORS))
-        summary.update(input=args.input, output=args.output, verify=args.verify, seconds_by_phase=self.steps.seconds)
+        summary.update(input=args.input, output=args.output, verify=args.verify, output_format=args.output_format,
+                       seconds_by_phase=self.steps.seconds)
         return JobResult(ok=summary["failed"] == 0, summary=summary, output=args.output)
 
 

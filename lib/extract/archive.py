@@ -1,7 +1,9 @@
 """Output archives: header records, rolling at a size limit, names from task id + counter.
 
 Every output file starts with its own header: a ``warcinfo`` record for WARC, an ARC v1
-``filedesc://`` record for ARC, each in its own gzip member for the compressed formats.
+``filedesc://`` record for ARC, compressed as the records are (its own gzip member, zstd
+or LZ4 frame). A WARC-zstd file with a dictionary starts with the source's dictionary
+frame, copied as it is, and its header frame is compressed with that dictionary.
 Files are opened lazily when a record arrives and deleted on close when no record made it
 in, so a task without good records writes nothing (no header-only files).
 """
@@ -17,7 +19,11 @@ import uuid
 import zlib
 from typing import Callable, NamedTuple
 
+import lz4.frame
+import zstandard
+
 from lib.core import atomic
+from lib.extract.formats import ArchiveFormat
 
 SOFTWARE = "dailyslice-extract"
 #: Heritrix marks ARC gzip members with an ``LX`` extra subfield; we do the same on the header.
@@ -64,19 +70,30 @@ def arc_filedesc_record(filename: str, when: dt.datetime) -> bytes:
     bytes after the first line, excluding the record's trailing newline."""
     body = f"1 0 {SOFTWARE}\nURL IP-address Archive-date Content-type Archive-length\n".encode()
     stamp = when.astimezone(dt.timezone.utc).strftime("%Y%m%d%H%M%S")
-    name = filename[:-3] if filename.endswith(".gz") else filename
+    name = filename.rsplit(".arc", 1)[0] + ".arc" if ".arc" in filename else filename
     return f"filedesc://{name} 0.0.0.0 {stamp} text/plain {len(body)}\n".encode() + body + b"\n"
 
 
-def header_bytes(fmt: str, filename: str, when: dt.datetime) -> bytes:
+def compress_record(fmt: ArchiveFormat, record: bytes) -> bytes:
+    """``record`` as one compressed unit of ``fmt`` (gzip member, zstd or LZ4 frame)."""
+    if fmt.codec == "gzip":
+        return gzip_member(record, extra=HERITRIX_EXTRA if fmt.kind == "arc" else None)
+    if fmt.codec == "zstd":
+        d = fmt.dictionary
+        zd = zstandard.ZstdCompressionDict(d) if d is not None else None
+        return zstandard.ZstdCompressor(level=3, dict_data=zd).compress(record)
+    if fmt.codec == "lz4":
+        return lz4.frame.compress(record)
+    return record
+
+
+def header_bytes(fmt: ArchiveFormat, filename: str, when: dt.datetime) -> bytes:
     """The first bytes of a new output file of format ``fmt``."""
-    if fmt == "warc.gz":
-        return gzip_member(warcinfo_record(filename, when))
-    if fmt == "arc.gz":
-        return gzip_member(arc_filedesc_record(filename, when), extra=HERITRIX_EXTRA)
-    if fmt == "warc":
-        return warcinfo_record(filename, when)
-    raise ValueError(f"unknown archive format {fmt!r}")
+    if fmt.kind == "warc":
+        record = warcinfo_record(filename, when)
+    else:
+        record = arc_filedesc_record(filename, when)
+    return fmt.dict_frame + compress_record(fmt, record)
 
 
 def task_namer(task_id: int, prefix: str = "extract") -> Callable[[str], str]:
@@ -140,7 +157,8 @@ class ArchiveWriter:
     ``write`` is buffered; ``size`` counts the buffered bytes too.
     """
 
-    def __init__(self, out_dir: str, fmt: str, max_bytes: int, namer: Callable[[str], str], when: dt.datetime):
+    def __init__(self, out_dir: str, fmt: ArchiveFormat, max_bytes: int, namer: Callable[[str], str],
+                 when: dt.datetime):
         self.out_dir, self.fmt, self.max_bytes, self.namer, self.when = out_dir, fmt, max_bytes, namer, when
         self.fd: int | None = None
         self.name = ""
@@ -157,7 +175,7 @@ class ArchiveWriter:
         if self.fd is not None and self.records and self.size + length > self.max_bytes:
             self.close()
         if self.fd is None:
-            self.name = self.namer(self.fmt)
+            self.name = self.namer(self.fmt.suffix)
             self.tmp = atomic.temp_path(os.path.join(self.out_dir, self.name))
             self.fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
             self.size = self.flushed = self.records = 0

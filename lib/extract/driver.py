@@ -18,7 +18,8 @@ MANIFEST = "manifest.tsv"
 ERRORS = "errors.tsv"
 MANIFEST_HEADER = "# url\tarchive_file\toffset\tlength\tsource_line\tsource_file\tsource_offset\n"
 ERRORS_HEADER = "# line\treason\tinput line (verbatim, may contain tabs)\n"
-ARCHIVE_SUFFIXES = (".warc.gz", ".arc.gz", ".warc")
+#: every output format (compression x WARC/ARC); archives of failed task attempts are removed
+ARCHIVE_SUFFIXES = tuple(k + c for k in (".warc", ".arc") for c in ("", ".gz", ".zst", ".lz4"))
 
 
 def plan_tasks(items: list[Item], n_tasks: int) -> list[list[Item]]:

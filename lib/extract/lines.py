@@ -15,10 +15,6 @@ from typing import Iterable, Iterator, NamedTuple
 
 from lib.core import storage
 
-#: Archive formats by file name suffix (checked in this order), and the output suffix.
-FORMATS: tuple[tuple[str, str], ...] = ((".warc.gz", "warc.gz"), (".arc.gz", "arc.gz"), (".warc", "warc"))
-
-
 class ExtractError(Exception):
     """A line that cannot be extracted; ``kind`` is a short stable code for counting."""
 
@@ -34,14 +30,14 @@ class ExtractError(Exception):
 
 class Item(NamedTuple):
     """One record to copy. ``uri`` is an absolute local path or ``s3://bucket/key``. The
-    line's text stays on the driver (tasks report errors by line number)."""
+    line's text stays on the driver (tasks report errors by line number). The archive's
+    format is not decided here: the task that opens the file sniffs it from its first bytes."""
 
     line_no: int
     url: str
     uri: str
     offset: int
     length: int
-    fmt: str
 
     @property
     def end(self) -> int:
@@ -50,15 +46,6 @@ class Item(NamedTuple):
 
 ErrorRow = tuple[int, str, str]  # (line number, line, reason)
 TaskError = tuple[int, str]  # (line number, reason): a task's error, the driver adds the line
-
-
-def detect_format(name: str) -> str:
-    """``warc.gz``, ``arc.gz`` or ``warc`` from the file name; anything else is an error."""
-    low = name.lower()
-    for suffix, fmt in FORMATS:
-        if low.endswith(suffix):
-            return fmt
-    raise ExtractError("bad-format", f"{name}: not .warc.gz, .arc.gz or .warc")
 
 
 def _has_dotdot(path: str) -> bool:
@@ -70,7 +57,7 @@ class Resolver:
 
     def __init__(self, root: str | None):
         # one string object per archive file: cheap to ship to tasks (pickle memoizes it)
-        self._cache: dict[str, tuple[str, str] | ExtractError] = {}
+        self._cache: dict[str, str | ExtractError] = {}
         self.root: str | None = None
         self.root_is_s3 = False
         if root:
@@ -87,14 +74,14 @@ class Resolver:
         return uri == self.root or uri.startswith(self.root.rstrip("/") + "/")
 
     def resolve(self, archive_file: str) -> str:
-        return self.lookup(archive_file)[0]
+        return self.lookup(archive_file)
 
-    def lookup(self, archive_file: str) -> tuple[str, str]:
-        """``(uri, format)`` of ``archive_file``, remembered per distinct name."""
+    def lookup(self, archive_file: str) -> str:
+        """The URI of ``archive_file``, remembered per distinct name."""
         found = self._cache.get(archive_file)
         if found is None:
             try:
-                found = (self._resolve(archive_file), detect_format(archive_file))
+                found = self._resolve(archive_file)
             except ExtractError as e:
                 found = e
             self._cache[archive_file] = found
@@ -151,8 +138,7 @@ def make_item(line_no: int, fields: list, resolver: Resolver) -> Item:
         raise ExtractError("bad-line", "empty archive_file")
     off = _int_field("offset", offset, 0)
     n = _int_field("length", length, 1)
-    uri, fmt = resolver.lookup(archive_file)
-    return Item(line_no, url, uri, off, n, fmt)
+    return Item(line_no, url, resolver.lookup(archive_file), off, n)
 
 
 def parse_lines(lines: Iterable[str], resolver: Resolver) -> tuple[list[Item], list[ErrorRow]]:
@@ -168,8 +154,7 @@ def parse_lines(lines: Iterable[str], resolver: Resolver) -> tuple[list[Item], l
             try:
                 off, n = int(f[2]), int(f[3])
                 if off >= 0 and n >= 1:
-                    uri, fmt = lookup(f[1])
-                    items.append(Item(no, f[0], uri, off, n, fmt))
+                    items.append(Item(no, f[0], lookup(f[1]), off, n))
                     continue
             except (ValueError, ExtractError):
                 pass
@@ -231,8 +216,8 @@ def items_from_rows(rows: Iterable[tuple], resolver: Resolver) -> tuple[list[Ite
 def pack_items(items: list[Item]) -> tuple:
     """Items as columns (arrays and one string list): about 4x cheaper to pickle and ship
     to a task than the tuples themselves."""
-    files: dict[tuple[str, str], int] = {}
-    file_ix = array("i", (files.setdefault((it.uri, it.fmt), len(files)) for it in items))
+    files: dict[str, int] = {}
+    file_ix = array("i", (files.setdefault(it.uri, len(files)) for it in items))
     return (list(files), file_ix, array("q", (it.line_no for it in items)), [it.url for it in items],
             array("q", (it.offset for it in items)), array("q", (it.length for it in items)))
 
@@ -240,7 +225,7 @@ def pack_items(items: list[Item]) -> tuple:
 def unpack_items(packed: tuple) -> list[Item]:
     """The inverse of :func:`pack_items`."""
     files, file_ix, line_nos, urls, offsets, lengths = packed
-    return [Item(no, url, files[f][0], off, n, files[f][1])
+    return [Item(no, url, files[f], off, n)
             for f, no, url, off, n in zip(file_ix, line_nos, urls, offsets, lengths)]
 
 

@@ -2,9 +2,12 @@
 
     python -m lib.extract.listing [--types response,resource] [--root DIR] FILE... > list.tsv
 
-Uses warcio to walk each file once; offsets/lengths are those of the gzip members (or of
-the records of an uncompressed .warc). Meant for building test and benchmark lists and
-for extracting whole files' worth of chosen record types.
+Walks each file once with the project's own reader (``lib.warc.records``: compression and
+WARC/ARC sniffed from the bytes, as preprocess does), so the offsets are exactly those
+preprocess records: compressed members (gzip member, zstd or LZ4 frame), or the records of
+an uncompressed file including their trailing line ends. Records that share a compressed
+member with others have no byte range of their own and are left out. Meant for building
+test and benchmark lists and for extracting whole files' worth of chosen record types.
 """
 
 from __future__ import annotations
@@ -14,9 +17,8 @@ import os
 import sys
 from typing import Iterator, NamedTuple
 
-from warcio.archiveiterator import ArchiveIterator
-
 from lib.core import storage
+from lib.warc.records import Record, iter_records
 
 
 class RecordRange(NamedTuple):
@@ -27,27 +29,14 @@ class RecordRange(NamedTuple):
 
 
 def record_ranges(uri: str) -> Iterator[RecordRange]:
-    """Every record of the archive at ``uri`` with its member offset and length (ARC
-    header records have type ``arc_header``; records without a URL get ``""``)."""
-    gz = uri.lower().endswith(".gz")
-    prev: RecordRange | None = None
+    """Every addressable record of the archive at ``uri`` with its offset and length (an
+    ARC file header has type ``arc_header``; records without a URL get ``""``)."""
     with storage.open_stream(uri) as f:
-        it = ArchiveIterator(f, arc2warc=False)
-        for rec in it:
-            it.read_to_end(rec)
-            h = rec.rec_headers
-            url = h.get_header("WARC-Target-URI") or h.get_header("uri") or ""
-            cur = RecordRange(rec.rec_type, url, it.get_record_offset(), it.get_record_length())
-            if gz:
-                yield cur
+        for rec in iter_records(f, uri, max_content=0):
+            if not isinstance(rec, Record) or rec.offset is None or rec.length is None:
                 continue
-            # warcio's length leaves out the CRLFs that end a record in an uncompressed
-            # file; a copyable range must include them: it runs to the next record.
-            if prev is not None:
-                yield prev._replace(length=cur.offset - prev.offset)
-            prev = cur
-    if prev is not None:
-        yield prev._replace(length=storage.size(uri) - prev.offset)
+            rec_type = "arc_header" if rec.fmt == "arc" and rec.url.startswith("filedesc:") else rec.rec_type
+            yield RecordRange(rec_type, rec.url, rec.offset, rec.length)
 
 
 def main(argv: list[str] | None = None) -> int:

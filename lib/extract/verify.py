@@ -1,68 +1,67 @@
-"""``--verify``: a copied range must be exactly one whole gzip member holding exactly one
-record whose URL is the line's url (WARC-Target-URI, or the URL of the ARC header line).
+"""``--verify``: a copied range must be exactly one whole compressed member (gzip member,
+zstd or LZ4 frame) holding exactly one record whose URL is the line's url
+(WARC-Target-URI, or the URL of the ARC header line).
 
 The check is streaming: the range is fed chunk by chunk as it is copied, only the start
 of the decompressed record is kept (for its header) and its total length is counted.
-Uncompressed ``.warc`` ranges get the same record check without the gzip part.
+Uncompressed ``.warc``/``.arc`` ranges get the same record check without the member part.
 """
 
 from __future__ import annotations
 
-import zlib
-
+from lib.extract.formats import ArchiveFormat
 from lib.extract.lines import ExtractError
+from lib.warc.streams import PADDING
 
 _HEAD_KEEP = 64 * 1024
-_OUT_STEP = 4 << 20  # decompress at most this much per call: bounded memory for huge records
-
-#: First bytes every range of a format must start with (checked even without --verify:
-#: a wrong offset must not silently produce a corrupt archive).
-MAGIC = {"warc.gz": b"\x1f\x8b\x08", "arc.gz": b"\x1f\x8b\x08", "warc": b"WARC/"}
+_TAIL_KEEP = 16  # writers leave a few line ends or NULs after a record: read past, as readers do
+#: bytes of a range the start check needs (an uncompressed ARC range: its header line)
+HEAD_BYTES = 4096
 
 
-def magic_error(fmt: str, first: bytes) -> ExtractError:
-    what = "a gzip member" if fmt.endswith(".gz") else "a WARC record"
+def magic_error(fmt: ArchiveFormat, first: bytes) -> ExtractError:
+    what = f"a {fmt.codec} member" if fmt.codec else f"a {fmt.kind.upper()} record"
     return ExtractError("not-member", f"range does not start {what} (first bytes {first[:8]!r})")
 
 
-def check_magic(fmt: str, first: bytes) -> None:
-    if not first.startswith(MAGIC[fmt]):
+def check_magic(fmt: ArchiveFormat, first: bytes) -> None:
+    """Checked even without --verify: a wrong offset must not silently produce a corrupt archive."""
+    if not fmt.starts_record(first):
         raise magic_error(fmt, first)
 
 
 class RecordCheck:
     """Feed the range's bytes with :meth:`feed`, then :meth:`finish` raises on any problem."""
 
-    def __init__(self, fmt: str, url: str):
+    def __init__(self, fmt: ArchiveFormat, url: str):
         self.fmt, self.url = fmt, url
-        self.inflate = zlib.decompressobj(31) if fmt.endswith(".gz") else None
+        self.decoder = fmt.decoder() if fmt.codec else None
         self.head = bytearray()
         self.total = 0
         self.tail = b""
         self.trailing = 0
-        self.gzip_error: str | None = None
+        self.codec_error: str | None = None
 
     def feed(self, chunk: bytes) -> None:
-        d = self.inflate
+        d = self.decoder
         if d is None:
             self._record(chunk)
             return
-        if self.gzip_error is not None:
+        if self.codec_error is not None:
             return
-        if d.eof:
-            self.trailing += len(chunk)
-            return
+        data = memoryview(chunk)
         try:
-            data = d.decompress(chunk, _OUT_STEP)
-            self._record(data)
-            while d.unconsumed_tail and not d.eof:
-                data = d.decompress(d.unconsumed_tail, _OUT_STEP)
-                self._record(data)
-        except zlib.error as e:
-            self.gzip_error = str(e)
+            while data and not d.eof:
+                out, used = d.feed(bytes(data))  # output bounded per call: huge records stay in bounds
+                self._record(out)
+                data = data[used:]
+                if not out and not used:
+                    break
+        except ValueError as e:
+            self.codec_error = str(e)
             return
         if d.eof:
-            self.trailing += len(d.unused_data)
+            self.trailing += len(data)
 
     def _record(self, data: bytes) -> None:
         if not data:
@@ -70,17 +69,18 @@ class RecordCheck:
         if len(self.head) < _HEAD_KEEP:
             self.head += data[: _HEAD_KEEP - len(self.head)]
         self.total += len(data)
-        self.tail = (self.tail + data[-4:])[-4:]
+        self.tail = (self.tail + data[-_TAIL_KEEP:])[-_TAIL_KEEP:]
 
     def finish(self) -> None:
-        if self.inflate is not None:
-            if self.gzip_error is not None:
-                raise ExtractError("not-member", f"corrupt gzip data: {self.gzip_error}")
-            if not self.inflate.eof:
-                raise ExtractError("not-member", "range ends inside a gzip member (too short?)")
+        if self.decoder is not None:
+            name = self.fmt.codec
+            if self.codec_error is not None:
+                raise ExtractError("not-member", f"corrupt {name} data: {self.codec_error}")
+            if not self.decoder.eof:
+                raise ExtractError("not-member", f"range ends inside a {name} member (too short?)")
             if self.trailing:
-                raise ExtractError("not-member", f"{self.trailing} bytes after the end of the gzip member (more than one member?)")
-        if self.fmt.startswith("arc"):
+                raise ExtractError("not-member", f"{self.trailing} bytes after the end of the {name} member (more than one member?)")
+        if self.fmt.kind == "arc":
             self._finish_arc()
         else:
             self._finish_warc()
@@ -131,7 +131,10 @@ class RecordCheck:
     def _check_length(self, expected: int, tail: bytes, kind: str) -> None:
         if self.total < expected:
             raise ExtractError("not-member", f"{kind} record truncated: {self.total} of {expected} bytes")
-        if self.total > expected:
+        excess = self.total - expected
+        if 0 < excess <= _TAIL_KEEP and not self.tail[-excess:].strip(PADDING):
+            return  # the record, then padding
+        if excess > 0:
             raise ExtractError("not-member", f"{self.total - expected} bytes after the {kind} record (more than one record?)")
         if tail and not self.tail.endswith(tail):
             raise ExtractError("not-member", f"{kind} record not terminated by {tail!r}")

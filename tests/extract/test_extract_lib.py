@@ -16,6 +16,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from lib.core import atomic
+from lib.extract.formats import ArchiveFormat
 from lib.extract.archive import arc_filedesc_record, gzip_member, header_bytes
 from lib.extract.driver import plan_tasks
 from lib.extract.lines import ExtractError, Item, Resolver, parse_lines
@@ -81,13 +82,15 @@ def test_parse_lines_numbers_skips_and_rejects(archive_root):
         "\tsub/a.warc.gz\t0\t5",
     ]
     items, errors = parse_lines(lines, Resolver(str(root)))
-    assert [(it.line_no, it.url, it.offset, it.length, it.fmt) for it in items] == [
-        (2, ranges[0].url, ranges[0].offset, ranges[0].length, "warc.gz"),
-        (5, ranges[1].url, ranges[1].offset, ranges[1].length, "warc.gz"),
+    # the file name decides nothing (the task sniffs the format): line 10 is parsed
+    assert [(it.line_no, it.url, it.offset, it.length) for it in items] == [
+        (2, ranges[0].url, ranges[0].offset, ranges[0].length),
+        (5, ranges[1].url, ranges[1].offset, ranges[1].length),
+        (10, "u", 0, 5),
     ]
     assert items[0].uri == str(root / "sub" / "a.warc.gz")
     assert [(no, reason.split(":")[0]) for no, _, reason in errors] == [
-        (6, "bad-line"), (7, "bad-line"), (8, "bad-line"), (9, "bad-line"), (10, "bad-format"), (11, "bad-line"),
+        (6, "bad-line"), (7, "bad-line"), (8, "bad-line"), (9, "bad-line"), (11, "bad-line"),
     ]
     assert errors[1][1] == "u\tsub/a.warc.gz\tten\t5"
     assert "offset is not an integer" in errors[1][2]
@@ -151,7 +154,7 @@ def test_symlink_out_of_root_is_refused_inside_is_fine(tmp_path, archive_root):
 
 # ------------------------------------------------------------------ planning
 def _item(off, n, uri="f.warc.gz", no=0):
-    return Item(no, "u", uri, off, n, "warc.gz")
+    return Item(no, "u", uri, off, n)
 
 
 def test_plan_runs_merges_adjacent_and_small_gaps_only():
@@ -179,7 +182,7 @@ def test_arc_filedesc_header_length_and_readable(tmp_path):
     assert fields[0] == b"filedesc://extract-00001-00002.arc" and fields[2] == b"20260115030405"
     assert int(fields[-1]) == len(rest) - 1 and rest.endswith(b"\n")
     assert rest.startswith(b"1 0 ") and b"\nURL IP-address Archive-date Content-type Archive-length\n" in rest
-    member = header_bytes("arc.gz", "x.arc.gz", __import__("datetime").datetime(2026, 1, 15))
+    member = header_bytes(ArchiveFormat("gzip", "arc"), "x.arc.gz", __import__("datetime").datetime(2026, 1, 15))
     assert member[3] & 0x04 and member[12:14] == b"LX"  # Heritrix-style extra field
     assert gzip.decompress(member).startswith(b"filedesc://x.arc 0.0.0.0 20260115000000 text/plain ")
     path = tmp_path / "h.arc.gz"
@@ -226,7 +229,7 @@ def test_extract_items_byte_identity_and_readable(tmp_path, archive_root, verify
 def test_rolling_at_max_bytes(tmp_path, archive_root, verify):
     root, ranges = archive_root
     items, _ = parse_lines(tsv_lines(ranges, "sub/a.warc.gz"), Resolver(str(root)))
-    header = len(header_bytes("warc.gz", "extract-00000-00000.warc.gz", __import__("datetime").datetime.now()))
+    header = len(header_bytes(ArchiveFormat("gzip", "warc"), "extract-00000-00000.warc.gz", __import__("datetime").datetime.now()))
     limit = header + ranges[0].length + ranges[1].length + ranges[2].length
     out = tmp_path / "out"
     out.mkdir()
@@ -338,17 +341,17 @@ def test_record_check_streams_in_small_chunks(archive_root):
     src = (root / "sub" / "a.warc.gz").read_bytes()
     r = ranges[5]
     member = src[r.offset : r.offset + r.length]
-    check = RecordCheck("warc.gz", r.url)
+    check = RecordCheck(ArchiveFormat("gzip", "warc"), r.url)
     for i in range(0, len(member), 7):
         check.feed(member[i : i + 7])
     check.finish()
     # a member whose record is followed by a second record inside the same member
     raw = gzip.decompress(member)
-    check = RecordCheck("warc.gz", r.url)
+    check = RecordCheck(ArchiveFormat("gzip", "warc"), r.url)
     check.feed(gzip_member(raw + raw))
     with pytest.raises(ExtractError, match="after the WARC record"):
         check.finish()
-    check = RecordCheck("warc.gz", r.url)
+    check = RecordCheck(ArchiveFormat("gzip", "warc"), r.url)
     check.feed(b"\x1f\x8b\x08\x00garbage-not-deflate")
     with pytest.raises(ExtractError, match="corrupt gzip data|ends inside"):
         check.finish()
@@ -357,14 +360,14 @@ def test_record_check_streams_in_small_chunks(archive_root):
 def test_record_check_arc_record():
     body = b"HTTP/1.0 200 OK\r\n\r\nhello"
     rec = b"http://a.example/ 1.2.3.4 20080430204825 text/html %d\n" % len(body) + body + b"\n"
-    check = RecordCheck("arc.gz", "http://a.example/")
+    check = RecordCheck(ArchiveFormat("gzip", "arc"), "http://a.example/")
     check.feed(gzip_member(rec))
     check.finish()
-    check = RecordCheck("arc.gz", "http://b.example/")
+    check = RecordCheck(ArchiveFormat("gzip", "arc"), "http://b.example/")
     check.feed(gzip_member(rec))
     with pytest.raises(ExtractError, match="url-mismatch"):
         check.finish()
-    check = RecordCheck("arc.gz", "http://a.example/")
+    check = RecordCheck(ArchiveFormat("gzip", "arc"), "http://a.example/")
     check.feed(gzip_member(rec + rec))
     with pytest.raises(ExtractError, match="after the ARC record"):
         check.finish()
@@ -383,7 +386,9 @@ def test_local_adjacent_ranges_read_in_one_call(tmp_path, archive_root, monkeypa
     out.mkdir()
     res = extract_items(0, items, str(out), max_bytes=1 << 20)
     assert res["records"] == 6
-    assert calls == [(ranges[0].offset, sum(r.length for r in ranges[0:4])), (ranges[6].offset, sum(r.length for r in ranges[6:8]))]
+    # one read of the file's head (its format is sniffed), then one per stretch
+    assert calls[0][0] == 0
+    assert calls[1:] == [(ranges[0].offset, sum(r.length for r in ranges[0:4])), (ranges[6].offset, sum(r.length for r in ranges[6:8]))]
 
 
 @pytest.mark.parametrize("big, read_max", [(1 << 20, 8 << 20), (0, 8 << 20), (400, 700), (1 << 20, 1)])
@@ -445,7 +450,7 @@ def test_writer_abort_inside_buffer_and_after_flush(tmp_path):
 
     from lib.extract.archive import ArchiveWriter, task_namer
 
-    w = ArchiveWriter(str(tmp_path), "warc.gz", 1 << 30, task_namer(3), dt.datetime(2026, 1, 1))
+    w = ArchiveWriter(str(tmp_path), ArchiveFormat("gzip", "warc"), 1 << 30, task_namer(3), dt.datetime(2026, 1, 1))
     header = w.begin(10)
     w.write(b"a" * 100)
     w.abort(header)  # still in the buffer
@@ -466,7 +471,7 @@ def test_writer_abort_inside_buffer_and_after_flush(tmp_path):
 def test_pack_unpack_roundtrip():
     from lib.extract.lines import pack_items, unpack_items
 
-    items = [Item(i, f"http://x/{i}", f"/a/f{i % 3}.{fmt}", i * 1000, i + 1, fmt)
+    items = [Item(i, f"http://x/{i}", f"/a/f{i % 3}.{fmt}", i * 1000, i + 1)
              for i, fmt in zip(range(50), ["warc.gz", "arc.gz", "warc"] * 20)]
     assert unpack_items(pack_items(items)) == items
     assert unpack_items(pack_items([])) == []
@@ -497,6 +502,9 @@ def test_stream_broken_mid_record_fails_rest_of_run_and_leaves_no_partial_record
         is_local = False
         uri = "s3://b/a.warc.gz"
         size = len(src_bytes)
+
+        def head(self, offset, n):
+            return src_bytes[offset : offset + n]
 
         def open_run(self, start, end):
             return Broken(start, end)
