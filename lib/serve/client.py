@@ -1,0 +1,215 @@
+"""Download a filtered subset of published slices into a folder, resuming and verifying.
+
+    python -m lib.serve.client --server http://127.0.0.1:8000 --day 2026-05-01 [--to 2026-05-07] \\
+        [--dc DC] [--lang deu] [--tld at] [--part ciff --part metadata] --dest DIR [--jobs 4]
+
+Asks the server's ``/files`` for the manifest, then fetches every file to ``DEST/<path>`` (the
+published layout). A file is written to ``<path>.part`` and renamed into place only after its
+sha256 matched the manifest; an interrupted ``.part`` is resumed with ``Range: bytes=<size>-``
+(``If-Range`` the file's ETag, so a changed file comes whole). A checksum mismatch deletes the copy
+and fetches it once more, then fails. Files already in place with the right size and sha256 are
+skipped, so a re-run only does what is missing. ``DEST/_manifest.json`` (the request, the files,
+the bytes fetched) is written last and only when every file verified; otherwise the client exits 1
+and lists what is missing, and no marker claims a complete set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import hashlib
+import json
+import os
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import httpx
+
+from lib.core import atomic
+
+MANIFEST = "_manifest.json"
+
+
+class ChecksumError(Exception):
+    """A downloaded file whose sha256 is not the manifest's."""
+
+
+@dataclass
+class Result:
+    path: str
+    status: str  # "skipped", "fetched", "resumed", "failed"
+    fetched: int = 0  # bytes transferred in this run
+    error: str = ""
+
+
+def _sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while b := f.read(1 << 20):
+            h.update(b)
+    return h.hexdigest()
+
+
+def local_target(dest: str, rel: str) -> str:
+    """``DEST/rel`` for a manifest path, refusing one that would leave DEST (a hostile server)."""
+    parts = rel.split("/")
+    if not rel or rel.startswith("/") or "\\" in rel or any(p in ("", ".", "..") for p in parts):
+        raise ValueError(f"refused manifest path {rel!r}")
+    return os.path.join(dest, *parts)
+
+
+def manifest(client: httpx.Client, params: list[tuple[str, str]]) -> dict:
+    """The server's manifest for ``params`` (raises with the server's error message)."""
+    r = client.get("/files", params=params)
+    if r.status_code != 200:
+        try:
+            msg = r.json().get("error", r.text)
+        except ValueError:
+            msg = r.text
+        raise SystemExit(f"server refused the request ({r.status_code}): {msg}")
+    return r.json()
+
+
+def _transfer(client: httpx.Client, entry: dict, part: str, progress) -> tuple[int, bool]:
+    """Append the rest of ``entry`` to ``part``; returns (bytes fetched, resumed)."""
+    have = os.path.getsize(part) if os.path.exists(part) else 0
+    if have > entry["size"]:
+        os.remove(part)
+        have = 0
+    headers = {}
+    if have:
+        headers = {"Range": f"bytes={have}-", "If-Range": f'"{entry["sha256"]}"'}
+    if have == entry["size"]:
+        return 0, True
+    got = 0
+    with client.stream("GET", entry["url"], headers=headers) as r:
+        if r.status_code == 200 and have:
+            have = 0  # the server sent it whole (changed file or no range support)
+        elif r.status_code not in (200, 206):
+            r.read()
+            raise OSError(f"HTTP {r.status_code} for {entry['path']}: {r.text[:200]}")
+        with open(part, "ab" if have else "wb") as out:
+            for chunk in r.iter_bytes():
+                out.write(chunk)
+                out.flush()  # a killed run keeps what arrived: the next run resumes from it
+                got += len(chunk)
+                progress(len(chunk))
+    return got, bool(have)
+
+
+def fetch_one(client: httpx.Client, entry: dict, dest: str, progress=lambda n: None) -> Result:
+    """Make ``DEST/path`` a verified copy of ``entry`` (skip, resume or fetch; one retry on a bad sum)."""
+    final = local_target(dest, entry["path"])
+    if os.path.exists(final) and os.path.getsize(final) == entry["size"] and _sha256(final) == entry["sha256"]:
+        return Result(entry["path"], "skipped")
+    os.makedirs(os.path.dirname(final), exist_ok=True)
+    part = final + ".part"
+    fetched, resumed = 0, False
+    try:
+        for attempt in (1, 2):
+            n, res = _transfer(client, entry, part, progress)
+            fetched += n
+            resumed = resumed or res
+            if os.path.getsize(part) == entry["size"] and _sha256(part) == entry["sha256"]:
+                os.replace(part, final)
+                return Result(entry["path"], "resumed" if resumed else "fetched", fetched)
+            os.remove(part)
+            if attempt == 2:
+                raise ChecksumError(f"sha256 of {entry['path']} differs from the manifest after a re-fetch")
+    except (OSError, httpx.HTTPError, ChecksumError) as e:
+        return Result(entry["path"], "failed", fetched, f"{type(e).__name__}: {e}")
+    raise AssertionError("unreachable")
+
+
+def build_params(args: argparse.Namespace) -> list[tuple[str, str]]:
+    params = [("day", args.day)]
+    if args.to:
+        params.append(("to", args.to))
+    if args.dc:
+        params.append(("dc", args.dc))
+    for name in ("lang", "tld", "part"):
+        for v in getattr(args, name) or ():
+            params.append((name, v))
+    return params
+
+
+def run(args: argparse.Namespace, out=sys.stdout) -> int:
+    """Download what ``args`` asks; 0 when everything verified, 1 otherwise."""
+    os.makedirs(args.dest, exist_ok=True)
+    params = build_params(args)
+    t0 = time.monotonic()
+    with httpx.Client(base_url=args.server, timeout=httpx.Timeout(60.0, connect=10.0)) as client:
+        man = manifest(client, params)
+        files = man["files"]
+        print(f"{len(files)} files, {man['total_bytes']:,} bytes to check into {args.dest}", file=out, flush=True)
+        lock = threading.Lock()
+        done = {"bytes": 0}
+
+        def progress(n: int) -> None:
+            with lock:
+                done["bytes"] += n
+
+        def one(entry: dict) -> Result:
+            r = fetch_one(client, entry, args.dest, progress)
+            with lock:
+                extra = f" ({r.fetched:,} bytes)" if r.fetched else ""
+                print(f"{r.status:8} {entry['path']}{extra}" + (f": {r.error}" if r.error else ""), file=out, flush=True)
+            return r
+
+        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            results = list(pool.map(one, files))
+    failed = [r for r in results if r.status == "failed"]
+    fetched = sum(r.fetched for r in results)
+    secs = time.monotonic() - t0
+    counts = {s: sum(r.status == s for r in results) for s in ("fetched", "resumed", "skipped", "failed")}
+    print(f"done in {secs:.1f} s: " + ", ".join(f"{v} {k}" for k, v in counts.items())
+          + f"; {fetched:,} bytes transferred", file=out, flush=True)
+    marker = os.path.join(args.dest, MANIFEST)
+    if failed:
+        if os.path.exists(marker):
+            os.remove(marker)  # an older marker must not vouch for this incomplete set
+        print(f"INCOMPLETE: {len(failed)} of {len(files)} files missing or unverified:", file=out)
+        for r in failed:
+            print(f"  {r.path}: {r.error}", file=out)
+        return 1
+    record = {"server": args.server, "request": dict_of(params), "fetched_at": dt.datetime.now(dt.timezone.utc).isoformat(),
+              "count": len(files), "total_bytes": man["total_bytes"], "bytes_transferred": fetched,
+              "files": [{k: e[k] for k in ("dc", "day", "part", "lang", "tld", "path", "size", "sha256")} for e in files]}
+    atomic.write_bytes(marker, json.dumps(record, indent=1).encode())
+    print(f"all {len(files)} files verified; wrote {marker}", file=out)
+    return 0
+
+
+def dict_of(params: list[tuple[str, str]]) -> dict[str, list[str] | str]:
+    out: dict[str, list[str] | str] = {}
+    for k, v in params:
+        if k in ("lang", "tld", "part"):
+            out.setdefault(k, []).append(v)  # type: ignore[union-attr]
+        else:
+            out[k] = v
+    return out
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m lib.serve.client", description=__doc__.split("\n\n")[0])
+    p.add_argument("--server", required=True, help="base URL of the service, e.g. http://127.0.0.1:8000")
+    p.add_argument("--day", required=True, help="first day YYYY-MM-DD")
+    p.add_argument("--to", help="last day YYYY-MM-DD (inclusive)")
+    p.add_argument("--dc", help="data center")
+    p.add_argument("--lang", action="append", help="language (repeatable or comma-separated)")
+    p.add_argument("--tld", action="append", help="TLD group (repeatable or comma-separated)")
+    p.add_argument("--part", action="append", help="ciff, metadata, graph, preprocessed, catalogue")
+    p.add_argument("--dest", required=True, help="folder to download into (published layout)")
+    p.add_argument("--jobs", type=int, default=4, help="parallel downloads (default 4)")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run(parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
