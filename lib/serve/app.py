@@ -32,7 +32,7 @@ from lib.serve import opensearch
 from lib.serve.catalogue_api import catalogue_router
 from lib.serve.engine import Engine
 from lib.serve.errors import NotFound, QueryError, ServeError
-from lib.serve.files_api import files_router
+from lib.serve.files_api import files_router, install_error_handlers
 from lib.serve.slices import SliceStore
 
 MAX_QUERY_CHARS = 512
@@ -126,6 +126,7 @@ def create_app(roots: dict[str, str], cache_dir: str | None = None, *, max_range
                               "shard of a day or a date range, filtered file manifests and ranged downloads, "
                               "the crawl catalogue. Errors are 4xx with {\"error\": \"...\"}.")
     app.state.searcher = searcher
+    install_error_handlers(app)  # QueryError 400, NotFound 404, a Range past the end 416
 
     @app.exception_handler(NotFound)
     async def _not_found(request: Request, exc: NotFound) -> JSONResponse:

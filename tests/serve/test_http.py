@@ -39,7 +39,7 @@ def _warc_record(warc_file: str, offset: int, length: int):
         f.seek(offset)
         data = f.read(length)
     rec = next(iter(ArchiveIterator(io.BytesIO(data))))
-    return rec.rec_headers.get_header("WARC-Record-ID"), rec.rec_headers.get_header("WARC-Target-URI")
+    return rec.rec_headers.get_header("WARC-Record-ID").strip("<>"), rec.rec_headers.get_header("WARC-Target-URI")
 
 
 def test_search_json_contract_matches_the_published_pages_and_warc(service, published_root):
