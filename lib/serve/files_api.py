@@ -93,7 +93,11 @@ def files_router(store: SliceStore) -> APIRouter:
         entry = store.resolve(dc, path)
         etag = f'"{entry.sha256}"'
         headers = {"Accept-Ranges": "bytes", "ETag": etag, "X-Sha256": entry.sha256}
-        rng = parse_range(request.headers.get("range"), entry.size)
+        try:
+            rng = parse_range(request.headers.get("range"), entry.size)
+        except RangeNotSatisfiable as e:  # answered here, so an app with its own handlers still gets a 416
+            return JSONResponse({"error": str(e)}, status_code=416,
+                                headers={"Content-Range": f"bytes */{e.size}", "Accept-Ranges": "bytes"})
         if_range = request.headers.get("if-range")
         if rng is not None and if_range and if_range.strip() != etag:
             rng = None  # the file changed since the client's partial copy: send it whole

@@ -31,6 +31,7 @@ import json
 import os
 import re
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Iterable, Iterator
 
@@ -49,6 +50,7 @@ DIMENSIONS = {"ciff": {"lang", "tld"}, "metadata": {"lang", "tld"}, "graph": set
 KINDS = {INDEX: ("ciff", "metadata", "graph"), PREPROCESSED: ("preprocessed",), CATALOGUE: ("catalogue",)}
 MAX_DAYS = 31
 CHUNK = 256 * 1024
+HASH_THREADS = 4  # hashing reads files: threads overlap I/O (hashlib releases the GIL)
 
 _LANG_RE = re.compile(r"^[a-z]{2,3}$")  # ISO 639-1/-3 codes, 'und'
 _TLD_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")  # a DNS label: 'de', 'xn--p1ai', 'other'
@@ -195,7 +197,7 @@ class SliceStore:
         complete in the chosen data centers."""
         first, last = self.day_range(day_from, day_to)
         langs_s, tlds_s, parts_l, named = self.validate(langs, tlds, parts)
-        out: list[FileEntry] = []
+        todo: list[tuple[str, dt.date, tuple, _Found]] = []
         any_day = False
         for name in self._dcs(dc):
             root = self.roots[name]
@@ -210,11 +212,14 @@ class SliceStore:
                         c = classify(f.rel[len(prefix) + 1:], kind)
                         if c is None or c[0] not in parts_l or not keep(*c, langs_s, tlds_s, c[0] in named):
                             continue
-                        out.append(FileEntry(name, day.isoformat(), c[0], c[1], c[2], f.rel, f.size,
-                                             self.sha256(f), f"/download/{name}/{f.rel}"))
+                        todo.append((name, day, c, f))
         if not any_day:
             span = first.isoformat() if first == last else f"{first.isoformat()}..{last.isoformat()}"
             raise NotFound(f"no complete published day in {span}" + (f" in data center {dc!r}" if dc else ""))
+        with ThreadPoolExecutor(HASH_THREADS) as pool:  # first manifest of a day: hash files in parallel
+            sums = list(pool.map(lambda t: self.sha256(t[3]), todo))
+        out = [FileEntry(name, day.isoformat(), c[0], c[1], c[2], f.rel, f.size, digest, f"/download/{name}/{f.rel}")
+               for (name, day, c, f), digest in zip(todo, sums)]
         self._save_cache()
         return sorted(out, key=lambda e: (e.dc, e.path))
 
