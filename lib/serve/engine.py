@@ -139,6 +139,7 @@ class Engine:
             raise QueryError("k1 must be >= 0 and b in [0, 1]")
         days = self._check_range(day_from, day_to)
         parts = self._partitions(days)
+        t0 = time.perf_counter()  # a day's first query builds or loads its index: not query time
         known = {s.lang for p in parts for s in p.shards}
         if langs:
             bad = sorted(set(langs) - known)

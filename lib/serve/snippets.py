@@ -13,6 +13,7 @@ from lib.core.analysis import Analyzer
 
 WINDOW = 32  # words in a snippet
 _WORD = re.compile(r"\w+")
+_SPACE = re.compile(r"\s+")
 
 
 def snippet(text: str, query: str, analyzer: Analyzer, words: int = WINDOW) -> str:
@@ -47,4 +48,4 @@ def snippet(text: str, query: str, analyzer: Analyzer, words: int = WINDOW) -> s
         pos = e
     prefix = "… " if lo > 0 else ""
     suffix = " …" if hi < len(spans) else ""
-    return prefix + "".join(out).strip() + suffix
+    return prefix + _SPACE.sub(" ", "".join(out)).strip() + suffix
