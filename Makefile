@@ -8,7 +8,7 @@ DEMO_DATE ?= 2026-01-15
 
 .PHONY: setup system-deps test demo clean
 
-$(VENV)/.installed: pyproject.toml setup.py lib/html/native/lexwalk.c
+$(VENV)/.installed: pyproject.toml setup.py lib/html/native/lexwalk.c lib/serve/native/maxscore.c
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'

@@ -1,0 +1,184 @@
+/* MaxScore top-k over one shard's uncompressed postings (lib/serve/serving_index.py).
+ *
+ * top_k(docids, tfs, starts, lens, weights, bounds, norms, deleted, k, threshold)
+ *   docids, tfs: uint32 arrays of every list of the shard, concatenated;
+ *   starts, lens: int64, one per query term (its list's slice);
+ *   weights: float64 idf * query tf per term; bounds: float64 upper bound of one term's score;
+ *   norms: float64 per document, k1 * (1 - b + b * dl / avgdl);
+ *   deleted: uint8 per document (1 = skip) or None;
+ *   threshold: a document must score strictly above it (the k-th best of earlier shards).
+ * Returns (scores: list[float], docs: list[int]) of at most k documents, best first, ties by docid.
+ * Scores are exact double-precision BM25: pruning only skips documents whose bound cannot beat
+ * the threshold (Turtle & Flood's MaxScore, document at a time).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXT 64
+
+typedef struct { double s; uint32_t d; } entry;
+
+/* heap of the k best: the root is the worst (lowest score; on equal scores the larger docid) */
+static int worse(const entry *a, const entry *b) { return a->s < b->s || (a->s == b->s && a->d > b->d); }
+
+static void sift_down(entry *h, int n, int i) {
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && worse(&h[l], &h[m])) m = l;
+        if (r < n && worse(&h[r], &h[m])) m = r;
+        if (m == i) return;
+        entry t = h[i]; h[i] = h[m]; h[m] = t; i = m;
+    }
+}
+
+static void sift_up(entry *h, int i) {
+    while (i > 0) {
+        int p = (i - 1) / 2;
+        if (!worse(&h[i], &h[p])) return;
+        entry t = h[i]; h[i] = h[p]; h[p] = t; i = p;
+    }
+}
+
+static int cmp_best(const void *a, const void *b) {
+    const entry *x = a, *y = b;
+    if (x->s != y->s) return x->s > y->s ? -1 : 1;
+    return x->d < y->d ? -1 : (x->d > y->d);
+}
+
+/* first position >= pos in [pos, end) whose docid >= target (galloping, then binary search) */
+static int64_t seek(const uint32_t *d, int64_t pos, int64_t end, uint32_t target) {
+    if (pos >= end || d[pos] >= target) return pos;
+    int64_t step = 1, lo = pos, hi = pos + 1;
+    while (hi < end && d[hi] < target) { lo = hi; step <<= 1; hi = lo + step; }
+    if (hi > end) hi = end;
+    while (lo + 1 < hi) { int64_t mid = lo + (hi - lo) / 2; if (d[mid] < target) lo = mid; else hi = mid; }
+    return hi;
+}
+
+static int get_buf(PyObject *o, Py_buffer *b, Py_ssize_t itemsize, const char *name) {
+    if (PyObject_GetBuffer(o, b, PyBUF_C_CONTIGUOUS) < 0) return -1;
+    if (b->itemsize != itemsize && b->len % itemsize) {
+        PyErr_Format(PyExc_TypeError, "%s: wrong item size", name);
+        PyBuffer_Release(b);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *top_k(PyObject *self, PyObject *args) {
+    PyObject *o_doc, *o_tf, *o_start, *o_len, *o_w, *o_ub, *o_norm, *o_del;
+    int k; double theta0;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOid", &o_doc, &o_tf, &o_start, &o_len, &o_w, &o_ub, &o_norm, &o_del, &k, &theta0))
+        return NULL;
+    Py_buffer bd = {0}, bt = {0}, bs = {0}, bl = {0}, bw = {0}, bu = {0}, bn = {0}, bx = {0};
+    PyObject *res = NULL;
+    entry *heap = NULL;
+    int have_del = o_del != Py_None;
+    if (get_buf(o_doc, &bd, 4, "docids") < 0) return NULL;
+    if (get_buf(o_tf, &bt, 4, "tfs") < 0) goto done;
+    if (get_buf(o_start, &bs, 8, "starts") < 0) goto done;
+    if (get_buf(o_len, &bl, 8, "lens") < 0) goto done;
+    if (get_buf(o_w, &bw, 8, "weights") < 0) goto done;
+    if (get_buf(o_ub, &bu, 8, "bounds") < 0) goto done;
+    if (get_buf(o_norm, &bn, 8, "norms") < 0) goto done;
+    if (have_del && get_buf(o_del, &bx, 1, "deleted") < 0) goto done;
+    {
+        const uint32_t *D = bd.buf, *T = bt.buf;
+        const int64_t *S = bs.buf, *L = bl.buf;
+        const double *W = bw.buf, *U = bu.buf, *N = bn.buf;
+        const uint8_t *X = have_del ? bx.buf : NULL;
+        int64_t nd = bd.len / 4, ndocs = bn.len / 8;
+        int n = (int)(bs.len / 8);
+        if (n > MAXT || bl.len / 8 != n || bw.len / 8 != n || bu.len / 8 != n || bt.len / 4 != nd) {
+            PyErr_SetString(PyExc_ValueError, "top_k: inconsistent arguments");
+            goto done;
+        }
+        if (X && bx.len != ndocs) { PyErr_SetString(PyExc_ValueError, "top_k: deleted has the wrong length"); goto done; }
+        /* terms in increasing bound order */
+        int ord[MAXT]; int64_t pos[MAXT], end[MAXT]; double w[MAXT], ub[MAXT], cub[MAXT];
+        int m = 0;
+        for (int i = 0; i < n; i++) {
+            if (L[i] <= 0) continue;
+            if (S[i] < 0 || S[i] + L[i] > nd) { PyErr_SetString(PyExc_ValueError, "top_k: list out of range"); goto done; }
+            ord[m++] = i;
+        }
+        for (int i = 1; i < m; i++) {
+            int x = ord[i], j = i - 1;
+            while (j >= 0 && U[ord[j]] > U[x]) { ord[j + 1] = ord[j]; j--; }
+            ord[j + 1] = x;
+        }
+        for (int i = 0; i < m; i++) {
+            int t = ord[i];
+            pos[i] = S[t]; end[i] = S[t] + L[t]; w[i] = W[t];
+            ub[i] = U[t] * (1 + 1e-9) + 1e-12;  /* slack so rounding never prunes a document that beats theta */
+            cub[i] = ub[i] + (i ? cub[i - 1] : 0);
+        }
+        if (k <= 0) k = 0;
+        heap = malloc(sizeof(entry) * (k ? k : 1));
+        if (!heap) { PyErr_NoMemory(); goto done; }
+        int hn = 0;
+        double theta = theta0;
+        int e = 0;  /* lists [0, e) are non-essential: together they cannot beat theta */
+        while (e < m && cub[e] <= theta) e++;
+        Py_BEGIN_ALLOW_THREADS
+        while (k > 0 && e < m) {
+            uint32_t cur = UINT32_MAX; int found = 0;
+            for (int i = e; i < m; i++)
+                if (pos[i] < end[i] && (!found || D[pos[i]] < cur)) { cur = D[pos[i]]; found = 1; }
+            if (!found) break;
+            double s = 0, nm = (int64_t)cur < ndocs ? N[cur] : 1.0;
+            for (int i = e; i < m; i++)
+                if (pos[i] < end[i] && D[pos[i]] == cur) {
+                    double tf = T[pos[i]];
+                    s += w[i] * tf / (tf + nm);
+                    pos[i]++;
+                }
+            int alive = 1;
+            for (int i = e - 1; i >= 0; i--) {
+                if (s + cub[i] <= theta) { alive = 0; break; }
+                pos[i] = seek(D, pos[i], end[i], cur);
+                if (pos[i] < end[i] && D[pos[i]] == cur) { double tf = T[pos[i]]; s += w[i] * tf / (tf + nm); }
+            }
+            if (!alive || s <= theta || (X && X[cur])) continue;
+            entry x = {s, cur};
+            if (hn < k) { heap[hn] = x; sift_up(heap, hn); hn++; }
+            else { heap[0] = x; sift_down(heap, hn, 0); }
+            if (hn == k && heap[0].s > theta) {
+                theta = heap[0].s;
+                while (e < m && cub[e] <= theta) e++;
+            }
+        }
+        Py_END_ALLOW_THREADS
+        qsort(heap, hn, sizeof(entry), cmp_best);
+        PyObject *sc = PyList_New(hn), *dc = PyList_New(hn);
+        if (!sc || !dc) { Py_XDECREF(sc); Py_XDECREF(dc); goto done; }
+        for (int i = 0; i < hn; i++) {
+            PyList_SET_ITEM(sc, i, PyFloat_FromDouble(heap[i].s));
+            PyList_SET_ITEM(dc, i, PyLong_FromUnsignedLong(heap[i].d));
+        }
+        res = Py_BuildValue("(NN)", sc, dc);
+    }
+done:
+    free(heap);
+    if (bd.obj) PyBuffer_Release(&bd);
+    if (bt.obj) PyBuffer_Release(&bt);
+    if (bs.obj) PyBuffer_Release(&bs);
+    if (bl.obj) PyBuffer_Release(&bl);
+    if (bw.obj) PyBuffer_Release(&bw);
+    if (bu.obj) PyBuffer_Release(&bu);
+    if (bn.obj) PyBuffer_Release(&bn);
+    if (bx.obj) PyBuffer_Release(&bx);
+    return res;
+}
+
+static PyMethodDef methods[] = {
+    {"top_k", top_k, METH_VARARGS, "MaxScore top-k of one shard (see the file header)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_maxscore", "MaxScore top-k over uncompressed postings.", -1, methods};
+
+PyMODINIT_FUNC PyInit__maxscore(void) { return PyModule_Create(&module); }
