@@ -1,10 +1,12 @@
 # Two entry points on a fresh machine (see README):
-#   make demo   - install, generate a sample crawl, run the daily pipeline end to end locally
+#   make demo   - install, generate a sample crawl, run the daily pipeline end to end locally, end with
+#                 the service on the day (keeps serving on a terminal outside CI; DEMO_SERVE=yes|no|auto)
 #   make test   - install (system packages included) and run the whole test suite
 VENV ?= .venv
 PY := $(VENV)/bin/python
 DEMO_ROOT ?= demo
 DEMO_DATE ?= 2026-01-15
+DEMO_SERVE ?= auto
 
 .PHONY: setup system-deps test demo clean
 
@@ -24,7 +26,7 @@ test: system-deps setup
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
 
 demo: setup
-	$(PY) -m jobs.demo --root $(DEMO_ROOT) --date $(DEMO_DATE)
+	$(PY) -m jobs.demo --root $(DEMO_ROOT) --date $(DEMO_DATE) --serve $(DEMO_SERVE)
 
 clean:
 	rm -rf $(VENV) $(DEMO_ROOT) .pytest_cache
