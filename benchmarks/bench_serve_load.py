@@ -144,7 +144,9 @@ def main() -> int:
             return 1
         base = line.strip().rsplit(" on ", 1)[1].rstrip("/")
         startup = time.perf_counter() - t
-        info = httpx.get(f"{base}/index-info", timeout=600).json()
+        t = time.perf_counter()
+        info = httpx.get(f"{base}/index-info", timeout=1800).json()  # builds/loads the serving index
+        load_s = time.perf_counter() - t
         day = a.day or info["days"][-1]
         ps = psutil.Process(proc.pid)
         rss_start = ps.memory_info().rss
@@ -165,7 +167,7 @@ def main() -> int:
         proc.terminate()
         proc.wait(30)
     load = os.getloadavg()
-    res.update(day=day, docs=info["docs"], shards=info["shards"], startup_s=round(startup, 1),
+    res.update(day=day, docs=info["docs"], shards=info["shards"], startup_s=round(startup, 1), index_load_s=round(load_s, 1),
                server_rss_start_mib=round(rss_start / 2**20), server_rss_peak_mib=round(peak[0] / 2**20),
                load=[round(x, 2) for x in load], cpus=os.cpu_count(), date=dt.date.today().isoformat())
     print(json.dumps(res, indent=2))
