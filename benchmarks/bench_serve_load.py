@@ -30,6 +30,8 @@ import time
 import httpx
 import psutil
 
+from lib.serve.app import OPERATORS
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DEFAULT_ROOT = ROOT / "benchmarks" / "work" / "search" / "root"
 WHOLE_MAX = 8 << 20  # larger files are fetched by 64 KiB ranges only
@@ -51,7 +53,8 @@ def query_pool(base: str, day: str, n: int = 400, seed: int = 5) -> list[str]:
             r = c.get(f"{base}/search", params={"q": seedq, "day": day, "k": 100})
             if r.status_code == 200:
                 for h in r.json()["results"]:
-                    words += [w for w in re.findall(r"[^\W\d_]{3,}", h.get("title") or "")]
+                    words += [w for w in re.findall(r"[^\W\d_]{3,}", h.get("title") or "")
+                              if w.lower() not in OPERATORS]  # "and" alone is refused (400), rightly
     if not words:
         raise RuntimeError(f"no titles to draw queries from on {day}")
     rng = random.Random(seed)
