@@ -98,7 +98,7 @@ static PyObject *top_k(PyObject *self, PyObject *args) {
         }
         if (X && bx.len != ndocs) { PyErr_SetString(PyExc_ValueError, "top_k: deleted has the wrong length"); goto done; }
         /* terms in increasing bound order */
-        int ord[MAXT]; int64_t pos[MAXT], end[MAXT]; double w[MAXT], ub[MAXT], cub[MAXT];
+        int ord[MAXT], inv[MAXT]; int64_t pos[MAXT], end[MAXT]; double w[MAXT], ub[MAXT], cub[MAXT], part[MAXT];
         int m = 0;
         for (int i = 0; i < n; i++) {
             if (L[i] <= 0) continue;
@@ -109,6 +109,12 @@ static PyObject *top_k(PyObject *self, PyObject *args) {
             int x = ord[i], j = i - 1;
             while (j >= 0 && U[ord[j]] > U[x]) { ord[j + 1] = ord[j]; j--; }
             ord[j + 1] = x;
+        }
+        {   /* inv[j]: the sorted position of the j-th list in the caller's order */
+            int by_orig[MAXT], c = 0;
+            for (int i = 0; i < n; i++) by_orig[i] = -1;
+            for (int i = 0; i < m; i++) by_orig[ord[i]] = i;
+            for (int i = 0; i < n; i++) if (by_orig[i] >= 0) inv[c++] = by_orig[i];
         }
         for (int i = 0; i < m; i++) {
             int t = ord[i];
@@ -130,19 +136,26 @@ static PyObject *top_k(PyObject *self, PyObject *args) {
                 if (pos[i] < end[i] && (!found || D[pos[i]] < cur)) { cur = D[pos[i]]; found = 1; }
             if (!found) break;
             double s = 0, nm = (int64_t)cur < ndocs ? N[cur] : 1.0;
+            for (int i = 0; i < m; i++) part[i] = 0;
             for (int i = e; i < m; i++)
                 if (pos[i] < end[i] && D[pos[i]] == cur) {
                     double tf = T[pos[i]];
-                    s += w[i] * tf / (tf + nm);
+                    part[i] = w[i] * tf / (tf + nm);
+                    s += part[i];
                     pos[i]++;
                 }
             int alive = 1;
             for (int i = e - 1; i >= 0; i--) {
                 if (s + cub[i] <= theta) { alive = 0; break; }
                 pos[i] = seek(D, pos[i], end[i], cur);
-                if (pos[i] < end[i] && D[pos[i]] == cur) { double tf = T[pos[i]]; s += w[i] * tf / (tf + nm); }
+                if (pos[i] < end[i] && D[pos[i]] == cur) { double tf = T[pos[i]]; part[i] = w[i] * tf / (tf + nm); s += part[i]; }
             }
-            if (!alive || s <= theta || (X && X[cur])) continue;
+            if (!alive || (X && X[cur])) continue;
+            /* the score summed in the caller's term order: equal documents get bit-equal scores,
+               whatever lists were essential when each was scored */
+            s = 0;
+            for (int j = 0; j < m; j++) s += part[inv[j]];
+            if (s <= theta) continue;
             entry x = {s, cur};
             if (hn < k) { heap[hn] = x; sift_up(heap, hn); hn++; }
             else { heap[0] = x; sift_down(heap, hn, 0); }
