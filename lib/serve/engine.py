@@ -174,25 +174,15 @@ class Engine:
         idf = {t: math.log(1 + (n_docs - d + 0.5) / (d + 0.5)) for t, d in df.items()}
         deleted = self._dedup_masks(parts) if len(parts) > 1 else {}
         best: list[tuple[float, int, DayIndex, Shard, int]] = []  # (score, -order, ...): a min-heap of the k best
-        theta, total, order = 0.0, 0, 0
-        for p, s in sel:
-            order += 1
-            terms = [(t, c, tids[(id(p), t)]) for t, c in qterms[s.analyzer.name].items()]
-            terms = [(t, c, tid) for t, c, tid in terms if tid is not None and t in idf]
-            if not terms or s.docs == 0:
+        theta, total = 0.0, 0
+        plans = self._plans(parts, sel, qterms, tids, idf, k1, b, avgdl)
+        for order, (p, s) in enumerate(sel):
+            plan = plans.get((id(p), s.index))
+            if plan is None:
                 continue
-            ids = np.array([tid for _, _, tid in terms], np.int64)
-            starts = p.offsets[s.index, ids].astype(np.int64)
-            lens = p.offsets[s.index, ids + 1].astype(np.int64) - starts
-            if not lens.any():
-                continue
+            starts, lens, w, bounds = plan
             total += int(lens.max())
-            w = np.array([c * idf[t] for t, c, _ in terms])
-            mt = p.maxtf[s.index, ids].astype(np.float64)
-            md = p.mindl[s.index, ids].astype(np.float64)
-            bounds = w * mt / (mt + k1 * (1 - b + b * md / avgdl))
-            norms = _norms(s, k1, b, avgdl)
-            scores, rows = _maxscore.top_k(s.docids, s.tfs, starts, lens, w, bounds, norms,
+            scores, rows = _maxscore.top_k(s.docids, s.tfs, starts, lens, w, bounds, _norms(s, k1, b, avgdl),
                                            deleted.get((id(p), s.index)), k, theta)
             for sc, row in zip(scores, rows):
                 item = (sc, -order, -row, p, s)
@@ -204,6 +194,33 @@ class Engine:
                 theta = best[0][0]
         ranked = sorted(best, key=lambda x: (-x[0], -x[1], -x[2]))
         return [(sc, p, s, -nrow) for sc, _, nrow, p, s in ranked], total
+
+    @staticmethod
+    def _plans(parts, sel, qterms, tids, idf, k1, b, avgdl) -> dict:
+        """Per selected shard with postings for the query: (starts, lens, weights, bounds), computed
+        for all shards of one day and analyzer at once (one numpy pass, not one per shard)."""
+        groups: dict[tuple[int, str], list] = {}
+        for p, s in sel:
+            if s.docs:
+                groups.setdefault((id(p), s.analyzer.name), [p, []])[1].append(s)
+        plans = {}
+        for (pid, name), (p, shards) in groups.items():
+            terms = [(t, c, tids[(pid, t)]) for t, c in qterms[name].items()]
+            terms = [(t, c, tid) for t, c, tid in terms if tid is not None and t in idf]
+            if not terms:
+                continue
+            ids = np.array([tid for _, _, tid in terms], np.int64)
+            rows = np.array([s.index for s in shards], np.int64)[:, None]
+            starts = p.offsets[rows, ids].astype(np.int64)
+            lens = p.offsets[rows, ids + 1].astype(np.int64) - starts
+            w = np.array([c * idf[t] for t, c, _ in terms])
+            mt = p.maxtf[rows, ids].astype(np.float64)
+            md = p.mindl[rows, ids].astype(np.float64)
+            bounds = w * mt / (mt + k1 * (1 - b + b * md / avgdl))
+            for j, s in enumerate(shards):
+                if lens[j].any():
+                    plans[(pid, s.index)] = (starts[j], lens[j], w, bounds[j])
+        return plans
 
     def _dedup_masks(self, parts: list[DayIndex]) -> dict:
         """Per (partition, shard): 1 for pages whose URL id a newer day (or earlier data center) has."""
