@@ -194,10 +194,12 @@ class SliceStore:
         docstring), sorted by data center and path, with size and sha256.
 
         Raises QueryError for a malformed filter or range, NotFound when no day of the range is
-        complete in the chosen data centers."""
+        complete in the chosen data centers or a language/TLD is on no file of the range's parts (a
+        known value that only the combination filters out gives an empty list)."""
         first, last = self.day_range(day_from, day_to)
         langs_s, tlds_s, parts_l, named = self.validate(langs, tlds, parts)
         todo: list[tuple[str, dt.date, tuple, _Found]] = []
+        seen: set[tuple[str, str | None]] = set()
         any_day = False
         for name in self._dcs(dc):
             root = self.roots[name]
@@ -210,12 +212,19 @@ class SliceStore:
                     prefix = f"{kind}/{day_suffix(day)}"
                     for f in self._walk(root, prefix):
                         c = classify(f.rel[len(prefix) + 1:], kind)
-                        if c is None or c[0] not in parts_l or not keep(*c, langs_s, tlds_s, c[0] in named):
+                        if c is None or c[0] not in parts_l:
+                            continue
+                        seen.update({("lang", c[1]), ("tld", c[2])})
+                        if not keep(*c, langs_s, tlds_s, c[0] in named):
                             continue
                         todo.append((name, day, c, f))
+        span = first.isoformat() if first == last else f"{first.isoformat()}..{last.isoformat()}"
         if not any_day:
-            span = first.isoformat() if first == last else f"{first.isoformat()}..{last.isoformat()}"
             raise NotFound(f"no complete published day in {span}" + (f" in data center {dc!r}" if dc else ""))
+        for dim, wanted in (("lang", langs_s), ("tld", tlds_s)):
+            unknown = sorted(v for v in wanted or () if (dim, v) not in seen)
+            if unknown:  # a value no file of these days and parts has: unknown, not merely filtered out
+                raise NotFound(f"unknown {dim} {', '.join(unknown)}: no published file of {span} has it")
         with ThreadPoolExecutor(HASH_THREADS) as pool:  # first manifest of a day: hash files in parallel
             sums = list(pool.map(lambda t: self.sha256(t[3]), todo))
         out = [FileEntry(name, day.isoformat(), c[0], c[1], c[2], f.rel, f.size, digest, f"/download/{name}/{f.rel}")

@@ -137,3 +137,58 @@ def test_cli_reports_a_refused_request(tmp_path, server):
     r = subprocess.run([sys.executable, "-m", "lib.serve.client", "--server", server.url, "--day", "2026-05-03",
                         "--to", "2026-05-01", "--dest", str(tmp_path / "x")], cwd=ROOT_DIR, capture_output=True, text=True)
     assert r.returncode != 0 and "400" in r.stderr and "before" in r.stderr
+
+
+class CutOnce:
+    """ASGI middleware: the first whole-file download of ``path`` stops after ``keep`` bytes and the
+    connection drops (a server-side cut); Range requests pass and are recorded."""
+
+    def __init__(self, app, path: str, keep: int):
+        self.app, self.path, self.keep, self.cut = app, path, keep, False
+        self.ranges: list[str] = []
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["path"] != self.path:
+            return await self.app(scope, receive, send)
+        rng = dict(scope["headers"]).get(b"range")
+        if rng:
+            self.ranges.append(rng.decode())
+        if rng or self.cut:
+            return await self.app(scope, receive, send)
+        self.cut = True
+        sent = 0
+
+        async def cut_send(message):
+            nonlocal sent
+            if message["type"] == "http.response.body":
+                body = message.get("body", b"")[: self.keep - sent]
+                sent += len(body)
+                await send({"type": "http.response.body", "body": body, "more_body": True})
+                if sent >= self.keep:
+                    raise ConnectionResetError("cut by the test")
+                return
+            await send(message)
+
+        return await self.app(scope, receive, cut_send)
+
+
+def test_cut_transfer_fails_the_run_then_resumes(store, published, tmp_path):
+    files = store.list_files("2026-05-03", langs=["deu"], tlds=["de"], parts=["metadata"])
+    victim = files[0]
+    cut = CutOnce(create_app(store), f"/download/dc1/{victim.path}", keep=victim.size // 2)
+    srv = Served(cut)
+    _servers.append(srv)
+    dest = tmp_path / "d"
+    args = ["--server", srv.url, "--day", "2026-05-03", "--lang", "deu", "--tld", "de", "--part", "metadata",
+            "--dest", str(dest)]
+    out = io.StringIO()
+    assert client.run(client.parse_args(args), out) == 1  # the cut file is missing: no final manifest
+    assert not (dest / client.MANIFEST).exists() and f"  {victim.path}:" in out.getvalue()
+    part = dest / (victim.path + ".part")
+    assert part.stat().st_size == victim.size // 2
+    out = io.StringIO()
+    assert client.run(client.parse_args(args), out) == 0
+    assert cut.ranges == [f"bytes={victim.size // 2}-"]
+    assert f"resumed  {victim.path} ({victim.size - victim.size // 2:,} bytes)" in out.getvalue()
+    assert downloaded(dest) == {f.path: (published / f.path).read_bytes() for f in files}
+    assert json.loads((dest / client.MANIFEST).read_text())["count"] == len(files)

@@ -71,6 +71,9 @@ def test_manifest_filter_rule_for_parts_without_the_dimension(server, published)
     m = get_manifest(server, day="2026-05-02", tld="de", part="preprocessed,ciff")
     assert {f["path"] for f in m["files"]} == rels(published, "preprocessed/2026-05/02/*/*") | rels(
         published, "index/2026-05/02/de/*/index-*.ciff.gz")
+    # known values that no file combines: an empty manifest, not an error
+    m = get_manifest(server, day="2026-05-01", lang="deu", tld="com")
+    assert m["files"] == [] and m["count"] == 0 and m["total_bytes"] == 0
     # comma-separated and repeated values are the same request
     a = get_manifest(server, day="2026-05-03", lang="eng,deu", part="metadata")
     b = get_manifest(server, day="2026-05-03", lang=["eng", "deu"], part=["metadata"])
@@ -98,6 +101,8 @@ def test_repeated_manifest_uses_cached_sums(published, tmp_path):
     ({"day": "2026-05-01", "dc": "mars"}, 400, "data center"),
     ({"day": "2025-05-01"}, 404, "no complete published day"),
     ({"day": INCOMPLETE.isoformat()}, 404, "no complete published day"),
+    ({"day": "2026-05-01", "to": "2026-05-03", "lang": "deu,qqq"}, 404, "unknown lang qqq"),
+    ({"day": "2026-05-01", "tld": "zz"}, 404, "unknown tld zz"),
 ])
 def test_bad_manifest_requests_are_clear_4xx(server, params, status, words):
     r = httpx.get(f"{server.url}/files", params=params)
