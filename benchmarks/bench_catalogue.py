@@ -75,7 +75,8 @@ def main() -> None:
     from pyspark.sql import SparkSession
 
     from lib.catalogue import query
-    from lib.catalogue.api import serve_in_thread
+    from lib.serve.app import create_app
+    from lib.serve.server import ServerThread
     from jobs.catalogue import CatalogueJob
 
     spark = (SparkSession.builder.master(args.master).config("spark.sql.shuffle.partitions", "8")
@@ -108,12 +109,12 @@ def main() -> None:
     timed("stats DAY", lambda: query.stats(str(WORK), days[-1]))
     import urllib.request
 
-    srv, th = serve_in_thread(str(WORK))
-    base = f"http://127.0.0.1:{srv.server_address[1]}"
+    srv = ServerThread(create_app({"default": str(WORK)}))
+    base = srv.url + "/catalogue"
     from urllib.parse import quote
 
     timed("HTTP /captures", lambda: json.loads(urllib.request.urlopen(f"{base}/captures?url={quote(url, safe='')}").read()))
-    srv.shutdown()
+    srv.stop()
     cdxj = WORK / "catalogue" / f"{days[-1]:%Y-%m}" / f"{days[-1]:%d}" / "index.cdxj"
     print(f"{dt.date.today()}, {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"Python {platform.python_version()}, load {os.getloadavg()[0]:.1f}; {args.days} days x "

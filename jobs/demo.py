@@ -3,7 +3,11 @@
 Generates a sample crawl in the bucket layout under ``--root`` (local folder, no S3, no
 cluster), then runs preprocess, index and the catalogue (CDXJ, URL database, daily report)
 for ``--date`` in one local Spark session, checks the index with the CIFF validator, and
-prints where everything is.
+prints where everything is. It ends with the service (``python -m lib.serve``) on the day: it
+builds the search engine, answers one search and one ranged download over real HTTP on
+loopback, and prints a working search URL and a download command. ``--serve yes`` then keeps
+serving until Ctrl-C; ``auto`` (the default) does so only on a terminal outside CI, so the demo
+still exits when run non-interactively; ``no`` skips the service.
 """
 
 from __future__ import annotations
@@ -11,11 +15,13 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
+import shlex
 import sys
 
 if __package__ in (None, ""):  # `python jobs/demo.py`: make the project importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+import httpx  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402
 
 from jobs.catalogue import CatalogueJob  # noqa: E402
@@ -25,6 +31,8 @@ from lib.catalogue.report import REPORT  # noqa: E402
 from lib.ciff.__main__ import main as ciff_main  # noqa: E402
 from lib.core import layout, storage  # noqa: E402
 from lib.core.sparkjob import use_this_python  # noqa: E402
+from lib.serve.app import create_app  # noqa: E402
+from lib.serve.server import ServerThread  # noqa: E402
 from lib.warc.sample import write_sample_crawl  # noqa: E402
 
 
@@ -38,6 +46,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="run against S3 (AWS_ENDPOINT_URL, e.g. make demo-s3's SeaweedFS): the sample crawl is "
                          "uploaded there, the jobs read and publish there; --root then holds the URL database, "
                          "the staging folders and a copy of what was published")
+    ap.add_argument("--serve", choices=("auto", "yes", "no"), default="auto",
+                    help="end with the service: yes keeps it running (Ctrl-C stops it); auto: only on a terminal "
+                         "outside CI; no: skip it")
+    ap.add_argument("--port", type=int, default=8080, help="the service's port when it keeps running")
     a = ap.parse_args(argv)
     root = os.path.abspath(a.root)
     warc = layout.day_path(root, layout.WARC, a.date)
@@ -87,7 +99,56 @@ def main(argv: list[str] | None = None) -> int:
     report = os.path.join(layout.day_path(root, layout.CATALOGUE, a.date), REPORT)
     if os.path.exists(report):
         print(f"demo: CDXJ and the daily report (open in a browser): {os.path.dirname(report)}")
+    if rc == 0 and a.serve != "no":
+        keep = a.serve == "yes" or (a.serve == "auto" and sys.stdin.isatty() and not os.environ.get("CI"))
+        rc = serve(root, a.date, a.port if keep else 0, keep)
     return rc
+
+
+def serve(root: str, day: dt.date, port: int, keep: bool, query: str = "library budget") -> int:
+    """The service on the demo day: one search and one ranged download over HTTP, then the commands
+    to use it; with ``keep`` it goes on serving on ``port`` until Ctrl-C."""
+    cache = os.path.join(root, ".serve-cache")
+    app = create_app({"demo": root}, cache_dir=cache, warm=True)
+    try:
+        srv = ServerThread(app, "127.0.0.1", port, timeout=600)
+    except (OSError, RuntimeError) as e:
+        print(f"demo: the service did not start on 127.0.0.1:{port}: {e}", file=sys.stderr)
+        return 1
+    try:
+        base = srv.url
+        hits = httpx.get(f"{base}/search", params={"q": query, "day": day.isoformat()}, timeout=120)
+        files = httpx.get(f"{base}/files", params={"day": day.isoformat(), "lang": "eng", "part": "ciff"}, timeout=120)
+        if hits.status_code != 200 or files.status_code != 200 or not files.json()["files"]:
+            print(f"demo: the service answered {hits.status_code} {hits.text[:200]} / {files.status_code} "
+                  f"{files.text[:200]}", file=sys.stderr)
+            return 1
+        meta, first = hits.json()["meta"], files.json()["files"][0]
+        part = httpx.get(f"{base}/download/{first['dc']}/{first['path']}", headers={"Range": "bytes=0-1"}, timeout=60)
+        if part.status_code != 206 or part.content != b"\x1f\x8b":
+            print(f"demo: ranged download of {first['path']} answered {part.status_code}", file=sys.stderr)
+            return 1
+        py = os.path.relpath(sys.executable)
+        shown = base if keep else "http://127.0.0.1:8080"
+        print(f"demo: search engine ready ({meta['shards']} shards); '{query}': {meta['total_results']} results "
+              f"in {meta['query_time_ms']:.1f} ms")
+        if not keep:
+            print(f"demo: start the service:  {py} -m lib.serve --root {shlex.quote(root)} --port 8080"
+                  f" --cache {shlex.quote(cache)}")
+        print(f"demo: search page:        {shown}/?q={query.replace(' ', '+')}&day={day}")
+        print(f"demo: search JSON:        curl '{shown}/search?q={query.replace(' ', '+')}&day={day}'")
+        print(f"demo: download (English index shards, verified):  {py} -m lib.serve.client --server {shown} "
+              f"--day {day} --lang eng --part ciff --dest {shlex.quote(os.path.join(root, 'download'))}")
+        print(f"demo: OpenSearch:         {shown}/opensearch.xml   API: {shown}/docs")
+        if keep:
+            print("demo: serving until Ctrl-C", flush=True)
+            try:
+                srv.thread.join()
+            except KeyboardInterrupt:
+                pass
+    finally:
+        srv.stop()
+    return 0
 
 
 if __name__ == "__main__":

@@ -7,7 +7,10 @@
     python -m lib.catalogue --root ROOT records FILE [--day 2026-01-15]
     python -m lib.catalogue --root ROOT stats 2026-01-15
     python -m lib.catalogue --root ROOT report 2026-01-15 [--out FILE]
-    python -m lib.catalogue --root ROOT serve --port 8080
+
+The HTTP API is part of the one serving process: ``python -m lib.serve --root ROOT`` answers the
+catalogue queries under ``/catalogue/`` (days, captures, search, files, records, stats) next to
+search and downloads; ``serve`` here only says so.
 
 ``--json`` prints JSON for programs; the default is a table for people. The catalogue of a
 day is built by the Spark job ``python jobs/catalogue.py --date D --root ROOT`` (a job, so
@@ -23,9 +26,12 @@ import os
 import sys
 from typing import Any
 
-from lib.catalogue import api, query, report
+from lib.catalogue import query, report
 from lib.core import layout
 
+SERVE_MOVED = ("catalogue: the HTTP API is served by the one service: python -m lib.serve --root ROOT "
+               "[--host 127.0.0.1] [--port 8080]; the catalogue queries are under /catalogue/ "
+               "(/catalogue/days, /catalogue/captures?url=..., ...). See docs/serve.md")
 BUILD_MOVED = ("catalogue: the build is the Spark job jobs/catalogue.py: "
                "python jobs/catalogue.py --date YYYY-MM-DD --root ROOT (options: --help)")
 
@@ -89,9 +95,7 @@ def parser() -> argparse.ArgumentParser:
     rp.add_argument("day")
     rp.add_argument("--out", help="default ROOT/catalogue/YYYY-MM/DD/report.html")
     rp.add_argument("--index", help="the day's index output (default ROOT/index/YYYY-MM/DD)")
-    sv = sub.add_parser("serve", help="read-only HTTP API")
-    sv.add_argument("--host", default="127.0.0.1")
-    sv.add_argument("--port", type=int, default=8080)
+    sub.add_parser("serve", help="moved: python -m lib.serve --root ROOT (catalogue under /catalogue/)", add_help=False)
     return p
 
 
@@ -100,20 +104,17 @@ def main(argv: list[str] | None = None) -> int:
     if "build" in argv[:1]:  # before parsing: the job's own options would be unknown here
         print(BUILD_MOVED, file=sys.stderr)
         return 2
-    args = parser().parse_args(argv)
+    args, extra = parser().parse_known_args(argv)
+    if args.cmd == "serve":  # its old --host/--port belong to the service now
+        print(SERVE_MOVED, file=sys.stderr)
+        return 2
+    if extra:
+        parser().error(f"unrecognized arguments: {' '.join(extra)}")
     if args.cmd == "build":
         print(BUILD_MOVED, file=sys.stderr)
         return 2
     root = args.root
     try:
-        if args.cmd == "serve":
-            srv = api.make_server(root, args.host, args.port)
-            print(f"serving {root} on http://{args.host}:{srv.server_address[1]}/", file=sys.stderr)
-            try:
-                srv.serve_forever()
-            except KeyboardInterrupt:
-                pass
-            return 0
         if args.cmd == "report":
             day = query.parse_day(args.day)
             out = args.out or os.path.join(layout.day_path(query.local_root(root), layout.CATALOGUE, day), report.REPORT)
@@ -134,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"catalogue: {e}", file=sys.stderr)
         return 2
     if args.json:
-        sys.stdout.write(api.to_json(result).decode("utf-8") + "\n")
+        sys.stdout.write(query.to_json(result).decode("utf-8") + "\n")
     elif isinstance(result, list):
         print(format_table(result))
     else:

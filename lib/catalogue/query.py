@@ -9,6 +9,7 @@ or JSON and the HTTP API returns as JSON. Only days whose preprocess folder has
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 import glob
 import json
 import os
@@ -19,6 +20,20 @@ import duckdb
 from lib.catalogue import urldb
 from lib.catalogue.keys import normalize_url
 from lib.core import layout, storage
+
+
+def to_json(obj: Any) -> bytes:
+    """JSON of query results: dates/times as ISO 8601, decimals as numbers."""
+    def default(o: Any) -> Any:
+        if isinstance(o, (dt.datetime, dt.date)):
+            return o.isoformat()
+        if isinstance(o, decimal.Decimal):
+            return float(o)
+        if isinstance(o, (set, tuple)):
+            return list(o)
+        raise TypeError(f"not JSON serializable: {type(o).__name__}")
+
+    return json.dumps(obj, default=default, ensure_ascii=False).encode("utf-8")
 
 
 class QueryError(ValueError):

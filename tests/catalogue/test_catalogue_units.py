@@ -126,7 +126,7 @@ def test_size_buckets_labels():
 
 
 def test_to_json_dates():
-    from lib.catalogue.api import to_json
+    from lib.catalogue.query import to_json
 
     out = json.loads(to_json({"d": dt.date(2026, 1, 2), "t": dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)}))
     assert out == {"d": "2026-01-02", "t": "2026-01-02T03:04:05+00:00"}

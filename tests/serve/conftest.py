@@ -151,3 +151,6 @@ def server(store):
     s = Served(create_app(store))
     yield s
     s.stop()
+
+# the HTTP service's fixtures (a published demo day with catalogue; the full service on it)
+from tests.serve.fixtures_http import published_root, service  # noqa: E402,F401

@@ -1,0 +1,277 @@
+"""Search over every shard of a day or a date range, with exact global BM25 (docs/serve.md, "Search engine").
+
+Scores are Lucene's BM25 (as Anserini and lib.ciff.search): for each query term t,
+``idf(t) * tf / (tf + k1 * (1 - b + b * dl / avgdl))`` with ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``,
+computed over the selected shards as if they were one index: N = their documents, avgdl = their
+average length, df of a term string = the sum of its list lengths over them. Each shard analyzes
+the query with the analyzer named in its CIFF header; a ``langs`` filter selects shards before
+retrieval, so the statistics are those of the selected languages' shards. Across days (and data
+centers) a URL id is kept once, from the newest day (then the first data center by name); the
+statistics cover the selected shards before this de-duplication. Ties are broken by the global
+docid: day, data center, TLD, language, shard number, docid.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import heapq
+import math
+import re
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from lib.serve import _maxscore
+from lib.serve.errors import QueryError
+from lib.serve.serving_index import DayIndex, Shard, default_cache, ensure_built, published_days
+from lib.serve.snippets import snippet
+
+MAX_QUERY_CHARS = 512  # longer queries are refused
+MAX_QUERY_TERMS = 32  # distinct terms per analyzer; the kernel takes at most 64
+MAX_K = 1000
+MAX_RANGE_DAYS = 31
+_OPERATORS = {"and", "or", "not"}
+
+
+@dataclass
+class Hit:
+    score: float
+    record_id: str
+    url: str | None
+    title: str | None
+    snippet: str
+    language: str
+    warc_date: str | None
+    warc_file: str | None
+    warc_offset: int | None
+    warc_length: int | None
+    day: str
+    dc: str
+
+
+@dataclass
+class SearchResult:
+    query_time_ms: float
+    total_results: int  # documents matching at least one term: a lower bound (see docs/serve.md)
+    days: list[str]
+    shards: int
+    hits: list[Hit] = field(default_factory=list)
+
+
+class Engine:
+    """Search over the published index days of one or more data centers (``roots``: name -> ROOT)."""
+
+    def __init__(self, roots: dict[str, str], cache_dir: str | None = None, max_range_days: int = MAX_RANGE_DAYS):
+        if not roots:
+            raise ValueError("Engine needs at least one root")
+        self.roots = dict(sorted(roots.items()))
+        self.cache_dir = cache_dir or default_cache()
+        self.max_range_days = max_range_days
+        self._loaded: dict[tuple[str, dt.date], DayIndex] = {}
+        self._masks: dict[tuple, dict] = {}
+        self._lock = threading.Lock()
+        self._days = {dc: published_days(root) for dc, root in self.roots.items()}
+        self.build_seconds: dict[str, float] = {}
+
+    def days(self) -> list[dt.date]:
+        """Complete published index days (in any data center), ascending."""
+        return sorted(set().union(*self._days.values()))
+
+    def _check_range(self, day_from: dt.date, day_to: dt.date | None) -> list[dt.date]:
+        day_to = day_to or day_from
+        if day_to < day_from:
+            raise QueryError(f"the range ends ({day_to}) before it starts ({day_from})")
+        width = (day_to - day_from).days + 1
+        if width > self.max_range_days:
+            raise QueryError(f"range of {width} days is wider than the maximum of {self.max_range_days}")
+        days = [d for d in self.days() if day_from <= d <= day_to]
+        if not days:
+            raise QueryError(f"no published index day in {day_from}..{day_to}")
+        return days
+
+    def _partitions(self, days: list[dt.date]) -> list[DayIndex]:
+        """Loaded day indexes in global order (day, data center), built on first use."""
+        out = []
+        for d in days:
+            for dc, root in self.roots.items():
+                if d in self._days[dc]:
+                    out.append(self.load(dc, d))
+        return out
+
+    def load(self, dc: str, day: dt.date) -> DayIndex:
+        """The serving index of one data center's day (built into the cache on first use)."""
+        key = (dc, day)
+        with self._lock:
+            if key not in self._loaded:
+                rep = ensure_built(self.roots[dc], day, self.cache_dir, dc)
+                self._loaded[key] = DayIndex(rep.path, dc, day)
+                self.build_seconds[f"{dc}/{day}"] = round(rep.seconds, 3)
+            return self._loaded[key]
+
+    def languages(self, day_from: dt.date, day_to: dt.date | None = None) -> list[str]:
+        """Languages with at least one shard in the range."""
+        return sorted({s.lang for p in self._partitions(self._check_range(day_from, day_to)) for s in p.shards})
+
+    def index_info(self) -> dict:
+        """Days, shards, documents, terms, languages and build seconds of every published day (loads them)."""
+        parts = self._partitions(self.days())
+        return {
+            "days": [d.isoformat() for d in self.days()],
+            "data_centers": list(self.roots),
+            "shards": sum(len(p.shards) for p in parts),
+            "docs": sum(s.docs for p in parts for s in p.shards),
+            "terms": sum(p.terms for p in parts),
+            "languages": sorted({s.lang for p in parts for s in p.shards}),
+            "build_seconds": dict(self.build_seconds),
+        }
+
+    def search(self, q: str, day_from: dt.date, day_to: dt.date | None = None, langs: list[str] | None = None,
+               k: int = 10, k1: float = 0.9, b: float = 0.4) -> SearchResult:
+        """Top-k pages of the selected days and languages for ``q`` (module doc: scores, filter, dedup, ties)."""
+        t0 = time.perf_counter()
+        _check_query(q)
+        if not 0 < k <= MAX_K:
+            raise QueryError(f"k must be in 1..{MAX_K}")
+        if not (k1 >= 0 and 0 <= b <= 1):
+            raise QueryError("k1 must be >= 0 and b in [0, 1]")
+        days = self._check_range(day_from, day_to)
+        parts = self._partitions(days)
+        t0 = time.perf_counter()  # a day's first query builds or loads its index: not query time
+        known = {s.lang for p in parts for s in p.shards}
+        if langs:
+            bad = sorted(set(langs) - known)
+            if bad:
+                raise QueryError(f"unknown language(s) {', '.join(bad)} in {days[0]}..{days[-1]} (known: {', '.join(sorted(known))})")
+        sel = [(p, s) for p in parts for s in p.shards if not langs or s.lang in langs]
+        hits, total = self._top_k(q, parts, sel, k, k1, b)
+        out = [self._hit(p, s, row, score, q) for score, p, s, row in hits]
+        return SearchResult(round((time.perf_counter() - t0) * 1000, 3), total, [d.isoformat() for d in days], len(sel), out)
+
+    def _top_k(self, q: str, parts: list[DayIndex], sel: list[tuple[DayIndex, Shard]], k: int, k1: float, b: float):
+        n_docs = sum(s.docs for _, s in sel)
+        if n_docs == 0:
+            return [], 0
+        avgdl = sum(s.length for _, s in sel) / n_docs or 1.0
+        # query terms per analyzer; term ids per partition
+        qterms: dict[str, Counter] = {}
+        for _, s in sel:
+            if s.analyzer.name not in qterms:
+                qterms[s.analyzer.name] = Counter(s.analyzer.tokens(q))
+        tids = {(id(p), t): p.vocab.get(t) for p in parts for c in qterms.values() for t in c}
+        # df of a term string: over every selected shard, whichever analyzer produced the string
+        every = {t for c in qterms.values() for t in c}
+        df: Counter = Counter()
+        for p in parts:
+            rows = [s.index for q, s in sel if q is p]
+            for t in every:
+                tid = tids[(id(p), t)]
+                if tid is not None and rows:
+                    df[t] += int((p.offsets[rows, tid + 1] - p.offsets[rows, tid]).sum())
+        df = Counter({t: d for t, d in df.items() if d})
+        idf = {t: math.log(1 + (n_docs - d + 0.5) / (d + 0.5)) for t, d in df.items()}
+        deleted = self._dedup_masks(parts) if len(parts) > 1 else {}
+        best: list[tuple[float, int, DayIndex, Shard, int]] = []  # (score, -order, ...): a min-heap of the k best
+        theta, total = 0.0, 0
+        plans = self._plans(parts, sel, qterms, tids, idf, k1, b, avgdl)
+        for order, (p, s) in enumerate(sel):
+            plan = plans.get((id(p), s.index))
+            if plan is None:
+                continue
+            starts, lens, w, bounds = plan
+            total += int(lens.max())
+            scores, rows = _maxscore.top_k(s.docids, s.tfs, starts, lens, w, bounds, _norms(s, k1, b, avgdl),
+                                           deleted.get((id(p), s.index)), k, theta)
+            for sc, row in zip(scores, rows):
+                item = (sc, -order, -row, p, s)
+                if len(best) < k:
+                    heapq.heappush(best, item)
+                elif item[:3] > best[0][:3]:
+                    heapq.heapreplace(best, item)
+            if len(best) == k:
+                theta = best[0][0]
+        ranked = sorted(best, key=lambda x: (-x[0], -x[1], -x[2]))
+        return [(sc, p, s, -nrow) for sc, _, nrow, p, s in ranked], total
+
+    @staticmethod
+    def _plans(parts, sel, qterms, tids, idf, k1, b, avgdl) -> dict:
+        """Per selected shard with postings for the query: (starts, lens, weights, bounds), computed
+        for all shards of one day and analyzer at once (one numpy pass, not one per shard)."""
+        groups: dict[tuple[int, str], list] = {}
+        for p, s in sel:
+            if s.docs:
+                groups.setdefault((id(p), s.analyzer.name), [p, []])[1].append(s)
+        plans = {}
+        for (pid, name), (p, shards) in groups.items():
+            terms = [(t, c, tids[(pid, t)]) for t, c in qterms[name].items()]
+            terms = [(t, c, tid) for t, c, tid in terms if tid is not None and t in idf]
+            if not terms:
+                continue
+            ids = np.array([tid for _, _, tid in terms], np.int64)
+            rows = np.array([s.index for s in shards], np.int64)[:, None]
+            starts = p.offsets[rows, ids].astype(np.int64)
+            lens = p.offsets[rows, ids + 1].astype(np.int64) - starts
+            w = np.array([c * idf[t] for t, c, _ in terms])
+            mt = p.maxtf[rows, ids].astype(np.float64)
+            md = p.mindl[rows, ids].astype(np.float64)
+            bounds = w * mt / (mt + k1 * (1 - b + b * md / avgdl))
+            for j, s in enumerate(shards):
+                if lens[j].any():
+                    plans[(pid, s.index)] = (starts[j], lens[j], w, bounds[j])
+        return plans
+
+    def _dedup_masks(self, parts: list[DayIndex]) -> dict:
+        """Per (partition, shard): 1 for pages whose URL id a newer day (or earlier data center) has."""
+        key = tuple((p.dc, p.day, p.folder) for p in parts)
+        if key in self._masks:
+            return self._masks[key]
+        ranked = sorted(parts, key=lambda p: (-p.day.toordinal(), p.dc))
+        seen = np.zeros(0, np.uint64)
+        masks = {}
+        for p in ranked:
+            mine = [s.ids for s in p.shards]
+            for s in p.shards:
+                m = np.isin(s.ids, seen).astype(np.uint8) if len(seen) else np.zeros(s.docs, np.uint8)
+                masks[(id(p), s.index)] = m
+            if mine:
+                seen = np.union1d(seen, np.concatenate(mine))
+        with self._lock:
+            self._masks = {key: masks}  # one selection cached: bounded memory
+        return masks
+
+    def _hit(self, p: DayIndex, s: Shard, row: int, score: float, q: str) -> Hit:
+        r = {c: s.table.column(c)[row].as_py() for c in s.table.column_names}
+        return Hit(score=score, record_id=r["record_id"], url=r.get("url"), title=r.get("title"),
+                   snippet=snippet(p.text(s, row), q, s.analyzer), language=r.get("language") or s.lang,
+                   warc_date=r.get("warc_date"), warc_file=r.get("warc_file"), warc_offset=r.get("warc_offset"),
+                   warc_length=r.get("warc_length"), day=p.day.isoformat(), dc=p.dc)
+
+
+def _norms(s: Shard, k1: float, b: float, avgdl: float) -> np.ndarray:
+    key = (k1, b, avgdl)
+    n = s.norms.get(key)
+    if n is None:
+        n = k1 * (1 - b + b * s.dl.astype(np.float64) / avgdl)
+        s.norms.clear()  # one selection's norms per shard: bounded memory
+        s.norms[key] = n
+    return n
+
+
+_WORD = re.compile(r"\w+")
+
+
+def _check_query(q: str) -> None:
+    """Refuse empty, over-long and operator-only queries (QueryError)."""
+    if not isinstance(q, str) or not q.strip():
+        raise QueryError("empty query")
+    if len(q) > MAX_QUERY_CHARS:
+        raise QueryError(f"query of {len(q)} characters is longer than the maximum of {MAX_QUERY_CHARS}")
+    words = _WORD.findall(q)
+    if not words or all(w.lower() in _OPERATORS for w in words):
+        raise QueryError(f"query {q!r} has no search terms (only operators or punctuation)")
+    if len(set(w.lower() for w in words)) > MAX_QUERY_TERMS:
+        raise QueryError(f"query has more than {MAX_QUERY_TERMS} distinct words")
+
+

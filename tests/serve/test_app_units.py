@@ -1,0 +1,52 @@
+"""Plain functions of the service: root options, query checks, language lists, OpenSearch XML."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from lib.serve import opensearch
+from lib.serve.app import check_query, parse_langs, roots_from_args
+from lib.serve.errors import QueryError
+
+
+def test_roots_from_args():
+    assert roots_from_args(["demo"]) == {"default": os.path.abspath("demo")}
+    assert roots_from_args(["a=/data/a", "b=s3://bucket/p"]) == {"a": "/data/a", "b": "s3://bucket/p"}
+    assert roots_from_args(["s3://bucket/x=y"]) == {"default": "s3://bucket/x=y"}  # '=' inside a path, no name
+    assert roots_from_args(["/r1", "/r2"]) == {"default": "/r1", "dc1": "/r2"}
+    with pytest.raises(ValueError, match="twice"):
+        roots_from_args(["a=/x", "a=/y"])
+
+
+@pytest.mark.parametrize("q,msg", [("", "empty"), (" \t", "empty"), (None, "empty"), ("a" * 513, "too long"),
+                                   ("AND or NOT", "operators"), ("+-()\"*", "operators"), ("___", "operators")])
+def test_check_query_refuses(q, msg):
+    with pytest.raises(QueryError, match=msg):
+        check_query(q)
+
+
+def test_check_query_keeps_words():
+    assert check_query("  Häuser AND Fluss ") == "Häuser AND Fluss"
+    assert check_query("北京") == "北京"
+
+
+def test_parse_langs():
+    assert parse_langs(None) is None and parse_langs(["", " "]) is None
+    assert parse_langs(["eng,deu", " fra "]) == ["eng", "deu", "fra"]
+
+
+def test_atom_escapes_and_counts():
+    hit = {"score": 1.5, "record_id": "urn:uuid:1", "url": "http://x/?a=1&b=<2>", "title": "T & <b>",
+           "snippet": "a <em>b</em> &amp; c", "language": "eng", "warc_date": "2026-01-15T00:00:00Z",
+           "warc_file": "f.warc.gz", "warc_offset": 0, "warc_length": 10}
+    feed = ET.fromstring(opensearch.atom("http://h", "http://h/searchxml?q=b", "b", dt.date(2026, 1, 15),
+                                         dt.date(2026, 1, 16), None, 10, 42, [hit]))
+    ns = {"a": opensearch.ATOM_NS, "os": opensearch.OS_NS, "r": opensearch.RELEVANCE_NS}
+    assert feed.find("os:totalResults", ns).text == "42" and "2026-01-15..2026-01-16" in feed.find("a:title", ns).text
+    e = feed.find("a:entry", ns)
+    assert e.find("a:title", ns).text == "T & <b>" and e.find("a:link", ns).get("href") == hit["url"]
+    assert e.find("a:summary", ns).text == hit["snippet"] and e.find("r:score", ns).text == "1.500000"
