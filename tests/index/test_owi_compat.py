@@ -141,3 +141,38 @@ def test_url_parts_as_resilipipe(url, sub, dom, suf):
     assert (p["url_subdomain"], p["url_domain"], p["url_suffix"]) == (sub, dom, suf)
     if ";" in url:
         assert (p["url_path"], p["url_params"], p["url_query"], p["url_fragment"]) == ("/a", "p", "q=1", "f")
+
+
+def test_page_row_to_owi_columns():
+    """One crawled page through preprocess's row and the index's mapping: OWS.* headers,
+    Content-Type parameters, JSON-LD, links and anchors, the date string."""
+    import io
+
+    import numpy as np
+
+    from lib.core.schema import PAGE_SCHEMA
+    from lib.index.owi import DOCS_SCHEMA, metadata_batch
+    from lib.preprocess.pages import process_file
+    from tests.helpers_warc import ENGLISH, http_response, warc_gz, warc_record
+
+    body = (f"<html><head><title>T</title><script type='application/ld+json'>{{\"@type\": \"Place\"}}</script>"
+            f"</head><body><p>{ENGLISH}</p><a href='/b'>to b</a><a href='https://x.org/'>x</a></body></html>").encode()
+    rec = warc_record("https://www.example.co.uk/a;p?q=1", http_response(body, ctype='text/html; charset=utf-8; '
+                                                                          'profile="x y"', extra=b"Server: nginx\r\n"))
+    rec = rec.replace(b"WARC-Date:", b"OWS.INDEX: true\r\nOWS.GENAI: no\r\nOWS.FETCH.RESPONSE-TIME: 123\r\n"
+                                     b"OWS.CURLIELABEL: arts\r\nWARC-Date:", 1)
+    rows, _ = process_file(io.BufferedReader(io.BytesIO(warc_gz([rec]))), "t.warc.gz")
+    assert len(rows) == 1 and rows[0]["content_type_other"] == [("profile", "x y")]
+    b = pa.RecordBatch.from_pylist(rows, schema=PAGE_SCHEMA)
+    m = metadata_batch(b, "eng", np.array([7])).to_pylist()[0]
+    assert m["record_id"] == m["collection_docid"] == rows[0]["record_id"]
+    assert m["warc_date"] == "2026-01-15T01:02:03Z" and m["json-ld"] == "[{'@type': 'Place'}]"
+    assert (m["url_subdomain"], m["url_domain"], m["url_suffix"], m["url_params"], m["url_query"]) == (
+        "www", "example", "co.uk", "p", "q=1")
+    assert m["outgoing_links"] == ["https://www.example.co.uk/b", "https://x.org/"]
+    assert m["outgoing_link_anchors"] == ["to b", "x"]
+    assert (m["ows_index"], m["ows_genai"], m["ows_fetch_response_time"], m["ows_curlielabel"]) == (
+        True, False, 123, "Arts")
+    assert m["ows_canonical"] is None and m["microdata"] is None and m["http_server"] == "nginx"
+    assert m["content_type_other"] == [("profile", "x y")] and m["doclength"] == 7
+    assert m["schema_metadata"] == [("schema_version", "0.1.0")] and set(m) == set(DOCS_SCHEMA.names)
