@@ -44,8 +44,6 @@ OPTIONAL_IMPORTS = {
     "pendulum": "comes with apache-airflow (the [airflow] extra); only the DAG factory needs it",
     "irods": "python-irodsclient, the optional [airflow] extra: only the iRODS staging target needs it",
     "yaml": "PyYAML is not a declared dependency (Airflow brings it); only YAML data-center configs need it",
-    "brotli": "not a declared dependency: only archives holding brotli-encoded responses need it, "
-              "and without it such a body is reported, not fatal",
 }
 
 

@@ -46,6 +46,9 @@ PAGE_COLUMNS: list[tuple[str, pa.DataType, str]] = [
     ("outgoing_links", pa.list_(LINK), "outgoing <a href> links as absolute http(s) URLs with their anchor texts (deduplicated by url+anchor, order kept)"),
     ("valid", pa.bool_(), "false when the page decoded with replacement characters or had no text"),
     ("truncated", pa.bool_(), "true when the archive file ends inside the record: the page is what was there"),
+    ("json_ld", pa.string(), "JSON-LD of the page as Resilipipe stores it: the items of its <script type=application/ld+json> blocks parsed, written as a Python list (str); null without any"),
+    ("content_type_other", pa.map_(pa.string(), pa.string()), "Content-Type parameters other than charset (e.g. boundary); null without any"),
+    ("ows_headers", pa.map_(pa.string(), pa.string()), "the record's OWS.* WARC headers (names lowercased), as the OpenWebSearch.eu crawler writes them; null without any"),
 ]
 
 PAGE_SCHEMA = pa.schema([pa.field(n, t) for n, t, _ in PAGE_COLUMNS])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from functools import lru_cache
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlparse, urlsplit, urlunsplit
 
 import tldextract
 
@@ -58,3 +58,31 @@ def url_parts(url: str) -> dict[str, str]:
         "url_domain": domain,
         "url_suffix": ext.suffix,
     }
+
+
+@lru_cache(maxsize=1 << 16)
+def _host_parts(host: str) -> tuple[str, str, str, bool]:
+    ext = _extractor()(host)
+    return ext.subdomain, ext.domain, ext.suffix, bool(getattr(ext, "is_private", False))
+
+
+def owi_url_parts(url: str) -> dict[str, str | bool | None]:
+    """URL parts as OpenWebSearch.eu's schema 0.1.0 has them: ``urllib.parse.urlparse``'s
+    scheme, path, params, query and fragment, and tldextract's subdomain, domain (the
+    registered name without its suffix: ``example`` of ``www.example.co.uk``), suffix and
+    is_private; empty parts are None, as Resilipipe writes them."""
+    try:
+        p = urlparse(url)
+        host = (p.hostname or "").lower()
+    except ValueError:
+        return dict.fromkeys(OWI_URL_KEYS)
+    sub, dom, suf, private = _host_parts(host) if host else ("", "", "", False)
+    out = {"url_scheme": p.scheme.lower(), "url_path": p.path, "url_params": p.params, "url_query": p.query,
+           "url_fragment": p.fragment, "url_subdomain": sub, "url_domain": dom, "url_suffix": suf}
+    out = {k: v or None for k, v in out.items()}
+    out["url_is_private"] = private
+    return out
+
+
+OWI_URL_KEYS = ("url_scheme", "url_path", "url_params", "url_query", "url_fragment", "url_subdomain", "url_domain",
+                "url_suffix", "url_is_private")

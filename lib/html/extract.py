@@ -16,10 +16,12 @@ link with ``urljoin`` (tests/html/test_preprocess_equivalence.py holds them equa
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from urllib.parse import urldefrag, urljoin, urlsplit
 
+import jstyleson
 from selectolax.lexbor import LexborHTMLParser
 
 from lib.html import walk
@@ -66,6 +68,10 @@ _FIELDS = {"title": "title", **{sel: "meta" for sel in _DESCRIPTION}, "base[href
 _IN_HEAD = ",".join(_FIELDS)
 _BLOCKS = f":is({BLOCK_TAGS})"
 SEP = "\x1e"
+JSON_LD_TYPE = "application/ld+json"
+_JSON_LD_SELECTOR = f'script[type="{JSON_LD_TYPE}"]'
+# extruct drops a leading comment line when a block does not parse as it is
+_COMMENT_LINE = re.compile(r"^\s*(//.*|<!--.*-->)")
 MAX_LINKS = 10000
 
 
@@ -77,6 +83,7 @@ class Page:
     canonical_url: str | None = None
     text: str = ""
     links: list[tuple[str, str]] = field(default_factory=list)
+    json_ld: str | None = None
 
 
 def _clean(s: str | None) -> str:
@@ -163,6 +170,9 @@ def extract(html: str, url: str, utf8: bytes | None = None) -> Page:
     if canonical is not None:
         page.canonical_url = resolve(canonical.attributes.get("href") or "")
 
+    if JSON_LD_TYPE in html:  # a substring test first: most pages have no JSON-LD
+        page.json_ld = json_ld(tree)
+
     seen: set[tuple[str, str]] = set()
     links = page.links
     memo = resolve.memo
@@ -183,6 +193,28 @@ def extract(html: str, url: str, utf8: bytes | None = None) -> Page:
 
     page.text = main_text(tree)
     return page
+
+
+def json_ld(tree: LexborHTMLParser) -> str | None:
+    """The page's JSON-LD as Resilipipe stores it (its extruct call): the items of every
+    ``<script type="application/ld+json">`` parsed as extruct parses them (a list's elements
+    each, an object itself, empty ones dropped), the Python list written with ``str``; None
+    without items, or when a block does not parse (extruct fails the page then)."""
+    items: list = []
+    for node in tree.css(_JSON_LD_SELECTOR):
+        script = node.text(deep=True) or ""
+        try:
+            data = json.loads(script, strict=False)
+        except ValueError:
+            try:  # extruct's fallback: a leading comment line dropped, JS comments and trailing commas allowed
+                data = jstyleson.loads(_COMMENT_LINE.sub("", script), strict=False)
+            except ValueError:
+                return None
+        if isinstance(data, list):
+            items.extend(x for x in data if x)
+        elif isinstance(data, dict) and data:
+            items.append(data)
+    return str(items) if items else None
 
 
 def _links(tree: LexborHTMLParser, origin: str | None):

@@ -36,34 +36,19 @@ import pyarrow.parquet as pq
 
 from lib.core import atomic, uris
 from lib.core.analysis import get_analyzer
+from lib.index import owi
 from lib.placement.keyspace import partition_of
 
-#: metadata-{n}.parquet columns, in docid order (collection_docid = CIFF DocRecord id).
-METADATA_SCHEMA = pa.schema(
-    [
-        ("collection_docid", pa.string()),
-        ("docid", pa.int32()),
-        ("url", pa.string()),
-        ("title", pa.string()),
-        ("language", pa.string()),
-        ("warc_file", pa.string()),
-        ("warc_offset", pa.int64()),
-        ("warc_length", pa.int64()),
-        ("warc_date", pa.timestamp("us", tz="UTC")),
-        ("id", pa.string()),
-        ("url_host", pa.string()),
-        ("doclength", pa.int32()),
-    ]
-)
+#: metadata-{n}.parquet: schema 0.1.0 plus ours (lib.index.owi), in docid order
+#: (collection_docid = record_id = the CIFF DocRecord's collection_docid)
+METADATA_SCHEMA = owi.METADATA_SCHEMA
 #: page columns the tokenizer needs besides the metadata ones
 TEXT_COLUMNS = ["title", "description", "plain_text"]
-META_COLUMNS = [f.name for f in METADATA_SCHEMA if f.name not in ("collection_docid", "docid", "doclength")]
-#: columns read from each preprocessed file (``language`` comes from its folder name)
-READ_COLUMNS = sorted({"record_id", "url", "url_suffix", *TEXT_COLUMNS, *META_COLUMNS} - {"language"})
+#: columns every preprocessed file must have (``language`` comes from its folder name)
+READ_COLUMNS = sorted({"record_id", "url", "url_suffix", *TEXT_COLUMNS, *owi.PAGE_INPUT})
 
-#: a shard's pages of one input file, local docids 0, 1, ... (``t{t}.docs.arrow``)
-DOCS_SCHEMA = pa.schema([("record_id", pa.string()), ("doclength", pa.int32()),
-                         *[METADATA_SCHEMA.field(c) for c in META_COLUMNS]])
+#: a shard's pages of one input file, local docids 0, 1, ... (``t{t}.docs.arrow``): the metadata rows without docid
+DOCS_SCHEMA = owi.DOCS_SCHEMA
 #: a segment's rows (``t{t}-s{seg}.post.arrow``): one per term, the term's postings of the segment
 SEGMENT_SCHEMA = pa.schema([("term", pa.string()), ("docs", pa.list_(pa.int32())), ("tfs", pa.list_(pa.int32()))])
 #: what each map task reports per (shard, input file) it wrote
@@ -74,6 +59,7 @@ STATS_SCHEMA = pa.schema(
     [
         ("pidx", pa.int32()),
         ("docs", pa.int64()),
+        ("duplicates", pa.int64()),
         ("terms", pa.int64()),
         ("postings", pa.int64()),
         ("total_terms", pa.int64()),
@@ -219,17 +205,15 @@ def index_file(t: int, path: str, language: str, plan: MapPlan) -> Iterator[pa.R
     docs: dict[int, int] = {}
     tokens: dict[int, int] = {}
     pages: dict[int, list[pa.RecordBatch]] = {}
-    for b in f.iter_batches(batch_size=plan.batch_rows, columns=plan.columns):
+    columns = plan.columns + [c for c in owi.OPTIONAL_PAGE_COLUMNS if c in names]
+    for b in f.iter_batches(batch_size=plan.batch_rows, columns=columns):
         n = b.num_rows
         if n == 0:
             continue
         pidx = _file_pidx(b, language, plan, path)
         bt = analyzer.batch_tokens(page_texts(b))
         lengths = bt.doclength
-        lang = pa.array([language] * n, pa.string())
-        docs_cols = [b.column("record_id").cast(pa.string()), pa.array(lengths.astype(np.int32))]
-        docs_cols += [lang if c == "language" else b.column(c).cast(DOCS_SCHEMA.field(c).type) for c in META_COLUMNS]
-        page_rows = pa.RecordBatch.from_arrays(docs_cols, schema=DOCS_SCHEMA)
+        page_rows = owi.metadata_batch(b, language, lengths)
         # local docid of each row: pages of a shard numbered on in file order
         order = np.argsort(pidx, kind="stable")
         ps, first, counts = np.unique(pidx[order], return_index=True, return_counts=True)

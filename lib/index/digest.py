@@ -50,7 +50,9 @@ def _canonical_ciff(path: pathlib.Path) -> str:
 
 
 def _canonical_metadata(path: pathlib.Path) -> str:
-    t = pq.read_table(path).drop_columns(["docid", "collection_docid", "warc_file"])
+    t = pq.read_table(path)
+    # ids and paths that depend on where the day was read from (ARC record ids derive from the file)
+    t = t.drop_columns([c for c in ("docid", "collection_docid", "record_id", "warc_file") if c in t.schema.names])
     t = t.sort_by([("url", "ascending"), ("warc_offset", "ascending")])
     return _sha(repr(t.to_pylist()).encode())
 

@@ -26,7 +26,7 @@ from lib.index.inputs import PAGE_COLUMNS, input_files, read_links
 from lib.index.write import ShardSpec, shard_inputs, write_shards
 
 #: the per-shard counters summed into the day's totals
-TOTAL_KEYS = ("docs", "terms", "postings", "total_terms", "ciff_bytes", "metadata_bytes")
+TOTAL_KEYS = ("docs", "duplicates", "terms", "postings", "total_terms", "ciff_bytes", "metadata_bytes")
 
 
 @dataclass
@@ -71,8 +71,9 @@ def build_index(spark: Any, day: DayPlan, work: str, steps: Steps, *, gzip_level
     totals = {k: sum(s[k] for s in summary["shards"]) for k in TOTAL_KEYS}
     totals.update(groups=len(summary["groups"]), shards=len(summary["shards"]), pages_in=sum(day.counts.values()))
     summary["totals"] = totals
-    if totals["docs"] != totals["pages_in"]:
-        raise RuntimeError(f"indexed {totals['docs']} documents of {totals['pages_in']} pages")
+    if totals["docs"] + totals["duplicates"] != totals["pages_in"]:
+        raise RuntimeError(f"indexed {totals['docs']} documents and {totals['duplicates']} repeated records "
+                           f"of {totals['pages_in']} pages")
     log.info("index: %s", totals)
     return summary
 

@@ -15,6 +15,13 @@ the map tasks wrote into the spill folder:
    lists in CIFF order. They go to the CIFF writer a slice of ~``SLICE_POSTINGS`` at a time;
 3. the docs files, in file order: DocRecords and ``metadata-{n}.parquet``.
 
+A record id (WARC-Record-ID) names one capture, but a real day can hold the same capture in
+two archive files. Copies of one capture have the same URL and text, so they land in the same
+shard; there only the first copy in docid order becomes a document (its postings, DocRecord
+and metadata row), later copies are left out and counted (``duplicates``), so that a lookup
+by record id (``collection_docid``) finds one document. A shard without repeated ids is
+written exactly as before.
+
 Memory: the shard's term rows and docid/tf columns (8 bytes a posting, mapped from the
 page cache), one slice of gathered postings, one docs file. The CIFF writer's own checks
 (docids in range and ascending, per-document lengths == sum of tfs, totals == header)
@@ -34,7 +41,7 @@ import pyarrow.parquet as pq
 
 from lib.ciff.writer import CiffWriter
 from lib.core import atomic, layout
-from lib.index.build import METADATA_SCHEMA, META_COLUMNS, STATS_SCHEMA, docs_path, segment_path
+from lib.index.build import METADATA_SCHEMA, STATS_SCHEMA, docs_path, segment_path
 
 META_ROW_GROUP = 1 << 16
 SLICE_POSTINGS = 1 << 22
@@ -99,6 +106,12 @@ class _Shard:
         counts = np.asarray(inp.docs, np.int64)
         self.bases = np.r_[0, np.cumsum(counts)[:-1]].astype(np.int64)
         self.num_docs, self.total_terms = int(counts.sum()), int(sum(inp.tokens))
+        self.keep, self.newid = self._first_records(spill)
+        self.duplicates = 0
+        if self.keep is not None:  # later copies of a record leave the shard (module doc)
+            self.duplicates = int((~self.keep).sum())
+            self.num_docs -= self.duplicates
+            self.total_terms = int(self.lengths[self.keep].sum())
         os.makedirs(spec.folder, exist_ok=True)
         self.ciff_path = os.path.join(spec.folder, layout.index_name(spec.shard))
         self.meta_path = os.path.join(spec.folder, layout.metadata_name(spec.shard))
@@ -112,15 +125,51 @@ class _Shard:
         )
         self.postings = 0
 
+    def _first_records(self, spill: str) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """(keep, new docid) per docid when a record id repeats in the shard, else (None, None):
+        the first copy in docid order (file order, then page order) is kept."""
+        ids, lengths = [], []
+        for t in self.inp.t:
+            pages = _read(docs_path(spill, self.inp.pidx, t))
+            ids.append(pages.column("collection_docid").combine_chunks())
+            lengths.append(pages.column("doclength").to_numpy())
+        self.lengths = np.concatenate(lengths) if lengths else np.zeros(0, np.int32)
+        if not ids:
+            return None, None
+        col = pa.concat_arrays(ids)
+        if pc.count_distinct(col).as_py() == len(col):
+            return None, None
+        codes = col.dictionary_encode().indices.to_numpy()
+        keep = np.zeros(len(codes), bool)
+        keep[np.unique(codes, return_index=True)[1]] = True
+        newid = np.full(len(codes), -1, np.int64)
+        newid[keep] = np.arange(int(keep.sum()))
+        return keep, newid
+
+    def _drop_copies(self, seg: pa.Table, d: np.ndarray, c: np.ndarray, tf: np.ndarray):
+        """A segment's postings without the docs of repeated records, docids renumbered."""
+        m = self.keep[d]
+        if not m.all():
+            starts = np.r_[0, np.cumsum(c)[:-1]]
+            c = np.add.reduceat(m.astype(np.int64), starts) if len(c) else c
+            rows = c > 0
+            seg = seg.filter(pa.array(rows))
+            c, d, tf = c[rows].astype(np.int32), d[m], tf[m]
+        return seg, self.newid[d], c, tf
+
     def write_postings(self) -> None:
         terms, docs, tfs, counts = [], [], [], []
         for t, base, nseg in zip(self.inp.t, self.bases.tolist(), self.inp.segments):
             for s in range(nseg):
                 seg = _read(segment_path(self.spill, self.inp.pidx, t, s))
                 d, c = _list_parts(seg.column("docs"))
+                d = d.astype(np.int64) + base  # absolute docids (int64: the writer's type)
+                tf = _list_parts(seg.column("tfs"))[0]
+                if self.keep is not None:
+                    seg, d, c, tf = self._drop_copies(seg, d, c, tf)
                 terms.extend(seg.column("term").chunks)
-                docs.append(d.astype(np.int64) + base)  # absolute docids (int64: the writer's type)
-                tfs.append(_list_parts(seg.column("tfs"))[0])
+                docs.append(d)
+                tfs.append(tf)
                 counts.append(c)
         if not terms:
             return
@@ -163,11 +212,14 @@ class _Shard:
             if pages.num_rows != n:
                 raise RuntimeError(f"shard {self.inp.pidx}: file {t} has {pages.num_rows} pages, the map reported {n}")
             docids = np.arange(base, base + n, dtype=np.int32)
+            if self.keep is not None:
+                kept = self.keep[base : base + n]
+                pages, docids = pages.filter(pa.array(kept)), self.newid[base : base + n][kept].astype(np.int32)
+                n = pages.num_rows
             self.ciff.add_docs(docids, [r or "" for r in pages.column("record_id").to_pylist()],
                                pages.column("doclength").to_numpy())
-            cols = {"collection_docid": pages.column("record_id"), "docid": pa.chunked_array([docids]),
-                    "doclength": pages.column("doclength")}
-            cols.update({c: pages.column(c) for c in META_COLUMNS})
+            cols = {c: pages.column(c) for c in pages.schema.names}
+            cols["docid"] = pa.chunked_array([docids])
             pending.append(pa.table([cols[f.name] for f in METADATA_SCHEMA], schema=METADATA_SCHEMA))
             rows += n
             if rows >= META_ROW_GROUP:  # one Parquet row group per ~64k pages
@@ -181,7 +233,7 @@ class _Shard:
         self.meta.close()
         atomic.replace(self.meta_tmp, self.meta_path, fsync=True)  # as the CIFF beside it
         return pa.RecordBatch.from_pylist(
-            [dict(pidx=self.inp.pidx, docs=self.num_docs, terms=self.ciff.header.num_postings_lists,
+            [dict(pidx=self.inp.pidx, docs=self.num_docs, duplicates=self.duplicates, terms=self.ciff.header.num_postings_lists,
                   postings=self.postings, total_terms=self.total_terms, ciff_bytes=os.path.getsize(self.ciff_path),
                   metadata_bytes=os.path.getsize(self.meta_path))],
             schema=STATS_SCHEMA,

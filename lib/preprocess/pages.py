@@ -85,6 +85,21 @@ def _mime(content_type: str) -> str:
     return content_type.split(";", 1)[0].strip().lower()
 
 
+def content_type_other(content_type: str | None) -> list[tuple[str, str]] | None:
+    """The Content-Type parameters besides charset, as (name lowercased, value unquoted) pairs,
+    None without any (Resilipipe's ``content_type_other``)."""
+    if not content_type or ";" not in content_type:
+        return None
+    out = []
+    for part in content_type.split(";")[1:]:
+        name, eq, value = part.partition("=")
+        name = name.strip().lower()
+        if not eq or not name or name == "charset":
+            continue
+        out.append((name, value.strip().strip('"').strip("'")))
+    return out or None
+
+
 def _is_web_url(url: str) -> bool:
     return url[:8].lower().startswith(("http://", "https://"))
 
@@ -287,6 +302,9 @@ class FileProcessor:
             "outgoing_links": [{"url": u, "anchor_text": a} for u, a in page.links],
             "valid": not dec.replaced and bool(page.text),
             "truncated": rec.truncated,
+            "json_ld": page.json_ld,
+            "content_type_other": content_type_other(resp.headers.get("content-type")),
+            "ows_headers": [(k, v) for k, v in rec.headers.items() if k.startswith("ows.")] or None,
         }
         return row
 

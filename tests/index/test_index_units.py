@@ -162,7 +162,7 @@ def test_map_reduce_equals_a_naive_inverted_index(tmp_path, monkeypatch, slice_p
         assert [m["docid"] for m in meta] == list(range(len(pages)))
         assert [(m["collection_docid"], m["url"], m["language"], m["warc_offset"], m["doclength"]) for m in meta] == [
             (x["record_id"], x["url"], x["language"], x["warc_offset"], n) for x, n in zip(pages, lengths)]
-        assert meta[0]["warc_date"] == dt.datetime(2026, 1, 15, tzinfo=dt.timezone.utc)
+        assert meta[0]["warc_date"] == "2026-01-15T00:00:00Z"  # schema 0.1.0: a string
         s = stats[p]
         assert (s["docs"], s["terms"], s["postings"], s["total_terms"]) == (
             len(pages), len(inv), sum(len(v) for v in inv.values()), sum(lengths))
@@ -215,3 +215,45 @@ def test_page_in_no_planned_group_is_refused(tmp_path):
     p = MapPlan(groups={("com", "eng"): (0, 1)}, spill=str(tmp_path / "spill"))
     with pytest.raises(RuntimeError, match="is in no planned group"):
         list(index_files(iter([pa.record_batch([pa.array([0])], names=["id"])]), p, [(0, files[0][1], "eng")]))
+
+
+def test_repeated_record_ids_leave_one_document(tmp_path):
+    """The same capture in two files (and twice in one): the first copy in docid order is the
+    document; the CIFF and metadata hold it once, docids stay dense, duplicates are counted."""
+    a, b = _pages(40, "eng", 1), _pages(33, "eng", 2)
+    b[3:9] = [dict(r) for r in a[10:16]]  # six captures of file a again in file b
+    a.append(dict(a[5]))  # and one twice in file a
+    files = []
+    for name, rows in (("part-a", a), ("part-b", b)):
+        d = tmp_path / "day" / "language=eng"
+        d.mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.Table.from_pylist(rows, schema=SCHEMA), d / f"{name}.parquet")
+        files.append((len(files), str(d / f"{name}.parquet"), "eng", rows))
+    spill = tmp_path / "spill"
+    stats = _reduce(_map(files, spill), spill, tmp_path / "out")
+    assert sum(s["duplicates"] for s in stats) == 7
+    assert sum(s["docs"] for s in stats) == len(a) + len(b) - 7
+    for p, pages in _expected(files).items():
+        seen, first = set(), []
+        for r in pages:
+            if r["record_id"] not in seen:
+                seen.add(r["record_id"])
+                first.append(r)
+        analyzer = get_analyzer("eng")
+        inv: dict[str, list[tuple[int, int]]] = {}
+        lengths = []
+        for docid, r in enumerate(first):
+            c = Counter(analyzer.tokens(page_text(r["title"], r["description"], r["plain_text"])))
+            lengths.append(sum(c.values()))
+            for term, n in c.items():
+                inv.setdefault(term, []).append((docid, n))
+        path = tmp_path / "out" / f"g{p}" / f"index-{p}.ciff.gz"
+        assert validate_file(str(path)).ok
+        r = CiffReader(str(path))
+        assert {pl.term: list(zip(pl.docids, pl.tfs)) for pl in r.postings()} == inv
+        assert [(d.collection_docid, d.doclength) for d in r.docs()] == [(x["record_id"], n) for x, n in zip(first, lengths)]
+        assert r.header.num_docs == len(first) and r.header.total_terms_in_collection == sum(lengths)
+        meta = pq.read_table(tmp_path / "out" / f"g{p}" / f"metadata-{p}.parquet").to_pylist()
+        assert [(m["docid"], m["record_id"], m["warc_offset"]) for m in meta] == [
+            (i, x["record_id"], x["warc_offset"]) for i, x in enumerate(first)]
+        assert stats[[s["pidx"] for s in stats].index(p)]["duplicates"] == len(pages) - len(first)

@@ -33,3 +33,27 @@ def test_content_coding_bomb_is_refused_not_expanded():
     with pytest.raises(HttpError) as e:
         parse_response(b"HTTP/1.1 200 OK\r\nContent-Encoding: deflate\r\nContent-Type: text/html\r\n\r\n" + bomb)
     assert e.value.reason == "http_body_too_large"
+
+
+def _br_response(body: bytes) -> bytes:
+    head = f"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: br\r\nContent-Length: {len(body)}\r\n\r\n"
+    return head.encode() + body
+
+
+def test_brotli_body_decoded():
+    import brotli
+
+    page = "<html><title>Brötli</title><p>" + "text " * 5000
+    resp = parse_response(_br_response(brotli.compress(page.encode())))
+    assert resp.body.decode() == page and not resp.warnings
+
+
+def test_brotli_bomb_and_truncation_are_reported():
+    import brotli
+
+    with pytest.raises(HttpError) as e:
+        parse_response(_br_response(brotli.compress(b"a" * (70 << 20))))
+    assert e.value.reason == "http_body_too_large"
+    with pytest.raises(HttpError) as e:
+        parse_response(_br_response(brotli.compress(b"<p>" + bytes(range(256)) * 400)[:-8]))
+    assert e.value.reason == "http_bad_encoding"

@@ -1,0 +1,171 @@
+"""The index's metadata store in OpenWebSearch.eu's published schema 0.1.0, plus our own columns (no Spark imports).
+
+Schema 0.1.0 is Resilipipe's ``conf/config.py``: 34 base columns (names, Arrow types and
+nullability exactly as there), the columns of its ``links``, ``curlielabels`` and
+``geoparsing`` modules, and ``schema_metadata`` carrying the version. A tool that reads the
+published metadata (MOSAIC, owilix, DuckDB notebooks) finds every column it expects here.
+Our own columns stay beside those under names that do not clash (docs/index.md):
+``collection_docid``/``docid``/``doclength`` (the CIFF document), ``warc_offset``/``warc_length``
+(byte-copy extraction), ``outgoing_link_anchors`` (anchor text of each ``outgoing_links``
+entry, same position), ``url_host``, ``language_score`` and the rest of the page columns.
+
+:func:`metadata_batch` turns a batch of preprocessed pages (lib.core.schema ``PAGE_SCHEMA``)
+into these columns; the index's map step calls it, the reduce step adds ``docid``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lib.core import urls
+
+SCHEMA_VERSION = "0.1.0"
+SCHEMA_METADATA = [("schema_version", SCHEMA_VERSION)]
+
+_S = pa.string()
+STRMAP = pa.map_(pa.string(), pa.string())
+
+#: schema 0.1.0's base columns, in its order
+BASE_FIELDS = [
+    pa.field("id", _S, False), pa.field("record_id", _S, False), pa.field("title", _S), pa.field("plain_text", _S),
+    pa.field("json-ld", _S), pa.field("microdata", _S), pa.field("warc_date", _S), pa.field("warc_ip", _S),
+    pa.field("url", _S), pa.field("url_scheme", _S), pa.field("url_path", _S), pa.field("url_params", _S),
+    pa.field("url_query", _S), pa.field("url_fragment", _S), pa.field("url_subdomain", _S),
+    pa.field("url_domain", _S), pa.field("url_suffix", _S), pa.field("url_is_private", pa.bool_()),
+    pa.field("mime_type", _S), pa.field("charset", _S), pa.field("content_type_other", STRMAP),
+    pa.field("http_server", _S), pa.field("language", _S), pa.field("valid", pa.bool_()), pa.field("warc_file", _S),
+    pa.field("ows_canonical", _S), pa.field("ows_resource_type", _S), pa.field("ows_curlielabel", _S),
+    pa.field("ows_index", pa.bool_()), pa.field("ows_genai", pa.bool_()), pa.field("ows_genai_details", _S),
+    pa.field("ows_fetch_response_time", pa.int32()), pa.field("ows_fetch_num_errors", _S),
+    pa.field("schema_metadata", STRMAP),
+]
+MEDIA = pa.list_(pa.struct([("src", _S), ("width", _S), ("height", _S)]))
+ADDRESS = pa.list_(pa.struct([
+    ("loc", pa.struct([("streetAddress", _S), ("postalCode", _S), ("addressLocality", _S), ("addressCountry", _S)])),
+    ("geo", pa.struct([("latitude", pa.float64()), ("longitude", pa.float64())])),
+]))
+#: schema 0.1.0's module columns (links, curlielabels, geoparsing)
+MODULE_FIELDS = [
+    pa.field("outgoing_links", pa.list_(_S)), pa.field("image_links", MEDIA), pa.field("video_links", MEDIA),
+    pa.field("iframes", MEDIA), pa.field("curlielabels", pa.list_(_S)), pa.field("curlielabels_en", pa.list_(_S)),
+    pa.field("address", ADDRESS),
+]
+#: ours, beside those (module doc)
+OUR_FIELDS = [
+    pa.field("collection_docid", _S, False), pa.field("docid", pa.int32(), False), pa.field("doclength", pa.int32()),
+    pa.field("warc_offset", pa.int64()), pa.field("warc_length", pa.int64()),
+    pa.field("outgoing_link_anchors", pa.list_(_S)), pa.field("url_host", _S),
+    pa.field("language_score", pa.float32()), pa.field("description", _S), pa.field("html_lang", _S),
+    pa.field("canonical_url", _S), pa.field("http_status", pa.int32()), pa.field("charset_source", _S),
+    pa.field("content_length", pa.int64()), pa.field("payload_digest", _S), pa.field("truncated", pa.bool_()),
+]
+METADATA_SCHEMA = pa.schema(BASE_FIELDS + MODULE_FIELDS + OUR_FIELDS,
+                            metadata={"schema_version": SCHEMA_VERSION})
+#: what the map step spills per page: everything but ``docid`` (the reducer numbers the pages)
+DOCS_SCHEMA = pa.schema([f for f in METADATA_SCHEMA if f.name != "docid"], metadata=METADATA_SCHEMA.metadata)
+
+#: columns we cannot fill honestly: always null (docs/index.md says why)
+NULL_COLUMNS = ("microdata", "image_links", "video_links", "iframes", "curlielabels", "curlielabels_en", "address")
+#: preprocessed page columns copied under the same name and type
+SAME = ("id", "title", "plain_text", "warc_ip", "url", "mime_type", "charset", "http_server", "valid", "warc_file",
+        "warc_offset", "warc_length", "url_host", "language_score", "description", "html_lang", "canonical_url",
+        "http_status", "charset_source", "content_length", "payload_digest", "truncated")
+#: page columns metadata_batch needs
+PAGE_INPUT = sorted({"id", "record_id", "url", "title", "warc_file", "warc_offset", "warc_length", "warc_date",
+                     "url_host"})
+#: page columns it reads when the file has them, else null (pages written before they existed,
+#: or by other tools)
+OPTIONAL_PAGE_COLUMNS = tuple(sorted({*SAME, "outgoing_links", "json_ld", "content_type_other", "ows_headers"}
+                                     - set(PAGE_INPUT)))
+_PAGE_TYPES = {"outgoing_links": pa.list_(pa.struct([("url", _S), ("anchor_text", _S)])), "json_ld": _S,
+               "content_type_other": STRMAP, "ows_headers": STRMAP}
+
+#: OWS.* WARC headers (lowercased, as our reader keeps them) -> column and kind
+OWS_HEADERS = {
+    "ows.canonical": ("ows_canonical", "str"), "ows.resource-type": ("ows_resource_type", "str"),
+    "ows.curlielabel": ("ows_curlielabel", "label"), "ows.index": ("ows_index", "bool"),
+    "ows.genai": ("ows_genai", "bool"), "ows.genai-details": ("ows_genai_details", "str"),
+    "ows.fetch.response-time": ("ows_fetch_response_time", "int"), "ows.fetch.num-errors": ("ows_fetch_num_errors", "str"),
+}
+_TRUE = {"true", "1", "yes", "y", "t"}
+
+
+def _ows_value(kind: str, v: str):
+    v = v.strip()
+    if kind == "bool":
+        return v.lower() in _TRUE
+    if kind == "int":
+        try:
+            n = int(v)
+        except ValueError:
+            return None
+        return n if -(1 << 31) <= n < (1 << 31) else None
+    if kind == "label":
+        return v.capitalize()
+    return v
+
+
+def ows_columns(headers: list) -> dict[str, list]:
+    """The ``ows_*`` columns from each page's OWS.* WARC headers (a list of key/value pairs or None)."""
+    out = {col: [None] * len(headers) for col, _ in OWS_HEADERS.values()}
+    for i, h in enumerate(headers):
+        for k, v in h or ():
+            spec = OWS_HEADERS.get(k.lower())
+            if spec is not None and v is not None:
+                out[spec[0]][i] = _ows_value(spec[1], v)
+    return out
+
+
+def owi_date(ts: pa.Array) -> pa.Array:
+    """A UTC timestamp column as schema 0.1.0's ``warc_date`` string, ``YYYY-MM-DDTHH:MM:SSZ``."""
+    if pa.types.is_string(ts.type):
+        return ts
+    # whole seconds (the pattern has no fraction): truncated, as the WARC-Date mostly is already
+    return pc.strftime(ts.cast(pa.timestamp("s", tz="UTC"), safe=False), format="%Y-%m-%dT%H:%M:%SZ")
+
+
+def _links(col: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """``list<struct<url, anchor_text>>`` -> (``list<string>`` urls, ``list<string>`` anchors); an
+    empty list becomes null, as Resilipipe writes it."""
+    col = col.cast(pa.list_(pa.struct([("url", _S), ("anchor_text", _S)])))
+    empty = pc.or_kleene(pc.is_null(col), pc.equal(pc.list_value_length(col), 0))
+    flat = col.flatten()
+    offsets = col.offsets
+    mask = empty.to_numpy(zero_copy_only=False)
+    urls_ = pa.ListArray.from_arrays(offsets, flat.field("url"), mask=pa.array(mask))
+    anchors = pa.ListArray.from_arrays(offsets, flat.field("anchor_text"), mask=pa.array(mask))
+    return urls_, anchors
+
+
+def metadata_batch(b: pa.RecordBatch, language: str, doclength: np.ndarray) -> pa.RecordBatch:
+    """The :data:`DOCS_SCHEMA` rows of a batch of preprocessed pages of one ``language`` folder."""
+    n = b.num_rows
+    names = set(b.schema.names)
+
+    def col(c: str) -> pa.Array:
+        if c in names:
+            return b.column(c)
+        return pa.nulls(n, _PAGE_TYPES.get(c) or METADATA_SCHEMA.field(c).type)
+
+    cols: dict[str, pa.Array] = {c: col(c) for c in SAME}
+    record_id = pc.fill_null(b.column("record_id").cast(_S), "")
+    cols["record_id"] = cols["collection_docid"] = record_id
+    cols["id"] = pc.fill_null(cols["id"].cast(_S), "")
+    cols["warc_date"] = owi_date(b.column("warc_date"))
+    cols["language"] = pa.array([language] * n, _S)
+    cols["doclength"] = pa.array(doclength.astype(np.int32))
+    parts = [urls.owi_url_parts(u) if u else dict.fromkeys(urls.OWI_URL_KEYS) for u in b.column("url").to_pylist()]
+    for k in urls.OWI_URL_KEYS:
+        cols[k] = pa.array([p[k] for p in parts], pa.bool_() if k == "url_is_private" else _S)
+    cols["outgoing_links"], cols["outgoing_link_anchors"] = _links(col("outgoing_links"))
+    cols["json-ld"] = col("json_ld")
+    cols["content_type_other"] = col("content_type_other")
+    headers = col("ows_headers").to_pylist() if "ows_headers" in names else [None] * n
+    for c, vals in ows_columns(headers).items():
+        cols[c] = pa.array(vals, METADATA_SCHEMA.field(c).type)
+    cols["schema_metadata"] = pa.array([SCHEMA_METADATA] * n, STRMAP)
+    for c in NULL_COLUMNS:
+        cols[c] = pa.nulls(n, METADATA_SCHEMA.field(c).type)
+    return pa.RecordBatch.from_arrays([cols[f.name].cast(f.type) for f in DOCS_SCHEMA], schema=DOCS_SCHEMA)
