@@ -33,11 +33,6 @@ class IndexJob(SparkJob):
     output_kind = layout.INDEX
     light_driver = True  # the JVM schedules Python tasks; the work is in Python
 
-    def light(self, args: argparse.Namespace) -> bool:
-        # the web graph is Spark SQL in the JVM: with C1 alone it took 91-96 s against 61 s on
-        # the real-page day's 4.9M links (docs/benchmarks.md, "Indexing")
-        return super().light(args) and not args.graph
-
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--docs-per-shard", type=int, default=100_000,
                             help="target documents per shard; shards per group = next power of two (default 100000)")
