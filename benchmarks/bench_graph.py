@@ -43,7 +43,7 @@ SET threads={cores};
 CREATE TEMP TABLE e AS
 SELECT url AS src_url, l.url AS dst_url, l.anchor_text AS anchor_text, url_host AS src_host,
        lower(regexp_extract(l.url, '^[A-Za-z][A-Za-z0-9+.\-]*://(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*)', 1)) AS dst_host
-FROM (SELECT url, url_host, unnest(outgoing_links) AS l FROM read_parquet('{day}/*/*.parquet'))
+FROM (SELECT url, url_host, unnest(outgoing_links) AS l FROM read_parquet('{day}/language=*/*.parquet'))
 WHERE l.url IS NOT NULL;
 COPY e TO '{out}/edges.parquet' (FORMAT parquet);
 COPY (

@@ -141,9 +141,8 @@ def _copy(con: Any, sql: str, dest: str) -> int:
 
 
 def _copy_parts(con: Any, sql: str, folder: str, fid: int, parts: int) -> None:
-    """``sql``'s rows split by its column ``p`` into ``folder/p=K/f{fid}.parquet`` (empty
-    ranges get no file)."""
-    con.execute(f"CREATE OR REPLACE TEMP TABLE s AS {sql}")
-    for (k,) in con.execute("SELECT DISTINCT p FROM s ORDER BY p").fetchall():
-        _copy(con, f"SELECT * EXCLUDE (p) FROM s WHERE p = {int(k)}",
-              os.path.join(folder, f"p={k}", f"f{fid:05d}.parquet"))
+    """``sql``'s rows split by its column ``p`` into ``folder/p=K/f{fid}.parquet`` in one
+    pass (empty ranges get no file); a retried task overwrites its own files."""
+    os.makedirs(folder, exist_ok=True)
+    con.execute(f"COPY ({sql}) TO {_q(folder)} (FORMAT parquet, COMPRESSION snappy, PARTITION_BY (p), "
+                f"FILENAME_PATTERN 'f{fid:05d}', OVERWRITE_OR_IGNORE true)")
