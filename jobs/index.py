@@ -38,11 +38,6 @@ class IndexJob(SparkJob):
     light_driver = True  # the JVM schedules Python tasks; the work is in Python
     checks_input = True  # a missing input folder: exit 2; a day without pages: exit 4 (--allow-empty)
 
-    def light(self, args: argparse.Namespace) -> bool:
-        # the web graph is Spark SQL in the JVM: with C1 alone it took 91-96 s against 61 s on
-        # the real-page day's 4.9M links (docs/benchmarks.md, "Indexing")
-        return super().light(args) and not args.graph
-
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--docs-per-shard", type=int, default=100_000,
                             help="target documents per shard; shards per group = next power of two (default 100000)")

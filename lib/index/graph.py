@@ -1,4 +1,4 @@
-"""The day's web graph from the pages' outgoing links (Spark DataFrame plans).
+"""The day's web graph from the pages' outgoing links, in two Spark stages of Python tasks.
 
 Three Parquet tables under ``ROOT/index/YYYY-MM/DD/graph/`` (docs/index.md):
 
@@ -9,122 +9,84 @@ Three Parquet tables under ``ROOT/index/YYYY-MM/DD/graph/`` (docs/index.md):
   distinct non-empty anchor texts, the most frequent first (ties by text); each file sorted
   by dst_url;
 * ``hosts/``   the host graph: src_host, dst_host, links (edges), pages (distinct source pages).
+
+Map: one task per page file writes its edges file and spills its edges by key range
+(destination URL for the in-links, source host for the host graph). Reduce: one task per key
+range aggregates it (:mod:`lib.index.graph_tasks`). No edge reaches the driver: only counts.
 """
 
 from __future__ import annotations
 
-import glob
 import os
 import shutil
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pyspark.sql import Window, functions as F
-from pyspark.sql.pandas.types import to_arrow_schema
 
 from lib.core import storage
+from lib.core.sparkjob import map_tasks
+from lib.index.graph_tasks import MAX_ANCHORS, map_file, reduce_partition, write_empty
 
-MAX_ANCHORS = 10
-# scheme://[userinfo@]host[:port]...: the host, as lib's url_host writes it (lowercased)
-_HOST_RE = r"^[A-Za-z][A-Za-z0-9+.\-]*://(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*)"
+__all__ = ["MAX_ANCHORS", "write_graph", "partitions_for"]
 
+#: spilled edge bytes a key range aims at (Parquet input bytes are a proxy: ~1:1)
+TARGET_PARTITION_BYTES = 256 << 20
 
-def edges(pages: Any) -> Any:
-    """Edges of a pages DataFrame (PAGE_SCHEMA columns url, url_host, outgoing_links)."""
-    link = pages.select(
-        F.col("url").alias("src_url"),
-        F.col("url_host").alias("src_host"),
-        F.explode("outgoing_links").alias("link"),
-    )
-    return link.select(
-        "src_url",
-        F.col("link.url").alias("dst_url"),
-        F.col("link.anchor_text").alias("anchor_text"),
-        "src_host",
-        F.lower(F.regexp_extract(F.col("link.url"), _HOST_RE, 1)).alias("dst_host"),
-    ).where(F.col("dst_url").isNotNull())
+_MAP_SCHEMA = pa.schema([("edges", pa.int64())])
+_REDUCE_SCHEMA = pa.schema([("inlinks", pa.int64()), ("hosts", pa.int64())])
 
 
-def inlinks(edges_df: Any, max_anchors: int = MAX_ANCHORS) -> Any:
-    """Per dst_url: in-link counts and the most frequent anchor texts."""
-    # Two distinct counts in one aggregation make Spark expand every edge into three rows
-    # (23.6 s for 4.9M edges); grouping by (dst_url, src_url) first leaves one distinct count
-    # on far fewer rows (14.8 s), with the same numbers: a page's host is a function of its URL.
-    pairs = edges_df.groupBy("dst_url", "src_url").agg(
-        F.first("dst_host").alias("dst_host"),
-        F.first("src_host").alias("src_host"),
-        F.count(F.lit(1)).alias("n"),
-    )
-    counts = pairs.groupBy("dst_url").agg(
-        F.first("dst_host").alias("dst_host"),
-        F.sum("n").alias("inlinks"),
-        F.count("src_url").alias("source_pages"),  # count() skips nulls, as countDistinct did
-        F.countDistinct("src_host").alias("source_hosts"),
-    )
-    anchor = F.trim(F.regexp_replace("anchor_text", r"\s+", " "))
-    freq = (
-        edges_df.select("dst_url", anchor.alias("anchor"))
-        .where(F.length("anchor") > 0)
-        .groupBy("dst_url", "anchor")
-        .agg(F.count(F.lit(1)).alias("n"))
-    )
-    rank = F.row_number().over(Window.partitionBy("dst_url").orderBy(F.desc("n"), F.asc("anchor")))
-    top = (
-        freq.withColumn("rank", rank)
-        .where(F.col("rank") <= max_anchors)
-        .groupBy("dst_url")
-        .agg(F.array_sort(F.collect_list(F.struct("rank", "anchor"))).alias("ranked"))
-        .select("dst_url", F.expr("transform(ranked, r -> r.anchor)").alias("anchor_texts"))
-    )
-    out = counts.join(top, "dst_url", "left").select(
-        "dst_url",
-        "dst_host",
-        "inlinks",
-        "source_pages",
-        "source_hosts",
-        F.coalesce("anchor_texts", F.array().cast("array<string>")).alias("anchor_texts"),
-    )
-    # sorted within each file: Parquet row-group min/max statistics make a lookup by URL cheap
-    return out.sortWithinPartitions("dst_url")
+def partitions_for(input_bytes: int, slots: int) -> int:
+    """Key ranges for a day of ``input_bytes`` of pages: at least one per task slot, more when
+    a range would exceed :data:`TARGET_PARTITION_BYTES` (so a reduce task's input is bounded)."""
+    return max(1, slots, -(-input_bytes // TARGET_PARTITION_BYTES))
 
 
-def hosts(edges_df: Any) -> Any:
-    """Host-level graph: links and distinct source pages per (src_host, dst_host)."""
-    return edges_df.groupBy("src_host", "dst_host").agg(
-        F.count(F.lit(1)).alias("links"), F.countDistinct("src_url").alias("pages")
-    )
-
-
-def write_graph(pages: Any, folder_uri: str) -> dict[str, int]:
-    """Write edges/, inlinks/ and hosts/ under ``folder_uri`` (a local or ``file://`` folder);
-    return their row counts (read from the Parquet footers, no Spark job)."""
-    root = folder_uri.rstrip("/")
-    edges(pages).write.mode("overwrite").parquet(f"{root}/edges")
-    counts = {"edges": _rows(f"{root}/edges")}
-    # the aggregates read the written edges back: a Parquet scan costs less than caching
-    # them (4.9M edges: 38 against 49 s for the three tables)
-    e = pages.sparkSession.read.parquet(f"{root}/edges")
-    for name, build in (("inlinks", inlinks), ("hosts", hosts)):
-        df, path = build(e), f"{root}/{name}"
+def write_graph(spark: Any, files: list[str], folder_uri: str, parts: int = 0,
+                input_bytes: int = 0) -> dict[str, int]:
+    """Write edges/, inlinks/ and hosts/ of the page ``files`` under ``folder_uri`` (a local
+    or ``file://`` folder every executor sees); return their row counts."""
+    root = storage.local_path(folder_uri)
+    edges_dir, inl_dir, hst_dir = (os.path.join(root, n) for n in ("edges", "inlinks", "hosts"))
+    spill = os.path.join(root, "_spill")
+    for d in (edges_dir, inl_dir, hst_dir, spill):
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+    parts = parts or partitions_for(input_bytes, spark.sparkContext.defaultParallelism)
+    try:
+        mapped = map_tasks(spark, len(files),
+                           lambda it: _map(it, files, edges_dir, spill, parts), _MAP_SCHEMA)
+        counts = {"edges": sum(r["edges"] for r in mapped)}
+        if not files:
+            write_empty_edges(edges_dir)
         if counts["edges"] == 0:
-            # no links that day: the aggregates are empty; write them without two Spark
-            # jobs of planning and shuffles
-            _write_empty(df.schema, storage.local_path(path))
+            write_empty(inl_dir, hst_dir)
+            counts.update(inlinks=0, hosts=0)
         else:
-            df.write.mode("overwrite").parquet(path)
-        counts[name] = _rows(path)
+            reduced = map_tasks(spark, parts, lambda it: _reduce(it, spill, inl_dir, hst_dir), _REDUCE_SCHEMA)
+            counts.update(inlinks=sum(r["inlinks"] for r in reduced), hosts=sum(r["hosts"] for r in reduced))
+    finally:
+        shutil.rmtree(spill, ignore_errors=True)
+    for d in (edges_dir, inl_dir, hst_dir):
+        open(os.path.join(d, "_SUCCESS"), "wb").close()
     return counts
 
 
-def _rows(folder_uri: str) -> int:
-    files = glob.glob(os.path.join(storage.local_path(folder_uri), "*.parquet"))
-    return sum(pq.read_metadata(f).num_rows for f in files)
+def write_empty_edges(folder: str) -> None:
+    """An empty edges table (a day without page files)."""
+    schema = pa.schema([(c, pa.string()) for c in ("src_url", "dst_url", "anchor_text", "src_host", "dst_host")])
+    pq.write_table(schema.empty_table(), os.path.join(folder, "part-00000.parquet"))
 
 
-def _write_empty(schema: Any, folder: str) -> None:
-    """An empty table with the Spark DataFrame's schema, as one Parquet file in ``folder``."""
-    shutil.rmtree(folder, ignore_errors=True)
-    os.makedirs(folder)
-    arrow = to_arrow_schema(schema)
-    pq.write_table(pa.Table.from_batches([], schema=arrow), os.path.join(folder, "part-00000.parquet"))
+def _map(batches: Any, files: list[str], edges_dir: str, spill: str, parts: int) -> Any:
+    for b in batches:
+        out = [map_file(files[i], i, edges_dir, spill, parts) for i in b.column(0).to_pylist()]
+        yield pa.record_batch([pa.array(out, pa.int64())], schema=_MAP_SCHEMA)
+
+
+def _reduce(batches: Any, spill: str, inl_dir: str, hst_dir: str) -> Any:
+    for b in batches:
+        rows = [reduce_partition(k, spill, inl_dir, hst_dir) for k in b.column(0).to_pylist()]
+        yield pa.record_batch([pa.array([r[0] for r in rows], pa.int64()), pa.array([r[1] for r in rows], pa.int64())],
+                              schema=_REDUCE_SCHEMA)

@@ -22,7 +22,7 @@ from lib.core.sparkjob import Steps, log, map_tasks
 from lib.index import graph
 from lib.index import plan as index_plan
 from lib.index.build import MAP_SCHEMA, STATS_SCHEMA, MapPlan, index_files
-from lib.index.inputs import PAGE_COLUMNS, input_files, read_links
+from lib.index.inputs import PAGE_COLUMNS, input_files
 from lib.index.write import ShardSpec, shard_inputs, write_shards
 
 #: the per-shard counters summed into the day's totals
@@ -59,7 +59,7 @@ def build_index(spark: Any, day: DayPlan, work: str, steps: Steps, *, gzip_level
     # The graph is independent of the shards: its jobs run beside the index stage (Spark
     # takes jobs from several threads), filling the cores the index stage leaves idle.
     pool = ThreadPoolExecutor(1, thread_name_prefix="graph")
-    graph_job = pool.submit(_graph, spark, day.inp, storage.normalize(os.path.join(work, "graph")), steps) \
+    graph_job = pool.submit(_graph, spark, day, os.path.join(work, "graph"), steps) \
         if with_graph else None
     try:
         summary = _index(spark, day, work, steps, gzip_level, date)
@@ -78,9 +78,10 @@ def build_index(spark: Any, day: DayPlan, work: str, steps: Steps, *, gzip_level
     return summary
 
 
-def _graph(spark: Any, inp: str, folder: str, steps: Steps) -> dict[str, int]:
+def _graph(spark: Any, day: DayPlan, folder: str, steps: Steps) -> dict[str, int]:
     with steps("graph"):
-        return graph.write_graph(read_links(spark, inp), folder)
+        return graph.write_graph(spark, [f[0] for f in day.files], folder,
+                                 input_bytes=sum(f[2] for f in day.files))
 
 
 def _shard_specs(day: DayPlan, work: str, gzip_level: int, date: dt.date | None) -> dict[int, ShardSpec]:

@@ -1,32 +1,111 @@
-"""lib.index.graph's aggregates against the same numbers counted in Python."""
+"""lib.index.graph's tables against the Spark SQL that computed them before (the oracle,
+tests/index/spark_graph_oracle.py) and against counts in Python."""
 
 from __future__ import annotations
 
 import random
 from collections import Counter, defaultdict
 
-from jobs.index import IndexJob
-from lib.index import graph
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+import pytest
+
+from lib.core.schema import PAGE_SCHEMA
+from lib.index import graph, graph_tasks
+from lib.index.inputs import input_files, read_links
+from tests.index import spark_graph_oracle as oracle
+
+ANCHORS = ["a", "b", "c", " b ", "", "b\x0b", "b\u00a0", "\tb\n", "Ä", "ä", "  x   y ", "z", None]
+HOSTS = ["t0.example", "T1.Example", "user:pw@t2.example:8080", "[::1]:80", "t3.example"]
 
 
-def _edges(rng: random.Random) -> list[tuple]:
-    """Edges as preprocess leaves them: a page links to a URL once per distinct anchor text,
-    the same URL may be two pages of the day, a host may be missing."""
-    pages = [(f"https://h{rng.randrange(6)}.example/p{i % 40}", None) for i in range(60)]  # 60 rows, 40 URLs
-    pages = [(u, None if u.startswith("https://h5.") else u.split("/")[2]) for u, _ in pages]
+def _pages(rng: random.Random, n: int) -> list[dict]:
+    """Pages as preprocess leaves them, with the cases where engines may differ: anchor texts
+    with Java-only whitespace (\\x0B), no-break spaces, case, ties; hosts with userinfo,
+    ports, IPv6, upper case; a page URL present twice; a missing host; null links."""
     out = []
-    for src, src_host in pages:
-        for _ in range(rng.randrange(8)):
-            dst = f"https://t{rng.randrange(4)}.example/{rng.randrange(5)}"
-            for anchor in rng.sample(["a", "b", "c", " b ", ""], rng.randrange(1, 3)):
-                out.append((src, dst, anchor, src_host, dst.split("/")[2]))
+    for i in range(n):
+        src = f"https://h{rng.randrange(6)}.example/p{i % (n * 2 // 3)}"
+        links = []
+        for _ in range(rng.randrange(9)):
+            dst = f"http://{rng.choice(HOSTS)}/{rng.randrange(6)}"
+            for anchor in rng.sample(ANCHORS, rng.randrange(1, 4)):
+                links.append({"url": dst, "anchor_text": anchor})
+        if rng.random() < 0.1:
+            links.append({"url": None, "anchor_text": "no url"})
+        out.append({"url": src, "url_host": None if src.startswith("https://h5.") else src.split("/")[2],
+                    "outgoing_links": links if rng.random() > 0.05 else None})
     return out
 
 
-def test_inlinks_and_hosts_count_links_distinct_pages_and_hosts(spark):
-    rows = _edges(random.Random(5))
-    e = spark.createDataFrame(rows, "src_url string, dst_url string, anchor_text string, src_host string, dst_host string")
-    got = {r["dst_url"]: r.asDict() for r in graph.inlinks(e).collect()}
+def _write_day(root, pages: list[dict], files: int) -> str:
+    schema = pa.schema([PAGE_SCHEMA.field(c) for c in ("url", "url_host", "outgoing_links")])
+    d = root / "language=eng"
+    d.mkdir(parents=True)
+    for f in range(files):
+        pq.write_table(pa.Table.from_pylist(pages[f::files], schema=schema), d / f"part-{f:05d}.parquet")
+    return str(root)
+
+
+def _rows(folder) -> list[tuple]:
+    t = ds.dataset(str(folder), format="parquet", ignore_prefixes=["_", "."]).to_table()
+    return sorted((tuple(tuple(v) if isinstance(v, list) else v for v in r.values()) for r in t.to_pylist()),
+                  key=repr)
+
+
+def _spark_rows(df) -> list[tuple]:
+    return sorted((tuple(tuple(v) if isinstance(v, list) else v for v in r) for r in df.collect()), key=repr)
+
+
+def _assert_equals_oracle(spark, inp: str, out, parts: int) -> dict:
+    files = [f[0] for f in input_files(inp)]
+    counts = graph.write_graph(spark, files, str(out), parts=parts)
+    e = oracle.edges(read_links(spark, inp))
+    want = {"edges": _spark_rows(e), "inlinks": _spark_rows(oracle.inlinks(e)), "hosts": _spark_rows(oracle.hosts(e))}
+    for name, rows in want.items():
+        got = _rows(out / name)
+        assert got == rows, name
+        assert counts[name] == len(rows)
+        assert (out / name / "_SUCCESS").exists()
+    for f in (out / "inlinks").glob("*.parquet"):  # each file sorted by dst_url
+        urls = pq.read_table(f, columns=["dst_url"]).column(0).to_pylist()
+        assert urls == sorted(urls, key=lambda u: u.encode())
+    assert not (out / "_spill").exists()
+    return counts
+
+
+@pytest.mark.parametrize("parts", [1, 4])
+def test_graph_equals_the_spark_sql_oracle(spark, tmp_path, parts):
+    inp = _write_day(tmp_path / "day", _pages(random.Random(7), 300), files=5)
+    counts = _assert_equals_oracle(spark, inp, tmp_path / "g", parts)
+    assert counts["edges"] > 1000 and counts["inlinks"] > 20
+    # the key ranges split the in-links: no dst_url in two files
+    seen = [pq.read_table(f, columns=["dst_url"]).column(0).to_pylist() for f in (tmp_path / "g" / "inlinks").glob("*.parquet")]
+    assert len(seen) == parts
+    assert sum(len(s) for s in seen) == len(set().union(*map(set, seen)))
+
+
+def test_graph_of_real_preprocessed_pages_equals_the_oracle(spark, corpus, tmp_path):
+    from jobs import preprocess  # noqa: PLC0415 (a job, not a library dependency)
+
+    warc = tmp_path / "warc"
+    warc.mkdir()
+    for name in ("aut/example.warc.gz", "resiliparse/warcfile.warc.gz"):
+        (warc / name.replace("/", "-")).write_bytes((corpus / name).read_bytes())
+    pre = tmp_path / "pre"
+    assert preprocess.main(["--input", str(warc), "--output", str(pre)], spark=spark) == 0
+    counts = _assert_equals_oracle(spark, str(pre), tmp_path / "g", parts=3)
+    assert counts["edges"] > 1000
+
+
+def test_inlinks_and_hosts_count_links_distinct_pages_and_hosts(spark, tmp_path):
+    pages = _pages(random.Random(5), 120)
+    inp = _write_day(tmp_path / "day", pages, files=3)
+    graph.write_graph(spark, [f[0] for f in input_files(inp)], str(tmp_path / "g"), parts=2)
+    rows = [(p["url"], ln["url"], ln["anchor_text"], p["url_host"]) for p in pages
+            for ln in p["outgoing_links"] or [] if ln["url"] is not None]
+    got = {r["dst_url"]: r for r in pq.read_table(tmp_path / "g" / "inlinks").to_pylist()}
     by_dst = defaultdict(list)
     for r in rows:
         by_dst[r[1]].append(r)
@@ -36,20 +115,24 @@ def test_inlinks_and_hosts_count_links_distinct_pages_and_hosts(spark):
         assert g["inlinks"] == len(rs)
         assert g["source_pages"] == len({r[0] for r in rs})
         assert g["source_hosts"] == len({r[3] for r in rs if r[3] is not None})
-        assert g["dst_host"] == dst.split("/")[2]
-        freq = Counter(" ".join(r[2].split()) for r in rs if r[2].strip())
-        assert g["anchor_texts"] == sorted(freq, key=lambda a: (-freq[a], a))[: graph.MAX_ANCHORS]
-    hosts = {(r["src_host"], r["dst_host"]): r for r in graph.hosts(e).collect()}
-    want = defaultdict(list)
-    for r in rows:
-        want[(r[3], r[4])].append(r)
-    assert {k: (h["links"], h["pages"]) for k, h in hosts.items()} == {
-        k: (len(rs), len({r[0] for r in rs})) for k, rs in want.items()}
+        assert g["dst_host"] == dst.split("/")[2].split("@")[-1].rsplit(":", 1)[0].lower() or dst.startswith("http://[")
+        norm = [" ".join(r[2].replace("\u00a0", "\0").split()).replace("\0", "\u00a0") for r in rs if r[2] is not None]
+        freq = Counter(a for a in norm if a)
+        assert g["anchor_texts"] == sorted(freq, key=lambda a: (-freq[a], a.encode()))[: graph.MAX_ANCHORS]
+    hosts = {(r["src_host"], r["dst_host"]): (r["links"], r["pages"]) for r in pq.read_table(tmp_path / "g" / "hosts").to_pylist()}
+    assert sum(v[0] for v in hosts.values()) == len(rows)
 
 
-def test_the_index_job_keeps_the_jvm_s_full_jit_when_it_builds_the_graph():
-    # the graph is Spark SQL: with C1 alone it was ~50% slower
-    job = IndexJob()
-    parser = job.parser()
-    assert job.light(parser.parse_args(["--input", "i", "--output", "o", "--no-graph"]))
-    assert not job.light(parser.parse_args(["--input", "i", "--output", "o"]))
+def test_a_day_without_links_gives_empty_tables_with_their_columns(spark, tmp_path):
+    inp = _write_day(tmp_path / "day", [{"url": "https://a.example/", "url_host": "a.example", "outgoing_links": []}], 1)
+    counts = graph.write_graph(spark, [f[0] for f in input_files(inp)], str(tmp_path / "g"))
+    assert counts == {"edges": 0, "inlinks": 0, "hosts": 0}
+    assert pq.read_table(tmp_path / "g" / "inlinks").column_names == [
+        "dst_url", "dst_host", "inlinks", "source_pages", "source_hosts", "anchor_texts"]
+    assert pq.read_table(tmp_path / "g" / "hosts").column_names == ["src_host", "dst_host", "links", "pages"]
+
+
+def test_partitions_grow_with_the_day_so_a_reduce_task_s_input_is_bounded():
+    assert graph.partitions_for(0, 2) == 2
+    assert graph.partitions_for(10 * graph.TARGET_PARTITION_BYTES + 1, 2) == 11
+    assert graph_tasks.TASK_MEMORY.endswith("GB")

@@ -242,3 +242,30 @@ def test_an_unhealthy_day_is_indexed_but_fails_the_run_with_its_health(orchestra
     for off in orchestra["sick_offsets"][:3]:
         assert f"offset {off}: {reason}" in text
     assert "AirflowFailException: sick 2026-01-15: day is UNHEALTHY" in text
+
+
+def test_the_graph_ran_on_the_cluster_in_independent_key_ranges(orchestra, first_run):
+    """The index job's web graph on the Slurm allocation's Spark cluster: its in-links come in
+    one file per key range of dst_url (no URL in two ranges), its host graph in one file per
+    key range of src_host, as many as the cluster's task slots, and the spill is gone."""
+    import pyarrow.parquet as pq
+
+    marker = json.loads((orchestra["base"] / "out" / "dc1" / "_runs" / "dc1" / f"{DAY}.json").read_text())
+    g = pathlib.Path(marker["outputs"]["index"]) / "graph"
+    stats = json.loads((g.parent / "_stats.json").read_text())["graph"]
+    assert stats["edges"] > 0 and stats["inlinks"] > 0
+    inl = sorted(g.glob("inlinks/part-*.parquet"))
+    hosts = sorted(g.glob("hosts/part-*.parquet"))
+    edges = sorted(g.glob("edges/part-*.parquet"))
+    # at least one key range per task slot of the 2-node cluster; one edges file per page file
+    assert len(inl) >= 2 and hosts and edges
+    urls = [pq.read_table(f, columns=["dst_url"]).column(0).to_pylist() for f in inl]
+    assert sum(map(len, urls)) == len(set().union(*map(set, urls))) == stats["inlinks"]
+    assert sum(1 for u in urls if u) >= 2  # the work really split
+    pairs = [pq.read_table(f, columns=["src_host"]).column(0).to_pylist() for f in hosts]
+    owners = {}
+    for k, hs in enumerate(pairs):
+        for h in hs:
+            assert owners.setdefault(h, k) == k  # a source host's rows in one key range only
+    assert sum(pq.read_metadata(f).num_rows for f in edges) == stats["edges"]
+    assert not (g / "_spill").exists()

@@ -1,0 +1,186 @@
+"""The web graph (edges, inlinks, hosts) against a DuckDB implementation of the same tables.
+
+    python benchmarks/bench_graph.py [--records 20000] [--scale 1] [--cores 2] [--repeat 2] [--append]
+
+1. Day: ``--records`` real heavy pages (benchmarks/data/heavy_pages, each copy with its own
+   URL, as benchmarks/bench_preprocess_peers.py builds them) through ``jobs/preprocess.py``;
+   ``--scale N`` repeats the preprocessed files N times (each copy's URLs and links made
+   distinct by a ``?d=K`` suffix), for the 10x day.
+2. DuckDB: one process (``threads=CORES``) reading the day's Parquet and writing the three
+   tables (:data:`DUCKDB_SQL`), process start included.
+3. Ours, the graph alone in a fresh job: a new Python process starts Spark ``local[CORES]``
+   (the index job's session) and runs ``lib.index.graph.write_graph``: JVM start included.
+4. Ours, ``jobs/index.py`` with and without ``--no-graph``: what the graph adds to the job.
+
+Prints walls, peak RSS of each process tree and the ratios; checks the row counts agree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import time
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from benchmarks.bench_index import _timed, machine, report, run_ours  # noqa: E402
+from bench_preprocess_peers import build_heavy  # noqa: E402
+
+WORK = ROOT / "benchmarks" / "work" / "graph"
+
+DUCKDB_SQL = r"""
+SET threads={cores};
+CREATE TEMP TABLE e AS
+SELECT url AS src_url, l.url AS dst_url, l.anchor_text AS anchor_text, url_host AS src_host,
+       lower(regexp_extract(l.url, '^[A-Za-z][A-Za-z0-9+.\-]*://(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*)', 1)) AS dst_host
+FROM (SELECT url, url_host, unnest(outgoing_links) AS l FROM read_parquet('{day}/language=*/*.parquet'))
+WHERE l.url IS NOT NULL;
+COPY e TO '{out}/edges.parquet' (FORMAT parquet);
+COPY (
+  WITH a AS (SELECT dst_url, trim(regexp_replace(anchor_text, '[ \t\n\x0B\f\r]+', ' ', 'g'), ' ') AS anchor FROM e),
+  c AS (SELECT dst_url, any_value(dst_host) AS dst_host, count(*) AS inlinks, count(DISTINCT src_url) AS source_pages,
+               count(DISTINCT src_host) AS source_hosts FROM e GROUP BY dst_url),
+  f AS (SELECT dst_url, anchor, count(*) AS n FROM a WHERE length(anchor) > 0 GROUP BY ALL),
+  t AS (SELECT dst_url, list(anchor ORDER BY n DESC, anchor) AS anchor_texts FROM
+        (SELECT * FROM f QUALIFY row_number() OVER (PARTITION BY dst_url ORDER BY n DESC, anchor) <= 10) GROUP BY dst_url)
+  SELECT c.*, coalesce(t.anchor_texts, []::VARCHAR[]) AS anchor_texts FROM c LEFT JOIN t USING (dst_url)
+) TO '{out}/inlinks.parquet' (FORMAT parquet);
+COPY (SELECT src_host, dst_host, count(*) AS links, count(DISTINCT src_url) AS pages FROM e GROUP BY ALL)
+  TO '{out}/hosts.parquet' (FORMAT parquet);
+"""
+
+GRAPH_ONLY = """
+import sys, json
+from jobs.index import IndexJob
+from lib.index import graph
+from lib.index.inputs import input_files
+job = IndexJob()
+args = job.parser().parse_args(["--input", sys.argv[1], "--output", sys.argv[2], "--master", sys.argv[3],
+                                "--conf", "spark.ui.enabled=false", "--conf", "spark.driver.memory=6g"])
+spark = job.session(args)
+files = input_files(sys.argv[1])
+print(json.dumps(graph.write_graph(spark, [f[0] for f in files], sys.argv[2], input_bytes=sum(f[2] for f in files))))
+spark.stop()
+"""
+
+
+def preprocessed_day(records: int, cores: int) -> pathlib.Path:
+    day = WORK / f"heavy-{records}"
+    if (day / "_SUCCESS").exists():
+        return day
+    warcs = build_heavy(str(WORK / f"warc-{records}"), records, max(2, cores))
+    shutil.rmtree(day, ignore_errors=True)
+    src = WORK / f"warcdir-{records}"
+    shutil.rmtree(src, ignore_errors=True)
+    src.mkdir(parents=True)
+    for w in warcs:
+        os.symlink(w, src / os.path.basename(w))
+    subprocess.run([sys.executable, str(ROOT / "jobs" / "preprocess.py"), "--input", str(src), "--output", str(day),
+                    "--master", f"local[{cores}]"], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    return day
+
+
+def scaled(day: pathlib.Path, scale: int) -> pathlib.Path:
+    """``day``'s files ``scale`` times, copy K's URLs (pages and links) suffixed ``?d=K``."""
+    if scale == 1:
+        return day
+    out = day.parent / f"{day.name}-x{scale}"
+    if (out / "_SUCCESS").exists():
+        return out
+    shutil.rmtree(out, ignore_errors=True)
+    for f in sorted(day.glob("language=*/*.parquet")):
+        t = pq.read_table(f)
+        for k in range(scale):
+            rows = t.to_pylist() if k else None
+            if rows is not None:
+                for r in rows:
+                    r["url"] = f"{r['url']}?d={k}"
+                    for ln in r.get("outgoing_links") or []:
+                        ln["url"] = f"{ln['url']}?d={k}" if ln.get("url") else ln.get("url")
+                tk = pa.Table.from_pylist(rows, schema=t.schema)
+            else:
+                tk = t
+            dest = out / f.parent.name / f"k{k:02d}-{f.name}"
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            pq.write_table(tk, dest)
+    (out / "_SUCCESS").touch()
+    return out
+
+
+def run_duckdb(day: pathlib.Path, cores: int) -> dict:
+    out = WORK / "out-duckdb"
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    sql = DUCKDB_SQL.format(cores=cores, day=day, out=out)
+    code = "import duckdb, sys; c = duckdb.connect(); c.execute(sys.stdin.read())"
+    _, wall, rss = _timed_stdin([sys.executable, "-c", code], sql)
+    rows = {n: pq.read_metadata(out / f"{n}.parquet").num_rows for n in ("edges", "inlinks", "hosts")}
+    return {"wall": wall, "rss": rss, "rows": rows}
+
+
+def _timed_stdin(cmd: list[str], text: str) -> tuple:
+    path = WORK / "duckdb.sql"
+    path.write_text(text)
+    with open(path) as f:
+        p, wall, rss = _timed(cmd, stdin=f)
+    if p.returncode != 0:
+        raise SystemExit(f"failed: {cmd}")
+    return p, wall, rss
+
+
+def run_graph_only(day: pathlib.Path, cores: int) -> dict:
+    out = WORK / "out-graph"
+    shutil.rmtree(out, ignore_errors=True)
+    p, wall, rss = _timed([sys.executable, "-c", GRAPH_ONLY, str(day), str(out), f"local[{cores}]"], cwd=ROOT,
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    if p.returncode != 0:
+        raise SystemExit("graph-only run failed")
+    return {"wall": wall, "rss": rss, "rows": json.loads(p.stdout.decode().strip().splitlines()[-1])}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--records", type=int, default=20_000)
+    ap.add_argument("--scale", type=int, default=1)
+    ap.add_argument("--cores", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--no-job", action="store_true", help="skip the jobs/index.py runs")
+    ap.add_argument("--append", action="store_true")
+    a = ap.parse_args()
+    WORK.mkdir(parents=True, exist_ok=True)
+    day = scaled(preprocessed_day(a.records, a.cores), a.scale)
+    load = os.getloadavg()
+    lines = [f"### Web graph against DuckDB ({time.strftime('%Y-%m-%d')}, {day.name})", "",
+             f"Machine: {machine()}; load at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; cores {a.cores}.", ""]
+    for r in range(a.repeat):
+        d = run_duckdb(day, a.cores)
+        g = run_graph_only(day, a.cores)
+        if d["rows"] != g["rows"]:
+            raise SystemExit(f"row counts differ: duckdb {d['rows']} ours {g['rows']}")
+        line = (f"- round {r + 1}: {d['rows']['edges']:,} edges, {d['rows']['inlinks']:,} inlinks, {d['rows']['hosts']:,} "
+                f"host pairs. DuckDB {d['wall']:.1f} s (peak {d['rss'] / 2**30:.2f} GiB); ours, fresh job "
+                f"{g['wall']:.1f} s (peak {g['rss'] / 2**30:.2f} GiB): **{g['wall'] / d['wall']:.2f}x**")
+        if not a.no_job:
+            full = run_ours(day, a.cores, 100_000, graph=True, name="full")
+            bare = run_ours(day, a.cores, 100_000, graph=False, name="bare")
+            line += (f"; jobs/index.py {full['wall']:.1f} s with the graph (graph step "
+                     f"{full['steps'].get('graph', 0):.1f} s), {bare['wall']:.1f} s without: the graph adds "
+                     f"{full['wall'] - bare['wall']:.1f} s = {(full['wall'] - bare['wall']) / d['wall']:.2f}x DuckDB")
+        print(line, flush=True)
+        lines.append(line)
+    lines.append(f"\nLoad at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}.")
+    report(lines, a.append)
+
+
+if __name__ == "__main__":
+    main()

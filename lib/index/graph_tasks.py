@@ -1,0 +1,148 @@
+"""The web graph's two task kinds, plain functions run by Spark tasks (no JVM work).
+
+* :func:`map_file`: one preprocessed page file -> its ``edges`` file, plus its edges split by
+  a key range of the destination URL (``inl/p=K/``) and of the source host (``hst/p=K/``)
+  into the spill folder;
+* :func:`reduce_partition`: one key range -> its ``inlinks`` and ``hosts`` files.
+
+Both run in an in-process DuckDB with one thread and a memory limit, so a task's memory is
+bounded whatever the day's size (DuckDB spills its aggregates to ``temp_directory``). The
+SQL reproduces the Spark SQL the graph used to be (``tests/index/spark_graph_oracle.py``):
+Java's ``\\s`` is ``[ \\t\\n\\x0B\\f\\r]``, Spark's ``trim`` removes spaces only, and both
+engines compare strings by their UTF-8 bytes, so ties order the same.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import duckdb
+
+MAX_ANCHORS = 10
+#: per-task DuckDB memory limit (beyond it the aggregation spills to disk)
+TASK_MEMORY = "1GB"
+# scheme://[userinfo@]host[:port]...: the host, as lib's url_host writes it (lowercased)
+HOST_RE = r"^[A-Za-z][A-Za-z0-9+.\-]*://(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*)"
+_WS = r"[ \t\n\x0B\f\r]+"  # Java's \s (RE2's \s lacks \x0B)
+
+
+def connect(tmp: str) -> Any:
+    """A one-thread DuckDB with :data:`TASK_MEMORY` that spills to ``tmp``."""
+    os.makedirs(tmp, exist_ok=True)
+    con = duckdb.connect(config={"threads": 1, "memory_limit": TASK_MEMORY, "temp_directory": tmp,
+                                 "preserve_insertion_order": False})
+    return con
+
+
+def _q(s: str) -> str:
+    return "'" + s.replace("'", "''") + "'"
+
+
+def partition_sql(expr: str, parts: int) -> str:
+    """SQL of the key range (0..parts-1) of ``expr``: DuckDB's 64-bit hash modulo ``parts``."""
+    return f"(hash({expr}) % {parts})::INTEGER" if parts > 1 else "0"
+
+
+def map_file(path: str, fid: int, edges_dir: str, spill: str, parts: int) -> int:
+    """Explode one page file's ``outgoing_links`` into ``edges_dir/part-{fid}.parquet`` and the
+    spill files ``spill/{inl,hst}/p=K/f{fid}.parquet``; returns its edge count. Each file is
+    written under a temporary name and renamed, so a retried task rewrites its own files."""
+    con = connect(os.path.join(spill, "_tmp", f"m{fid}"))
+    try:
+        con.execute(f"""
+            CREATE TEMP TABLE e AS
+            SELECT src_url, l.url AS dst_url, l.anchor_text AS anchor_text, src_host,
+                   lower(regexp_extract(l.url, {_q(HOST_RE)}, 1)) AS dst_host
+            FROM (SELECT url AS src_url, url_host AS src_host, unnest(outgoing_links) AS l
+                  FROM read_parquet({_q(path)}))
+            WHERE l.url IS NOT NULL""")
+        n = con.execute("SELECT count(*) FROM e").fetchone()[0]
+        _copy(con, "SELECT src_url, dst_url, anchor_text, src_host, dst_host FROM e",
+              os.path.join(edges_dir, f"part-{fid:05d}.parquet"))
+        if n:
+            _copy_parts(con, f"""SELECT dst_url, dst_host, src_url, src_host,
+                                        trim(regexp_replace(anchor_text, {_q(_WS)}, ' ', 'g'), ' ') AS anchor,
+                                        {partition_sql('dst_url', parts)} AS p FROM e""",
+                        os.path.join(spill, "inl"), fid, parts)
+            _copy_parts(con, f"""SELECT src_host, dst_host, src_url, count(*) AS n,
+                                        {partition_sql('src_host', parts)} AS p
+                                 FROM e GROUP BY ALL""", os.path.join(spill, "hst"), fid, parts)
+        return n
+    finally:
+        con.close()
+
+
+def reduce_partition(k: int, spill: str, inlinks_dir: str, hosts_dir: str,
+                     max_anchors: int = MAX_ANCHORS) -> tuple[int, int]:
+    """Aggregate key range ``k``'s spill files into ``inlinks/part-{k}.parquet`` (sorted by
+    dst_url) and ``hosts/part-{k}.parquet``; returns their row counts."""
+    inl = os.path.join(spill, "inl", f"p={k}")
+    hst = os.path.join(spill, "hst", f"p={k}")
+    con = connect(os.path.join(spill, "_tmp", f"r{k}"))
+    try:
+        rows = [0, 0]
+        if _has_files(inl):
+            src = f"read_parquet({_q(os.path.join(inl, '*.parquet'))})"
+            con.execute(f"CREATE TEMP VIEW e AS SELECT * FROM {src}")
+            rows[0] = _copy(con, f"""
+                WITH c AS (
+                    SELECT dst_url, any_value(dst_host) AS dst_host, count(*) AS inlinks,
+                           count(DISTINCT src_url) AS source_pages, count(DISTINCT src_host) AS source_hosts
+                    FROM e GROUP BY dst_url),
+                f AS (
+                    SELECT dst_url, anchor, count(*) AS n FROM e WHERE length(anchor) > 0
+                    GROUP BY dst_url, anchor),
+                t AS (
+                    SELECT dst_url, list(anchor ORDER BY n DESC, anchor ASC) AS anchor_texts
+                    FROM (SELECT * FROM f QUALIFY row_number() OVER
+                          (PARTITION BY dst_url ORDER BY n DESC, anchor ASC) <= {int(max_anchors)})
+                    GROUP BY dst_url)
+                SELECT c.dst_url, c.dst_host, c.inlinks, c.source_pages, c.source_hosts,
+                       coalesce(t.anchor_texts, []::VARCHAR[]) AS anchor_texts
+                FROM c LEFT JOIN t USING (dst_url) ORDER BY c.dst_url""",
+                os.path.join(inlinks_dir, f"part-{k:05d}.parquet"))
+        if _has_files(hst):
+            src = f"read_parquet({_q(os.path.join(hst, '*.parquet'))})"
+            rows[1] = _copy(con, f"""SELECT src_host, dst_host, sum(n)::BIGINT AS links,
+                                            count(DISTINCT src_url) AS pages
+                                     FROM {src} GROUP BY src_host, dst_host""",
+                            os.path.join(hosts_dir, f"part-{k:05d}.parquet"))
+        return rows[0], rows[1]
+    finally:
+        con.close()
+
+
+def write_empty(inlinks_dir: str, hosts_dir: str) -> None:
+    """The two aggregates of a day without links: one empty file each, with their columns."""
+    con = duckdb.connect()
+    try:
+        _copy(con, """SELECT ''::VARCHAR AS dst_url, ''::VARCHAR AS dst_host, 0::BIGINT AS inlinks,
+                             0::BIGINT AS source_pages, 0::BIGINT AS source_hosts,
+                             []::VARCHAR[] AS anchor_texts LIMIT 0""",
+              os.path.join(inlinks_dir, "part-00000.parquet"))
+        _copy(con, """SELECT ''::VARCHAR AS src_host, ''::VARCHAR AS dst_host, 0::BIGINT AS links,
+                             0::BIGINT AS pages LIMIT 0""", os.path.join(hosts_dir, "part-00000.parquet"))
+    finally:
+        con.close()
+
+
+def _has_files(folder: str) -> bool:
+    return os.path.isdir(folder) and any(n.endswith(".parquet") for n in os.listdir(folder))
+
+
+def _copy(con: Any, sql: str, dest: str) -> int:
+    """``COPY (sql)`` to the Parquet file ``dest`` (written aside, then renamed); its rows."""
+    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    tmp = os.path.join(os.path.dirname(dest), "." + os.path.basename(dest) + ".tmp")
+    n = con.execute(f"COPY ({sql}) TO {_q(tmp)} (FORMAT parquet, COMPRESSION snappy)").fetchone()[0]
+    os.replace(tmp, dest)
+    return int(n)
+
+
+def _copy_parts(con: Any, sql: str, folder: str, fid: int, parts: int) -> None:
+    """``sql``'s rows split by its column ``p`` into ``folder/p=K/f{fid}.parquet`` in one
+    pass (empty ranges get no file); a retried task overwrites its own files."""
+    os.makedirs(folder, exist_ok=True)
+    con.execute(f"COPY ({sql}) TO {_q(folder)} (FORMAT parquet, COMPRESSION snappy, PARTITION_BY (p), "
+                f"FILENAME_PATTERN 'f{fid:05d}', OVERWRITE_OR_IGNORE true)")
