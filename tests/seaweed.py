@@ -88,8 +88,11 @@ class SeaweedS3:
                 "-master.telemetry=false", "-master.volumeSizeLimitMB=64", "-volume.max=0",
                 *(f"-{k}={v}" for k, v in self.ports.items())]
         log = open(self.log_path, "ab")
+        # SeaweedFS's S3 gateway turns AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY in its environment into
+        # its one identity (then every other key is refused): keep the test run's keys (moto's) away
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
         self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                     start_new_session=True)  # its own group: a test's ^C does not reach it first
+                                     env=env, start_new_session=True)  # own group: a test's ^C does not reach it first
         log.close()
         self._wait_ready()
         return self
