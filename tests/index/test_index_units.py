@@ -117,6 +117,18 @@ def _reduce(reports, spill, out) -> list[dict]:
     return pa.Table.from_batches(list(write_shards(iter([rows]), todo, inputs, specs, str(spill)))).to_pylist()
 
 
+
+def _inverted(pages: list[dict], analyzer) -> tuple[dict[str, list[tuple[int, int]]], list[int]]:
+    """The postings (term -> [(docid, tf)]) and doc lengths of ``pages`` in order, counted in Python."""
+    inv: dict[str, list[tuple[int, int]]] = {}
+    lengths = []
+    for docid, r in enumerate(pages):
+        c = Counter(analyzer.tokens(page_text(r["title"], r["description"], r["plain_text"])))
+        lengths.append(sum(c.values()))
+        for term, n in c.items():
+            inv.setdefault(term, []).append((docid, n))
+    return inv, lengths
+
 def _expected(files) -> dict[int, list[dict]]:
     """Each shard's pages in docid order: file by file, row by row."""
     shards: dict[int, list[dict]] = {}
@@ -144,14 +156,7 @@ def test_map_reduce_equals_a_naive_inverted_index(tmp_path, monkeypatch, slice_p
     expected = _expected(files)
     assert [s["pidx"] for s in stats] == [0, 1, 2] == sorted(expected)
     for p, pages in expected.items():
-        analyzer = get_analyzer(pages[0]["language"])
-        inv: dict[str, list[tuple[int, int]]] = {}
-        lengths = []
-        for docid, r in enumerate(pages):
-            c = Counter(analyzer.tokens(page_text(r["title"], r["description"], r["plain_text"])))
-            lengths.append(sum(c.values()))
-            for term, n in c.items():
-                inv.setdefault(term, []).append((docid, n))
+        inv, lengths = _inverted(pages, get_analyzer(pages[0]["language"]))
         path = tmp_path / "out" / f"g{p}" / f"index-{p}.ciff.gz"
         assert validate_file(str(path)).ok
         r = CiffReader(str(path))
@@ -239,14 +244,7 @@ def test_repeated_record_ids_leave_one_document(tmp_path):
             if r["record_id"] not in seen:
                 seen.add(r["record_id"])
                 first.append(r)
-        analyzer = get_analyzer("eng")
-        inv: dict[str, list[tuple[int, int]]] = {}
-        lengths = []
-        for docid, r in enumerate(first):
-            c = Counter(analyzer.tokens(page_text(r["title"], r["description"], r["plain_text"])))
-            lengths.append(sum(c.values()))
-            for term, n in c.items():
-                inv.setdefault(term, []).append((docid, n))
+        inv, lengths = _inverted(first, get_analyzer("eng"))
         path = tmp_path / "out" / f"g{p}" / f"index-{p}.ciff.gz"
         assert validate_file(str(path)).ok
         r = CiffReader(str(path))
