@@ -37,7 +37,7 @@ from typing import Iterable, Iterator
 
 from botocore.exceptions import ClientError
 
-from lib.core import atomic, s3
+from lib.core import atomic, s3, storage
 from lib.core.storage import S3Stream
 from lib.core.layout import CATALOGUE, INDEX, LANG_PREFIX, PREPROCESSED, SUCCESS, day_suffix
 from lib.core.uris import is_s3, local_path, split_s3
@@ -267,14 +267,7 @@ class SliceStore:
     def _complete(self, root: str, kind: str, day: dt.date) -> bool:
         rel = f"{kind}/{day_suffix(day)}/{SUCCESS}"
         if is_s3(root):
-            b, k = split_s3(root)
-            try:
-                s3.client().head_object(Bucket=b, Key=f"{k}/{rel}".lstrip("/"))
-                return True
-            except ClientError as e:
-                if e.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
-                    return False
-                raise
+            return storage.exists(f"{root}/{rel}")
         p = os.path.join(root, rel)
         return os.path.isfile(p) and not os.path.islink(p) and self._inside(root, p)
 
