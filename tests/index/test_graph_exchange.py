@@ -225,3 +225,38 @@ def test_cli_merges_and_refuses_an_unfinished_day(days, tmp_path, capsys):
     assert rec["partners"]["b"]["status"] == "merged" and rec["counts"]["merged_urls"] == 2
     assert json.loads((a / "index/2026-01/15/graph/_exchange.json").read_text())["partners"] == rec["partners"]
     assert exchange.main(["--root", str(a), "--date", "2026-01-16", "--partner", f"b={b}"]) == 2
+
+
+@pytest.mark.filterwarnings("ignore:Using stemmer:UserWarning")
+def test_anchor_ciffs_are_read_by_ciff_toolkit_and_pisa(days, tmp_path, monkeypatch):
+    """Other tools take the anchor CIFFs, documents without anchors (length 0) included."""
+    import sys
+    import types
+
+    from ciff_toolkit.read import CiffReader as ToolkitReader
+
+    from tests.ciff.test_ciff_interop import _ciff_to_pisa
+
+    base, _ = days
+    a, b = _copy_days(base, tmp_path, ["a15", "b15"])
+    write_outbound(str(a / "index/2026-01/15"))
+    exchange_day(str(b / "index/2026-01/15"), D15, {"a": str(a)})
+    files = sorted((b / "index/2026-01/15").rglob("anchors-*.ciff.gz"))
+    with_empty = [f for f in files if any(d.doclength == 0 for d in CiffReader(str(f)).docs())]
+    assert files and with_empty
+    target = next(f for f in with_empty if any(pl.term == "beta" for pl in CiffReader(str(f)).postings()))
+    with ToolkitReader(target) as theirs:
+        docs = list(theirs.read_documents())
+    assert [(d.docid, d.collection_docid, d.doclength) for d in docs] == \
+        [(d.docid, d.collection_docid, d.doclength) for d in CiffReader(str(target)).docs()]
+    pisa = pytest.importorskip("pyterrier_pisa", reason="pyterrier-pisa (PISA wheel) is not installed here")
+    try:
+        import pyciff  # noqa: F401
+    except ImportError:
+        monkeypatch.setitem(sys.modules, "pyciff", types.SimpleNamespace(ciff_to_pisa=_ciff_to_pisa))
+    index = pisa.PisaIndex.from_ciff(str(target), str(tmp_path / "pisa"), stemmer="none")
+    assert index.num_docs() == len(docs)
+    hits = index.bm25(num_results=10).search("beta")
+    want = {d.collection_docid for d in CiffReader(str(target)).docs()
+            if any(pl.term == "beta" and d.docid in pl.docids for pl in CiffReader(str(target)).postings())}
+    assert set(hits["docno"]) == want and want
