@@ -34,6 +34,7 @@ import tempfile
 from typing import Any
 
 import duckdb
+import pyarrow.parquet as pq
 
 from lib.core import layout, storage
 from lib.core.s3 import client as s3_client
@@ -246,6 +247,52 @@ def _merge(con: Any, local_parts: list[str], edges: list[str], incoming: list[st
     return counts
 
 
+def check_outbound(folder: str) -> str | None:
+    """Why a fetched outbound folder cannot be merged (None when it can): its file must have
+    the hash its ``_SUCCESS`` gives and the edges' columns."""
+    try:
+        with open(os.path.join(folder, layout.SUCCESS), "rb") as f:
+            marker = json.loads(f.read())
+    except (OSError, ValueError) as e:
+        return f"{layout.SUCCESS} is not the outbound marker JSON ({e})"
+    parts = _parquets(folder)
+    if len(parts) != 1:
+        return f"expected one part file, found {len(parts)}"
+    with open(parts[0], "rb") as f:
+        got = _sha(f.read())
+    if got != marker.get("sha256"):
+        return f"{os.path.basename(parts[0])}: SHA-256 {got} but {layout.SUCCESS} says {marker.get('sha256')}"
+    try:
+        names = set(pq.read_schema(parts[0]).names)
+    except Exception as e:  # noqa: BLE001 - pyarrow raises several kinds for a bad file
+        return f"{os.path.basename(parts[0])}: not a Parquet file ({e})"
+    missing = [c for c in _EDGE_COLS.split(", ") if c not in names]
+    return f"{os.path.basename(parts[0])}: no column(s) {missing}" if missing else None
+
+
+def _inputs(record: dict[str, Any]) -> dict[str, Any]:
+    """What a merge depends on: the day's build and each partner's day and outbound marker."""
+    return {"day": record.get("day"),
+            "partners": {k: (v.get("date"), v.get("outbound")) for k, v in (record.get("partners") or {}).items()}}
+
+
+def _same_inputs(prev: dict[str, Any], now: dict[str, Any]) -> bool:
+    """Whether ``prev`` merged the inputs of ``now`` (a partner left out as invalid is tried again)."""
+    retry = any(v.get("status") == "invalid" for v in (prev.get("partners") or {}).values())
+    return not retry and _inputs(prev) == _inputs(now)
+
+
+def _inlinks_marker_of(record: dict[str, Any]) -> str:
+    """The ``graph/inlinks/_SUCCESS`` a merge writes: its inputs, so a table put back by
+    someone else (e.g. a re-staged job output) is told apart from the merged one."""
+    return json.dumps(_inputs(record), sort_keys=True)
+
+
+def _inlinks_marker(day: _Day) -> str | None:
+    uri = storage.join(day.graph, "inlinks", layout.SUCCESS)
+    return storage.read_bytes(uri).decode("utf-8", "replace") if storage.exists(uri) else None
+
+
 def exchange_day(day_uri: str, day: dt.date, partners: dict[str, str], lookback_days: int = 7,
                  work: str | None = None, force: bool = False) -> dict[str, Any]:
     """Merge the partners' links into one finished index day (module doc).
@@ -279,8 +326,7 @@ def exchange_day(day_uri: str, day: dt.date, partners: dict[str, str], lookback_
             sources.append((dc, puri))
         record: dict[str, Any] = {"day": ident, "date": day.isoformat(), "partners": merged}
         prev = _read_json(storage.join(d.graph, RECORD))
-        if (not force and prev and {k: prev.get(k) for k in record} == record
-                and storage.exists(storage.join(d.graph, "inlinks", layout.SUCCESS))):
+        if not force and prev and _same_inputs(prev, record) and _inlinks_marker(d) == _inlinks_marker_of(prev):
             return {**prev, "changed": False}
         _ensure_local_copy(d, ident, work)
         local = d.folder(f"graph/{LOCAL}")
@@ -288,7 +334,12 @@ def exchange_day(day_uri: str, day: dt.date, partners: dict[str, str], lookback_
         edges = _parquets(d.folder("graph/edges"))
         incoming = []
         for dc, puri in sources:
-            incoming += _parquets(_fetch(storage.join(puri, "graph", OUTBOUND), os.path.join(work, "in", dc)))
+            folder = _fetch(storage.join(puri, "graph", OUTBOUND), os.path.join(work, "in", dc))
+            error = check_outbound(folder)
+            if error:  # a partner's broken file must not stop this day: recorded, left out
+                merged[dc] = {**merged[dc], "status": "invalid", "error": f"{storage.join(puri, 'graph', OUTBOUND)}: {error}"}
+                continue
+            incoming += _parquets(folder)
         out = os.path.join(work, "inlinks.new")
         shutil.rmtree(out, ignore_errors=True)
         os.makedirs(out)
@@ -301,7 +352,7 @@ def exchange_day(day_uri: str, day: dt.date, partners: dict[str, str], lookback_
             con.close()
         record["counts"] = {**counts, "inlinks": int(rows), "outbound_rows": out_marker["rows"]}
         with open(os.path.join(out, layout.SUCCESS), "w") as f:
-            json.dump({"day": ident, "partners": merged}, f, sort_keys=True)
+            f.write(_inlinks_marker_of(record))
         storage.upload_tree(out, storage.join(d.graph, "inlinks"))
         record["anchors"] = write_anchors(day_uri, out, os.path.join(work, "anchors"))
         storage.write_bytes(storage.join(d.graph, RECORD), json.dumps(record, indent=1, sort_keys=True).encode())

@@ -260,3 +260,26 @@ def test_anchor_ciffs_are_read_by_ciff_toolkit_and_pisa(days, tmp_path, monkeypa
     want = {d.collection_docid for d in CiffReader(str(target)).docs()
             if any(pl.term == "beta" and d.docid in pl.docids for pl in CiffReader(str(target)).postings())}
     assert set(hits["docno"]) == want and want
+
+
+def test_a_broken_partner_file_is_recorded_and_left_out_and_a_restored_table_is_merged_again(days, tmp_path):
+    base, _ = days
+    a, b = _copy_days(base, tmp_path, ["a15", "b15"])
+    da, db = a / "index/2026-01/15", b / "index/2026-01/15"
+    write_outbound(str(db))
+    part = db / "graph/outbound/part-00000.parquet"
+    good = part.read_bytes()
+    part.write_bytes(good[:-40] + b"\0" * 40)
+    r = exchange_day(str(da), D15, {"b": str(b)})
+    assert r["partners"]["b"]["status"] == "invalid"
+    assert "part-00000.parquet: SHA-256" in r["partners"]["b"]["error"] and str(db) in r["partners"]["b"]["error"]
+    assert _table(da / "graph/inlinks") == _oracle(_pages_a(), [])  # the day goes on without it
+    part.write_bytes(good)  # repaired (or a torn copy): a partner left out is tried again on the next run
+    assert exchange_day(str(da), D15, {"b": str(b)})["partners"]["b"]["status"] == "merged"
+    assert _table(da / "graph/inlinks") == _oracle(_pages_a(), _pages_b())
+    merged = _files(da / "graph/inlinks")
+    # someone puts the index job's table back (e.g. the job output staged again): merged again
+    shutil.rmtree(da / "graph/inlinks")
+    shutil.copytree(base / "a/index/2026-01/15/graph/inlinks", da / "graph/inlinks")
+    r = exchange_day(str(da), D15, {"b": str(b)})
+    assert r["changed"] and _files(da / "graph/inlinks") == merged
