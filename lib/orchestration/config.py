@@ -53,6 +53,8 @@ DEFAULTS: dict[str, Any] = {
     },
     "job_env": {},  # extra variables for run-day.sh (SPARK_WORKER_MEMORY, SCRATCH_DIR, ...)
     "staging": {"type": "filesystem", "path": "/archive/dailyslice/{data_center}"},
+    # the web graph across data centers: {DC: ROOT} of the partners (their days at ROOT/index/YYYY-MM/DD)
+    "exchange": {"enabled": False, "partners": {}, "lookback_days": 7, "endpoint": None, "work_dir": None},
 }
 
 

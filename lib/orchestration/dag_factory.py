@@ -1,6 +1,6 @@
 """Build the nightly DAG of one data center:
 
-estimate -> size -> submit -> wait (deferred) -> check -> stage -> summary
+estimate -> size -> submit -> wait (deferred) -> check -> exchange -> stage -> summary
 
 estimate counts and sizes the day's WARC files in S3 (none: everything after it is
 skipped and the run succeeds); size turns the volume into nodes and walltime
@@ -9,7 +9,8 @@ skipped and the run succeeds); size turns the volume into nodes and walltime
 wait defers to :class:`~lib.orchestration.trigger.SlurmJobTrigger`; check reads the marker
 and, on failure, copies the tails of the job's logs into the task log (for a day preprocess
 published but found unhealthy, exit 3, the health text first: shares, breached thresholds,
-top reasons, sample offsets, also in the exception); stage mirrors the
+top reasons, sample offsets, also in the exception); exchange merges the partner data
+centers' links into the day's index (:mod:`lib.orchestration.exchange`); stage mirrors the
 output to the staging target (filesystem, S3, iRODS or placement slices); summary writes
 the run summary JSON.
 """
@@ -29,6 +30,7 @@ from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
 from lib.core import layout, s3, storage
 from lib.orchestration import slurm
+from lib.orchestration.exchange import exchange_outputs
 from lib.orchestration.outputs import stage_outputs
 from lib.orchestration.sizing import size_job
 from lib.orchestration.trigger import SlurmJobTrigger, failed_marker_path
@@ -218,6 +220,12 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
             raise AirflowFailException(report[0] + f" (logs: {sub['run_log']}, {sub['slurm_log']})")
 
         @task
+        def exchange(marker: dict[str, Any], est: dict[str, Any]) -> dict[str, Any]:
+            spec = cfg.get("exchange") or {}
+            with s3_endpoint(spec.get("endpoint")):
+                return exchange_outputs(spec, marker["outputs"], est["date"])
+
+        @task
         def stage(marker: dict[str, Any], est: dict[str, Any]) -> dict[str, Any]:
             spec = cfg["staging"]
             with s3_endpoint(spec.get("endpoint")):
@@ -248,6 +256,7 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
         )
         marker = check(sub, waited.output)
         staged = stage(marker, est)
+        exchange(marker, est) >> staged  # the staged day carries the merged graph
         summary(est, sized, sub, marker, staged)
     return dag
 

@@ -115,7 +115,7 @@ def test_dag_folder_imports_cleanly(airflow_home, monkeypatch):
     assert type(dag.timetable).__name__ == "CronTriggerTimetable"  # logical date = the 03:00 run time
     assert {t.task_id: sorted(t.upstream_task_ids) for t in dag.tasks} == {
         "estimate": [], "size": ["estimate"], "submit": ["estimate", "size"], "wait": ["submit"],
-        "check": ["submit", "wait"], "stage": ["check", "estimate"],
+        "check": ["submit", "wait"], "exchange": ["check", "estimate"], "stage": ["check", "estimate", "exchange"],
         "summary": ["check", "estimate", "size", "stage", "submit"],
     }
     assert isinstance(dag.get_task("wait"), SlurmJobSensor)

@@ -1,0 +1,105 @@
+"""Anchor texts for search: one extra CIFF per shard, ``anchors-{n}.ciff.gz``.
+
+For shard ``n`` of a group, the anchor CIFF has the same documents as ``index-{n}.ciff.gz``
+(same docids, same ``collection_docid``, from ``metadata-{n}.parquet``); a document's text is
+the ``anchor_texts`` of its URL's row in ``graph/inlinks`` (up to 10 distinct anchor texts,
+each counted once), each anchor analyzed on its own with the shard's analyzer (named in the
+header description, like the shard's). Documents without in-link anchors are empty
+(doclength 0, in no postings list). An engine scores anchor text as a second field: the
+same docid in both files is the same page (ClueWeb-style anchor fields).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter, defaultdict
+from typing import Any
+
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+
+from lib.ciff.writer import CiffWriter
+from lib.core import layout, storage
+from lib.core.analysis import Analyzer, analyzer_from_description
+from lib.core.s3 import client as s3_client
+
+GZIP_LEVEL = 6
+
+
+def anchors_name(shard: int | str) -> str:
+    """The anchor-text CIFF beside ``index-{shard}.ciff.gz``."""
+    return f"anchors-{shard}.ciff.gz"
+
+
+def anchor_terms(analyzer: Analyzer, anchors: list[str]) -> Counter:
+    """Term counts of one document's anchor texts (each analyzed on its own)."""
+    c: Counter = Counter()
+    for a in anchors:
+        c.update(analyzer.tokens(a))
+    return c
+
+
+def write_shard(path: str, docids: list[int], collection_docids: list[str], anchors: list[list[str]],
+                analyzer: Analyzer, description: str, compresslevel: int = GZIP_LEVEL) -> dict[str, int]:
+    """Write one anchor CIFF: docids are 0..n-1 in order, ``anchors[i]`` the texts of doc ``i``."""
+    if docids != list(range(len(docids))):
+        raise ValueError(f"{path}: metadata docids are not 0..{len(docids) - 1} in order")
+    postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    lengths = []
+    for d, texts in zip(docids, anchors):
+        c = anchor_terms(analyzer, texts)
+        lengths.append(sum(c.values()))
+        for t, tf in c.items():
+            postings[t].append((d, tf))
+    terms = sorted(postings, key=lambda t: t.encode("utf-8"))
+    total = sum(lengths)
+    n = len(docids)
+    with CiffWriter(path, num_postings_lists=len(terms), num_docs=n, total_postings_lists=len(terms), total_docs=n,
+                    total_terms_in_collection=total, average_doclength=total / n if n else 0.0,
+                    description=description, compresslevel=compresslevel) as w:
+        for t in terms:
+            w.add_postings(t, [d for d, _ in postings[t]], [tf for _, tf in postings[t]])
+        w.add_docs(docids, collection_docids, lengths)
+    return {"docs": n, "docs_with_anchors": sum(1 for x in lengths if x), "terms": len(terms), "total_terms": total}
+
+
+def _anchors_by_url(inlinks_dir: str, urls: list[str]) -> dict[str, list[str]]:
+    if not urls:
+        return {}
+    t = ds.dataset(inlinks_dir, format="parquet", ignore_prefixes=["_", "."]).to_table(
+        columns=["dst_url", "anchor_texts"], filter=ds.field("dst_url").isin(sorted(set(urls))))
+    return dict(zip(t.column("dst_url").to_pylist(), t.column("anchor_texts").to_pylist()))
+
+
+def write_anchors(day_uri: str, inlinks_dir: str, work: str) -> dict[str, Any]:
+    """Write ``anchors-{n}.ciff.gz`` beside every shard of a finished day (local or S3), from
+    the in-links table in the local folder ``inlinks_dir``; per-shard counts by file."""
+    stats = json.loads(storage.read_bytes(storage.join(day_uri, layout.STATS)))
+    analyzers = {(g["tld"], g["lang"]): g["analyzer"] for g in stats.get("groups", [])}
+    out: dict[str, Any] = {}
+    os.makedirs(work, exist_ok=True)
+    for s in stats.get("shards", []):
+        rel = f"{s['tld']}/{s['lang']}"
+        name = analyzers[(s["tld"], s["lang"])]
+        analyzer = analyzer_from_description(name)
+        meta_uri = storage.join(day_uri, rel, layout.metadata_name(s["shard"]))
+        if not storage.is_s3(meta_uri):
+            local_meta = storage.local_path(meta_uri)
+        else:
+            local_meta = os.path.join(work, f"{s['tld']}.{s['lang']}.{layout.metadata_name(s['shard'])}")
+            b, k = storage.split_s3(meta_uri)
+            s3_client().download_file(b, k, local_meta)
+        meta = pq.read_table(local_meta, columns=["docid", "collection_docid", "url"])
+        urls = meta.column("url").to_pylist()
+        by_url = _anchors_by_url(inlinks_dir, [u for u in urls if u])
+        target = storage.join(day_uri, rel, anchors_name(s["shard"]))
+        local = storage.local_path(target) if not storage.is_s3(target) else os.path.join(work, anchors_name(s["shard"]))
+        desc = f"{name}; dailyslice anchor texts {rel} shard {s['shard']} of {s['k']}"
+        out[f"{rel}/{anchors_name(s['shard'])}"] = write_shard(
+            local, meta.column("docid").to_pylist(), meta.column("collection_docid").to_pylist(),
+            [by_url.get(u) or [] for u in urls], analyzer, desc)
+        if storage.is_s3(target):
+            b, k = storage.split_s3(target)
+            s3_client().upload_file(local, b, k)
+    return out
