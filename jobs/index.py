@@ -4,7 +4,8 @@
     python jobs/index.py --input DAY/preprocessed --output DAY/index [--docs-per-shard N]
 
 Reads ``ROOT/preprocessed/YYYY-MM/DD/language=*/`` and writes ``ROOT/index/YYYY-MM/DD/``:
-``{TLD}/{LANG}/index-{n}.ciff.gz`` + ``metadata-{n}.parquet``, ``graph/{edges,inlinks,hosts}/``,
+``{TLD}/{LANG}/index-{n}.ciff.gz`` + ``metadata-{n}.parquet`` (+ ``anchors-{n}.ciff.gz``, the
+in-link anchor texts, with the graph), ``graph/{edges,inlinks,hosts}/``,
 ``_stats.json`` and ``_SUCCESS`` (last). See docs/index.md for the layout and the rules.
 
 Exit codes: 0 published; 1 failed (an incomplete input day included), nothing published; 2 usage
@@ -26,6 +27,7 @@ if __package__ in (None, ""):  # `python jobs/index.py`: make the project import
 
 from lib.core import layout, storage  # noqa: E402
 from lib.core.sparkjob import JobResult, SparkJob, empty_input  # noqa: E402
+from lib.index.anchors import write_day_anchors  # noqa: E402
 from lib.index.inputs import local_copy, page_files  # noqa: E402
 from lib.index.pipeline import build_index, plan_day  # noqa: E402
 
@@ -63,6 +65,12 @@ class IndexJob(SparkJob):
                                       with_graph=args.graph, date=args.date)
             finally:
                 shutil.rmtree(copy, ignore_errors=True)
+            if args.graph:  # the in-link anchor texts of every shard's pages, as a CIFF beside it
+                with self.steps("anchors"):
+                    files = write_day_anchors(spark, wd.path, os.path.join(wd.path, "graph", "inlinks"), summary)
+                summary["seconds"]["anchors"] = self.steps.seconds["anchors"]
+                summary["anchors"] = {"files": len(files), "docs_with_anchors":
+                                      sum(f["docs_with_anchors"] for f in files.values())}
             storage.write_bytes(os.path.join(wd.path, layout.STATS), json.dumps(summary, indent=1, sort_keys=True).encode())
             wd.publish()
         return JobResult(ok=True, summary={"totals": summary["totals"], "groups": len(summary["groups"]),

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections import Counter, defaultdict
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
@@ -23,6 +25,7 @@ from lib.ciff.writer import CiffWriter
 from lib.core import layout, storage
 from lib.core.analysis import Analyzer, analyzer_from_description
 from lib.core.s3 import client as s3_client
+from lib.core.sparkjob import map_tasks
 
 GZIP_LEVEL = 6
 
@@ -72,34 +75,66 @@ def _anchors_by_url(inlinks_dir: str, urls: list[str]) -> dict[str, list[str]]:
     return dict(zip(t.column("dst_url").to_pylist(), t.column("anchor_texts").to_pylist()))
 
 
-def write_anchors(day_uri: str, inlinks_dir: str, work: str) -> dict[str, Any]:
-    """Write ``anchors-{n}.ciff.gz`` beside every shard of a finished day (local or S3), from
-    the in-links table in the local folder ``inlinks_dir``; per-shard counts by file."""
-    stats = json.loads(storage.read_bytes(storage.join(day_uri, layout.STATS)))
+def write_anchors(day_uri: str, inlinks_dir: str, work: str, stats: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Write ``anchors-{n}.ciff.gz`` beside every shard of a day (local or S3), from the in-links
+    table in the local folder ``inlinks_dir``; per-shard counts by file. ``stats``: the day's
+    ``_stats.json`` content (read from the day when not given)."""
+    if stats is None:
+        stats = json.loads(storage.read_bytes(storage.join(day_uri, layout.STATS)))
     analyzers = {(g["tld"], g["lang"]): g["analyzer"] for g in stats.get("groups", [])}
     out: dict[str, Any] = {}
-    os.makedirs(work, exist_ok=True)
     for s in stats.get("shards", []):
-        rel = f"{s['tld']}/{s['lang']}"
-        name = analyzers[(s["tld"], s["lang"])]
-        analyzer = analyzer_from_description(name)
-        meta_uri = storage.join(day_uri, rel, layout.metadata_name(s["shard"]))
-        if not storage.is_s3(meta_uri):
-            local_meta = storage.local_path(meta_uri)
-        else:
-            local_meta = os.path.join(work, f"{s['tld']}.{s['lang']}.{layout.metadata_name(s['shard'])}")
-            b, k = storage.split_s3(meta_uri)
-            s3_client().download_file(b, k, local_meta)
-        meta = pq.read_table(local_meta, columns=["docid", "collection_docid", "url"])
-        urls = meta.column("url").to_pylist()
-        by_url = _anchors_by_url(inlinks_dir, [u for u in urls if u])
-        target = storage.join(day_uri, rel, anchors_name(s["shard"]))
-        local = storage.local_path(target) if not storage.is_s3(target) else os.path.join(work, anchors_name(s["shard"]))
-        desc = f"{name}; dailyslice anchor texts {rel} shard {s['shard']} of {s['k']}"
-        out[f"{rel}/{anchors_name(s['shard'])}"] = write_shard(
-            local, meta.column("docid").to_pylist(), meta.column("collection_docid").to_pylist(),
-            [by_url.get(u) or [] for u in urls], analyzer, desc)
-        if storage.is_s3(target):
-            b, k = storage.split_s3(target)
-            s3_client().upload_file(local, b, k)
+        out.update(write_shard_anchors(day_uri, s, analyzers[(s["tld"], s["lang"])], inlinks_dir, work))
     return out
+
+
+def write_day_anchors(spark: Any, day_dir: str, inlinks_dir: str, stats: dict[str, Any]) -> dict[str, Any]:
+    """:func:`write_anchors` for a local day folder every executor sees, one Spark task per shard."""
+    shards = stats.get("shards", [])
+    analyzers = {(g["tld"], g["lang"]): g["analyzer"] for g in stats.get("groups", [])}
+    jobs = [(s, analyzers[(s["tld"], s["lang"])]) for s in shards]
+    work = day_dir.rstrip("/") + ".anchors"
+
+    def run(batches: Any) -> Any:
+        for b in batches:
+            rows = [write_shard_anchors(day_dir, *jobs[i], inlinks_dir, os.path.join(work, str(i)))
+                    for i in b.column(0).to_pylist()]
+            yield pa.record_batch([pa.array([json.dumps(r) for r in rows], pa.string())], schema=_TASK_SCHEMA)
+
+    try:
+        rows = map_tasks(spark, len(jobs), run, _TASK_SCHEMA)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    out: dict[str, Any] = {}
+    for r in rows:
+        out.update(json.loads(r["files"]))
+    return out
+
+
+_TASK_SCHEMA = pa.schema([("files", pa.string())])
+
+
+def write_shard_anchors(day_uri: str, s: dict[str, Any], name: str, inlinks_dir: str, work: str) -> dict[str, Any]:
+    """The anchor CIFF of shard ``s`` (a ``_stats.json`` shard entry) with analyzer ``name``."""
+    os.makedirs(work, exist_ok=True)
+    rel = f"{s['tld']}/{s['lang']}"
+    analyzer = analyzer_from_description(name)
+    meta_uri = storage.join(day_uri, rel, layout.metadata_name(s["shard"]))
+    if not storage.is_s3(meta_uri):
+        local_meta = storage.local_path(meta_uri)
+    else:
+        local_meta = os.path.join(work, f"{s['tld']}.{s['lang']}.{layout.metadata_name(s['shard'])}")
+        b, k = storage.split_s3(meta_uri)
+        s3_client().download_file(b, k, local_meta)
+    meta = pq.read_table(local_meta, columns=["docid", "collection_docid", "url"])
+    urls = meta.column("url").to_pylist()
+    by_url = _anchors_by_url(inlinks_dir, [u for u in urls if u])
+    target = storage.join(day_uri, rel, anchors_name(s["shard"]))
+    local = storage.local_path(target) if not storage.is_s3(target) else os.path.join(work, anchors_name(s["shard"]))
+    desc = f"{name}; dailyslice anchor texts {rel} shard {s['shard']} of {s['k']}"
+    counts = write_shard(local, meta.column("docid").to_pylist(), meta.column("collection_docid").to_pylist(),
+                         [by_url.get(u) or [] for u in urls], analyzer, desc)
+    if storage.is_s3(target):
+        b, k = storage.split_s3(target)
+        s3_client().upload_file(local, b, k)
+    return {f"{rel}/{anchors_name(s['shard'])}": counts}

@@ -7,6 +7,7 @@ complete days count: a day folder of a kind is served once its ``_SUCCESS`` exis
 Parts and the dimensions they carry (a file's path says which)::
 
     ciff          index/DAY/{TLD}/{LANG}/index-{n}.ciff.gz        lang, tld
+    anchors       index/DAY/{TLD}/{LANG}/anchors-{n}.ciff.gz      lang, tld
     metadata      index/DAY/{TLD}/{LANG}/metadata-{n}.parquet     lang, tld
     graph         index/DAY/graph/**                              -
     preprocessed  preprocessed/DAY/language={LANG}/**             lang
@@ -43,11 +44,11 @@ from lib.core.layout import CATALOGUE, INDEX, LANG_PREFIX, PREPROCESSED, SUCCESS
 from lib.core.uris import is_s3, local_path, split_s3
 from lib.serve.errors import NotFound, QueryError
 
-PARTS = ("ciff", "metadata", "graph", "preprocessed", "catalogue")
+PARTS = ("ciff", "anchors", "metadata", "graph", "preprocessed", "catalogue")
 #: the dimensions each part carries
-DIMENSIONS = {"ciff": {"lang", "tld"}, "metadata": {"lang", "tld"}, "graph": set(),
+DIMENSIONS = {"ciff": {"lang", "tld"}, "anchors": {"lang", "tld"}, "metadata": {"lang", "tld"}, "graph": set(),
               "preprocessed": {"lang"}, "catalogue": set()}
-KINDS = {INDEX: ("ciff", "metadata", "graph"), PREPROCESSED: ("preprocessed",), CATALOGUE: ("catalogue",)}
+KINDS = {INDEX: ("ciff", "anchors", "metadata", "graph"), PREPROCESSED: ("preprocessed",), CATALOGUE: ("catalogue",)}
 MAX_DAYS = 31
 CHUNK = 256 * 1024
 HASH_THREADS = 4  # hashing reads files: threads overlap I/O (hashlib releases the GIL)
@@ -125,6 +126,8 @@ def classify(rel_in_day: str, kind: str) -> tuple[str, str | None, str | None] |
     if len(bits) == 3:
         if re.fullmatch(r"index-[^/]+\.ciff(\.gz)?", bits[2]):
             return "ciff", bits[1], bits[0]
+        if re.fullmatch(r"anchors-[^/]+\.ciff(\.gz)?", bits[2]):
+            return "anchors", bits[1], bits[0]
         if re.fullmatch(r"metadata-[^/]+\.parquet", bits[2]):
             return "metadata", bits[1], bits[0]
     return None

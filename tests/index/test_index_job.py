@@ -242,9 +242,36 @@ def test_graph_links_and_anchor_texts(indexed):
     assert sum(hosts.values()) == len(edges)
 
 
+def test_anchor_ciffs_hold_each_pages_inlink_anchors(indexed):
+    """Beside each shard, anchors-{n}.ciff.gz: the same documents, each the analyzed anchor texts
+    of its URL's in-links row (Python counts from the published inlinks table)."""
+    inl = {r["dst_url"]: r["anchor_texts"] for r in pq.read_table(indexed / "graph" / "inlinks").to_pylist()}
+    stats = json.loads((indexed / "_stats.json").read_text())
+    files = sorted(indexed.rglob("anchors-*.ciff.gz"))
+    assert len(files) == len(ciff_files(indexed)) == stats["anchors"]["files"]
+    with_anchors = 0
+    for f in files:
+        assert validate_file(str(f)).ok
+        index, r = CiffReader(str(f.parent / f.name.replace("anchors-", "index-"))), CiffReader(str(f))
+        assert [d.collection_docid for d in r.docs()] == [d.collection_docid for d in index.docs()]
+        analyzer = analyzer_from_description(index.header.description)
+        meta = pq.read_table(f.parent / f.name.replace("anchors-", "metadata-").replace(".ciff.gz", ".parquet"))
+        got: dict[int, Counter] = {}
+        for pl in r.postings():
+            for d, tf in zip(pl.docids, pl.tfs):
+                got.setdefault(d, Counter())[pl.term] += tf
+        for d, url in zip(meta.column("docid").to_pylist(), meta.column("url").to_pylist()):
+            want = Counter(t for a in inl.get(url) or [] for t in analyzer.tokens(a))
+            assert got.get(d, Counter()) == want, url
+            with_anchors += bool(want)
+    assert with_anchors == stats["anchors"]["docs_with_anchors"] > 0
+
+
 def _digests(out: pathlib.Path) -> dict[str, str]:
+    """The shards and metadata (the graph and the anchor texts, which come from it, left out)."""
     return {str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in out.rglob("*") if p.is_file() and "graph" not in p.parts and p.name != "_stats.json"}
+            for p in out.rglob("*") if p.is_file() and "graph" not in p.parts and p.name != "_stats.json"
+            and not p.name.startswith("anchors-")}
 
 
 def test_rerun_is_idempotent(spark, indexed):
@@ -266,7 +293,8 @@ def test_no_graph_writes_the_same_shards_and_no_graph(spark, indexed, tmp_path):
     assert _digests(out) == _digests(indexed)
     assert not (out / "graph").exists()
     stats = json.loads((out / "_stats.json").read_text())
-    assert stats["graph"] is None and "graph" not in stats["seconds"]
+    assert stats["graph"] is None and "graph" not in stats["seconds"] and "anchors" not in stats
+    assert not list(out.rglob("anchors-*"))
 
 
 def test_incomplete_input_is_refused(spark, tmp_path):

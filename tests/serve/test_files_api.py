@@ -37,7 +37,7 @@ def test_manifest_of_one_language_and_tld_over_three_days(server, published):
     m = get_manifest(server, day="2026-05-01", to="2026-05-03", lang="deu", tld="de")
     expected = set().union(*(rels(published, f"{d}/de/deu/*") for d in day_dirs("index")))
     assert {f["path"] for f in m["files"]} == expected
-    assert {f["part"] for f in m["files"]} == {"ciff", "metadata"} and len(expected) >= 6
+    assert {f["part"] for f in m["files"]} == {"ciff", "anchors", "metadata"} and len(expected) >= 6
     assert m["days"] == [d.isoformat() for d in DAYS] and m["count"] == len(expected)
     assert m["total_bytes"] == sum((published / p).stat().st_size for p in expected)
     for f in m["files"]:
