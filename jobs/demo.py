@@ -87,10 +87,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"demo: {len(files)} files published under {src} (copied to {layout.day_path(root, kind, a.date)})")
     index_dir = layout.day_path(root, layout.INDEX, a.date)
     if os.path.isdir(index_dir):
-        shards = sorted(os.path.join(d, f) for d, _, fs in os.walk(index_dir) for f in fs if f.endswith(".ciff.gz"))
-        if shards and ciff_main(["validate", *shards]) != 0:
+        ciffs = sorted(os.path.join(d, f) for d, _, fs in os.walk(index_dir) for f in fs if f.endswith(".ciff.gz"))
+        shards = [c for c in ciffs if os.path.basename(c).startswith("index-")]
+        if ciffs and ciff_main(["validate", *ciffs]) != 0:
             return 1
-        print(f"demo: {len(shards)} CIFF shards valid under {index_dir}")
+        print(f"demo: {len(shards)} CIFF shards and {len(ciffs) - len(shards)} anchor-text CIFFs valid under {index_dir}")
         if shards:
             pick = ([s for s in shards if "/eng/" in s] or shards)[0]
             py = os.path.relpath(sys.executable)
@@ -109,7 +110,8 @@ def serve(root: str, day: dt.date, port: int, keep: bool, query: str = "library 
     """The service on the demo day: one search and one ranged download over HTTP, then the commands
     to use it; with ``keep`` it goes on serving on ``port`` until Ctrl-C."""
     cache = os.path.join(root, ".serve-cache")
-    app = create_app({"demo": root}, cache_dir=cache, warm=True)
+    archives = os.path.join(root, layout.WARC)
+    app = create_app({"demo": root}, cache_dir=cache, warm=True, archive_roots=[archives])
     try:
         srv = ServerThread(app, "127.0.0.1", port, timeout=600)
     except (OSError, RuntimeError) as e:
@@ -124,6 +126,11 @@ def serve(root: str, day: dt.date, port: int, keep: bool, query: str = "library 
                   f"{files.text[:200]}", file=sys.stderr)
             return 1
         meta, first = hits.json()["meta"], files.json()["files"][0]
+        top = hits.json()["results"][0]
+        page = httpx.get(base + top["content_url"], timeout=60)
+        if page.status_code != 200 or not page.content:
+            print(f"demo: the capture of the first hit answered {page.status_code} {page.text[:200]}", file=sys.stderr)
+            return 1
         part = httpx.get(f"{base}/download/{first['dc']}/{first['path']}", headers={"Range": "bytes=0-1"}, timeout=60)
         if part.status_code != 206 or part.content != b"\x1f\x8b":
             print(f"demo: ranged download of {first['path']} answered {part.status_code}", file=sys.stderr)
@@ -134,11 +141,12 @@ def serve(root: str, day: dt.date, port: int, keep: bool, query: str = "library 
               f"in {meta['query_time_ms']:.1f} ms")
         if not keep:
             print(f"demo: start the service:  {py} -m lib.serve --root {shlex.quote(root)} --port 8080"
-                  f" --cache {shlex.quote(cache)}")
+                  f" --cache {shlex.quote(cache)} --archives {shlex.quote(archives)}")
         print(f"demo: search page:        {shown}/?q={query.replace(' ', '+')}&day={day}")
         print(f"demo: search JSON:        curl '{shown}/search?q={query.replace(' ', '+')}&day={day}'")
         print(f"demo: download (English index shards, verified):  {py} -m lib.serve.client --server {shown} "
               f"--day {day} --lang eng --part ciff --dest {shlex.quote(os.path.join(root, 'download'))}")
+        print(f"demo: the first hit's page ({len(page.content)} bytes as crawled):  curl '{shown}{top['content_url']}'")
         print(f"demo: OpenSearch:         {shown}/opensearch.xml   API: {shown}/docs")
         if keep:
             print("demo: serving until Ctrl-C", flush=True)

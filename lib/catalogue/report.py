@@ -80,7 +80,8 @@ def shard_sizes(index_day: str | None) -> list[tuple[str, int]]:
     """(TLD/LANG/file, bytes) of every CIFF shard of the day's index output."""
     if not index_day:
         return []
-    files = storage.list_files(index_day, suffixes=(".ciff.gz", ".ciff"))
+    files = [f for f in storage.list_files(index_day, suffixes=(".ciff.gz", ".ciff"))
+             if f.uri.rsplit("/", 1)[-1].startswith("index-")]  # not the anchor-text CIFFs beside them
     base = storage.normalize(index_day).rstrip("/") + "/"
     return [(f.uri[len(base):] if f.uri.startswith(base) else f.uri, f.size) for f in files]
 

@@ -1,6 +1,7 @@
 """``python -m lib.serve`` (or ``dailyslice-serve``): the service over published roots.
 
     python -m lib.serve --root ROOT [--root DC=ROOT ...] [--host 127.0.0.1] [--port 8080] [--cache DIR]
+        [--archives ROOT] [--replay PYWB_COLLECTION_URL]
 
 ROOT is a local folder or ``s3://bucket/prefix`` in the published layout
 ``ROOT/{index,preprocessed,catalogue}/YYYY-MM/DD``; ``DC=ROOT`` names a data center. Prints the
@@ -10,6 +11,7 @@ service's URL, then serves until Ctrl-C. See docs/serve.md.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from urllib.parse import quote
@@ -27,6 +29,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--cache", help="folder for the serving index and downloaded S3 objects")
     p.add_argument("--max-range-days", type=int, default=31, help="widest date range one search may span")
     p.add_argument("--replay", help="pywb collection URL for replay links on the page (e.g. http://localhost:8090/day)")
+    p.add_argument("--archives", action="append", default=[], metavar="ROOT",
+                   help="folder or s3:// prefix whose archives /capture?file= may read (repeatable); captures of "
+                        "published pages by record id need none")
     p.add_argument("--lazy", action="store_true", help="build the search engine on the first search, not at start")
     p.add_argument("--example", help="print an example search URL for this query once started")
     return p
@@ -46,7 +51,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     url = url_of(sock)
     t = time.perf_counter()
-    app = create_app(roots, args.cache, max_range_days=args.max_range_days, replay_url=args.replay)
+    app = create_app(roots, args.cache, max_range_days=args.max_range_days, replay_url=args.replay,
+                     archive_roots=[a if a.startswith("s3://") else os.path.abspath(a) for a in args.archives])
     if not args.lazy:
         try:
             app.state.searcher.get()

@@ -6,6 +6,7 @@ API, the catalogue queries and a plain-HTML search page, over published roots.
     GET /opensearch.xml                                              OpenSearch 1.1 description
     GET /index-info                                                  days, languages, shards, documents
     GET /files, /download/{dc}/{path}, /metadata                     the files API (``files_api``)
+    GET /capture/{record_id}, /capture?file=&offset=&length=          one capture's bytes (``capture_api``)
     GET /catalogue/…                                                 the catalogue (``catalogue_api``)
     GET /                                                            the search page
 
@@ -29,6 +30,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from lib.catalogue.query import to_json
 from lib.serve import opensearch
+from lib.serve.capture_api import capture_path, capture_router
 from lib.serve.catalogue_api import catalogue_router
 from lib.serve.engine import Engine
 from lib.serve.errors import NotFound, QueryError, ServeError
@@ -83,6 +85,9 @@ def hit_dict(hit: Any) -> dict[str, Any]:
     out.setdefault("id", out.get("record_id"))
     out["textSnippet"] = out.get("snippet")
     out["warcDate"] = out.get("warc_date")
+    if out.get("record_id"):  # the capture behind the hit: the archive member, and the page alone
+        out["capture_url"] = capture_path(out["record_id"])
+        out["content_url"] = out["capture_url"] + "?contentonly=true"
     return out
 
 
@@ -112,11 +117,13 @@ class Searcher:
 
 def create_app(roots: dict[str, str], cache_dir: str | None = None, *, max_range_days: int = MAX_RANGE_DAYS,
                max_query_chars: int = MAX_QUERY_CHARS, warm: bool = False, engine: Engine | None = None,
-               store: SliceStore | None = None, replay_url: str | None = None) -> FastAPI:
+               store: SliceStore | None = None, replay_url: str | None = None,
+               archive_roots: list[str] | None = None) -> FastAPI:
     """The service over ``roots`` (data center -> local path or ``s3://`` root in the published layout).
 
     ``warm`` builds the search engine at start-up instead of on the first search; ``replay_url`` (a pywb
-    collection URL such as ``http://localhost:8080/day``) adds a replay link to every hit on the page.
+    collection URL such as ``http://localhost:8080/day``) adds a replay link to every hit on the page;
+    ``archive_roots`` (local folders or ``s3://`` prefixes) are where ``/capture?file=`` may read.
     """
     if not roots:
         raise ValueError("no root: give at least one published root")
@@ -248,6 +255,7 @@ def create_app(roots: dict[str, str], cache_dir: str | None = None, *, max_range
         return Response(_static(name), media_type=f"{kind}; charset=utf-8")
 
     app.include_router(files_router(store if store is not None else SliceStore(roots, cache_dir=cache_dir)))
+    app.include_router(capture_router(lambda rid: searcher.get().find_record(rid), list(archive_roots or [])))
     app.include_router(catalogue_router({dc: r for dc, r in roots.items()}))
     return app
 

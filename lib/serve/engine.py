@@ -23,6 +23,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
+import pyarrow.compute as pc
 
 from lib.serve import _maxscore
 from lib.serve.errors import QueryError
@@ -127,6 +128,20 @@ class Engine:
             "languages": sorted({s.lang for p in parts for s in p.shards}),
             "build_seconds": dict(self.build_seconds),
         }
+
+    def find_record(self, record_id: str, day: dt.date | None = None) -> dict | None:
+        """The published page with ``record_id`` (its url, warc pointer, day and data center):
+        the newest day first (``day``: that day only); None when no served day has it. A
+        vectorised scan of each shard's id column: no per-record index to hold in memory."""
+        days = [day] if day is not None else sorted(self.days(), reverse=True)
+        for p in self._partitions([d for d in days if d in self.days()]):
+            for s in p.shards:
+                row = pc.index(s.table.column("record_id"), record_id).as_py()
+                if row >= 0:
+                    r = {c: s.table.column(c)[row].as_py() for c in ("url", "warc_date", "warc_file", "warc_offset",
+                                                                      "warc_length") if c in s.table.column_names}
+                    return {"record_id": record_id, **r, "day": p.day.isoformat(), "dc": p.dc}
+        return None
 
     def search(self, q: str, day_from: dt.date, day_to: dt.date | None = None, langs: list[str] | None = None,
                k: int = 10, k1: float = 0.9, b: float = 0.4) -> SearchResult:

@@ -87,8 +87,11 @@ def files_router(store: SliceStore) -> APIRouter:
         return {"files": [e.to_json() for e in entries], "total_bytes": sum(e.size for e in entries),
                 "count": len(entries), "days": sorted({e.day for e in entries})}
 
-    @router.api_route("/download/{dc}/{path:path}", methods=["GET", "HEAD"],
-                      summary="One published file; honours a single Range")
+    # GET and HEAD as two routes over one function, so each gets its own OpenAPI operation id
+    @router.head("/download/{dc}/{path:path}", summary="Size, sha256 and ETag of one published file",
+                 operation_id="download_head")
+    @router.get("/download/{dc}/{path:path}", summary="One published file; honours a single Range",
+                operation_id="download")
     def download(dc: str, path: str, request: Request) -> Response:
         entry = store.resolve(dc, path)
         etag = f'"{entry.sha256}"'

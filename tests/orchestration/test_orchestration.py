@@ -157,7 +157,7 @@ def test_day_runs_end_to_end_and_stages_the_outputs(orchestra, first_run):
     # and the staged index holds CIFF files whose documents are those pages
     from lib.ciff.reader import CiffReader
 
-    ciffs = sorted(glob.glob(str(archive / "index" / "2026-01" / "15" / "**" / "*.ciff*"), recursive=True))
+    ciffs = sorted(glob.glob(str(archive / "index" / "2026-01" / "15" / "**" / "index-*.ciff*"), recursive=True))
     assert ciffs, "no CIFF file staged"
     record_ids = set(ds.dataset(str(archive / "preprocessed" / "2026-01" / "15"), format="parquet", partitioning="hive",
                                 exclude_invalid_files=True).to_table(columns=["record_id"]).column("record_id").to_pylist())

@@ -50,7 +50,7 @@ def test_search_json_contract_matches_the_published_pages_and_warc(service, publ
     assert set(meta) >= {"query_time_ms", "total_results", "days", "shards"}
     assert meta["days"] == [DAY] and meta["query_time_ms"] >= 0
     shards_on_disk = len([f for _, _, fs in os.walk(layout.day_path(str(published_root), layout.INDEX, DEMO_DAY))
-                          for f in fs if f.endswith(".ciff.gz")])
+                          for f in fs if f.startswith("index-") and f.endswith(".ciff.gz")])
     assert meta["shards"] == shards_on_disk > 1
     hits = body["results"]
     assert 0 < len(hits) <= 10 and meta["total_results"] >= len(hits)
@@ -208,7 +208,15 @@ def test_search_page_in_headless_chromium(service, tmp_path):
         assert h["snippet"] in dom
     positions = [dom.index(f'href="{h["url"]}"') for h in want["results"]]
     assert positions == sorted(positions)
-    assert dom.count('class="capture" href="/catalogue/captures?url=') == len(want["results"])
+    assert dom.count('class="captures" href="/catalogue/captures?url=') == len(want["results"])
+    for h in want["results"]:  # each hit links to its record and to its page's bytes
+        assert f'class="capture" href="{h["capture_url"]}"' in dom
+        assert f'class="content" href="{h["content_url"].replace("&", "&amp;")}"' in dom
+    # following a hit's page link gives the page as crawled: its HTML, with the hit's title
+    top = want["results"][0]
+    page = httpx.get(service + top["content_url"])
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert top["title"] and top["title"].encode() in page.content
     assert f"{want['meta']['total_results']} results in" in dom
     assert '<input type="checkbox" name="lang" value="eng" checked="">' in dom  # the filter shows the query's
     shot = tmp_path / "search-page.png"

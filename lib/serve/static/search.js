@@ -45,9 +45,13 @@ function renderHit(h) {
   const meta = el("div", { class: "meta" });
   const when = (h.warc_date || h.day || "").toString().slice(0, 19).replace("T", " ");
   meta.append(`${h.language || ""} · ${when} · score ${Number(h.score).toFixed(3)} · `);
-  const cap = el("a", { class: "capture", href: "/catalogue/captures?url=" + encodeURIComponent(h.url),
-                        title: `${h.warc_file} offset ${h.warc_offset} length ${h.warc_length}` }, "capture");
-  meta.append(cap);
+  const where = `${h.warc_file} offset ${h.warc_offset} length ${h.warc_length}`;
+  meta.append(el("a", { class: "content", href: h.content_url, title: "the page as crawled: " + where }, "page"),
+              " · ",
+              el("a", { class: "capture", href: h.capture_url, title: "the WARC record: " + where }, "record"),
+              " · ",
+              el("a", { class: "captures", href: "/catalogue/captures?url=" + encodeURIComponent(h.url),
+                        title: "every capture of this URL" }, "captures"));
   if (replay && h.warc_date) {
     const ts = String(h.warc_date).replace(/[^0-9]/g, "").slice(0, 14);
     meta.append(" · ", el("a", { class: "replay", href: `${replay}/${ts}/${h.url}` }, "replay"));

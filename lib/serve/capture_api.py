@@ -1,0 +1,113 @@
+"""HTTP routes that hand out one capture: the archive member behind a search hit, or its payload.
+
+    GET /capture/{record_id}[?contentonly=true][&decode=false]            by a published page's record id
+    GET /capture?file=URI&offset=N&length=N[&contentonly=true][&decode=false]   by archive pointer
+
+WarcManager's "Download File" and ``contentonly=true``: the member is the record's bytes as stored
+(a gzip member, zstd or LZ4 frame, or a plain record: ``application/warc``, a download); with
+``contentonly`` the HTTP payload, content-decoded as preprocess decodes it (``decode=false``: as
+transferred, the bytes ``WARC-Payload-Digest`` covers), with the page's own Content-Type. Both
+are streaming ranged reads (:mod:`lib.extract.capture`) from local or ``s3://`` archives.
+
+A record id is looked up in the served days' metadata (newest day first), so its pointer comes
+from the published index. A pointer given by hand must lie below one of the service's archive
+roots (``--archives``): without any, the pointer form is refused (403), so the service never
+reads a file nobody published.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable
+from urllib.parse import quote
+
+from fastapi import APIRouter, Query
+from fastapi.responses import JSONResponse, StreamingResponse
+
+from lib.core import storage, uris
+from lib.extract.capture import CaptureError, open_capture
+
+#: HTTP status of each CaptureError reason
+STATUS = {"missing-file": 404, "escapes-root": 403, "bad-range": 400, "past-eof": 400, "not-archive": 400,
+          "not-record": 400, "too-large": 413, "read-error": 502}
+
+
+def capture_path(record_id: str) -> str:
+    """The service path of a record's capture (the hits' ``capture_url``)."""
+    return "/capture/" + quote(record_id, safe=":@")
+
+
+def within_roots(file: str, roots: list[str]) -> bool:
+    """Whether ``file`` (an absolute path, ``file://`` or ``s3://`` URI) lies below one of ``roots``."""
+    uri = uris.normalize(file)
+    if storage.is_s3(uri):
+        if {"..", "."} & set(uri.split("/")[3:]):
+            return False
+        return any(storage.is_s3(r) and uri.startswith(uris.normalize(r).rstrip("/") + "/") for r in roots)
+    path = os.path.realpath(storage.local_path(uri))
+    return any(not storage.is_s3(r) and path.startswith(os.path.realpath(storage.local_path(r)).rstrip("/") + "/")
+               for r in roots)
+
+
+def _error(e: CaptureError) -> JSONResponse:
+    return JSONResponse({"error": str(e), "reason": e.reason, "file": e.file, "offset": e.offset},
+                        status_code=STATUS.get(e.reason, 400))
+
+
+def _respond(file: str, offset: int, length: int, content_only: bool, decode: bool,
+             extra: dict[str, str]) -> StreamingResponse | JSONResponse:
+    try:
+        cap = open_capture(file, offset, length, content_only=content_only, decode=decode)
+    except CaptureError as e:
+        return _error(e)
+    headers = {"X-Archive-File": quote(cap.file, safe=":/"), "X-Archive-Offset": str(offset),
+               "X-Archive-Length": str(length), **extra}
+    if cap.size is not None:
+        headers["Content-Length"] = str(cap.size)
+    if content_only:
+        if cap.status is not None:
+            headers["X-Http-Status"] = str(cap.status)
+        digest = cap.warc_headers.get("warc-payload-digest")
+        if digest:
+            headers["X-Payload-Digest"] = digest
+        headers["Content-Disposition"] = "inline"
+    else:
+        stem = os.path.basename(cap.file.rstrip("/")) or "capture"
+        headers["Content-Disposition"] = f'attachment; filename="{quote(stem)}-{offset}.record"'
+    return StreamingResponse(iter(cap), media_type=cap.content_type, headers=headers)
+
+
+def capture_router(lookup: Callable[[str], dict | None], archive_roots: list[str]) -> APIRouter:
+    """The capture routes; ``lookup(record_id)`` finds a published page's pointer (or None)."""
+    router = APIRouter(tags=["captures"])
+    only = Query(False, description="the HTTP payload instead of the archive member (WarcManager's contentonly)")
+    dec = Query(True, description="with contentonly: undo Content-Encoding (false: the payload as transferred)")
+
+    @router.get("/capture/{record_id:path}", summary="One published page's capture, by its record id",
+                response_class=StreamingResponse)
+    def by_record(record_id: str, contentonly: bool = only, decode: bool = dec):
+        page = lookup(record_id)
+        if page is None:
+            return JSONResponse({"error": f"no published page has record id {record_id!r}"}, status_code=404)
+        if not page.get("warc_file") or page.get("warc_offset") is None or not page.get("warc_length"):
+            return JSONResponse({"error": f"record {record_id!r} has no archive pointer in its metadata"},
+                                status_code=404)
+        extra = {"X-Record-Id": quote(record_id, safe=":@<>"), "X-Day": page["day"], "X-Data-Center": page["dc"]}
+        return _respond(page["warc_file"], int(page["warc_offset"]), int(page["warc_length"]), contentonly, decode,
+                        extra)
+
+    @router.get("/capture", summary="One capture by archive file, offset and length",
+                response_class=StreamingResponse)
+    def by_pointer(file: str = Query(..., description="archive URI (absolute path, file:// or s3://) below an "
+                                                      "archive root"),
+                   offset: int = Query(..., ge=0), length: int = Query(..., ge=1),
+                   contentonly: bool = only, decode: bool = dec):
+        if not archive_roots:
+            return JSONResponse({"error": "captures by file are not enabled: start the service with --archives ROOT"},
+                                status_code=403)
+        if not within_roots(file, archive_roots):
+            return JSONResponse({"error": f"{file} is not below an archive root of this service "
+                                          f"({', '.join(archive_roots)})"}, status_code=403)
+        return _respond(file, offset, length, contentonly, decode, {})
+
+    return router
