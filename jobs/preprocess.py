@@ -29,6 +29,7 @@ if __package__ in (None, ""):  # run as a script: make `lib` importable
 from lib.core import layout, storage  # noqa: E402
 from lib.core.sparkjob import EXIT_UNHEALTHY, JobResult, SparkJob, empty_input, map_tasks  # noqa: E402
 from lib.preprocess import health  # noqa: E402
+from lib.preprocess.inputs import input_record  # noqa: E402
 from lib.preprocess.tasks import RESULT_SCHEMA, make_mapper, merge_results, remove_strays  # noqa: E402
 from lib.warc.records import ARCHIVE_SUFFIXES  # noqa: E402
 
@@ -84,7 +85,8 @@ class PreprocessJob(SparkJob):
                             "any unreadable file; that or any failed record; never (health is still reported)")
 
     def run(self, spark: Any, args: argparse.Namespace) -> JobResult:
-        files = [(f.uri, f.size) for f in storage.list_files(args.input, ARCHIVE_SUFFIXES)]
+        listed = storage.list_files(args.input, ARCHIVE_SUFFIXES)
+        files = [(f.uri, f.size) for f in listed]
         files.sort(key=lambda f: -f[1])  # biggest first: fewer stragglers at the end of the day
         if not files and (empty := empty_input(self.name, args, "no archives")) is not None:
             return empty
@@ -100,6 +102,7 @@ class PreprocessJob(SparkJob):
                 stats, reported = merge_results(tmp, files, results, thresholds(args))
                 t = stats["totals"]
                 assert t["read"] == t["kept"] + t["skipped"] + t["failed"], "counters do not add up"
+                storage.write_bytes(os.path.join(tmp, layout.INPUTS), input_record(args.input, listed))
                 work.publish({"job": self.name, "files": len(files), "pages": t["kept"], "healthy": stats["health"]["ok"]})
 
         day = stats["health"]

@@ -23,6 +23,7 @@ URLDB = "urldb"  # the URL database under ROOT: one folder across days, not date
 # markers and side files
 SUCCESS = "_SUCCESS"  # written last into a finished folder
 STATS = "_stats.json"  # counters of a run (preprocess, extract)
+INPUTS = "_inputs.json"  # the input files a published preprocessed day was made from (name, size, version)
 ERRORS = "_errors.jsonl"  # one line per bad record (preprocess)
 CAPTURES = "_captures"  # every capture of a preprocessed day (CDXJ, URL database)
 RUNS = "_runs"  # ROOT/_runs/DC/DATE.json: the nightly run's marker (and its summary) per data center

@@ -25,6 +25,8 @@ from lib.core.uris import is_s3, join, local_path, normalize, split_s3  # boto3-
 class FileInfo:
     uri: str
     size: int
+    #: what says the content changed without reading it: the S3 ETag, or a local file's mtime (ns)
+    version: str | None = None
 
 
 def _s3_list(uri: str) -> Iterator[FileInfo]:
@@ -34,7 +36,12 @@ def _s3_list(uri: str) -> Iterator[FileInfo]:
     pages = s3.client().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
     for page in pages:
         for obj in page.get("Contents", []):
-            yield FileInfo(f"s3://{bucket}/{obj['Key']}", int(obj["Size"]))
+            yield FileInfo(f"s3://{bucket}/{obj['Key']}", int(obj["Size"]), str(obj.get("ETag", "")).strip('"') or None)
+
+
+def _local_info(path: str) -> FileInfo:
+    st = os.stat(path)
+    return FileInfo(normalize(path), st.st_size, f"mtime:{st.st_mtime_ns}")
 
 
 def list_files(uri: str, suffixes: Iterable[str] | None = None) -> list[FileInfo]:
@@ -49,12 +56,11 @@ def list_files(uri: str, suffixes: Iterable[str] | None = None) -> list[FileInfo
         root = local_path(uri)
         found = []
         if os.path.isfile(root):
-            found.append(FileInfo(normalize(root), os.path.getsize(root)))
+            found.append(_local_info(root))
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames.sort()
             for name in filenames:
-                p = os.path.join(dirpath, name)
-                found.append(FileInfo(normalize(p), os.path.getsize(p)))
+                found.append(_local_info(os.path.join(dirpath, name)))
     if suffixes:
         lower = tuple(x.lower() for x in suffixes)
         found = [f for f in found if f.uri.lower().endswith(lower)]  # crawlers write .ARC.GZ too
