@@ -35,6 +35,7 @@ from lib.orchestration.outputs import stage_outputs
 from lib.orchestration.sizing import size_job
 from lib.orchestration.trigger import SlurmJobTrigger, failed_marker_path
 from lib.preprocess.health import describe
+from lib.preprocess.inputs import compare
 from lib.warc.records import ARCHIVE_SUFFIXES
 
 log = logging.getLogger("dailyslice.dag")
@@ -76,6 +77,20 @@ def input_root(cfg: dict[str, Any]) -> str:
 
 def marker_path(cfg: dict[str, Any], dc: str, day: str) -> str:
     return f"{cfg['output_root']}/{layout.RUNS}/{dc}/{day}.json"
+
+
+def input_changes(runner: Any, preprocessed: str | None, input_uri: str,
+                  endpoint: str | None = None) -> dict[str, list[str]] | None:
+    """What changed in the day's input folder since the published day recorded its inputs
+    (``_inputs.json``, read where the job wrote it); None when nothing did, or when the day
+    has no record (published by an older release: it is taken as it is)."""
+    text = slurm.read_text(runner, f"{preprocessed}/{layout.INPUTS}") if preprocessed else None
+    if not text:
+        return None
+    with s3_endpoint(endpoint):
+        files = storage.list_files(input_uri, suffixes=ARCHIVE_SUFFIXES)
+    diff = compare(json.loads(text), input_uri, files)
+    return diff if any(diff.values()) else None
 
 
 class SlurmJobSensor(BaseOperator):
@@ -162,11 +177,17 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
             marker = marker_path(cfg, dc, day)
             force = bool(get_current_context()["params"].get("force"))
             done = slurm.read_marker(slurm.read_text(runner, marker), None)
+            changed = None
             if done and done.get("ok") and not force and all(
                 runner.run(["test", "-f", f"{p}/{layout.SUCCESS}"]).returncode == 0 for p in done["outputs"].values()
             ):
-                log.info("%s already processed by job %s: not resubmitting (params.force recomputes)", day, done["job_id"])
-                return {"job_id": None, "reused_job_id": done["job_id"], "marker_file": marker}
+                changed = input_changes(runner, done["outputs"].get("preprocessed"), est["input"],
+                                        cfg["s3"].get("endpoint"))
+                if not changed:
+                    log.info("%s already processed by job %s: not resubmitting (params.force recomputes)", day, done["job_id"])
+                    return {"job_id": None, "reused_job_id": done["job_id"], "marker_file": marker}
+                log.warning("%s: the input changed since job %s published the day (%s): running it again", day,
+                            done["job_id"], "; ".join(f"{k}: {', '.join(v)}" for k, v in changed.items() if v))
             r = runner.run(["mkdir", "-p", cfg["log_dir"], os.path.dirname(marker)])
             if r.returncode != 0:
                 raise slurm.SlurmError(f"cannot create {cfg['log_dir']}: {r.stderr.strip()}")
@@ -188,6 +209,7 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
             log.info("submitted Slurm job %s: %s", job_id, " ".join(argv))
             return {
                 "job_id": job_id, "marker_file": marker, "nodes": sized["nodes"], "time": sized["time"],
+                "rerun_because": changed, "replaces_job_id": done.get("job_id") if changed else None,
                 "run_log": f"{cfg['log_dir']}/dailyslice-{dc}-{day}-{job_id}.log", "slurm_log": out.replace("%j", job_id),
             }
 

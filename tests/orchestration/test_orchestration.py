@@ -269,3 +269,40 @@ def test_the_graph_ran_on_the_cluster_in_independent_key_ranges(orchestra, first
             assert owners.setdefault(h, k) == k  # a source host's rows in one key range only
     assert sum(pq.read_metadata(f).num_rows for f in edges) == stats["edges"]
     assert not (g / "_spill").exists()
+
+
+def test_a_file_written_late_into_a_published_day_runs_the_day_again(orchestra, first_run):
+    """The crawler writes one more WARC into the day's folder after the day was published: the
+    next run of that day sees its input record differ from the bucket and runs the job again
+    on the real Slurm + Spark path; the re-published, re-staged day has the late file's pages."""
+    import pyarrow.dataset as ds
+
+    from lib.core import s3
+    from lib.warc.sample import write_sample_crawl
+
+    before = json.loads(first_run["summary_path"].read_text())["job"]
+    late = write_sample_crawl(str(orchestra["base"] / "late"), DAY, files=1, pages_per_file=5, seed=41,
+                              crawler="crawler9")[0]
+    key = f"dc1/warc/{DAY:%Y-%m}/{DAY:%d}/crawler9/{os.path.basename(late)}"
+    s3.client().upload_file(late, orchestra["bucket"], key)
+    try:
+        dr = orchestra["dags"]["dailyslice-dc1"].test(logical_date=RUN_AT, run_conf={"date": DAY.isoformat()})
+        assert str(dr.state) == "success" and set(_states(dr).values()) == {"success"}, _states(dr)
+        summary = json.loads(first_run["summary_path"].read_text())
+        job = summary["job"]
+        assert job["job_id"] and job["job_id"] != (before.get("job_id") or before.get("reused_job_id"))
+        assert job["rerun_because"]["added"] == [f"{DAY:%Y-%m}/{DAY:%d}/crawler9/{os.path.basename(late)}"]
+        assert summary["input"]["files"] == len(orchestra["warcs"]) + 1
+        staged = orchestra["base"] / "archive" / "dc1" / "preprocessed" / "2026-01" / "15"
+        rec = json.loads((staged / "_inputs.json").read_text())
+        assert rec["count"] == len(orchestra["warcs"]) + 1
+        files = set(ds.dataset(str(staged), format="parquet", partitioning="hive", exclude_invalid_files=True,
+                               ignore_prefixes=["_", "."]).to_table(columns=["warc_file"]).column(0).to_pylist())
+        assert f"s3://{orchestra['bucket']}/{key}" in files
+        # and the run after that finds the day complete: nothing resubmitted
+        dr = orchestra["dags"]["dailyslice-dc1"].test(logical_date=RUN_AT, run_conf={"date": DAY.isoformat()})
+        assert str(dr.state) == "success"
+        again = json.loads(first_run["summary_path"].read_text())["job"]
+        assert again["job_id"] is None and again["reused_job_id"] == job["job_id"]
+    finally:
+        s3.client().delete_object(Bucket=orchestra["bucket"], Key=key)
