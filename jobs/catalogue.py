@@ -26,7 +26,8 @@ if __package__ in (None, ""):  # `python jobs/catalogue.py`: make the project im
 
 from lib.catalogue import report, urldb  # noqa: E402
 from lib.catalogue.day import bucket_root, copy_day, day_has_captures, local_day, read_captures, write_day_cdxj  # noqa: E402
-from lib.core import layout, storage  # noqa: E402
+from lib.core import exclusions, layout, storage  # noqa: E402
+from lib.preprocess.exclude import filter_day  # noqa: E402
 from lib.core.sparkjob import JobResult, SparkJob, empty_input  # noqa: E402
 
 
@@ -61,6 +62,7 @@ class CatalogueJob(SparkJob):
                 return self._run(spark, args, day, prefix, summary, wd, copy)
             finally:
                 shutil.rmtree(copy, ignore_errors=True)
+                shutil.rmtree(copy + ".kept", ignore_errors=True)
 
     def _run(self, spark: Any, args: argparse.Namespace, day: Any, prefix: str | None, summary: dict[str, Any],
              wd: Any, copy: str) -> JobResult:
@@ -69,6 +71,14 @@ class CatalogueJob(SparkJob):
                 raise FileNotFoundError(f"{args.input}: preprocess output is not complete (no {layout.SUCCESS})")
             copy_day(args.input, copy)
         src = local_day(copy if storage.is_s3(args.input) else args.input)
+        root = args.root or bucket_root(src)
+        excl = exclusions.for_job(args.root, args.exclusions)
+        if excl:  # the CDXJ, the URL database and the report see the day without its excluded captures
+            kept = copy + ".kept"
+            r = filter_day(src, kept, excl, how="symlink", pages=False)
+            storage.write_bytes(os.path.join(kept, layout.SUCCESS), b"")
+            summary["excluded"] = {"rules": len(excl), "captures": r["captures"]["excluded"]}
+            src = kept
         if not day_has_captures(src) and (empty := empty_input(self.name, args, "no captures")) is not None:
             return empty
         with self.steps("cdxj"):
@@ -81,7 +91,6 @@ class CatalogueJob(SparkJob):
             with self.steps("urldb"):
                 summary["urldb"] = urldb.merge_day(spark, db, day, captures, args.url_partitions, args.keep_versions)
         if not args.no_report:
-            root = args.root or bucket_root(src)
             index_day = args.index or layout.day_path(root, layout.INDEX, day)
             report.write_report(root, day, os.path.join(wd.path, report.REPORT), index_day, day_path=src)
         wd.publish()

@@ -25,11 +25,12 @@ from typing import Any
 if __package__ in (None, ""):  # `python jobs/index.py`: make the project importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from lib.core import layout, storage  # noqa: E402
+from lib.core import exclusions, layout, storage  # noqa: E402
 from lib.core.sparkjob import JobResult, SparkJob, empty_input  # noqa: E402
 from lib.index.anchors import write_day_anchors  # noqa: E402
 from lib.index.inputs import local_copy, page_files  # noqa: E402
 from lib.index.pipeline import build_index, plan_day  # noqa: E402
+from lib.preprocess.exclude import filter_day  # noqa: E402
 
 
 class IndexJob(SparkJob):
@@ -55,16 +56,30 @@ class IndexJob(SparkJob):
             raise FileNotFoundError(f"input day is not complete (no {layout.SUCCESS}): {args.input}")
         if not page_files(args.input) and (empty := empty_input(self.name, args, "no preprocessed pages")) is not None:
             return empty
+        excl = exclusions.for_job(args.root, args.exclusions)
         with self.work_dir(spark, args) as wd:
             copy = wd.path + ".input"  # an S3 day, copied where Spark can read it
+            kept = wd.path + ".kept"  # the day without its excluded pages, when a list is in force
             try:
                 inp = local_copy(args.input, copy) if storage.is_s3(args.input) else args.input
+                excluded = None
+                if excl:
+                    with self.steps("exclude"):
+                        excluded = filter_day(storage.local_path(inp), kept, excl, how="symlink", captures=False)
+                    inp = kept
                 with self.steps("plan"):
                     day = plan_day(inp, args.docs_per_shard, args.min_group_docs)
                 summary = build_index(spark, day, wd.path, self.steps, gzip_level=args.gzip_level,
-                                      with_graph=args.graph, date=args.date)
+                                      with_graph=args.graph, date=args.date, exclusions=excl)
             finally:
                 shutil.rmtree(copy, ignore_errors=True)
+                shutil.rmtree(kept, ignore_errors=True)
+            # what a rebuild of this day (the purge command) must repeat to number it the same way
+            summary["args"] = {"docs_per_shard": args.docs_per_shard, "min_group_docs": args.min_group_docs,
+                               "gzip_level": args.gzip_level, "graph": args.graph}
+            if excluded is not None:  # counted, never silent; the URLs stay out of the published stats
+                summary["excluded"] = {"rules": len(excl), "pages": excluded["pages"]["excluded"],
+                                       "edges": (summary.get("graph") or {}).get("excluded_edges", 0)}
             if args.graph:  # the in-link anchor texts of every shard's pages, as a CIFF beside it
                 with self.steps("anchors"):
                     files = write_day_anchors(spark, wd.path, os.path.join(wd.path, "graph", "inlinks"), summary)
@@ -74,7 +89,8 @@ class IndexJob(SparkJob):
             storage.write_bytes(os.path.join(wd.path, layout.STATS), json.dumps(summary, indent=1, sort_keys=True).encode())
             wd.publish()
         return JobResult(ok=True, summary={"totals": summary["totals"], "groups": len(summary["groups"]),
-                                           "steps": summary["seconds"]}, output=args.output)
+                                           "steps": summary["seconds"], "excluded": summary.get("excluded")},
+                         output=args.output)
 
 
 def main(argv: list[str] | None = None, spark: Any = None) -> int:

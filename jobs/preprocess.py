@@ -26,7 +26,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make `lib` importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from lib.core import layout, storage  # noqa: E402
+from lib.core import exclusions, layout, storage  # noqa: E402
 from lib.core.sparkjob import EXIT_UNHEALTHY, JobResult, SparkJob, empty_input, map_tasks  # noqa: E402
 from lib.preprocess import health  # noqa: E402
 from lib.preprocess.inputs import input_record  # noqa: E402
@@ -85,6 +85,7 @@ class PreprocessJob(SparkJob):
                             "any unreadable file; that or any failed record; never (health is still reported)")
 
     def run(self, spark: Any, args: argparse.Namespace) -> JobResult:
+        excluded = exclusions.for_job(args.root, args.exclusions)
         listed = storage.list_files(args.input, ARCHIVE_SUFFIXES)
         files = [(f.uri, f.size) for f in listed]
         files.sort(key=lambda f: -f[1])  # biggest first: fewer stragglers at the end of the day
@@ -93,7 +94,7 @@ class PreprocessJob(SparkJob):
         with self.work_dir(spark, args) as work:
             tmp = work.path
             with self.steps("map"):  # one small result row per input file
-                mapper = make_mapper(files, tmp, args.max_page_bytes, args.batch_rows, args.input)
+                mapper = make_mapper(files, tmp, args.max_page_bytes, args.batch_rows, args.input, excluded)
                 results = map_tasks(spark, len(files), mapper, RESULT_SCHEMA, args.partitions,
                                     max_concurrent=args.s3_max_connections if storage.is_s3(args.input) else 0)
             with self.steps("write"):
@@ -111,6 +112,7 @@ class PreprocessJob(SparkJob):
             "input": args.input, "output": args.output, "files": len(files), "bytes": t["bytes"],
             "records_read": t["read"], "pages_kept": t["kept"], "skipped": t["skipped"], "failed": t["failed"],
             "failed_by_reason": t["failed_by_reason"], "warnings_by_reason": t["warnings_by_reason"],
+            "excluded": t["skipped_by_reason"].get("excluded", 0), "exclusion_rules": len(excluded),
             "html_seen": t["html_seen"], "unreadable_files": day["counts"]["unreadable_files"],
             "error_report_lines": reported, "health": day, "steps": self.steps.seconds,
             "html_extraction": t.get("html_extraction", []),

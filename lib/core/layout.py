@@ -26,6 +26,8 @@ STATS = "_stats.json"  # counters of a run (preprocess, extract)
 INPUTS = "_inputs.json"  # the input files a published preprocessed day was made from (name, size, version)
 ERRORS = "_errors.jsonl"  # one line per bad record (preprocess)
 CAPTURES = "_captures"  # every capture of a preprocessed day (CDXJ, URL database)
+EXCLUSIONS = "_exclusions.jsonl"  # ROOT/_exclusions.jsonl: the take-down list (lib.core.exclusions)
+PURGE = "_purge"  # ROOT/_purge/: the purge command's audit log and its pending swaps
 RUNS = "_runs"  # ROOT/_runs/DC/DATE.json: the nightly run's marker (and its summary) per data center
 
 # languages

@@ -283,6 +283,9 @@ class SparkJob:
         p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark setting")
         p.add_argument("--summary", help="also write the run summary (JSON) to this file")
         p.add_argument("--log-level", default="WARN", help="Spark log level (default WARN)")
+        p.add_argument("--exclusions", metavar="URI",
+                       help="exclusion list (take-downs, lib.core.exclusions) to apply: a local path or s3:// URI that "
+                            "must exist, or 'none' (default ROOT/_exclusions.jsonl when it exists)")
         if self.checks_input:
             p.add_argument("--wait-lock", type=float, default=0.0, metavar="SECONDS",
                            help=f"wait this long for another run of the same output to finish (default: refuse at "

@@ -162,6 +162,19 @@ def _slices(data: bytes) -> Iterator[bytes]:
         yield data[i : i + CHUNK]
 
 
+def head_url(first: bytes) -> str:
+    """The target URL named in a record's first bytes: WARC-Target-URI of a WARC header, the
+    first field of an ARC header line ('' when the bytes hold neither)."""
+    if first.startswith(b"WARC/"):
+        for line in first.split(b"\r\n\r\n", 1)[0].split(b"\n")[1:]:
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"warc-target-uri":
+                return value.strip().strip(b"<>").decode("utf-8", "replace")
+        return ""
+    line = first.lstrip(b"\r\n").split(b"\n", 1)[0]
+    return line.split(b" ", 1)[0].decode("utf-8", "replace") if b" " in line else ""
+
+
 def open_capture(
     file: str,
     offset: int,
@@ -186,12 +199,13 @@ def open_capture(
     except FormatError as e:
         raise CaptureError("not-archive", uri, offset, e.detail) from None
     head = src.read(offset, min(length, 256 << 10))
-    if not fmt.starts_record(head) or record_kind(first_bytes(fmt.codec, head, fmt.dictionary)) is None:
+    first = first_bytes(fmt.codec, head, fmt.dictionary) if fmt.starts_record(head) else b""
+    if not fmt.starts_record(head) or record_kind(first) is None:
         what = f"a {fmt.codec} member" if fmt.codec else "a record"
         raise CaptureError("not-record", uri, offset, f"the range does not start {what} holding a WARC/ARC record "
                                                       f"(first bytes {head[:8]!r})")
     if not content_only:
-        return Capture(uri, offset, length, fmt, False, ARCHIVE_MEDIA_TYPE[fmt.kind], size=length,
+        return Capture(uri, offset, length, fmt, False, ARCHIVE_MEDIA_TYPE[fmt.kind], url=head_url(first), size=length,
                        _chunks=_stream_range(src, offset, length))
     return _payload(src, fmt, offset, length, decode, max_payload)
 

@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lib.core import storage
+from lib.core.exclusions import NONE as NO_EXCLUSIONS, Exclusions
 from lib.core.sparkjob import map_tasks
 from lib.index.graph_tasks import MAX_ANCHORS, map_file, reduce_partition, write_empty
 
@@ -33,7 +34,7 @@ __all__ = ["MAX_ANCHORS", "write_graph", "partitions_for"]
 #: spilled edge bytes a key range aims at (Parquet input bytes are a proxy: ~1:1)
 TARGET_PARTITION_BYTES = 256 << 20
 
-_MAP_SCHEMA = pa.schema([("edges", pa.int64())])
+_MAP_SCHEMA = pa.schema([("edges", pa.int64()), ("excluded", pa.int64())])
 _REDUCE_SCHEMA = pa.schema([("inlinks", pa.int64()), ("hosts", pa.int64())])
 
 
@@ -44,9 +45,10 @@ def partitions_for(input_bytes: int, slots: int) -> int:
 
 
 def write_graph(spark: Any, files: list[str], folder_uri: str, parts: int = 0,
-                input_bytes: int = 0) -> dict[str, int]:
+                input_bytes: int = 0, exclusions: Exclusions = NO_EXCLUSIONS) -> dict[str, int]:
     """Write edges/, inlinks/ and hosts/ of the page ``files`` under ``folder_uri`` (a local
-    or ``file://`` folder every executor sees); return their row counts."""
+    or ``file://`` folder every executor sees); return their row counts (and, with
+    ``exclusions``, ``excluded_edges``: links to excluded pages, left out)."""
     root = storage.local_path(folder_uri)
     edges_dir, inl_dir, hst_dir = (os.path.join(root, n) for n in ("edges", "inlinks", "hosts"))
     spill = os.path.join(root, "_spill")
@@ -56,8 +58,10 @@ def write_graph(spark: Any, files: list[str], folder_uri: str, parts: int = 0,
     parts = parts or partitions_for(input_bytes, spark.sparkContext.defaultParallelism)
     try:
         mapped = map_tasks(spark, len(files),
-                           lambda it: _map(it, files, edges_dir, spill, parts), _MAP_SCHEMA)
+                           lambda it: _map(it, files, edges_dir, spill, parts, exclusions), _MAP_SCHEMA)
         counts = {"edges": sum(r["edges"] for r in mapped)}
+        if exclusions:
+            counts["excluded_edges"] = sum(r["excluded"] for r in mapped)
         if not files:
             write_empty_edges(edges_dir)
         if counts["edges"] == 0:
@@ -79,10 +83,11 @@ def write_empty_edges(folder: str) -> None:
     pq.write_table(schema.empty_table(), os.path.join(folder, "part-00000.parquet"))
 
 
-def _map(batches: Any, files: list[str], edges_dir: str, spill: str, parts: int) -> Any:
+def _map(batches: Any, files: list[str], edges_dir: str, spill: str, parts: int, exclusions: Exclusions) -> Any:
     for b in batches:
-        out = [map_file(files[i], i, edges_dir, spill, parts) for i in b.column(0).to_pylist()]
-        yield pa.record_batch([pa.array(out, pa.int64())], schema=_MAP_SCHEMA)
+        out = [map_file(files[i], i, edges_dir, spill, parts, exclusions) for i in b.column(0).to_pylist()]
+        yield pa.record_batch([pa.array([o[0] for o in out], pa.int64()), pa.array([o[1] for o in out], pa.int64())],
+                              schema=_MAP_SCHEMA)
 
 
 def _reduce(batches: Any, spill: str, inl_dir: str, hst_dir: str) -> Any:

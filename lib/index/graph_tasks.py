@@ -18,6 +18,9 @@ import os
 from typing import Any
 
 import duckdb
+import pyarrow as pa
+
+from lib.core.exclusions import NONE as NO_EXCLUSIONS, Exclusions
 
 MAX_ANCHORS = 10
 #: per-task DuckDB memory limit (beyond it the aggregation spills to disk)
@@ -44,10 +47,12 @@ def partition_sql(expr: str, parts: int) -> str:
     return f"(hash({expr}) % {parts})::INTEGER" if parts > 1 else "0"
 
 
-def map_file(path: str, fid: int, edges_dir: str, spill: str, parts: int) -> int:
+def map_file(path: str, fid: int, edges_dir: str, spill: str, parts: int,
+             exclusions: Exclusions = NO_EXCLUSIONS) -> tuple[int, int]:
     """Explode one page file's ``outgoing_links`` into ``edges_dir/part-{fid}.parquet`` and the
-    spill files ``spill/{inl,hst}/p=K/f{fid}.parquet``; returns its edge count. Each file is
-    written under a temporary name and renamed, so a retried task rewrites its own files."""
+    spill files ``spill/{inl,hst}/p=K/f{fid}.parquet``; returns (edges, edges dropped because
+    their destination is excluded). Each file is written under a temporary name and renamed,
+    so a retried task rewrites its own files."""
     con = connect(os.path.join(spill, "_tmp", f"m{fid}"))
     try:
         con.execute(f"""
@@ -57,6 +62,7 @@ def map_file(path: str, fid: int, edges_dir: str, spill: str, parts: int) -> int
             FROM (SELECT url AS src_url, url_host AS src_host, unnest(outgoing_links) AS l
                   FROM read_parquet({_q(path)}))
             WHERE l.url IS NOT NULL""")
+        dropped = _drop_excluded(con, exclusions) if exclusions else 0
         n = con.execute("SELECT count(*) FROM e").fetchone()[0]
         _copy(con, "SELECT src_url, dst_url, anchor_text, src_host, dst_host FROM e",
               os.path.join(edges_dir, f"part-{fid:05d}.parquet"))
@@ -68,9 +74,24 @@ def map_file(path: str, fid: int, edges_dir: str, spill: str, parts: int) -> int
             _copy_parts(con, f"""SELECT src_host, dst_host, src_url, count(*) AS n,
                                         {partition_sql('src_host', parts)} AS p
                                  FROM e GROUP BY ALL""", os.path.join(spill, "hst"), fid, parts)
-        return n
+        return n, dropped
     finally:
         con.close()
+
+
+def _drop_excluded(con: Any, exclusions: Exclusions) -> int:
+    """Delete the edges of ``e`` whose destination is excluded (the graph holds no row in either
+    direction for an excluded page); returns how many. Only the URLs of hosts a rule can match
+    are tested one by one."""
+    urls = pa.array([r[0] for r in con.execute("SELECT DISTINCT dst_url FROM e").fetchall()], pa.string())
+    gone = pa.array([u for u, m in zip(urls.to_pylist(), exclusions.mask(urls).to_pylist()) if m], pa.string())
+    if not len(gone):
+        return 0
+    con.register("gone", pa.table({"u": gone}))
+    n = con.execute("SELECT count(*) FROM e WHERE dst_url IN (SELECT u FROM gone)").fetchone()[0]
+    con.execute("DELETE FROM e WHERE dst_url IN (SELECT u FROM gone)")
+    con.unregister("gone")
+    return n
 
 
 def reduce_partition(k: int, spill: str, inlinks_dir: str, hosts_dir: str,

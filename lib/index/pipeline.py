@@ -18,6 +18,7 @@ from typing import Any
 
 from lib.core import storage
 from lib.core.analysis import get_analyzer
+from lib.core.exclusions import NONE as NO_EXCLUSIONS, Exclusions
 from lib.core.sparkjob import Steps, log, map_tasks
 from lib.index import graph
 from lib.index import plan as index_plan
@@ -52,14 +53,15 @@ def plan_day(inp: str, docs_per_shard: int, min_group_docs: int) -> DayPlan:
 
 
 def build_index(spark: Any, day: DayPlan, work: str, steps: Steps, *, gzip_level: int = 2,
-                with_graph: bool = True, date: dt.date | None = None) -> dict[str, Any]:
+                with_graph: bool = True, date: dt.date | None = None,
+                exclusions: Exclusions = NO_EXCLUSIONS) -> dict[str, Any]:
     """Write the day's shards, metadata and (``with_graph``) graph into ``work``; returns the
     statistics, with ``seconds`` of the steps (``steps``: ``map``, ``write``, ``graph``)."""
     os.makedirs(work, exist_ok=True)
     # The graph is independent of the shards: its jobs run beside the index stage (Spark
     # takes jobs from several threads), filling the cores the index stage leaves idle.
     pool = ThreadPoolExecutor(1, thread_name_prefix="graph")
-    graph_job = pool.submit(_graph, spark, day, os.path.join(work, "graph"), steps) \
+    graph_job = pool.submit(_graph, spark, day, os.path.join(work, "graph"), steps, exclusions) \
         if with_graph else None
     try:
         summary = _index(spark, day, work, steps, gzip_level, date)
@@ -78,10 +80,10 @@ def build_index(spark: Any, day: DayPlan, work: str, steps: Steps, *, gzip_level
     return summary
 
 
-def _graph(spark: Any, day: DayPlan, folder: str, steps: Steps) -> dict[str, int]:
+def _graph(spark: Any, day: DayPlan, folder: str, steps: Steps, exclusions: Exclusions) -> dict[str, int]:
     with steps("graph"):
         return graph.write_graph(spark, [f[0] for f in day.files], folder,
-                                 input_bytes=sum(f[2] for f in day.files))
+                                 input_bytes=sum(f[2] for f in day.files), exclusions=exclusions)
 
 
 def _shard_specs(day: DayPlan, work: str, gzip_level: int, date: dt.date | None) -> dict[int, ShardSpec]:

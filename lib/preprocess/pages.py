@@ -4,7 +4,8 @@ Plain Python, no Spark: the preprocess job calls :func:`process_file` inside exe
 the benchmark's bare loop calls the same function in one process.
 
 Counting rule (checked by the tests): every record read is exactly one of kept, skipped
-(a sound record we do not index: not a response, not HTML, not 2xx, binary, too large)
+(a sound record we do not index: not a response, not HTML, not 2xx, binary, too large,
+its URL on the exclusion list)
 or failed (damage: gzip, WARC/ARC header, no HTTP status, content coding, parser crash).
 A skip reason says exactly what was seen (``empty_body``: the stored payload is empty;
 ``not_html``: neither the Content-Type nor the body says HTML); a record lost to a bug
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Iterator
 
 from lib.core import urls
+from lib.core.exclusions import NONE as NO_EXCLUSIONS, Exclusions
 from lib.html.charset import decode_html
 from lib.html.extract import extract
 from lib.preprocess import langid
@@ -108,8 +110,10 @@ class FileProcessor:
     """Processes one archive stream; iterate :meth:`pages`, then read ``stats``,
     ``captures`` and ``errors``."""
 
-    def __init__(self, file: str, max_page_bytes: int = 10 << 20, name: str | None = None):
+    def __init__(self, file: str, max_page_bytes: int = 10 << 20, name: str | None = None,
+                 exclusions: Exclusions = NO_EXCLUSIONS):
         self.file = file
+        self.exclusions = exclusions  # records of excluded URLs are skipped ('excluded'), captures included
         self.name = name  # what the archive is wherever it is read from (ARC ids); default file
         self.max_page_bytes = max_page_bytes
         self.stats = FileStats(file)
@@ -144,6 +148,9 @@ class FileProcessor:
                 self.stats.read += 1
                 if isinstance(item, BadRecord):
                     self._fail(item.offset, item.reason, item.detail)
+                    continue
+                if self.exclusions and self.exclusions.match(item.url):
+                    self._skip("excluded")  # counted, never reported: the report would republish the URL
                     continue
                 try:
                     row = self._record(item)

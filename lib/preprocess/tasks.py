@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lib.core import atomic, layout, s3, storage, uris
+from lib.core.exclusions import NONE as NO_EXCLUSIONS, Exclusions
 from lib.core.schema import CAPTURE_SCHEMA, PAGE_SCHEMA
 from lib.html import walk
 from lib.preprocess import health
@@ -100,13 +101,13 @@ def _write_captures(out_dir: str, name: str, captures: list[dict[str, Any]]) -> 
 
 
 def process_one(uri: str, size: int, out_dir: str, max_page_bytes: int, batch_rows: int,
-                input_root: str | None = None) -> dict[str, Any]:
+                input_root: str | None = None, exclusions: Exclusions = NO_EXCLUSIONS) -> dict[str, Any]:
     """Process one archive; returns its RESULT_SCHEMA row. Ids and output names derive from
     the archive's path below ``input_root`` (:func:`lib.core.uris.archive_name`), not from
     where it is read."""
     s3_before = s3.counters()
     arc_name = uris.archive_name(uri, input_root) if input_root else uri
-    proc = FileProcessor(uri, max_page_bytes, name=arc_name)
+    proc = FileProcessor(uri, max_page_bytes, name=arc_name, exclusions=exclusions)
     proc.stats.bytes = size
     name = side_name(arc_name)
     writer = LanguageWriter(storage.local_path(out_dir), name)
@@ -138,7 +139,7 @@ def process_one(uri: str, size: int, out_dir: str, max_page_bytes: int, batch_ro
 
 
 def make_mapper(files: list[tuple[str, int]], out_dir: str, max_page_bytes: int, batch_rows: int,
-                input_root: str | None = None):
+                input_root: str | None = None, exclusions: Exclusions = NO_EXCLUSIONS):
     """The :func:`lib.core.sparkjob.map_tasks` function: input rows carry indexes into ``files``
     (found below ``input_root``)."""
 
@@ -146,7 +147,7 @@ def make_mapper(files: list[tuple[str, int]], out_dir: str, max_page_bytes: int,
         for batch in batches:
             for i in batch.column(0).to_pylist():
                 uri, size = files[i]
-                row = process_one(uri, size, out_dir, max_page_bytes, batch_rows, input_root)
+                row = process_one(uri, size, out_dir, max_page_bytes, batch_rows, input_root, exclusions)
                 yield pa.RecordBatch.from_pylist([row], schema=RESULT_SCHEMA)
 
     return mapper

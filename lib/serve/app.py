@@ -215,6 +215,7 @@ def create_app(roots: dict[str, str], cache_dir: str | None = None, *, max_range
                b: float | None = SearchParams["b"]) -> dict:
         text, d0, d1, langs, res = run_search(q, day, to, lang, k, k1, b)
         return {"meta": {"query": text, "query_time_ms": res.query_time_ms, "total_results": res.total_results,
+                         "excluded": res.excluded,
                          "days": [str(x) for x in res.days], "shards": res.shards, "languages": langs, "k": k},
                 "results": [hit_dict(h) for h in res.hits]}
 
@@ -255,7 +256,8 @@ def create_app(roots: dict[str, str], cache_dir: str | None = None, *, max_range
         return Response(_static(name), media_type=f"{kind}; charset=utf-8")
 
     app.include_router(files_router(store if store is not None else SliceStore(roots, cache_dir=cache_dir)))
-    app.include_router(capture_router(lambda rid: searcher.get().find_record(rid), list(archive_roots or [])))
+    app.include_router(capture_router(lambda rid: searcher.get().find_record(rid), list(archive_roots or []),
+                                      lambda url: searcher.get().exclusions.match(url)))
     app.include_router(catalogue_router({dc: r for dc, r in roots.items()}))
     return app
 

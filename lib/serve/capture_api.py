@@ -12,7 +12,8 @@ are streaming ranged reads (:mod:`lib.extract.capture`) from local or ``s3://`` 
 A record id is looked up in the served days' metadata (newest day first), so its pointer comes
 from the published index. A pointer given by hand must lie below one of the service's archive
 roots (``--archives``): without any, the pointer form is refused (403), so the service never
-reads a file nobody published.
+reads a file nobody published. A capture whose URL is on the exclusion list is withheld (451
+Unavailable For Legal Reasons), by record id or by pointer.
 """
 
 from __future__ import annotations
@@ -54,12 +55,21 @@ def _error(e: CaptureError) -> JSONResponse:
                         status_code=STATUS.get(e.reason, 400))
 
 
+def withheld(url: str | None) -> JSONResponse:
+    """451: the capture's URL is on the exclusion list (a take-down)."""
+    return JSONResponse({"error": "this capture is withheld: its URL is on the exclusion list", "reason": "excluded",
+                         "url": url}, status_code=451)
+
+
 def _respond(file: str, offset: int, length: int, content_only: bool, decode: bool,
-             extra: dict[str, str]) -> StreamingResponse | JSONResponse:
+             extra: dict[str, str], excluded: Callable[[str | None], bool]) -> StreamingResponse | JSONResponse:
     try:
         cap = open_capture(file, offset, length, content_only=content_only, decode=decode)
     except CaptureError as e:
         return _error(e)
+    if excluded(cap.url or cap.warc_headers.get("warc-target-uri")):
+        getattr(cap._chunks, "close", lambda: None)()
+        return withheld(cap.url)
     headers = {"X-Archive-File": quote(cap.file, safe=":/"), "X-Archive-Offset": str(offset),
                "X-Archive-Length": str(length), **extra}
     if cap.size is not None:
@@ -77,8 +87,10 @@ def _respond(file: str, offset: int, length: int, content_only: bool, decode: bo
     return StreamingResponse(iter(cap), media_type=cap.content_type, headers=headers)
 
 
-def capture_router(lookup: Callable[[str], dict | None], archive_roots: list[str]) -> APIRouter:
-    """The capture routes; ``lookup(record_id)`` finds a published page's pointer (or None)."""
+def capture_router(lookup: Callable[[str], dict | None], archive_roots: list[str],
+                   excluded: Callable[[str | None], bool] = lambda url: False) -> APIRouter:
+    """The capture routes; ``lookup(record_id)`` finds a published page's pointer (or None);
+    a capture whose URL ``excluded`` matches is withheld (451), whichever way it is asked for."""
     router = APIRouter(tags=["captures"])
     only = Query(False, description="the HTTP payload instead of the archive member (WarcManager's contentonly)")
     dec = Query(True, description="with contentonly: undo Content-Encoding (false: the payload as transferred)")
@@ -92,9 +104,11 @@ def capture_router(lookup: Callable[[str], dict | None], archive_roots: list[str
         if not page.get("warc_file") or page.get("warc_offset") is None or not page.get("warc_length"):
             return JSONResponse({"error": f"record {record_id!r} has no archive pointer in its metadata"},
                                 status_code=404)
+        if page.get("excluded"):
+            return withheld(page.get("url"))
         extra = {"X-Record-Id": quote(record_id, safe=":@<>"), "X-Day": page["day"], "X-Data-Center": page["dc"]}
         return _respond(page["warc_file"], int(page["warc_offset"]), int(page["warc_length"]), contentonly, decode,
-                        extra)
+                        extra, excluded)
 
     @router.get("/capture", summary="One capture by archive file, offset and length",
                 response_class=StreamingResponse)
@@ -108,6 +122,6 @@ def capture_router(lookup: Callable[[str], dict | None], archive_roots: list[str
         if not within_roots(file, archive_roots):
             return JSONResponse({"error": f"{file} is not below an archive root of this service "
                                           f"({', '.join(archive_roots)})"}, status_code=403)
-        return _respond(file, offset, length, contentonly, decode, {})
+        return _respond(file, offset, length, contentonly, decode, {}, excluded)
 
     return router

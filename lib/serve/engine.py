@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow.compute as pc
 
+from lib.core import exclusions as excl_mod
+from lib.core.exclusions import Exclusions
 from lib.serve import _maxscore
 from lib.serve.errors import QueryError
 from lib.serve.serving_index import DayIndex, Shard, default_cache, ensure_built, published_days
@@ -34,6 +36,7 @@ MAX_QUERY_CHARS = 512  # longer queries are refused
 MAX_QUERY_TERMS = 32  # distinct terms per analyzer; the kernel takes at most 64
 MAX_K = 1000
 MAX_RANGE_DAYS = 31
+EXCLUSIONS_TTL = 30.0  # seconds between two reads of the roots' exclusion lists
 _OPERATORS = {"and", "or", "not"}
 
 
@@ -60,12 +63,14 @@ class SearchResult:
     days: list[str]
     shards: int
     hits: list[Hit] = field(default_factory=list)
+    excluded: int = 0  # documents of the selected shards withheld by the exclusion list (take-downs)
 
 
 class Engine:
     """Search over the published index days of one or more data centers (``roots``: name -> ROOT)."""
 
-    def __init__(self, roots: dict[str, str], cache_dir: str | None = None, max_range_days: int = MAX_RANGE_DAYS):
+    def __init__(self, roots: dict[str, str], cache_dir: str | None = None, max_range_days: int = MAX_RANGE_DAYS,
+                 exclusions: Exclusions | None = None, exclusions_ttl: float = EXCLUSIONS_TTL):
         if not roots:
             raise ValueError("Engine needs at least one root")
         self.roots = dict(sorted(roots.items()))
@@ -73,9 +78,39 @@ class Engine:
         self.max_range_days = max_range_days
         self._loaded: dict[tuple[str, dt.date], DayIndex] = {}
         self._masks: dict[tuple, dict] = {}
+        self._excluded: dict[tuple, np.ndarray | None] = {}
         self._lock = threading.Lock()
         self._days = {dc: published_days(root) for dc, root in self.roots.items()}
         self.build_seconds: dict[str, float] = {}
+        # the take-down lists: given, or each root's ROOT/_exclusions.jsonl, re-read every
+        # exclusions_ttl seconds so a new take-down applies without a restart
+        self._fixed_exclusions = exclusions
+        self._exclusions_ttl = exclusions_ttl
+        self._exclusions_at = -1e18
+        self.exclusions = exclusions or excl_mod.NONE
+        self._refresh_exclusions()
+
+    def _refresh_exclusions(self) -> None:
+        if self._fixed_exclusions is not None or time.monotonic() - self._exclusions_at < self._exclusions_ttl:
+            return
+        rules = [r for root in self.roots.values() for r in excl_mod.load(excl_mod.default_uri(root)).rules]
+        with self._lock:
+            self._exclusions_at = time.monotonic()
+            if rules != self.exclusions.rules:
+                self.exclusions = excl_mod.Exclusions(rules, ", ".join(excl_mod.default_uri(r) for r in self.roots.values()))
+                self._masks = {}
+                self._excluded = {}
+
+    def _excluded_mask(self, p: DayIndex, s: Shard) -> np.ndarray | None:
+        """1 for the shard's pages the exclusion list matches (None: none does)."""
+        if not self.exclusions:
+            return None
+        key = (p.dc, p.day, p.folder, s.index)
+        cache = self._excluded
+        if key not in cache:
+            m = np.asarray(self.exclusions.mask(s.table.column("url")).to_numpy(zero_copy_only=False), np.uint8)
+            cache[key] = m if m.any() else None
+        return cache[key]
 
     def days(self) -> list[dt.date]:
         """Complete published index days (in any data center), ascending."""
@@ -133,6 +168,7 @@ class Engine:
         """The published page with ``record_id`` (its url, warc pointer, day and data center):
         the newest day first (``day``: that day only); None when no served day has it. A
         vectorised scan of each shard's id column: no per-record index to hold in memory."""
+        self._refresh_exclusions()
         days = [day] if day is not None else sorted(self.days(), reverse=True)
         for p in self._partitions([d for d in days if d in self.days()]):
             for s in p.shards:
@@ -140,7 +176,8 @@ class Engine:
                 if row >= 0:
                     r = {c: s.table.column(c)[row].as_py() for c in ("url", "warc_date", "warc_file", "warc_offset",
                                                                       "warc_length") if c in s.table.column_names}
-                    return {"record_id": record_id, **r, "day": p.day.isoformat(), "dc": p.dc}
+                    return {"record_id": record_id, **r, "day": p.day.isoformat(), "dc": p.dc,
+                            "excluded": self.exclusions.match(r.get("url"))}
         return None
 
     def search(self, q: str, day_from: dt.date, day_to: dt.date | None = None, langs: list[str] | None = None,
@@ -148,6 +185,7 @@ class Engine:
         """Top-k pages of the selected days and languages for ``q`` (module doc: scores, filter, dedup, ties)."""
         t0 = time.perf_counter()
         _check_query(q)
+        self._refresh_exclusions()
         if not 0 < k <= MAX_K:
             raise QueryError(f"k must be in 1..{MAX_K}")
         if not (k1 >= 0 and 0 <= b <= 1):
@@ -163,7 +201,9 @@ class Engine:
         sel = [(p, s) for p in parts for s in p.shards if not langs or s.lang in langs]
         hits, total = self._top_k(q, parts, sel, k, k1, b)
         out = [self._hit(p, s, row, score, q) for score, p, s, row in hits]
-        return SearchResult(round((time.perf_counter() - t0) * 1000, 3), total, [d.isoformat() for d in days], len(sel), out)
+        withheld = sum(int(m.sum()) for p, s in sel if (m := self._excluded_mask(p, s)) is not None)
+        return SearchResult(round((time.perf_counter() - t0) * 1000, 3), total, [d.isoformat() for d in days], len(sel),
+                            out, withheld)
 
     def _top_k(self, q: str, parts: list[DayIndex], sel: list[tuple[DayIndex, Shard]], k: int, k1: float, b: float):
         n_docs = sum(s.docs for _, s in sel)
@@ -187,7 +227,7 @@ class Engine:
                     df[t] += int((p.offsets[rows, tid + 1] - p.offsets[rows, tid]).sum())
         df = Counter({t: d for t, d in df.items() if d})
         idf = {t: math.log(1 + (n_docs - d + 0.5) / (d + 0.5)) for t, d in df.items()}
-        deleted = self._dedup_masks(parts) if len(parts) > 1 else {}
+        deleted = self._hidden_masks(parts, sel)
         best: list[tuple[float, int, DayIndex, Shard, int]] = []  # (score, -order, ...): a min-heap of the k best
         theta, total = 0.0, 0
         plans = self._plans(parts, sel, qterms, tids, idf, k1, b, avgdl)
@@ -236,6 +276,17 @@ class Engine:
                 if lens[j].any():
                     plans[(pid, s.index)] = (starts[j], lens[j], w, bounds[j])
         return plans
+
+    def _hidden_masks(self, parts: list[DayIndex], sel: list[tuple[DayIndex, Shard]]) -> dict:
+        """Per (partition, shard): 1 for pages a search must not return: repeated in a newer day
+        (:meth:`_dedup_masks`) or excluded (:meth:`_excluded_mask`)."""
+        masks = dict(self._dedup_masks(parts)) if len(parts) > 1 else {}
+        for p, s in sel:
+            ex = self._excluded_mask(p, s)
+            if ex is not None:
+                key = (id(p), s.index)
+                masks[key] = ex if key not in masks else (masks[key] | ex)
+        return masks
 
     def _dedup_masks(self, parts: list[DayIndex]) -> dict:
         """Per (partition, shard): 1 for pages whose URL id a newer day (or earlier data center) has."""

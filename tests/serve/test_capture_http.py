@@ -171,3 +171,37 @@ def test_page_links_hits_to_their_capture_and_to_pywb(capture_service, tmp_path)
         ts = "".join(c for c in h["warc_date"] if c.isdigit())[:14]
         assert f'class="replay" href="http://pywb.example:8080/day/{ts}/{h["url"]}"' in dom
         assert f'class="capture" href="{h["capture_url"]}"' in dom
+
+
+def test_an_excluded_page_is_withheld_from_search_and_capture(real_day, tmp_path):
+    """A take-down on the root's list applies to a running day at once: the page is no hit (the
+    next best fill the k), the search counts what it withheld, and its capture answers 451 by
+    record id and by pointer. Runs last: it writes the root's list and removes it after."""
+    app = create_app({"dc1": str(real_day)}, cache_dir=str(tmp_path / "c1"), warm=True,
+                     archive_roots=[str(real_day / "warc")])
+    params = {"q": "archive internet", "day": DAY, "k": 10}
+    with ServerThread(app) as srv:
+        before = httpx.get(f"{srv.url}/search", params=params).json()
+    victim = before["results"][0]
+    assert before["meta"]["excluded"] == 0
+    rules = real_day / "_exclusions.jsonl"
+    rules.write_text('{"url": "%s", "date": "2026-11-25", "reason": "test take-down"}\n' % victim["url"])
+    try:
+        app = create_app({"dc1": str(real_day)}, cache_dir=str(tmp_path / "c2"), warm=True,
+                         archive_roots=[str(real_day / "warc")])
+        with ServerThread(app) as srv:
+            after = httpx.get(f"{srv.url}/search", params=params).json()
+            assert victim["url"] not in {h["url"] for h in after["results"]}
+            assert after["meta"]["excluded"] >= 1
+            assert len(after["results"]) == len(before["results"])  # the next best take its place
+            assert [h["record_id"] for h in after["results"][:9]] == [h["record_id"] for h in before["results"][1:]
+                                                                      if h["url"] != victim["url"]][:9]
+            by_id = httpx.get(srv.url + victim["content_url"])
+            assert by_id.status_code == 451 and by_id.json()["reason"] == "excluded"
+            by_pointer = httpx.get(f"{srv.url}/capture", params={"file": victim["warc_file"], "offset": victim["warc_offset"],
+                                                                  "length": victim["warc_length"]})
+            assert by_pointer.status_code == 451 and by_pointer.json()["url"] == victim["url"]
+            other = after["results"][0]
+            assert httpx.get(srv.url + other["content_url"]).status_code == 200
+    finally:
+        rules.unlink()

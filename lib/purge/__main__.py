@@ -1,0 +1,157 @@
+"""Apply the exclusion list to days already published: ``python -m lib.purge``.
+
+    python -m lib.purge --root ROOT [--exclusions URI] [--from DAY] [--to DAY] [--day DAY ...]
+                        [--urldb DIR | --no-urldb] [--stage-config datacenters.yaml --data-center DC]
+                        [--dry-run] [--master local[2]]
+
+For each published day in range (default: every day under ``ROOT/preprocessed``) that holds
+a page, capture or in-link the list matches, the day is rebuilt without them and swapped in
+(:mod:`lib.purge.day`); then the URL database loses the matching rows
+(:mod:`lib.purge.urldb`) and, with ``--stage-config``, each purged day is staged again to the
+data center's staging target (stale files there are deleted, ``_SUCCESS`` last). Every
+removal is appended to ``ROOT/_purge/audit.jsonl``: when, which rules, which day and
+folders, how many pages, captures, documents, graph rows and CDXJ lines, and the removed
+records (URL, record id, archive, offset). Idempotent: a second run finds every day clean.
+
+Exit 0 when every day is purged or clean, 1 when a day failed (the others still run; the
+failed day is left as it was), 2 on usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import sys
+import time
+from typing import Any
+
+from lib.core import exclusions as excl_mod
+from lib.core import layout, storage
+from lib.preprocess.exclude import day_matches
+from lib.purge.day import PurgeError, graph_hits, now, purge_day
+from lib.purge.urldb import purge_urldb
+
+AUDIT = "audit.jsonl"
+
+
+def audit_path(root: str) -> str:
+    return os.path.join(root, layout.PURGE, AUDIT)
+
+
+def append_audit(root: str, entry: dict[str, Any]) -> None:
+    """One line of the audit log, appended and flushed to disk before the purge goes on."""
+    path = audit_path(root)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps(entry, sort_keys=True, default=str) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def published_days(root: str) -> list[dt.date]:
+    """Every ``ROOT/preprocessed/YYYY-MM/DD`` folder (published or not), oldest first."""
+    base = os.path.join(root, layout.PREPROCESSED)
+    out = []
+    for month in sorted(os.listdir(base)) if os.path.isdir(base) else []:
+        for d in sorted(os.listdir(os.path.join(base, month))):
+            day = layout.day_of(f"{month}/{d}")
+            if day is not None and os.path.isdir(os.path.join(base, month, d)):
+                out.append(day)
+    return out
+
+
+def _session(master: str | None) -> Any:
+    from jobs.index import IndexJob
+
+    job = IndexJob()
+    args = job.parser().parse_args(["--input", ".", "--output", "."] + (["--master", master] if master else []))
+    return job.session(args)
+
+
+def main(argv: list[str] | None = None, spark: Any = None) -> int:
+    """The command; ``spark``: a session to run the rebuilds in (default: one of its own)."""
+    p = argparse.ArgumentParser(prog="python -m lib.purge", description=__doc__.split("\n")[0])
+    p.add_argument("--root", required=True, help="bucket root of the published days (local or cluster filesystem)")
+    p.add_argument("--exclusions", help="the exclusion list (default ROOT/_exclusions.jsonl)")
+    p.add_argument("--from", dest="first", type=dt.date.fromisoformat, help="first day (YYYY-MM-DD)")
+    p.add_argument("--to", dest="last", type=dt.date.fromisoformat, help="last day (YYYY-MM-DD)")
+    p.add_argument("--day", action="append", type=dt.date.fromisoformat, default=[], help="a day (repeatable)")
+    p.add_argument("--urldb", help="URL database folder (default ROOT/urldb)")
+    p.add_argument("--no-urldb", action="store_true", help="leave the URL database alone")
+    p.add_argument("--stage-config", help="data-center config (datacenters.yaml) whose staging target is updated")
+    p.add_argument("--data-center", help="the data center of --stage-config")
+    p.add_argument("--dry-run", action="store_true", help="report what matches, change nothing")
+    p.add_argument("--master", help="Spark master for the rebuilds (default local[*])")
+    a = p.parse_args(argv)
+    if storage.is_s3(a.root):
+        p.error("--root must be a local or cluster filesystem path (published days are swapped by rename)")
+    root = storage.local_path(a.root)
+    uri = a.exclusions or excl_mod.default_uri(root)
+    try:
+        rules = excl_mod.load(uri, required=True)
+    except (FileNotFoundError, excl_mod.ExclusionError) as e:
+        p.error(str(e))
+    if not rules:
+        p.error(f"{uri} holds no rule: nothing to purge")
+    if bool(a.stage_config) != bool(a.data_center):
+        p.error("--stage-config and --data-center go together")
+    stage_spec = None
+    if a.stage_config:
+        from lib.orchestration.config import load_config
+
+        stage_spec = load_config(a.stage_config)[a.data_center]["staging"]
+    days = sorted(set(a.day)) or [d for d in published_days(root)
+                                  if (a.first is None or d >= a.first) and (a.last is None or d <= a.last)]
+    print(f"purge: {rules.describe()}; {len(days)} day(s) under {root}", file=sys.stderr, flush=True)
+    own = spark is None
+    results: list[dict[str, Any]] = []
+    failed = 0
+    t0 = time.time()
+    try:
+        for i, day in enumerate(days, 1):
+            dirs = {k: layout.day_path(root, k, day) for k in (layout.PREPROCESSED, layout.INDEX)}
+            if a.dry_run:
+                r = {"day": day.isoformat(), "matches": day_matches(dirs[layout.PREPROCESSED], rules)
+                     if os.path.isdir(dirs[layout.PREPROCESSED]) else 0,
+                     "inlinks": graph_hits(dirs[layout.INDEX], rules)}
+            else:
+                if spark is None:
+                    spark = _session(a.master)
+                try:
+                    r = purge_day(spark, root, day, rules, uri, lambda e: append_audit(root, e),
+                                  lambda m: print(m, file=sys.stderr, flush=True))
+                except (PurgeError, OSError, RuntimeError) as e:
+                    failed += 1
+                    r = {"day": day.isoformat(), "state": "failed", "error": f"{type(e).__name__}: {e}"}
+                if r.get("state") == "purged" and stage_spec:
+                    from lib.orchestration.outputs import stage_outputs
+
+                    outs = {k: layout.day_path(root, k, day) for k in (layout.PREPROCESSED, layout.INDEX, layout.CATALOGUE)}
+                    r["staged"] = stage_outputs({k: v for k, v in outs.items() if os.path.isdir(v)}, stage_spec, day)
+                    append_audit(root, {"time": now(), "day": day.isoformat(), "staged": r["staged"]})
+            results.append(r)
+            print(f"purge: [{i}/{len(days)}] {day} {r.get('state', 'dry run')} "
+                  f"{json.dumps(r.get('removed') or {k: r[k] for k in ('matches', 'inlinks') if k in r})}",
+                  file=sys.stderr, flush=True)
+        db = None if a.no_urldb else storage.local_path(a.urldb or os.path.join(root, layout.URLDB))
+        urldb_result = None
+        if db and not a.dry_run:
+            urldb_result = purge_urldb(db, rules)
+            if urldb_result["rows"]:
+                append_audit(root, {"time": now(), "urldb": db, "rules": [r.as_dict() for r in rules.rules],
+                                    "removed": {"urldb_rows": urldb_result["rows"]}, "urls": urldb_result["urls"]})
+    finally:
+        if own and spark is not None:
+            from lib.core.sparkjob import stop_session
+
+            stop_session(spark)
+    summary = {"root": root, "exclusions": uri, "rules": len(rules), "days": results, "urldb": urldb_result,
+               "failed_days": failed, "seconds": round(time.time() - t0, 1), "audit": audit_path(root)}
+    print(json.dumps(summary, indent=1, default=str))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
