@@ -32,7 +32,7 @@ ROOT = _project_root()
 
 CORE = {"core"}
 FORMATS = {"warc", "html", "ciff"}
-STAGES = {"preprocess", "index", "extract", "catalogue", "placement", "staging", "orchestration", "serve"}
+STAGES = {"preprocess", "index", "extract", "catalogue", "placement", "staging", "orchestration", "serve", "purge"}
 #: rank of each layer: an import may only go to the same rank or a lower one
 RANK = {"core": 0, "format": 1, "stage": 2, "jobs": 3}
 

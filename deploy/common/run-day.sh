@@ -33,6 +33,8 @@
 #   SPARK_EXECUTOR_CORES (all of a worker's), SPARK_DRIVER_MEMORY (2g),
 #   SPARK_MASTER_HOST ($(hostname)), DAILYSLICE_SPARK_PORT (a free port),
 #   URLDB ($OUTPUT_ROOT/urldb)       the URL database the catalogue merges each day into
+#   EXCLUSIONS ($OUTPUT_ROOT/_exclusions.jsonl when it exists)  the take-down list the three jobs
+#                                    apply (lib/core/exclusions.py); a given URI must exist
 #   SPARK_SUBMIT_ARGS, PREPROCESS_ARGS, INDEX_ARGS, CATALOGUE_ARGS (extra arguments, word-split),
 #   KEEP_SCRATCH (unset: scratch is removed at the end), WORKER_START_TIMEOUT (300 s)
 set -uo pipefail
@@ -134,13 +136,21 @@ submit() {  # name script args...
 }
 
 PRE_OUT=$OUTPUT_ROOT/preprocessed/$YM/$DD
+EXCL_ARGS=()
+if [ -n "${EXCLUSIONS:-}" ]; then
+  EXCL_ARGS=(--exclusions "$EXCLUSIONS")
+elif [ -f "$OUTPUT_ROOT/_exclusions.jsonl" ]; then
+  EXCL_ARGS=(--exclusions "$OUTPUT_ROOT/_exclusions.jsonl")
+fi
+echo "run-day: exclusion list ${EXCL_ARGS[1]:-none}"
 IDX_OUT=$OUTPUT_ROOT/index/$YM/$DD
 CAT_OUT=$OUTPUT_ROOT/catalogue/$YM/$DD
 SUMMARIES=$SCRATCH_DIR/summaries
 mkdir -p "$SUMMARIES"
 # shellcheck disable=SC2086
 submit preprocess "$DAILYSLICE_HOME/jobs/preprocess.py" --date "$DATE" \
-  --input "${INPUT_ROOT%/}/warc/$YM/$DD" --output "$PRE_OUT" --summary "$SUMMARIES/preprocess.json" ${PREPROCESS_ARGS:-}
+  --input "${INPUT_ROOT%/}/warc/$YM/$DD" --output "$PRE_OUT" --summary "$SUMMARIES/preprocess.json" "${EXCL_ARGS[@]}" \
+  ${PREPROCESS_ARGS:-}
 PRE_RC=$?
 IDX_RC=""
 # 3: the day is published but unhealthy: index it anyway (it is the best we have), but the
@@ -148,7 +158,7 @@ IDX_RC=""
 if [ "$PRE_RC" -eq 0 ] || [ "$PRE_RC" -eq 3 ]; then
   # shellcheck disable=SC2086
   submit index "$DAILYSLICE_HOME/jobs/index.py" --date "$DATE" \
-    --input "$PRE_OUT" --output "$IDX_OUT" --summary "$SUMMARIES/index.json" ${INDEX_ARGS:-}
+    --input "$PRE_OUT" --output "$IDX_OUT" --summary "$SUMMARIES/index.json" "${EXCL_ARGS[@]}" ${INDEX_ARGS:-}
   IDX_RC=$?
 fi
 
@@ -158,7 +168,7 @@ if [ "${IDX_RC:-1}" -eq 0 ]; then
   # shellcheck disable=SC2086
   submit catalogue "$DAILYSLICE_HOME/jobs/catalogue.py" --date "$DATE" \
     --input "$PRE_OUT" --output "$CAT_OUT" --index "$IDX_OUT" --urldb "${URLDB:-$OUTPUT_ROOT/urldb}" \
-    --warc-prefix "${INPUT_ROOT%/}/warc" --summary "$SUMMARIES/catalogue.json" ${CATALOGUE_ARGS:-}
+    --warc-prefix "${INPUT_ROOT%/}/warc" --summary "$SUMMARIES/catalogue.json" "${EXCL_ARGS[@]}" ${CATALOGUE_ARGS:-}
   CAT_RC=$?
 fi
 

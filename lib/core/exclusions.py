@@ -10,7 +10,7 @@ points elsewhere), one rule a line::
 
 Each rule has exactly one of ``url``, ``surt`` or ``host``, and a ``date`` and ``reason``
 (kept for the audit, never used to match). Matching is on the pywb SURT key of a record's
-URL (:func:`lib.catalogue.keys.surt_key`: scheme and ``www.`` dropped, lowercased, query
+URL (:func:`lib.core.urls.surt_key`: scheme and ``www.`` dropped, lowercased, query
 sorted, fragment removed), so ``http://www.example.com/a`` and ``https://example.com/a`` are
 the same URL:
 
@@ -37,6 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lib.core import layout, storage
+from lib.core.urls import surt_key
 
 KINDS = ("url", "surt", "host")
 # scheme://[userinfo@]host[:port]: the host, for the cheap vectorized pre-filter
@@ -48,8 +49,6 @@ class ExclusionError(ValueError):
 
 
 def _surt(url: str) -> str:
-    from lib.catalogue.keys import surt_key  # surt is imported only when a list is in force
-
     return surt_key(url)
 
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from functools import lru_cache
 from urllib.parse import urlparse, urlsplit, urlunsplit
 
+import surt as _surt
 import tldextract
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -86,3 +88,25 @@ def owi_url_parts(url: str) -> dict[str, str | bool | None]:
 
 OWI_URL_KEYS = ("url_scheme", "url_path", "url_params", "url_query", "url_fragment", "url_subdomain", "url_domain",
                 "url_suffix", "url_is_private")
+
+
+# CDXJ lines are "KEY TS JSON": a key must never contain whitespace or control characters,
+# or byte order of lines would no longer be the order of (key, timestamp).
+_UNSAFE = re.compile(r"[\x00-\x20\x7f]")
+
+
+def _escape(text: str) -> str:
+    return _UNSAFE.sub(lambda m: "%{:02x}".format(ord(m.group())), text)
+
+
+def surt_key(url: str) -> str:
+    """SURT key of ``url`` as pywb computes it (``surt.surt`` defaults: lowercased,
+    ``www.`` dropped, query sorted, fragment removed); never contains whitespace.
+
+    URLs the surt package cannot parse fall back to the lowercased URL, so every capture
+    still gets a line (pywb would look such a URL up by the same fallback)."""
+    try:
+        key = _surt.surt(url)
+    except Exception:
+        key = url.strip().lower()
+    return _escape(key)

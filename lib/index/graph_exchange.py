@@ -36,9 +36,12 @@ from typing import Any
 import duckdb
 import pyarrow.parquet as pq
 
+from lib.core import exclusions as excl_mod
 from lib.core import layout, storage
+from lib.core.exclusions import NONE as NO_EXCLUSIONS, Exclusions
 from lib.core.s3 import client as s3_client
 from lib.index.anchors import write_anchors
+from lib.index.graph_tasks import drop_excluded
 
 OUTBOUND = "outbound"
 LOCAL = "inlinks_local"
@@ -209,14 +212,18 @@ def _ensure_local_copy(day: _Day, ident: str, work: str) -> None:
     storage.upload_tree(tmp, storage.join(day.graph, LOCAL))
 
 
-def _merge(con: Any, local_parts: list[str], edges: list[str], incoming: list[str], out: str) -> dict[str, int]:
-    """Write the merged in-links into ``out`` (module doc); row counts."""
+def _merge(con: Any, local_parts: list[str], edges: list[str], incoming: list[str], out: str,
+           exclusions: Exclusions = NO_EXCLUSIONS) -> dict[str, int]:
+    """Write the merged in-links into ``out`` (module doc); row counts. Incoming links from or
+    to an excluded URL are left out (``excluded_incoming``)."""
     inc = (f"SELECT {_EDGE_COLS} FROM {_files_sql(incoming)} WHERE dst_host IN (SELECT h FROM hosts)"
            if incoming else f"SELECT {_EDGE_COLS} FROM local_edges LIMIT 0")
     con.execute(f"CREATE TEMP VIEW local_edges AS SELECT {_EDGE_COLS} FROM {_files_sql(edges)}" if edges else
                 "CREATE TEMP VIEW local_edges AS SELECT " + ", ".join(f"NULL::VARCHAR AS {c}" for c in _EDGE_COLS.split(", "))
                 + " LIMIT 0")
     con.execute(f"CREATE TEMP TABLE incoming AS {inc}")
+    dropped = (drop_excluded(con, exclusions, "incoming", "dst_url") + drop_excluded(con, exclusions, "incoming", "src_url")
+               if exclusions else 0)
     con.execute("CREATE TEMP TABLE affected AS SELECT DISTINCT dst_url FROM incoming")
     con.execute(f"""CREATE TEMP TABLE e AS
         SELECT dst_url, dst_host, src_url, src_host,
@@ -225,6 +232,8 @@ def _merge(con: Any, local_parts: list[str], edges: list[str], incoming: list[st
               UNION ALL SELECT * FROM incoming)""")
     counts = {"incoming_edges": con.execute("SELECT count(*) FROM incoming").fetchone()[0],
               "merged_urls": con.execute("SELECT count(*) FROM affected").fetchone()[0]}
+    if exclusions:
+        counts["excluded_incoming"] = dropped
     for p in local_parts:
         con.execute(f"""COPY (SELECT * FROM read_parquet({_q(p)}) WHERE dst_url NOT IN (SELECT dst_url FROM affected)
                               ORDER BY dst_url)
@@ -270,9 +279,14 @@ def check_outbound(folder: str) -> str | None:
     return f"{os.path.basename(parts[0])}: no column(s) {missing}" if missing else None
 
 
+def _root_of(day_uri: str) -> str:
+    """ROOT of a ``ROOT/index/YYYY-MM/DD`` day folder."""
+    return day_uri.rstrip("/").rsplit("/", 3)[0]
+
+
 def _inputs(record: dict[str, Any]) -> dict[str, Any]:
     """What a merge depends on: the day's build and each partner's day and outbound marker."""
-    return {"day": record.get("day"),
+    return {"day": record.get("day"), "exclusions": record.get("exclusions"),
             "partners": {k: (v.get("date"), v.get("outbound")) for k, v in (record.get("partners") or {}).items()}}
 
 
@@ -294,8 +308,10 @@ def _inlinks_marker(day: _Day) -> str | None:
 
 
 def exchange_day(day_uri: str, day: dt.date, partners: dict[str, str], lookback_days: int = 7,
-                 work: str | None = None, force: bool = False) -> dict[str, Any]:
-    """Merge the partners' links into one finished index day (module doc).
+                 work: str | None = None, force: bool = False, exclusions_uri: str | None = None) -> dict[str, Any]:
+    """Merge the partners' links into one finished index day (module doc). The exclusion list
+    (``exclusions_uri``, default the day's ``ROOT/_exclusions.jsonl`` when it exists) keeps
+    incoming links from and to excluded URLs out; a changed list is a new input.
 
     ``partners``: ``{data center: index root}`` (the day of a partner is
     ``ROOT/index/YYYY-MM/DD``). Returns the record written to ``graph/_exchange.json``, with
@@ -324,7 +340,9 @@ def exchange_day(day_uri: str, day: dt.date, partners: dict[str, str], lookback_
             merged[dc] = {"status": "merged", "date": pday.isoformat(), "outbound": _sha(marker),
                           "same_day": pday == day}
             sources.append((dc, puri))
-        record: dict[str, Any] = {"day": ident, "date": day.isoformat(), "partners": merged}
+        excl = excl_mod.for_job(_root_of(day_uri), exclusions_uri)
+        record: dict[str, Any] = {"day": ident, "date": day.isoformat(), "partners": merged,
+                                  "exclusions": _sha(json.dumps([r.as_dict() for r in excl.rules]).encode()) if excl else None}
         prev = _read_json(storage.join(d.graph, RECORD))
         if not force and prev and _same_inputs(prev, record) and _inlinks_marker(d) == _inlinks_marker_of(prev):
             return {**prev, "changed": False}
@@ -346,7 +364,7 @@ def exchange_day(day_uri: str, day: dt.date, partners: dict[str, str], lookback_
         con = _connect(os.path.join(work, "_tmp"))
         try:
             _crawled_hosts(con, d.metadata(), edges)
-            counts = _merge(con, local_parts, edges, incoming, out)
+            counts = _merge(con, local_parts, edges, incoming, out, excl)
             rows = con.execute(f"SELECT count(*) FROM {_files_sql(_parquets(out))}").fetchone()[0]
         finally:
             con.close()

@@ -62,7 +62,7 @@ def map_file(path: str, fid: int, edges_dir: str, spill: str, parts: int,
             FROM (SELECT url AS src_url, url_host AS src_host, unnest(outgoing_links) AS l
                   FROM read_parquet({_q(path)}))
             WHERE l.url IS NOT NULL""")
-        dropped = _drop_excluded(con, exclusions) if exclusions else 0
+        dropped = drop_excluded(con, exclusions) if exclusions else 0
         n = con.execute("SELECT count(*) FROM e").fetchone()[0]
         _copy(con, "SELECT src_url, dst_url, anchor_text, src_host, dst_host FROM e",
               os.path.join(edges_dir, f"part-{fid:05d}.parquet"))
@@ -79,17 +79,17 @@ def map_file(path: str, fid: int, edges_dir: str, spill: str, parts: int,
         con.close()
 
 
-def _drop_excluded(con: Any, exclusions: Exclusions) -> int:
-    """Delete the edges of ``e`` whose destination is excluded (the graph holds no row in either
-    direction for an excluded page); returns how many. Only the URLs of hosts a rule can match
-    are tested one by one."""
-    urls = pa.array([r[0] for r in con.execute("SELECT DISTINCT dst_url FROM e").fetchall()], pa.string())
+def drop_excluded(con: Any, exclusions: Exclusions, table: str = "e", column: str = "dst_url") -> int:
+    """Delete the rows of ``table`` whose ``column`` URL is excluded (the graph holds no row in
+    either direction for an excluded page); returns how many. Only the URLs of hosts a rule can
+    match are tested one by one."""
+    urls = pa.array([r[0] for r in con.execute(f"SELECT DISTINCT {column} FROM {table}").fetchall()], pa.string())
     gone = pa.array([u for u, m in zip(urls.to_pylist(), exclusions.mask(urls).to_pylist()) if m], pa.string())
     if not len(gone):
         return 0
     con.register("gone", pa.table({"u": gone}))
-    n = con.execute("SELECT count(*) FROM e WHERE dst_url IN (SELECT u FROM gone)").fetchone()[0]
-    con.execute("DELETE FROM e WHERE dst_url IN (SELECT u FROM gone)")
+    n = con.execute(f"SELECT count(*) FROM {table} WHERE {column} IN (SELECT u FROM gone)").fetchone()[0]
+    con.execute(f"DELETE FROM {table} WHERE {column} IN (SELECT u FROM gone)")
     con.unregister("gone")
     return n
 

@@ -23,6 +23,9 @@ DEFAULTS: dict[str, Any] = {
     "output_root": "/scratch/dailyslice/{data_center}",  # shared cluster filesystem
     "log_dir": None,  # default: <output_root>/logs
     "summary_uri": None,  # default: <output_root>/_runs/<dc>/<date>.summary.json
+    # the take-down list the jobs apply (lib/core/exclusions.py): a path or s3:// URI that must
+    # exist (one list shared by data centers, say); default <output_root>/_exclusions.jsonl if present
+    "exclusions": None,
     # S3 pressure caps (None: no cap): archives read at once by the whole preprocess job, and
     # Python workers (one stream each) per Spark executor; connections each process keeps
     "s3": {"endpoint": None, "bucket": None, "prefix": "", "max_connections_per_job": None,

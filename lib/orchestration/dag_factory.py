@@ -197,6 +197,8 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
             }
             if cfg["s3"].get("endpoint"):
                 env["AWS_ENDPOINT_URL"] = cfg["s3"]["endpoint"]
+            if cfg.get("exclusions"):
+                env["EXCLUSIONS"] = cfg["exclusions"]
             env.update(s3_pressure_env(cfg["s3"]))
             env.update({k: str(v) for k, v in (cfg.get("job_env") or {}).items()})
             out = f"{cfg['log_dir']}/slurm-dailyslice-{dc}-{day}-%j.out"
@@ -245,7 +247,7 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
         def exchange(marker: dict[str, Any], est: dict[str, Any]) -> dict[str, Any]:
             spec = cfg.get("exchange") or {}
             with s3_endpoint(spec.get("endpoint")):
-                return exchange_outputs(spec, marker["outputs"], est["date"])
+                return exchange_outputs(spec, marker["outputs"], est["date"], cfg.get("exclusions"))
 
         @task
         def stage(marker: dict[str, Any], est: dict[str, Any]) -> dict[str, Any]:

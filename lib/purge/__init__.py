@@ -1,5 +1,6 @@
-"""The purge command: take-down requests applied to days already published (docs/operations.md).
+"""Take-down requests applied to days already published (docs/operations.md).
 
-:mod:`lib.purge.day` rebuilds and swaps one day, :mod:`lib.purge.urldb` removes URL database
-rows, :mod:`lib.purge.__main__` is the command line and writes the audit log.
+:mod:`lib.purge.day` rebuilds and swaps one day (the jobs it re-runs are given by
+``jobs/purge.py``, the command), :mod:`lib.purge.urldb` removes URL database rows,
+:mod:`lib.purge.audit` keeps the audit log.
 """

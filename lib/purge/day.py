@@ -7,8 +7,9 @@ A day is its ``preprocessed``, ``index`` and ``catalogue`` folders. :func:`purge
    excluded page from the day's other pages;
 2. builds the new folders beside the old ones (``DAY.purge-new``): the preprocessed day
    without the excluded rows (:func:`lib.preprocess.exclude.filter_day`, the other files
-   hard-linked), then the index job and the catalogue job run on it with the list in force
-   and the index job's own settings of that day (``_stats.json`` ``args``). The index is
+   hard-linked), then the index job and the catalogue job (:class:`Rebuild`, run by
+   ``jobs/purge.py``) on it with the list in force and the index job's own settings of that
+   day (``_stats.json`` ``args``). The index is
    therefore the one a day built without the page gets: the same docids, shards,
    statistics, metadata and graph (a test holds them byte for byte);
 3. swaps the folders in (each ``_SUCCESS`` last, :func:`lib.core.storage.commit_dir`).
@@ -25,7 +26,7 @@ import datetime as dt
 import json
 import os
 import shutil
-from typing import Any
+from typing import Any, Callable, Protocol
 
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -40,7 +41,16 @@ INDEX_DEFAULTS = {"docs_per_shard": 100_000, "min_group_docs": 1000, "gzip_level
 
 
 class PurgeError(RuntimeError):
-    """A rebuild job failed: the day is left as it was (its journal says so)."""
+    """A rebuild job failed: the day is left as it was."""
+
+
+class Rebuild(Protocol):
+    """The two jobs a purge re-runs on the purged preprocessed day (jobs/purge.py runs them in
+    its Spark session); each returns the job's exit code."""
+
+    def index(self, day: dt.date, inp: str, out: str, exclusions_uri: str, args: dict[str, Any]) -> int: ...
+
+    def catalogue(self, day: dt.date, inp: str, out: str, index: str, exclusions_uri: str) -> int: ...
 
 
 def now() -> str:
@@ -136,11 +146,11 @@ def _resume(root: str, day: dt.date, dirs: dict[str, str], log: Any) -> dict[str
     return entry
 
 
-def purge_day(spark: Any, root: str, day: dt.date, exclusions: Exclusions, exclusions_uri: str,
-              audit: Any, log: Any = print) -> dict[str, Any]:
-    """Purge ``day`` under the local ``root`` (module doc); ``audit(entry)`` records what was
-    removed. Returns the day's outcome: ``state`` is ``purged``, ``clean`` (nothing matched)
-    or ``not published``."""
+def purge_day(root: str, day: dt.date, exclusions: Exclusions, exclusions_uri: str, rebuild: Rebuild,
+              audit: Callable[[dict[str, Any]], None], log: Callable[[str], None] = print) -> dict[str, Any]:
+    """Purge ``day`` under the local ``root`` (module doc): ``rebuild`` runs the index and
+    catalogue jobs, ``audit(entry)`` records what was removed. Returns the day's outcome:
+    ``state`` is ``purged``, ``clean`` (nothing matched) or ``not published``."""
     dirs = {k: layout.day_path(root, k, day) for k in KINDS}
     resumed = _resume(root, day, dirs, log)
     if resumed is not None:
@@ -161,7 +171,7 @@ def purge_day(spark: Any, root: str, day: dt.date, exclusions: Exclusions, exclu
         shutil.rmtree(d, ignore_errors=True)
     before = _counts(dirs)
     try:
-        removed, kinds = _build(spark, root, day, dirs, new, exclusions, exclusions_uri, when)
+        removed, kinds = _build(rebuild, day, dirs, new, exclusions, exclusions_uri, when)
     except BaseException:  # the published day is untouched: drop the half-built one
         for d in new.values():
             shutil.rmtree(d, ignore_errors=True)
@@ -184,7 +194,7 @@ def purge_day(spark: Any, root: str, day: dt.date, exclusions: Exclusions, exclu
     return {"day": day.isoformat(), "state": "purged", "removed": entry["removed"]}
 
 
-def _build(spark: Any, root: str, day: dt.date, dirs: dict[str, str], new: dict[str, str],
+def _build(rebuild: Rebuild, day: dt.date, dirs: dict[str, str], new: dict[str, str],
            exclusions: Exclusions, exclusions_uri: str, when: str) -> tuple[dict[str, Any], list[str]]:
     """The new folders of the day (``.purge-new``); returns the filter's counts and the kinds built."""
     pre = dirs[layout.PREPROCESSED]
@@ -195,37 +205,17 @@ def _build(spark: Any, root: str, day: dt.date, dirs: dict[str, str], new: dict[
     storage.write_bytes(os.path.join(new[layout.PREPROCESSED], layout.SUCCESS), marker, fsync=True)
     kinds = [layout.PREPROCESSED]
     if _success(dirs[layout.INDEX]):
-        _rebuild_index(spark, day, new, dirs[layout.INDEX], exclusions_uri)
+        stats_path = os.path.join(dirs[layout.INDEX], layout.STATS)
+        given = json.loads(open(stats_path, encoding="utf-8").read()).get("args") if os.path.exists(stats_path) else None
+        rc = rebuild.index(day, new[layout.PREPROCESSED], new[layout.INDEX], exclusions_uri,
+                           dict(INDEX_DEFAULTS, **(given or {})))
+        if rc != 0:
+            raise PurgeError(f"{day}: the index job on the purged day exited {rc}: the day is unchanged")
         kinds.append(layout.INDEX)
     if _success(dirs[layout.CATALOGUE]):
-        _rebuild_catalogue(spark, root, day, new, dirs, kinds, exclusions_uri)
+        index = new[layout.INDEX] if layout.INDEX in kinds else dirs[layout.INDEX]
+        rc = rebuild.catalogue(day, new[layout.PREPROCESSED], new[layout.CATALOGUE], index, exclusions_uri)
+        if rc != 0:
+            raise PurgeError(f"{day}: the catalogue job on the purged day exited {rc}: the day is unchanged")
         kinds.append(layout.CATALOGUE)
     return removed, kinds
-
-
-def _rebuild_index(spark: Any, day: dt.date, new: dict[str, str], old_index: str, exclusions_uri: str) -> None:
-    from jobs.index import IndexJob
-
-    stats_path = os.path.join(old_index, layout.STATS)
-    given = json.loads(open(stats_path, encoding="utf-8").read()).get("args") if os.path.exists(stats_path) else None
-    a = dict(INDEX_DEFAULTS, **(given or {}))
-    argv = ["--input", new[layout.PREPROCESSED], "--output", new[layout.INDEX], "--date", day.isoformat(),
-            "--exclusions", exclusions_uri, "--docs-per-shard", str(a["docs_per_shard"]),
-            "--min-group-docs", str(a["min_group_docs"]), "--gzip-level", str(a["gzip_level"]), "--allow-empty"]
-    if not a["graph"]:
-        argv.append("--no-graph")
-    rc = IndexJob().main(argv, spark=spark)
-    if rc != 0:
-        raise PurgeError(f"{day}: the index job on the purged day exited {rc}: the day is unchanged")
-
-
-def _rebuild_catalogue(spark: Any, root: str, day: dt.date, new: dict[str, str], dirs: dict[str, str],
-                       kinds: list[str], exclusions_uri: str) -> None:
-    from jobs.catalogue import CatalogueJob
-
-    index = new[layout.INDEX] if layout.INDEX in kinds else dirs[layout.INDEX]
-    argv = ["--input", new[layout.PREPROCESSED], "--output", new[layout.CATALOGUE], "--date", day.isoformat(),
-            "--root", root, "--no-urldb", "--index", index, "--exclusions", exclusions_uri, "--allow-empty"]
-    rc = CatalogueJob().main(argv, spark=spark)
-    if rc != 0:
-        raise PurgeError(f"{day}: the catalogue job on the purged day exited {rc}: the day is unchanged")

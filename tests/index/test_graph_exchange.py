@@ -283,3 +283,23 @@ def test_a_broken_partner_file_is_recorded_and_left_out_and_a_restored_table_is_
     shutil.copytree(base / "a/index/2026-01/15/graph/inlinks", da / "graph/inlinks")
     r = exchange_day(str(da), D15, {"b": str(b)})
     assert r["changed"] and _files(da / "graph/inlinks") == merged
+
+
+def test_incoming_links_to_an_excluded_page_are_left_out_and_a_new_list_merges_again(days, tmp_path):
+    """A's take-down list names a page only B links to: the exchange merges none of those links
+    (counted), the other merged in-links are the oracle's, and a changed list is a new input."""
+    base, _ = days
+    a, b = _copy_days(base, tmp_path, ["a15", "b15"])
+    da, db = a / "index/2026-01/15", b / "index/2026-01/15"
+    write_outbound(str(db))
+    first = exchange_day(str(da), D15, {"b": str(b)})
+    assert "https://www0.alpha.com/only-from-beta" in _table(da / "graph/inlinks")
+    (a / "_exclusions.jsonl").write_text(json.dumps({"url": "https://www0.alpha.com/only-from-beta",
+                                                     "date": "2026-01-16", "reason": "test"}) + "\n")
+    r = exchange_day(str(da), D15, {"b": str(b)})
+    assert r["changed"] and r["exclusions"] and first["exclusions"] is None
+    assert r["counts"]["excluded_incoming"] == 5
+    merged = _table(da / "graph/inlinks")
+    want = {u: v for u, v in _oracle(_pages_a(), _pages_b()).items() if u != "https://www0.alpha.com/only-from-beta"}
+    assert merged == want
+    assert not exchange_day(str(da), D15, {"b": str(b)})["changed"]  # same list, same partners: nothing to do

@@ -15,11 +15,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from jobs import catalogue, index, preprocess
+from jobs import catalogue, index, preprocess, purge
 from lib.ciff.search import search
 from lib.ciff.validate import validate_file
 from lib.core import layout
-from lib.purge import __main__ as purge
 from lib.purge import day as purge_day
 
 DAY = dt.date(2026, 3, 2)

@@ -1,15 +1,15 @@
-"""Apply the exclusion list to days already published: ``python -m lib.purge``.
+"""Apply the exclusion list to days already published (take-downs).
 
-    python -m lib.purge --root ROOT [--exclusions URI] [--from DAY] [--to DAY] [--day DAY ...]
+    python jobs/purge.py --root ROOT [--exclusions URI] [--from DAY] [--to DAY] [--day DAY ...]
                         [--urldb DIR | --no-urldb] [--stage-config datacenters.yaml --data-center DC]
                         [--dry-run] [--master local[2]]
 
 For each published day in range (default: every day under ``ROOT/preprocessed``) that holds
 a page, capture or in-link the list matches, the day is rebuilt without them and swapped in
-(:mod:`lib.purge.day`); then the URL database loses the matching rows
+(:mod:`lib.purge.day`; the index and catalogue jobs run in this process's Spark session); then the URL database loses the matching rows
 (:mod:`lib.purge.urldb`) and, with ``--stage-config``, each purged day is staged again to the
 data center's staging target (stale files there are deleted, ``_SUCCESS`` last). Every
-removal is appended to ``ROOT/_purge/audit.jsonl``: when, which rules, which day and
+removal is appended to ``ROOT/_purge/audit.jsonl`` (:mod:`lib.purge.audit`): when, which rules, which day and
 folders, how many pages, captures, documents, graph rows and CDXJ lines, and the removed
 records (URL, record id, archive, offset). Idempotent: a second run finds every day clean.
 
@@ -27,44 +27,41 @@ import sys
 import time
 from typing import Any
 
-from lib.core import exclusions as excl_mod
-from lib.core import layout, storage
-from lib.preprocess.exclude import day_matches
-from lib.purge.day import PurgeError, graph_hits, now, purge_day
-from lib.purge.urldb import purge_urldb
+if __package__ in (None, ""):  # `python jobs/purge.py`: make the project importable
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-AUDIT = "audit.jsonl"
-
-
-def audit_path(root: str) -> str:
-    return os.path.join(root, layout.PURGE, AUDIT)
-
-
-def append_audit(root: str, entry: dict[str, Any]) -> None:
-    """One line of the audit log, appended and flushed to disk before the purge goes on."""
-    path = audit_path(root)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "a", encoding="utf-8") as f:
-        f.write(json.dumps(entry, sort_keys=True, default=str) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
+from jobs.catalogue import CatalogueJob  # noqa: E402
+from jobs.index import IndexJob  # noqa: E402
+from lib.core import exclusions as excl_mod  # noqa: E402
+from lib.core import layout, storage  # noqa: E402
+from lib.core.sparkjob import stop_session  # noqa: E402
+from lib.orchestration.config import load_config  # noqa: E402
+from lib.orchestration.outputs import stage_outputs  # noqa: E402
+from lib.preprocess.exclude import day_matches  # noqa: E402
+from lib.purge.audit import append_audit, audit_path, day_folders  # noqa: E402
+from lib.purge.day import PurgeError, graph_hits, now, purge_day  # noqa: E402
+from lib.purge.urldb import purge_urldb  # noqa: E402
 
 
-def published_days(root: str) -> list[dt.date]:
-    """Every ``ROOT/preprocessed/YYYY-MM/DD`` folder (published or not), oldest first."""
-    base = os.path.join(root, layout.PREPROCESSED)
-    out = []
-    for month in sorted(os.listdir(base)) if os.path.isdir(base) else []:
-        for d in sorted(os.listdir(os.path.join(base, month))):
-            day = layout.day_of(f"{month}/{d}")
-            if day is not None and os.path.isdir(os.path.join(base, month, d)):
-                out.append(day)
-    return out
+class JobRebuild:
+    """:class:`lib.purge.day.Rebuild` with the project's jobs, in one Spark session."""
+
+    def __init__(self, spark: Any, root: str):
+        self.spark, self.root = spark, root
+
+    def index(self, day: dt.date, inp: str, out: str, exclusions_uri: str, args: dict[str, Any]) -> int:
+        argv = ["--input", inp, "--output", out, "--date", day.isoformat(), "--exclusions", exclusions_uri,
+                "--docs-per-shard", str(args["docs_per_shard"]), "--min-group-docs", str(args["min_group_docs"]),
+                "--gzip-level", str(args["gzip_level"]), "--allow-empty"] + ([] if args["graph"] else ["--no-graph"])
+        return IndexJob().main(argv, spark=self.spark)
+
+    def catalogue(self, day: dt.date, inp: str, out: str, index: str, exclusions_uri: str) -> int:
+        argv = ["--input", inp, "--output", out, "--date", day.isoformat(), "--root", self.root, "--no-urldb",
+                "--index", index, "--exclusions", exclusions_uri, "--allow-empty"]
+        return CatalogueJob().main(argv, spark=self.spark)
 
 
 def _session(master: str | None) -> Any:
-    from jobs.index import IndexJob
-
     job = IndexJob()
     args = job.parser().parse_args(["--input", ".", "--output", "."] + (["--master", master] if master else []))
     return job.session(args)
@@ -72,7 +69,7 @@ def _session(master: str | None) -> Any:
 
 def main(argv: list[str] | None = None, spark: Any = None) -> int:
     """The command; ``spark``: a session to run the rebuilds in (default: one of its own)."""
-    p = argparse.ArgumentParser(prog="python -m lib.purge", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="jobs/purge.py", description=__doc__.split("\n")[0])
     p.add_argument("--root", required=True, help="bucket root of the published days (local or cluster filesystem)")
     p.add_argument("--exclusions", help="the exclusion list (default ROOT/_exclusions.jsonl)")
     p.add_argument("--from", dest="first", type=dt.date.fromisoformat, help="first day (YYYY-MM-DD)")
@@ -99,10 +96,8 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
         p.error("--stage-config and --data-center go together")
     stage_spec = None
     if a.stage_config:
-        from lib.orchestration.config import load_config
-
         stage_spec = load_config(a.stage_config)[a.data_center]["staging"]
-    days = sorted(set(a.day)) or [d for d in published_days(root)
+    days = sorted(set(a.day)) or [d for d in day_folders(root)
                                   if (a.first is None or d >= a.first) and (a.last is None or d <= a.last)]
     print(f"purge: {rules.describe()}; {len(days)} day(s) under {root}", file=sys.stderr, flush=True)
     own = spark is None
@@ -120,14 +115,12 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
                 if spark is None:
                     spark = _session(a.master)
                 try:
-                    r = purge_day(spark, root, day, rules, uri, lambda e: append_audit(root, e),
+                    r = purge_day(root, day, rules, uri, JobRebuild(spark, root), lambda e: append_audit(root, e),
                                   lambda m: print(m, file=sys.stderr, flush=True))
                 except (PurgeError, OSError, RuntimeError) as e:
                     failed += 1
                     r = {"day": day.isoformat(), "state": "failed", "error": f"{type(e).__name__}: {e}"}
                 if r.get("state") == "purged" and stage_spec:
-                    from lib.orchestration.outputs import stage_outputs
-
                     outs = {k: layout.day_path(root, k, day) for k in (layout.PREPROCESSED, layout.INDEX, layout.CATALOGUE)}
                     r["staged"] = stage_outputs({k: v for k, v in outs.items() if os.path.isdir(v)}, stage_spec, day)
                     append_audit(root, {"time": now(), "day": day.isoformat(), "staged": r["staged"]})
@@ -144,8 +137,6 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
                                     "removed": {"urldb_rows": urldb_result["rows"]}, "urls": urldb_result["urls"]})
     finally:
         if own and spark is not None:
-            from lib.core.sparkjob import stop_session
-
             stop_session(spark)
     summary = {"root": root, "exclusions": uri, "rules": len(rules), "days": results, "urldb": urldb_result,
                "failed_days": failed, "seconds": round(time.time() - t0, 1), "audit": audit_path(root)}
