@@ -14,7 +14,7 @@ DEMO_SERVE ?= auto
 $(VENV)/.installed: pyproject.toml setup.py lib/html/native/lexwalk.c lib/serve/native/maxscore.c
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test,bench]'
 	touch $@
 
 setup: $(VENV)/.installed

@@ -1,7 +1,7 @@
 """Benchmark the catalogue: the Spark job (CDXJ sort, URL database merge, report) on
 synthetic capture days, then DuckDB query latency and the HTTP API.
 
-    python benchmarks/bench_catalogue.py [--captures 200000] [--urls 80000] [--days 2] [--master local[2]]
+    python -m benchmarks.bench_catalogue [--captures 200000] [--urls 80000] [--days 2] [--master local[2]]
 
 Writes ``--days`` preprocess-shaped days (``_captures`` Parquet per lib.core.schema, no pages)
 under benchmarks/work/catalogue/, with ``--captures`` records per day over ``--urls``
@@ -24,7 +24,6 @@ import sys
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402

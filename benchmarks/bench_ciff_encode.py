@@ -1,6 +1,6 @@
 """CIFF encoding throughput: lib.ciff's encoders vs the protobuf runtime, on Zipfian synthetic postings.
 
-    python benchmarks/bench_ciff_encode.py [--docs 20000] [--append docs/benchmarks.md]
+    python -m benchmarks.bench_ciff_encode [--docs 20000] [--append docs/benchmarks.md]
 
 The collection is synthetic but shaped like text: documents of 50..600 tokens drawn from a
 Zipf(1.2) distribution over term ranks, so a few lists hold most postings and most terms occur
@@ -30,7 +30,6 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from lib.ciff.batch import encode_lists  # noqa: E402
 from lib.ciff.messages import delimited, encode_postings_list  # noqa: E402
@@ -187,7 +186,7 @@ def main(argv=None) -> int:
         "",
         "## CIFF encoding",
         "",
-        f"`python benchmarks/bench_ciff_encode.py --docs {args.docs}`, "
+        f"`python -m benchmarks.bench_ciff_encode --docs {args.docs}`, "
         f"{dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC. Machine: {info}.",
         "",
         f"Synthetic collection: {args.docs} documents of 50..600 tokens drawn from Zipf(1.2) over term ranks;"

@@ -1,6 +1,6 @@
 """The exchange merge against recomputing the whole in-links table in DuckDB.
 
-    python benchmarks/bench_exchange.py [--pages 200000] [--links 10] [--foreign 0.05] [--tail 0.5] [--repeat 2]
+    python -m benchmarks.bench_exchange [--pages 200000] [--links 10] [--foreign 0.05] [--tail 0.5] [--repeat 2]
 
 Two synthetic data centers' days: A has ``--pages`` pages with ``--links`` links each (Zipf-
 like destinations over A's and B's hosts, repeated anchors); B the same size. B's outbound
@@ -31,7 +31,6 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from lib.index.graph_exchange import _EDGE_COLS, MAX_ANCHORS, _WS, exchange_day, write_outbound  # noqa: E402
 

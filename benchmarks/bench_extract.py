@@ -1,6 +1,6 @@
 """Benchmark the extract job against plain byte-range reads and a warcio rewrite.
 
-    python benchmarks/bench_extract.py [--copies 440] [--files 5] [--master local[2]]
+    python -m benchmarks.bench_extract [--copies 440] [--files 5] [--master local[2]]
 
 Builds large ``.warc.gz`` files under benchmarks/work/extract/ by concatenating the gzip
 members of the shared sample aut/example.warc.gz (its warcinfo member first, then all other
@@ -27,7 +27,6 @@ import sys
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 from lib.extract.listing import record_ranges  # noqa: E402
 

@@ -1,6 +1,6 @@
 """The web graph (edges, inlinks, hosts) against a DuckDB implementation of the same tables.
 
-    python benchmarks/bench_graph.py [--records 20000] [--scale 1] [--cores 2] [--repeat 2] [--append]
+    python -m benchmarks.bench_graph [--records 20000] [--scale 1] [--cores 2] [--repeat 2] [--append]
 
 1. Day: ``--records`` real heavy pages (benchmarks/data/heavy_pages, each copy with its own
    URL, as benchmarks/bench_preprocess_peers.py builds them) through ``jobs/preprocess.py``;
@@ -30,11 +30,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from benchmarks.bench_index import _timed, machine, report, run_ours  # noqa: E402
-from bench_preprocess_peers import build_heavy  # noqa: E402
+from benchmarks.bench_preprocess_peers import build_heavy  # noqa: E402
 
 WORK = ROOT / "benchmarks" / "work" / "graph"
 

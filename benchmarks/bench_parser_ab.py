@@ -9,7 +9,7 @@ where old and new code keep the same pages, so the ratio is the cost of the same
 ``--inputs all`` the conformance corpus too (where the new code keeps more). Each file is read
 ``--repeat`` times.
 
-    python benchmarks/bench_parser_ab.py --baseline c5ded4b [--rounds 5] [--repeat 20] [--inputs all]
+    python -m benchmarks.bench_parser_ab --baseline c5ded4b [--rounds 5] [--repeat 20] [--inputs all]
 """
 
 from __future__ import annotations

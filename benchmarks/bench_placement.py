@@ -2,7 +2,7 @@
 (MD5 mod n) doubling/halving/other-count moves, key-space balance, and a real local
 rebalance (files/s).
 
-    python benchmarks/bench_placement.py [--keys 100000] [--nodes 10] [--append docs/benchmarks.md]
+    python -m benchmarks.bench_placement [--keys 100000] [--nodes 10] [--append docs/benchmarks.md]
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ def report(args: argparse.Namespace) -> str:
     out = [
         "## Placement",
         "",
-        f"{dt.date.today().isoformat()}, {machine()}. `python benchmarks/bench_placement.py --keys {args.keys} "
+        f"{dt.date.today().isoformat()}, {machine()}. `python -m benchmarks.bench_placement --keys {args.keys} "
         f"--nodes {args.nodes} --files {args.files}`; keys are {args.keys} URL-like strings.",
         "",
         f"Consistent hashing, {args.nodes} nodes (ideal moved: add {1 / (args.nodes + 1):.3f}, remove {1 / args.nodes:.3f}):",

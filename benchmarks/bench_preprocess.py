@@ -9,7 +9,7 @@
    ``spark-submit``-like process with 1 GB of driver/executor memory; peak RSS of the whole
    process tree (JVM + Python workers) sampled from /proc.
 
-    python benchmarks/bench_preprocess.py [--work benchmarks/work] [--skip-memory]
+    python -m benchmarks.bench_preprocess [--work benchmarks/work] [--skip-memory]
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, ROOT)
 
 from lib.warc.streams import GzipMembers  # noqa: E402
 

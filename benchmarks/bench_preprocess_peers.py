@@ -28,7 +28,7 @@ The in-process loops run ``--repeat`` times in alternation (ours, selectolax, re
 ours, ...); each loop's rate is its median, and ratios are of medians measured in the same
 invocation. CPU seconds of the process are given beside wall seconds (the machine is shared).
 
-    python benchmarks/bench_preprocess_peers.py --set heavy --set shared [--repeat 3] [--no-job]
+    python -m benchmarks.bench_preprocess_peers --set heavy --set shared [--repeat 3] [--no-job]
 """
 
 from __future__ import annotations
@@ -49,7 +49,6 @@ import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, ROOT)
 
 HEAVY = os.path.join(HERE, "data", "heavy_pages")
 DROP = ["script", "style", "nav", "header", "footer", "aside", "form"]
@@ -131,7 +130,7 @@ def build_heavy(folder: str, records: int, files: int) -> list[str]:
 
 def build_shared(folder: str, corpus: str, records: int, files: int) -> list[str]:
     """The gzip members of the shared samples' HTML responses, copied as they are, repeated."""
-    from bench_preprocess import real_members
+    from benchmarks.bench_preprocess import real_members
 
     members = real_members(corpus)
     if not members:
@@ -141,7 +140,7 @@ def build_shared(folder: str, corpus: str, records: int, files: int) -> list[str
 
 # ------------------------------------------------------------------ loops
 def loop_ours(files: list[str]) -> int:
-    from bench_preprocess import bare_loop  # lib.preprocess.pages.FileProcessor over each file
+    from benchmarks.bench_preprocess import bare_loop  # lib.preprocess.pages.FileProcessor over each file
 
     return bare_loop(files)[1]
 

@@ -1,6 +1,6 @@
 """Benchmark search latency (lib.serve.engine) against PISA on the same documents and queries.
 
-    python benchmarks/bench_search.py [--docs 100000] [--copies 10] [--queries 1000] [--append]
+    python -m benchmarks.bench_search [--docs 100000] [--copies 10] [--queries 1000] [--append]
 
 1. The day: bench_index.py's synthetic day (``--docs`` x ``--copies`` documents, ~500 words each,
    ~70% real lines of the shared samples), indexed by jobs/index.py (25k documents a shard, no
@@ -36,13 +36,11 @@ import types
 from collections import Counter
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import numpy as np  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
-import bench_index as bi  # noqa: E402
+from benchmarks import bench_index as bi  # noqa: E402
 from lib.serve import serving_index  # noqa: E402
 from lib.serve.engine import Engine  # noqa: E402
 
@@ -200,7 +198,7 @@ def main() -> None:
     pisa_p = percentiles(times["PISA (block-max WAND, pre-tokenised)"])
     lines = [f"### {dt.date.today():%Y-%m-%d}: search, top-{a.k}, warm, one core, {ndocs:,} documents ({len(part.shards)} shards)", "",
              f"Machine: {bi.machine()}. Load average (1 min) before: {load0[0]:.1f}, after: {load1[0]:.1f} (shared with other helpers' jobs).",
-             f"`python benchmarks/bench_search.py --docs {a.docs} --copies {a.copies} --queries {a.queries}`: {len(qs)} queries "
+             f"`python -m benchmarks.bench_search --docs {a.docs} --copies {a.copies} --queries {a.queries}`: {len(qs)} queries "
              f"({a.queries} titles, {a.queries} 2-5-word runs of the texts). Serving index build: {build_s:.1f} s, "
              f"{rep.bytes / 1e9:.2f} GB{' (recorded when built)' if not rep.built else ''}; PISA index "
              f"({'loaded, built earlier' if pisa_reused else 'collection + compression'}): {pisa_build:.1f} s. "

@@ -1,7 +1,7 @@
 """Benchmark the slice API's downloads against Starlette's StaticFiles (FileResponse, which also
 answers Range) serving the same files from the same uvicorn process, and the manifest cold/warm.
 
-    python benchmarks/bench_serve_files.py [--mb 256] [--files 400] [--rounds 3] [--ranges 500]
+    python -m benchmarks.bench_serve_files [--mb 256] [--files 400] [--rounds 3] [--ranges 500]
 
 Writes one day under benchmarks/work/serve/: one ``--mb`` MB random shard file and ``--files``
 small files (64 KiB). Both servers run in one uvicorn on 127.0.0.1 (a background thread); the
@@ -22,7 +22,6 @@ import threading
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 import httpx  # noqa: E402
 import uvicorn  # noqa: E402

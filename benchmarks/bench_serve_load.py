@@ -1,6 +1,6 @@
 """Load on the service over loopback: N concurrent clients for S seconds, mixed search and download.
 
-    python benchmarks/bench_serve_load.py [--root ROOT] [--day YYYY-MM-DD] [--clients 16] [--seconds 60]
+    python -m benchmarks.bench_serve_load [--root ROOT] [--day YYYY-MM-DD] [--clients 16] [--seconds 60]
 
 Starts ``python -m lib.serve`` on ROOT in a subprocess (the search engine built before the clock
 starts), then runs ``--clients`` threads, each with its own keep-alive HTTP connection: 3 of 4

@@ -6,7 +6,7 @@ yields every gzip member's exact length; FastWARC yields the start offset only (
 need the next record's offset, which is wrong after damage); warcio yields both. The script
 checks that all three agree on every record's offset.
 
-    python benchmarks/bench_warc_read.py [--files 'benchmarks/work/preprocess/day/*.warc.gz']
+    python -m benchmarks.bench_warc_read [--files 'benchmarks/work/preprocess/day/*.warc.gz']
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
 
 from lib.warc.records import Record, iter_records  # noqa: E402
 

@@ -21,14 +21,11 @@ import shutil
 import sys
 from typing import Any
 
-if __package__ in (None, ""):  # `python jobs/catalogue.py`: make the project importable
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from lib.catalogue import report, urldb  # noqa: E402
-from lib.catalogue.day import bucket_root, copy_day, day_has_captures, local_day, read_captures, write_day_cdxj  # noqa: E402
-from lib.core import exclusions, layout, storage  # noqa: E402
-from lib.preprocess.exclude import filter_day  # noqa: E402
-from lib.core.sparkjob import JobResult, SparkJob, empty_input  # noqa: E402
+from lib.catalogue import report, urldb
+from lib.catalogue.day import bucket_root, copy_day, day_has_captures, local_day, read_captures, write_day_cdxj
+from lib.core import exclusions, layout, storage
+from lib.preprocess.exclude import filter_day
+from lib.core.sparkjob import JobResult, SparkJob, empty_input
 
 
 class CatalogueJob(SparkJob):

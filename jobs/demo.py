@@ -18,22 +18,19 @@ import os
 import shlex
 import sys
 
-if __package__ in (None, ""):  # `python jobs/demo.py`: make the project importable
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import httpx
+from pyspark.sql import SparkSession
 
-import httpx  # noqa: E402
-from pyspark.sql import SparkSession  # noqa: E402
-
-from jobs.catalogue import CatalogueJob  # noqa: E402
-from jobs.index import IndexJob  # noqa: E402
-from jobs.preprocess import PreprocessJob  # noqa: E402
-from lib.catalogue.report import REPORT  # noqa: E402
-from lib.ciff.__main__ import main as ciff_main  # noqa: E402
-from lib.core import layout, storage  # noqa: E402
-from lib.core.sparkjob import use_this_python  # noqa: E402
-from lib.serve.app import create_app  # noqa: E402
-from lib.serve.server import ServerThread  # noqa: E402
-from lib.warc.sample import write_sample_crawl  # noqa: E402
+from jobs.catalogue import CatalogueJob
+from jobs.index import IndexJob
+from jobs.preprocess import PreprocessJob
+from lib.catalogue.report import REPORT
+from lib.ciff.__main__ import main as ciff_main
+from lib.core import layout, storage
+from lib.core.sparkjob import use_this_python
+from lib.serve.app import create_app
+from lib.serve.server import ServerThread
+from lib.warc.sample import write_sample_crawl
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,11 +21,8 @@ import json
 import os
 import sys
 
-if __package__ in (None, ""):  # `python jobs/exchange.py`: make the project importable
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from lib.core import layout, storage  # noqa: E402
-from lib.index.graph_exchange import exchange_day  # noqa: E402
+from lib.core import layout, storage
+from lib.index.graph_exchange import exchange_day
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

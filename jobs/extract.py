@@ -19,13 +19,10 @@ import os
 import sys
 from typing import Any, Callable
 
-if __package__ in (None, ""):  # run as a script: make `lib` importable
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from lib.core import layout, storage  # noqa: E402
-from lib.core.sparkjob import JobResult, SparkJob, log  # noqa: E402
-from lib.extract.driver import ERRORS, assemble, plan_tasks  # noqa: E402
-from lib.extract.lines import (  # noqa: E402
+from lib.core import layout, storage
+from lib.core.sparkjob import JobResult, SparkJob, log
+from lib.extract.driver import ERRORS, assemble, plan_tasks
+from lib.extract.lines import (
     Resolver,
     items_from_rows,
     lines_by_number,
@@ -34,7 +31,7 @@ from lib.extract.lines import (  # noqa: E402
     row_line,
     unpack_items,
 )
-from lib.extract.task import OUTPUT_FORMATS, extract_items  # noqa: E402
+from lib.extract.task import OUTPUT_FORMATS, extract_items
 
 BYTES_PER_TASK = 256 << 20
 

@@ -22,15 +22,12 @@ import shutil
 import sys
 from typing import Any
 
-if __package__ in (None, ""):  # `python jobs/index.py`: make the project importable
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from lib.core import exclusions, layout, storage  # noqa: E402
-from lib.core.sparkjob import JobResult, SparkJob, empty_input  # noqa: E402
-from lib.index.anchors import write_day_anchors  # noqa: E402
-from lib.index.inputs import local_copy, page_files  # noqa: E402
-from lib.index.pipeline import build_index, plan_day  # noqa: E402
-from lib.preprocess.exclude import filter_day  # noqa: E402
+from lib.core import exclusions, layout, storage
+from lib.core.sparkjob import JobResult, SparkJob, empty_input
+from lib.index.anchors import write_day_anchors
+from lib.index.inputs import local_copy, page_files
+from lib.index.pipeline import build_index, plan_day
+from lib.preprocess.exclude import filter_day
 
 
 class IndexJob(SparkJob):

@@ -23,15 +23,12 @@ import os
 import sys
 from typing import Any
 
-if __package__ in (None, ""):  # run as a script: make `lib` importable
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from lib.core import exclusions, layout, storage  # noqa: E402
-from lib.core.sparkjob import EXIT_UNHEALTHY, JobResult, SparkJob, empty_input, map_tasks  # noqa: E402
-from lib.preprocess import health  # noqa: E402
-from lib.preprocess.inputs import input_record  # noqa: E402
-from lib.preprocess.tasks import RESULT_SCHEMA, make_mapper, merge_results, remove_strays  # noqa: E402
-from lib.warc.records import ARCHIVE_SUFFIXES  # noqa: E402
+from lib.core import exclusions, layout, storage
+from lib.core.sparkjob import EXIT_UNHEALTHY, JobResult, SparkJob, empty_input, map_tasks
+from lib.preprocess import health
+from lib.preprocess.inputs import input_record
+from lib.preprocess.tasks import RESULT_SCHEMA, make_mapper, merge_results, remove_strays
+from lib.warc.records import ARCHIVE_SUFFIXES
 
 log = logging.getLogger("dailyslice.preprocess")
 DEFAULTS = health.Thresholds()

@@ -27,20 +27,17 @@ import sys
 import time
 from typing import Any
 
-if __package__ in (None, ""):  # `python jobs/purge.py`: make the project importable
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from jobs.catalogue import CatalogueJob  # noqa: E402
-from jobs.index import IndexJob  # noqa: E402
-from lib.core import exclusions as excl_mod  # noqa: E402
-from lib.core import layout, storage  # noqa: E402
-from lib.core.sparkjob import stop_session  # noqa: E402
-from lib.orchestration.config import load_config  # noqa: E402
-from lib.orchestration.outputs import stage_outputs  # noqa: E402
-from lib.preprocess.exclude import day_matches  # noqa: E402
-from lib.purge.audit import append_audit, audit_path, day_folders  # noqa: E402
-from lib.purge.day import PurgeError, graph_hits, now, purge_day  # noqa: E402
-from lib.purge.urldb import purge_urldb  # noqa: E402
+from jobs.catalogue import CatalogueJob
+from jobs.index import IndexJob
+from lib.core import exclusions as excl_mod
+from lib.core import layout, storage
+from lib.core.sparkjob import stop_session
+from lib.orchestration.config import load_config
+from lib.orchestration.outputs import stage_outputs
+from lib.preprocess.exclude import day_matches
+from lib.purge.audit import append_audit, audit_path, day_folders
+from lib.purge.day import PurgeError, graph_hits, now, purge_day
+from lib.purge.urldb import purge_urldb
 
 
 class JobRebuild:

@@ -51,6 +51,9 @@ DAILYSLICE_HOME=${DAILYSLICE_HOME:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." &
 VENV=${VENV:-$DAILYSLICE_HOME/.venv}
 [ -x "$VENV/bin/python" ] || die "Python environment not found: $VENV/bin/python (set VENV)"
 PY=$VENV/bin/python
+# the jobs import the installed project (pip install -e "$DAILYSLICE_HOME"), not the checkout by path
+(cd / && "$PY" -c "import jobs.index, lib.core.layout") >/dev/null 2>&1 \
+  || die "the project is not installed in $VENV: $VENV/bin/pip install -e $DAILYSLICE_HOME"
 YM=${DATE:0:7}; DD=${DATE:8:2}
 LOG_DIR=${LOG_DIR:-$OUTPUT_ROOT/logs}
 MARKER_FILE=${MARKER_FILE:-$OUTPUT_ROOT/_runs/$DATA_CENTER/$DATE.json}
