@@ -24,8 +24,9 @@ from typing import Any
 from lib.catalogue import report, urldb
 from lib.catalogue.day import bucket_root, copy_day, day_has_captures, local_day, read_captures, write_day_cdxj
 from lib.core import exclusions, layout, storage
-from lib.preprocess.exclude import filter_day
+from lib.core.errors import UsageError
 from lib.core.sparkjob import JobResult, SparkJob, empty_input
+from lib.preprocess.exclude import filter_day
 
 
 class CatalogueJob(SparkJob):
@@ -50,7 +51,7 @@ class CatalogueJob(SparkJob):
     def run(self, spark: Any, args: argparse.Namespace) -> JobResult:
         day = args.date or layout.day_of(args.input)
         if day is None:
-            raise SystemExit("catalogue: give --date (the input path does not end in YYYY-MM/DD)")
+            raise UsageError("catalogue: give --date (the input path does not end in YYYY-MM/DD)")
         prefix = args.warc_prefix or (storage.join(args.root, layout.WARC) if args.root else None)
         summary: dict[str, Any] = {"date": day.isoformat(), "input": args.input}
         with self.work_dir(spark, args) as wd:
@@ -84,7 +85,7 @@ class CatalogueJob(SparkJob):
         if not args.no_urldb:
             db = args.urldb or (storage.join(args.root, layout.URLDB) if args.root else None)
             if db is None:
-                raise SystemExit("catalogue: give --urldb or --root (or --no-urldb)")
+                raise UsageError("catalogue: give --urldb or --root (or --no-urldb)")
             with self.steps("urldb"):
                 summary["urldb"] = urldb.merge_day(spark, db, day, captures, args.url_partitions, args.keep_versions)
         if not args.no_report:

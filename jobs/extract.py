@@ -20,6 +20,7 @@ import sys
 from typing import Any, Callable
 
 from lib.core import layout, storage
+from lib.core.errors import UsageError
 from lib.core.sparkjob import JobResult, SparkJob, log
 from lib.extract.driver import ERRORS, assemble, plan_tasks
 from lib.extract.lines import (
@@ -78,12 +79,12 @@ class ExtractJob(SparkJob):
             elif args.date and args.root:
                 args.from_parquet = layout.day_path(args.root, layout.PREPROCESSED, args.date)
             else:
-                raise SystemExit("extract: give --tsv FILE or --from-parquet DIR (or --date/--root)")
+                raise UsageError("extract: give --tsv FILE or --from-parquet DIR (or --date/--root)")
         if args.where and not args.from_parquet:
-            raise SystemExit("extract: --where needs --from-parquet")
+            raise UsageError("extract: --where needs --from-parquet")
         if args.output is None:
             if args.date is None or args.root is None:
-                raise SystemExit("extract: give --output DIR (or --date/--root)")
+                raise UsageError("extract: give --output DIR (or --date/--root)")
             args.output = layout.day_path(args.root, self.output_kind, args.date)
         args.input = args.tsv or args.from_parquet
 

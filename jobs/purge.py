@@ -31,7 +31,7 @@ from jobs.catalogue import CatalogueJob
 from jobs.index import IndexJob
 from lib.core import exclusions as excl_mod
 from lib.core import layout, storage
-from lib.core.sparkjob import stop_session
+from lib.core.localmode import stop_session
 from lib.orchestration.config import load_config
 from lib.orchestration.outputs import stage_outputs
 from lib.preprocess.exclude import day_matches

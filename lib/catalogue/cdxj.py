@@ -20,9 +20,10 @@ from pyspark.sql.functions import pandas_udf
 
 from lib.catalogue.keys import strip_digest, surt_key, timestamp14
 from lib.core import atomic, storage
+from lib.core.errors import DailysliceError
 
 
-class CDXJError(ValueError):
+class CDXJError(DailysliceError, ValueError):
     """A line that is not ``KEY TIMESTAMP {json}``; names the file and line number."""
 
 

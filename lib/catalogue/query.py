@@ -20,6 +20,7 @@ import duckdb
 from lib.catalogue import urldb
 from lib.catalogue.keys import normalize_url
 from lib.core import layout, storage
+from lib.core.errors import DailysliceError
 
 
 def to_json(obj: Any) -> bytes:
@@ -36,7 +37,7 @@ def to_json(obj: Any) -> bytes:
     return json.dumps(obj, default=default, ensure_ascii=False).encode("utf-8")
 
 
-class QueryError(ValueError):
+class QueryError(DailysliceError, ValueError):
     """Bad query arguments; the message says which."""
 
 

@@ -30,6 +30,7 @@ from pyspark.sql.functions import pandas_udf
 
 from lib.catalogue.keys import normalize_url
 from lib.core import storage
+from lib.core.errors import DailysliceError
 from lib.placement.keyspace import partition_of
 
 STATE = "_state.json"
@@ -48,7 +49,7 @@ TABLE_DDL = (
 )
 
 
-class UrlDbError(RuntimeError):
+class UrlDbError(DailysliceError, RuntimeError):
     pass
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from lib.core.errors import DailysliceError
 
-class CiffError(ValueError):
+
+class CiffError(DailysliceError, ValueError):
     """A CIFF violation; the message names where it was found (file, message index, byte offset, term).
 
     The position is also kept in attributes so callers (the validator, tests) can use it without

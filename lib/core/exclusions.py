@@ -37,6 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lib.core import layout, storage
+from lib.core.errors import ConfigError
 from lib.core.urls import surt_key
 
 KINDS = ("url", "surt", "host")
@@ -44,7 +45,7 @@ KINDS = ("url", "surt", "host")
 _HOST_RE = r"^[A-Za-z][A-Za-z0-9+.\-]*://(?:[^@/?#]*@)?(?P<host>\[[^\]]*\]|[^:/?#]*)"
 
 
-class ExclusionError(ValueError):
+class ExclusionError(ConfigError):
     """A line of the exclusion list that is not a rule (file, line and reason in the text)."""
 
 

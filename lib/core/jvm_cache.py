@@ -3,8 +3,9 @@
 A Spark driver loads ~15,000 classes before its first task runs; parsing and verifying them
 is most of the 4-6 s a short job spends before doing work (docs/benchmarks.md, "Indexing").
 The JVM can map already-parsed classes from an archive instead (JEP 350, dynamic archiving,
-JDK 13+). The first run on a machine writes the archive when its JVM exits (about 2 s more,
-~190 MB); later runs map it and reach their first task ~3 s sooner.
+JDK 13+). The first run on a machine writes the archive when its JVM exits (10-20 s more,
+once: 39.5 s against ~27 s for the index benchmark's day; ~190 MB); later runs map it and reach
+their first task ~3-4 s sooner. :mod:`lib.core.localmode` applies it.
 
 The archive lives in ``$DAILYSLICE_CACHE_DIR`` (default ``$XDG_CACHE_HOME/dailyslice`` or
 ``~/.cache/dailyslice``), named by a key of everything that makes an archive unusable: the

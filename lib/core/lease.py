@@ -25,13 +25,14 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from lib.core import s3, storage
+from lib.core.errors import DailysliceError
 
 log = logging.getLogger("dailyslice.lease")
 DEFAULT_TTL = 120.0  # seconds; DAILYSLICE_LOCK_TTL overrides
 SUFFIX = ".lock"
 
 
-class Busy(RuntimeError):
+class Busy(DailysliceError, RuntimeError):
     """Another run holds the output's lease."""
 
 

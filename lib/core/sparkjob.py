@@ -7,7 +7,9 @@ implements ``run(spark, args) -> JobResult``. The base class handles the common 
 forwarding S3 settings to executors, shipping ``lib`` to a cluster, the summary and the
 exit code, and the phases every job shares: :class:`Steps` times the named steps of a run
 (the seconds the summaries report), :func:`map_tasks` runs a function over a list of task
-indexes and collects its small result rows.
+indexes and collects its small result rows. What only a local driver JVM gains (class
+archive, light JVM options, the compiled worker daemon) is in :mod:`lib.core.localmode`, which
+the base class calls and which does nothing under ``spark-submit``.
 
 Exit codes (``SparkJob.main``): 0 success; 1 the run failed (an exception: nothing was
 published) or, for jobs without a code of their own, the job reported ``ok = false``; 2 usage
@@ -30,7 +32,6 @@ import os
 import shutil
 import sys
 import tempfile
-import threading
 import time
 import uuid
 import zipfile
@@ -41,20 +42,13 @@ from typing import Any, Callable, Iterator
 import pyarrow as pa
 from pyspark.sql import SparkSession
 
-from lib.core import atomic, jvm_cache, layout, lease, pydaemon, s3, storage
+from lib.core import atomic, jvm_cache, layout, lease, localmode, s3, storage
+from lib.core.errors import UsageError
 
 log = logging.getLogger("dailyslice")
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNHEALTHY, EXIT_EMPTY, EXIT_BUSY = 0, 1, 2, 3, 4, 5
 
-#: Driver JVM options of a local run whose JVM only schedules Python tasks and collects small
-#: rows (``SparkJob.light_driver``): the C2 compiler's and the parallel collector's threads
-#: compete with the Python workers for the cores and pay off only in long JVM-side work. On
-#: 2 cores they cost ~3 s of a short run (docs/benchmarks.md, "Indexing"). Options the user
-#: gives in ``spark.driver.extraJavaOptions`` come after these, so they win.
-LIGHT_DRIVER_OPTS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
-ENV_LIGHT = "DAILYSLICE_LIGHT_DRIVER"  # "off" keeps the JVM's default compilers and collector
-ENV_DAEMON = "DAILYSLICE_PY_DAEMON"  # "off" keeps Spark's daemon (pyspark compiled from its zip)
 
 
 @dataclass
@@ -117,38 +111,6 @@ def map_tasks(spark: Any, count: int, fn: Callable[[Iterator[pa.RecordBatch]], I
     if 0 < max_concurrent < (partitions or count):
         return spark.sparkContext.parallelize(task_order(count, max_concurrent), max_concurrent).mapPartitions(task).collect()
     return spark.sparkContext.parallelize(range(count), partitions or count).mapPartitions(task).collect()
-
-
-def _launching_local_jvm(switch: str, master: str | None) -> bool:
-    """Whether this process is about to launch a local driver JVM (no JVM yet, the master
-    ``local[...]`` or unset) and the environment switch ``switch`` does not say ``off``."""
-    return jvm_cache.switch_on(switch) and not jvm_cache.jvm_running() and (master or "local").startswith("local")
-
-
-def light_driver_options(master: str | None) -> str | None:
-    """:data:`LIGHT_DRIVER_OPTS` when this process is about to launch a local driver JVM and
-    :data:`ENV_LIGHT` does not say ``off``."""
-    return LIGHT_DRIVER_OPTS if _launching_local_jvm(ENV_LIGHT, master) else None
-
-
-def daemon_module(master: str | None) -> str | None:
-    """:mod:`lib.core.pydaemon` when this process is about to launch a local driver JVM (its
-    workers import pyspark compiled), unless :data:`ENV_DAEMON` says ``off``. Not on a
-    cluster: its executors' Python may not see ``lib`` before the job ships it."""
-    return pydaemon.MODULE if _launching_local_jvm(ENV_DAEMON, master) else None
-
-
-def stop_session(spark: Any) -> None:
-    """``spark.stop()`` without waiting for PySpark's accumulator server, whose handler polls
-    once a second: stopping it costs up to 1 s of every run. These jobs use no accumulators;
-    the server's thread (a daemon) is told to stop and ends with the process."""
-    sc = spark.sparkContext
-    server = getattr(sc, "_accumulatorServer", None)
-    if server is not None:
-        sc._accumulatorServer = None
-    spark.stop()
-    if server is not None:
-        threading.Thread(target=server.shutdown, name="accumulator-server-stop", daemon=True).start()
 
 
 def empty_input(job: str, args: argparse.Namespace, what: str) -> JobResult | None:
@@ -300,7 +262,7 @@ class SparkJob:
         """Fill ``args.input``/``args.output`` from ``--date/--root`` where not given."""
         if args.input is None or args.output is None:
             if args.date is None or args.root is None:
-                raise SystemExit(f"{self.name}: give --date and --root, or --input and --output")
+                raise UsageError(f"{self.name}: give --date and --root, or --input and --output")
         if args.input is None:
             args.input = layout.day_path(args.root, self.input_kind, args.date)
         if args.output is None:
@@ -320,16 +282,7 @@ class SparkJob:
         for k, v in s3.s3_env().items():
             b = b.config(f"spark.executorEnv.{k}", v)
         conf = dict(kv.partition("=")[::2] for kv in args.conf)
-        opts = jvm_cache.DRIVER_OPTS
-        light = light_driver_options(args.master) if self.light(args) else None
-        if light:  # ours first: the user's options come after them and win
-            conf[opts] = jvm_cache.merge_option(light, conf.get(opts) or "")
-        daemon = daemon_module(args.master)
-        if daemon:
-            conf.setdefault(pydaemon.CONF, daemon)
-        self._archive = jvm_cache.plan(conf.get("spark.driver.memory"))
-        if self._archive is not None:
-            conf[opts] = jvm_cache.merge_option(conf.get(opts), self._archive.java_option)
+        self._archive = localmode.prepare(conf, args.master, self.light(args))  # local runs only
         for k, v in conf.items():
             b = b.config(k, v)
         spark = b.getOrCreate()
@@ -352,8 +305,8 @@ class SparkJob:
         try:
             self.resolve_io(args)
             if self.checks_input and not storage.folder_exists(args.input):
-                raise SystemExit(f"{self.name}: input {args.input} does not exist (mistyped --root, --date or --input?)")
-        except SystemExit as e:
+                raise UsageError(f"{self.name}: input {args.input} does not exist (mistyped --root, --date or --input?)")
+        except UsageError as e:
             parser.error(str(e))  # exits 2, like argparse's own usage errors
         own = spark is None
         self.steps = Steps()
@@ -380,11 +333,9 @@ class SparkJob:
                 raise
         try:
             result = self.run(spark, args)
-        except SystemExit as e:
-            if not isinstance(e.code, str):
-                raise
-            print(f"{parser.prog}: error: {e.code}", file=sys.stderr)  # an option problem found in run()
-            result = JobResult(ok=False, summary={"error": e.code}, code=EXIT_USAGE)
+        except UsageError as e:  # an option problem found in run()
+            print(f"{parser.prog}: error: {e}", file=sys.stderr)
+            result = JobResult(ok=False, summary={"error": str(e)}, code=EXIT_USAGE)
         except Exception as e:  # the summary must say why a run failed, then exit non-zero
             log.exception("%s failed", self.name)
             result = JobResult(ok=False, summary={"error": f"{type(e).__name__}: {e}"})
@@ -392,8 +343,7 @@ class SparkJob:
             if held is not None:
                 held.release()
             if own:
-                stop_session(spark)
-                jvm_cache.finish(self._archive)
+                localmode.stop(spark, self._archive)
         result.summary.setdefault("job", self.name)
         if held is not None and held.waited:
             result.summary["waited_for_lock_seconds"] = held.waited

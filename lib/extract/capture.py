@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO, Iterator
 
 from lib.core import storage
+from lib.core.errors import DailysliceError
 from lib.extract.formats import ArchiveFormat, FormatError, first_bytes, record_kind, sniff_format
 from lib.extract.lines import ExtractError, Resolver, check_real_path
 from lib.warc.http import HttpError, parse_head, parse_response, split_head
@@ -37,7 +38,7 @@ ARCHIVE_MEDIA_TYPE = {"warc": "application/warc", "arc": "application/x-arc"}
 _HTTP_TYPES = ("response", "revisit", "request")
 
 
-class CaptureError(Exception):
+class CaptureError(DailysliceError):
     """A capture that cannot be served: ``reason`` is a short stable code (``missing-file``,
     ``escapes-root``, ``bad-range``, ``past-eof``, ``not-archive``, ``not-record``,
     ``too-large``, ``read-error``)."""

@@ -17,6 +17,7 @@ from typing import Callable
 
 import zstandard
 
+from lib.core.errors import DailysliceError
 from lib.warc.parse import arc_fields
 from lib.warc.streams import CODECS, GZIP_MAGIC, LZ4_MAGIC, PADDING, ZSTD_MAGIC, sniff_codec
 
@@ -26,7 +27,7 @@ MAGIC = {"gzip": GZIP_MAGIC, "zstd": ZSTD_MAGIC, "lz4": LZ4_MAGIC}
 _SNIFF_BYTES = 256 << 10  # enough compressed input for the first bytes of any first record
 
 
-class FormatError(Exception):
+class FormatError(DailysliceError):
     """The file is no archive we can copy from (reason is a short stable code)."""
 
     def __init__(self, reason: str, detail: str):

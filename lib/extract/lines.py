@@ -14,8 +14,9 @@ from array import array
 from typing import Iterable, Iterator, NamedTuple
 
 from lib.core import storage
+from lib.core.errors import DailysliceError
 
-class ExtractError(Exception):
+class ExtractError(DailysliceError):
     """A line that cannot be extracted; ``kind`` is a short stable code for counting."""
 
     def __init__(self, kind: str, detail: str):

@@ -11,6 +11,8 @@ import json
 import os
 from typing import Any
 
+from lib.core.errors import ConfigError
+
 PROJECT_HOME = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DAGS_DIR = os.path.join(PROJECT_HOME, "airflow", "dags")
 
@@ -59,10 +61,6 @@ DEFAULTS: dict[str, Any] = {
     # the web graph across data centers: {DC: ROOT} of the partners (their days at ROOT/index/YYYY-MM/DD)
     "exchange": {"enabled": False, "partners": {}, "lookback_days": 7, "endpoint": None, "work_dir": None},
 }
-
-
-class ConfigError(ValueError):
-    pass
 
 
 def merge(base: dict, over: dict) -> dict:

@@ -17,6 +17,8 @@ import subprocess
 from dataclasses import dataclass, field
 from typing import Any
 
+from lib.core.errors import DailysliceError
+
 #: Slurm job states after which the job will not run again.
 TERMINAL = {
     "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY",
@@ -24,7 +26,7 @@ TERMINAL = {
 }
 
 
-class SlurmError(RuntimeError):
+class SlurmError(DailysliceError, RuntimeError):
     pass
 
 

@@ -23,10 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lib.core import storage
-
-
-class ConfigError(ValueError):
-    pass
+from lib.core.errors import ConfigError
 
 
 @dataclass

@@ -1,7 +1,9 @@
 """The placement errors, in a module of their own so that every placement module can raise them."""
 
+from lib.core.errors import DailysliceError
 
-class PlacementError(RuntimeError):
+
+class PlacementError(DailysliceError, RuntimeError):
     """The collection is not in a state that allows the operation."""
 
 

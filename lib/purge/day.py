@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from lib.core import layout, storage
+from lib.core.errors import DailysliceError
 from lib.core.exclusions import Exclusions
 from lib.preprocess.exclude import day_matches, filter_day
 
@@ -40,7 +41,7 @@ NEW = ".purge-new"
 INDEX_DEFAULTS = {"docs_per_shard": 100_000, "min_group_docs": 1000, "gzip_level": 2, "graph": True}
 
 
-class PurgeError(RuntimeError):
+class PurgeError(DailysliceError, RuntimeError):
     """A rebuild job failed: the day is left as it was."""
 
 

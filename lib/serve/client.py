@@ -29,11 +29,12 @@ from dataclasses import dataclass
 import httpx
 
 from lib.core import atomic
+from lib.core.errors import DailysliceError, UsageError
 
 MANIFEST = "_manifest.json"
 
 
-class ChecksumError(Exception):
+class ChecksumError(DailysliceError):
     """A downloaded file whose sha256 is not the manifest's."""
 
 
@@ -69,7 +70,7 @@ def manifest(client: httpx.Client, params: list[tuple[str, str]]) -> dict:
             msg = r.json().get("error", r.text)
         except ValueError:
             msg = r.text
-        raise SystemExit(f"server refused the request ({r.status_code}): {msg}")
+        raise UsageError(f"server refused the request ({r.status_code}): {msg}")
     return r.json()
 
 
@@ -208,7 +209,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return run(parse_args(argv))
+    args = parse_args(argv)
+    try:
+        return run(args)
+    except UsageError as e:  # the server refused the filter: the request is wrong
+        print(f"download: {e}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from lib.core.errors import DailysliceError
 
-class ServeError(Exception):
+
+class ServeError(DailysliceError):
     """Base class of the errors the serving package raises on purpose."""
 
 

@@ -9,8 +9,10 @@ import base64
 import hashlib
 from typing import Protocol
 
+from lib.core.errors import DailysliceError
 
-class StagingError(RuntimeError):
+
+class StagingError(DailysliceError, RuntimeError):
     """A file could not be staged or failed verification."""
 
 

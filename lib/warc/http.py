@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 
 import brotli
 
+from lib.core.errors import DailysliceError
+
 MAX_HEADER_BYTES = 256 << 10  # where we give up looking for the end of the HTTP head
 MAX_HEADER_LINE = 16 << 10  # a longer header line is skipped (with a warning)
 MAX_DECODED_BYTES = 64 << 20  # a gzip "bomb" must not blow the executor's memory
@@ -26,7 +28,7 @@ _CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}")
 _BLANK_LINE = re.compile(rb"\n[ \t]*(?:\r\n|$)")  # a whitespace-only line ends a head, as in warcio
 
 
-class HttpError(Exception):
+class HttpError(DailysliceError):
     def __init__(self, reason: str, detail: str):
         super().__init__(f"{reason}: {detail}")
         self.reason = reason

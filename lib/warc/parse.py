@@ -13,6 +13,7 @@ import datetime as dt
 import uuid
 from dataclasses import dataclass, field
 
+from lib.core.errors import DailysliceError
 from lib.warc.streams import ByteReader
 
 MAX_HEADER_LINES = 512
@@ -37,7 +38,7 @@ class Record:
     missing: int = 0  # bytes of the declared block not (yet) read
 
 
-class RecordError(Exception):
+class RecordError(DailysliceError):
     def __init__(self, reason: str, detail: str):
         super().__init__(f"{reason}: {detail}")
         self.reason = reason

@@ -14,6 +14,8 @@ import lz4.frame
 import zstandard
 from isal import isal_zlib
 
+from lib.core.errors import DailysliceError
+
 GZIP_MAGIC = b"\x1f\x8b\x08"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 LZ4_MAGIC = b"\x04\x22\x4d\x18"
@@ -108,7 +110,7 @@ def sniff_codec(head: bytes) -> str | None:
     return None
 
 
-class StreamError(Exception):
+class StreamError(DailysliceError):
     """Damage in the compressed stream (reason is a short machine-readable tag)."""
 
     def __init__(self, reason: str, detail: str, offset: int):

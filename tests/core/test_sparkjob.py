@@ -17,8 +17,9 @@ import pyarrow as pa
 import pytest
 
 from lib.catalogue.__main__ import main as catalogue_cli
-from lib.core import jvm_cache, layout, pydaemon, sparkjob
-from lib.core.sparkjob import LIGHT_DRIVER_OPTS, SparkJob, Steps, light_driver_options, map_tasks
+from lib.core import jvm_cache, layout, localmode, pydaemon, sparkjob
+from lib.core.localmode import LIGHT_DRIVER_OPTS, light_driver_options
+from lib.core.sparkjob import SparkJob, Steps, map_tasks
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -119,31 +120,32 @@ def test_lib_zip_for_executors_holds_the_whole_package():
 
 def test_light_driver_options_only_for_a_local_jvm_this_process_launches(monkeypatch):
     monkeypatch.setattr(jvm_cache, "jvm_running", lambda: False)
-    monkeypatch.delenv(sparkjob.ENV_LIGHT, raising=False)
+    monkeypatch.delenv(localmode.ENV_LIGHT, raising=False)
     assert light_driver_options(None) == light_driver_options("local[2]") == LIGHT_DRIVER_OPTS
     assert light_driver_options("spark://head:7077") is None  # a cluster's driver does JVM work too
-    monkeypatch.setenv(sparkjob.ENV_LIGHT, "off")
+    monkeypatch.setenv(localmode.ENV_LIGHT, "off")
     assert light_driver_options("local[2]") is None
-    monkeypatch.setenv(sparkjob.ENV_LIGHT, "on")
+    monkeypatch.setenv(localmode.ENV_LIGHT, "on")
     monkeypatch.setattr(jvm_cache, "jvm_running", lambda: True)  # spark-submit started it: too late
     assert light_driver_options("local[2]") is None
 
 
 def test_daemon_module_only_for_a_local_jvm_this_process_launches(monkeypatch):
     monkeypatch.setattr(jvm_cache, "jvm_running", lambda: False)
-    monkeypatch.delenv(sparkjob.ENV_DAEMON, raising=False)
-    assert sparkjob.daemon_module(None) == sparkjob.daemon_module("local[2]") == pydaemon.MODULE == "lib.core.pydaemon"
-    assert sparkjob.daemon_module("spark://head:7077") is None
-    monkeypatch.setenv(sparkjob.ENV_DAEMON, "off")
-    assert sparkjob.daemon_module("local[2]") is None
-    monkeypatch.setenv(sparkjob.ENV_DAEMON, "on")
+    monkeypatch.delenv(localmode.ENV_DAEMON, raising=False)
+    assert localmode.daemon_module(None) == localmode.daemon_module("local[2]") == pydaemon.MODULE == "lib.core.pydaemon"
+    assert localmode.daemon_module("spark://head:7077") is None
+    monkeypatch.setenv(localmode.ENV_DAEMON, "off")
+    assert localmode.daemon_module("local[2]") is None
+    monkeypatch.setenv(localmode.ENV_DAEMON, "on")
     monkeypatch.setattr(jvm_cache, "jvm_running", lambda: True)
-    assert sparkjob.daemon_module("local[2]") is None
+    assert localmode.daemon_module("local[2]") is None
 
 
 _PROBE = """
 import json, sys, threading
-from lib.core.sparkjob import SparkJob, stop_session
+from lib.core.localmode import stop_session
+from lib.core.sparkjob import SparkJob
 
 class Job(SparkJob):
     light_driver = True
@@ -171,7 +173,7 @@ print(json.dumps({"jvm_args": jvm_args, "stopped": stopped, "server_stopped": se
 
 def test_a_light_job_launches_its_driver_jvm_with_the_light_options_and_user_options_win(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYSPARK_PYTHON": sys.executable,
-           jvm_cache.ENV_SWITCH: "off", sparkjob.ENV_LIGHT: "on", sparkjob.ENV_DAEMON: "on"}
+           jvm_cache.ENV_SWITCH: "off", localmode.ENV_LIGHT: "on", localmode.ENV_DAEMON: "on"}
     p = subprocess.run([sys.executable, "-c", _PROBE], cwd=tmp_path, env=env, capture_output=True, text=True,
                        timeout=180)
     assert p.returncode == 0, p.stderr[-2000:]
