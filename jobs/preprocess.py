@@ -105,6 +105,8 @@ class PreprocessJob(SparkJob):
 
         day = stats["health"]
         (log.info if day["ok"] else log.error)("%s: %s", args.output, health.describe(day))
+        for w in day.get("warnings", []):
+            log.warning("%s: %s", args.output, w)
         summary = {
             "input": args.input, "output": args.output, "files": len(files), "bytes": t["bytes"],
             "records_read": t["read"], "pages_kept": t["kept"], "skipped": t["skipped"], "failed": t["failed"],

@@ -1,10 +1,12 @@
 """The compiled DOM walker (``lib/html/native/lexwalk.c``), when this process can use it.
 
 :data:`WALK` is the module ``lib.html._lexwalk`` when it was built (``pip install`` compiles
-it; it is optional) and the installed selectolax is the version whose lexbor it was compiled
-against: it reads selectolax's tree through lexbor's struct layouts, which another version may
-change. Otherwise, or with ``DAILYSLICE_NATIVE_HTML=off``, it is None and ``lib.html.extract``
-runs its pure-Python path, whose output is the same.
+it) and the installed selectolax is the version whose lexbor it was compiled against (the one
+pyproject.toml pins): it reads selectolax's tree through lexbor's struct layouts, which another
+version may change. ``DAILYSLICE_NATIVE_HTML=off`` chooses the pure-Python path of
+``lib.html.extract`` (the same output, at ~60% of the speed); ending up there any other way (a
+module that did not load, another selectolax) is reported as a warning in the preprocess
+job's log and in the day's health block (:func:`slow_by_accident`).
 """
 
 from __future__ import annotations
@@ -59,6 +61,12 @@ def _usable() -> object | None:
 
 
 WALK = _usable()
+
+
+def slow_by_accident(status_line: str) -> bool:
+    """Whether a :func:`status` line says pages went through the pure-Python path although
+    nobody asked for it (``DAILYSLICE_NATIVE_HTML=off`` is the one way to ask)."""
+    return status_line.startswith("pure Python") and "DAILYSLICE_NATIVE_HTML=off" not in status_line
 
 
 def status() -> str:

@@ -22,6 +22,8 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable
 
+from lib.html import walk
+
 #: failure reasons that lose a whole file (or the rest of it), not one record
 FILE_LEVEL_REASONS = ("read_error", "not_an_archive", "not_gzip")
 #: skip reasons of html_seen pages that were not kept (they lower the kept share)
@@ -92,9 +94,13 @@ def assess(totals: dict[str, Any], per_file: Iterable[dict[str, Any]], threshold
     if shares["unreadable_files"] is not None and shares["unreadable_files"] > t.max_unreadable_share:
         breached.append("max_unreadable_share")
     top = top_reasons(totals)
+    warnings = [f"HTML extraction ran on the slow path on some executors: {line} (the same output at ~60% of the "
+                "compiled walker's speed; DAILYSLICE_NATIVE_HTML=off is the way to choose it)"
+                for line in totals.get("html_extraction", []) if walk.slow_by_accident(line)]
     return {
         "ok": not breached,
         "breached": breached,
+        "warnings": warnings,
         "shares": shares,
         "thresholds": asdict(t),
         "counts": {"read": totals.get("read", 0), "failed": totals.get("failed", 0), "kept": totals.get("kept", 0),
@@ -127,6 +133,7 @@ def describe(health: dict[str, Any]) -> str:
                  f"{pct(sh.get('kept'))} (min {pct(th.get('min_kept_share'))}); unreadable files "
                  f"{c.get('unreadable_files', 0)}/{c.get('files', 0)} = {pct(sh.get('unreadable_files'))} "
                  f"(max {pct(th.get('max_unreadable_share'))})")
+    lines += [f"WARNING: {w}" for w in health.get("warnings", [])]
     if health.get("top_reasons"):
         lines.append("top reasons: " + ", ".join(f"{r['reason']} {r['count']}" for r in health["top_reasons"]))
     for s in health.get("samples", []):

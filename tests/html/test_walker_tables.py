@@ -1,0 +1,66 @@
+"""The compiled walker's rules are the Python path's: the tag sets, the boilerplate tokens and
+prefixes, the dropping attributes, the block separator and the selectolax version in
+lib/html/native/lexwalk.c are read from its source and held equal to lib/html/extract.py's
+constants and to the pin in pyproject.toml. A run on the slow path by accident is a health warning."""
+
+from __future__ import annotations
+
+import pathlib
+import re
+import tomllib
+
+from lib.html import extract, walk
+from lib.preprocess import health
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+C = (ROOT / "lib/html/native/lexwalk.c").read_text()
+
+
+def _cases(function: str) -> set[str]:
+    body = re.search(r"static int " + function + r"\(uintptr_t t\) \{(.*?)\n\}", C, re.S)[1]
+    return {t.lower() for t in re.findall(r"case LXB_TAG_(\w+):", body)}
+
+
+def _strings(array: str) -> list[str]:
+    body = re.search(r"static const char \*const " + array + r"\[\] = \{(.*?)\};", C, re.S)[1]
+    return re.findall(r'"([^"]*)"', body)
+
+
+def test_the_tag_sets_are_the_python_ones():
+    assert _cases("is_drop_tag") == set(extract.DROP_TAGS)
+    assert _cases("is_block_tag") == set(extract.BLOCK_TAGS.split(","))
+
+
+def test_the_boilerplate_words_are_the_python_ones():
+    assert set(_strings("BOILER_TOKENS")) == extract._BOILER_TOKENS
+    assert tuple(_strings("BOILER_PREFIXES")) == extract._BOILER_PREFIXES
+
+
+def test_the_dropping_attributes_are_the_python_ones():
+    body = re.search(r"static int has_drop_attr\(.*?\n\}", C, re.S)[0]
+    roles = set(re.findall(r'value_is\(v, "(\w+)"\)', body))
+    wanted = dict(re.findall(r"\[(role|aria-hidden)=(\w+)\]", extract.DROP_SELECTORS))
+    assert roles == {v for k, v in re.findall(r"\[(role)=(\w+)\]", extract.DROP_SELECTORS)}
+    assert wanted["aria-hidden"] == "true" and 'attr_named(a, "aria-hidden", 11) && value_is(a->value, "true")' in body
+    assert "[hidden]" in extract.DROP_SELECTORS and 'attr_named(a, "hidden", 6)' in body
+
+
+def test_the_separator_and_the_selectolax_pin_agree():
+    assert int(re.search(r"#define SEP (0x[0-9a-f]+)", C)[1], 16) == ord(extract.SEP)
+    built_for = re.search(r'#define SELECTOLAX_VERSION "([^"]+)"', C)[1]
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert f"selectolax=={built_for}" in deps
+
+
+def test_the_slow_path_by_accident_is_a_health_warning():
+    assert walk.slow_by_accident("pure Python (built for selectolax 1.0.2, installed 1.0.3)")
+    assert walk.slow_by_accident("pure Python (lib.html._lexwalk not built)")
+    assert not walk.slow_by_accident("pure Python (DAILYSLICE_NATIVE_HTML=off)")
+    assert not walk.slow_by_accident("compiled walker (selectolax 1.0.2)")
+    totals = {"read": 10, "kept": 10, "html_seen": 10, "files": 1,
+              "html_extraction": ["compiled walker (selectolax 1.0.2)", "pure Python (lib.html._lexwalk not built)"]}
+    h = health.assess(totals, [{"file": "a", "read": 10, "failed_by_reason": {}}])
+    assert h["ok"] and len(h["warnings"]) == 1 and "_lexwalk not built" in h["warnings"][0]
+    assert "WARNING: HTML extraction ran on the slow path" in health.describe(h)
+    totals["html_extraction"] = ["pure Python (DAILYSLICE_NATIVE_HTML=off)"]
+    assert health.assess(totals, [{"file": "a", "read": 10, "failed_by_reason": {}}])["warnings"] == []
