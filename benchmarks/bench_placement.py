@@ -17,7 +17,7 @@ import time
 from collections import Counter
 
 from lib.placement.consistent import ConsistentHashRing, imbalance, moved_fraction
-from lib.placement.keyspace import md5_int, partition_of
+from lib.core.keyspace import md5_int, partition_of
 from lib.placement.rebalance import rebalance
 from lib.placement.slices import Collection, locate
 from lib.placement.config import load

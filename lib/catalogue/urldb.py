@@ -1,4 +1,4 @@
-"""URL database: one row per URL across days, merged day by day (seed 001's sorted merge).
+"""URL database: one row per URL across days, merged day by day (the sorted merge of Nutch's WebDB).
 
 Layout under the database folder (default ``ROOT/urldb``)::
 
@@ -6,7 +6,7 @@ Layout under the database folder (default ``ROOT/urldb``)::
     days/date=YYYY-MM-DD/part=P/    the day's edits: one row per URL seen that day
     v000007/part=P/                 table version 7, key-partitioned, sorted by id
 
-``part = partition_of(normalized URL, k)`` (lib.placement.keyspace): partition P owns one
+``part = partition_of(normalized URL, k)`` (lib.core.keyspace): partition P owns one
 MD5 range, like a Nutch WebDB writer. Merging day D joins the previous version with D's
 edits on (part, id) and writes the next version; ``_state.json`` is replaced atomically
 last, so readers always see a complete version. A re-run or an out-of-order day replays
@@ -31,7 +31,7 @@ from pyspark.sql.functions import pandas_udf
 from lib.catalogue.keys import normalize_url
 from lib.core import storage
 from lib.core.errors import DailysliceError
-from lib.placement.keyspace import partition_of
+from lib.core.keyspace import partition_of
 
 STATE = "_state.json"
 _TS_CONF = "spark.sql.parquet.outputTimestampType"

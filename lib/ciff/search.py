@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 from lib.ciff.errors import CiffError
 from lib.ciff.reader import iter_docs, iter_postings, read_header
 from lib.ciff.stream import MessageStream
-from lib.core import layout, uris
+from lib.core import layout, locations
 from lib.core.analysis import analyzer_from_description
 
 K1 = 0.9
@@ -161,7 +161,7 @@ class _Desc:
 
 def metadata_beside(path: str) -> str | None:
     """``.../index-{n}.ciff[.gz]`` -> ``.../metadata-{n}.parquet`` if that file exists."""
-    local = uris.local_path(str(path))
+    local = locations.local_path(str(path))
     name = layout.metadata_for(os.path.basename(local))
     if not name:
         return None

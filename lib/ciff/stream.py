@@ -9,7 +9,7 @@ from typing import BinaryIO
 from lib.ciff.errors import CiffError
 from lib.ciff.messages import MAX_MESSAGE
 from lib.ciff.varint import decode_varint
-from lib.core import uris
+from lib.core import locations
 
 READ_CHUNK = 1 << 20
 
@@ -21,7 +21,7 @@ def is_gzip_name(path: str) -> bool:
 
 def open_ciff(path: str) -> BinaryIO:
     """Open a local CIFF file (plain path or file:// URI) for reading; gzip by suffix."""
-    p = uris.local_path(str(path))
+    p = locations.local_path(str(path))
     raw = open(p, "rb")
     if is_gzip_name(p):
         return gzip.GzipFile(fileobj=raw, mode="rb")  # closing it leaves raw open: see MessageStream.close

@@ -20,7 +20,7 @@ from lib.ciff.messages import (
 )
 from lib.ciff.output import AtomicOutput
 from lib.ciff.varint import INT32_MAX, encode_postings, encode_varint
-from lib.core import uris
+from lib.core import locations
 
 BATCH_LIST = 256  # lists up to this many postings are queued and encoded in batches
 BATCH_POSTINGS = 1 << 16  # postings queued before a batch is encoded
@@ -69,7 +69,7 @@ class CiffWriter:
         version: int = 1,
         compresslevel: int = GZIP_LEVEL,
     ) -> None:
-        self.path = uris.local_path(str(path))
+        self.path = locations.local_path(str(path))
         # Counted mode (num_postings_lists=None): the number of lists is only known at the end,
         # so the body goes to a temp file and close() puts the header in front of it.
         self._counted = num_postings_lists is None

@@ -10,7 +10,7 @@ points elsewhere), one rule a line::
 
 Each rule has exactly one of ``url``, ``surt`` or ``host``, and a ``date`` and ``reason``
 (kept for the audit, never used to match). Matching is on the pywb SURT key of a record's
-URL (:func:`lib.core.urls.surt_key`: scheme and ``www.`` dropped, lowercased, query
+URL (:func:`lib.core.weburls.surt_key`: scheme and ``www.`` dropped, lowercased, query
 sorted, fragment removed), so ``http://www.example.com/a`` and ``https://example.com/a`` are
 the same URL:
 
@@ -38,7 +38,7 @@ import pyarrow.compute as pc
 
 from lib.core import layout, storage
 from lib.core.errors import ConfigError
-from lib.core.urls import surt_key
+from lib.core.weburls import surt_key
 
 KINDS = ("url", "surt", "host")
 # scheme://[userinfo@]host[:port]: the host, for the cheap vectorized pre-filter

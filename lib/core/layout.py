@@ -1,6 +1,6 @@
 """Every path and file name the stages share: one place to read the bucket layout from.
 
-The layout of seed 003: ``ROOT/KIND/YYYY-MM/DD`` for each kind of output (``warc`` input,
+The layout of the OpenWebSearch.eu daily index slices: ``ROOT/KIND/YYYY-MM/DD`` for each kind of output (``warc`` input,
 ``preprocessed``, ``index``, ``catalogue``), ``language=xxx`` folders inside a preprocessed
 day, underscore-prefixed side files (stats, errors, captures) and ``_SUCCESS`` written last.
 Paths are joined with ``/`` (as :func:`lib.core.storage.join` joins them), so ROOT may be a
@@ -48,7 +48,7 @@ def day_suffix(day: dt.date) -> str:
 
 
 def day_path(root: str, kind: str, day: dt.date) -> str:
-    """``ROOT/KIND/YYYY-MM/DD`` (the bucket layout of seed 003)."""
+    """``ROOT/KIND/YYYY-MM/DD`` (the daily slices' bucket layout)."""
     return f"{root.rstrip('/')}/{kind}/{day_suffix(day)}"
 
 

@@ -18,7 +18,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from lib.core import atomic, s3
 from lib.core.layout import SUCCESS
-from lib.core.uris import is_s3, join, local_path, normalize, split_s3  # boto3-free; also storage's API
+from lib.core.locations import is_s3, join, local_path, normalize, split_s3  # boto3-free; also storage's API
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,6 @@
-"""Byte-copy extraction of archive records (seed 002), record-level logic without Spark.
+"""Byte-copy extraction of archive records, record-level logic without Spark: a record's bytes
+copied by offset and length, never decompressed (as Krokhin's ARC page extractor for the
+Cornell Web Lab does).
 
 ``lines``    parse the input list (TSV or Parquet rows), resolve archive paths, refuse escapes
 ``sources``  read byte ranges from local files or S3 (adjacent ranges in one request)

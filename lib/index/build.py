@@ -34,10 +34,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from lib.core import atomic, uris
+from lib.core import atomic, locations
 from lib.core.analysis import get_analyzer
 from lib.index import owi
-from lib.placement.keyspace import partition_of
+from lib.core.keyspace import partition_of
 
 #: metadata-{n}.parquet: schema 0.1.0 plus ours (lib.index.owi), in docid order
 #: (collection_docid = record_id = the CIFF DocRecord's collection_docid)
@@ -196,7 +196,7 @@ def _file_pidx(batch: pa.RecordBatch, language: str, plan: MapPlan, path: str) -
 def index_file(t: int, path: str, language: str, plan: MapPlan) -> Iterator[pa.RecordBatch]:
     """Segments and docs files of one preprocessed file; one MAP_SCHEMA row per shard."""
     analyzer = get_analyzer(language or None)
-    f = pq.ParquetFile(uris.local_path(path))
+    f = pq.ParquetFile(locations.local_path(path))
     names = set(f.schema_arrow.names)
     missing = [c for c in plan.columns if c not in names]
     if missing:

@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lib.core import urls
+from lib.core import weburls
 
 SCHEMA_VERSION = "0.1.0"
 SCHEMA_METADATA = [("schema_version", SCHEMA_VERSION)]
@@ -156,8 +156,8 @@ def metadata_batch(b: pa.RecordBatch, language: str, doclength: np.ndarray) -> p
     cols["warc_date"] = owi_date(b.column("warc_date"))
     cols["language"] = pa.array([language] * n, _S)
     cols["doclength"] = pa.array(doclength.astype(np.int32))
-    parts = [urls.owi_url_parts(u) if u else dict.fromkeys(urls.OWI_URL_KEYS) for u in b.column("url").to_pylist()]
-    for k in urls.OWI_URL_KEYS:
+    parts = [weburls.owi_url_parts(u) if u else dict.fromkeys(weburls.OWI_URL_KEYS) for u in b.column("url").to_pylist()]
+    for k in weburls.OWI_URL_KEYS:
         cols[k] = pa.array([p[k] for p in parts], pa.bool_() if k == "url_is_private" else _S)
     cols["outgoing_links"], cols["outgoing_link_anchors"] = _links(col("outgoing_links"))
     cols["json-ld"] = col("json_ld")

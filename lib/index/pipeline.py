@@ -1,7 +1,7 @@
 """The index of one preprocessed day, as jobs/index.py runs it: plan, map, reduce, graph.
 
 :func:`plan_day` lists the day's page files and plans its shards on the driver
-(:mod:`lib.index.plan`); :func:`build_index` runs the Spark stages into a work folder: the
+(:mod:`lib.index.shards`); :func:`build_index` runs the Spark stages into a work folder: the
 map (each file's pages analyzed into per-shard segments, :mod:`lib.index.build`), the
 reduce (each shard's CIFF and metadata, :mod:`lib.index.write`) and, beside them, the web
 graph (:mod:`lib.index.graph`). It returns the statistics the job writes to ``_stats.json``.
@@ -21,7 +21,7 @@ from lib.core.analysis import get_analyzer
 from lib.core.exclusions import NONE as NO_EXCLUSIONS, Exclusions
 from lib.core.sparkjob import Steps, log, map_tasks
 from lib.index import graph
-from lib.index import plan as index_plan
+from lib.index import shards as index_shards
 from lib.index.build import MAP_SCHEMA, STATS_SCHEMA, MapPlan, index_files
 from lib.index.inputs import PAGE_COLUMNS, input_files
 from lib.index.write import ShardSpec, shard_inputs, write_shards
@@ -37,7 +37,7 @@ class DayPlan:
     inp: str  # the day's folder (local or cluster filesystem)
     files: list[tuple[str, str, int]]  # (path, language, bytes)
     counts: dict[tuple[str, str], int]
-    groups: list[index_plan.Group]
+    groups: list[index_shards.Group]
     assign: dict[tuple[str, str], int]  # (url_suffix, language) -> gid
     docs_per_shard: int
     min_group_docs: int
@@ -47,8 +47,8 @@ def plan_day(inp: str, docs_per_shard: int, min_group_docs: int) -> DayPlan:
     """List and count the day's pages (raises ValueError for a file lacking a column) and plan
     the TLD/LANG groups and their shards."""
     files = input_files(inp)
-    counts = index_plan.count_pages([(path, lang) for path, lang, _ in files], PAGE_COLUMNS)
-    groups, assign = index_plan.plan_groups(counts, docs_per_shard, min_group_docs)
+    counts = index_shards.count_pages([(path, lang) for path, lang, _ in files], PAGE_COLUMNS)
+    groups, assign = index_shards.plan_groups(counts, docs_per_shard, min_group_docs)
     return DayPlan(inp, files, counts, groups, assign, docs_per_shard, min_group_docs)
 
 
@@ -90,7 +90,7 @@ def _shard_specs(day: DayPlan, work: str, gzip_level: int, date: dt.date | None)
     """Folder, shard number and CIFF description of every shard, by global shard ordinal."""
     on = f"; date={date:%Y-%m-%d}" if isinstance(date, dt.date) else ""
     return {
-        g.base + n: ShardSpec(folder=os.path.join(work, index_plan.shard_dir(g)), shard=n,
+        g.base + n: ShardSpec(folder=os.path.join(work, index_shards.shard_dir(g)), shard=n,
                               description=f"{get_analyzer(g.lang).name}; dailyslice index {g.tld}/{g.lang} shard {n} of {g.k}{on}",
                               gzip_level=gzip_level)
         for g in day.groups for n in range(g.k)

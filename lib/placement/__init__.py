@@ -4,7 +4,7 @@
   (put with the namespace-collision check, get, ls, verify, recover);
 - :mod:`lib.placement.rebalance`: n -> m slices, plan then copy -> verify -> delete, resumable;
 - :mod:`lib.placement.publish`: ``publish_tree`` spreads a finished output folder over slices;
-- :mod:`lib.placement.keyspace`: k contiguous MD5 ranges (the index job's partitioner);
+- :mod:`lib.core.keyspace`: k contiguous MD5 ranges (the index job's partitioner);
 - :mod:`lib.placement.consistent`: a consistent-hash ring with virtual nodes.
 
 See docs/placement.md; CLI: ``python -m lib.placement --help``.
@@ -19,13 +19,13 @@ _EXPORTS = {
     "NamespaceError": "lib.placement.slices",
     "PlacementError": "lib.placement.slices",
     "publish_tree": "lib.placement.publish",
-    "partition_of": "lib.placement.keyspace",
+    "partition_of": "lib.core.keyspace",
     "ConsistentHashRing": "lib.placement.consistent",
 }
 
 
 def __getattr__(name: str) -> Any:
-    # lazy, so that importing lib.placement.keyspace (Spark executors) loads nothing else
+    # lazy, so that importing lib.core.keyspace (Spark executors) loads nothing else
     if name in _EXPORTS:
         return getattr(importlib.import_module(_EXPORTS[name]), name)
     raise AttributeError(f"module 'lib.placement' has no attribute {name!r}")

@@ -1,4 +1,4 @@
-"""Consistent hashing with virtual nodes (seed 004).
+"""Consistent hashing with virtual nodes (as the document key store of Bui's Node.js crawler store, SJSU CS 297).
 
 Each node is hashed onto a 128-bit ring ``vnodes`` times (MD5 of ``"NODE#i"``); a key
 belongs to the first virtual node at or after MD5(key), wrapping around. Adding or
@@ -12,7 +12,7 @@ import bisect
 from collections import Counter
 from typing import Iterable
 
-from lib.placement.keyspace import md5_int
+from lib.core.keyspace import md5_int
 
 
 class ConsistentHashRing:

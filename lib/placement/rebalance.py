@@ -2,7 +2,7 @@
 
 Doubling (m = 2n) moves a file only from slice i to slice i + n (``h mod 2n`` is ``h mod n``
 or ``h mod n + n``), about half of them; halving moves everything on slice i + n to slice
-i. Any other m works too but moves most files (seed 000).
+i. Any other m works too but moves most files (as the SWAP paper, Smorul and JaJa, notes).
 
 Crash safety: the plan (every move, written atomically beside the config before anything
 moves) is the only state. Each move is idempotent given the slices' contents: a source

@@ -1,4 +1,5 @@
-"""SWAP slices (seed 000): a collection spread over n roots with no file catalog.
+"""SWAP slices: a collection spread over n roots with no file catalog (Smorul and JaJa, "a high
+performance architecture for managing and storing web-harvested collections").
 
 ``locate(path, n) = MD5(path) mod n`` where ``path`` is the file's collection-relative
 path (UTF-8, ``/`` separators) and MD5 is read as a big-endian integer. Copying every
@@ -15,7 +16,7 @@ from typing import BinaryIO, Iterable
 from lib.placement.backends import DIR, FILE, TMP_SUFFIX, Root, is_temp, open_root
 from lib.placement.config import SliceConfig, from_roots, load
 from lib.placement.errors import NamespaceError, PlacementError
-from lib.placement.keyspace import md5_int
+from lib.core.keyspace import md5_int
 from lib.placement.plan import read_plan_header
 
 

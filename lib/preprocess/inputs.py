@@ -1,7 +1,7 @@
 """The record of the input files a published day was made from, and its comparison with a listing.
 
 A preprocessed day publishes ``_inputs.json`` (before its ``_SUCCESS``): every archive it read,
-by name below the day's input folder (:func:`lib.core.uris.archive_name`, so the record does not
+by name below the day's input folder (:func:`lib.core.locations.archive_name`, so the record does not
 depend on where the bucket is mounted), with its size and version: the S3 ETag, or a local
 file's modification time. Neither needs the file read again; a digest of a TiB day would. A
 later listing of the same folder compared with it says whether the day is still complete
@@ -13,13 +13,13 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable
 
-from lib.core import uris
+from lib.core import locations
 from lib.core.storage import FileInfo
 
 
 def entries(input_uri: str, files: Iterable[FileInfo]) -> dict[str, dict[str, Any]]:
     """name -> {size, version} of ``files`` listed below ``input_uri``."""
-    return {uris.archive_name(f.uri, input_uri): {"size": f.size, "version": f.version} for f in files}
+    return {locations.archive_name(f.uri, input_uri): {"size": f.size, "version": f.version} for f in files}
 
 
 def input_record(input_uri: str, files: Iterable[FileInfo]) -> bytes:

@@ -23,10 +23,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Iterator
 
-from lib.core import urls
+from lib.core import weburls
 from lib.core.exclusions import NONE as NO_EXCLUSIONS, Exclusions
 from lib.html.charset import decode_html
-from lib.html.extract import extract
+from lib.html.content import extract
 from lib.preprocess import langid
 from lib.warc.http import HttpError, HttpResponse, parse_response
 from lib.warc.records import BadRecord, Record, iter_records, sha1_digest
@@ -283,10 +283,10 @@ class FileProcessor:
         page = extract(dec.text, rec.url, utf8)  # the body as it is, if it is dec.text in UTF-8
         lang, score = langid.identify(f"{page.title}\n{page.text}")
         row: dict[str, Any] = {
-            "id": urls.url_id(rec.url),
+            "id": weburls.url_id(rec.url),
             "record_id": rec.record_id.strip("<>"),
             "url": rec.url,
-            **urls.url_parts(rec.url),
+            **weburls.url_parts(rec.url),
             "title": page.title,
             "description": page.description,
             "plain_text": page.text,

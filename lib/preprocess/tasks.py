@@ -20,7 +20,7 @@ from typing import Any, Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lib.core import atomic, layout, s3, storage, uris
+from lib.core import atomic, layout, locations, s3, storage
 from lib.core.exclusions import NONE as NO_EXCLUSIONS, Exclusions
 from lib.core.schema import CAPTURE_SCHEMA, PAGE_SCHEMA
 from lib.html import walk
@@ -36,7 +36,7 @@ BUFFER_BYTES = 96 << 20  # pages held before a row group is written, over all la
 
 
 def side_name(uri: str) -> str:
-    """The output file name of an archive: a hash of its :func:`lib.core.uris.archive_name`
+    """The output file name of an archive: a hash of its :func:`lib.core.locations.archive_name`
     (not of its URI, so the same day read from elsewhere writes the same files)."""
     return hashlib.sha1(uri.encode("utf-8")).hexdigest()[:20]
 
@@ -103,10 +103,10 @@ def _write_captures(out_dir: str, name: str, captures: list[dict[str, Any]]) -> 
 def process_one(uri: str, size: int, out_dir: str, max_page_bytes: int, batch_rows: int,
                 input_root: str | None = None, exclusions: Exclusions = NO_EXCLUSIONS) -> dict[str, Any]:
     """Process one archive; returns its RESULT_SCHEMA row. Ids and output names derive from
-    the archive's path below ``input_root`` (:func:`lib.core.uris.archive_name`), not from
+    the archive's path below ``input_root`` (:func:`lib.core.locations.archive_name`), not from
     where it is read."""
     s3_before = s3.counters()
-    arc_name = uris.archive_name(uri, input_root) if input_root else uri
+    arc_name = locations.archive_name(uri, input_root) if input_root else uri
     proc = FileProcessor(uri, max_page_bytes, name=arc_name, exclusions=exclusions)
     proc.stats.bytes = size
     name = side_name(arc_name)

@@ -25,7 +25,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from lib.core import storage, uris
+from lib.core import locations, storage
 from lib.extract.capture import CaptureError, open_capture
 
 #: HTTP status of each CaptureError reason
@@ -40,11 +40,11 @@ def capture_path(record_id: str) -> str:
 
 def within_roots(file: str, roots: list[str]) -> bool:
     """Whether ``file`` (an absolute path, ``file://`` or ``s3://`` URI) lies below one of ``roots``."""
-    uri = uris.normalize(file)
+    uri = locations.normalize(file)
     if storage.is_s3(uri):
         if {"..", "."} & set(uri.split("/")[3:]):
             return False
-        return any(storage.is_s3(r) and uri.startswith(uris.normalize(r).rstrip("/") + "/") for r in roots)
+        return any(storage.is_s3(r) and uri.startswith(locations.normalize(r).rstrip("/") + "/") for r in roots)
     path = os.path.realpath(storage.local_path(uri))
     return any(not storage.is_s3(r) and path.startswith(os.path.realpath(storage.local_path(r)).rstrip("/") + "/")
                for r in roots)

@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from lib.core.uris import is_s3
+from lib.core.locations import is_s3
 from lib.serve.errors import NotFound, QueryError
 from lib.serve.slices import FileEntry, SliceStore, split_values
 

@@ -41,7 +41,7 @@ from botocore.exceptions import ClientError
 from lib.core import atomic, s3, storage
 from lib.core.storage import S3Stream
 from lib.core.layout import CATALOGUE, INDEX, LANG_PREFIX, PREPROCESSED, SUCCESS, day_suffix
-from lib.core.uris import is_s3, local_path, split_s3
+from lib.core.locations import is_s3, local_path, split_s3
 from lib.serve.errors import NotFound, QueryError
 
 PARTS = ("ciff", "anchors", "metadata", "graph", "preprocessed", "catalogue")

@@ -18,7 +18,7 @@ from lib.catalogue import cdxj, query, urldb
 from lib.catalogue.__main__ import main as cli
 from jobs.catalogue import main as build
 from lib.catalogue.keys import normalize_url, url_id
-from lib.placement.keyspace import partition_of
+from lib.core.keyspace import partition_of
 from lib.core.schema import CAPTURE_SCHEMA, PAGE_SCHEMA
 
 UTC = dt.timezone.utc

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lib.html.charset import decode_html
-from lib.html.extract import absolute_link, extract
+from lib.html.content import absolute_link, extract
 
 PAGE = """<!doctype html><html lang="de-AT"><head><title>  Die   Bibliothek </title>
 <meta name="description" content="Neue Öffnungszeiten">

@@ -8,7 +8,7 @@ import pathlib
 import extruct
 import pytest
 
-from lib.html.extract import JSON_LD_TYPE, extract
+from lib.html.content import JSON_LD_TYPE, extract
 
 HEAVY = pathlib.Path(__file__).parents[2] / "benchmarks" / "data" / "heavy_pages"
 

@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
 
-from lib.html import extract, walk
+from lib.html import content, walk
 from lib.html.charset import decode_html
 from lib.warc.http import HttpError, parse_response
 from lib.warc.records import BadRecord, iter_records
@@ -36,7 +36,7 @@ def python_path(monkeypatch):
     def run(*args):
         monkeypatch.setattr(walk, "WALK", None)
         try:
-            return vars(extract.extract(*args))
+            return vars(content.extract(*args))
         finally:
             monkeypatch.setattr(walk, "WALK", NATIVE)
     return run
@@ -49,7 +49,7 @@ def test_the_walker_is_built_and_used():
 
 
 def both(html: str, url: str, python_path) -> tuple[dict, dict]:
-    return vars(extract.extract(html, url)), python_path(html, url)
+    return vars(content.extract(html, url)), python_path(html, url)
 
 
 def real_documents(corpus) -> list[tuple[str, str]]:
@@ -132,10 +132,10 @@ def document(rnd: random.Random) -> str:
 @given(st.integers(0, 2**32 - 1))
 def test_identical_on_generated_documents(seed):
     html = document(random.Random(seed))  # a seed, not Hypothesis' randoms: each of their calls is a draw
-    got = vars(extract.extract(html, "http://h.example/a/b"))
+    got = vars(content.extract(html, "http://h.example/a/b"))
     walk.WALK = None
     try:
-        want = vars(extract.extract(html, "http://h.example/a/b"))
+        want = vars(content.extract(html, "http://h.example/a/b"))
     finally:
         walk.WALK = NATIVE
     assert got == want, html
@@ -158,10 +158,10 @@ def test_links_identical_on_generated_hrefs(seed):
     base = rnd.choice(BASES)
     html = "<body>" + "".join(f"<a href=\"{h.replace(chr(34), '&quot;')}\">t{i}</a>" for i, h in enumerate(hrefs))
     html += rnd.choice(["", "<base href='/other/'>", "<base href='https://b.example/x/'>"])
-    got = vars(extract.extract(html, base))
+    got = vars(content.extract(html, base))
     walk.WALK = None
     try:
-        want = vars(extract.extract(html, base))
+        want = vars(content.extract(html, base))
     finally:
         walk.WALK = NATIVE
     assert got == want, (base, hrefs)
@@ -187,7 +187,7 @@ def test_deep_documents(python_path):
     # 20,000 nested elements (lexbor's parser is quadratic in depth: deeper costs seconds);
     # the walks are loops, not recursion, so depth costs them no stack
     deep = "<body>" + "<div><span>w " * 10000 + "<a href=/d>deep</a>" + "</span></div>" * 10000
-    got = vars(extract.extract(deep, "http://h/"))
+    got = vars(content.extract(deep, "http://h/"))
     assert got["links"] == [("http://h/d", "deep")]
     assert got["text"] == "\n".join(["w"] * 9999 + ["w deep"])
     assert got == python_path(deep, "http://h/")
@@ -198,7 +198,7 @@ def test_the_tree_is_left_as_it_was():
     html = "<html><body><nav>n</nav><div class=menu>m</div><p>p<br>q</p><a href=/x>x</a></body></html>"
     tree = LexborHTMLParser(html)
     before = tree.html
-    assert extract.main_text(tree) == "p\nqx"
+    assert content.main_text(tree) == "p\nqx"
     assert tree.html == before  # the Python path decomposes; the walker only reads
 
 

@@ -1,6 +1,6 @@
 """The faster extraction (issue 13) gives the same output as the old one.
 
-The oracle is a frozen copy of the old lib/html/extract.py (tests/legacy_extract.py, commit
+The oracle is a frozen copy of the old lib/html/content.py (tests/legacy_extract.py, commit
 c5ded4b). Rows are compared whole: every file of the shared samples goes through
 lib.preprocess.pages.FileProcessor twice, once as it is and once with the old ``extract`` put in its
 place, so reading, charset, language and row building are the same code on both sides and
@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lib.preprocess import pages
-from lib.html import extract as new
+from lib.html import content as new
 from lib.html.charset import decode_html
 from tests import legacy_extract as old
 from tests.conftest import ROOT

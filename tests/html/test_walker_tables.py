@@ -1,6 +1,6 @@
 """The compiled walker's rules are the Python path's: the tag sets, the boilerplate tokens and
 prefixes, the dropping attributes, the block separator and the selectolax version in
-lib/html/native/lexwalk.c are read from its source and held equal to lib/html/extract.py's
+lib/html/native/lexwalk.c are read from its source and held equal to lib/html/content.py's
 constants and to the pin in pyproject.toml. A run on the slow path by accident is a health warning."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pathlib
 import re
 import tomllib
 
-from lib.html import extract, walk
+from lib.html import content, walk
 from lib.preprocess import health
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -27,26 +27,26 @@ def _strings(array: str) -> list[str]:
 
 
 def test_the_tag_sets_are_the_python_ones():
-    assert _cases("is_drop_tag") == set(extract.DROP_TAGS)
-    assert _cases("is_block_tag") == set(extract.BLOCK_TAGS.split(","))
+    assert _cases("is_drop_tag") == set(content.DROP_TAGS)
+    assert _cases("is_block_tag") == set(content.BLOCK_TAGS.split(","))
 
 
 def test_the_boilerplate_words_are_the_python_ones():
-    assert set(_strings("BOILER_TOKENS")) == extract._BOILER_TOKENS
-    assert tuple(_strings("BOILER_PREFIXES")) == extract._BOILER_PREFIXES
+    assert set(_strings("BOILER_TOKENS")) == content._BOILER_TOKENS
+    assert tuple(_strings("BOILER_PREFIXES")) == content._BOILER_PREFIXES
 
 
 def test_the_dropping_attributes_are_the_python_ones():
     body = re.search(r"static int has_drop_attr\(.*?\n\}", C, re.S)[0]
     roles = set(re.findall(r'value_is\(v, "(\w+)"\)', body))
-    wanted = dict(re.findall(r"\[(role|aria-hidden)=(\w+)\]", extract.DROP_SELECTORS))
-    assert roles == {v for k, v in re.findall(r"\[(role)=(\w+)\]", extract.DROP_SELECTORS)}
+    wanted = dict(re.findall(r"\[(role|aria-hidden)=(\w+)\]", content.DROP_SELECTORS))
+    assert roles == {v for k, v in re.findall(r"\[(role)=(\w+)\]", content.DROP_SELECTORS)}
     assert wanted["aria-hidden"] == "true" and 'attr_named(a, "aria-hidden", 11) && value_is(a->value, "true")' in body
-    assert "[hidden]" in extract.DROP_SELECTORS and 'attr_named(a, "hidden", 6)' in body
+    assert "[hidden]" in content.DROP_SELECTORS and 'attr_named(a, "hidden", 6)' in body
 
 
 def test_the_separator_and_the_selectolax_pin_agree():
-    assert int(re.search(r"#define SEP (0x[0-9a-f]+)", C)[1], 16) == ord(extract.SEP)
+    assert int(re.search(r"#define SEP (0x[0-9a-f]+)", C)[1], 16) == ord(content.SEP)
     built_for = re.search(r'#define SELECTOLAX_VERSION "([^"]+)"', C)[1]
     deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     assert f"selectolax=={built_for}" in deps

@@ -15,7 +15,7 @@ import pytest
 from lib.core.analysis import analyzer_from_description, get_analyzer
 from lib.ciff.reader import CiffReader
 from lib.ciff.validate import validate_file
-from lib.placement.keyspace import partition_of
+from lib.core.keyspace import partition_of
 from lib.core.schema import PAGE_SCHEMA
 
 DAY = dt.date(2026, 1, 15)

@@ -1,4 +1,4 @@
-"""lib/index/plan.py, lib/index/build.py and lib/index/write.py without Spark: shard
+"""lib/index/shards.py, lib/index/build.py and lib/index/write.py without Spark: shard
 planning, and the map and reduce steps run on real Parquet files (the driver's part, the
 grouping of the map reports, done as the job does it)."""
 
@@ -18,9 +18,9 @@ from lib.ciff.reader import CiffReader
 from lib.ciff.validate import validate_file
 from lib.index.build import (MAP_SCHEMA, READ_COLUMNS, MapPlan, index_files, page_text, segment_path, shard_of,
                              write_arrow)
-from lib.index.plan import OTHER, count_pages, lang_label, plan_groups, shard_count, tld_label
+from lib.index.shards import OTHER, count_pages, lang_label, plan_groups, shard_count, tld_label
 from lib.index.write import ShardSpec, shard_inputs, write_shards
-from lib.placement.keyspace import partition_of
+from lib.core.keyspace import partition_of
 
 
 def test_tld_label():

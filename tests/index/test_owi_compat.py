@@ -135,7 +135,7 @@ def test_real_day_reads_as_schema_010(spark, corpus, tmp_path):
     ("http://192.168.0.1/x", None, "192.168.0.1", None),
 ])
 def test_url_parts_as_resilipipe(url, sub, dom, suf):
-    from lib.core.urls import owi_url_parts
+    from lib.core.weburls import owi_url_parts
 
     p = owi_url_parts(url)
     assert (p["url_subdomain"], p["url_domain"], p["url_suffix"]) == (sub, dom, suf)

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lib.placement import keyspace
+from lib.core import keyspace
 from lib.placement.consistent import ConsistentHashRing, imbalance, load as ring_load, moved_fraction
 from lib.placement.config import ConfigError, load
 from lib.placement.publish import publish_tree

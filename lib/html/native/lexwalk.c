@@ -1,8 +1,8 @@
 /*
- * One walk over selectolax's lexbor DOM for what lib/html/extract.py needs from a page:
+ * One walk over selectolax's lexbor DOM for what lib/html/content.py needs from a page:
  * the links with their anchor texts, and the main text without boilerplate.
  *
- * The Python path (lib/html/extract.py) asks lexbor's selector engine for the same things in
+ * The Python path (lib/html/content.py) asks lexbor's selector engine for the same things in
  * several passes (the drop tags, the boilerplate candidates, the block elements), creates a
  * Python node for every match, decomposes and inserts separators, then walks the text. Here
  * one recursive walk reads the tree as it is and builds the strings directly; the tree is not
@@ -26,7 +26,7 @@
 #include "lexbor/tag/const.h"
 
 #define SELECTOLAX_VERSION "1.0.2"
-#define SEP 0x1e /* lib.html.extract.SEP: a block boundary */
+#define SEP 0x1e /* lib.html.content.SEP: a block boundary */
 
 /* ------------------------------------------------------------------ a growing buffer */
 typedef struct {

@@ -1,4 +1,4 @@
-"""Key-space partitions by MD5 (seed 001: Nutch's distributed WebDB).
+"""Key-space partitions by MD5 (as Nutch's distributed WebDB: k writers, each owning one range of the MD5 key space).
 
 Partition ``p`` of ``k`` owns the MD5 values ``[p * 2^128 / k, (p + 1) * 2^128 / k)``:
 for ``k`` a power of two that is exactly "the first log2(k) bits of MD5(key)"; for other
