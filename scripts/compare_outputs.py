@@ -1,0 +1,120 @@
+"""Hold this checkout's outputs against an earlier commit's, on the same inputs.
+
+    python scripts/compare_outputs.py --base COMMIT [--work DIR] [--shared ../shared/corpus]
+
+Both trees run preprocess, index and catalogue (with the URL database) on the same inputs,
+read from the same paths (so archive URIs in the outputs agree): the demo's sample crawl
+(``lib.warc.sample``, 2026-01-15) and a day holding every archive of the shared corpus. The
+outputs are then compared file by file, byte for byte; Spark-written folders whose file names
+carry a random id (the URL database) are compared by their rows. Run statistics (``_stats.json``,
+markers, the HTML report), which hold times, are left out. Exit 0 when everything is the same.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+import pyarrow.dataset as ds
+
+HERE = pathlib.Path(__file__).resolve().parents[1]
+DAY = dt.date(2026, 1, 15)
+SKIP = re.compile(r"(^|/)(_stats\.json|_SUCCESS|report\.html|_inputs\.json|_errors\.jsonl|\.lease.*|[^/]*\.crc)$")
+RANDOM_NAMES = re.compile(r"part-\d+-[0-9a-f]{8}-")
+ARCHIVES = (".warc.gz", ".warc", ".arc.gz", ".arc", ".warc.zst", ".warc.lz4")
+
+
+def run_pipeline(tree: pathlib.Path, inp: pathlib.Path, out: pathlib.Path) -> None:
+    """The three jobs of one day, the code of ``tree``, local[2]."""
+    shutil.rmtree(out, ignore_errors=True)
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    day = ["--date", DAY.isoformat(), "--master", "local[2]"]
+    warc = inp / "warc" / f"{DAY:%Y-%m}" / f"{DAY:%d}"
+    pre, idx, cat = out / "preprocessed", out / "index", out / "catalogue"
+    steps = [
+        ["jobs.preprocess", "--input", str(warc), "--output", str(pre)],
+        ["jobs.index", "--input", str(pre), "--output", str(idx), "--min-group-docs", "1"],
+        ["jobs.catalogue", "--input", str(pre), "--output", str(cat), "--index", str(idx),
+         "--urldb", str(out / "urldb"), "--warc-prefix", str(inp / "warc")],
+    ]
+    for module, *args in steps:
+        r = subprocess.run([sys.executable, "-m", module, *args, *day], cwd=tree, env=env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if r.returncode not in (0, 3):
+            sys.exit(f"{tree}: {module} exited {r.returncode}:\n{r.stderr[-3000:]}")
+
+
+def files(root: pathlib.Path) -> dict[str, pathlib.Path]:
+    return {str(p.relative_to(root)): p for p in sorted(root.rglob("*"))
+            if p.is_file() and not SKIP.search(str(p.relative_to(root)))}
+
+
+def rows(folder: pathlib.Path) -> list[tuple]:
+    t = ds.dataset(str(folder), format="parquet", partitioning="hive", ignore_prefixes=["_", "."]).to_table()
+    return sorted(tuple(str(v) for v in r.values()) for r in t.to_pylist())
+
+
+def compare(a: pathlib.Path, b: pathlib.Path) -> list[str]:
+    """What differs between two output trees ('' for nothing)."""
+    fa, fb = files(a), files(b)
+    by_rows = {str(pathlib.Path(k).parent) for k in (*fa, *fb) if RANDOM_NAMES.search(k)}
+    diffs = []
+    for folder in sorted(by_rows):
+        if rows(a / folder) != rows(b / folder):
+            diffs.append(f"{folder}/: rows differ")
+    plain = lambda f: {k: v for k, v in f.items() if str(pathlib.Path(k).parent) not in by_rows}  # noqa: E731
+    pa_, pb_ = plain(fa), plain(fb)
+    for k in sorted(set(pa_) ^ set(pb_)):
+        diffs.append(f"{k}: only in {'base' if k in pa_ else 'this checkout'}")
+    for k in sorted(set(pa_) & set(pb_)):
+        if pa_[k].read_bytes() != pb_[k].read_bytes():
+            diffs.append(f"{k}: bytes differ")
+    return diffs
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--base", required=True, help="the commit to compare with")
+    p.add_argument("--work", default=str(HERE / "benchmarks" / "work" / "compare"))
+    p.add_argument("--shared", default=str(HERE.parent / "shared" / "corpus"))
+    a = p.parse_args()
+    work = pathlib.Path(a.work).resolve()
+    base = work / "base-tree"
+    if base.exists():
+        subprocess.run(["git", "worktree", "remove", "--force", str(base)], cwd=HERE, check=False)
+    work.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "worktree", "add", "--detach", "-q", str(base), a.base], cwd=HERE, check=True)
+    try:
+        sys.path.insert(0, str(HERE))
+        from lib.warc.sample import write_sample_crawl
+
+        inputs = {"demo": work / "in" / "demo", "shared": work / "in" / "shared"}
+        shutil.rmtree(work / "in", ignore_errors=True)
+        write_sample_crawl(str(inputs["demo"]), DAY)
+        day = inputs["shared"] / "warc" / f"{DAY:%Y-%m}" / f"{DAY:%d}"
+        day.mkdir(parents=True)
+        for f in sorted(pathlib.Path(a.shared).rglob("*")):
+            if f.is_file() and f.name.lower().endswith(ARCHIVES):
+                shutil.copy(f, day / f"{f.parent.name}-{f.name}")
+        failed = 0
+        for name, inp in inputs.items():
+            for label, tree in (("base", base), ("head", HERE)):
+                print(f"{name}: running the {label} tree ({tree})", file=sys.stderr, flush=True)
+                run_pipeline(tree, inp, work / "out" / label / name)
+            diffs = compare(work / "out" / "base" / name, work / "out" / "head" / name)
+            n = len(files(work / "out" / "head" / name))
+            print(f"{name}: {n} output files compared, {len(diffs)} differ" + "".join(f"\n  {d}" for d in diffs))
+            failed += bool(diffs)
+        return 1 if failed else 0
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(base)], cwd=HERE, check=False)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
