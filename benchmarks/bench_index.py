@@ -263,7 +263,7 @@ def input_digest(day: pathlib.Path) -> str:
 
 
 def run_ours(day: pathlib.Path, cores: int, docs_per_shard: int, graph: bool = True, golden: pathlib.Path | None = None,
-             driver_memory: str = HEAP, name: str = "ours") -> dict:
+             driver_memory: str = HEAP, name: str = "ours", anchors: bool = True) -> dict:
     out = WORK / f"out-{name}"
     shutil.rmtree(out, ignore_errors=True)
     summary = WORK / f"{name}-summary.json"
@@ -272,6 +272,8 @@ def run_ours(day: pathlib.Path, cores: int, docs_per_shard: int, graph: bool = T
            "--conf", f"spark.driver.memory={driver_memory}", "--conf", "spark.ui.enabled=false"]
     if not graph:
         cmd.append("--no-graph")
+    elif not anchors:
+        cmd.append("--no-anchors")
     p, wall, rss = _timed(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     if p.returncode != 0:
         raise SystemExit(f"index job failed ({p.returncode}): {' '.join(cmd)}")

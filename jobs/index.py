@@ -47,6 +47,8 @@ class IndexJob(SparkJob):
                             help="zlib level of the .ciff.gz files (default 2; docs/index.md has the speed/size trade)")
         parser.add_argument("--no-graph", dest="graph", action="store_false",
                             help="write the CIFF shards and metadata only, no web graph (graph/ absent)")
+        parser.add_argument("--no-anchors", dest="anchors", action="store_false",
+                            help="write the web graph but not the anchor-text CIFFs (anchors-{n}.ciff.gz)")
 
     def run(self, spark: Any, args: argparse.Namespace) -> JobResult:
         if not storage.exists(storage.join(args.input, layout.SUCCESS)):
@@ -73,11 +75,11 @@ class IndexJob(SparkJob):
                 shutil.rmtree(kept, ignore_errors=True)
             # what a rebuild of this day (the purge command) must repeat to number it the same way
             summary["args"] = {"docs_per_shard": args.docs_per_shard, "min_group_docs": args.min_group_docs,
-                               "gzip_level": args.gzip_level, "graph": args.graph}
+                               "gzip_level": args.gzip_level, "graph": args.graph, "anchors": args.anchors}
             if excluded is not None:  # counted, never silent; the URLs stay out of the published stats
                 summary["excluded"] = {"rules": len(excl), "pages": excluded["pages"]["excluded"],
                                        "edges": (summary.get("graph") or {}).get("excluded_edges", 0)}
-            if args.graph:  # the in-link anchor texts of every shard's pages, as a CIFF beside it
+            if args.graph and args.anchors:  # the in-link anchor texts of every shard's pages, as a CIFF beside it
                 with self.steps("anchors"):
                     files = write_day_anchors(spark, wd.path, os.path.join(wd.path, "graph", "inlinks"), summary)
                 summary["seconds"]["anchors"] = self.steps.seconds["anchors"]

@@ -49,7 +49,8 @@ class JobRebuild:
     def index(self, day: dt.date, inp: str, out: str, exclusions_uri: str, args: dict[str, Any]) -> int:
         argv = ["--input", inp, "--output", out, "--date", day.isoformat(), "--exclusions", exclusions_uri,
                 "--docs-per-shard", str(args["docs_per_shard"]), "--min-group-docs", str(args["min_group_docs"]),
-                "--gzip-level", str(args["gzip_level"]), "--allow-empty"] + ([] if args["graph"] else ["--no-graph"])
+                "--gzip-level", str(args["gzip_level"]), "--allow-empty"] + ([] if args["graph"] else ["--no-graph"]) \
+            + ([] if args["anchors"] else ["--no-anchors"])
         return IndexJob().main(argv, spark=self.spark)
 
     def catalogue(self, day: dt.date, inp: str, out: str, index: str, exclusions_uri: str) -> int:

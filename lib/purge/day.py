@@ -38,7 +38,7 @@ from lib.preprocess.exclude import day_matches, filter_day
 
 KINDS = (layout.PREPROCESSED, layout.INDEX, layout.CATALOGUE)
 NEW = ".purge-new"
-INDEX_DEFAULTS = {"docs_per_shard": 100_000, "min_group_docs": 1000, "gzip_level": 2, "graph": True}
+INDEX_DEFAULTS = {"docs_per_shard": 100_000, "min_group_docs": 1000, "gzip_level": 2, "graph": True, "anchors": True}
 
 
 class PurgeError(DailysliceError, RuntimeError):

@@ -297,6 +297,18 @@ def test_no_graph_writes_the_same_shards_and_no_graph(spark, indexed, tmp_path):
     assert not list(out.rglob("anchors-*"))
 
 
+def test_no_anchors_writes_the_same_shards_and_graph_without_anchor_ciffs(spark, indexed, tmp_path):
+    inp = indexed.parent.parent.parent / "preprocessed" / "2026-01" / "15"
+    out = tmp_path / "index"
+    assert run_index(spark, inp, out, "--date", DAY.isoformat(), "--no-anchors") == 0
+    assert _digests(out) == _digests(indexed)
+    for part in ("edges", "inlinks", "hosts"):
+        assert pq.read_table(out / "graph" / part).to_pylist() == pq.read_table(indexed / "graph" / part).to_pylist()
+    stats = json.loads((out / "_stats.json").read_text())
+    assert "anchors" not in stats and stats["args"]["anchors"] is False and stats["graph"]["edges"] > 0
+    assert not list(out.rglob("anchors-*")) and list(indexed.rglob("anchors-*"))
+
+
 def test_incomplete_input_is_refused(spark, tmp_path):
     inp = write_day(tmp_path, sample_pages()[:3], complete=False)
     out = tmp_path / "out"
