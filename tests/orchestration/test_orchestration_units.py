@@ -119,7 +119,7 @@ def test_dag_folder_imports_cleanly(airflow_home, monkeypatch):
     assert {t.task_id: sorted(t.upstream_task_ids) for t in dag.tasks} == {
         "estimate": [], "size": ["estimate"], "submit": ["estimate", "size"], "wait": ["submit"],
         "check": ["submit", "wait"], "exchange": ["check", "estimate"], "stage": ["check", "estimate", "exchange"],
-        "summary": ["check", "estimate", "size", "stage", "submit"],
+        "summary": ["catch_up", "check", "estimate", "size", "stage", "submit"], "catch_up": [],
     }
     assert isinstance(dag.get_task("wait"), SlurmJobSensor)
     assert dag.get_task("submit").max_active_tis_per_dag == 1
