@@ -1,7 +1,7 @@
 """Build the nightly DAG of one data center:
 
 estimate -> size -> submit -> wait (deferred) -> check -> exchange -> stage -> summary
-catch_up -----------------------------------------------------------------^
+catch_up -------------------------------------------------------------------------^
 
 estimate counts and sizes the day's WARC files in S3 (none: everything after it is
 skipped and the run succeeds); size turns the volume into nodes and walltime
