@@ -1,7 +1,9 @@
 """The nightly DAG end to end on real parts: loopback S3 holding a day's WARCs -> real
 sbatch on a two-node Slurm cluster -> Spark standalone master/workers in the allocation
--> Parquet + CIFF -> staged to a filesystem target; plus an empty day, a failing job and
-a second run of the same day. The Spark run is done once and its outputs reused."""
+-> Parquet + CIFF -> staged to a filesystem target; plus an empty day, a failing job,
+a second run of the same day, a file written late into a published day and a night that
+never ran, found and queued by the next night's catch_up. The Spark run is done once and
+its outputs reused."""
 
 from __future__ import annotations
 
@@ -78,6 +80,9 @@ def orchestra(slurm_cluster, airflow_home, s3_server, tmp_path_factory):
             # cluster; the later --master wins): the lightest real run of run-day.sh's two jobs
             "sick": {"s3": {"prefix": "sick"}, "sizing": {"min_nodes": 1, "max_nodes": 1},
                      "job_env": {"SPARK_MASTER_NODE": "127.0.0.1", "SPARK_SUBMIT_ARGS": "--master local[1]"}},
+            # dc "missed": a night that never ran, found and queued by the next night's catch_up (the same light job)
+            "missed": {"s3": {"prefix": "missed"}, "sizing": {"min_nodes": 1, "max_nodes": 1},
+                       "job_env": {"SPARK_MASTER_NODE": "127.0.0.1", "SPARK_SUBMIT_ARGS": "--master local[1]"}},
         },
     }
     cfg_path = base / "datacenters.yaml"
@@ -345,10 +350,10 @@ def test_a_skipped_night_is_found_queued_once_and_run(orchestra, caplog):
     from lib.orchestration import days
     from lib.warc.sample import write_sample_crawl
 
-    dag = orchestra["dags"]["dailyslice-dc1"]
+    dag = orchestra["dags"]["dailyslice-missed"]
     keys = []
     for p in write_sample_crawl(str(orchestra["base"] / "skipped"), SKIPPED, files=1, pages_per_file=6, seed=13):
-        keys.append(f"dc1/warc/{SKIPPED:%Y-%m}/{SKIPPED:%d}/crawler1/{os.path.basename(p)}")
+        keys.append(f"missed/warc/{SKIPPED:%Y-%m}/{SKIPPED:%d}/crawler1/{os.path.basename(p)}")
         s3.client().upload_file(p, orchestra["bucket"], keys[-1])
 
     caplog.clear()
@@ -381,13 +386,13 @@ def test_a_skipped_night_is_found_queued_once_and_run(orchestra, caplog):
     # the queued run's work: the skipped day on the real Slurm + Spark path
     dr = dag.test(logical_date=dt.datetime(2026, 1, 13, 3, 0, tzinfo=dt.timezone.utc), run_conf={"date": str(SKIPPED)})
     assert str(dr.state) == "success" and set(_states(dr).values()) == {"success"}, _states(dr)
-    out = orchestra["base"] / "out" / "dc1"
-    summary = json.loads((out / "_runs" / "dc1" / f"{SKIPPED}.summary.json").read_text())
+    out = orchestra["base"] / "out" / "missed"
+    summary = json.loads((out / "_runs" / "missed" / f"{SKIPPED}.summary.json").read_text())
     assert summary["job"]["job_id"] and summary["input"]["files"] == 1
     assert summary["catch_up"]["own_day"] == str(SKIPPED) and summary["catch_up"]["queued"] == []  # its own day
-    root = f"s3://{orchestra['bucket']}/dc1"
+    root = f"s3://{orchestra['bucket']}/missed"
     assert [r["state"] for r in days.check_days(root, str(out), SKIPPED, 1)] == ["complete"]
-    staged = orchestra["base"] / "archive" / "dc1" / "preprocessed" / f"{SKIPPED:%Y-%m}" / f"{SKIPPED:%d}"
+    staged = orchestra["base"] / "archive" / "missed" / "preprocessed" / f"{SKIPPED:%Y-%m}" / f"{SKIPPED:%d}"
     pages = ds.dataset(str(staged), format="parquet", partitioning="hive", exclude_invalid_files=True,
                        ignore_prefixes=["_", "."]).to_table(columns=["warc_file"])
     assert pages.num_rows > 0 and set(pages.column(0).to_pylist()) == {f"s3://{orchestra['bucket']}/{k}" for k in keys}
