@@ -60,6 +60,10 @@ DEFAULTS: dict[str, Any] = {
     "staging": {"type": "filesystem", "path": "/archive/dailyslice/{data_center}"},
     # the web graph across data centers: {DC: ROOT} of the partners (their days at ROOT/index/YYYY-MM/DD)
     "exchange": {"enabled": False, "partners": {}, "lookback_days": 7, "endpoint": None, "work_dir": None},
+    # the catch_up task: the days of this window (ending the night before the run) are checked
+    # against their published days (check-days); changed and missing ones are triggered as runs
+    # of this DAG, at most max_queue per check (None: max_active_runs; 0: report only); window 0: off
+    "check_days": {"window": 7, "max_queue": None},
 }
 
 
@@ -112,6 +116,12 @@ def load_config(path: str | None = None) -> dict[str, dict[str, Any]]:
             v = cfg["s3"].get(k)
             if v is not None and (not isinstance(v, int) or v < 1):
                 raise ConfigError(f"{path}: {name}: s3.{k} must be a positive integer or null, got {v!r}")
+        for k in ("window", "max_queue"):
+            v = cfg["check_days"].get(k)
+            if (v is not None or k == "window") and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
+                raise ConfigError(f"{path}: {name}: check_days.{k} must be a non-negative integer, got {v!r}")
+        if cfg["check_days"]["max_queue"] is None:
+            cfg["check_days"]["max_queue"] = int(cfg["max_active_runs"])
         cfg["venv"] = cfg["venv"] or os.path.join(cfg["project_home"], ".venv")
         cfg["log_dir"] = cfg["log_dir"] or os.path.join(cfg["output_root"], "logs")
         out[str(name)] = cfg

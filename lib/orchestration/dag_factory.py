@@ -1,6 +1,7 @@
 """Build the nightly DAG of one data center:
 
 estimate -> size -> submit -> wait (deferred) -> check -> exchange -> stage -> summary
+catch_up -------------------------------------------------------------------------^
 
 estimate counts and sizes the day's WARC files in S3 (none: everything after it is
 skipped and the run succeeds); size turns the volume into nodes and walltime
@@ -13,6 +14,20 @@ top reasons, sample offsets, also in the exception); exchange merges the partner
 centers' links into the day's index (:mod:`lib.orchestration.exchange`); stage mirrors the
 output to the staging target (filesystem, S3, iRODS or placement slices); summary writes
 the run summary JSON.
+
+catch_up runs beside that chain (no upstream, so it runs on a night whose own day is empty
+or fails too): check-days (:mod:`lib.orchestration.days`) over the ``check_days.window``
+days ending the night before the run, the bucket against the published days (read with
+``cat`` where the jobs write, as submit reads them). Every ``changed`` or ``missing`` day but
+the run's own is logged as a WARNING and triggered as a run of this DAG with
+``conf={"date": day}`` and the run id ``catchup__<day>__<fingerprint of its state>``: a
+second check finds that run and reports it ``already queued`` instead of queueing the day
+again. At most ``check_days.max_queue`` (default ``max_active_runs``) are triggered per
+check, oldest first; the rest are reported ``deferred`` and come up at the next check. The
+scheduler runs at most ``max_active_runs`` of them at a time and keeps the rest queued.
+Runs catch_up queued, and backfill runs, do not check again. Its report (days by state,
+queued, already queued, deferred) is the task's return value and the summary's
+``catch_up``.
 """
 
 from __future__ import annotations
@@ -29,6 +44,7 @@ from airflow.sdk import DAG, BaseOperator, Param, get_current_context, task
 from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
 from lib.core import layout, s3, storage
+from lib.orchestration import days as daycheck
 from lib.orchestration import slurm
 from lib.orchestration.exchange import exchange_outputs
 from lib.orchestration.outputs import stage_outputs
@@ -47,6 +63,13 @@ def day_of(context: dict[str, Any]) -> dt.date:
     given = (context.get("params") or {}).get("date")
     if given:
         return dt.date.fromisoformat(str(given))
+    when = context.get("logical_date") or context["dag_run"].run_after
+    return (when - dt.timedelta(days=1)).date()
+
+
+def nightly_day(context: dict[str, Any]) -> dt.date:
+    """The night a run stands for whatever day it processes: the day before its logical date
+    (or, without one, the day before it was queued to run)."""
     when = context.get("logical_date") or context["dag_run"].run_after
     return (when - dt.timedelta(days=1)).date()
 
@@ -91,6 +114,36 @@ def input_changes(runner: Any, preprocessed: str | None, input_uri: str,
         files = storage.list_files(input_uri, suffixes=ARCHIVE_SUFFIXES)
     diff = compare(json.loads(text), input_uri, files)
     return diff if any(diff.values()) else None
+
+
+def existing_run(ti: Any, dag_id: str, run_id: str) -> str | None:
+    """The state of the run ``run_id`` of ``dag_id``, None when there is none (through the
+    task's execution API, as ExternalTaskSensor asks)."""
+    if not ti.get_dr_count(dag_id=dag_id, run_ids=[run_id]):
+        return None
+    state = ti.get_dagrun_state(dag_id=dag_id, run_id=run_id)
+    return str(getattr(state, "value", state))  # a DagRunState: "queued", "running", "success", "failed"
+
+
+def trigger_run(dag_id: str, run_id: str, conf: dict[str, Any]) -> bool:
+    """Queue a run of ``dag_id`` from inside a running task: True when it was created, False
+    when a run with that id exists already. This is the request TriggerDagRunOperator's
+    task runner sends (Airflow 3: through the supervisor to the execution API, which creates
+    the run as ``queued``); one task sends several of them here. The run has no logical date:
+    the day is ``conf["date"]``."""
+    from airflow.sdk.exceptions import ErrorType
+    from airflow.sdk.execution_time.comms import ErrorResponse, TriggerDagRun
+    from airflow.sdk.execution_time.task_runner import SUPERVISOR_COMMS
+
+    resp = SUPERVISOR_COMMS.send(TriggerDagRun(dag_id=dag_id, run_id=run_id, conf=conf,
+                                               run_after=dt.datetime.now(dt.timezone.utc)))
+    if isinstance(resp, ErrorResponse):
+        if resp.error == ErrorType.DAGRUN_ALREADY_EXISTS:
+            return False
+        raise RuntimeError(f"cannot trigger {dag_id} run {run_id}: {resp.error} {resp.detail}")
+    if not getattr(resp, "ok", False):  # an in-process supervisor answers a failed request with nothing
+        raise RuntimeError(f"cannot trigger {dag_id} run {run_id}: no confirmation ({resp!r})")
+    return True
 
 
 class SlurmJobSensor(BaseOperator):
@@ -256,14 +309,52 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
                 return stage_outputs(marker["outputs"], spec, dt.date.fromisoformat(est["date"]))
 
         @task
+        def catch_up() -> dict[str, Any]:
+            ctx = get_current_context()
+            spec = cfg.get("check_days") or {}
+            window, limit = int(spec.get("window", 7)), spec.get("max_queue")
+            limit = int(cfg["max_active_runs"] if limit is None else limit)
+            run = ctx["dag_run"]
+            if window < 1:
+                return {"status": "disabled"}
+            if ctx["run_id"].startswith(daycheck.CATCH_UP_PREFIX) or "backfill" in str(run.run_type).lower():
+                log.info("run %s (%s) is a catch-up or backfill run: no check", ctx["run_id"], run.run_type)
+                return {"status": "not checked: catch-up or backfill run"}
+            own, end = day_of(ctx).isoformat(), nightly_day(ctx)
+            with s3_endpoint(cfg["s3"].get("endpoint")):
+                rows = daycheck.check_days(input_root(cfg), cfg["output_root"], end, window,
+                                        read=lambda p: slurm.read_text(runner, p))
+            ti = ctx["ti"]
+            plan = daycheck.plan_catch_up(rows, own, limit, lambda rid: existing_run(ti, dag.dag_id, rid))
+            queued = []
+            for item in plan.pop("to_queue"):
+                if trigger_run(dag.dag_id, item["run_id"], {"date": item["day"]}):
+                    queued.append(item)
+                else:  # queued by another check since existing_run looked
+                    plan["already_queued"].append({**item, "run_state": "exists"})
+            plan.update(status="checked", queued=queued)
+            byday = {r["day"]: r for r in rows}
+            for what, items in (("queued as run", queued), ("already queued as run", plan["already_queued"]),
+                                ("deferred to the next check (max_queue reached): run", plan["deferred"])):
+                for item in items:
+                    state = f" ({item['run_state']})" if "run_state" in item else ""
+                    log.warning("catch-up: %s: %s %s%s", daycheck.describe(byday[item["day"]]), what, item["run_id"], state)
+            if byday.get(own, {}).get("state") in daycheck.NEEDS_RUN:
+                log.warning("catch-up: %s: this run's own day", daycheck.describe(byday[own]))
+            log.info("catch-up %s..%s: %s; queued %d, already queued %d, deferred %d", *plan["window"],
+                     ", ".join(f"{k} {len(v)}" for k, v in sorted(plan["states"].items())), len(queued),
+                     len(plan["already_queued"]), len(plan["deferred"]))
+            return plan
+
+        @task
         def summary(est: dict[str, Any], sized: dict[str, Any], sub: dict[str, Any], marker: dict[str, Any],
-                    staged: dict[str, Any]) -> str:
+                    staged: dict[str, Any], caught: dict[str, Any]) -> str:
             ctx = get_current_context()
             doc = {
                 "data_center": dc, "date": est["date"], "run_id": ctx["run_id"], "input": est, "sizing": sized,
                 "job": {k: v for k, v in sub.items()}, "preprocess_rc": marker.get("preprocess_rc"),
                 "index_rc": marker.get("index_rc"), "catalogue_rc": marker.get("catalogue_rc"), "outputs": marker.get("outputs"),
-                "job_summaries": marker.get("summaries"), "staging": staged,
+                "job_summaries": marker.get("summaries"), "staging": staged, "catch_up": caught,
                 "written": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             }
             uri = (cfg.get("summary_uri") or f"{cfg['output_root']}/{layout.RUNS}/{dc}/{{date}}.summary.json").replace("{date}", est["date"])
@@ -281,7 +372,7 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
         marker = check(sub, waited.output)
         staged = stage(marker, est)
         exchange(marker, est) >> staged  # the staged day carries the merged graph
-        summary(est, sized, sub, marker, staged)
+        summary(est, sized, sub, marker, staged, catch_up())
     return dag
 
 

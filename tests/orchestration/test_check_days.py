@@ -14,7 +14,7 @@ import pyarrow.dataset as ds
 from jobs import preprocess
 from lib.core import layout, s3, storage
 from lib.orchestration import days
-from lib.preprocess.inputs import compare, entries
+from lib.preprocess.inputs import compare, entries, input_record
 from lib.warc.sample import write_sample_crawl
 
 D1, D2, D3 = dt.date(2026, 3, 1), dt.date(2026, 3, 2), dt.date(2026, 3, 3)
@@ -100,3 +100,82 @@ def test_compare_rules():
     assert compare(rec, "file:///in", same) == {"added": [], "removed": [], "modified": []}  # b: no version kept
     grown = [storage.FileInfo("file:///in/a", 3, "x"), storage.FileInfo("file:///in/c", 1, "z")]
     assert compare(rec, "file:///in", grown) == {"added": ["c"], "removed": ["b"], "modified": ["a"]}
+
+
+def _publish(root: str, day: dt.date) -> None:
+    """What a preprocess run leaves for check-days: the input record and _SUCCESS (no pages)."""
+    inp = layout.day_path(root, layout.WARC, day)
+    out = layout.day_path(root, layout.PREPROCESSED, day)
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, layout.INPUTS), "wb") as f:
+        f.write(input_record(inp, storage.list_files(inp)))
+    open(os.path.join(out, layout.SUCCESS), "wb").close()
+
+
+def test_a_day_that_needs_a_run_has_a_run_id_per_state_and_a_reader_decides_what_is_published(tmp_path):
+    root = str(tmp_path / "bucket")
+    write_sample_crawl(root, D1, files=1, pages_per_file=2)
+    write_sample_crawl(root, D2, files=1, pages_per_file=2, seed=5)
+    _publish(root, D1)
+    read_paths = []
+
+    def read(uri):  # the DAG's reader runs cat where the jobs write; here: a local read, recorded
+        read_paths.append(uri)
+        return open(uri).read() if os.path.exists(uri) else None
+
+    rows = days.check_days(root, root, D2, 2, read=read)
+    assert [r["state"] for r in rows] == ["complete", "missing"] and "fingerprint" not in rows[0]
+    assert read_paths and all(p.startswith(os.path.join(root, "preprocessed")) for p in read_paths)
+    missing = days.catch_up_run_id(rows[1])
+    assert missing.startswith("catchup__2026-03-02__") and missing == days.catch_up_run_id(days.day_state(root, root, D2))
+    late = write_sample_crawl(str(tmp_path / "late"), D2, files=1, pages_per_file=2, seed=9, crawler="c9")[0]
+    dest = os.path.join(layout.day_path(root, layout.WARC, D2), "c9")
+    os.makedirs(dest)
+    shutil.copy(late, dest)
+    assert days.catch_up_run_id(days.day_state(root, root, D2)) != missing  # another state, another run
+    # a published day changed: its id names the listing and the record; a second change another id
+    shutil.copytree(dest, os.path.join(layout.day_path(root, layout.WARC, D1), "c9"))
+    changed = days.day_state(root, root, D1)
+    assert changed["state"] == "changed" and changed["fingerprint"]
+    assert days.day_state(root, root, D1, read=lambda uri: None)["state"] == "missing"  # nothing published there
+    _publish(root, D1)
+    assert days.day_state(root, root, D1)["state"] == "complete"
+    os.remove(os.path.join(layout.day_path(root, layout.WARC, D1), "c9", os.path.basename(late)))
+    again = days.day_state(root, root, D1)
+    assert again["state"] == "changed" and days.catch_up_run_id(again) != days.catch_up_run_id(changed)
+
+
+def _row(day: int, state: str) -> dict:
+    r = {"day": f"2026-03-{day:02d}", "state": state, "files": 1, "bytes": 10}
+    if state in days.NEEDS_RUN:
+        r["fingerprint"] = f"fp{day}"
+    if state == "changed":
+        r.update(added=["x"], removed=[], modified=[])
+    return r
+
+
+def test_catch_up_plan_queues_the_oldest_up_to_the_cap_reports_the_rest_and_never_the_own_day():
+    rows = [_row(1, "missing"), _row(2, "complete"), _row(3, "changed"), _row(4, "empty"), _row(5, "missing"),
+            _row(6, "missing"), _row(7, "unrecorded"), _row(8, "missing")]
+    runs = {"catchup__2026-03-03__fp3": "running"}  # queued by an earlier check, now running
+    plan = days.plan_catch_up(rows, "2026-03-08", 2, runs.get)
+    assert plan["window"] == ["2026-03-01", "2026-03-08"] and plan["own_day"] == "2026-03-08"
+    assert plan["states"] == {"missing": ["2026-03-01", "2026-03-05", "2026-03-06", "2026-03-08"],
+                              "complete": ["2026-03-02"], "changed": ["2026-03-03"], "empty": ["2026-03-04"],
+                              "unrecorded": ["2026-03-07"]}
+    assert plan["changes"] == {"2026-03-03": {"added": ["x"], "removed": [], "modified": []}}
+    assert [(i["day"], i["run_id"]) for i in plan["to_queue"]] == [
+        ("2026-03-01", "catchup__2026-03-01__fp1"), ("2026-03-05", "catchup__2026-03-05__fp5")]
+    assert [(i["day"], i["run_state"]) for i in plan["already_queued"]] == [("2026-03-03", "running")]
+    assert [i["day"] for i in plan["deferred"]] == ["2026-03-06"]  # left for the next check, reported
+    # the next check: what the first queued is found, not queued twice; the deferred day goes now
+    runs.update({i["run_id"]: "queued" for i in plan["to_queue"]})
+    nxt = days.plan_catch_up(rows, "2026-03-08", 2, runs.get)
+    assert [i["day"] for i in nxt["to_queue"]] == ["2026-03-06"] and not nxt["deferred"]
+    assert [i["day"] for i in nxt["already_queued"]] == ["2026-03-01", "2026-03-03", "2026-03-05"]
+    # a cap of 0 only reports; a window with nothing to do plans nothing
+    only = days.plan_catch_up(rows, "2026-03-08", 0, {}.get)
+    assert not only["to_queue"] and [i["day"] for i in only["deferred"]] == ["2026-03-01", "2026-03-03", "2026-03-05",
+                                                                           "2026-03-06"]
+    quiet = days.plan_catch_up([_row(1, "complete"), _row(2, "empty")], "2026-03-02", 5, {}.get)
+    assert not (quiet["to_queue"] or quiet["already_queued"] or quiet["deferred"])

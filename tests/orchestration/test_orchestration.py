@@ -1,7 +1,9 @@
 """The nightly DAG end to end on real parts: loopback S3 holding a day's WARCs -> real
 sbatch on a two-node Slurm cluster -> Spark standalone master/workers in the allocation
--> Parquet + CIFF -> staged to a filesystem target; plus an empty day, a failing job and
-a second run of the same day. The Spark run is done once and its outputs reused."""
+-> Parquet + CIFF -> staged to a filesystem target; plus an empty day, a failing job,
+a second run of the same day, a file written late into a published day and a night that
+never ran, found and queued by the next night's catch_up. The Spark run is done once and
+its outputs reused."""
 
 from __future__ import annotations
 
@@ -78,6 +80,9 @@ def orchestra(slurm_cluster, airflow_home, s3_server, tmp_path_factory):
             # cluster; the later --master wins): the lightest real run of run-day.sh's two jobs
             "sick": {"s3": {"prefix": "sick"}, "sizing": {"min_nodes": 1, "max_nodes": 1},
                      "job_env": {"SPARK_MASTER_NODE": "127.0.0.1", "SPARK_SUBMIT_ARGS": "--master local[1]"}},
+            # dc "missed": a night that never ran, found and queued by the next night's catch_up (the same light job)
+            "missed": {"s3": {"prefix": "missed"}, "sizing": {"min_nodes": 1, "max_nodes": 1},
+                       "job_env": {"SPARK_MASTER_NODE": "127.0.0.1", "SPARK_SUBMIT_ARGS": "--master local[1]"}},
         },
     }
     cfg_path = base / "datacenters.yaml"
@@ -198,6 +203,7 @@ def test_a_day_without_warcs_is_skipped_and_the_run_succeeds(orchestra):
     dr = orchestra["dags"]["dailyslice-dc1"].test(logical_date=RUN_AT, run_conf={"date": EMPTY_DAY})
     states = _states(dr)
     assert str(dr.state) == "success"
+    assert states.pop("catch_up") == "success"  # beside the day's chain: it checks the recent nights anyway
     assert set(states.values()) == {"skipped"}, states
     out = orchestra["base"] / "out" / "dc1"
     assert not (out / "_runs" / "dc1" / f"{EMPTY_DAY}.json").exists()
@@ -306,3 +312,91 @@ def test_a_file_written_late_into_a_published_day_runs_the_day_again(orchestra, 
         assert again["job_id"] is None and again["reused_job_id"] == job["job_id"]
     finally:
         s3.client().delete_object(Bucket=orchestra["bucket"], Key=key)
+
+
+SKIPPED = dt.date(2026, 1, 12)  # a night that never ran: its WARCs are in the bucket, no day was published
+NEXT_NIGHT = dt.datetime(2026, 1, 14, 3, 0, tzinfo=dt.timezone.utc)  # the run of 2026-01-13, a day without WARCs
+# dag.test() runs the tasks in this process and an earlier run's params.date stays on them: name the day
+NEXT_DAY = {"date": "2026-01-13"}
+
+
+def _catch_up_runs(dag_id: str) -> list[dict]:
+    from airflow.models.dagrun import DagRun
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        runs = session.query(DagRun).filter(DagRun.dag_id == dag_id, DagRun.run_id.like("catchup__%")).all()
+        return [{"run_id": r.run_id, "state": str(r.state), "conf": dict(r.conf or {}), "run_type": str(r.run_type)}
+                for r in runs]
+
+
+def _returned(dr, task_id: str):
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        query = XComModel.get_many(run_id=dr.run_id, dag_ids=dr.dag_id, task_ids=task_id, key="return_value")
+        return XComModel.deserialize_value(session.scalars(query).one())
+
+
+def test_a_skipped_night_is_found_queued_once_and_run(orchestra, caplog):
+    """The nightly catch_up task on the real path: a night whose run never happened (its WARCs
+    in the bucket, no published day) is found by the next night's run, whose own day is empty
+    (catch_up runs beside the skipped chain), and queued as a run of the DAG for that day; a
+    second check finds that run and does not queue the day again; the day, run, is complete."""
+    import pyarrow.dataset as ds
+
+    from lib.core import s3
+    from lib.orchestration import days
+    from lib.warc.sample import write_sample_crawl
+
+    dag = orchestra["dags"]["dailyslice-missed"]
+    keys = []
+    for p in write_sample_crawl(str(orchestra["base"] / "skipped"), SKIPPED, files=1, pages_per_file=6, seed=13):
+        keys.append(f"missed/warc/{SKIPPED:%Y-%m}/{SKIPPED:%d}/crawler1/{os.path.basename(p)}")
+        s3.client().upload_file(p, orchestra["bucket"], keys[-1])
+
+    caplog.clear()
+    dr = dag.test(logical_date=NEXT_NIGHT, run_conf=NEXT_DAY)
+    states = _states(dr)
+    warned = [r.getMessage() for r in caplog.records if r.name == "dailyslice.dag" and r.levelname == "WARNING"]
+    assert str(dr.state) == "success" and states["catch_up"] == "success", states
+    assert states["estimate"] == "skipped" and states["summary"] == "skipped"  # the night's own day: no WARCs
+    report = _returned(dr, "catch_up")
+    assert report["window"] == ["2026-01-07", "2026-01-13"] and report["own_day"] == "2026-01-13"
+    assert report["states"] == {"empty": ["2026-01-07", "2026-01-08", "2026-01-09", "2026-01-10", "2026-01-11",
+                                          "2026-01-13"], "missing": [str(SKIPPED)]}
+    assert [(q["day"], q["state"], q["files"]) for q in report["queued"]] == [(str(SKIPPED), "missing", 1)]
+    assert report["already_queued"] == [] and report["deferred"] == []
+    run_id = report["queued"][0]["run_id"]
+    assert run_id.startswith(f"catchup__{SKIPPED}__")
+    assert len(warned) == 1 and warned[0].startswith(f"catch-up: {SKIPPED}  missing    (1 archives, ")
+    assert warned[0].endswith(f"no published day): queued as run {run_id}")
+    # the run waits in the Airflow DB for the scheduler (max_active_runs at a time) with the day as its conf
+    assert _catch_up_runs(dag.dag_id) == [{"run_id": run_id, "state": "queued", "conf": {"date": str(SKIPPED)},
+                                           "run_type": "operator_triggered"}]
+
+    # the check again (the next night's run re-run): the day is found queued, not queued twice
+    dr = dag.test(logical_date=NEXT_NIGHT, run_conf=NEXT_DAY)
+    again = _returned(dr, "catch_up")
+    assert again["queued"] == [] and [(a["run_id"], a["run_state"]) for a in again["already_queued"]] == [
+        (run_id, "queued")]
+    assert [r["run_id"] for r in _catch_up_runs(dag.dag_id)] == [run_id]
+
+    # the queued run's work: the skipped day on the real Slurm + Spark path
+    dr = dag.test(logical_date=dt.datetime(2026, 1, 13, 3, 0, tzinfo=dt.timezone.utc), run_conf={"date": str(SKIPPED)})
+    assert str(dr.state) == "success" and set(_states(dr).values()) == {"success"}, _states(dr)
+    out = orchestra["base"] / "out" / "missed"
+    summary = json.loads((out / "_runs" / "missed" / f"{SKIPPED}.summary.json").read_text())
+    assert summary["job"]["job_id"] and summary["input"]["files"] == 1
+    assert summary["catch_up"]["own_day"] == str(SKIPPED) and summary["catch_up"]["queued"] == []  # its own day
+    root = f"s3://{orchestra['bucket']}/missed"
+    assert [r["state"] for r in days.check_days(root, str(out), SKIPPED, 1)] == ["complete"]
+    staged = orchestra["base"] / "archive" / "missed" / "preprocessed" / f"{SKIPPED:%Y-%m}" / f"{SKIPPED:%d}"
+    pages = ds.dataset(str(staged), format="parquet", partitioning="hive", exclude_invalid_files=True,
+                       ignore_prefixes=["_", "."]).to_table(columns=["warc_file"])
+    assert pages.num_rows > 0 and set(pages.column(0).to_pylist()) == {f"s3://{orchestra['bucket']}/{k}" for k in keys}
+    # and the next check finds it complete: nothing to queue
+    dr = dag.test(logical_date=NEXT_NIGHT, run_conf=NEXT_DAY)
+    last = _returned(dr, "catch_up")
+    assert str(SKIPPED) in last["states"]["complete"] and not (last["queued"] or last["already_queued"])

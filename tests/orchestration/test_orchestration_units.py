@@ -50,6 +50,7 @@ def test_config_defaults_and_per_data_center_overrides(tmp_path):
     assert cfg["x2"]["sizing"]["gib_per_node_hour"] == SIZING["gib_per_node_hour"]  # deep merge kept the rest
     assert cfg["x2"]["slurm"]["submit"] == "ssh" and cfg["x1"]["slurm"]["submit"] == "local"
     assert cfg["x1"]["schedule"] == "0 3 * * *" and cfg["x1"]["max_active_runs"] == 5
+    assert cfg["x1"]["check_days"] == {"window": 7, "max_queue": 5}  # queues at most max_active_runs a check
 
 
 @pytest.mark.parametrize("text,error", [
@@ -58,6 +59,8 @@ def test_config_defaults_and_per_data_center_overrides(tmp_path):
     ("datacenters:\n  a: {s3: {bucket: b}, slurm: {submit: ssh}}\n", "needs slurm.ssh_host"),
     ("datacenters:\n  a: {s3: {bucket: b}, slurm: {submit: pbs}}\n", "'local' or 'ssh'"),
     ("datacenters:\n  'a b': {s3: {bucket: b}}\n", "letters, digits"),
+    ("datacenters:\n  a: {s3: {bucket: b}, check_days: {window: -1}}\n", "check_days.window"),
+    ("datacenters:\n  a: {s3: {bucket: b}, check_days: {max_queue: many}}\n", "check_days.max_queue"),
 ])
 def test_config_errors_name_the_problem(tmp_path, text, error):
     p = tmp_path / "bad.yaml"
@@ -116,7 +119,7 @@ def test_dag_folder_imports_cleanly(airflow_home, monkeypatch):
     assert {t.task_id: sorted(t.upstream_task_ids) for t in dag.tasks} == {
         "estimate": [], "size": ["estimate"], "submit": ["estimate", "size"], "wait": ["submit"],
         "check": ["submit", "wait"], "exchange": ["check", "estimate"], "stage": ["check", "estimate", "exchange"],
-        "summary": ["check", "estimate", "size", "stage", "submit"],
+        "summary": ["catch_up", "check", "estimate", "size", "stage", "submit"], "catch_up": [],
     }
     assert isinstance(dag.get_task("wait"), SlurmJobSensor)
     assert dag.get_task("submit").max_active_tis_per_dag == 1
