@@ -26,11 +26,14 @@ def _pages(out: str) -> set[tuple[str, str]]:
     return set(zip(t.column("record_id").to_pylist(), t.column("warc_file").to_pylist()))
 
 
-def test_published_day_records_its_inputs_and_check_days_finds_late_files_and_missed_nights(tmp_path, spark, capsys):
+def test_published_day_records_its_inputs_and_check_days_finds_late_files_and_missed_nights(tmp_path, spark, capsys,
+                                                                                              corpus):
     root = str(tmp_path / "bucket")
     write_sample_crawl(root, D1, files=2, pages_per_file=6)
-    late = write_sample_crawl(str(tmp_path / "late"), D1, files=1, pages_per_file=5, seed=99, crawler="crawler2")
-    write_sample_crawl(root, D2, files=1, pages_per_file=4, seed=3)  # a night that never ran
+    late = [str(corpus / "resiliparse" / "warcfile.warc.gz")]  # real crawl files from here on
+    night = os.path.join(layout.day_path(root, layout.WARC, D2), "crawler1")  # a night that never ran
+    os.makedirs(night)
+    shutil.copy(corpus / "ipwb" / "sample-1.warc.gz", night)
     assert preprocess.main(["--date", D1.isoformat(), "--root", root], spark=spark) == 0
     out1 = layout.day_path(root, layout.PREPROCESSED, D1)
 

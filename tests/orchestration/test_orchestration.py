@@ -277,18 +277,16 @@ def test_the_graph_ran_on_the_cluster_in_independent_key_ranges(orchestra, first
     assert not (g / "_spill").exists()
 
 
-def test_a_file_written_late_into_a_published_day_runs_the_day_again(orchestra, first_run):
+def test_a_file_written_late_into_a_published_day_runs_the_day_again(orchestra, first_run, corpus):
     """The crawler writes one more WARC into the day's folder after the day was published: the
     next run of that day sees its input record differ from the bucket and runs the job again
     on the real Slurm + Spark path; the re-published, re-staged day has the late file's pages."""
     import pyarrow.dataset as ds
 
     from lib.core import s3
-    from lib.warc.sample import write_sample_crawl
 
     before = json.loads(first_run["summary_path"].read_text())["job"]
-    late = write_sample_crawl(str(orchestra["base"] / "late"), DAY, files=1, pages_per_file=5, seed=41,
-                              crawler="crawler9")[0]
+    late = str(corpus / "dolma" / "sample-0000.warc.gz")  # a real crawl file (48 records, 22 pages)
     key = f"dc1/warc/{DAY:%Y-%m}/{DAY:%d}/crawler9/{os.path.basename(late)}"
     s3.client().upload_file(late, orchestra["bucket"], key)
     try:
@@ -304,7 +302,7 @@ def test_a_file_written_late_into_a_published_day_runs_the_day_again(orchestra, 
         assert rec["count"] == len(orchestra["warcs"]) + 1
         files = set(ds.dataset(str(staged), format="parquet", partitioning="hive", exclude_invalid_files=True,
                                ignore_prefixes=["_", "."]).to_table(columns=["warc_file"]).column(0).to_pylist())
-        assert f"s3://{orchestra['bucket']}/{key}" in files
+        assert f"s3://{orchestra['bucket']}/{key}" in files  # the real file's pages are published
         # and the run after that finds the day complete: nothing resubmitted
         dr = orchestra["dags"]["dailyslice-dc1"].test(logical_date=RUN_AT, run_conf={"date": DAY.isoformat()})
         assert str(dr.state) == "success"
@@ -339,7 +337,7 @@ def _returned(dr, task_id: str):
         return XComModel.deserialize_value(session.scalars(query).one())
 
 
-def test_a_skipped_night_is_found_queued_once_and_run(orchestra, caplog):
+def test_a_skipped_night_is_found_queued_once_and_run(orchestra, caplog, corpus):
     """The nightly catch_up task on the real path: a night whose run never happened (its WARCs
     in the bucket, no published day) is found by the next night's run, whose own day is empty
     (catch_up runs beside the skipped chain), and queued as a run of the DAG for that day; a
@@ -348,11 +346,10 @@ def test_a_skipped_night_is_found_queued_once_and_run(orchestra, caplog):
 
     from lib.core import s3
     from lib.orchestration import days
-    from lib.warc.sample import write_sample_crawl
 
     dag = orchestra["dags"]["dailyslice-missed"]
     keys = []
-    for p in write_sample_crawl(str(orchestra["base"] / "skipped"), SKIPPED, files=1, pages_per_file=6, seed=13):
+    for p in [str(corpus / "dolma" / "sample-0001.warc.gz")]:  # a real crawl file (34 records, 15 pages)
         keys.append(f"missed/warc/{SKIPPED:%Y-%m}/{SKIPPED:%d}/crawler1/{os.path.basename(p)}")
         s3.client().upload_file(p, orchestra["bucket"], keys[-1])
 
