@@ -55,21 +55,34 @@ def map_file(path: str, fid: int, edges_dir: str, spill: str, parts: int,
     so a retried task rewrites its own files."""
     con = connect(os.path.join(spill, "_tmp", f"m{fid}"))
     try:
+        # the regular expressions run once per distinct destination URL and distinct anchor text,
+        # not once per edge: a day's pages link to few distinct URLs (nav bars, footers), so this
+        # takes most of the map's time away (benchmarks.md, "Web graph against DuckDB")
         con.execute(f"""
-            CREATE TEMP TABLE e AS
-            SELECT src_url, l.url AS dst_url, l.anchor_text AS anchor_text, src_host,
-                   lower(regexp_extract(l.url, {_q(HOST_RE)}, 1)) AS dst_host
+            CREATE TEMP TABLE e0 AS
+            SELECT src_url, l.url AS dst_url, l.anchor_text AS anchor_text, src_host
             FROM (SELECT url AS src_url, url_host AS src_host, unnest(outgoing_links) AS l
                   FROM read_parquet({_q(path)}))
             WHERE l.url IS NOT NULL""")
+        con.execute(f"""
+            CREATE TEMP TABLE h AS
+            SELECT u, lower(regexp_extract(u, {_q(HOST_RE)}, 1)) AS host FROM (SELECT DISTINCT dst_url AS u FROM e0)""")
+        con.execute("""
+            CREATE TEMP TABLE e AS
+            SELECT src_url, dst_url, anchor_text, src_host, h.host AS dst_host FROM e0 JOIN h ON e0.dst_url = h.u""")
+        con.execute("DROP TABLE e0")
         dropped = drop_excluded(con, exclusions) if exclusions else 0
         n = con.execute("SELECT count(*) FROM e").fetchone()[0]
         _copy(con, "SELECT src_url, dst_url, anchor_text, src_host, dst_host FROM e",
               os.path.join(edges_dir, f"part-{fid:05d}.parquet"))
         if n:
-            _copy_parts(con, f"""SELECT dst_url, dst_host, src_url, src_host,
-                                        trim(regexp_replace(anchor_text, {_q(_WS)}, ' ', 'g'), ' ') AS anchor,
-                                        {partition_sql('dst_url', parts)} AS p FROM e""",
+            con.execute(f"""
+                CREATE TEMP TABLE an AS
+                SELECT a, trim(regexp_replace(a, {_q(_WS)}, ' ', 'g'), ' ') AS anchor
+                FROM (SELECT DISTINCT anchor_text AS a FROM e)""")
+            _copy_parts(con, f"""SELECT dst_url, dst_host, src_url, src_host, an.anchor AS anchor,
+                                        {partition_sql('dst_url', parts)} AS p
+                                 FROM e LEFT JOIN an ON e.anchor_text IS NOT DISTINCT FROM an.a""",
                         os.path.join(spill, "inl"), fid, parts)
             _copy_parts(con, f"""SELECT src_host, dst_host, src_url, count(*) AS n,
                                         {partition_sql('src_host', parts)} AS p
