@@ -22,7 +22,7 @@ import sys
 from typing import Any
 
 from lib.catalogue import report, urldb
-from lib.catalogue.day import bucket_root, copy_day, day_has_captures, local_day, read_captures, write_day_cdxj
+from lib.catalogue.day import copy_day, day_has_captures, local_day, read_captures, write_day_cdxj
 from lib.core import exclusions, layout, storage
 from lib.core.errors import UsageError
 from lib.core.sparkjob import JobResult, SparkJob, empty_input
@@ -69,7 +69,7 @@ class CatalogueJob(SparkJob):
                 raise FileNotFoundError(f"{args.input}: preprocess output is not complete (no {layout.SUCCESS})")
             copy_day(args.input, copy)
         src = local_day(copy if storage.is_s3(args.input) else args.input)
-        root = args.root or bucket_root(src)
+        root = args.root or layout.root_of(src)
         excl = exclusions.for_job(args.root, args.exclusions)
         if excl:  # the CDXJ, the URL database and the report see the day without its excluded captures
             kept = copy + ".kept"

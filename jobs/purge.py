@@ -47,11 +47,14 @@ class JobRebuild:
         self.spark, self.root = spark, root
 
     def index(self, day: dt.date, inp: str, out: str, exclusions_uri: str, args: dict[str, Any]) -> int:
+        job = IndexJob()
+        # the settings the day was built with, over the job's own defaults
+        a = {**vars(job.parser().parse_args(["--input", inp, "--output", out])), **args}
         argv = ["--input", inp, "--output", out, "--date", day.isoformat(), "--exclusions", exclusions_uri,
-                "--docs-per-shard", str(args["docs_per_shard"]), "--min-group-docs", str(args["min_group_docs"]),
-                "--gzip-level", str(args["gzip_level"]), "--allow-empty"] + ([] if args["graph"] else ["--no-graph"]) \
-            + ([] if args["anchors"] else ["--no-anchors"])
-        return IndexJob().main(argv, spark=self.spark)
+                "--docs-per-shard", str(a["docs_per_shard"]), "--min-group-docs", str(a["min_group_docs"]),
+                "--gzip-level", str(a["gzip_level"]), "--allow-empty"] + ([] if a["graph"] else ["--no-graph"]) \
+            + ([] if a["anchors"] else ["--no-anchors"])
+        return job.main(argv, spark=self.spark)
 
     def catalogue(self, day: dt.date, inp: str, out: str, index: str, exclusions_uri: str) -> int:
         argv = ["--input", inp, "--output", out, "--date", day.isoformat(), "--root", self.root, "--no-urldb",

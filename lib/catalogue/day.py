@@ -54,11 +54,6 @@ def day_has_captures(src: str) -> bool:
     return os.path.isdir(caps) and urldb.count_rows(caps) > 0
 
 
-def bucket_root(src: str) -> str:
-    """ROOT of a ``ROOT/preprocessed/YYYY-MM/DD`` folder."""
-    return os.path.dirname(os.path.dirname(os.path.dirname(src.rstrip("/"))))
-
-
 def read_captures(spark: Any, src: str) -> Any:
     """The day's captures as a DataFrame (empty, with the schema, when the day has none)."""
     caps = os.path.join(src, layout.CAPTURES)

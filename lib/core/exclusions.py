@@ -49,10 +49,6 @@ class ExclusionError(ConfigError):
     """A line of the exclusion list that is not a rule (file, line and reason in the text)."""
 
 
-def _surt(url: str) -> str:
-    return surt_key(url)
-
-
 def _host_key(key: str) -> str:
     """The host part of a SURT key, port dropped: ``com,example:8080)/x`` -> ``com,example``."""
     host = key.split(")", 1)[0]
@@ -86,14 +82,14 @@ def parse_rule(obj: Any, where: str = "rule") -> Rule:
     if kind == "url":
         if "://" not in value:
             raise ExclusionError(f"{where}: url {value!r} has no scheme (http://, https://)")
-        key = _surt(value)
+        key = surt_key(value)
     elif kind == "surt":
-        key = _surt(value) if "://" in value else value.lower()
+        key = surt_key(value) if "://" in value else value.lower()
         if "://" in value and value.endswith("/") and not key.endswith("/"):
             key += "/"  # surt drops a path's trailing slash: a folder prefix keeps it
     else:
         host = value.lower().split("://", 1)[-1].split("/", 1)[0]
-        key = _host_key(_surt(f"http://{host}/"))
+        key = _host_key(surt_key(f"http://{host}/"))
     return Rule(kind, value, key, str(obj.get("date", "")), str(obj.get("reason", "")))
 
 
@@ -134,7 +130,7 @@ class Exclusions:
         """The rule that excludes ``url``, or None."""
         if not url or not self.rules:
             return None
-        key = _surt(url)
+        key = surt_key(url)
         r = self._urls.get(key) or self._hosts.get(_host_key(key))
         if r is not None:
             return r
@@ -148,7 +144,7 @@ class Exclusions:
         return self.rule_for(url) is not None
 
     def _host_may_match(self, host: str) -> bool:
-        hk = _host_key(_surt(f"http://{host}/"))
+        hk = _host_key(surt_key(f"http://{host}/"))
         return hk in self._exact_hosts or any(hk.startswith(p) for p in self._open_prefixes)
 
     def mask(self, urls: pa.Array | pa.ChunkedArray | Iterable[str | None]) -> pa.BooleanArray:

@@ -52,6 +52,11 @@ def day_path(root: str, kind: str, day: dt.date) -> str:
     return f"{root.rstrip('/')}/{kind}/{day_suffix(day)}"
 
 
+def root_of(day_folder: str) -> str:
+    """ROOT of a ``ROOT/KIND/YYYY-MM/DD`` folder (a path or URI)."""
+    return day_folder.rstrip("/").rsplit("/", 3)[0]
+
+
 def day_of(path: str) -> dt.date | None:
     """The day of a ``.../YYYY-MM/DD`` folder path, or None when it does not end like one."""
     m = _DAY_RE.search(path.replace("\\", "/"))

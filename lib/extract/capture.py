@@ -72,6 +72,10 @@ class Capture:
     def read(self) -> bytes:
         return b"".join(self._chunks)
 
+    def close(self) -> None:
+        """Release the source without streaming it (a capture that will not be sent)."""
+        getattr(self._chunks, "close", lambda: None)()
+
 
 class _Source:
     """Ranged reads of one archive, local or S3."""

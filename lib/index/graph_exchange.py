@@ -279,11 +279,6 @@ def check_outbound(folder: str) -> str | None:
     return f"{os.path.basename(parts[0])}: no column(s) {missing}" if missing else None
 
 
-def _root_of(day_uri: str) -> str:
-    """ROOT of a ``ROOT/index/YYYY-MM/DD`` day folder."""
-    return day_uri.rstrip("/").rsplit("/", 3)[0]
-
-
 def _inputs(record: dict[str, Any]) -> dict[str, Any]:
     """What a merge depends on: the day's build and each partner's day and outbound marker."""
     return {"day": record.get("day"), "exclusions": record.get("exclusions"),
@@ -340,7 +335,7 @@ def exchange_day(day_uri: str, day: dt.date, partners: dict[str, str], lookback_
             merged[dc] = {"status": "merged", "date": pday.isoformat(), "outbound": _sha(marker),
                           "same_day": pday == day}
             sources.append((dc, puri))
-        excl = excl_mod.for_job(_root_of(day_uri), exclusions_uri)
+        excl = excl_mod.for_job(layout.root_of(day_uri), exclusions_uri)
         record: dict[str, Any] = {"day": ident, "date": day.isoformat(), "partners": merged,
                                   "exclusions": _sha(json.dumps([r.as_dict() for r in excl.rules]).encode()) if excl else None}
         prev = _read_json(storage.join(d.graph, RECORD))

@@ -97,14 +97,13 @@ def drop_excluded(con: Any, exclusions: Exclusions, table: str = "e", column: st
     either direction for an excluded page); returns how many. Only the URLs of hosts a rule can
     match are tested one by one."""
     urls = pa.array([r[0] for r in con.execute(f"SELECT DISTINCT {column} FROM {table}").fetchall()], pa.string())
-    gone = pa.array([u for u, m in zip(urls.to_pylist(), exclusions.mask(urls).to_pylist()) if m], pa.string())
+    gone = urls.filter(exclusions.mask(urls))
     if not len(gone):
         return 0
     con.register("gone", pa.table({"u": gone}))
-    n = con.execute(f"SELECT count(*) FROM {table} WHERE {column} IN (SELECT u FROM gone)").fetchone()[0]
-    con.execute(f"DELETE FROM {table} WHERE {column} IN (SELECT u FROM gone)")
+    n = con.execute(f"DELETE FROM {table} WHERE {column} IN (SELECT u FROM gone)").fetchone()[0]
     con.unregister("gone")
-    return n
+    return int(n)
 
 
 def reduce_partition(k: int, spill: str, inlinks_dir: str, hosts_dir: str,

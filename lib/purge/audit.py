@@ -31,14 +31,6 @@ def append_audit(root: str, entry: dict[str, Any]) -> None:
         os.fsync(f.fileno())
 
 
-def read_audit(root: str) -> list[dict[str, Any]]:
-    path = audit_path(root)
-    if not os.path.exists(path):
-        return []
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
 def day_folders(root: str) -> list[dt.date]:
     """Every ``ROOT/preprocessed/YYYY-MM/DD`` folder (published or not), oldest first."""
     base = os.path.join(root, layout.PREPROCESSED)

@@ -38,7 +38,6 @@ from lib.preprocess.exclude import day_matches, filter_day
 
 KINDS = (layout.PREPROCESSED, layout.INDEX, layout.CATALOGUE)
 NEW = ".purge-new"
-INDEX_DEFAULTS = {"docs_per_shard": 100_000, "min_group_docs": 1000, "gzip_level": 2, "graph": True, "anchors": True}
 
 
 class PurgeError(DailysliceError, RuntimeError):
@@ -49,7 +48,9 @@ class Rebuild(Protocol):
     """The two jobs a purge re-runs on the purged preprocessed day (jobs/purge.py runs them in
     its Spark session); each returns the job's exit code."""
 
-    def index(self, day: dt.date, inp: str, out: str, exclusions_uri: str, args: dict[str, Any]) -> int: ...
+    def index(self, day: dt.date, inp: str, out: str, exclusions_uri: str, args: dict[str, Any]) -> int:
+        """``args``: the settings the day was built with (``_stats.json`` ``args``; missing ones
+        are the job's defaults)."""
 
     def catalogue(self, day: dt.date, inp: str, out: str, index: str, exclusions_uri: str) -> int: ...
 
@@ -208,8 +209,7 @@ def _build(rebuild: Rebuild, day: dt.date, dirs: dict[str, str], new: dict[str, 
     if _success(dirs[layout.INDEX]):
         stats_path = os.path.join(dirs[layout.INDEX], layout.STATS)
         given = json.loads(open(stats_path, encoding="utf-8").read()).get("args") if os.path.exists(stats_path) else None
-        rc = rebuild.index(day, new[layout.PREPROCESSED], new[layout.INDEX], exclusions_uri,
-                           dict(INDEX_DEFAULTS, **(given or {})))
+        rc = rebuild.index(day, new[layout.PREPROCESSED], new[layout.INDEX], exclusions_uri, given or {})
         if rc != 0:
             raise PurgeError(f"{day}: the index job on the purged day exited {rc}: the day is unchanged")
         kinds.append(layout.INDEX)

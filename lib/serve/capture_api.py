@@ -68,7 +68,7 @@ def _respond(file: str, offset: int, length: int, content_only: bool, decode: bo
     except CaptureError as e:
         return _error(e)
     if excluded(cap.url or cap.warc_headers.get("warc-target-uri")):
-        getattr(cap._chunks, "close", lambda: None)()
+        cap.close()
         return withheld(cap.url)
     headers = {"X-Archive-File": quote(cap.file, safe=":/"), "X-Archive-Offset": str(offset),
                "X-Archive-Length": str(length), **extra}

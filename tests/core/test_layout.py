@@ -59,3 +59,9 @@ def test_index_names():
     assert layout.metadata_for(layout.index_name(12)) == layout.metadata_name(12)
     assert layout.metadata_for("/day/com/eng/index-7.ciff") == "metadata-7.parquet"
     assert layout.metadata_for("metadata-7.parquet") is None and layout.metadata_for("index-7.ciff.gz.tmp") is None
+
+
+def test_root_of_a_dated_folder():
+    assert layout.root_of("/data/bucket/preprocessed/2026-01/15") == "/data/bucket"
+    assert layout.root_of("s3://crawl/dc1/index/2026-01/15/") == "s3://crawl/dc1"
+    assert layout.root_of(layout.day_path("file:///x/y", layout.INDEX, dt.date(2026, 1, 15))) == "file:///x/y"
