@@ -85,6 +85,34 @@ def test_upload_tree_replaces_and_writes_success_last(s3_bucket, tmp_path):
     assert keys == [f"{dest}/_SUCCESS", f"{dest}/language=eng/p.parquet"]
 
 
+def test_local_publish_copies_the_tree_and_puts_the_marker_last(tmp_path, monkeypatch):
+    src = tmp_path / "out"
+    (src / "com" / "eng").mkdir(parents=True)
+    (src / "graph" / "edges").mkdir(parents=True)  # an empty folder is part of the output too
+    (src / "empty").mkdir()
+    (src / "com" / "eng" / "index-0.ciff.gz").write_bytes(os.urandom(3 << 20))
+    (src / "graph" / "edges" / "_SUCCESS").write_bytes(b"")
+    (src / "_SUCCESS").write_bytes(b"done")
+    dest = tmp_path / "pub" / "day"
+    (dest / "stale").mkdir(parents=True)
+    (dest / "stale" / "gone.txt").write_text("old")
+    (dest / "_SUCCESS").write_bytes(b"")
+    seen = []
+    real = storage.commit_dir
+    monkeypatch.setattr(storage, "commit_dir", lambda t, f: (seen.append(sorted(os.listdir(t))), real(t, f)))
+    monkeypatch.chdir(tmp_path)  # a relative destination, as a user types it
+    assert storage.upload_tree(str(src), "pub/day") == 3
+    assert seen == [["com", "empty", "graph"]]  # no marker in the folder until it is in place
+    got = {str(p.relative_to(dest)): p.read_bytes() for p in dest.rglob("*") if p.is_file()}
+    assert got == {"com/eng/index-0.ciff.gz": (src / "com" / "eng" / "index-0.ciff.gz").read_bytes(),
+                   "_SUCCESS": b"done"}
+    assert (dest / "empty").is_dir() and (dest / "graph" / "edges").is_dir()
+    assert not (tmp_path / "pub" / "day.publishing").exists()
+    assert storage.read_range("pub/day/com/eng/index-0.ciff.gz", 5, 7) == got["com/eng/index-0.ciff.gz"][5:12]
+    with pytest.raises(FileNotFoundError):
+        storage.read_range("pub/day/nope", 0, 1)
+
+
 def test_commit_dir_swaps_whole_folders(tmp_path):
     final = tmp_path / "day"
     final.mkdir()

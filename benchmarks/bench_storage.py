@@ -1,0 +1,231 @@
+"""Benchmark ``lib.core.storage`` against ``pyarrow.fs`` on real WARC bytes, local and on S3.
+
+    python -m benchmarks.bench_storage [--mb 256] [--files 400] [--ranges 2000] [--repeat 3] [--no-s3]
+
+Builds under benchmarks/work/storage/: one ``--mb`` MB file of the shared corpus' archives
+repeated, and ``--files`` copies of those archives in 20 folders. Then, per operation, the
+median wall and CPU time (all threads of this process) of three ways of doing it:
+
+- **ours**: the ``storage`` function the jobs call;
+- **before**: the standard-library code ``storage`` ran locally before it used ``pyarrow.fs``
+  (``os.path.exists``, ``open``/``seek``/``read``, ``shutil.copytree``), so a slower ``ours``
+  shows here;
+- **arrow**: ``pyarrow.fs`` itself (``LocalFileSystem``; ``S3FileSystem`` on the same server).
+
+Operations: list the small files; stream the big file in 1 MiB reads; ``--ranges`` reads of
+16 KiB at random offsets of the big file (``storage.read_range`` opens per read, as the extract
+job's record copy does; Arrow's handle is opened once, its best case); publish the small files'
+folder (``upload_tree``; Arrow: ``copy_files``). The S3 part starts SeaweedFS on loopback
+(``tests.seaweed``, the test extra) unless ``--no-s3``. Prints a Markdown table and the ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import pathlib
+import platform
+import random
+import shutil
+import statistics
+import time
+from typing import Callable
+
+import pyarrow.fs as pafs
+
+from lib.core import s3, storage
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+WORK = ROOT / "benchmarks" / "work" / "storage"
+CORPUS = ROOT.parent / "shared" / "corpus"
+CHUNK = 1 << 20
+RANGE = 16 << 10
+
+
+def build(mb: int, files: int) -> tuple[pathlib.Path, pathlib.Path]:
+    """The big file and the folder of small files, from the shared corpus' archives."""
+    shutil.rmtree(WORK, ignore_errors=True)
+    archives = sorted(p for p in glob.glob(str(CORPUS / "**" / "*"), recursive=True)
+                      if os.path.isfile(p) and (".warc" in p or p.endswith((".arc.gz", ".arc"))))
+    if not archives:
+        raise SystemExit(f"no archives under {CORPUS}: the shared corpus must sit beside the checkout")
+    blobs = [pathlib.Path(p).read_bytes() for p in archives]
+    big = WORK / "big.warc.gz"
+    small = WORK / "small"
+    big.parent.mkdir(parents=True)
+    with open(big, "wb") as f:
+        i = 0
+        while f.tell() < mb << 20:
+            f.write(blobs[i % len(blobs)])
+            i += 1
+    for i in range(files):
+        d = small / f"f{i % 20:02d}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"part-{i:05d}.warc.gz").write_bytes(blobs[i % len(blobs)])
+    (small / "_SUCCESS").write_bytes(b"")
+    return big, small
+
+
+def timed(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """Median wall and CPU seconds of ``fn`` over ``repeat`` runs."""
+    wall, cpu = [], []
+    for _ in range(repeat):
+        w, c = time.perf_counter(), time.process_time()
+        fn()
+        wall.append(time.perf_counter() - w)
+        cpu.append(time.process_time() - c)
+    return statistics.median(wall), statistics.median(cpu)
+
+
+def drain(f) -> int:
+    n = 0
+    while True:
+        b = f.read(CHUNK)
+        if not b:
+            return n
+        n += len(b)
+
+
+Cases = dict[str, dict[str, Callable]]
+
+
+def local_cases(big: pathlib.Path, small: pathlib.Path, offsets: list[int]) -> tuple[Cases, dict[str, str]]:
+    """The local operations, and where each way publishes to."""
+    fs = pafs.LocalFileSystem()
+    dest = WORK / "published"
+
+    def before_ranges() -> None:
+        for o in offsets:
+            with open(big, "rb") as f:
+                f.seek(o)
+                f.read(RANGE)
+
+    def arrow_ranges() -> None:
+        with fs.open_input_file(str(big)) as f:
+            for o in offsets:
+                f.read_at(RANGE, o)
+
+    def before_publish() -> None:
+        shutil.rmtree(dest, ignore_errors=True)
+        shutil.copytree(small, dest, ignore=shutil.ignore_patterns("_SUCCESS"))
+
+    def arrow_publish() -> None:
+        shutil.rmtree(dest, ignore_errors=True)
+        pafs.copy_files(str(small), str(dest), source_filesystem=fs, destination_filesystem=fs, use_threads=True)
+
+    def arrow_list() -> None:
+        fs.get_file_info(pafs.FileSelector(str(small), recursive=True))
+
+    paths = [str(p) for p in small.rglob("*.warc.gz")]
+
+    def before_exists() -> None:
+        for p in paths:
+            os.path.exists(p)
+    return {
+        "list": {"ours": lambda: storage.list_files(str(small)), "arrow": arrow_list},
+        "exists": {"ours": lambda: [storage.exists(p) for p in paths], "before": before_exists,
+                   "arrow": lambda: fs.get_file_info(paths)},
+        "stream": {"ours": lambda: drain(storage.open_stream(str(big))),
+                   "arrow": lambda: drain(fs.open_input_stream(str(big), compression=None, buffer_size=CHUNK))},
+        "ranges": {"ours": lambda: [storage.read_range(str(big), o, RANGE) for o in offsets],
+                   "before": before_ranges, "arrow": arrow_ranges},
+        "publish": {"ours": lambda: storage.upload_tree(str(small), str(dest)), "before": before_publish,
+                    "arrow": arrow_publish},
+    }, {"ours": str(dest), "before": str(dest), "arrow": str(dest)}
+
+
+def s3_cases(big: pathlib.Path, small: pathlib.Path, offsets: list[int], bucket: str) -> tuple[Cases, dict[str, str]]:
+    """The S3 operations on SeaweedFS, and where each way publishes to."""
+    endpoint = os.environ["AWS_ENDPOINT_URL"]
+    scheme, host = endpoint.split("://", 1)
+    fs = pafs.S3FileSystem(endpoint_override=host, scheme=scheme, region=os.environ["AWS_DEFAULT_REGION"],
+                           access_key=os.environ["AWS_ACCESS_KEY_ID"], secret_key=os.environ["AWS_SECRET_ACCESS_KEY"])
+    storage.upload_tree(str(big.parent / "bigdir"), f"s3://{bucket}/big")
+    key = f"{bucket}/big/{big.name}"
+
+    def arrow_ranges() -> None:
+        with fs.open_input_file(key) as f:
+            for o in offsets:
+                f.read_at(RANGE, o)
+
+    def arrow_publish() -> None:
+        pafs.copy_files(str(small), f"{bucket}/arrow", source_filesystem=pafs.LocalFileSystem(),
+                        destination_filesystem=fs, use_threads=True)
+
+    return {
+        "list": {"ours": lambda: storage.list_files(f"s3://{bucket}/small"),
+                 "arrow": lambda: fs.get_file_info(pafs.FileSelector(f"{bucket}/small", recursive=True))},
+        "stream": {"ours": lambda: drain(storage.open_stream(f"s3://{key}")),
+                   "arrow": lambda: drain(fs.open_input_stream(key, compression=None, buffer_size=CHUNK))},
+        "ranges": {"ours": lambda: [storage.read_range(f"s3://{key}", o, RANGE) for o in offsets],
+                   "arrow": arrow_ranges},
+        "publish": {"ours": lambda: storage.upload_tree(str(small), f"s3://{bucket}/small"), "arrow": arrow_publish},
+    }, {"ours": f"s3://{bucket}/small", "arrow": f"s3://{bucket}/arrow"}
+
+
+def missing(small: pathlib.Path, dest: str) -> int:
+    """Files of ``small`` (markers aside) absent from ``dest`` or of another size there."""
+    want = {str(p.relative_to(small)): p.stat().st_size for p in small.rglob("*.warc.gz")}
+    got = {f.uri.split(dest.rstrip("/").split("://")[-1] + "/", 1)[-1]: f.size for f in storage.list_files(dest)}
+    return sum(1 for rel, size in want.items() if got.get(rel) != size)
+
+
+def run(side: str, cases: Cases, published: dict[str, str], small: pathlib.Path, repeat: int) -> list[str]:
+    rows = []
+    for op, ways in cases.items():
+        got, lost = {}, {}
+        for way, fn in ways.items():
+            got[way] = timed(fn, repeat)
+            if op == "publish":  # a copy that drops files without an error is not a faster copy
+                lost[way] = missing(small, published[way])
+        ours = got["ours"]
+        cells = [(f"{got[w][0]:.3f} s ({got[w][1]:.3f} CPU)" + (f", **{lost[w]} of {len(list(small.rglob('*.warc.gz')))}"
+                  " files missing, no error raised**" if lost.get(w) else "")) if w in got else "-"
+                 for w in ("ours", "before", "arrow")]
+        ratios = [f"{ours[0] / got[w][0]:.2f}" if w in got else "-" for w in ("before", "arrow")]
+        rows.append(f"| {side} | {op} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
+        print(rows[-1], flush=True)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--mb", type=int, default=256, help="size of the big file (MB)")
+    ap.add_argument("--files", type=int, default=400, help="number of small files")
+    ap.add_argument("--ranges", type=int, default=2000, help="ranged reads per round")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--no-s3", action="store_true", help="local side only (no SeaweedFS)")
+    a = ap.parse_args(argv)
+    big, small = build(a.mb, a.files)
+    rng = random.Random(7)
+    offsets = [rng.randrange(0, big.stat().st_size - RANGE) for _ in range(a.ranges)]
+    print(f"{platform.node()}, {os.cpu_count()} cores, Python {platform.python_version()}, load "
+          f"{os.getloadavg()[0]:.2f} at start; {a.mb} MB big file, {a.files} small files, {a.ranges} ranges "
+          f"of {RANGE >> 10} KiB, median of {a.repeat}")
+    header = ["| side | operation | ours | before (stdlib) | pyarrow.fs | ours / before | ours / pyarrow.fs |",
+              "|---|---|---|---|---|---|---|"]
+    print("\n".join(header))
+    rows = run("local", *local_cases(big, small, offsets), small, a.repeat)
+    if not a.no_s3:
+        from tests.seaweed import SeaweedS3  # the test extra's server
+
+        (big.parent / "bigdir").mkdir()
+        os.link(big, big.parent / "bigdir" / big.name)
+        server = SeaweedS3(str(WORK / "seaweed")).start()
+        try:
+            os.environ.update(server.env())
+            s3.reset()
+            server.client().create_bucket(Bucket="bench")
+            cases, published = s3_cases(big, small, offsets, "bench")
+            order = ["publish", "list", "stream", "ranges"]  # list what was published
+            rows += run("S3", {k: cases[k] for k in order}, published, small, a.repeat)
+            print(f"S3 counters (ours): {s3.counters()}")
+        finally:
+            server.stop()
+    print(f"load {os.getloadavg()[0]:.2f} at end")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
