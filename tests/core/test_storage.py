@@ -85,6 +85,32 @@ def test_upload_tree_replaces_and_writes_success_last(s3_bucket, tmp_path):
     assert keys == [f"{dest}/_SUCCESS", f"{dest}/language=eng/p.parquet"]
 
 
+def test_a_failed_upload_fails_the_publish_and_leaves_no_marker(s3_bucket, tmp_path):
+    src = tmp_path / "day"
+    for i in range(20):
+        (src / f"part={i % 4}").mkdir(parents=True, exist_ok=True)
+        (src / f"part={i % 4}" / f"f{i}.parquet").write_bytes(os.urandom(1000))
+    (src / "_SUCCESS").write_bytes(b"{}")
+    dest = f"s3://{s3_bucket}/failing/day"
+    real = s3.client().upload_file
+    monkey_client = s3.client()
+
+    def flaky(f, b, k, **kw):
+        if k.endswith("/f13.parquet"):
+            raise OSError("disk read error")
+        return real(f, b, k, **kw)
+
+    monkey_client.upload_file = flaky
+    try:
+        with pytest.raises(OSError, match="disk read error"):
+            storage.upload_tree(str(src), dest)
+    finally:
+        del monkey_client.upload_file
+    assert not storage.exists(f"{dest}/_SUCCESS")
+    assert storage.upload_tree(str(src), dest) == 21  # the re-run publishes the whole folder
+    assert len(storage.list_files(dest)) == 21 and storage.exists(f"{dest}/_SUCCESS")
+
+
 def test_local_publish_copies_the_tree_and_puts_the_marker_last(tmp_path, monkeypatch):
     src = tmp_path / "out"
     (src / "com" / "eng").mkdir(parents=True)
