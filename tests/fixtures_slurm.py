@@ -4,7 +4,7 @@ Debian's ``slurm-wlm`` and ``munge`` daemons are started by the session fixture 
 (CI runs as root without systemd), configured in a temporary folder, and stopped at the
 end. Register with ``pytest_plugins = ["tests.fixtures_slurm"]``.
 
-The settings are the ones known to work without cgroups/systemd (BRIEF §6):
+The settings are the ones known to work in a container without cgroups or systemd:
 proctrack/linuxproc, task/none, no accounting, select/cons_tres, SlurmUser=root and two
 ``slurmd -N name`` on their own ports and spool folders.
 """

@@ -1,4 +1,4 @@
-"""FROZEN copy of lib/html/extract.py as of commit c5ded4b (before issue 13), the oracle of
+"""FROZEN copy of lib/html/extract.py as of commit c5ded4b (before the one-pass extraction), the oracle of
 tests/html/test_preprocess_equivalence.py: the new extraction must give the same rows. Do not edit
 or "fix" this file; it is the old behaviour on purpose."""
 

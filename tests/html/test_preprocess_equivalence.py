@@ -1,4 +1,4 @@
-"""The faster extraction (issue 13) gives the same output as the old one.
+"""The faster extraction (one pass over the tree, the compiled walker) gives the same output as the old one.
 
 The oracle is a frozen copy of the old lib/html/content.py (tests/legacy_extract.py, commit
 c5ded4b). Rows are compared whole: every file of the shared samples goes through

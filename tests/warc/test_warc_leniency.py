@@ -1,4 +1,4 @@
-"""Quirks of real archives that warcio/FastWARC read and so must we (issue 12).
+"""Quirks of real archives that warcio/FastWARC read and so must we (the lenient parser).
 
 Where possible the records are real (the shared samples), re-archived the way the tool
 chains that produce each quirk do it; the conformance suite (test_conformance.py) checks
@@ -63,7 +63,7 @@ def test_status_lines(line, code):
 
 
 def test_repeated_protocol_status_line_on_real_records(corpus):
-    """Cause 1 of issue 12: re-archived captures say 'HTTP/1.1 HTTP/1.1 200 OK'."""
+    """Quirk 1: re-archived captures say 'HTTP/1.1 HTTP/1.1 200 OK'."""
     pages = real_html_responses(corpus)
     quirky = [(u, b.replace(b"HTTP/1.1 ", b"HTTP/1.1 HTTP/1.1 ", 1).replace(b"HTTP/1.0 ", b"HTTP/1.0 HTTP/1.0 ", 1))
               for u, b in pages]
@@ -110,7 +110,7 @@ def test_dechunk_only_when_the_structure_holds():
 
 
 def test_chunked_header_on_a_dechunked_one_line_body_of_real_pages(corpus):
-    """Cause 2 of issue 12: 'Transfer-Encoding: chunked' kept on a body stored de-chunked
+    """Quirk 2: 'Transfer-Encoding: chunked' kept on a body stored de-chunked
     (minified to one line): the page was emptied and silently skipped as empty_body."""
     pages = real_html_responses(corpus)
     quirky = []
