@@ -77,7 +77,9 @@ def main() -> None:
     from lib.serve.app import create_app
     from lib.serve.server import ServerThread
     from jobs.catalogue import CatalogueJob
+    from lib.core.sparkjob import use_this_python
 
+    use_this_python()  # the workers need the venv's packages (pandas, pyarrow) when it is not activated
     spark = (SparkSession.builder.master(args.master).config("spark.sql.shuffle.partitions", "8")
              .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false").config("spark.driver.memory", "4g").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
