@@ -23,14 +23,13 @@ import shutil
 import sys
 import time
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
+from benchmarks import WORK as BENCH_WORK  # noqa: E402
 from lib.core.schema import CAPTURE_SCHEMA  # noqa: E402
 
-WORK = ROOT / "benchmarks" / "work" / "catalogue"
+WORK = BENCH_WORK / "catalogue"
 DAY0 = dt.date(2026, 3, 1)
 
 

@@ -28,10 +28,11 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
+from benchmarks import WORK as BENCH_WORK  # noqa: E402
 from lib.extract.listing import record_ranges  # noqa: E402
 
 SAMPLE = ROOT.parent / "shared" / "corpus" / "aut" / "example.warc.gz"
-WORK = ROOT / "benchmarks" / "work" / "extract"
+WORK = BENCH_WORK / "extract"
 SEED_PER_NODE = 5_000_000 / (50 * 60) / 40  # seed 002: 5M pages, < 50 min, 40 nodes
 
 
