@@ -97,6 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     env = {**os.environ, "DAILYSLICE_BENCH_WORK": str(work), "PYTHONUNBUFFERED": "1"}
     results = []
     print(f"smoke: {len(runs)} benchmarks, work folder {work}", flush=True)
+    unlisted = sorted({p.stem for p in (ROOT / "benchmarks").glob("bench_*.py")} - {r[0] for r in RUNS})
+    if unlisted:
+        print(f"smoke: not in its list (add them to RUNS): {', '.join(unlisted)}", flush=True)
     for name, args, _, must in runs:
         log = work / "logs" / f"{name}.log"
         rc, secs = run_one(name, args, must, log, env, a.timeout)
