@@ -71,8 +71,12 @@ def run_one(name: str, args: list[str], must: str | None, log: pathlib.Path, env
         try:
             rc = p.wait(timeout)
         except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)  # the script's own group: its Spark JVMs and servers too
-            p.wait()
+            os.killpg(p.pid, signal.SIGINT)  # its finally blocks stop what it started (Slurm, servers)
+            try:
+                p.wait(60)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)  # the script's own group: its Spark JVMs too
+                p.wait()
             rc = 124
     if rc == 0 and must and must not in log.read_text(errors="replace"):
         with open(log, "a") as f:
