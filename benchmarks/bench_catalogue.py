@@ -23,14 +23,13 @@ import shutil
 import sys
 import time
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
+from benchmarks import WORK as BENCH_WORK  # noqa: E402
 from lib.core.schema import CAPTURE_SCHEMA  # noqa: E402
 
-WORK = ROOT / "benchmarks" / "work" / "catalogue"
+WORK = BENCH_WORK / "catalogue"
 DAY0 = dt.date(2026, 3, 1)
 
 
@@ -77,7 +76,9 @@ def main() -> None:
     from lib.serve.app import create_app
     from lib.serve.server import ServerThread
     from jobs.catalogue import CatalogueJob
+    from lib.core.sparkjob import use_this_python
 
+    use_this_python()  # the workers need the venv's packages (pandas, pyarrow) when it is not activated
     spark = (SparkSession.builder.master(args.master).config("spark.sql.shuffle.partitions", "8")
              .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false").config("spark.driver.memory", "4g").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")

@@ -28,10 +28,11 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
+from benchmarks import WORK as BENCH_WORK  # noqa: E402
 from lib.extract.listing import record_ranges  # noqa: E402
 
 SAMPLE = ROOT.parent / "shared" / "corpus" / "aut" / "example.warc.gz"
-WORK = ROOT / "benchmarks" / "work" / "extract"
+WORK = BENCH_WORK / "extract"
 TARGET_PER_NODE = 5_000_000 / (50 * 60) / 40  # the design target: 5M pages in under 50 min on 40 nodes
 
 

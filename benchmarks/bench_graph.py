@@ -33,10 +33,11 @@ import pyarrow.parquet as pq
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
+from benchmarks import WORK as BENCH_WORK  # noqa: E402
 from benchmarks.bench_index import _timed, machine, report, run_ours  # noqa: E402
 from benchmarks.bench_preprocess_peers import build_heavy  # noqa: E402
 
-WORK = ROOT / "benchmarks" / "work" / "graph"
+WORK = BENCH_WORK / "graph"
 
 DUCKDB_SQL = r"""
 SET threads={cores};

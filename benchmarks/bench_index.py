@@ -47,14 +47,15 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
+from benchmarks import WORK as BENCH_WORK  # noqa: E402
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
 from lib.core.schema import PAGE_SCHEMA  # noqa: E402
 
-WORK = ROOT / "benchmarks" / "work" / "index"
-TOOLS = WORK / "tools"
+WORK = BENCH_WORK / "index"
+TOOLS = ROOT / "benchmarks" / "work" / "index" / "tools"  # a download cache: not moved by $DAILYSLICE_BENCH_WORK
 CORPUS = ROOT.parent / "shared" / "corpus"
 PYSERINI = "pyserini==1.6.0"  # its sdist carries anserini-1.7.1-fatjar.jar (Java 21)
 FILES = 8

@@ -29,8 +29,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 LOOP = r"""
-import json, sys, time
-from lib.preprocess.pages import FileProcessor
+import importlib, json, os, sys, time
+# lib/pages.py became lib/preprocess/pages.py in 17f3a20; pick this checkout's own (the installed
+# editable finder would otherwise resolve a missing lib.preprocess to the current checkout)
+mod = importlib.import_module("lib.preprocess.pages" if os.path.exists("lib/preprocess/pages.py") else "lib.pages")
+assert os.path.realpath(mod.__file__).startswith(os.path.realpath(os.getcwd()) + os.sep), mod.__file__
+FileProcessor = mod.FileProcessor
 files, repeat = json.loads(sys.argv[1]), int(sys.argv[2])
 t0, c0 = time.perf_counter(), time.process_time()
 records = pages = 0
@@ -58,7 +62,9 @@ def input_files(which: str) -> list[str]:
 def run(code_root: str, files: list[str], repeat: int) -> dict:
     env = dict(os.environ, PYTHONPATH=code_root)
     out = subprocess.run([sys.executable, "-c", LOOP, json.dumps(files), str(repeat)], cwd=code_root, env=env,
-                         capture_output=True, text=True, check=True)
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"the loop failed in {code_root} ({out.returncode}):\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

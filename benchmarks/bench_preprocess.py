@@ -28,6 +28,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
+from benchmarks import WORK as BENCH_WORK  # noqa: E402
 from lib.warc.streams import GzipMembers  # noqa: E402
 
 
@@ -122,7 +123,7 @@ def bare_loop(files: list[str]) -> tuple[float, int]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--work", default=os.path.join(HERE, "work", "preprocess"))
+    ap.add_argument("--work", default=os.path.join(BENCH_WORK, "preprocess"))
     ap.add_argument("--corpus", default=os.path.join(ROOT, "..", "shared", "corpus"))
     ap.add_argument("--total-mb", type=int, default=512)
     ap.add_argument("--files", type=int, default=8)

@@ -47,6 +47,8 @@ import sys
 import time
 import uuid
 
+from benchmarks import WORK as BENCH_WORK
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
@@ -326,7 +328,7 @@ def bench_set(name: str, files: list[str], warm: list[str], a) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--set", action="append", choices=["heavy", "shared"])
-    ap.add_argument("--work", default=os.path.join(HERE, "work", "peers"))
+    ap.add_argument("--work", default=os.path.join(BENCH_WORK, "peers"))
     ap.add_argument("--corpus", default=os.path.join(ROOT, "..", "shared", "corpus"))
     ap.add_argument("--records", type=int, default=20_000)
     ap.add_argument("--files", type=int, default=8)

@@ -37,6 +37,7 @@ from collections import Counter
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
+from benchmarks import WORK as BENCH_WORK  # noqa: E402
 import numpy as np  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
@@ -44,7 +45,7 @@ from benchmarks import bench_index as bi  # noqa: E402
 from lib.serve import serving_index  # noqa: E402
 from lib.serve.engine import Engine  # noqa: E402
 
-WORK = ROOT / "benchmarks" / "work" / "search"
+WORK = BENCH_WORK / "search"
 DAY = dt.date(2026, 1, 15)
 
 

@@ -21,16 +21,15 @@ import sys
 import threading
 import time
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-
 import httpx  # noqa: E402
 import uvicorn  # noqa: E402
 from fastapi.staticfiles import StaticFiles  # noqa: E402
 
+from benchmarks import WORK as BENCH_WORK  # noqa: E402
 from lib.serve.files_api import create_app  # noqa: E402
 from lib.serve.slices import SliceStore  # noqa: E402
 
-WORK = ROOT / "benchmarks" / "work" / "serve"
+WORK = BENCH_WORK / "serve"
 
 
 def build(mb: int, files: int) -> pathlib.Path:

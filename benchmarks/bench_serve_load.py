@@ -30,10 +30,11 @@ import time
 import httpx
 import psutil
 
+from benchmarks import WORK as BENCH_WORK
 from lib.serve.app import OPERATORS
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-DEFAULT_ROOT = ROOT / "benchmarks" / "work" / "search" / "root"
+DEFAULT_ROOT = BENCH_WORK / "search" / "root"
 WHOLE_MAX = 8 << 20  # larger files are fetched by 64 KiB ranges only
 
 
@@ -135,7 +136,7 @@ def main() -> int:
     ap.add_argument("--day", help="default: the newest published day")
     ap.add_argument("--clients", type=int, default=16)
     ap.add_argument("--seconds", type=float, default=60)
-    ap.add_argument("--cache", default=str(ROOT / "benchmarks" / "work" / "serve-cache"))
+    ap.add_argument("--cache", default=str(BENCH_WORK / "serve-cache"))
     a = ap.parse_args()
     t = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "lib.serve", "--root", a.root, "--port", "0", "--cache", a.cache],

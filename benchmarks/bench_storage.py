@@ -33,10 +33,11 @@ from typing import Callable
 
 import pyarrow.fs as pafs
 
+from benchmarks import WORK as BENCH_WORK
 from lib.core import s3, storage
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-WORK = ROOT / "benchmarks" / "work" / "storage"
+WORK = BENCH_WORK / "storage"
 CORPUS = ROOT.parent / "shared" / "corpus"
 CHUNK = 1 << 20
 RANGE = 16 << 10
@@ -166,6 +167,8 @@ def run(side: str, cases: Cases, published: dict[str, str], small: pathlib.Path,
             got[way] = timed(fn, repeat)
             if op == "publish":  # a copy that drops files without an error is not a faster copy
                 lost[way] = missing(small, published[way])
+        if lost.get("ours"):
+            raise SystemExit(f"{side} {op}: our publish lost {lost['ours']} files")
         ours = got["ours"]
         cells = [(f"{got[w][0]:.3f} s ({got[w][1]:.3f} CPU)" + (f", **{lost[w]} of {len(list(small.rglob('*.warc.gz')))}"
                   " files missing, no error raised**" if lost.get(w) else "")) if w in got else "-"

@@ -17,8 +17,7 @@ import os
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-
+from benchmarks import WORK as BENCH_WORK
 from lib.warc.records import Record, iter_records  # noqa: E402
 
 
@@ -52,7 +51,7 @@ def warcio(path: str) -> list[int]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--files", default=os.path.join(HERE, "work", "preprocess", "day", "*.warc.gz"))
+    ap.add_argument("--files", default=os.path.join(BENCH_WORK, "preprocess", "day", "*.warc.gz"))
     a = ap.parse_args()
     files = sorted(glob.glob(a.files))
     if not files:

@@ -63,3 +63,9 @@ def test_every_benchmark_starts():
     with ThreadPoolExecutor(2) as pool:
         failed = [r for r in pool.map(run, BENCHMARKS) if r[1] != 0]
     assert not failed, failed
+
+
+def test_the_smoke_pass_runs_every_benchmark():
+    from benchmarks import smoke
+
+    assert sorted(r[0] for r in smoke.RUNS) == [p.stem for p in BENCHMARKS]
