@@ -24,6 +24,7 @@ import threading
 from typing import Any
 
 from lib.core import jvm_cache, pydaemon
+from lib.core.jvm_cache import ArchivePlan
 
 #: Driver JVM options of a local run whose JVM only schedules Python tasks and collects small
 #: rows (``SparkJob.light_driver``): the C2 compiler's and the parallel collector's threads
@@ -67,7 +68,7 @@ def stop_session(spark: Any) -> None:
         threading.Thread(target=server.shutdown, name="accumulator-server-stop", daemon=True).start()
 
 
-def prepare(conf: dict[str, str], master: str | None, light: bool) -> jvm_cache.ArchivePlan | None:
+def prepare(conf: dict[str, str], master: str | None, light: bool) -> ArchivePlan | None:
     """Add the local tricks to the session settings ``conf`` (the user's own settings win);
     returns the class archive plan for :func:`stop` (None: none). Nothing when the driver JVM
     already runs (``spark-submit``); the light options and the daemon also need a local master,
@@ -87,7 +88,7 @@ def prepare(conf: dict[str, str], master: str | None, light: bool) -> jvm_cache.
     return archive
 
 
-def stop(spark: Any, archive: jvm_cache.ArchivePlan | None) -> None:
+def stop(spark: Any, archive: ArchivePlan | None) -> None:
     """Stop a session this process started (:func:`stop_session`), then let the class archive
     of a first run be written (:func:`lib.core.jvm_cache.finish`)."""
     stop_session(spark)

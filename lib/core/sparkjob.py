@@ -42,7 +42,7 @@ from typing import Any, Callable, Iterator
 import pyarrow as pa
 from pyspark.sql import SparkSession
 
-from lib.core import atomic, jvm_cache, layout, lease, localmode, s3, storage
+from lib.core import atomic, layout, lease, localmode, s3, storage
 from lib.core.errors import UsageError
 
 log = logging.getLogger("dailyslice")
@@ -216,7 +216,7 @@ class SparkJob:
     output_kind = "out"
     light_driver = False  # True: the JVM only schedules Python tasks (LIGHT_DRIVER_OPTS in local runs)
     checks_input = False  # True: a missing --input is a usage error, an empty one exits EXIT_EMPTY (--allow-empty)
-    _archive: jvm_cache.ArchivePlan | None = None  # the driver JVM's class archive, set by session()
+    _archive: localmode.ArchivePlan | None = None  # the driver JVM's class archive, set by session()
 
     def __init__(self) -> None:
         self.steps = Steps()
