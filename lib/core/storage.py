@@ -240,6 +240,7 @@ def upload_tree(local_dir: str, dest: str) -> int:
         target = local_path(dest)
         tmp = target.rstrip("/") + ".publishing"
         shutil.rmtree(tmp, ignore_errors=True)
+        os.makedirs(tmp)  # Arrow creates the folders below it only: a folder of plain files needs its root
         pafs.copy_files(os.path.abspath(local_dir), os.path.abspath(tmp), source_filesystem=_LOCAL,
                         destination_filesystem=_LOCAL, use_threads=True)
         for dirpath, _, _ in os.walk(local_dir):  # Arrow copies files: the empty folders too

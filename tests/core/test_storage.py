@@ -137,6 +137,12 @@ def test_local_publish_copies_the_tree_and_puts_the_marker_last(tmp_path, monkey
     assert storage.read_range("pub/day/com/eng/index-0.ciff.gz", 5, 7) == got["com/eng/index-0.ciff.gz"][5:12]
     with pytest.raises(FileNotFoundError):
         storage.read_range("pub/day/nope", 0, 1)
+    flat = tmp_path / "flat"  # files only, no folder below: the copy still has its root
+    flat.mkdir()
+    (flat / "part-0.parquet").write_bytes(b"rows")
+    (flat / "_SUCCESS").write_bytes(b"{}")
+    assert storage.upload_tree(str(flat), str(tmp_path / "pub" / "outbound")) == 2
+    assert sorted(os.listdir(tmp_path / "pub" / "outbound")) == ["_SUCCESS", "part-0.parquet"]
 
 
 def test_commit_dir_swaps_whole_folders(tmp_path):
