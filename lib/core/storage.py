@@ -240,11 +240,11 @@ def upload_tree(local_dir: str, dest: str) -> int:
         target = local_path(dest)
         tmp = target.rstrip("/") + ".publishing"
         shutil.rmtree(tmp, ignore_errors=True)
-        os.makedirs(tmp)  # Arrow creates the folders below it only: a folder of plain files needs its root
+        # Arrow copies files and creates only the folders above them: the root and empty folders first
+        for dirpath, _, _ in os.walk(local_dir):
+            os.makedirs(os.path.join(tmp, os.path.relpath(dirpath, local_dir)), exist_ok=True)
         pafs.copy_files(os.path.abspath(local_dir), os.path.abspath(tmp), source_filesystem=_LOCAL,
                         destination_filesystem=_LOCAL, use_threads=True)
-        for dirpath, _, _ in os.walk(local_dir):  # Arrow copies files: the empty folders too
-            os.makedirs(os.path.join(tmp, os.path.relpath(dirpath, local_dir)), exist_ok=True)
         for r in files:  # no marker inside the copy until the folder is in place
             if r.rsplit("/", 1)[-1] == SUCCESS:
                 os.remove(os.path.join(tmp, r))
