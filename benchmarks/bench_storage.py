@@ -152,31 +152,28 @@ def s3_cases(big: pathlib.Path, small: pathlib.Path, offsets: list[int], bucket:
     }, {"ours": f"s3://{bucket}/small", "arrow": f"s3://{bucket}/arrow"}
 
 
-def missing(small: pathlib.Path, dest: str) -> int:
-    """Files of ``small`` (markers aside) absent from ``dest`` or of another size there."""
-    want = {str(p.relative_to(small)): p.stat().st_size for p in small.rglob("*.warc.gz")}
+def missing(want: dict[str, int], dest: str) -> int:
+    """Files of ``want`` (path below the folder: size) absent from ``dest`` or of another size there."""
     got = {f.uri.split(dest.rstrip("/").split("://")[-1] + "/", 1)[-1]: f.size for f in storage.list_files(dest)}
     return sum(1 for rel, size in want.items() if got.get(rel) != size)
 
 
-def run(side: str, cases: Cases, published: dict[str, str], small: pathlib.Path, repeat: int) -> list[str]:
-    rows = []
+def run(side: str, cases: Cases, published: dict[str, str], want: dict[str, int], repeat: int) -> None:
+    """Time every way of every operation and print one Markdown row per operation."""
     for op, ways in cases.items():
         got, lost = {}, {}
         for way, fn in ways.items():
             got[way] = timed(fn, repeat)
             if op == "publish":  # a copy that drops files without an error is not a faster copy
-                lost[way] = missing(small, published[way])
+                lost[way] = missing(want, published[way])
         if lost.get("ours"):
             raise SystemExit(f"{side} {op}: our publish lost {lost['ours']} files")
         ours = got["ours"]
-        cells = [(f"{got[w][0]:.3f} s ({got[w][1]:.3f} CPU)" + (f", **{lost[w]} of {len(list(small.rglob('*.warc.gz')))}"
+        cells = [(f"{got[w][0]:.3f} s ({got[w][1]:.3f} CPU)" + (f", **{lost[w]} of {len(want)}"
                   " files missing, no error raised**" if lost.get(w) else "")) if w in got else "-"
                  for w in ("ours", "before", "arrow")]
         ratios = [f"{ours[0] / got[w][0]:.2f}" if w in got else "-" for w in ("before", "arrow")]
-        rows.append(f"| {side} | {op} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
-        print(rows[-1], flush=True)
-    return rows
+        print(f"| {side} | {op} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -193,10 +190,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{platform.node()}, {os.cpu_count()} cores, Python {platform.python_version()}, load "
           f"{os.getloadavg()[0]:.2f} at start; {a.mb} MB big file, {a.files} small files, {a.ranges} ranges "
           f"of {RANGE >> 10} KiB, median of {a.repeat}")
-    header = ["| side | operation | ours | before (stdlib) | pyarrow.fs | ours / before | ours / pyarrow.fs |",
-              "|---|---|---|---|---|---|---|"]
-    print("\n".join(header))
-    rows = run("local", *local_cases(big, small, offsets), small, a.repeat)
+    print("| side | operation | ours | before (stdlib) | pyarrow.fs | ours / before | ours / pyarrow.fs |\n"
+          "|---|---|---|---|---|---|---|")
+    want = {str(p.relative_to(small)): p.stat().st_size for p in small.rglob("*.warc.gz")}
+    run("local", *local_cases(big, small, offsets), want, a.repeat)
     if not a.no_s3:
         from tests.seaweed import SeaweedS3  # the test extra's server
 
@@ -209,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
             server.client().create_bucket(Bucket="bench")
             cases, published = s3_cases(big, small, offsets, "bench")
             order = ["publish", "list", "stream", "ranges"]  # list what was published
-            rows += run("S3", {k: cases[k] for k in order}, published, small, a.repeat)
+            run("S3", {k: cases[k] for k in order}, published, want, a.repeat)
             print(f"S3 counters (ours): {s3.counters()}")
         finally:
             server.stop()
