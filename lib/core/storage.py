@@ -9,8 +9,8 @@ What each side is built on (``benchmarks/bench_storage.py`` measures both agains
 ``pyarrow.fs``):
 
 - Local files: ``pyarrow.fs.copy_files`` (multi-threaded) copies a finished folder to where
-  it is published, in 0.58-0.99 of ``shutil.copytree``'s time for about the same CPU. The rest stays on the standard
-  library, which the benchmark found as fast or faster: listing, where Arrow's recursive
+  it is published, in 0.58-0.99 of ``shutil.copytree``'s time for about the same CPU. The
+  rest stays on the standard library, which the benchmark found as fast or faster: listing, where Arrow's recursive
   selector also follows symlinked directories (a link loop lists until ``ELOOP``) and
   ``os.walk`` does not; one file's existence or size (a ``stat`` against building Arrow's
   ``FileInfo``); a ranged read (``open``/``seek``/``read`` against opening an Arrow file per
