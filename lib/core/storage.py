@@ -8,13 +8,14 @@ current position when a connection drops mid-file.
 What each side is built on (``benchmarks/bench_storage.py`` measures both against
 ``pyarrow.fs``):
 
-- Local files: ``pyarrow.fs.copy_files`` (multi-threaded) copies a finished folder to where
-  it is published, in 0.58-0.99 of ``shutil.copytree``'s time for about the same CPU. The
-  rest stays on the standard library, which the benchmark found as fast or faster: listing, where Arrow's recursive
-  selector also follows symlinked directories (a link loop lists until ``ELOOP``) and
-  ``os.walk`` does not; one file's existence or size (a ``stat`` against building Arrow's
-  ``FileInfo``); a ranged read (``open``/``seek``/``read`` against opening an Arrow file per
-  read); sequential streams, which the WARC readers take as Python file objects.
+- Local files: ``pyarrow.fs.copy_files`` (multi-threaded) copies a finished folder to where it
+  is published, in 0.58-0.99 of ``shutil.copytree``'s time for about the same CPU. The rest
+  stays on the standard library, which the benchmark found as fast or faster: listing, where
+  Arrow's recursive selector also follows symlinked directories (a link loop lists until
+  ``ELOOP``) and ``os.walk`` does not; one file's existence or size (a ``stat`` against
+  building Arrow's ``FileInfo``); a ranged read (``open``/``seek``/``read`` against opening an
+  Arrow file per read); sequential streams, which the WARC readers take as Python file
+  objects.
 - S3: boto3, not ``pyarrow.fs.S3FileSystem``. Arrow's client gives no count of calls, HTTP
   attempts and retries (:mod:`lib.core.s3` counts them from botocore's events; the summaries
   report them and the fault tests assert them), and its file info has no ETag, the version
