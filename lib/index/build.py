@@ -1,7 +1,8 @@
 """Map side of the index job: preprocessed Parquet files in, partial inverted lists out (no Spark imports).
 
-:func:`index_files` is a :func:`lib.core.sparkjob.map_tasks` function over the day's preprocessed files, one
-task each; ``t`` is a file's position in the day's sorted file list. For each file it reads
+:func:`index_files` is a :func:`lib.core.sparkjob.map_tasks` function over runs of consecutive preprocessed
+files, planned by bytes (:mod:`lib.core.packing`); ``t`` is the position of a run's first file in the day's
+sorted file list. For each run (each file of it in turn, numbered on as one) it reads
 the pages with pyarrow (the text never goes through the JVM), finds each page's shard
 (``pidx``: its TLD/LANG group and the first bits of MD5(url)), numbers the pages of each shard
 ``0, 1, ...`` in file order (the *local* docid), analyzes them (one analyzer per file: a file
@@ -193,40 +194,52 @@ def _file_pidx(batch: pa.RecordBatch, language: str, plan: MapPlan, path: str) -
     return out
 
 
-def index_file(t: int, path: str, language: str, plan: MapPlan) -> Iterator[pa.RecordBatch]:
-    """Segments and docs files of one preprocessed file; one MAP_SCHEMA row per shard."""
-    analyzer = get_analyzer(language or None)
-    f = pq.ParquetFile(locations.local_path(path))
+def _check_columns(f: pq.ParquetFile, path: str, plan: MapPlan) -> set[str]:
     names = set(f.schema_arrow.names)
     missing = [c for c in plan.columns if c not in names]
     if missing:
         raise ValueError(f"{path}: preprocessed pages lack columns {missing}")
+    return names
+
+
+def index_run(t: int, files: list[tuple[str, str]], plan: MapPlan) -> Iterator[pa.RecordBatch]:
+    """Segments and docs files of consecutive preprocessed files ``(path, language)``, the
+    first being file ``t`` of the day; one MAP_SCHEMA row per shard, reported under ``t``.
+
+    The run's pages are numbered on from file to file as if they were one file, and the run
+    shares one buffer: a day cut into many small files writes as few segments as one cut into
+    few large ones, and since the runs are consecutive in file order, every page gets the
+    docid it gets in a task of its own file (docid = base of the run + local docid)."""
     buf = _TaskBuffer(plan, t)
     docs: dict[int, int] = {}
     tokens: dict[int, int] = {}
     pages: dict[int, list[pa.RecordBatch]] = {}
-    columns = plan.columns + [c for c in owi.OPTIONAL_PAGE_COLUMNS if c in names]
-    for b in f.iter_batches(batch_size=plan.batch_rows, columns=columns):
-        n = b.num_rows
-        if n == 0:
-            continue
-        pidx = _file_pidx(b, language, plan, path)
-        bt = analyzer.batch_tokens(page_texts(b))
-        lengths = bt.doclength
-        page_rows = owi.metadata_batch(b, language, lengths)
-        # local docid of each row: pages of a shard numbered on in file order
-        order = np.argsort(pidx, kind="stable")
-        ps, first, counts = np.unique(pidx[order], return_index=True, return_counts=True)
-        local = np.empty(n, np.int32)
-        for p, a, c in zip(ps.tolist(), first.tolist(), counts.tolist()):
-            rows = order[a : a + c]  # one shard's pages of this batch: consecutive local docids
-            base = docs.get(p, 0)
-            local[rows] = np.arange(base, base + c)
-            docs[p] = base + c
-            tokens[p] = tokens.get(p, 0) + int(lengths[rows].sum())
-            pages.setdefault(p, []).append(page_rows if len(ps) == 1 else page_rows.take(pa.array(rows)))
-        if len(bt.doc):
-            buf.add(bt.vocab, ps, pidx[bt.doc], bt.term, local[bt.doc])
+    for path, language in files:
+        analyzer = get_analyzer(language or None)
+        f = pq.ParquetFile(locations.local_path(path))
+        names = _check_columns(f, path, plan)
+        columns = plan.columns + [c for c in owi.OPTIONAL_PAGE_COLUMNS if c in names]
+        for b in f.iter_batches(batch_size=plan.batch_rows, columns=columns):
+            n = b.num_rows
+            if n == 0:
+                continue
+            pidx = _file_pidx(b, language, plan, path)
+            bt = analyzer.batch_tokens(page_texts(b))
+            lengths = bt.doclength
+            page_rows = owi.metadata_batch(b, language, lengths)
+            # local docid of each row: pages of a shard numbered on in file order
+            order = np.argsort(pidx, kind="stable")
+            ps, first, counts = np.unique(pidx[order], return_index=True, return_counts=True)
+            local = np.empty(n, np.int32)
+            for p, a, c in zip(ps.tolist(), first.tolist(), counts.tolist()):
+                rows = order[a : a + c]  # one shard's pages of this batch: consecutive local docids
+                base = docs.get(p, 0)
+                local[rows] = np.arange(base, base + c)
+                docs[p] = base + c
+                tokens[p] = tokens.get(p, 0) + int(lengths[rows].sum())
+                pages.setdefault(p, []).append(page_rows if len(ps) == 1 else page_rows.take(pa.array(rows)))
+            if len(bt.doc):
+                buf.add(bt.vocab, ps, pidx[bt.doc], bt.term, local[bt.doc])
     buf.flush()
     for p in sorted(docs):
         write_arrow(docs_path(plan.spill, p, t), pa.Table.from_batches(pages[p], schema=DOCS_SCHEMA).combine_chunks())
@@ -238,11 +251,16 @@ def index_file(t: int, path: str, language: str, plan: MapPlan) -> Iterator[pa.R
         ], schema=MAP_SCHEMA)
 
 
+def index_file(t: int, path: str, language: str, plan: MapPlan) -> Iterator[pa.RecordBatch]:
+    """:func:`index_run` of the one file ``t``."""
+    return index_run(t, [(path, language)], plan)
+
+
 def index_files(batches: Iterator[pa.RecordBatch], plan: MapPlan,
-                files: list[tuple[int, str, str]]) -> Iterator[pa.RecordBatch]:
-    """The map step (module doc). Input: rows whose first column indexes ``files``, the
-    day's ``(t, path, language)``."""
+                runs: list[tuple[int, list[tuple[str, str]]]]) -> Iterator[pa.RecordBatch]:
+    """The map step (module doc). Input: rows whose first column indexes ``runs``, the day's
+    runs of consecutive files ``(t of the first, [(path, language), ...])``."""
     for b in batches:
         for i in b.column(0).to_pylist():
-            t, path, language = files[i]
-            yield from index_file(t, path, language, plan)
+            t, files = runs[i]
+            yield from index_run(t, files, plan)
