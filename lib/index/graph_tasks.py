@@ -1,6 +1,6 @@
 """The web graph's two task kinds, plain functions run by Spark tasks (no JVM work).
 
-* :func:`map_file`: one preprocessed page file -> its ``edges`` file, plus its edges split by
+* :func:`map_file`: a run of preprocessed page files -> its ``edges`` file, plus its edges split by
   a key range of the destination URL (``inl/p=K/``) and of the source host (``hst/p=K/``)
   into the spill folder;
 * :func:`reduce_partition`: one key range -> its ``inlinks`` and ``hosts`` files.
@@ -47,12 +47,15 @@ def partition_sql(expr: str, parts: int) -> str:
     return f"(hash({expr}) % {parts})::INTEGER" if parts > 1 else "0"
 
 
-def map_file(path: str, fid: int, edges_dir: str, spill: str, parts: int,
+def map_file(path: str | list[str], fid: int, edges_dir: str, spill: str, parts: int,
              exclusions: Exclusions = NO_EXCLUSIONS) -> tuple[int, int]:
-    """Explode one page file's ``outgoing_links`` into ``edges_dir/part-{fid}.parquet`` and the
-    spill files ``spill/{inl,hst}/p=K/f{fid}.parquet``; returns (edges, edges dropped because
-    their destination is excluded). Each file is written under a temporary name and renamed,
-    so a retried task rewrites its own files."""
+    """Explode the ``outgoing_links`` of one page file, or of a run of them read as one
+    (``path`` a list), into ``edges_dir/part-{fid}.parquet`` and the spill files
+    ``spill/{inl,hst}/p=K/f{fid}.parquet``; returns (edges, edges dropped because their
+    destination is excluded). Each file is written under a temporary name and renamed, so a
+    retried task rewrites its own files."""
+    paths = [path] if isinstance(path, str) else list(path)
+    source = "read_parquet([" + ", ".join(_q(p) for p in paths) + "])"
     con = connect(os.path.join(spill, "_tmp", f"m{fid}"))
     try:
         # the regular expressions run once per distinct destination URL and distinct anchor text,
@@ -62,7 +65,7 @@ def map_file(path: str, fid: int, edges_dir: str, spill: str, parts: int,
             CREATE TEMP TABLE e0 AS
             SELECT src_url, l.url AS dst_url, l.anchor_text AS anchor_text, src_host
             FROM (SELECT url AS src_url, url_host AS src_host, unnest(outgoing_links) AS l
-                  FROM read_parquet({_q(path)}))
+                  FROM {source})
             WHERE l.url IS NOT NULL""")
         con.execute(f"""
             CREATE TEMP TABLE h AS
