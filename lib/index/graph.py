@@ -83,13 +83,20 @@ def write_graph(spark: Any, files: list[str], folder_uri: str, parts: int = 0,
     return counts
 
 
-def map_runs(files: list[str], slots: int) -> list[tuple[int, list[str]]]:
-    """The map's tasks: (number of the run's first file, its files), runs of consecutive
-    ``files`` packed by bytes, :data:`RUNS_PER_SLOT` or more a core, biggest first."""
+def map_runs(files: list[str], slots: int) -> list[tuple[int, list[str], int]]:
+    """The map's tasks: (number of the run's first file, its files, DuckDB threads), runs of
+    consecutive ``files`` packed by bytes, :data:`RUNS_PER_SLOT` or more a core, biggest
+    first. A file is never split, so a day whose bytes are mostly one file (one large
+    language) has one run doing most of the work: a run gets threads in proportion to its
+    share of the day's bytes, the cores the other runs leave idle."""
     sizes = [os.path.getsize(storage.local_path(f)) for f in files]
     runs = packing.pack_in_order(sizes, slots=slots * RUNS_PER_SLOT)
-    runs.sort(key=lambda r: (-sum(sizes[i] for i in r), r.start))
-    return [(r.start, [files[i] for i in r]) for r in runs]
+    total = max(1, sum(sizes))
+    out = []
+    for r in sorted(runs, key=lambda r: (-sum(sizes[i] for i in r), r.start)):
+        share = sum(sizes[i] for i in r) / total
+        out.append((r.start, [files[i] for i in r], max(1, min(slots, round(slots * share)))))
+    return out
 
 
 def write_empty_edges(folder: str) -> None:
@@ -98,10 +105,11 @@ def write_empty_edges(folder: str) -> None:
     pq.write_table(schema.empty_table(), os.path.join(folder, "part-00000.parquet"))
 
 
-def _map(batches: Any, runs: list[tuple[int, list[str]]], edges_dir: str, spill: str, parts: int,
+def _map(batches: Any, runs: list[tuple[int, list[str], int]], edges_dir: str, spill: str, parts: int,
          exclusions: Exclusions) -> Any:
     for b in batches:
-        out = [map_file(runs[i][1], runs[i][0], edges_dir, spill, parts, exclusions) for i in b.column(0).to_pylist()]
+        out = [map_file(runs[i][1], runs[i][0], edges_dir, spill, parts, exclusions, runs[i][2])
+               for i in b.column(0).to_pylist()]
         yield pa.record_batch([pa.array([o[0] for o in out], pa.int64()), pa.array([o[1] for o in out], pa.int64())],
                               schema=_MAP_SCHEMA)
 
