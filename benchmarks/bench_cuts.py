@@ -15,8 +15,9 @@
    the graph (``--no-anchors``: the three tables, what DuckDB computes), the graph alone
    (``lib.index.graph.write_graph``), DuckDB computing the same three tables
    (``bench_graph.DUCKDB_SQL``, its peer), and ``jobs/catalogue.py --no-urldb``.
-3. Prints each job's small/large ratio and the graph's ratio to DuckDB per cut (what it adds
-   to the index job, as bench_graph states it, and alone with its JVM start), with the day's
+3. Prints each job's small/large ratio and the graph's ratio to DuckDB per cut (the graph in a
+   started Spark session, as the index job runs it; what it adds to the index job, as
+   bench_graph states it; alone with its JVM start), with the day's
    shape; checks that the graph's row counts equal DuckDB's and that both cuts give the same
    index (its shards' digests).
 
@@ -81,6 +82,15 @@ def shape(day: pathlib.Path) -> dict:
             "targets": targets, "bytes": sum(p.stat().st_size for p in files)}
 
 
+#: bench_graph's graph-only job, also timing write_graph alone (a running session: the index job's case)
+GRAPH_TIMED = bench_graph.GRAPH_ONLY.replace(
+    "print(json.dumps(graph.write_graph(spark, [f[0] for f in files], sys.argv[2], input_bytes=sum(f[2] for f in files))))",
+    "import time\nt0 = time.time()\n"
+    "rows = graph.write_graph(spark, [f[0] for f in files], sys.argv[2], input_bytes=sum(f[2] for f in files))\n"
+    "print(json.dumps([rows, time.time() - t0]))")
+assert GRAPH_TIMED != bench_graph.GRAPH_ONLY
+
+
 def _job(tree: pathlib.Path, module: str, args: list[str]) -> float:
     env = dict(os.environ, PYTHONPATH=str(tree))
     p, wall, _ = _timed([sys.executable, "-m", module, *args], cwd=tree, env=env, stdout=subprocess.DEVNULL,
@@ -102,12 +112,12 @@ def run_cut(day: pathlib.Path, tree: pathlib.Path, cores: int, cut: str) -> dict
                                                    "--no-urldb", "--no-report", "--index", str(out / "index"), *conf])
     env = dict(os.environ, PYTHONPATH=str(tree))
     g_out = out / "graph"
-    p, wall, rss = _timed([sys.executable, "-c", bench_graph.GRAPH_ONLY, str(day), str(g_out), f"local[{cores}]"],
+    p, wall, rss = _timed([sys.executable, "-c", GRAPH_TIMED, str(day), str(g_out), f"local[{cores}]"],
                           cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     if p.returncode != 0:
         raise SystemExit("graph-only run failed")
     r["graph"], r["graph_rss"] = wall, rss
-    r["graph_rows"] = json.loads(p.stdout.decode().strip().splitlines()[-1])
+    r["graph_rows"], r["graph_in_session"] = json.loads(p.stdout.decode().strip().splitlines()[-1])
     d = bench_graph.run_duckdb(day, cores)
     r["duckdb"], r["duckdb_rss"], r["duckdb_rows"] = d["wall"], d["rss"], d["rows"]
     if {k: r["graph_rows"][k] for k in d["rows"]} != d["rows"]:
@@ -159,19 +169,22 @@ def main() -> None:
                   "| job | large cut | small cut | small/large |", "|---|---:|---:|---:|"]
         for c in res.values():
             c["adds"] = c["index_graph"] - c["index"]
-        for job in ("index", "index_graph", "adds", "catalogue", "graph", "duckdb"):
+        for job in ("index", "index_graph", "adds", "catalogue", "graph", "graph_in_session", "duckdb"):
             lo, sm = res["large"][job], res["small"][job]
             name = {"index": "index --no-graph", "index_graph": "index with the graph (`--no-anchors`)",
                     "adds": "what the graph adds to the index job", "graph": "graph alone (fresh job, JVM start)",
+                    "graph_in_session": "graph alone, in a started Spark session",
                     "duckdb": "DuckDB, same tables (fresh process)"}.get(job, job)
             lines.append(f"| {name} | {lo:.1f} s | {sm:.1f} s | **{sm / lo:.2f}x** |")
+        lines.append("| graph in a session / DuckDB | " + " | ".join(
+            f"**{res[c]['graph_in_session'] / res[c]['duckdb']:.2f}x**" for c in ("large", "small")) + " | |")
         lines.append("| graph adds / DuckDB | " + " | ".join(
             f"**{res[c]['adds'] / res[c]['duckdb']:.2f}x**" for c in ("large", "small")) + " | |")
         lines.append("| graph alone / DuckDB | " + " | ".join(
             f"**{res[c]['graph'] / res[c]['duckdb']:.2f}x** (peak {res[c]['graph_rss'] / 2**30:.2f} against "
             f"{res[c]['duckdb_rss'] / 2**30:.2f} GiB)" for c in ("large", "small")) + " | |")
         lines.append("")
-        print("\n".join(lines[-12:]), flush=True)
+        print("\n".join(lines[-14:]), flush=True)
     lines.append(f"Load at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}.")
     report(lines, a.append)
 
