@@ -202,6 +202,39 @@ def _check_columns(f: pq.ParquetFile, path: str, plan: MapPlan) -> set[str]:
     return names
 
 
+def _run_batches(files: list[tuple[str, str]], plan: MapPlan) -> Iterator[tuple[str, str, pa.RecordBatch]]:
+    """(language, where, batch) of a run's pages in file order, in batches of up to
+    ``plan.batch_rows`` rows that span consecutive files of one language and schema: a file of
+    ten pages costs a tenth of a batch, not a batch (``where`` names the batch's files)."""
+    rows: list[pa.RecordBatch] = []
+    first = last = lang = ""
+
+    def cut() -> Iterator[tuple[str, str, pa.RecordBatch]]:
+        where = first if first == last else f"{first} .. {last}"
+        for batch in pa.Table.from_batches(rows).combine_chunks().to_batches(max_chunksize=plan.batch_rows):
+            yield lang, where, batch
+
+    for path, language in files:
+        f = pq.ParquetFile(locations.local_path(path))
+        names = _check_columns(f, path, plan)
+        columns = plan.columns + [c for c in owi.OPTIONAL_PAGE_COLUMNS if c in names]
+        for b in f.iter_batches(batch_size=plan.batch_rows, columns=columns):
+            if not b.num_rows:
+                continue
+            if rows and (language != lang or b.schema != rows[0].schema):
+                yield from cut()
+                rows = []
+            if not rows:
+                first, lang = path, language
+            rows.append(b)
+            last = path
+            if sum(r.num_rows for r in rows) >= plan.batch_rows:
+                yield from cut()
+                rows = []
+    if rows:
+        yield from cut()
+
+
 def index_run(t: int, files: list[tuple[str, str]], plan: MapPlan) -> Iterator[pa.RecordBatch]:
     """Segments and docs files of consecutive preprocessed files ``(path, language)``, the
     first being file ``t`` of the day; one MAP_SCHEMA row per shard, reported under ``t``.
@@ -214,32 +247,28 @@ def index_run(t: int, files: list[tuple[str, str]], plan: MapPlan) -> Iterator[p
     docs: dict[int, int] = {}
     tokens: dict[int, int] = {}
     pages: dict[int, list[pa.RecordBatch]] = {}
-    for path, language in files:
+    for language, where, b in _run_batches(files, plan):
         analyzer = get_analyzer(language or None)
-        f = pq.ParquetFile(locations.local_path(path))
-        names = _check_columns(f, path, plan)
-        columns = plan.columns + [c for c in owi.OPTIONAL_PAGE_COLUMNS if c in names]
-        for b in f.iter_batches(batch_size=plan.batch_rows, columns=columns):
-            n = b.num_rows
-            if n == 0:
-                continue
-            pidx = _file_pidx(b, language, plan, path)
-            bt = analyzer.batch_tokens(page_texts(b))
-            lengths = bt.doclength
-            page_rows = owi.metadata_batch(b, language, lengths)
-            # local docid of each row: pages of a shard numbered on in file order
-            order = np.argsort(pidx, kind="stable")
-            ps, first, counts = np.unique(pidx[order], return_index=True, return_counts=True)
-            local = np.empty(n, np.int32)
-            for p, a, c in zip(ps.tolist(), first.tolist(), counts.tolist()):
-                rows = order[a : a + c]  # one shard's pages of this batch: consecutive local docids
-                base = docs.get(p, 0)
-                local[rows] = np.arange(base, base + c)
-                docs[p] = base + c
-                tokens[p] = tokens.get(p, 0) + int(lengths[rows].sum())
-                pages.setdefault(p, []).append(page_rows if len(ps) == 1 else page_rows.take(pa.array(rows)))
-            if len(bt.doc):
-                buf.add(bt.vocab, ps, pidx[bt.doc], bt.term, local[bt.doc])
+        n = b.num_rows
+        if n == 0:
+            continue
+        pidx = _file_pidx(b, language, plan, where)
+        bt = analyzer.batch_tokens(page_texts(b))
+        lengths = bt.doclength
+        page_rows = owi.metadata_batch(b, language, lengths)
+        # local docid of each row: pages of a shard numbered on in file order
+        order = np.argsort(pidx, kind="stable")
+        ps, first, counts = np.unique(pidx[order], return_index=True, return_counts=True)
+        local = np.empty(n, np.int32)
+        for p, a, c in zip(ps.tolist(), first.tolist(), counts.tolist()):
+            rows = order[a : a + c]  # one shard's pages of this batch: consecutive local docids
+            base = docs.get(p, 0)
+            local[rows] = np.arange(base, base + c)
+            docs[p] = base + c
+            tokens[p] = tokens.get(p, 0) + int(lengths[rows].sum())
+            pages.setdefault(p, []).append(page_rows if len(ps) == 1 else page_rows.take(pa.array(rows)))
+        if len(bt.doc):
+            buf.add(bt.vocab, ps, pidx[bt.doc], bt.term, local[bt.doc])
     buf.flush()
     for p in sorted(docs):
         write_arrow(docs_path(plan.spill, p, t), pa.Table.from_batches(pages[p], schema=DOCS_SCHEMA).combine_chunks())

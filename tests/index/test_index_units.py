@@ -177,14 +177,15 @@ def test_map_reduce_equals_a_naive_inverted_index(tmp_path, monkeypatch, slice_p
 
 
 @pytest.mark.parametrize("runs", [[[0, 1, 2]], [[0, 1], [2]], [[0], [1, 2]]])
-@pytest.mark.parametrize("flush_postings", [4_000_000, 25])
-def test_runs_of_files_write_the_shards_of_one_task_a_file(tmp_path, runs, flush_postings):
-    """Files packed into one task (consecutive runs) give the same docids, byte for byte the
-    same CIFF and metadata files as one task a file; a run reports under its first file."""
+@pytest.mark.parametrize("flush_postings,batch_rows", [(4_000_000, 7), (25, 7), (4_000_000, 4096)])
+def test_runs_of_files_write_the_shards_of_one_task_a_file(tmp_path, runs, flush_postings, batch_rows):
+    """Files packed into one task (consecutive runs; batches spanning the files of a language)
+    give the same docids, byte for byte the same CIFF and metadata files as one task a file;
+    a run reports under its first file."""
     files = _day(tmp_path)
     out = {}
     for name, cut in (("one", None), ("runs", runs)):
-        reports = _map(files, tmp_path / f"spill-{name}", cut, flush_postings=flush_postings, batch_rows=7)
+        reports = _map(files, tmp_path / f"spill-{name}", cut, flush_postings=flush_postings, batch_rows=batch_rows)
         assert {r["t"] for r in reports} <= {files[r[0]][0] for r in (cut or [[0], [1], [2]])}
         _reduce(reports, tmp_path / f"spill-{name}", tmp_path / name)
         out[name] = {f.relative_to(tmp_path / name): f.read_bytes() for f in (tmp_path / name).rglob("*") if f.is_file()}
