@@ -63,7 +63,8 @@ def sniff_index(uri: str) -> str:
     """The format of the index at ``uri`` from its content (then its name): a folder is a
     Parquet dataset; ``PAR1`` starts a Parquet file; a text file (gzip-compressed or not) is
     CDX when its first line is a `` CDX`` header, CDXJ when its first line is
-    ``key timestamp {``, CSV when its header names ``warc_filename``, else TSV."""
+    ``key timestamp {``, CSV when its header names ``warc_filename``, TSV when it has four
+    tab-separated fields with numbers third and fourth; else by name, TSV by default."""
     if is_folder(uri):
         return "parquet"
     head = storage.read_range(uri, 0, _SNIFF_BYTES)
@@ -78,6 +79,9 @@ def sniff_index(uri: str) -> str:
         return "cdxj"
     if b"warc_filename" in first and b"," in first:
         return "csv"
+    tabs = first.split(b"\t")
+    if len(tabs) >= 4 and tabs[2].strip().isdigit() and tabs[3].strip().isdigit():
+        return "tsv"
     name = uri.lower().removesuffix(".gz")
     return next((fmt for suffix, fmt in _SUFFIX.items() if name.endswith(suffix)), "tsv")
 

@@ -252,6 +252,16 @@ def test_cc_columnar_parquet_on_s3(spark, cc_index, s3_bucket, tmp_path):
     for r in got:  # byte identity against the local copy of the same file
         src = (bucket / r["src"].split("/", 3)[3]).read_bytes()
         assert (out / r["file"]).read_bytes()[r["offset"] : r["offset"] + r["length"]] == src[r["src_offset"] : r["src_offset"] + r["length"]]
+    # a text index on S3 too (gzip-compressed CSV, sniffed from its bytes)
+    csv = tmp_path / "rows.csv"
+    pacsv.write_csv(pa.Table.from_pylist(chosen, schema=CC_SCHEMA), csv)
+    client.put_object(Bucket=s3_bucket, Key="lists/rows.csv.gz", Body=gzip.compress(csv.read_bytes()))
+    out2 = tmp_path / "out2"
+    rc, summary = run_job(spark, ["--index", f"s3://{s3_bucket}/lists/rows.csv.gz", "--archives", f"s3://{s3_bucket}",
+                                  "--output", str(out2)])
+    assert rc == 0 and summary["extracted"] == len(chosen)
+    assert [(r["url"], r["src"], r["src_offset"], r["length"]) for r in manifest_rows(out2)] == [
+        (r["url"], r["src"], r["src_offset"], r["length"]) for r in got]
 
 
 def test_parquet_bad_rows_named_by_file_and_row(spark, cc_index, tmp_path):
