@@ -128,7 +128,17 @@ def read_items(uri: str, where: str | None, resolver: Resolver) -> tuple[list[It
     """Items and error rows (named by file and row) of a Parquet index."""
     items: list[Item] = []
     errors: list[ErrorRow] = []
+    lookup = resolver.lookup
     for no, f, row, values in iter_rows(uri, where):
+        url, name, off, length = values
+        # fast path for well-formed rows (millions of them); anything odd goes the slow way
+        if (url and name and type(off) is int and type(length) is int and off >= 0 and length >= 1
+                and "\t" not in url and "\n" not in url and "\r" not in url):
+            try:
+                items.append(Item(no, url, lookup(name), off, length))
+                continue
+            except ExtractError:
+                pass
         fields = [tsv_escape("" if v is None else str(v)) for v in values]
         try:
             items.append(make_item(no, fields, resolver))
