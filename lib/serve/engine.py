@@ -156,7 +156,11 @@ class Engine:
             have = self._loaded.get(key)
             if have is not None and have.skipped and time.monotonic() - self._checked[key] >= self.recheck_seconds:
                 self._checked[key] = time.monotonic()
-                if day_key(self.roots[dc], day)[0] != have.key:
+                try:
+                    changed = day_key(self.roots[dc], day)[0] != have.key
+                except Exception:  # noqa: BLE001 - the root cannot be listed now: keep serving what was built
+                    changed = False
+                if changed:
                     have = None  # a file or the manifest changed: build the new version
             if have is None:
                 rep = ensure_built(self.roots[dc], day, self.cache_dir, dc)
