@@ -14,7 +14,8 @@ import uuid
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-SHARED_CORPUS = ROOT.parent / "shared" / "corpus"
+# beside the project (../shared/corpus); DAILYSLICE_CORPUS names it for a checkout elsewhere (a worktree)
+SHARED_CORPUS = pathlib.Path(os.environ.get("DAILYSLICE_CORPUS") or ROOT.parent / "shared" / "corpus")
 
 pytest_plugins: list[str] = []
 

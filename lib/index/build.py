@@ -65,6 +65,9 @@ STATS_SCHEMA = pa.schema(
         ("total_terms", pa.int64()),
         ("ciff_bytes", pa.int64()),
         ("metadata_bytes", pa.int64()),
+        # the files' sha256 (hex): the day's manifest, checked by the search service (docs/serve.md)
+        ("ciff_sha256", pa.string()),
+        ("metadata_sha256", pa.string()),
     ]
 )
 

@@ -30,6 +30,7 @@ catch any segment lost or duplicated on the way.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass
 from typing import Iterator
@@ -235,7 +236,8 @@ class _Shard:
         return pa.RecordBatch.from_pylist(
             [dict(pidx=self.inp.pidx, docs=self.num_docs, duplicates=self.duplicates, terms=self.ciff.header.num_postings_lists,
                   postings=self.postings, total_terms=self.total_terms, ciff_bytes=os.path.getsize(self.ciff_path),
-                  metadata_bytes=os.path.getsize(self.meta_path))],
+                  metadata_bytes=os.path.getsize(self.meta_path), ciff_sha256=_sha256(self.ciff_path),
+                  metadata_sha256=_sha256(self.meta_path))],
             schema=STATS_SCHEMA,
         )
 
@@ -244,6 +246,12 @@ class _Shard:
         if self.meta is not None:
             self.meta.close()
         atomic.discard(self.meta_tmp)
+
+
+def _sha256(path: str) -> str:
+    """Hex sha256 of a file just written (read back from the page cache)."""
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def write_shard(inp: ShardInput, spec: ShardSpec, spill: str) -> pa.RecordBatch:

@@ -215,7 +215,7 @@ def create_app(roots: dict[str, str], cache_dir: str | None = None, *, max_range
                b: float | None = SearchParams["b"]) -> dict:
         text, d0, d1, langs, res = run_search(q, day, to, lang, k, k1, b)
         return {"meta": {"query": text, "query_time_ms": res.query_time_ms, "total_results": res.total_results,
-                         "excluded": res.excluded,
+                         "excluded": res.excluded, "warnings": res.warnings,
                          "days": [str(x) for x in res.days], "shards": res.shards, "languages": langs, "k": k},
                 "results": [hit_dict(h) for h in res.hits]}
 
