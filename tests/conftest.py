@@ -14,7 +14,8 @@ import uuid
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-SHARED_CORPUS = ROOT.parent / "shared" / "corpus"
+# ../shared/corpus beside the clone; $DAILYSLICE_CORPUS for a clone elsewhere (e.g. a git worktree)
+SHARED_CORPUS = pathlib.Path(os.environ.get("DAILYSLICE_CORPUS") or ROOT.parent / "shared" / "corpus")
 
 pytest_plugins: list[str] = []
 
