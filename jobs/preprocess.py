@@ -25,7 +25,8 @@ from typing import Any
 
 from lib.core import exclusions, layout, storage
 from lib.core.sparkjob import EXIT_UNHEALTHY, JobResult, SparkJob, empty_input, map_tasks
-from lib.preprocess import health
+from lib.core.schema import PAGE_SCHEMA
+from lib.preprocess import enrich, health
 from lib.preprocess.inputs import input_record
 from lib.preprocess.tasks import RESULT_SCHEMA, make_mapper, merge_results, remove_strays
 from lib.warc.records import ARCHIVE_SUFFIXES
@@ -77,12 +78,16 @@ class PreprocessJob(SparkJob):
                        default=int(os.environ.get("DAILYSLICE_S3_MAX_CONNECTIONS_PER_JOB", "0") or 0),
                        help="at most N archives read from S3 at once by the whole job (one connection each; "
                             "default $DAILYSLICE_S3_MAX_CONNECTIONS_PER_JOB, 0: one per task slot)")
+        p.add_argument("--enrich", action="append", default=[], metavar="NAME[,NAME]",
+                       help="run these enrichment plugins (entry-point group dailyslice.enrichers, e.g. microdata); "
+                            "their columns are added to the pages (docs/enrich.md)")
         p.add_argument("--fail-on", choices=("health", "unreadable", "any", "never"), default="health",
                        help="exit 3 (published, unhealthy) when: a health threshold is breached (default); that or "
                             "any unreadable file; that or any failed record; never (health is still reported)")
 
     def run(self, spark: Any, args: argparse.Namespace) -> JobResult:
         excluded = exclusions.for_job(args.root, args.exclusions)
+        plugins = enrich.load([n.strip() for a in args.enrich for n in a.split(",") if n.strip()], PAGE_SCHEMA.names)
         listed = storage.list_files(args.input, ARCHIVE_SUFFIXES)
         files = [(f.uri, f.size) for f in listed]
         files.sort(key=lambda f: -f[1])  # biggest first: fewer stragglers at the end of the day
@@ -91,7 +96,7 @@ class PreprocessJob(SparkJob):
         with self.work_dir(spark, args) as work:
             tmp = work.path
             with self.steps("map"):  # one small result row per input file
-                mapper = make_mapper(files, tmp, args.max_page_bytes, args.batch_rows, args.input, excluded)
+                mapper = make_mapper(files, tmp, args.max_page_bytes, args.batch_rows, args.input, excluded, plugins)
                 results = map_tasks(spark, len(files), mapper, RESULT_SCHEMA, args.partitions,
                                     max_concurrent=args.s3_max_connections if storage.is_s3(args.input) else 0)
             with self.steps("write"):
@@ -107,6 +112,10 @@ class PreprocessJob(SparkJob):
         (log.info if day["ok"] else log.error)("%s: %s", args.output, health.describe(day))
         for w in day.get("warnings", []):
             log.warning("%s: %s", args.output, w)
+        for name, r in t.get("enrich", {}).items():
+            if r["failed"]:
+                log.warning("%s: enrichment plugin %s failed on %d of %d pages (%s); those pages are kept without its columns",
+                            args.output, name, r["failed"], r["pages"], r["failed_by_reason"])
         summary = {
             "input": args.input, "output": args.output, "files": len(files), "bytes": t["bytes"],
             "records_read": t["read"], "pages_kept": t["kept"], "skipped": t["skipped"], "failed": t["failed"],
@@ -116,6 +125,7 @@ class PreprocessJob(SparkJob):
             "error_report_lines": reported, "health": day, "steps": self.steps.seconds,
             "html_extraction": t.get("html_extraction", []),
             "s3_executors": t.get("s3", {}),  # the tasks' share of "s3" (driver and tasks together)
+            "enrich": t.get("enrich", {}),  # per plugin: pages, seconds, failed (by reason), samples
         }
         return JobResult(ok=day["ok"] or args.fail_on == "never", summary=summary, output=args.output,
                          code=EXIT_UNHEALTHY)

@@ -209,6 +209,7 @@ def index_file(t: int, path: str, language: str, plan: MapPlan) -> Iterator[pa.R
     tokens: dict[int, int] = {}
     pages: dict[int, list[pa.RecordBatch]] = {}
     columns = plan.columns + [c for c in owi.OPTIONAL_PAGE_COLUMNS if c in names]
+    columns += [x.name for x in owi.plugin_fields(f.schema_arrow)]  # enrichment plugins' columns
     for b in f.iter_batches(batch_size=plan.batch_rows, columns=columns):
         n = b.num_rows
         if n == 0:
@@ -232,7 +233,7 @@ def index_file(t: int, path: str, language: str, plan: MapPlan) -> Iterator[pa.R
             buf.add(bt.vocab, ps, pidx[bt.doc], bt.term, local[bt.doc])
     buf.flush()
     for p in sorted(docs):
-        write_arrow(docs_path(plan.spill, p, t), pa.Table.from_batches(pages[p], schema=DOCS_SCHEMA).combine_chunks())
+        write_arrow(docs_path(plan.spill, p, t), pa.Table.from_batches(pages[p], schema=pages[p][0].schema).combine_chunks())
     ps = sorted(docs)
     if ps:
         yield pa.RecordBatch.from_arrays([

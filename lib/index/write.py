@@ -42,6 +42,7 @@ import pyarrow.parquet as pq
 
 from lib.ciff.writer import CiffWriter
 from lib.core import atomic, layout
+from lib.index import owi
 from lib.index.build import METADATA_SCHEMA, STATS_SCHEMA, docs_path, segment_path
 
 META_ROW_GROUP = 1 << 16
@@ -205,7 +206,11 @@ class _Shard:
             self.postings += total
 
     def write_docs(self) -> None:
-        self.meta = pq.ParquetWriter(self.meta_tmp, METADATA_SCHEMA, compression="zstd")
+        schema = METADATA_SCHEMA
+        for t in self.inp.t[:1]:  # enrichment plugins' columns ride along (lib.index.owi.plugin_fields)
+            with pa.memory_map(docs_path(self.spill, self.inp.pidx, t)) as src:
+                schema = owi.metadata_schema(pa.ipc.open_file(src).schema)
+        self.meta = pq.ParquetWriter(self.meta_tmp, schema, compression="zstd")
         pending: list[pa.RecordBatch] = []
         rows = 0
         for t, base, n in zip(self.inp.t, self.bases.tolist(), self.inp.docs):
@@ -221,7 +226,7 @@ class _Shard:
                                pages.column("doclength").to_numpy())
             cols = {c: pages.column(c) for c in pages.schema.names}
             cols["docid"] = pa.chunked_array([docids])
-            pending.append(pa.table([cols[f.name] for f in METADATA_SCHEMA], schema=METADATA_SCHEMA))
+            pending.append(pa.table([cols[f.name] if f.name in cols else pa.nulls(n, f.type) for f in schema], schema=schema))
             rows += n
             if rows >= META_ROW_GROUP:  # one Parquet row group per ~64k pages
                 self.meta.write_table(pa.concat_tables(pending), row_group_size=1 << 30)

@@ -28,6 +28,7 @@ from lib.core.exclusions import NONE as NO_EXCLUSIONS, Exclusions
 from lib.html.charset import decode_html
 from lib.html.content import extract
 from lib.preprocess import langid
+from lib.preprocess.enrich import Enrichment, PageInput
 from lib.warc.http import HttpError, HttpResponse, parse_response
 from lib.warc.records import BadRecord, Record, iter_records, sha1_digest
 
@@ -111,8 +112,9 @@ class FileProcessor:
     ``captures`` and ``errors``."""
 
     def __init__(self, file: str, max_page_bytes: int = 10 << 20, name: str | None = None,
-                 exclusions: Exclusions = NO_EXCLUSIONS):
+                 exclusions: Exclusions = NO_EXCLUSIONS, enrich: Enrichment | None = None):
         self.file = file
+        self.enrich = enrich  # the run's enrichment plugins (lib.preprocess.enrich), if any
         self.exclusions = exclusions  # records of excluded URLs are skipped ('excluded'), captures included
         self.name = name  # what the archive is wherever it is read from (ARC ids); default file
         self.max_page_bytes = max_page_bytes
@@ -313,6 +315,8 @@ class FileProcessor:
             "content_type_other": content_type_other(resp.headers.get("content-type")),
             "ows_headers": [(k, v) for k, v in rec.headers.items() if k.startswith("ows.")] or None,
         }
+        if self.enrich:
+            row.update(self.enrich.run(PageInput(rec.url, dec.text, page.text, resp.headers, rec.headers)))
         return row
 
 

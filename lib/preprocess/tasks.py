@@ -24,7 +24,7 @@ from lib.core import atomic, layout, locations, s3, storage
 from lib.core.exclusions import NONE as NO_EXCLUSIONS, Exclusions
 from lib.core.schema import CAPTURE_SCHEMA, PAGE_SCHEMA
 from lib.html import walk
-from lib.preprocess import health
+from lib.preprocess import enrich as enrichment, health
 from lib.preprocess.pages import FileProcessor
 
 #: what each task returns to the driver
@@ -44,7 +44,8 @@ def side_name(uri: str) -> str:
 class LanguageWriter:
     """Pages of one input file -> one Parquet file per language, written atomically."""
 
-    def __init__(self, out_dir: str, name: str):
+    def __init__(self, out_dir: str, name: str, schema: pa.Schema = FILE_SCHEMA):
+        self.schema = schema  # FILE_SCHEMA plus the enrichment plugins' columns
         self.out_dir = out_dir
         self.name = name
         self.buffers: dict[str, list[pa.RecordBatch]] = {}
@@ -57,7 +58,7 @@ class LanguageWriter:
         for r in rows:
             by_lang.setdefault(r["language"], []).append(r)
         for lang, part in by_lang.items():
-            batch = pa.RecordBatch.from_pylist(part, schema=FILE_SCHEMA)
+            batch = pa.RecordBatch.from_pylist(part, schema=self.schema)
             self.buffers.setdefault(lang, []).append(batch)
             self.buffered_rows[lang] = self.buffered_rows.get(lang, 0) + batch.num_rows
             self.buffered_bytes += batch.nbytes
@@ -78,7 +79,7 @@ class LanguageWriter:
             os.makedirs(os.path.dirname(final), exist_ok=True)
             # hidden name: readers skip it if a killed attempt leaves it behind, remove_strays removes it
             tmp = atomic.temp_path(final)
-            self.writers[lang] = (pq.ParquetWriter(tmp, FILE_SCHEMA, compression="zstd"), tmp, final)
+            self.writers[lang] = (pq.ParquetWriter(tmp, self.schema, compression="zstd"), tmp, final)
         self.writers[lang][0].write_table(pa.Table.from_batches(batches), row_group_size=ROW_GROUP_ROWS)
 
     def close(self) -> list[str]:
@@ -101,16 +102,18 @@ def _write_captures(out_dir: str, name: str, captures: list[dict[str, Any]]) -> 
 
 
 def process_one(uri: str, size: int, out_dir: str, max_page_bytes: int, batch_rows: int,
-                input_root: str | None = None, exclusions: Exclusions = NO_EXCLUSIONS) -> dict[str, Any]:
+                input_root: str | None = None, exclusions: Exclusions = NO_EXCLUSIONS,
+                plugins: list[enrichment.Plugin] = ()) -> dict[str, Any]:
     """Process one archive; returns its RESULT_SCHEMA row. Ids and output names derive from
     the archive's path below ``input_root`` (:func:`lib.core.locations.archive_name`), not from
     where it is read."""
     s3_before = s3.counters()
     arc_name = locations.archive_name(uri, input_root) if input_root else uri
-    proc = FileProcessor(uri, max_page_bytes, name=arc_name, exclusions=exclusions)
+    enrich = enrichment.Enrichment(list(plugins))
+    proc = FileProcessor(uri, max_page_bytes, name=arc_name, exclusions=exclusions, enrich=enrich)
     proc.stats.bytes = size
     name = side_name(arc_name)
-    writer = LanguageWriter(storage.local_path(out_dir), name)
+    writer = LanguageWriter(storage.local_path(out_dir), name, enrichment.schema_with(FILE_SCHEMA, enrich.plugins))
     buf: list[dict[str, Any]] = []
     try:
         stream = storage.open_stream(uri)
@@ -133,13 +136,15 @@ def process_one(uri: str, size: int, out_dir: str, max_page_bytes: int, batch_ro
     print(f"preprocess: {os.path.basename(uri)}: read {s.read} kept {s.kept} skipped {sum(s.skipped.values())} "
           f"failed {sum(s.failed.values())} in {s.seconds:.1f}s", file=sys.stderr, flush=True)
     # which HTML path ran on this executor: a cluster's workers may lack the compiled walker
+    extra = {"enrich": enrich.report()} if enrich else {}
     return {"file": uri, "stats": json.dumps(s.as_dict() | {"html_extraction": walk.status(),
-                                                            "s3": s3.counters_since(s3_before)}),
+                                                            "s3": s3.counters_since(s3_before)} | extra),
             "errors": "".join(json.dumps(e, default=str) + "\n" for e in proc.errors), "outputs": outputs}
 
 
 def make_mapper(files: list[tuple[str, int]], out_dir: str, max_page_bytes: int, batch_rows: int,
-                input_root: str | None = None, exclusions: Exclusions = NO_EXCLUSIONS):
+                input_root: str | None = None, exclusions: Exclusions = NO_EXCLUSIONS,
+                plugins: list[enrichment.Plugin] = ()):
     """The :func:`lib.core.sparkjob.map_tasks` function: input rows carry indexes into ``files``
     (found below ``input_root``)."""
 
@@ -147,7 +152,7 @@ def make_mapper(files: list[tuple[str, int]], out_dir: str, max_page_bytes: int,
         for batch in batches:
             for i in batch.column(0).to_pylist():
                 uri, size = files[i]
-                row = process_one(uri, size, out_dir, max_page_bytes, batch_rows, input_root, exclusions)
+                row = process_one(uri, size, out_dir, max_page_bytes, batch_rows, input_root, exclusions, plugins)
                 yield pa.RecordBatch.from_pylist([row], schema=RESULT_SCHEMA)
 
     return mapper
@@ -191,6 +196,8 @@ def merge_results(out_dir: str, files: list[tuple[str, int]], results: list[dict
                     totals[k][reason] = totals[k].get(reason, 0) + n
             if "s3" in s:
                 s3.add_counters(totals.setdefault("s3", {}), s["s3"])
+            if "enrich" in s:
+                enrichment.merge_reports(totals.setdefault("enrich", {}), s["enrich"])
             if "html_extraction" in s:
                 paths = totals.setdefault("html_extraction", [])
                 if s["html_extraction"] not in paths:
