@@ -241,6 +241,50 @@ def describe(shape: dict) -> str:
     return "day shape: " + ", ".join(parts)
 
 
+CUTS = ("small", "large")
+
+
+def cached_day(out: str | os.PathLike, copies: int, corpus: str | os.PathLike = CORPUS, **kw) -> dict:
+    """:func:`build_day` into ``out`` unless the day there was built with the same arguments
+    (its shape.json says so and its files are there): what the benchmarks call."""
+    out = pathlib.Path(out)
+    shape_file = out / "shape.json"
+    if shape_file.exists():
+        shape = json.loads(shape_file.read_text())
+        same = shape.get("copies") == copies and shape.get("large_bytes") == kw.get("large_bytes", 1 << 30) \
+            and shape.get("seed") == kw.get("seed", 0) and "html_pages" in shape
+        files = {c: sorted(str(p) for p in cut_folder(out, c).rglob("*.warc.gz")) for c in CUTS}
+        if same and all(len(files[c]) == shape["files"][c] for c in CUTS):
+            return {**{c: str(cut_folder(out, c)) for c in CUTS}, "files": files, "shape": shape}
+    if not pathlib.Path(corpus).is_dir():
+        raise SystemExit(f"the real-shaped day needs the real samples: {corpus} is absent (--corpus)")
+    return build_day(out, copies, [str(corpus)], **kw)
+
+
+def preprocessed(day: dict, cut: str, cores: int, out: str | os.PathLike | None = None) -> pathlib.Path:
+    """The Parquet day of one cut (``jobs/preprocess.py --input CUT``), built once beside the cut."""
+    import subprocess
+
+    src = pathlib.Path(day[cut])  # CUT/warc/YYYY-MM/DD: the Parquet day goes to CUT/preprocessed/YYYY-MM/DD
+    dest = pathlib.Path(out) if out else src.parents[2] / "preprocessed" / src.parent.name / src.name
+    if (dest / "_SUCCESS").exists() and (dest / ".from").exists() and (dest / ".from").read_text() == day[cut]:
+        return dest
+    shutil.rmtree(dest, ignore_errors=True)
+    subprocess.run([sys.executable, str(ROOT / "jobs" / "preprocess.py"), "--input", day[cut], "--output", str(dest),
+                    "--master", f"local[{cores}]", "--conf", "spark.ui.enabled=false"], check=True, cwd=ROOT,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    (dest / ".from").write_text(day[cut])
+    return dest
+
+
+def cut_line(shape: dict, cut: str) -> str:
+    """The shape of one cut, to print beside its figure."""
+    spread, n = shape["file_bytes"][cut], shape["files"][cut]
+    sizes = (f"{spread['max'] / 1e6:.1f} MB" if n == 1 else
+             f"{spread['min'] / 1e3:.0f} KB to {spread['max'] / 1e6:.1f} MB, median {spread['median'] / 1e3:.0f} KB")
+    return f"{cut} cut, {n} file{'s' if n > 1 else ''} ({sizes}); " + describe(shape).removeprefix("day shape: ")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, help="folder of the day: small/, large/ and shape.json go there")
