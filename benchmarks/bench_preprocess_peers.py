@@ -167,7 +167,7 @@ def _fastwarc_html(files: list[str]):
     for path in files:
         with open(path, "rb") as f:
             for rec in ArchiveIterator(f, record_types=WarcRecordType.response, parse_http=True):
-                if not 200 <= (rec.http_headers.status_code or 0) < 300:
+                if rec.http_headers is None or not 200 <= (rec.http_headers.status_code or 0) < 300:  # dns:, ...
                     continue
                 ctype = (rec.http_headers.get("Content-Type") or "").lower()
                 if "html" not in ctype:

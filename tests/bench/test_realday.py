@@ -109,6 +109,29 @@ def test_copies_link_within_themselves_and_keep_link_diversity(day, corpus):
     assert day["shape"]["html_pages"] == sum(pages.values())
 
 
+def test_revisits_point_at_their_copys_payloads(day, corpus):
+    from urllib.parse import urlsplit
+
+    from warcio.archiveiterator import ArchiveIterator
+
+    records, _, _ = realday.load_sources([str(corpus)], heavy=False)
+    domains = collect_domains(records)
+    payloads: dict = collections.defaultdict(set)
+    revisits = []
+    for path in day["files"]["large"]:
+        with open(path, "rb") as f:
+            for r in ArchiveIterator(f, no_record_parse=True):
+                uri = r.rec_headers.get_header("WARC-Target-URI") or ""
+                k = _copy_of(domains, urlsplit(uri).hostname or "") if uri.startswith("http") else None
+                digest = r.rec_headers.get_header("WARC-Payload-Digest")
+                if r.rec_type in ("response", "resource"):
+                    payloads[k].add(digest)
+                elif r.rec_type == "revisit":
+                    revisits.append((k, digest))
+    found = collections.Counter(k for k, d in revisits if d in payloads[k])
+    assert found[0] > 0 and all(found[k] == found[0] for k in range(COPIES)), found
+
+
 def test_the_same_arguments_give_the_same_bytes(day, corpus, tmp_path):
     again = realday.build_day(tmp_path, COPIES, [corpus], large_bytes=8 << 20, heavy=False, shape=False, quiet=True)
     for cut in ("small", "large"):
