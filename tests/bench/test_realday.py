@@ -140,3 +140,14 @@ def test_the_same_arguments_give_the_same_bytes(day, corpus, tmp_path):
             [pathlib.Path(p).relative_to(again[cut]) for p in second]
         for p, q in zip(first, second):
             assert pathlib.Path(p).read_bytes() == pathlib.Path(q).read_bytes(), p
+
+
+def test_a_copy_renames_the_registered_domain_wherever_it_stands_as_a_host():
+    from benchmarks.realday_records import Renamer
+
+    ren = Renamer({"bbc.co.uk", "example.com"}, 3)
+    assert ren.text("https://www.bbc.co.uk/news?u=http://Example.COM/x") == \
+        "https://www.bbc-c3.co.uk/news?u=http://Example-c3.COM/x"
+    # other domains, domains inside longer names and words that merely end alike stay
+    assert ren.bytes(b"notbbc.co.uk bbc.co.uk.org example.community mail@example.com") == \
+        b"notbbc.co.uk bbc.co.uk.org example.community mail@example-c3.com"
