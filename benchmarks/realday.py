@@ -35,7 +35,6 @@ import argparse
 import collections
 import datetime as dt
 import gzip
-import io
 import json
 import math
 import os
