@@ -47,6 +47,7 @@ class Page:
     html_lang: str = ""
     canonical_url: str | None = None
     text: str = ""
+    body_chars: int = 0  # visible characters in <body>: an empty text with some means the page lost it
     links: list[tuple[str, str]] = field(default_factory=list)
     json_ld: str | None = None
 
@@ -156,7 +157,7 @@ def extract(html: str, url: str, utf8: bytes | None = None) -> Page:
             seen.add(key)
             links.append(key)
 
-    page.text = main_text(tree)
+    page.text, page.body_chars = main_text_and_size(tree)
     return page
 
 
@@ -226,12 +227,17 @@ def _take_first(nodes: list, selectors: dict, first: dict) -> None:
                 first[sel] = node
 
 
-def main_text(tree: LexborHTMLParser) -> str:
+def main_text_and_size(tree: LexborHTMLParser) -> tuple[str, int]:
     """Visible main text, boilerplate removed, one block per line (lib.html.maintext's rules;
-    the compiled walker computes the same in C)."""
+    the compiled walker computes the same in C), and the body's visible characters."""
     body = tree.body
     if body is None:
-        return ""
+        return "", 0
     if walk.WALK is not None:
         return walk.WALK.main_text(body.mem_id)
     return maintext.main_text(body)
+
+
+def main_text(tree: LexborHTMLParser) -> str:
+    """The main text of the page (:func:`main_text_and_size` without the size)."""
+    return main_text_and_size(tree)[0]

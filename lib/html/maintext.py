@@ -51,7 +51,7 @@ STATE_PARTS = frozenset({"has", "no", "with", "without", "is", "show", "hide", "
 BLOCK_TAGS = frozenset({
     "p", "div", "section", "article", "main", "li", "ul", "ol", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6",
     "br", "tr", "td", "th", "table", "blockquote", "pre", "figure", "figcaption", "hr", "address", "details",
-    "summary", "center",
+    "summary", "center", "nav", "header", "footer", "aside", "form", "fieldset", "menu", "dialog",
 })
 #: link density: an element is link furniture when more than LINK_NUM/LINK_DEN of its visible
 #: characters are link text (lists of links: menus, related articles, tag clouds, pagers)
@@ -60,6 +60,9 @@ LINK_NUM, LINK_DEN = 1, 2
 PARAGRAPH_TAGS = frozenset({"p", "pre", "blockquote"})
 #: the content root holds ROOT_NUM/ROOT_DEN of the body's paragraph text, when it has ROOT_MIN characters
 ROOT_NUM, ROOT_DEN, ROOT_MIN = 4, 5, 200
+#: the rule sets of main_text's attempts: all rules; without the content root and link density;
+#: invisible elements only
+STRICT, LENIENT, BARE = 0, 1, 2
 #: elements never judged by link density (the link itself, inline phrasing)
 LINK_EXEMPT_TAGS = frozenset({"a", "span", "b", "i", "em", "strong", "u", "small", "font", "abbr", "cite", "q", "sup", "sub", "code"})
 
@@ -171,10 +174,23 @@ def content_root(stats: list[list[int]], ptotal: int) -> int:
     return root
 
 
-def main_text(body) -> str:
-    """The main text under ``body`` (a selectolax node), blocks on lines of their own."""
+def main_text(body) -> tuple[str, int]:
+    """The main text under ``body`` (a selectolax node), blocks on lines of their own, and the
+    body's visible characters (a page whose text is empty although its body has some lost it).
+
+    When the rules leave nothing of a body that has text (a page of links: a listing, a shop's
+    page, a directory), the text is written again with fewer rules: without the content root
+    and link density (STRICT, LENIENT), and at last with only the invisible elements left out
+    (BARE), so that no page loses all its words to a rule."""
     stats, total, ptotal = _measure(body)
-    root = content_root(stats, ptotal)
+    text = _write(body, stats, total, content_root(stats, ptotal), STRICT)
+    if not text and total:
+        text = _write(body, stats, total, -1, LENIENT) or _write(body, stats, total, -1, BARE)
+    return text, total
+
+
+def _write(body, stats: list[list[int]], total: int, root: int, level: int) -> str:
+    """The text under the content root (``root`` -1: the body) that the rules of ``level`` keep."""
     parts: list[str] = []
     i = 0
     inside = root < 0  # within the content root: text is written
@@ -203,7 +219,8 @@ def main_text(body) -> str:
                     i += 1
                 else:
                     i += size
-            elif tag not in PROTECTED_TAGS and chars * 2 <= total and _boilerplate(tag, attrs, chars, links):
+            elif (level != BARE and tag not in PROTECTED_TAGS and chars * 2 <= total
+                  and _boilerplate(tag, attrs, chars, links if level == STRICT else 0)):
                 i += size
             else:
                 i += 1

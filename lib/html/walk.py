@@ -4,7 +4,7 @@
 it) and the installed selectolax is the version whose lexbor it was compiled against (the one
 pyproject.toml pins): it reads selectolax's tree through lexbor's struct layouts, which another
 version may change. ``DAILYSLICE_NATIVE_HTML=off`` chooses the pure-Python path of
-``lib.html.content`` (the same output, at ~60% of the speed); ending up there any other way (a
+``lib.html.content`` (the same output, several times slower); ending up there any other way (a
 module that did not load, another selectolax) is reported as a warning in the preprocess
 job's log and in the day's health block (:func:`slow_by_accident`).
 """

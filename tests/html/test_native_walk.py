@@ -237,6 +237,6 @@ def test_found_from_a_zipped_lib():
     module = walk._from_installed_project()
     assert module is not None and module.SELECTOLAX_VERSION == selectolax.__version__
     tree = LexborHTMLParser("<body><p>a<nav>n</nav></p><a href=/x>b <i>c</i></a>")
-    assert module.main_text(tree.body.mem_id) == "a\nb c"  # <nav> closes the <p>; "</p>" opens an empty one
+    assert module.main_text(tree.body.mem_id) == ("a\nb c", 4)  # <nav> closes the <p>; "</p>" opens an empty one
     assert module.links(tree.root.mem_id, "http://h") == [(None, "b c", "http://h/x")]  # resolved in C
     assert module.links(tree.root.mem_id, None) == [("/x", "b c", None)]  # no origin: for LinkResolver

@@ -208,7 +208,9 @@ static int is_block_tag(uintptr_t t) {
     case LXB_TAG_H1: case LXB_TAG_H2: case LXB_TAG_H3: case LXB_TAG_H4: case LXB_TAG_H5: case LXB_TAG_H6:
     case LXB_TAG_BR: case LXB_TAG_TR: case LXB_TAG_TD: case LXB_TAG_TH: case LXB_TAG_TABLE:
     case LXB_TAG_BLOCKQUOTE: case LXB_TAG_PRE: case LXB_TAG_FIGURE: case LXB_TAG_FIGCAPTION: case LXB_TAG_HR:
-    case LXB_TAG_ADDRESS: case LXB_TAG_DETAILS: case LXB_TAG_SUMMARY: case LXB_TAG_CENTER:
+    case LXB_TAG_ADDRESS: case LXB_TAG_DETAILS: case LXB_TAG_SUMMARY: case LXB_TAG_CENTER: case LXB_TAG_NAV:
+    case LXB_TAG_HEADER: case LXB_TAG_FOOTER: case LXB_TAG_ASIDE: case LXB_TAG_FORM: case LXB_TAG_FIELDSET:
+    case LXB_TAG_MENU: case LXB_TAG_DIALOG:
         return 1;
     }
     return 0;
@@ -441,7 +443,9 @@ static long content_root(const stats_t *st) {
 }
 
 /* maintext.main_text: the text of the content root (the body without one), what no rule drops */
-static void text_walk(writer_t *w, const lxb_dom_node_t *body, const stats_t *st, long root) {
+enum { STRICT, LENIENT, BARE };
+
+static void text_walk(writer_t *w, const lxb_dom_node_t *body, const stats_t *st, long root, int level) {
     size_t i = 0;
     int inside = root < 0;
     const lxb_dom_node_t *root_node = body;
@@ -468,8 +472,8 @@ static void text_walk(writer_t *w, const lxb_dom_node_t *body, const stats_t *st
                 else if ((long) i < root && root < (long) (i + s->size)) { descend = 1; i++; }
                 else i += s->size;
             }
-            else if (!is_protected_tag(tag) && (uint64_t) s->chars * 2 <= st->total
-                     && is_boilerplate(el, tag, s->chars, s->links))
+            else if (level != BARE && !is_protected_tag(tag) && (uint64_t) s->chars * 2 <= st->total
+                     && is_boilerplate(el, tag, s->chars, level == STRICT ? s->links : 0))
                 i += s->size;
             else {
                 i++;
@@ -500,9 +504,15 @@ static PyObject *py_main_text(PyObject *self, PyObject *arg) {
     stats_t st = {0};
     if (measure(&st, body) < 0) { free(st.s); return PyErr_NoMemory(); }
     writer_t w = {0};
-    text_walk(&w, body, &st, content_root(&st));
+    text_walk(&w, body, &st, content_root(&st), STRICT);
+    /* nothing left of a body with text: fewer rules (maintext.main_text) */
+    if (w.out.len == 0 && !w.out.failed && st.total) text_walk(&w, body, &st, -1, LENIENT);
+    if (w.out.len == 0 && !w.out.failed && st.total) text_walk(&w, body, &st, -1, BARE);
+    unsigned long long total = st.total;
     free(st.s);
-    return finish(&w.out);
+    PyObject *text = finish(&w.out);
+    if (text == NULL) return NULL;
+    return Py_BuildValue("(NK)", text, total);
 }
 
 /* ------------------------------------------------------------------ links */
@@ -654,7 +664,7 @@ static PyObject *py_links(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"main_text", py_main_text, METH_O,
-     "main_text(body.mem_id) -> extract.main_text(tree) without changing the tree"},
+     "main_text(body.mem_id) -> (main text, visible characters of the body): lib.html.maintext's walks in C"},
     {"links", py_links, METH_VARARGS,
      "links(root.mem_id, origin or None) -> [(href or None, anchor text, URL or None)] of the a[href] that may\n"
      "be links, in document order: the URL where LinkResolver needs no urljoin (href then None), else None\n"
