@@ -30,7 +30,7 @@ INVISIBLE_TAGS = frozenset({
     "button", "select", "textarea",
 })
 #: page furniture: dropped unless protected
-BOILER_TAGS = frozenset({"nav", "header", "footer", "aside", "form", "dialog", "menu"})
+BOILER_TAGS = frozenset({"nav", "header", "footer", "aside", "form", "dialog", "menu", "figcaption"})
 BOILER_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary", "search"})
 #: never dropped by a boilerplate rule
 PROTECTED_TAGS = frozenset({"html", "body", "main"})
@@ -45,7 +45,7 @@ BOILER_WORDS = frozenset({
     "commentlist", "disqus", "respond", "reply", "replies", "ad", "ads", "advert", "adverts",
     "advertisement", "promo", "newsletter", "subscribe", "subscription", "popup", "trending", "recommended",
     "recommendations", "byline", "tags", "pager", "toolbar", "masthead", "copyright", "signup",
-    "login", "sponsored", "outbrain", "taboola",
+    "login", "sponsored", "outbrain", "taboola", "caption", "meta", "credit", "credits", "author",
 })
 STATE_PARTS = frozenset({"has", "no", "with", "without", "is", "show", "hide", "js", "enable", "disable", "not"})
 BLOCK_TAGS = frozenset({

@@ -161,7 +161,7 @@ static int is_invisible_tag(uintptr_t t) {
 static int is_boiler_tag(uintptr_t t) {
     switch (t) {
     case LXB_TAG_NAV: case LXB_TAG_HEADER: case LXB_TAG_FOOTER: case LXB_TAG_ASIDE: case LXB_TAG_FORM:
-    case LXB_TAG_DIALOG: case LXB_TAG_MENU:
+    case LXB_TAG_DIALOG: case LXB_TAG_MENU: case LXB_TAG_FIGCAPTION:
         return 1;
     }
     return 0;
@@ -262,7 +262,7 @@ static const char *const BOILER_WORDS[] = {
     "commentlist", "disqus", "respond", "reply", "replies", "ad", "ads", "advert", "adverts",
     "advertisement", "promo", "newsletter", "subscribe", "subscription", "popup", "trending", "recommended",
     "recommendations", "byline", "tags", "pager", "toolbar", "masthead", "copyright", "signup",
-    "login", "sponsored", "outbrain", "taboola", NULL};
+    "login", "sponsored", "outbrain", "taboola", "caption", "meta", "credit", "credits", "author", NULL};
 static const char *const STATE_PARTS[] = {
     "has", "no", "with", "without", "is", "show", "hide", "js", "enable", "disable", "not", NULL};
 
