@@ -55,11 +55,11 @@ BLOCK_TAGS = frozenset({
 })
 #: link density: an element is link furniture when more than LINK_NUM/LINK_DEN of its visible
 #: characters are link text (lists of links: menus, related articles, tag clouds, pagers)
-LINK_NUM, LINK_DEN = 1, 2
+LINK_NUM, LINK_DEN = 3, 5
 #: paragraph text (outside links) is what locates the content root
 PARAGRAPH_TAGS = frozenset({"p", "pre", "blockquote"})
 #: the content root holds ROOT_NUM/ROOT_DEN of the body's paragraph text, when it has ROOT_MIN characters
-ROOT_NUM, ROOT_DEN, ROOT_MIN = 4, 5, 200
+ROOT_NUM, ROOT_DEN, ROOT_MIN = 5, 6, 200
 #: the rule sets of main_text's attempts: all rules; without the content root and link density;
 #: invisible elements only
 STRICT, LENIENT, BARE = 0, 1, 2

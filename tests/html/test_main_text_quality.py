@@ -26,8 +26,9 @@ from tests import legacy_extract
 from tests.conftest import SHARED
 
 SCRAPINGHUB = SHARED / "extraction" / "scrapinghub"
-# the levels reached (bench_extraction_quality.py: F1 0.943, P 0.920, R 0.966), rounded down by 0.01
-MIN_F1, MIN_PRECISION, MIN_RECALL = 0.93, 0.91, 0.95
+# F1: the bar; precision and recall: the levels reached (bench_extraction_quality.py:
+# F1 0.955, P 0.934, R 0.978), rounded down by 0.01
+MIN_F1, MIN_PRECISION, MIN_RECALL = 0.95, 0.92, 0.96
 
 
 @pytest.fixture(scope="module")
@@ -82,4 +83,4 @@ def test_scrapinghub_scores(scrapinghub):
     prediction = {k: {"articleBody": extract(html, truth[k]["url"]).text} for k, html in pages.items()}
     m = evaluate.evaluate(truth, prediction, n_bootstrap=0)
     assert m["f1"] >= MIN_F1 and m["precision"] >= MIN_PRECISION and m["recall"] >= MIN_RECALL, m
-    assert sum(1 for p in prediction.values() if not p["articleBody"]) <= 2
+    assert sum(1 for p in prediction.values() if not p["articleBody"]) == 0

@@ -216,10 +216,10 @@ static int is_block_tag(uintptr_t t) {
     return 0;
 }
 
-#define LINK_NUM 1
-#define LINK_DEN 2
-#define ROOT_NUM 4
-#define ROOT_DEN 5
+#define LINK_NUM 3
+#define LINK_DEN 5
+#define ROOT_NUM 5
+#define ROOT_DEN 6
 #define ROOT_MIN 200
 
 static const char *const BOILER_ROLES[] = {"navigation", "banner", "contentinfo", "complementary", "search", NULL};
