@@ -59,7 +59,7 @@ LINK_NUM, LINK_DEN = 3, 5
 #: paragraph text (outside links) is what locates the content root
 PARAGRAPH_TAGS = frozenset({"p", "pre", "blockquote"})
 #: the content root holds ROOT_NUM/ROOT_DEN of the body's paragraph text, when it has ROOT_MIN characters
-ROOT_NUM, ROOT_DEN, ROOT_MIN = 5, 6, 200
+ROOT_NUM, ROOT_DEN, ROOT_MIN = 5, 6, 500
 #: the rule sets of main_text's attempts: all rules; without the content root and link density;
 #: invisible elements only
 STRICT, LENIENT, BARE = 0, 1, 2

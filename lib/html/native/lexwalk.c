@@ -220,7 +220,7 @@ static int is_block_tag(uintptr_t t) {
 #define LINK_DEN 5
 #define ROOT_NUM 5
 #define ROOT_DEN 6
-#define ROOT_MIN 200
+#define ROOT_MIN 500
 
 static const char *const BOILER_ROLES[] = {"navigation", "banner", "contentinfo", "complementary", "search", NULL};
 
