@@ -222,6 +222,10 @@ def test_another_selectolax_version_falls_back(monkeypatch):
     finally:
         monkeypatch.undo()
         importlib.reload(walk)
+    monkeypatch.setattr(walk, "API", walk.API + 1)  # a module built from older source than lib/html
+    monkeypatch.setattr(walk, "WALK", walk._usable())
+    assert walk.WALK is None and "older source" in walk.status() and walk.slow_by_accident(walk.status())
+    monkeypatch.undo()
     monkeypatch.setenv("DAILYSLICE_NATIVE_HTML", "off")
     try:
         assert importlib.reload(walk).WALK is None

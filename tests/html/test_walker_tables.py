@@ -57,6 +57,7 @@ def test_the_dropping_attributes_are_the_python_ones():
 
 def test_the_separator_and_the_selectolax_pin_agree():
     assert int(re.search(r"#define SEP (0x[0-9a-f]+)", C)[1], 16) == ord(maintext.SEP)
+    assert int(re.search(r"#define API (\d+)", C)[1]) == walk.API
     built_for = re.search(r'#define SELECTOLAX_VERSION "([^"]+)"', C)[1]
     deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     assert f"selectolax=={built_for}" in deps

@@ -26,6 +26,7 @@
 #include "lexbor/tag/const.h"
 
 #define SELECTOLAX_VERSION "1.0.2"
+#define API 2 /* lib/html/walk.py's API: what main_text returns (2: text and the body's size) */
 #define SEP 0x1e /* lib.html.maintext.SEP: a block boundary */
 
 /* ------------------------------------------------------------------ a growing buffer */
@@ -675,7 +676,8 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_lexwalk", NULL, -1,
 
 PyMODINIT_FUNC PyInit__lexwalk(void) {
     PyObject *m = PyModule_Create(&module);
-    if (m != NULL && PyModule_AddStringConstant(m, "SELECTOLAX_VERSION", SELECTOLAX_VERSION) < 0) {
+    if (m != NULL && (PyModule_AddStringConstant(m, "SELECTOLAX_VERSION", SELECTOLAX_VERSION) < 0
+                      || PyModule_AddIntConstant(m, "API", API) < 0)) {
         Py_DECREF(m);
         return NULL;
     }
