@@ -5,8 +5,8 @@ job's summary reports them.
 
     python -m benchmarks.bench_enrich [--input DIR] [--enrich microdata] [--repeat 3]
 
-``--input``: a folder of archives (searched recursively; default $DAILYSLICE_CORPUS or ../shared/corpus beside the
-checkout, every .warc.gz but aut's, which are mostly not HTML). Prints the input's shape and
+``--input``: a folder of archives (searched recursively; default ../shared/corpus beside the
+checkout or under $DAILYSLICE_SHARED, every .warc.gz but aut's, which are mostly not HTML). Prints the input's shape and
 a Markdown table.
 """
 
@@ -23,7 +23,7 @@ from lib.preprocess import enrich
 from lib.preprocess.pages import FileProcessor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_INPUT = os.environ.get("DAILYSLICE_CORPUS") or os.path.join(os.path.dirname(os.path.dirname(HERE)), "shared", "corpus")
+DEFAULT_INPUT = os.path.join(os.environ.get("DAILYSLICE_SHARED") or os.path.join(os.path.dirname(os.path.dirname(HERE)), "shared"), "corpus")
 
 
 def archives(folder: str) -> list[str]:

@@ -47,6 +47,7 @@ RUNS: list[tuple[str, list[str], list[str], str | None]] = [
     ("bench_extract", ["--copies", "4", "--files", "2"], [], "(b) warcio"),
     ("bench_storage", ["--mb", "8", "--files", "20", "--ranges", "50", "--repeat", "1"], [], "| S3 | ranges"),
     ("bench_placement", ["--keys", "2000", "--nodes", "4", "--files", "50"], [], None),
+    ("bench_extraction_quality", ["--limit", "20"], [], "| trafilatura |"),
     ("bench_orchestration", ["--files", "2", "--pages-per-file", "10"], [], '"state": "COMPLETED"'),
 ]
 

@@ -18,6 +18,7 @@ too few HTML pages kept, too many unreadable files; the summary and ``_stats.jso
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import os
 import sys
@@ -48,11 +49,12 @@ def share(text: str) -> float:
 def thresholds(args: argparse.Namespace) -> health.Thresholds:
     """The health thresholds, tightened by ``--fail-on``: ``unreadable`` allows no unreadable
     file, ``any`` no failed record (and no unreadable file, which is a failed record too)."""
-    t = health.Thresholds(args.max_failed_share, args.min_kept_share, args.max_unreadable_share)
+    t = health.Thresholds(args.max_failed_share, args.min_kept_share, args.max_unreadable_share,
+                          args.max_empty_text_share)
     if args.fail_on in ("unreadable", "any"):
-        t = health.Thresholds(t.max_failed_share, t.min_kept_share, 0.0)
+        t = dataclasses.replace(t, max_unreadable_share=0.0)
     if args.fail_on == "any":
-        t = health.Thresholds(0.0, t.min_kept_share, 0.0)
+        t = dataclasses.replace(t, max_failed_share=0.0)
     return t
 
 
@@ -74,6 +76,9 @@ class PreprocessJob(SparkJob):
                        help="unhealthy below this share of kept pages among parsed 2xx HTML responses (default %(default)s)")
         p.add_argument("--max-unreadable-share", type=share, default=DEFAULTS.max_unreadable_share,
                        help="unhealthy above this share of unreadable input files (default %(default)s)")
+        p.add_argument("--max-empty-text-share", type=share, default=DEFAULTS.max_empty_text_share,
+                       help="warn above this share of kept pages whose main text is empty although their body has "
+                            "text (default %(default)s)")
         p.add_argument("--s3-max-connections", type=int, metavar="N",
                        default=int(os.environ.get("DAILYSLICE_S3_MAX_CONNECTIONS_PER_JOB", "0") or 0),
                        help="at most N archives read from S3 at once by the whole job (one connection each; "
@@ -121,7 +126,7 @@ class PreprocessJob(SparkJob):
             "records_read": t["read"], "pages_kept": t["kept"], "skipped": t["skipped"], "failed": t["failed"],
             "failed_by_reason": t["failed_by_reason"], "warnings_by_reason": t["warnings_by_reason"],
             "excluded": t["skipped_by_reason"].get("excluded", 0), "exclusion_rules": len(excluded),
-            "html_seen": t["html_seen"], "unreadable_files": day["counts"]["unreadable_files"],
+            "html_seen": t["html_seen"], "empty_text": t["empty_text"], "unreadable_files": day["counts"]["unreadable_files"],
             "error_report_lines": reported, "health": day, "steps": self.steps.seconds,
             "html_extraction": t.get("html_extraction", []),
             "s3_executors": t.get("s3", {}),  # the tasks' share of "s3" (driver and tasks together)

@@ -14,8 +14,9 @@ import uuid
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-# beside the project (../shared/corpus); DAILYSLICE_CORPUS names it for a checkout elsewhere (a worktree)
-SHARED_CORPUS = pathlib.Path(os.environ.get("DAILYSLICE_CORPUS") or ROOT.parent / "shared" / "corpus")
+# the shared data beside the checkout (../shared), or where $DAILYSLICE_SHARED says (a worktree elsewhere)
+SHARED = pathlib.Path(os.environ.get("DAILYSLICE_SHARED") or ROOT.parent / "shared")
+SHARED_CORPUS = SHARED / "corpus"
 
 pytest_plugins: list[str] = []
 

@@ -26,7 +26,7 @@ PAGE_COLUMNS: list[tuple[str, pa.DataType, str]] = [
     ("url_suffix", pa.string(), "public suffix (e.g. 'co.uk', 'gov', 'de'); empty for IP hosts"),
     ("title", pa.string(), "<title> text, whitespace-collapsed"),
     ("description", pa.string(), "<meta name=description> (or og:description) content"),
-    ("plain_text", pa.string(), "main plain text: script/style/nav/header/footer/aside/form boilerplate removed, one block per line"),
+    ("plain_text", pa.string(), "main text: the content root's text without boilerplate blocks, one block per line (docs/maintext.md)"),
     ("language", pa.string(), "ISO 639-3 code from fastText lid.176 on title+text ('und' when there is no text)"),
     ("language_score", pa.float32(), "fastText probability of `language` (0..1)"),
     ("html_lang", pa.string(), "the page's own <html lang> attribute, as written"),

@@ -48,11 +48,12 @@ class FileStats:
     warnings: Counter = field(default_factory=Counter)
     unreported: int = 0
     html_seen: int = 0  # parsed 2xx HTML responses with a non-empty payload: what a day should keep
+    empty_text: int = 0  # kept pages whose main text is empty although their <body> has text
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "file": self.file, "bytes": self.bytes, "seconds": round(self.seconds, 3),
-            "read": self.read, "kept": self.kept, "html_seen": self.html_seen,
+            "read": self.read, "kept": self.kept, "html_seen": self.html_seen, "empty_text": self.empty_text,
             "skipped": sum(self.skipped.values()), "failed": sum(self.failed.values()),
             "skipped_by_reason": dict(self.skipped), "failed_by_reason": dict(self.failed),
             "warnings_by_reason": dict(self.warnings), "errors_not_reported": self.unreported,
@@ -283,6 +284,8 @@ class FileProcessor:
             self._warn(rec.offset, "invalid_bytes_in_charset", f"invalid bytes for {dec.charset} ({dec.source}): replaced")
         utf8 = resp.body if dec.charset == "utf-8" and dec.source != "bom" and not dec.replaced else None
         page = extract(dec.text, rec.url, utf8)  # the body as it is, if it is dec.text in UTF-8
+        if not page.text and page.body_chars:
+            self.stats.empty_text += 1
         lang, score = langid.identify(f"{page.title}\n{page.text}")
         row: dict[str, Any] = {
             "id": weburls.url_id(rec.url),

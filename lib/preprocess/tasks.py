@@ -180,7 +180,7 @@ def merge_results(out_dir: str, files: list[tuple[str, int]], results: list[dict
     missing = [uri for uri, _ in files if uri not in by_file]
     if missing:
         raise RuntimeError(f"no result for {len(missing)} input files (first: {missing[0]})")
-    totals: dict[str, Any] = {"files": len(files), "bytes": 0, "read": 0, "kept": 0, "html_seen": 0, "skipped": 0,
+    totals: dict[str, Any] = {"files": len(files), "bytes": 0, "read": 0, "kept": 0, "html_seen": 0, "empty_text": 0, "skipped": 0,
                               "failed": 0, "skipped_by_reason": {}, "failed_by_reason": {}, "warnings_by_reason": {}}
     per_file = []
     lines = 0
@@ -191,6 +191,7 @@ def merge_results(out_dir: str, files: list[tuple[str, int]], results: list[dict
             per_file.append(s)
             for k in ("bytes", "read", "kept", "html_seen", "skipped", "failed"):
                 totals[k] += s[k]
+            totals["empty_text"] += s.get("empty_text", 0)
             for k in ("skipped_by_reason", "failed_by_reason", "warnings_by_reason"):
                 for reason, n in s[k].items():
                     totals[k][reason] = totals[k].get(reason, 0) + n
