@@ -137,6 +137,7 @@ def run_cuts(a: argparse.Namespace) -> None:
     job_root = os.path.abspath(a.job_root)
     env = dict(os.environ, PYTHONPATH=job_root)
     result: dict = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "job_root": job_root,
+                    "job_args": a.job_arg,
                     "day": a.cuts, "shape": {"small": day_shape(small), "large": day_shape(large)},
                     "seconds": {"small": [], "large": []}}
     with open("/proc/loadavg") as f:
@@ -148,7 +149,7 @@ def run_cuts(a: argparse.Namespace) -> None:
             shutil.rmtree(out, ignore_errors=True)
             cmd = [sys.executable, os.path.join(job_root, "jobs", "preprocess.py"), "--input", inp, "--output", out,
                    "--master", "local[2]", "--conf", "spark.driver.memory=2g",
-                   "--summary", os.path.join(a.work, f"summary-{cut}.json")]
+                   "--summary", os.path.join(a.work, f"summary-{cut}.json"), *a.job_arg]
             secs, _, rc = run_measured(cmd, env, job_root)
             assert rc in (0, 3), (cut, rc)  # 3: published, unhealthy (a day of damaged samples may be)
             result["seconds"][cut].append(round(secs, 1))
@@ -237,6 +238,7 @@ def main() -> None:
     ap.add_argument("--cuts", metavar="DAY", help="time the job on DAY's small and large cuts ('corpus': cut --corpus)")
     ap.add_argument("--records-per-file", type=int, default=3, help="--cuts corpus: gzip members per small archive")
     ap.add_argument("--repeat", type=int, default=2, help="--cuts: runs of each cut, taking turns (best counts)")
+    ap.add_argument("--job-arg", action="append", default=[], help="--cuts: one more argument for the job")
     ap.add_argument("--job-root", default=ROOT, help="--cuts: the checkout whose jobs/preprocess.py runs")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)

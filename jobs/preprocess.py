@@ -73,7 +73,7 @@ class PreprocessJob(SparkJob):
                             "fill every core), as Spark's spark.sql.files.maxPartitionBytes (default 128 MiB)")
         p.add_argument("--open-cost-bytes", type=int, default=plan.OPEN_COST_BYTES, metavar="BYTES",
                        help="what opening one archive costs, in bytes, when tasks are planned, as Spark's "
-                            "spark.sql.files.openCostInBytes (default 4 MiB)")
+                            "spark.sql.files.openCostInBytes (default 512 KiB; Spark's is 4 MiB)")
         p.add_argument("--file-bytes", type=int, default=FILE_BYTES, metavar="BYTES",
                        help="a task starts a new Parquet file of a language when the current one reaches this "
                             "size (default 128 MiB)")

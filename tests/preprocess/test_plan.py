@@ -58,13 +58,14 @@ def test_a_real_shaped_day_packs_like_spark():
     files = [(f"col/{i:04d}.warc.gz", rnd.randint(10_000, 200_000)) for i in range(732)]
     files += [("big.warc.gz", 300 * MIB), ("a.arc.gz", 2 * MIB), ("b.warc", 57_000), ("c.warc", 47_000)]
     total = sum(s + 4 * MIB for _, s in files)
-    assert split_bytes([s for _, s in files]) == 128 * MIB  # a big day: the full task size
-    tasks = pack(files)
+    spark = dict(task_bytes=128 * MIB, open_cost=4 * MIB)
+    assert split_bytes([s for _, s in files], **spark) == 128 * MIB  # a big day: the full task size
+    tasks = pack(files, **spark)
     assert [files[i][0] for i in tasks[0]] == ["big.warc.gz"]
     assert all(len(t) <= 32 for t in tasks)  # 128 MiB / (4 MiB + a little): the open cost caps a task's files
     assert len(tasks) == 1 + -(-735 // 31) or len(tasks) == 1 + -(-735 // 32), len(tasks)
     small = files[:40]
-    two = pack(small, slots=2)
+    two = pack(small, slots=2, **spark)
     per_slot = -(-sum(s + 4 * MIB for _, s in small) // 2)
     assert len(two) in (2, 3) and all(sum(small[i][1] + 4 * MIB for i in t) <= per_slot for t in two)
     assert total > 128 * MIB
