@@ -9,8 +9,10 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from lib.serve import opensearch
-from lib.serve.app import check_query, parse_langs, roots_from_args
+from lib.serve.app import roots_from_args
+from lib.serve.engine import check_query
 from lib.serve.errors import QueryError
+from lib.serve.slices import split_values as parse_langs
 
 
 def test_roots_from_args():
@@ -32,6 +34,14 @@ def test_check_query_refuses(q, msg):
 def test_check_query_keeps_words():
     assert check_query("  Häuser AND Fluss ") == "Häuser AND Fluss"
     assert check_query("北京") == "北京"
+    # no proximity operator exists (the search is an OR of terms): "near" is a word to look up
+    assert check_query("near") == "near" and check_query("NEAR the river") == "NEAR the river"
+
+
+def test_check_query_limits_distinct_words():
+    assert check_query(" ".join(f"w{i}" for i in range(32)) + " w0")
+    with pytest.raises(QueryError, match="32 distinct words"):
+        check_query(" ".join(f"w{i}" for i in range(33)))
 
 
 def test_parse_langs():
