@@ -60,7 +60,7 @@ CAPTURE_COLUMNS: list[tuple[str, pa.DataType, str]] = [
     ("record_type", pa.string(), "response, revisit or resource"),
     ("record_id", pa.string(), "WARC-Record-ID"),
     ("http_status", pa.int32(), "HTTP status (null for resource records)"),
-    ("mime_type", pa.string(), "HTTP Content-Type (resource: the record's Content-Type), no parameters"),
+    ("mime_type", pa.string(), "HTTP Content-Type, no parameters (revisit: its HTTP head's, empty without one; resource: the record's Content-Type)"),
     ("payload_digest", pa.string(), "WARC-Payload-Digest"),
     ("kept", pa.bool_(), "true when the record became a page row"),
     ("warc_file", pa.string(), "archive URI"),

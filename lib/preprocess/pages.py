@@ -190,13 +190,14 @@ class FileProcessor:
         if rec.rec_type == "resource":
             return self._resource(rec)
         if rec.rec_type != "response":
-            if rec.rec_type == "revisit":
-                status = None
+            if rec.rec_type == "revisit":  # the HTTP head of the revisited response, when it has one
+                status, mime = None, ""
                 try:
-                    status = parse_response(rec.content + b"\r\n\r\n").status
+                    head = parse_response(rec.content + b"\r\n\r\n")
+                    status, mime = head.status, head.mime_type
                 except HttpError:
                     pass
-                self._capture(rec, status, "", False)
+                self._capture(rec, status, mime, False)
             self._skip(f"not_response:{rec.rec_type or 'unknown'}")
             return None
         if not rec.url:

@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 from lib.core import exclusions as excl_mod
 from lib.core.exclusions import Exclusions
 from lib.serve import _maxscore
-from lib.serve.errors import QueryError
+from lib.serve.errors import DayNotPublished, QueryError
 from lib.serve.serving_index import DayIndex, Shard, day_key, default_cache, ensure_built, published_days
 from lib.serve.snippets import snippet
 
@@ -44,7 +44,10 @@ MAX_K = 1000
 MAX_RANGE_DAYS = 31
 EXCLUSIONS_TTL = 30.0  # seconds between two reads of the roots' exclusion lists
 RECHECK_SECONDS = 30.0  # seconds between two listings of a day served without some of its shards
-_OPERATORS = {"and", "or", "not"}
+# words that are query syntax, not terms: a query made only of these (and punctuation) has nothing to
+# look up. The search is an OR of terms with no proximity operator, so "near" is a word like any other.
+OPERATORS = {"and", "or", "not"}
+_WORD = re.compile(r"\w+")
 
 
 @dataclass
@@ -78,13 +81,14 @@ class Engine:
     """Search over the published index days of one or more data centers (``roots``: name -> ROOT)."""
 
     def __init__(self, roots: dict[str, str], cache_dir: str | None = None, max_range_days: int = MAX_RANGE_DAYS,
-                 exclusions: Exclusions | None = None, exclusions_ttl: float = EXCLUSIONS_TTL,
+                 max_query_chars: int = MAX_QUERY_CHARS, exclusions: Exclusions | None = None, exclusions_ttl: float = EXCLUSIONS_TTL,
                  recheck_seconds: float = RECHECK_SECONDS):
         if not roots:
             raise ValueError("Engine needs at least one root")
         self.roots = dict(sorted(roots.items()))
         self.cache_dir = cache_dir or default_cache()
         self.max_range_days = max_range_days
+        self.max_query_chars = max_query_chars
         self._loaded: dict[tuple[str, dt.date], DayIndex] = {}
         self._checked: dict[tuple[str, dt.date], float] = {}  # when a day with skipped shards was last listed
         self.recheck_seconds = recheck_seconds
@@ -133,10 +137,12 @@ class Engine:
             raise QueryError(f"the range ends ({day_to}) before it starts ({day_from})")
         width = (day_to - day_from).days + 1
         if width > self.max_range_days:
-            raise QueryError(f"range of {width} days is wider than the maximum of {self.max_range_days}")
+            raise QueryError(f"range {day_from}..{day_to} of {width} days is wider than the maximum: "
+                             f"at most {self.max_range_days}")
         days = [d for d in self.days() if day_from <= d <= day_to]
         if not days:
-            raise QueryError(f"no published index day in {day_from}..{day_to}")
+            raise DayNotPublished(f"no published index day in {day_from}..{day_to}; days: "
+                                  + (", ".join(str(d) for d in self.days()) or "none"))
         return days
 
     def _partitions(self, days: list[dt.date]) -> list[DayIndex]:
@@ -214,7 +220,7 @@ class Engine:
                k: int = 10, k1: float = 0.9, b: float = 0.4) -> SearchResult:
         """Top-k pages of the selected days and languages for ``q`` (module doc: scores, filter, dedup, ties)."""
         t0 = time.perf_counter()
-        _check_query(q)
+        q = check_query(q, self.max_query_chars)
         self._refresh_exclusions()
         if not 0 < k <= MAX_K:
             raise QueryError(f"k must be in 1..{MAX_K}")
@@ -367,19 +373,17 @@ def _warnings(parts: list[DayIndex], langs: list[str] | None) -> list[str]:
     return out
 
 
-_WORD = re.compile(r"\w+")
-
-
-def _check_query(q: str) -> None:
-    """Refuse empty, over-long and operator-only queries (QueryError)."""
-    if not isinstance(q, str) or not q.strip():
-        raise QueryError("empty query")
-    if len(q) > MAX_QUERY_CHARS:
-        raise QueryError(f"query of {len(q)} characters is longer than the maximum of {MAX_QUERY_CHARS}")
-    words = _WORD.findall(q)
-    if not words or all(w.lower() in _OPERATORS for w in words):
-        raise QueryError(f"query {q!r} has no search terms (only operators or punctuation)")
-    if len(set(w.lower() for w in words)) > MAX_QUERY_TERMS:
+def check_query(q: str | None, max_chars: int = MAX_QUERY_CHARS) -> str:
+    """The query text, stripped; QueryError for an empty, over-long or operator-only query, or one of
+    more than MAX_QUERY_TERMS distinct words."""
+    text = q.strip() if isinstance(q, str) else ""
+    if not text:
+        raise QueryError("empty query: give q=some words")
+    if len(text) > max_chars:
+        raise QueryError(f"query too long: {len(text)} characters, at most {max_chars}")
+    words = [w.lower() for w in _WORD.findall(text) if w.strip("_")]
+    if all(w in OPERATORS for w in words):
+        raise QueryError(f"query {text!r} has only operators or punctuation, no word to search for")
+    if len(set(words)) > MAX_QUERY_TERMS:
         raise QueryError(f"query has more than {MAX_QUERY_TERMS} distinct words")
-
-
+    return text

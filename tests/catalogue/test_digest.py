@@ -81,10 +81,9 @@ def two_days(spark, corpus, tmp_path_factory):
 
 
 def _comparable(rows: list[dict]) -> list[tuple]:
-    """The fields to compare; a revisit's MIME is left out (preprocess stores none for it)."""
-    keys = ("url", "day", "record_type", "http_status", "warc_file", "warc_offset", "warc_length")
-    return sorted(tuple(str(r[k]) if k == "day" else r[k] for k in keys)
-                  + ((r["mime_type"],) if r["record_type"] != "revisit" else ()) for r in rows)
+    """The fields to compare (a revisit's MIME is its HTTP head's, as warcio reads it)."""
+    keys = ("url", "day", "record_type", "http_status", "mime_type", "warc_file", "warc_offset", "warc_length")
+    return sorted(tuple(str(r[k]) if k == "day" else r[k] for k in keys) for r in rows)
 
 
 def test_digest_lookup_lists_the_captures_warcio_finds(two_days):
