@@ -32,7 +32,7 @@ demo: setup
 # the sample crawl is uploaded to s3://demo-crawl/root; outputs are read back from there, the
 # URL database and a copy of the results go to $(DEMO_ROOT)-s3
 demo-s3: setup
-	$(PY) -m tests.seaweed --bucket demo-crawl -- $(PY) -m jobs.demo --s3 s3://demo-crawl/root \
+	$(PY) -m devtools.seaweed --bucket demo-crawl -- $(PY) -m jobs.demo --s3 s3://demo-crawl/root \
 		--root $(DEMO_ROOT)-s3 --date $(DEMO_DATE)
 
 clean:

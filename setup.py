@@ -2,7 +2,7 @@
 
 - lib/html/native/lexwalk.c (see its header), the compiled DOM walker of preprocess, built for
   the selectolax version pyproject.toml pins. Required: an install that cannot compile it fails
-  rather than leave every night on the pure-Python path (~60% of the speed); that path is
+  rather than leave every night on the pure-Python path (several times slower); that path is
   chosen with DAILYSLICE_NATIVE_HTML=off, and lib/html/walk.py reports any other way into it.
 - lib/serve/native/maxscore.c (the search engine's top-k kernel), required: search has no
   pure-Python path fast enough to serve."""

@@ -1,7 +1,12 @@
 """Benchmark the catalogue: the Spark job (CDXJ sort, URL database merge, report) on
-synthetic capture days, then DuckDB query latency and the HTTP API.
+synthetic capture days, then DuckDB query latency, look-ups by payload digest and the HTTP API.
 
     python -m benchmarks.bench_catalogue [--captures 200000] [--urls 80000] [--days 2] [--master local[2]]
+    python -m benchmarks.bench_catalogue --root ROOT   # only the digest look-ups, on days already built
+
+The digest rows time ``query.digest`` (DuckDB over the side table sorted by digest: one row
+group read per day file) for one digest and for a batch of many digests, against its peer: DuckDB scanning every day's ``_captures`` for the same digests (the only way
+without the side table), and print the ratio.
 
 Writes ``--days`` preprocess-shaped days (``_captures`` Parquet per lib.core.schema, no pages)
 under benchmarks/work/catalogue/, with ``--captures`` records per day over ``--urls``
@@ -13,7 +18,9 @@ Prints a Markdown table.
 from __future__ import annotations
 
 import argparse
+import base64
 import datetime as dt
+import hashlib
 import json
 import os
 import pathlib
@@ -33,6 +40,92 @@ WORK = BENCH_WORK / "catalogue"
 DAY0 = dt.date(2026, 3, 1)
 
 
+def _sha1(text: str) -> str:
+    """A real-shaped payload digest (sha1: + base32, as WARC writers spell it)."""
+    return "sha1:" + base64.b32encode(hashlib.sha1(text.encode()).digest()).decode()
+
+
+def digest_rows(root: str, batch: int, reps: int = 5) -> list[tuple[str, str, str]]:
+    """Look-ups by digest on the built days under ``root`` against DuckDB scanning the captures."""
+    import glob
+
+    import pyarrow.compute as pc
+
+    from lib.catalogue import digests, query, urldb
+
+    db = os.path.join(root, "urldb")
+    days = urldb.read_state(db)["days"]
+    files = digests.day_files(db, days)
+    keys = pc.unique(pq.read_table(files, columns=["digest"]).column("digest")).to_pylist()
+    caps = [f for d in days for f in sorted(glob.glob(os.path.join(query.day_dir(root, dt.date.fromisoformat(d)), "_captures", "*.parquet")))]
+    n_caps = sum(pq.read_metadata(f).num_rows for f in caps)
+    rng = random.Random(7)
+    singles = rng.sample(keys, min(reps, len(keys)))
+    many = rng.sample(keys, min(batch, len(keys)))
+    con = query.connect()
+
+    def best(fn, args_list) -> tuple[float, int]:
+        times, n = [], 0
+        for a in args_list:
+            t = time.perf_counter()
+            n = len(fn(a))
+            times.append(time.perf_counter() - t)
+        return min(times), n
+
+    def duck(ks):  # the same fields as query.digest, as Python rows
+        return con.execute("SELECT payload_digest, url, warc_date, record_type, http_status, mime_type, warc_file, "
+                           "warc_offset, warc_length FROM read_parquet(?) WHERE payload_digest IN (SELECT unnest(?))",
+                           [caps, ks]).fetchall()
+
+    def duck_arrow(ks):
+        return con.sql("SELECT payload_digest, url, warc_date, record_type, http_status, mime_type, warc_file, "
+                       "warc_offset, warc_length FROM read_parquet(?) WHERE payload_digest IN (SELECT unnest(?))",
+                       params=[caps, ks]).to_arrow_table()
+
+    def ours_arrow(ks):
+        return digests.lookup(files, ks, con)
+
+    t_one, n1 = best(lambda k: query.digest(root, k), singles)
+    t_duck1, d1 = best(lambda k: duck([k]), singles)
+    t_batch, nb = best(lambda ks: query.digest(root, ks), [many, many])
+    t_duckb, db_ = best(duck, [many, many])
+    assert nb == db_, (nb, db_)  # the same captures both ways
+    t_arrow, _ = best(lambda ks: ours_arrow(ks).num_rows * [0], [many, many])
+    t_duck_arrow, _ = best(lambda ks: duck_arrow(ks).num_rows * [0], [many, many])
+    shape = f"{len(days)} days, {n_caps:,} captures, {len(keys):,} distinct digests, {len(files)} side-table files"
+    return [
+        ("digest, one", f"{t_one * 1000:.1f} ms", f"{n1} rows; {shape}; DuckDB scan of the captures "
+         f"{t_duck1 * 1000:.0f} ms ({t_duck1 / t_one:.0f}x)"),
+        (f"digest, batch of {len(many):,}", f"{t_batch * 1000:.0f} ms",
+         f"{t_batch / len(many) * 1e6:.0f} us per digest, {nb:,} rows as dicts; DuckDB scan {t_duckb * 1000:.0f} ms "
+         f"as tuples ({t_duckb / t_batch:.1f}x)"),
+        (f"digest, batch of {len(many):,}, Arrow", f"{t_arrow * 1000:.0f} ms",
+         f"digests.lookup; DuckDB scan to Arrow {t_duck_arrow * 1000:.0f} ms ({t_duck_arrow / t_arrow:.1f}x)"),
+    ]
+
+
+def replicate(root: str, copies: int) -> int:
+    """Make the built days ``copies`` times as many, as later dates: each copy is the job's own
+    captures and side-table files under a new date, added to the URL database's days (its
+    table is not rebuilt: only the digest look-ups and the captures scan read these). Returns
+    the days now in the database."""
+    from lib.catalogue import digests, query, urldb
+
+    db = os.path.join(root, "urldb")
+    state = urldb.read_state(db)
+    days = [dt.date.fromisoformat(d) for d in state["days"]]
+    new = []
+    for k in range(1, copies):
+        for d in days:
+            nd = d + dt.timedelta(days=len(days) * k)
+            shutil.copytree(query.day_dir(root, d), query.day_dir(root, nd), dirs_exist_ok=True)
+            shutil.copytree(digests.day_dir(db, d.isoformat()), digests.day_dir(db, nd.isoformat()), dirs_exist_ok=True)
+            new.append(nd.isoformat())
+    state["days"] = sorted(set(state["days"]) | set(new))
+    urldb.write_state(db, state)
+    return len(state["days"])
+
+
 def write_day(root: pathlib.Path, day: dt.date, n: int, urls: int, seed: int) -> None:
     rng = random.Random(seed)
     out = root / "preprocessed" / f"{day:%Y-%m}" / f"{day:%d}"
@@ -49,7 +142,7 @@ def write_day(root: pathlib.Path, day: dt.date, n: int, urls: int, seed: int) ->
         rows["http_status"].append(200 if i % 50 else 404)
         rows["mime_type"].append("text/html")
         changed = (u % 10 < 3) and seed  # 30% of URLs change from day to day
-        rows["payload_digest"].append(f"sha1:D{u}X{seed if changed else 0}")
+        rows["payload_digest"].append(_sha1(f"{u}-{seed if changed else 0}"))
         rows["kept"].append(i % 20 != 0)
         rows["warc_file"].append(f"file://{root}/warc/{day:%Y-%m}/{day:%d}/c1/{i // 5000:05d}.warc.gz")
         rows["warc_offset"].append((i % 5000) * 4000)
@@ -64,7 +157,18 @@ def main() -> None:
     ap.add_argument("--urls", type=int, default=80_000)
     ap.add_argument("--days", type=int, default=2)
     ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--batch", type=int, default=10_000, help="digests per batch look-up (default %(default)s)")
+    ap.add_argument("--root", help="only time the digest look-ups on this ROOT's built days (catalogue run)")
+    ap.add_argument("--replicate", type=int, default=1, metavar="N",
+                    help="with --root: first copy the built days N times under later dates (a longer history)")
     args = ap.parse_args()
+    if args.root:
+        if args.replicate > 1:
+            print(f"{replicate(args.root, args.replicate)} days in the URL database")
+        print(f"load {os.getloadavg()[0]:.1f}\n\n| step | time | notes |\n|---|---:|---|")
+        for r in digest_rows(args.root, args.batch):
+            print(f"| {r[0]} | {r[1]} | {r[2]} |")
+        return
     shutil.rmtree(WORK, ignore_errors=True)
     days = [DAY0 + dt.timedelta(days=i) for i in range(args.days)]
     for i, d in enumerate(days):
@@ -107,6 +211,7 @@ def main() -> None:
     timed("search --contains", lambda: query.search(str(WORK), contains="/page/4242?", limit=100))
     timed("files DAY", lambda: query.files(str(WORK), days[-1]))
     timed("stats DAY", lambda: query.stats(str(WORK), days[-1]))
+    rows += digest_rows(str(WORK), args.batch)
     import urllib.request
 
     srv = ServerThread(create_app({"default": str(WORK)}))

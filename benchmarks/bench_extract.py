@@ -1,6 +1,11 @@
 """Benchmark the extract job against plain byte-range reads and a warcio rewrite.
 
     python -m benchmarks.bench_extract [--copies 440] [--files 5] [--master local[2]]
+    python -m benchmarks.bench_extract --day real [--real-copies 10]
+
+``--day real`` lists the response records of the real-shaped day of benchmarks/realday.py instead
+and runs the same measures on each of its two cuts (many small archives, few large ones), the
+day's shape printed beside each table.
 
 Builds large ``.warc.gz`` files under benchmarks/work/extract/ by concatenating the gzip
 members of the shared sample aut/example.warc.gz (its warcinfo member first, then all other
@@ -68,12 +73,25 @@ def build(copies: int, files: int) -> tuple[pathlib.Path, int, int]:
     return tsv, n_records, expected
 
 
-def read_list(tsv: pathlib.Path) -> list[tuple[str, str, int, int]]:
+def real_list(files: list[str], archives: str, tsv: pathlib.Path) -> tuple[pathlib.Path, int, int]:
+    """The response records of a real-shaped cut's ``files`` as a TSV (names relative to ``archives``)."""
+    n = 0
+    with open(tsv, "w") as out:
+        for path in files:
+            name = os.path.relpath(path, archives)
+            for r in record_ranges(path):
+                if r.rec_type == "response":
+                    out.write(f"{r.url}\t{name}\t{r.offset}\t{r.length}\n")
+                    n += 1
+    return tsv, n, sum(os.path.getsize(p) for p in files)
+
+
+def read_list(tsv: pathlib.Path, archives: pathlib.Path | None = None) -> list[tuple[str, str, int, int]]:
     rows = []
     with open(tsv) as f:
         for line in f:
             url, name, off, n = line.rstrip("\n").split("\t")
-            rows.append((url, str(WORK / "archives" / name), int(off), int(n)))
+            rows.append((url, str((archives or WORK / "archives") / name), int(off), int(n)))
     return rows
 
 
@@ -130,17 +148,35 @@ def main(argv=None) -> int:
     p.add_argument("--files", type=int, default=5)
     p.add_argument("--master", default="local[2]")
     p.add_argument("--keep", action="store_true", help="keep the outputs")
+    p.add_argument("--day", choices=["own", "real"], default="own", help="real: the real-shaped day, both cuts")
+    p.add_argument("--real-copies", type=int, default=1, help="--day real: copies of the real-shaped day")
+    p.add_argument("--corpus", default=None, help="--day real: the real samples (default ../shared/corpus)")
     args = p.parse_args(argv)
+    if args.day == "real":
+        from benchmarks import realday
+
+        rd = realday.cached_day(WORK / f"real-{args.real_copies}x", args.real_copies, args.corpus or realday.CORPUS)
+        for cut in realday.CUTS:
+            tsv, n_records, arch_bytes = real_list(rd["files"][cut], rd[cut], WORK / f"real-{args.real_copies}x-{cut}.tsv")
+            shape = realday.cut_line(rd["shape"], cut)
+            print(f"\nDay: {shape}.")
+            args.files = rd["shape"]["files"][cut]
+            measure(args, tsv, pathlib.Path(rd[cut]), n_records, arch_bytes)
+        return 0
     if not SAMPLE.exists():
         print(f"sample not found: {SAMPLE}", file=sys.stderr)
         return 2
-
-    load = os.getloadavg()[0]
     t0 = time.perf_counter()
     tsv, n_records, arch_bytes = build(args.copies, args.files)
     print(f"archives: {args.files} files, {arch_bytes / 1e9:.2f} GB; list: {n_records} response records "
           f"({time.perf_counter() - t0:.1f}s to build or reuse)", file=sys.stderr)
-    rows = read_list(tsv)
+    return measure(args, tsv, WORK / "archives", n_records, arch_bytes)
+
+
+def measure(args, tsv: pathlib.Path, archives: pathlib.Path, n_records: int, arch_bytes: int) -> int:
+    """The job, (a) and (b) on the records listed in ``tsv``; prints the table."""
+    load = os.getloadavg()[0]
+    rows = read_list(tsv, archives)
     rec_bytes = sum(r[3] for r in rows)
 
     from pyspark.sql import SparkSession
@@ -157,7 +193,7 @@ def main(argv=None) -> int:
     # warm-up: start the Python workers and load the job's modules (not measured)
     warm = WORK / "warm.tsv"
     warm.write_text("".join(open(tsv).readlines()[:200]))
-    ExtractJob().main(["--tsv", str(warm), "--archives", str(WORK / "archives"), "--output", str(WORK / "warm-out")], spark=spark)
+    ExtractJob().main(["--tsv", str(warm), "--archives", str(archives), "--output", str(WORK / "warm-out")], spark=spark)
     shutil.rmtree(WORK / "warm-out")
 
     def record(name, seconds, n, nbytes, note=""):
@@ -173,7 +209,7 @@ def main(argv=None) -> int:
     for name, extra in (("extract job", []), ("extract job --verify", ["--verify"])):
         out = WORK / "job-out"
         job = ExtractJob()
-        rc, secs = timed(lambda: job.main(["--tsv", str(tsv), "--archives", str(WORK / "archives"),
+        rc, secs = timed(lambda: job.main(["--tsv", str(tsv), "--archives", str(archives),
                                                  "--output", str(out), *extra], spark=spark))
         s = job.last_result.summary
         assert rc == 0 and s["extracted"] == len(rows) and s["bytes"] == rec_bytes, s

@@ -1,11 +1,20 @@
 """The web graph (edges, inlinks, hosts) against a DuckDB implementation of the same tables.
 
-    python -m benchmarks.bench_graph [--records 20000] [--scale 1] [--cores 2] [--repeat 2] [--append]
+    python -m benchmarks.bench_graph [--day real] [--copies 10] [--cores 2] [--repeat 2] [--append]
+    python -m benchmarks.bench_graph --day heavy [--records 20000] [--scale 1]
 
-1. Day: ``--records`` real heavy pages (benchmarks/data/heavy_pages, each copy with its own
-   URL, as benchmarks/bench_preprocess_peers.py builds them) through ``jobs/preprocess.py``;
-   ``--scale N`` repeats the preprocessed files N times (each copy's URLs and links made
-   distinct by a ``?d=K`` suffix), for the 10x day.
+1. Day (``--day``, repeatable; default ``real``):
+
+   * ``real``: the real-shaped day of benchmarks/realday.py (the shared samples and the heavy
+     pages, ``--copies`` copies with renamed hosts: each copy links within itself, as many
+     distinct link targets per link as the real sources), in both cuts (many small archives,
+     few large ones), each cut through ``jobs/preprocess.py``; the day's shape is printed beside
+     each figure;
+   * ``heavy`` (an extra row: pages copied verbatim, so the same links repeat): ``--records``
+     real heavy pages (benchmarks/data/heavy_pages, each copy with its own URL, as
+     benchmarks/bench_preprocess_peers.py builds them) through ``jobs/preprocess.py``;
+     ``--scale N`` repeats the preprocessed files N times (each copy's URLs and links made
+     distinct by a ``?d=K`` suffix), for the 10x day.
 2. DuckDB: one process (``threads=CORES``) reading the day's Parquet and writing the three
    tables (:data:`DUCKDB_SQL`), process start included.
 3. Ours, the graph alone in a fresh job: a new Python process starts Spark ``local[CORES]``
@@ -34,6 +43,7 @@ import pyarrow.parquet as pq
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 from benchmarks import WORK as BENCH_WORK  # noqa: E402
+from benchmarks import realday  # noqa: E402
 from benchmarks.bench_index import _timed, machine, report, run_ours  # noqa: E402
 from benchmarks.bench_preprocess_peers import build_heavy  # noqa: E402
 
@@ -149,20 +159,49 @@ def run_graph_only(day: pathlib.Path, cores: int) -> dict:
     return {"wall": wall, "rss": rss, "rows": json.loads(p.stdout.decode().strip().splitlines()[-1])}
 
 
+def days(a) -> list[tuple[str, pathlib.Path, str]]:
+    """(name, preprocessed day, shape line) of each day asked for, in the order of ``--day``."""
+    out = []
+    for kind in a.day or ["real"]:
+        if kind == "real":
+            rd = realday.cached_day(WORK / f"real-{a.copies}x", a.copies, a.corpus)
+            for cut in realday.CUTS:
+                out.append((f"real-{a.copies}x {cut}", realday.preprocessed(rd, cut, a.cores),
+                            realday.cut_line(rd["shape"], cut)))
+        else:
+            day = scaled(preprocessed_day(a.records, a.cores), a.scale)
+            out.append((day.name, day, f"copy-verbatim day: {day.name} ({a.records:,} heavy pages"
+                        f"{f' x {a.scale}' if a.scale > 1 else ''}, the same links repeated)"))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--records", type=int, default=20_000)
-    ap.add_argument("--scale", type=int, default=1)
+    ap.add_argument("--day", action="append", choices=["real", "heavy"], help="real (default) and/or heavy")
+    ap.add_argument("--copies", type=int, default=1, help="copies of the real-shaped day (10: the 10x day)")
+    ap.add_argument("--corpus", default=str(realday.CORPUS), help="the real samples (default ../shared/corpus)")
+    ap.add_argument("--records", type=int, default=20_000, help="heavy day: pages")
+    ap.add_argument("--scale", type=int, default=1, help="heavy day: copies of the preprocessed files")
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--no-job", action="store_true", help="skip the jobs/index.py runs")
     ap.add_argument("--append", action="store_true")
     a = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
-    day = scaled(preprocessed_day(a.records, a.cores), a.scale)
+    lines = []
+    for name, day, shape in days(a):
+        lines += run_day(a, name, day, shape)
+    report(lines, a.append)
+
+
+def run_day(a, name: str, day: pathlib.Path, shape: str) -> list[str]:
+    """The rounds on one preprocessed day: DuckDB, ours fresh, and in the index job."""
     load = os.getloadavg()
-    lines = [f"### Web graph against DuckDB ({time.strftime('%Y-%m-%d')}, {day.name})", "",
-             f"Machine: {machine()}; load at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; cores {a.cores}.", ""]
+    files = sum(1 for _ in day.glob("language=*/*.parquet"))
+    lines = [f"### Web graph against DuckDB ({time.strftime('%Y-%m-%d')}, {name})", "",
+             f"Machine: {machine()}; load at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; cores {a.cores}.",
+             f"Day: {shape}; {files} Parquet files after preprocess.", ""]
+    print("\n".join(lines), flush=True)
     for r in range(a.repeat):
         d = run_duckdb(day, a.cores)
         g = run_graph_only(day, a.cores)
@@ -183,8 +222,8 @@ def main() -> None:
                      f"{full['wall'] - bare['wall']:.1f} s = {(full['wall'] - bare['wall']) / d['wall']:.2f}x")
         print(line, flush=True)
         lines.append(line)
-    lines.append(f"\nLoad at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}.")
-    report(lines, a.append)
+    lines.append(f"\nLoad at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}.\n")
+    return lines
 
 
 if __name__ == "__main__":

@@ -1,6 +1,11 @@
 """Benchmark the index job against Lucene (Anserini) on the same documents and cores.
 
     python -m benchmarks.bench_index [--docs 100000] [--words 500] [--cores 2] [--append]
+    python -m benchmarks.bench_index --day real [--copies 10]   # the real-shaped day, both cuts
+
+``--day real`` indexes the real-shaped day of benchmarks/realday.py in both cuts against Anserini
+with its per-language analyzers (bench_index_real.real_shaped), its shape beside each figure.
+The default, ``--day own``, is the synthetic day below (large, but not real-shaped):
 
 1. Real text: the shared crawl samples (../shared/corpus) go through jobs/preprocess.py once;
    the lines of their English pages are the text pool.
@@ -367,10 +372,17 @@ def main() -> None:
                     help="runs of each, alternating; the table shows medians (default 3: the VM is shared and noisy)")
     ap.add_argument("--no-full", action="store_true", help="skip the full job's runs (with the web graph)")
     ap.add_argument("--copies", type=int, default=1,
-                    help="index the --docs day this many times over (copy_inputs: distinct URLs and ids, same texts)")
+                    help="index the --docs day this many times over (copy_inputs: distinct URLs and ids, same texts);"
+                         " with --day real, the copies of the real-shaped day")
     ap.add_argument("--driver-memory", default=HEAP, help=f"our driver (and, in local mode, executor) heap (default {HEAP})")
+    from benchmarks.bench_index_real import add_day_options, real_shaped
+
+    add_day_options(ap, "own")
     a = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
+    if a.day == "real":  # --copies: of the real-shaped day here, not of the synthetic one
+        report(real_shaped(a), a.append)
+        return
     pool = text_pool(a.cores)
     t = time.time()
     day, jsonl, nbytes = write_inputs(a.docs, a.words, a.seed, pool)

@@ -1,6 +1,12 @@
 """Index real multilingual pages: ours against Anserini with its per-language analyzers.
 
-    python -m benchmarks.bench_index_real [--docs 30000] [--cores 2] [--repeat 3] [--append]
+    python -m benchmarks.bench_index_real [--day real] [--copies 1] [--cores 2] [--repeat 3] [--append]
+    python -m benchmarks.bench_index_real --day own [--docs 30000]
+
+With ``--day real`` (the default), the pages are those of the real-shaped day of
+benchmarks/realday.py in both cuts (many small archives, few large ones), each cut through
+jobs/preprocess.py, the day's shape printed beside each figure; then 2-3 as below. ``--day own``
+(pages copied verbatim: an extra row):
 
 1. Pages: the shared crawl samples (../shared/corpus) through jobs/preprocess.py (as
    benchmarks/bench_index.py does), all languages, repeated until ``--docs`` pages, each copy
@@ -25,6 +31,7 @@ import datetime as dt
 import hashlib
 import json
 import os
+import pathlib
 import re
 import shutil
 import subprocess
@@ -82,19 +89,81 @@ def write_real(n: int, cores: int) -> tuple:
         (day / f"language={lang}").mkdir(parents=True)
         for k, off in enumerate(range(0, day_t.num_rows, PER_FILE)):
             pq.write_table(day_t.slice(off, PER_FILE), day / f"language={lang}" / f"part-{k:05d}.parquet")
-        texts = pc.binary_join_element_wise(*[day_t.column(c).cast(pa.string()) for c in ("title", "description", "plain_text")],
-                                            "\n", null_handling="skip").to_pylist()
-        folder = coll / ANSERINI_LANG.get(lang, "en")
-        folder.mkdir(parents=True, exist_ok=True)
-        rids = day_t.column("record_id").to_pylist()
-        for k, off in enumerate(range(0, len(rids), PER_JSONL)):
-            with open(folder / f"{lang}-{k:04d}.jsonl", "w") as out:
-                for rid, text in zip(rids[off : off + PER_JSONL], texts[off : off + PER_JSONL]):
-                    out.write(json.dumps({"id": rid, "contents": text or ""}) + "\n")
-                    nbytes += len((text or "").encode())
+        nbytes += write_collection(coll, lang, day_t)
     (day / "_SUCCESS").write_bytes(b"")
     (coll / "_done").write_text(json.dumps([nbytes, langs]))
     return day, {p.name: p for p in coll.iterdir() if p.is_dir()}, nbytes, langs
+
+
+def write_collection(coll: pathlib.Path, lang: str, pages: pa.Table) -> int:
+    """The pages of one language as JsonCollection files in ``coll/ANALYZER/``; bytes of text."""
+    texts = pc.binary_join_element_wise(*[pages.column(c).cast(pa.string()) for c in ("title", "description", "plain_text")],
+                                        "\n", null_handling="skip").to_pylist()
+    folder = coll / ANSERINI_LANG.get(lang, "en")
+    folder.mkdir(parents=True, exist_ok=True)
+    rids = pages.column("record_id").to_pylist()
+    nbytes = 0
+    for k, off in enumerate(range(0, len(rids), PER_JSONL)):
+        with open(folder / f"{lang}-{k:04d}.jsonl", "w") as out:
+            for rid, text in zip(rids[off : off + PER_JSONL], texts[off : off + PER_JSONL]):
+                out.write(json.dumps({"id": rid, "contents": text or ""}) + "\n")
+                nbytes += len((text or "").encode())
+    return nbytes
+
+
+def collections_of(day: pathlib.Path, coll: pathlib.Path) -> tuple[dict, int, dict]:
+    """Per-analyzer JsonCollections of a preprocessed day's pages: ({analyzer: folder}, bytes, {lang: pages})."""
+    shutil.rmtree(coll, ignore_errors=True)
+    nbytes, langs = 0, {}
+    for folder in sorted(day.glob("language=*")):
+        lang = folder.name.split("=", 1)[1]
+        t = pa.concat_tables([pq.read_table(f) for f in sorted(folder.glob("*.parquet"))], promote_options="default")
+        langs[lang] = t.num_rows
+        nbytes += write_collection(coll, lang, t)
+    return {p.name: p for p in coll.iterdir() if p.is_dir()}, nbytes, langs
+
+
+def real_shaped(a) -> list[str]:
+    """Ours against Anserini on the real-shaped day of benchmarks/realday.py, in both cuts: each
+    cut through jobs/preprocess.py, then the index job on its Parquet and Anserini on the same
+    pages (per-analyzer JsonCollections), ``a.repeat`` alternating rounds; Markdown lines."""
+    from benchmarks import realday
+
+    rd = realday.cached_day(WORK / f"realday-{a.copies}x", a.copies, a.corpus)
+    lines = []
+    for cut in realday.CUTS:
+        day = realday.preprocessed(rd, cut, a.cores)
+        colls, nbytes, langs = collections_of(day, WORK / f"realday-{a.copies}x-{cut}-jsonl")
+        shape = realday.cut_line(rd["shape"], cut)
+        print(shape, file=sys.stderr)
+        alone, full, ans, loads = [], [], [], []
+        for _ in range(a.repeat):
+            loads.append(os.getloadavg()[0])
+            alone.append(run_ours(day, a.cores, a.docs_per_shard, graph=False, name="ours-realday"))
+            ans.append(run_anserini_langs(colls, a.cores))
+            if not a.no_full:
+                full.append(run_ours(day, a.cores, a.docs_per_shard, graph=True, name="ours-realday"))
+            print(f"ours {alone[-1]['wall']:.1f} s, anserini {ans[-1]['wall']:.1f} s", file=sys.stderr)
+        o, x = _median_run(alone), _median_run(ans)
+        if o["totals"]["docs"] != x["docs"]:
+            raise SystemExit(f"documents differ: ours {o['totals']['docs']}, Anserini {x['docs']}")
+        walls = lambda runs: ", ".join(f"{r['wall']:.1f}" for r in runs)  # noqa: E731
+        files = sum(1 for _ in day.glob("language=*/*.parquet"))
+        lines += [f"### {dt.date.today():%Y-%m-%d}: the real-shaped day, {cut} cut, {o['totals']['docs']:,} documents, "
+                  f"{a.cores} cores", "",
+                  f"Machine: {machine()}. Load average (1 min) before each round: {', '.join(f'{v:.1f}' for v in loads)}.",
+                  f"Day: {shape}; {files} Parquet files after preprocess; {nbytes / 1e6:.1f} MB of text.", "",
+                  "| indexer | median wall s | runs, s | peak RSS GiB |", "|---|---:|---:|---:|",
+                  f"| ours: jobs/index.py --no-graph, {o['shards']} shards | {o['wall']:.1f} | {walls(alone)} |"
+                  f" {o['rss'] / 2**30:.1f} |"]
+        if full:
+            f = _median_run(full)
+            lines.append(f"| ours: the full job (with the web graph) | {f['wall']:.1f} | {walls(full)} | {f['rss'] / 2**30:.1f} |")
+        lines += [f"| Anserini, one IndexCollection per analyzer ({', '.join(sorted(colls))}), summed | {x['wall']:.1f} |"
+                  f" {walls(ans)} | {x['rss'] / 2**30:.1f} |", "",
+                  f"Ratio ours (no graph) / Anserini, medians: **{o['wall'] / x['wall']:.2f}**"
+                  + (f"; with the graph {_median_run(full)['wall'] / x['wall']:.2f}" if full else "") + ".", ""]
+    return lines
 
 
 def run_anserini_langs(colls: dict, cores: int) -> dict:
@@ -116,13 +185,28 @@ def run_anserini_langs(colls: dict, cores: int) -> dict:
     return {"wall": sum(walls.values()), "walls": walls, "docs": docs, "rss": peak}
 
 
+def add_day_options(ap, default: str) -> None:
+    """``--day``, ``--copies`` and ``--corpus``: the real-shaped day (benchmarks/realday.py) or the script's own."""
+    from benchmarks import realday
+
+    ap.add_argument("--day", choices=["real", "own"], default=default,
+                    help=f"real: the real-shaped day in both cuts; own: this script's own day (default {default})")
+    if not any("--copies" in act.option_strings for act in ap._actions):  # bench_index has its own (also for --day real)
+        ap.add_argument("--copies", type=int, default=1, help="--day real: copies of the real-shaped day")
+    ap.add_argument("--corpus", default=str(realday.CORPUS), help="--day real: the real samples (default ../shared/corpus)")
+
+
 def main() -> None:
     ap = parser(__doc__, 30_000)
     ap.add_argument("--docs-per-shard", type=int, default=25_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-full", action="store_true")
+    add_day_options(ap, "real")
     a = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
+    if a.day == "real":
+        report(real_shaped(a), a.append)
+        return
     day, colls, nbytes, langs = write_real(a.docs, a.cores)
     alone, full, ans, loads = [], [], [], []
     for _ in range(a.repeat):

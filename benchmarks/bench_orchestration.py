@@ -25,9 +25,9 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+from devtools.slurm import start_cluster, stop_cluster  # noqa: E402
 from lib.orchestration.slurm import parse_job_id, parse_scontrol, sbatch_argv  # noqa: E402
 from lib.warc.sample import write_sample_crawl  # noqa: E402
-from tests.fixtures_slurm import start_cluster, stop_cluster  # noqa: E402
 
 STAMP = re.compile(r"run-day: (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ) (.*)")
 

@@ -10,12 +10,21 @@
    process tree (JVM + Python workers) sampled from /proc.
 
     python -m benchmarks.bench_preprocess [--work benchmarks/work] [--skip-memory]
+
+``--cuts DAY`` measures instead what a day's cut costs: the job on ``DAY/small/warc`` (many small
+archives) and on ``DAY/large/warc`` (the same records in few large ones), taking turns
+``--repeat`` times, and prints the time ratio, the Parquet files written and whether both cuts
+kept the same documents. ``--cuts corpus`` cuts ``--corpus`` itself: each ``.warc.gz`` split
+into archives of ``--records-per-file`` gzip members (small), and all of them joined into one
+(large); other archives go to both as they are. ``--job-root`` runs another checkout's job on
+the same cuts (the figure before a change).
 """
 
 from __future__ import annotations
 
 import argparse
 import glob
+import io
 import json
 import os
 import platform
@@ -38,8 +47,6 @@ def real_members(corpus: str) -> list[bytes]:
     for path in sorted(glob.glob(os.path.join(corpus, "*", "*.warc.gz"))):
         with open(path, "rb") as f:
             data = f.read()
-        import io
-
         for m in GzipMembers(io.BufferedReader(io.BytesIO(data))):
             head = m.read(2048)
             m.drain()
@@ -60,6 +67,106 @@ def build(path: str, members: list[bytes], size: int) -> None:
                 if n >= size:
                     break
     os.replace(path + ".tmp", path)
+
+
+def gzip_members(path: str) -> list[bytes]:
+    """The gzip members of a file, as they are (a member is a record in a .warc.gz)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    out = []
+    for m in GzipMembers(io.BufferedReader(io.BytesIO(data))):
+        m.drain()
+        out.append(data[m.offset : m.offset + m.length])
+    return out
+
+
+def cut_corpus(corpus: str, dest: str, per_file: int) -> tuple[str, str]:
+    """Both cuts of ``corpus`` below ``dest`` (``small/warc``, ``large/warc``); returns them. The
+    records are the same bytes in both: members are copied, never re-compressed."""
+    small, large = os.path.join(dest, "small", "warc"), os.path.join(dest, "large", "warc")
+    if not os.path.isdir(corpus):
+        sys.exit(f"no crawl samples at {corpus} (--corpus)")
+    if os.path.isdir(small) and os.path.isdir(large):
+        return small, large
+    shutil.rmtree(dest, ignore_errors=True)
+    for d in (small, large):
+        os.makedirs(d)
+    with open(os.path.join(large, "all.warc.gz"), "wb") as joined:
+        for path in sorted(glob.glob(os.path.join(corpus, "*", "*"))):
+            rel = os.path.relpath(path, corpus).replace(os.sep, "-")
+            if path.endswith(".md"):
+                continue
+            if not path.endswith(".warc.gz"):  # ARC files need their own first record; plain files stay whole
+                for d in (small, large):
+                    shutil.copyfile(path, os.path.join(d, rel))
+                continue
+            members = gzip_members(path)
+            for i in range(0, len(members), per_file):
+                with open(os.path.join(small, f"{rel[:-8]}-{i // per_file:05d}.warc.gz"), "wb") as f:
+                    f.write(b"".join(members[i : i + per_file]))
+            joined.write(b"".join(members))
+    return small, large
+
+
+def day_shape(warc: str) -> dict:
+    files = [p for p in glob.glob(os.path.join(warc, "**", "*"), recursive=True) if os.path.isfile(p)]
+    sizes = sorted(os.path.getsize(p) for p in files)
+    return {"files": len(files), "mb": round(sum(sizes) / 1e6, 1), "median_kb": round(sizes[len(sizes) // 2] / 1e3, 1)}
+
+
+def documents(out: str) -> list[tuple]:
+    """The pages of a preprocessed day without what depends on the cut (file, offset, ARC ids)."""
+    import pyarrow.dataset as pads
+
+    cols = ["url", "warc_date", "title", "plain_text", "language", "payload_digest"]
+    t = pads.dataset(out, format="parquet", partitioning="hive", ignore_prefixes=["_", "."]).to_table()
+    return sorted((tuple(repr(r[c]) for c in cols if c in t.schema.names) for r in t.to_pylist()))
+
+
+def page_files(out: str) -> dict[str, bytes]:
+    """relative path -> bytes of a preprocessed day's page files."""
+    found = glob.glob(os.path.join(out, "language=*", "*.parquet"))
+    return {os.path.relpath(p, out): open(p, "rb").read() for p in found}
+
+
+def run_cuts(a: argparse.Namespace) -> None:
+    if a.cuts == "corpus":
+        small, large = cut_corpus(a.corpus, os.path.join(a.work, "cuts"), a.records_per_file)
+    else:
+        small, large = os.path.join(a.cuts, "small", "warc"), os.path.join(a.cuts, "large", "warc")
+    job_root = os.path.abspath(a.job_root)
+    env = dict(os.environ, PYTHONPATH=job_root)
+    result: dict = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "job_root": job_root,
+                    "job_args": a.job_arg,
+                    "day": a.cuts, "shape": {"small": day_shape(small), "large": day_shape(large)},
+                    "seconds": {"small": [], "large": []}}
+    with open("/proc/loadavg") as f:
+        result["loadavg_before"] = f.read().split()[:3]
+    outs = {}
+    for _ in range(a.repeat):
+        for cut, inp in (("small", small), ("large", large)):
+            out = outs[cut] = os.path.join(a.work, f"cut-{cut}")
+            shutil.rmtree(out, ignore_errors=True)
+            cmd = [sys.executable, os.path.join(job_root, "jobs", "preprocess.py"), "--input", inp, "--output", out,
+                   "--master", "local[2]", "--conf", "spark.driver.memory=2g",
+                   "--summary", os.path.join(a.work, f"summary-{cut}.json"), *a.job_arg]
+            secs, _, rc = run_measured(cmd, env, job_root)
+            assert rc in (0, 3), (cut, rc)  # 3: published, unhealthy (a day of damaged samples may be)
+            result["seconds"][cut].append(round(secs, 1))
+            print(cut, round(secs, 1), flush=True)
+    with open("/proc/loadavg") as f:
+        result["loadavg_after"] = f.read().split()[:3]
+    best = {c: min(v) for c, v in result["seconds"].items()}
+    files = {c: page_files(outs[c]) for c in outs}
+    docs = {c: documents(outs[c]) for c in outs}
+    same = sorted(set(files["small"]) & set(files["large"]))
+    result.update(ratio=round(best["small"] / best["large"], 2), pages={c: len(d) for c, d in docs.items()},
+                  same_documents=docs["small"] == docs["large"],
+                  parquet_files={c: len(f) for c, f in files.items()},
+                  byte_identical_files=[p for p in same if files["small"][p] == files["large"][p]])
+    print(json.dumps(result, indent=1))
+    with open(os.path.join(a.work, "cuts.json"), "w") as f:
+        json.dump(result, f, indent=1)
 
 
 def tree_rss(pid: int) -> int:
@@ -85,10 +192,10 @@ def tree_rss(pid: int) -> int:
     return total
 
 
-def run_measured(cmd: list[str], env: dict | None = None) -> tuple[float, int, int]:
-    """(seconds, peak tree RSS, exit code) of a command."""
+def run_measured(cmd: list[str], env: dict | None = None, cwd: str = ROOT) -> tuple[float, int, int]:
+    """(seconds, peak tree RSS, exit code) of a command (Spark's Python workers import from ``cwd`` first)."""
     t0 = time.time()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=ROOT)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
     peak = 0
     stop = threading.Event()
 
@@ -128,8 +235,15 @@ def main() -> None:
     ap.add_argument("--total-mb", type=int, default=512)
     ap.add_argument("--files", type=int, default=8)
     ap.add_argument("--skip-memory", action="store_true")
+    ap.add_argument("--cuts", metavar="DAY", help="time the job on DAY's small and large cuts ('corpus': cut --corpus)")
+    ap.add_argument("--records-per-file", type=int, default=3, help="--cuts corpus: gzip members per small archive")
+    ap.add_argument("--repeat", type=int, default=2, help="--cuts: runs of each cut, taking turns (best counts)")
+    ap.add_argument("--job-arg", action="append", default=[], help="--cuts: one more argument for the job")
+    ap.add_argument("--job-root", default=ROOT, help="--cuts: the checkout whose jobs/preprocess.py runs")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
+    if a.cuts:
+        return run_cuts(a)
     members = real_members(a.corpus)
     print(f"{len(members)} real response members, {sum(map(len, members)) / 1e6:.1f} MB", flush=True)
     day = os.path.join(a.work, "day")

@@ -16,8 +16,12 @@ machine's cores give a peer when all are busy, the ceiling of any job's scaling)
 included; the driver JVM maps Spark's classes from lib/core/jvm_cache.py's archive, written by one
 untimed run when missing, as on any machine where the job ran before).
 
-Inputs (``--set``):
+Inputs (``--set``, repeatable; default all three):
 
+* ``real``: the real-shaped day of benchmarks/realday.py (the shared samples and the heavy pages
+  with every record type, ``--copies`` copies with renamed hosts), in both cuts: ``real-small``
+  (many small archives) and ``real-large`` (few large ones); the day's shape is printed beside
+  each figure. The sets below copy pages verbatim: extra rows.
 * ``heavy``: benchmarks/data/heavy_pages (138 real pages, 134 KB mean, ~160 links; see its
   SOURCES.md) wrapped as WARC response records, each page repeated under distinct URLs to
   ``--records`` records, in ``--files`` files (built once into ``--work``)
@@ -28,7 +32,7 @@ The in-process loops run ``--repeat`` times in alternation (ours, selectolax, re
 ours, ...); each loop's rate is its median, and ratios are of medians measured in the same
 invocation. CPU seconds of the process are given beside wall seconds (the machine is shared).
 
-    python -m benchmarks.bench_preprocess_peers --set heavy --set shared [--repeat 3] [--no-job]
+    python -m benchmarks.bench_preprocess_peers [--set real --set heavy --set shared] [--copies 1] [--repeat 3] [--no-job]
 """
 
 from __future__ import annotations
@@ -163,7 +167,7 @@ def _fastwarc_html(files: list[str]):
     for path in files:
         with open(path, "rb") as f:
             for rec in ArchiveIterator(f, record_types=WarcRecordType.response, parse_http=True):
-                if not 200 <= (rec.http_headers.status_code or 0) < 300:
+                if rec.http_headers is None or not 200 <= (rec.http_headers.status_code or 0) < 300:  # dns:, ...
                     continue
                 ctype = (rec.http_headers.get("Content-Type") or "").lower()
                 if "html" not in ctype:
@@ -327,7 +331,8 @@ def bench_set(name: str, files: list[str], warm: list[str], a) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--set", action="append", choices=["heavy", "shared"])
+    ap.add_argument("--set", action="append", choices=["real", "heavy", "shared"])
+    ap.add_argument("--copies", type=int, default=1, help="copies of the real-shaped day")
     ap.add_argument("--work", default=os.path.join(BENCH_WORK, "peers"))
     ap.add_argument("--corpus", default=os.path.join(ROOT, "..", "shared", "corpus"))
     ap.add_argument("--records", type=int, default=20_000)
@@ -344,8 +349,18 @@ def main() -> None:
     result = {"machine": f"{platform.node()}, {os.cpu_count()} cores, {platform.processor() or platform.machine()}",
               "python": platform.python_version(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
               "load_start": load(), "sets": {}}
-    for name in a.set or ["heavy", "shared"]:
+    for name in a.set or ["real", "heavy", "shared"]:
         folder = os.path.join(a.work, name)
+        if name == "real":
+            from benchmarks import realday
+
+            rd = realday.cached_day(os.path.join(a.work, f"real-{a.copies}x"), a.copies, a.corpus)
+            for cut in realday.CUTS:
+                line = realday.cut_line(rd["shape"], cut)
+                print(f"[real-{cut}] {line}", flush=True)
+                result["sets"][f"real-{cut}"] = {**bench_set(f"real-{cut}", rd["files"][cut], rd["files"]["small"][:1], a),
+                                                 "shape": line}
+            continue
         if name == "heavy":
             files, warm = build_heavy(folder, a.records, a.files), build_heavy(folder + "-warm", 50, 1)
         else:

@@ -31,7 +31,7 @@ import httpx
 import psutil
 
 from benchmarks import WORK as BENCH_WORK
-from lib.serve.app import OPERATORS
+from lib.serve.engine import OPERATORS
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DEFAULT_ROOT = BENCH_WORK / "search" / "root"

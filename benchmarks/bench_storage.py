@@ -15,7 +15,7 @@ Operations: list the small files; stream the big file in 1 MiB reads; ``--ranges
 16 KiB at random offsets of the big file (``storage.read_range`` opens per read, as the extract
 job's record copy does; Arrow's handle is opened once, its best case); publish the small files'
 folder (``upload_tree``; Arrow: ``copy_files``). The S3 part starts SeaweedFS on loopback
-(``tests.seaweed``, the test extra) unless ``--no-s3``. Prints a Markdown table and the ratios.
+(``devtools.seaweed``, the test extra) unless ``--no-s3``. Prints a Markdown table and the ratios.
 """
 
 from __future__ import annotations
@@ -195,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     want = {str(p.relative_to(small)): p.stat().st_size for p in small.rglob("*.warc.gz")}
     run("local", *local_cases(big, small, offsets), want, a.repeat)
     if not a.no_s3:
-        from tests.seaweed import SeaweedS3  # the test extra's server
+        from devtools.seaweed import SeaweedS3  # the test extra's server
 
         (big.parent / "bigdir").mkdir()
         os.link(big, big.parent / "bigdir" / big.name)

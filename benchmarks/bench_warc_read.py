@@ -7,6 +7,10 @@ need the next record's offset, which is wrong after damage); warcio yields both.
 checks that all three agree on every record's offset.
 
     python -m benchmarks.bench_warc_read [--files 'benchmarks/work/preprocess/day/*.warc.gz']
+    python -m benchmarks.bench_warc_read --day real [--copies 10]
+
+``--day real`` reads the real-shaped day of benchmarks/realday.py instead (every record type, many
+producers), in both cuts (many small archives, few large ones), its shape printed beside each figure.
 """
 
 from __future__ import annotations
@@ -52,10 +56,27 @@ def warcio(path: str) -> list[int]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--files", default=os.path.join(BENCH_WORK, "preprocess", "day", "*.warc.gz"))
+    ap.add_argument("--day", choices=["files", "real"], default="files", help="real: the real-shaped day, both cuts")
+    ap.add_argument("--copies", type=int, default=1, help="--day real: copies of the real-shaped day")
+    ap.add_argument("--corpus", default=None, help="--day real: the real samples (default ../shared/corpus)")
     a = ap.parse_args()
+    if a.day == "real":
+        from benchmarks import realday
+
+        rd = realday.cached_day(os.path.join(BENCH_WORK, "warc_read", f"real-{a.copies}x"), a.copies,
+                                a.corpus or realday.CORPUS)
+        for cut in realday.CUTS:
+            print(realday.cut_line(rd["shape"], cut), flush=True)
+            read_all(rd["files"][cut])
+        return
     files = sorted(glob.glob(a.files))
     if not files:
         sys.exit(f"no files match {a.files}: run benchmarks/bench_preprocess.py first")
+    read_all(files)
+
+
+def read_all(files: list[str]) -> None:
+    """Each reader over ``files`` in turn; the offsets they give must agree."""
     total = sum(os.path.getsize(p) for p in files)
     offsets = {}
     for name, fn in (("ours", ours), ("fastwarc", fastwarc), ("warcio", warcio)):

@@ -43,10 +43,12 @@ RUNS: list[tuple[str, list[str], list[str], str | None]] = [
     ("bench_search", ["--docs", "2000", "--copies", "2", "--queries", "20", "--search-queries", "10"], [], "| PISA"),
     ("bench_serve_load", ["--clients", "2", "--seconds", "5"], ["bench_search"], None),
     ("bench_serve_files", ["--mb", "4", "--files", "20", "--rounds", "1", "--ranges", "10"], [], "Ratio ours/peer"),
+    ("bench_enrich", ["--repeat", "1"], [], "x the run without"),
     ("bench_catalogue", ["--captures", "2000", "--urls", "800", "--days", "2"], [], "| HTTP /captures"),
     ("bench_extract", ["--copies", "4", "--files", "2"], [], "(b) warcio"),
     ("bench_storage", ["--mb", "8", "--files", "20", "--ranges", "50", "--repeat", "1"], [], "| S3 | ranges"),
     ("bench_placement", ["--keys", "2000", "--nodes", "4", "--files", "50"], [], None),
+    ("bench_extraction_quality", ["--limit", "20"], [], "| trafilatura |"),
     ("bench_orchestration", ["--files", "2", "--pages-per-file", "10"], [], '"state": "COMPLETED"'),
 ]
 

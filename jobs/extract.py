@@ -1,6 +1,8 @@
 """Extract: copy any subset of records out of WARC/ARC archives by offset and length.
 
     spark-submit jobs/extract.py --tsv list.tsv --archives s3://bucket/warc --output DIR
+    python jobs/extract.py --index coll/indexes/index.cdxj --archives coll/archive --output DIR
+    python jobs/extract.py --index ROOT/index/2026-01/15 --where "language = 'deu'" --output DIR
     python jobs/extract.py --from-parquet ROOT/preprocessed/2026/01/15 --where "url_suffix = 'gov'" --output DIR
 
 Map-only: the driver reads the list, sorts it by (file, offset) and cuts it into tasks;
@@ -15,7 +17,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import math
-import os
 import sys
 from typing import Any, Callable
 
@@ -23,6 +24,8 @@ from lib.core import layout, storage
 from lib.core.errors import UsageError
 from lib.core.sparkjob import JobResult, SparkJob, log
 from lib.extract.driver import ERRORS, assemble, plan_tasks
+from lib.extract.indexes import FORMATS as INDEX_FORMATS
+from lib.extract.indexes import IndexInput
 from lib.extract.lines import (
     Resolver,
     items_from_rows,
@@ -62,9 +65,16 @@ class ExtractJob(SparkJob):
         src.add_argument("--tsv", help="list of url<TAB>archive_file<TAB>offset<TAB>length (local or s3://)")
         src.add_argument("--from-parquet", metavar="DIR",
                          help="a preprocessed day (language=*/ Parquet with warc_file/warc_offset/warc_length)")
-        p.add_argument("--where", help="with --from-parquet: Spark SQL condition selecting rows, e.g. \"url_suffix = 'gov'\"")
-        p.add_argument("--archives", metavar="ROOT",
-                       help="archives root: relative archive_file paths are below it and no path may leave it")
+        src.add_argument("--index", metavar="FILE|DIR",
+                         help="an index of any format (local or s3://): TSV, CDXJ, CDX with its header, Common Crawl's "
+                              "columnar index (Parquet or CSV), our metadata store (Parquet); see --index-format")
+        p.add_argument("--index-format", choices=("auto", *INDEX_FORMATS), default="auto",
+                       help="the --index format (default: sniffed from its content, then its name)")
+        p.add_argument("--where", help="with --from-parquet: Spark SQL condition selecting rows, e.g. \"url_suffix = 'gov'\"; "
+                                       "with a Parquet --index: DuckDB SQL over its columns")
+        p.add_argument("--archives", metavar="ROOT", nargs="+", action="extend",
+                       help="archives root(s): relative archive_file paths are below one of them (the first "
+                            "that holds the file) and no path may leave them")
         p.add_argument("--max-bytes", type=byte_size, default=100 << 20, help="roll output files at this size (default 100M)")
         p.add_argument("--verify", action="store_true",
                        help="decompress each range: exactly one member (gzip/zstd/LZ4) with one record whose URL equals the line's")
@@ -73,26 +83,33 @@ class ExtractJob(SparkJob):
                             "(.warc.gz, one gzip member a record, ARC fields in WARC headers as warcio's arc2warc)")
 
     def resolve_io(self, args: argparse.Namespace) -> None:
-        if not args.tsv and not args.from_parquet:
+        if not args.tsv and not args.from_parquet and not args.index:
             if args.input:
                 args.from_parquet = args.input
             elif args.date and args.root:
                 args.from_parquet = layout.day_path(args.root, layout.PREPROCESSED, args.date)
             else:
-                raise UsageError("extract: give --tsv FILE or --from-parquet DIR (or --date/--root)")
-        if args.where and not args.from_parquet:
-            raise UsageError("extract: --where needs --from-parquet")
+                raise UsageError("extract: give --tsv FILE, --index FILE|DIR or --from-parquet DIR (or --date/--root)")
+        if args.where and not (args.from_parquet or args.index):
+            raise UsageError("extract: --where needs --from-parquet or a Parquet --index")
+        if args.index_format != "auto" and not args.index:
+            raise UsageError("extract: --index-format needs --index")
         if args.output is None:
             if args.date is None or args.root is None:
                 raise UsageError("extract: give --output DIR (or --date/--root)")
             args.output = layout.day_path(args.root, self.output_kind, args.date)
-        args.input = args.tsv or args.from_parquet
+        args.input = args.tsv or args.index or args.from_parquet
 
     def read_list(self, spark: Any, args: argparse.Namespace, resolver: Resolver) -> tuple[list, list, Callable]:
         """(items, parse errors, line numbers -> input text)."""
         if args.tsv:
             items, errors = read_tsv(args.tsv, resolver)
             return items, errors, lambda numbers: lines_by_number(args.tsv, numbers)
+        if args.index:
+            index = IndexInput(args.index, args.index_format, args.where)
+            items, errors = index.read(resolver)
+            log.info("extract: %s index %s: %d records, %d bad lines", index.format, args.index, len(items), len(errors))
+            return items, errors, index.texts
         path = args.from_parquet
         if storage.is_s3(path):  # Spark needs its own S3 connector (hadoop-aws) for this
             path = "s3a://" + path.split("://", 1)[1]
@@ -113,7 +130,7 @@ class ExtractJob(SparkJob):
         total = sum(it.length for it in items)
         n = args.partitions or max(spark.sparkContext.defaultParallelism, math.ceil(total / BYTES_PER_TASK))
         slices = [pack_items(s) for s in plan_tasks(items, n)]
-        real_root = None if (resolver.root is None or resolver.root_is_s3) else os.path.realpath(resolver.root)
+        real_root = resolver.real_roots()
         max_bytes, verify, output_format = args.max_bytes, args.verify, args.output_format
 
         def task(index, slices_iter):

@@ -18,6 +18,7 @@ too few HTML pages kept, too many unreadable files; the summary and ``_stats.jso
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import os
 import sys
@@ -25,9 +26,10 @@ from typing import Any
 
 from lib.core import exclusions, layout, storage
 from lib.core.sparkjob import EXIT_UNHEALTHY, JobResult, SparkJob, empty_input, map_tasks
-from lib.preprocess import health
+from lib.core.schema import PAGE_SCHEMA
+from lib.preprocess import enrich, health, plan
 from lib.preprocess.inputs import input_record
-from lib.preprocess.tasks import RESULT_SCHEMA, make_mapper, merge_results, remove_strays
+from lib.preprocess.tasks import FILE_BYTES, RESULT_SCHEMA, make_mapper, merge_results, remove_strays
 from lib.warc.records import ARCHIVE_SUFFIXES
 
 log = logging.getLogger("dailyslice.preprocess")
@@ -47,11 +49,12 @@ def share(text: str) -> float:
 def thresholds(args: argparse.Namespace) -> health.Thresholds:
     """The health thresholds, tightened by ``--fail-on``: ``unreadable`` allows no unreadable
     file, ``any`` no failed record (and no unreadable file, which is a failed record too)."""
-    t = health.Thresholds(args.max_failed_share, args.min_kept_share, args.max_unreadable_share)
+    t = health.Thresholds(args.max_failed_share, args.min_kept_share, args.max_unreadable_share,
+                          args.max_empty_text_share)
     if args.fail_on in ("unreadable", "any"):
-        t = health.Thresholds(t.max_failed_share, t.min_kept_share, 0.0)
+        t = dataclasses.replace(t, max_unreadable_share=0.0)
     if args.fail_on == "any":
-        t = health.Thresholds(0.0, t.min_kept_share, 0.0)
+        t = dataclasses.replace(t, max_failed_share=0.0)
     return t
 
 
@@ -66,6 +69,16 @@ class PreprocessJob(SparkJob):
     def add_arguments(self, p: argparse.ArgumentParser) -> None:
         p.add_argument("--max-page-bytes", type=int, default=10 << 20,
                        help="skip (and report) pages whose HTTP body is larger (default 10 MiB)")
+        p.add_argument("--task-bytes", type=int, default=plan.TASK_BYTES, metavar="BYTES",
+                       help="archives are grouped into tasks of at most this many bytes, a file counting its size "
+                            "plus --open-cost-bytes (a bigger file is a task alone; a small day is cut finer to "
+                            "fill every core), as Spark's spark.sql.files.maxPartitionBytes (default 128 MiB)")
+        p.add_argument("--open-cost-bytes", type=int, default=plan.OPEN_COST_BYTES, metavar="BYTES",
+                       help="what opening one archive costs, in bytes, when tasks are planned, as Spark's "
+                            "spark.sql.files.openCostInBytes (default 512 KiB; Spark's is 4 MiB)")
+        p.add_argument("--file-bytes", type=int, default=FILE_BYTES, metavar="BYTES",
+                       help="a task starts a new Parquet file of a language when the current one reaches this "
+                            "size (default 128 MiB)")
         p.add_argument("--batch-rows", type=int, default=500, help="pages per Arrow batch handed to Spark")
         p.add_argument("--max-failed-share", type=share, default=DEFAULTS.max_failed_share,
                        help="unhealthy above this share of failed records among records read (default %(default)s)")
@@ -73,26 +86,34 @@ class PreprocessJob(SparkJob):
                        help="unhealthy below this share of kept pages among parsed 2xx HTML responses (default %(default)s)")
         p.add_argument("--max-unreadable-share", type=share, default=DEFAULTS.max_unreadable_share,
                        help="unhealthy above this share of unreadable input files (default %(default)s)")
+        p.add_argument("--max-empty-text-share", type=share, default=DEFAULTS.max_empty_text_share,
+                       help="warn above this share of kept pages whose main text is empty although their body has "
+                            "text (default %(default)s)")
         p.add_argument("--s3-max-connections", type=int, metavar="N",
                        default=int(os.environ.get("DAILYSLICE_S3_MAX_CONNECTIONS_PER_JOB", "0") or 0),
                        help="at most N archives read from S3 at once by the whole job (one connection each; "
                             "default $DAILYSLICE_S3_MAX_CONNECTIONS_PER_JOB, 0: one per task slot)")
+        p.add_argument("--enrich", action="append", default=[], metavar="NAME[,NAME]",
+                       help="run these enrichment plugins (entry-point group dailyslice.enrichers, e.g. microdata); "
+                            "their columns are added to the pages (docs/enrich.md)")
         p.add_argument("--fail-on", choices=("health", "unreadable", "any", "never"), default="health",
                        help="exit 3 (published, unhealthy) when: a health threshold is breached (default); that or "
                             "any unreadable file; that or any failed record; never (health is still reported)")
 
     def run(self, spark: Any, args: argparse.Namespace) -> JobResult:
         excluded = exclusions.for_job(args.root, args.exclusions)
+        plugins = enrich.load([n.strip() for a in args.enrich for n in a.split(",") if n.strip()], PAGE_SCHEMA.names)
         listed = storage.list_files(args.input, ARCHIVE_SUFFIXES)
-        files = [(f.uri, f.size) for f in listed]
-        files.sort(key=lambda f: -f[1])  # biggest first: fewer stragglers at the end of the day
+        files = sorted((f.uri, f.size) for f in listed)  # _stats.json and _errors.jsonl list them in name order
         if not files and (empty := empty_input(self.name, args, "no archives")) is not None:
             return empty
         with self.work_dir(spark, args) as work:
             tmp = work.path
-            with self.steps("map"):  # one small result row per input file
-                mapper = make_mapper(files, tmp, args.max_page_bytes, args.batch_rows, args.input, excluded)
-                results = map_tasks(spark, len(files), mapper, RESULT_SCHEMA, args.partitions,
+            with self.steps("map"):  # tasks by bytes, biggest first; one small result row per input file
+                tasks = plan.pack(files, args.task_bytes, args.open_cost_bytes, spark.sparkContext.defaultParallelism)
+                mapper = make_mapper(files, tasks, tmp, args.max_page_bytes, args.batch_rows, args.input, excluded,
+                                     args.file_bytes, plugins)
+                results = map_tasks(spark, len(tasks), mapper, RESULT_SCHEMA, args.partitions,
                                     max_concurrent=args.s3_max_connections if storage.is_s3(args.input) else 0)
             with self.steps("write"):
                 os.makedirs(os.path.join(tmp, layout.CAPTURES), exist_ok=True)
@@ -107,15 +128,20 @@ class PreprocessJob(SparkJob):
         (log.info if day["ok"] else log.error)("%s: %s", args.output, health.describe(day))
         for w in day.get("warnings", []):
             log.warning("%s: %s", args.output, w)
+        for name, r in t.get("enrich", {}).items():
+            if r["failed"]:
+                log.warning("%s: enrichment plugin %s failed on %d of %d pages (%s); those pages are kept without its columns",
+                            args.output, name, r["failed"], r["pages"], r["failed_by_reason"])
         summary = {
-            "input": args.input, "output": args.output, "files": len(files), "bytes": t["bytes"],
+            "input": args.input, "output": args.output, "files": len(files), "tasks": len(tasks), "bytes": t["bytes"],
             "records_read": t["read"], "pages_kept": t["kept"], "skipped": t["skipped"], "failed": t["failed"],
             "failed_by_reason": t["failed_by_reason"], "warnings_by_reason": t["warnings_by_reason"],
             "excluded": t["skipped_by_reason"].get("excluded", 0), "exclusion_rules": len(excluded),
-            "html_seen": t["html_seen"], "unreadable_files": day["counts"]["unreadable_files"],
+            "html_seen": t["html_seen"], "empty_text": t["empty_text"], "unreadable_files": day["counts"]["unreadable_files"],
             "error_report_lines": reported, "health": day, "steps": self.steps.seconds,
             "html_extraction": t.get("html_extraction", []),
             "s3_executors": t.get("s3", {}),  # the tasks' share of "s3" (driver and tasks together)
+            "enrich": t.get("enrich", {}),  # per plugin: pages, seconds, failed (by reason), samples
         }
         return JobResult(ok=day["ok"] or args.fail_on == "never", summary=summary, output=args.output,
                          code=EXIT_UNHEALTHY)

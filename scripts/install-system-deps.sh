@@ -3,7 +3,7 @@
 set -euo pipefail
 need=()
 command -v java >/dev/null 2>&1 || need+=(openjdk-17-jre-headless)
-# a real Slurm cluster for the orchestration tests (tests/fixtures_slurm.py starts the daemons)
+# a real Slurm cluster for the orchestration tests (devtools/slurm.py starts the daemons)
 [ -x /usr/sbin/slurmctld ] && [ -x /usr/sbin/slurmd ] && command -v sbatch >/dev/null 2>&1 || need+=(slurm-wlm)
 [ -x /usr/sbin/munged ] || need+=(munge)
 # headless browser that renders the catalogue's daily report in its test

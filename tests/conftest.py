@@ -14,7 +14,9 @@ import uuid
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-SHARED_CORPUS = ROOT.parent / "shared" / "corpus"
+# the shared data beside the checkout (../shared), or where $DAILYSLICE_SHARED says (a worktree elsewhere)
+SHARED = pathlib.Path(os.environ.get("DAILYSLICE_SHARED") or ROOT.parent / "shared")
+SHARED_CORPUS = SHARED / "corpus"
 
 pytest_plugins: list[str] = []
 

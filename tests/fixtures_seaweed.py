@@ -1,4 +1,4 @@
-"""A real S3 server (SeaweedFS, :mod:`tests.seaweed`) for the end-to-end tests, beside moto's
+"""A real S3 server (SeaweedFS, :mod:`devtools.seaweed`) for the end-to-end tests, beside moto's
 mock (``s3_server`` in conftest.py, kept for fast unit tests).
 
 Register with ``pytest_plugins = ["tests.fixtures_seaweed"]``. The in-process ``spark``
@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 
-from tests.seaweed import SeaweedS3
+from devtools.seaweed import SeaweedS3
 
 
 @pytest.fixture(scope="session")

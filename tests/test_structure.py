@@ -241,6 +241,32 @@ def layout_missing(root: pathlib.Path) -> list[str]:
     return [w for w in want if not re.search(re.escape(w) + r"(?![\w.])", section)]
 
 
+
+#: folders of the project root that hold no project source (virtual environments, build output)
+_NOT_SOURCE = {"tests", "build", "dist", ".venv", "venv", "node_modules"}
+_RUNS_TESTS_MODULE = re.compile(r"-m\s+tests\.|\btests\.[A-Za-z_]+\s+import\b")
+
+
+def imports_of_tests(root: pathlib.Path) -> list[str]:
+    """Places outside ``tests/`` that import the ``tests`` package (Python imports, and ``-m tests.x``
+    runs in the Makefile and shell scripts): tests may use the rest of the tree, never the reverse."""
+    out = []
+    tops = [p for p in sorted(root.iterdir()) if p.name not in _NOT_SOURCE and not p.name.startswith(".")]
+    for path in (f for top in tops for f in ([top] if top.is_file() else sorted(top.rglob("*")))):
+        rel = path.relative_to(root)
+        if path.suffix == ".py":
+            tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+            for node in ast.walk(tree):
+                names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                         [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+                out += [f"{rel}:{node.lineno} imports {n}" for n in names if n == "tests" or n.startswith("tests.")]
+        elif path.name == "Makefile" or path.suffix in (".sh", ".mk", ".toml", ".cfg", ".ini", ".yml", ".yaml"):
+            for i, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+                if _RUNS_TESTS_MODULE.search(line):
+                    out.append(f"{rel}:{i} runs {line.strip()}")
+    return out
+
+
 # -- the project ------------------------------------------------------------------------
 
 
@@ -286,6 +312,11 @@ def test_optional_imports_are_not_declared_dependencies():
 def test_readme_layout_lists_every_package_and_job():
     missing = layout_missing(ROOT)
     assert not missing, "README.md '## Layout' does not mention: " + ", ".join(missing)
+
+
+def test_nothing_outside_tests_imports_tests():
+    found = imports_of_tests(ROOT)
+    assert not found, "code outside tests/ uses the tests package (move what it needs to devtools/): " + "; ".join(found)
 
 
 # -- each check fails when it should ----------------------------------------------------
@@ -372,6 +403,23 @@ def test_layout_check_reports_what_the_readme_misses(tmp_path):
     readme = ("# x\n\n## Layout\n\n| `lib/core/` | core |\n| `lib/indexer/` | x |\n| `jobs/index.py` | y |\n\n"
               "## Other\n\n`lib/index/` and `jobs/demo.py` are mentioned, but outside the section\n")
     assert layout_missing(_tree(tmp_path, files, readme)) == ["lib/index", "jobs/demo.py"]
+
+
+def test_tests_import_check_fails_on_each_way_in(tmp_path):
+    root = _tree(tmp_path, {
+        "tests/__init__.py": "", "tests/seaweed.py": "X = 1\n",
+        "tests/test_a.py": "from tests.seaweed import X\n",  # inside tests/: allowed
+        "benchmarks/bench_x.py": "import os\n\ndef f():\n    from tests.seaweed import X\n",
+        "scripts/tool.py": "import tests.seaweed as s\nfrom lib import tests_helpers\n",
+        "devtools/ok.py": "from . import tests\nimport testsuite\n",  # relative import, another package
+        "Makefile": "demo:\n\tpython -m tests.seaweed -- true\n\tpython -m pytest tests/serve\n",
+        "build/lib/x.py": "import tests\n",  # build output is not source
+    })
+    assert imports_of_tests(root) == [
+        "Makefile:2 runs python -m tests.seaweed -- true",
+        "benchmarks/bench_x.py:4 imports tests.seaweed",
+        "scripts/tool.py:1 imports tests.seaweed",
+    ]
 
 
 @pytest.mark.parametrize("module,is_package,level,name,want", [

@@ -2,6 +2,7 @@
 
     python -m lib.catalogue --root ROOT days
     python -m lib.catalogue --root ROOT captures URL
+    python -m lib.catalogue --root ROOT digest SHA1 [SHA1 ...]
     python -m lib.catalogue --root ROOT search --prefix https://example.com/ [--contains news]
     python -m lib.catalogue --root ROOT files 2026-01-15
     python -m lib.catalogue --root ROOT records FILE [--day 2026-01-15]
@@ -80,6 +81,8 @@ def parser() -> argparse.ArgumentParser:
     sub.add_parser("days", help="completed days")
     c = sub.add_parser("captures", help="captures of a URL with duplicate markers")
     c.add_argument("url")
+    dg = sub.add_parser("digest", help="captures with a payload digest (sha1:BASE32, base32 or hex), all days")
+    dg.add_argument("digest", nargs="+")
     s = sub.add_parser("search", help="URL prefix/substring search in the URL database")
     s.add_argument("--prefix")
     s.add_argument("--contains")
@@ -123,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
             result = [{"day": d.isoformat()} for d in query.list_days(root)]
         elif args.cmd == "captures":
             result = query.captures(root, args.url)
+        elif args.cmd == "digest":
+            result = query.digest(root, args.digest)
         elif args.cmd == "search":
             result = query.search(root, args.prefix, args.contains, args.limit)
         elif args.cmd == "files":

@@ -17,7 +17,7 @@ from typing import Any
 
 import duckdb
 
-from lib.catalogue import urldb
+from lib.catalogue import digests, urldb
 from lib.catalogue.keys import normalize_url
 from lib.core import layout, storage
 from lib.core.errors import DailysliceError
@@ -147,6 +147,25 @@ def search(root: str, prefix: str | None = None, contains: str | None = None, li
               FROM read_parquet(?, hive_partitioning = true) WHERE {' AND '.join(where)}
               ORDER BY url LIMIT {int(limit)}"""
     return _rows(connect(), sql, params)
+
+
+def digest(root: str, digests_: str | list[str], db: str | None = None) -> list[dict[str, Any]]:
+    """Every capture whose payload digest is one of ``digests_`` (``sha1:BASE32``, bare base32
+    or hex SHA-1; one or many) over the days of the URL database: URL, day, time, record type,
+    status, MIME and the archive pointer (file, offset, length), by digest then time.
+    QueryError names a malformed digest; NotFound when there is no URL database."""
+    wanted = [digests_] if isinstance(digests_, str) else list(digests_)
+    if not wanted:
+        raise QueryError("give at least one digest")
+    try:
+        keys = [digests.parse_digest(d) for d in wanted]
+    except digests.DigestError as e:
+        raise QueryError(str(e)) from None
+    db = db or os.path.join(local_root(root), "urldb")
+    state = urldb.read_state(db)
+    if not state.get("table"):
+        raise NotFound(f"no URL database at {db} (run the catalogue build first)")
+    return digests.rows(digests.lookup(digests.day_files(db, state["days"]), keys))
 
 
 def files(root: str, day: str | dt.date) -> list[dict[str, Any]]:

@@ -5,6 +5,7 @@ Layout under the database folder (default ``ROOT/urldb``)::
     _state.json                     current version, days merged, version history
     days/date=YYYY-MM-DD/part=P/    the day's edits: one row per URL seen that day
     v000007/part=P/                 table version 7, key-partitioned, sorted by id
+    digests/date=YYYY-MM-DD/        the day's captures sorted by payload digest (lib.catalogue.digests)
 
 ``part = partition_of(normalized URL, k)`` (lib.core.keyspace): partition P owns one
 MD5 range, like a Nutch WebDB writer. Merging day D joins the previous version with D's
@@ -28,6 +29,7 @@ import pyarrow.parquet as pq
 from pyspark.sql import Window, functions as F
 from pyspark.sql.functions import pandas_udf
 
+from lib.catalogue import digests
 from lib.catalogue.keys import normalize_url
 from lib.core import storage
 from lib.core.errors import DailysliceError
@@ -192,6 +194,7 @@ def merge_day(spark: Any, db: str, day: dt.date, captures: Any, partitions: int 
         raise UrlDbError(f"{db} has {k} partitions; re-partitioning to {partitions} is not supported")
     dkey = day.isoformat()
     _write_sorted(day_edits(captures, k), _edits_dir(db, dkey), k)
+    digest_rows = digests.write_day(captures, db, dkey)  # the side table by digest (lib.catalogue.digests)
 
     base, replay = plan_replay(state["history"], state["days"], dkey)
     table = (spark.read.schema(TABLE_DDL).parquet(os.path.join(db, base["table"])) if base
@@ -215,7 +218,7 @@ def merge_day(spark: Any, db: str, day: dt.date, captures: Any, partitions: int 
         if re.fullmatch(r"v\d{6}(\.tmp|\.old)?", name) and name not in kept:
             shutil.rmtree(os.path.join(db, name), ignore_errors=True)
     return {"urldb": db, "version": new_state["version"], "replayed_days": replay,
-            "urls": count_rows(os.path.join(db, new_state["table"]))}
+            "urls": count_rows(os.path.join(db, new_state["table"])), "digest_rows": digest_rows}
 
 
 def count_rows(folder: str) -> int:

@@ -73,6 +73,7 @@ def assemble(
         "failed": len(errors),
         "failed_by_reason": dict(sorted(kinds.items())),
         "bytes": sum(r["bytes"] for r in results),
+        "terminators_added": sum(r.get("terminators_added", 0) for r in results),
         "files": len(files),
         "file_bytes": sum(f[1] for f in files),
         "tasks": len(results),

@@ -54,25 +54,31 @@ def _has_dotdot(path: str) -> bool:
 
 
 class Resolver:
-    """Turns ``archive_file`` fields into URIs inside ``root`` (or anywhere when no root)."""
+    """Turns ``archive_file`` fields into URIs inside the archives root(s) (or anywhere when
+    none). With several roots a relative name resolves against the first root holding it
+    (one existence check per distinct name), or the first root when none does (the task then
+    reports it missing)."""
 
-    def __init__(self, root: str | None):
+    def __init__(self, root: str | list[str] | tuple[str, ...] | None):
         # one string object per archive file: cheap to ship to tasks (pickle memoizes it)
         self._cache: dict[str, str | ExtractError] = {}
-        self.root: str | None = None
-        self.root_is_s3 = False
-        if root:
-            if storage.is_s3(root):
-                self.root = storage.normalize(root).rstrip("/")
-                self.root_is_s3 = True
+        self.roots: list[tuple[str, bool]] = []  # (root, is_s3)
+        for r in [root] if isinstance(root, str) else (root or []):
+            if storage.is_s3(r):
+                self.roots.append((storage.normalize(r).rstrip("/"), True))
             else:
-                self.root = os.path.normpath(os.path.abspath(storage.local_path(root)))
+                self.roots.append((os.path.normpath(os.path.abspath(storage.local_path(r))), False))
+        self.root: str | None = self.roots[0][0] if self.roots else None
+        self.root_is_s3 = bool(self.roots) and self.roots[0][1]
+
+    def real_roots(self) -> tuple[str, ...] | None:
+        """The local roots with symlinks resolved (for :func:`check_real_path`); None when no
+        root is local (S3 keys have no symlinks) or there is no root."""
+        local = tuple(os.path.realpath(r) for r, is_s3 in self.roots if not is_s3)
+        return local or None
 
     def _inside(self, uri: str, is_s3: bool) -> bool:
-        assert self.root is not None
-        if is_s3 != self.root_is_s3:
-            return False
-        return uri == self.root or uri.startswith(self.root.rstrip("/") + "/")
+        return any(is_s3 == r_s3 and (uri == r or uri.startswith(r.rstrip("/") + "/")) for r, r_s3 in self.roots)
 
     def resolve(self, archive_file: str) -> str:
         return self.lookup(archive_file)
@@ -90,6 +96,9 @@ class Resolver:
             raise found
         return found
 
+    def _join(self, root: str, is_s3: bool, name: str) -> str:
+        return storage.join(root, name) if is_s3 else os.path.join(root, name)
+
     def _resolve(self, archive_file: str) -> str:
         if _has_dotdot(archive_file):
             raise ExtractError("escapes-root", f"{archive_file}: '..' in archive path")
@@ -99,22 +108,33 @@ class Resolver:
             uri, is_s3 = os.path.normpath(storage.local_path(archive_file)), False
         elif "://" in archive_file:
             raise ExtractError("bad-line", f"{archive_file}: unsupported URI scheme")
-        elif self.root is None:
+        elif not self.roots:
             raise ExtractError("bad-line", f"{archive_file}: relative archive path needs --archives")
         else:
-            return storage.join(self.root, archive_file) if self.root_is_s3 else os.path.join(self.root, archive_file)
-        if self.root is not None and not self._inside(uri, is_s3):
-            raise ExtractError("escapes-root", f"{archive_file}: outside the archives root {self.root}")
+            candidates = [self._join(r, r_s3, archive_file) for r, r_s3 in self.roots]
+            if len(candidates) > 1:
+                for c in candidates:
+                    try:
+                        if storage.exists(c):
+                            return c
+                    except Exception:  # an unreachable root: try the next, the task reports the first
+                        continue
+            return candidates[0]
+        if self.roots and not self._inside(uri, is_s3):
+            shown = " or ".join(r for r, _ in self.roots)
+            raise ExtractError("escapes-root", f"{archive_file}: outside the archives root {shown}")
         return uri
 
 
-def check_real_path(path: str, real_root: str | None) -> None:
-    """Refuse a local file whose real path (symlinks resolved) leaves ``real_root``."""
-    if real_root is None:
+def check_real_path(path: str, real_root: str | tuple[str, ...] | None) -> None:
+    """Refuse a local file whose real path (symlinks resolved) leaves ``real_root`` (one root
+    or several: the file must be inside one of them)."""
+    if not real_root:
         return
+    roots = (real_root,) if isinstance(real_root, str) else real_root
     real = os.path.realpath(path)
-    if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
-        raise ExtractError("escapes-root", f"{path} resolves to {real}, outside the archives root {real_root}")
+    if not any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in roots):
+        raise ExtractError("escapes-root", f"{path} resolves to {real}, outside the archives root {' or '.join(roots)}")
 
 
 def _int_field(name: str, text: str, minimum: int) -> int:

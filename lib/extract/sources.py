@@ -62,7 +62,7 @@ class LocalSource:
 
     is_local = True
 
-    def __init__(self, path: str, real_root: str | None):
+    def __init__(self, path: str, real_root: str | tuple[str, ...] | None):
         self.uri = path
         check_real_path(path, real_root)
         try:
@@ -119,7 +119,7 @@ class S3Source:
         pass
 
 
-def open_source(uri: str, real_root: str | None) -> LocalSource | S3Source:
+def open_source(uri: str, real_root: str | tuple[str, ...] | None) -> LocalSource | S3Source:
     """Open the archive at ``uri`` (absolute path or ``s3://``); errors are :class:`ExtractError`."""
     if storage.is_s3(uri):
         return S3Source(uri)

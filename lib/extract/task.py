@@ -19,6 +19,7 @@ from lib.extract.archive import ArchiveWriter, gzip_member, task_namer
 from lib.extract.formats import ArchiveFormat, FormatError, sniff_format
 from lib.extract.lines import ExtractError, Item, TaskError, tsv_escape
 from lib.extract.sources import S3_MAX_GAP, LocalSource, open_source, plan_runs
+from lib.extract.terminator import HEAD_SCAN, missing_terminator
 from lib.extract.verify import HEAD_BYTES, RecordCheck, check_magic, magic_error
 from lib.warc.records import Record, iter_records
 
@@ -46,6 +47,7 @@ class _Task:
         self.manifest: list[ManifestRow] = []
         self.errors: list[TaskError] = []
         self.bytes = 0
+        self.terminators = 0  # plain records whose range left out their closing line ends
         self.src = ""  # the current source as a URI, for the manifest
 
     def writer(self, fmt: ArchiveFormat) -> ArchiveWriter:
@@ -53,6 +55,16 @@ class _Task:
         if w is None:
             w = self.writers[fmt.key] = ArchiveWriter(self.out_dir, fmt, self.max_bytes, self.namer, self.when)
         return w
+
+    def terminate(self, fmt: ArchiveFormat, w: ArchiveWriter, head: bytes | memoryview, length: int) -> bytes:
+        """Append the closing bytes a plain record's range left out (lib.extract.terminator)."""
+        if fmt.codec is not None:
+            return b""
+        term = missing_terminator(fmt.kind, bytes(head[:HEAD_SCAN]), length)
+        if term:
+            w.write(term)
+            self.terminators += 1
+        return term
 
     def fail(self, it: Item, err: ExtractError) -> None:
         self.errors.append((it.line_no, err.reason))
@@ -131,13 +143,14 @@ class _Task:
                         w = self.writer(fmt)
                         base = w.begin(it.length)
                         w.write(view[rel : rel + it.length])
+                        term = self.terminate(fmt, w, view[rel : rel + min(it.length, HEAD_SCAN)], it.length)
                         w.commit()
-                        self.done(it, w, base)
+                        self.done(it, w, base, it.length + len(term))
                 view.release()
                 k = j
 
     def _copy_big(self, src: LocalSource, fmt: ArchiveFormat, it: Item) -> None:
-        head = src.head(it.offset, HEAD_BYTES)
+        head = src.head(it.offset, HEAD_SCAN if fmt.codec is None else HEAD_BYTES)
         if not fmt.starts_record(head):
             self.fail(it, magic_error(fmt, head))
             return
@@ -148,8 +161,9 @@ class _Task:
             w.abort(base)
             self.fail(it, ExtractError("read-error", f"short read at {it.offset + copied}: file changed while reading"))
             return
+        term = self.terminate(fmt, w, head, it.length)
         w.commit()
-        self.done(it, w, base)
+        self.done(it, w, base, it.length + len(term))
 
     # ---------------------------------------------------------------- streaming path
     def copy_stream(self, src: Any, fmt: ArchiveFormat, items: list[Item]) -> None:
@@ -180,7 +194,7 @@ class _Task:
             pos += len(skipped)
         w = self.writer(fmt)
         check = RecordCheck(fmt, it.url) if self.verify else None
-        remaining, base, err = it.length, None, None
+        remaining, base, err, head = it.length, None, None, b""
         try:
             while remaining:
                 chunk = reader.read(min(CHUNK, remaining))
@@ -200,26 +214,33 @@ class _Task:
                     base = w.begin(it.length)
                 if check is not None:
                     check.feed(chunk)
+                if len(head) < HEAD_SCAN and fmt.codec is None:
+                    head += chunk[: HEAD_SCAN - len(head)]
                 w.write(chunk)
         except Exception:
             if base is not None:  # no partial record may stay in the output
                 w.abort(base)
             raise
+        term = b""
+        if err is None and base is not None:
+            term = self.terminate(fmt, w, head, it.length)
         if err is None and check is not None:
             try:
+                check.feed(term)
                 check.finish()
             except ExtractError as e:
                 err = e
         if err is not None:
             if base is not None:
                 w.abort(base)
+                self.terminators -= bool(term)
             self.fail(it, err)
             return pos
         w.commit()
-        self.done(it, w, base)
+        self.done(it, w, base, it.length + len(term))
         return pos
 
-    def run(self, items: list[Item], real_root: str | None) -> None:
+    def run(self, items: list[Item], real_root: str | tuple[str, ...] | None) -> None:
         items = sorted(items, key=lambda it: (it.uri, it.offset, it.line_no))
         for uri, group in itertools.groupby(items, key=lambda it: it.uri):
             group = list(group)
@@ -271,7 +292,7 @@ def extract_items(
     *,
     max_bytes: int,
     verify: bool = False,
-    real_root: str | None = None,
+    real_root: str | tuple[str, ...] | None = None,
     when: dt.datetime | None = None,
     output_format: str = "same",
 ) -> dict[str, Any]:
@@ -288,6 +309,7 @@ def extract_items(
         "task": task_id,
         "records": len(t.manifest),
         "bytes": t.bytes,
+        "terminators_added": t.terminators,
         "files": [tuple(f) for f in files],
         "errors": t.errors,
         "manifest": write_manifest_part(out_dir, task_id, t.manifest) if t.manifest else None,

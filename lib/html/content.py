@@ -1,17 +1,15 @@
 """Extract what the index needs from an HTML page with selectolax (lexbor backend).
 
 Title, meta description, ``<html lang>``, canonical URL, outgoing links with anchor
-texts, and the main plain text with boilerplate (scripts, styles, navigation, headers,
-footers, asides, forms, cookie banners) removed, one block per line.
+texts, and the main plain text (lib/html/maintext.py: the content root's text without
+boilerplate blocks, one block per line).
 
 Per page this costs a handful of passes of lexbor's C selector engine and Python only for the
 nodes that need it: the head fields looked up in ``<head>`` (the whole document only for what
 it lacks), one query for the links (each distinct href resolved once, root-relative ones
-without ``urljoin``), and for the main text one query for the drop tags and selectors, one for
-the few elements whose class or id contains a boilerplate word (tested in Python), one for the
-block elements. The output is that of the former
-implementation, which tested every element with a class or id in Python and resolved every
-link with ``urljoin`` (tests/html/test_preprocess_equivalence.py holds them equal).
+without ``urljoin``), and the main text in two walks of the compiled walker. The fields
+other than the main text are those of the former implementation, which resolved every link
+with ``urljoin`` (tests/html/test_preprocess_equivalence.py holds them equal).
 """
 
 from __future__ import annotations
@@ -24,39 +22,8 @@ from urllib.parse import urldefrag, urljoin, urlsplit
 import jstyleson
 from selectolax.lexbor import LexborHTMLParser
 
-from lib.html import walk
+from lib.html import maintext, walk
 
-# Elements whose content is never main text.
-DROP_TAGS = [
-    "script", "style", "noscript", "template", "svg", "math", "canvas", "iframe", "object", "embed",
-    "nav", "header", "footer", "aside", "form", "button", "select", "textarea", "dialog", "menu",
-]
-DROP_SELECTORS = (
-    "[role=navigation],[role=banner],[role=contentinfo],[role=complementary],[role=search],"
-    "[aria-hidden=true],[hidden]"
-)
-# both in one query (one pass of lexbor's selector engine instead of one per tag and one more),
-# and as one :is() so that an element matching several (<nav role=navigation>) comes back once
-# (a selector list returns it once per selector, and a node must not be decomposed twice)
-_DROP = f":is({','.join(DROP_TAGS)},{DROP_SELECTORS})"
-# class/id tokens that mark boilerplate blocks (whole tokens or these prefixes only: a
-# page wrapper called "has-nav" must not take the page with it)
-_BOILER_TOKENS = {"nav", "navbar", "navigation", "menu", "breadcrumb", "breadcrumbs", "footer", "sidebar",
-                  "cookie", "cookies", "consent", "banner", "share", "social", "skip-link", "related"}
-_BOILER_PREFIXES = ("nav-", "navbar-", "menu-", "footer-", "sidebar-", "cookie-", "breadcrumb", "social-", "share-")
-# Every token and prefix above contains one of these words, so an element whose class or id
-# contains none of them (ASCII case-insensitively, as lexbor's [attr*=v i] matches) cannot be
-# boilerplate; U+212A KELVIN SIGN is the one non-ASCII character whose str.lower() is an ASCII
-# letter of theirs ('k'). The selector finds the few candidates; _is_boilerplate decides.
-_BOILER_WORDS = ("nav", "menu", "breadcrumb", "footer", "sidebar", "cookie", "consent", "banner", "share", "social",
-                 "skip-link", "related", "\u212a")
-assert all(any(w in t for w in _BOILER_WORDS) for t in (*_BOILER_TOKENS, *_BOILER_PREFIXES))
-# (as one :is() list: lexbor then matches each element against the list in one pass)
-BOILER_CANDIDATES = ":is(" + ",".join(f'[{attr}*="{w}" i]' for attr in ("class", "id") for w in _BOILER_WORDS) + ")"
-BLOCK_TAGS = (
-    "p,div,section,article,main,li,ul,ol,dl,dt,dd,h1,h2,h3,h4,h5,h6,br,tr,td,th,table,blockquote,pre,"
-    "figure,figcaption,hr,address,details,summary,center"
-)
 # what keeps a root-relative href from being origin + href (fragment cut) after urljoin +
 # urldefrag: '//' (urljoin drops empty segments), a dot segment, ';' (path parameters),
 # tab/CR/LF (urlsplit deletes them), backslash; and an empty query ('/p?': the '?' is dropped)
@@ -66,8 +33,6 @@ _DESCRIPTION = ("meta[name=description]", "meta[name=Description]", "meta[proper
 # the head fields: selector -> the one tag it can match
 _FIELDS = {"title": "title", **{sel: "meta" for sel in _DESCRIPTION}, "base[href]": "base", "link[rel=canonical][href]": "link"}
 _IN_HEAD = ",".join(_FIELDS)
-_BLOCKS = f":is({BLOCK_TAGS})"
-SEP = "\x1e"
 JSON_LD_TYPE = "application/ld+json"
 _JSON_LD_SELECTOR = f'script[type="{JSON_LD_TYPE}"]'
 # extruct drops a leading comment line when a block does not parse as it is
@@ -82,6 +47,7 @@ class Page:
     html_lang: str = ""
     canonical_url: str | None = None
     text: str = ""
+    body_chars: int = 0  # visible characters in <body>: an empty text with some means the page lost it
     links: list[tuple[str, str]] = field(default_factory=list)
     json_ld: str | None = None
 
@@ -191,7 +157,7 @@ def extract(html: str, url: str, utf8: bytes | None = None) -> Page:
             seen.add(key)
             links.append(key)
 
-    page.text = main_text(tree)
+    page.text, page.body_chars = main_text_and_size(tree)
     return page
 
 
@@ -261,26 +227,17 @@ def _take_first(nodes: list, selectors: dict, first: dict) -> None:
                 first[sel] = node
 
 
-def _is_boilerplate(attrs: dict) -> bool:
-    tokens = f"{attrs.get('class') or ''} {attrs.get('id') or ''}".lower().split()
-    return any(t in _BOILER_TOKENS or t.startswith(_BOILER_PREFIXES) for t in tokens)
+def main_text_and_size(tree: LexborHTMLParser) -> tuple[str, int]:
+    """Visible main text, boilerplate removed, one block per line (lib.html.maintext's rules;
+    the compiled walker computes the same in C), and the body's visible characters."""
+    body = tree.body
+    if body is None:
+        return "", 0
+    if walk.WALK is not None:
+        return walk.WALK.main_text(body.mem_id)
+    return maintext.main_text(body)
 
 
 def main_text(tree: LexborHTMLParser) -> str:
-    """Visible main text, boilerplate removed, one block per line (the compiled walker
-    computes it without changing the tree; this path decomposes what it drops)."""
-    body = tree.body
-    if body is None:
-        return ""
-    if walk.WALK is not None:
-        return walk.WALK.main_text(body.mem_id)
-    # reverse document order: children go before their parents, so no freed node is touched
-    for node in reversed(body.css(_DROP)):
-        node.decompose()
-    for node in reversed(body.css(BOILER_CANDIDATES)):
-        if node.tag not in ("main", "article") and _is_boilerplate(node.attributes):
-            node.decompose()
-    for node in body.css(_BLOCKS):
-        node.insert_before(SEP)
-    lines = (" ".join(part.split()) for part in body.text(separator="", strip=False).split(SEP))
-    return "\n".join(line for line in lines if line)
+    """The main text of the page (:func:`main_text_and_size` without the size)."""
+    return main_text_and_size(tree)[0]

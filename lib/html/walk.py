@@ -4,7 +4,7 @@
 it) and the installed selectolax is the version whose lexbor it was compiled against (the one
 pyproject.toml pins): it reads selectolax's tree through lexbor's struct layouts, which another
 version may change. ``DAILYSLICE_NATIVE_HTML=off`` chooses the pure-Python path of
-``lib.html.content`` (the same output, at ~60% of the speed); ending up there any other way (a
+``lib.html.content`` (the same output, several times slower); ending up there any other way (a
 module that did not load, another selectolax) is reported as a warning in the preprocess
 job's log and in the day's health block (:func:`slow_by_accident`).
 """
@@ -22,6 +22,9 @@ import urllib.request
 import selectolax
 
 DIST = "daily-index-slice"
+#: what this module expects of the compiled walker (lexwalk.c's API): a module built from older
+#: source (an install not rebuilt after an update) is not used
+API = 2
 
 
 def _from_installed_project():
@@ -55,7 +58,7 @@ except ImportError:  # not built (no compiler at install time), or lib imported 
 def _usable() -> object | None:
     if _lexwalk is None or os.environ.get("DAILYSLICE_NATIVE_HTML", "").lower() in ("off", "0", "false"):
         return None
-    if selectolax.__version__ != _lexwalk.SELECTOLAX_VERSION:
+    if selectolax.__version__ != _lexwalk.SELECTOLAX_VERSION or getattr(_lexwalk, "API", 1) != API:
         return None
     return _lexwalk
 
@@ -77,4 +80,6 @@ def status() -> str:
         return "pure Python (lib.html._lexwalk not built)"
     if selectolax.__version__ != _lexwalk.SELECTOLAX_VERSION:
         return f"pure Python (built for selectolax {_lexwalk.SELECTOLAX_VERSION}, installed {selectolax.__version__})"
+    if getattr(_lexwalk, "API", 1) != API:
+        return f"pure Python (lib.html._lexwalk built from older source, API {getattr(_lexwalk, 'API', 1)}: rebuild it)"
     return "pure Python (DAILYSLICE_NATIVE_HTML=off)"

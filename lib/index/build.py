@@ -66,6 +66,9 @@ STATS_SCHEMA = pa.schema(
         ("total_terms", pa.int64()),
         ("ciff_bytes", pa.int64()),
         ("metadata_bytes", pa.int64()),
+        # the files' sha256 (hex): the day's manifest, checked by the search service (docs/serve.md)
+        ("ciff_sha256", pa.string()),
+        ("metadata_sha256", pa.string()),
     ]
 )
 
@@ -218,6 +221,7 @@ def _run_batches(files: list[tuple[str, str]], plan: MapPlan) -> Iterator[tuple[
         f = pq.ParquetFile(locations.local_path(path))
         names = _check_columns(f, path, plan)
         columns = plan.columns + [c for c in owi.OPTIONAL_PAGE_COLUMNS if c in names]
+        columns += [x.name for x in owi.plugin_fields(f.schema_arrow)]  # enrichment plugins' columns
         for b in f.iter_batches(batch_size=plan.batch_rows, columns=columns):
             if not b.num_rows:
                 continue
@@ -233,6 +237,14 @@ def _run_batches(files: list[tuple[str, str]], plan: MapPlan) -> Iterator[tuple[
                 rows = []
     if rows:
         yield from cut()
+
+
+def _docs_table(batches: list[pa.RecordBatch]) -> pa.Table:
+    """A shard's docs rows of a run; files of a run whose plugin columns differ give the union
+    of their columns (absent ones null)."""
+    if all(b.schema == batches[0].schema for b in batches):
+        return pa.Table.from_batches(batches, schema=batches[0].schema).combine_chunks()
+    return pa.concat_tables([pa.Table.from_batches([b]) for b in batches], promote_options="default").combine_chunks()
 
 
 def index_run(t: int, files: list[tuple[str, str]], plan: MapPlan) -> Iterator[pa.RecordBatch]:
@@ -271,7 +283,7 @@ def index_run(t: int, files: list[tuple[str, str]], plan: MapPlan) -> Iterator[p
             buf.add(bt.vocab, ps, pidx[bt.doc], bt.term, local[bt.doc])
     buf.flush()
     for p in sorted(docs):
-        write_arrow(docs_path(plan.spill, p, t), pa.Table.from_batches(pages[p], schema=DOCS_SCHEMA).combine_chunks())
+        write_arrow(docs_path(plan.spill, p, t), _docs_table(pages[p]))
     ps = sorted(docs)
     if ps:
         yield pa.RecordBatch.from_arrays([

@@ -66,7 +66,8 @@ METADATA_SCHEMA = pa.schema(BASE_FIELDS + MODULE_FIELDS + OUR_FIELDS,
 #: what the map step spills per page: everything but ``docid`` (the reducer numbers the pages)
 DOCS_SCHEMA = pa.schema([f for f in METADATA_SCHEMA if f.name != "docid"], metadata=METADATA_SCHEMA.metadata)
 
-#: columns we cannot fill honestly: always null (docs/index.md says why)
+#: columns we cannot fill honestly: null unless an enrichment plugin (lib.preprocess.enrich) wrote
+#: the page column of that name, e.g. ``microdata`` (docs/index.md says why)
 NULL_COLUMNS = ("microdata", "image_links", "video_links", "iframes", "curlielabels", "curlielabels_en", "address")
 #: preprocessed page columns copied under the same name and type
 SAME = ("id", "title", "plain_text", "warc_ip", "url", "mime_type", "charset", "http_server", "valid", "warc_file",
@@ -126,6 +127,28 @@ def owi_date(ts: pa.Array) -> pa.Array:
     return pc.strftime(ts.cast(pa.timestamp("s", tz="UTC"), safe=False), format="%Y-%m-%dT%H:%M:%SZ")
 
 
+PLUGIN_KEY = b"dailyslice.enricher"
+
+
+def plugin_fields(page_schema: pa.Schema) -> list[pa.Field]:
+    """The columns enrichment plugins added to a preprocessed page file (their fields carry the
+    plugin's name in the metadata key ``dailyslice.enricher``, lib.preprocess.enrich). One named
+    like a schema 0.1.0 column fills it; the others are appended to the store."""
+    return [f for f in page_schema if f.metadata and PLUGIN_KEY in f.metadata]
+
+
+def docs_schema(extra: list[pa.Field]) -> pa.Schema:
+    """:data:`DOCS_SCHEMA` with the plugin columns ``extra`` that it does not already have."""
+    names = set(DOCS_SCHEMA.names)
+    return pa.schema(list(DOCS_SCHEMA) + [f for f in extra if f.name not in names], metadata=DOCS_SCHEMA.metadata)
+
+
+def metadata_schema(docs: pa.Schema) -> pa.Schema:
+    """:data:`METADATA_SCHEMA` plus the plugin columns a spilled docs table carries."""
+    names = set(METADATA_SCHEMA.names)
+    return pa.schema(list(METADATA_SCHEMA) + [f for f in docs if f.name not in names], metadata=METADATA_SCHEMA.metadata)
+
+
 def _links(col: pa.Array) -> tuple[pa.Array, pa.Array]:
     """``list<struct<url, anchor_text>>`` -> (``list<string>`` urls, ``list<string>`` anchors); an
     empty list becomes null, as Resilipipe writes it."""
@@ -140,7 +163,8 @@ def _links(col: pa.Array) -> tuple[pa.Array, pa.Array]:
 
 
 def metadata_batch(b: pa.RecordBatch, language: str, doclength: np.ndarray) -> pa.RecordBatch:
-    """The :data:`DOCS_SCHEMA` rows of a batch of preprocessed pages of one ``language`` folder."""
+    """The :data:`DOCS_SCHEMA` rows of a batch of preprocessed pages of one ``language`` folder,
+    plus the columns of enrichment plugins the batch carries (:func:`plugin_fields`)."""
     n = b.num_rows
     names = set(b.schema.names)
 
@@ -168,4 +192,8 @@ def metadata_batch(b: pa.RecordBatch, language: str, doclength: np.ndarray) -> p
     cols["schema_metadata"] = pa.array([SCHEMA_METADATA] * n, STRMAP)
     for c in NULL_COLUMNS:
         cols[c] = pa.nulls(n, METADATA_SCHEMA.field(c).type)
-    return pa.RecordBatch.from_arrays([cols[f.name].cast(f.type) for f in DOCS_SCHEMA], schema=DOCS_SCHEMA)
+    extra = plugin_fields(b.schema)
+    for f in extra:
+        cols[f.name] = b.column(f.name)
+    schema = docs_schema(extra) if extra else DOCS_SCHEMA
+    return pa.RecordBatch.from_arrays([cols[f.name].cast(f.type) for f in schema], schema=schema)

@@ -30,6 +30,7 @@ catch any segment lost or duplicated on the way.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass
 from typing import Iterator
@@ -41,6 +42,7 @@ import pyarrow.parquet as pq
 
 from lib.ciff.writer import CiffWriter
 from lib.core import atomic, layout
+from lib.index import owi
 from lib.index.build import METADATA_SCHEMA, STATS_SCHEMA, docs_path, segment_path
 
 META_ROW_GROUP = 1 << 16
@@ -204,7 +206,11 @@ class _Shard:
             self.postings += total
 
     def write_docs(self) -> None:
-        self.meta = pq.ParquetWriter(self.meta_tmp, METADATA_SCHEMA, compression="zstd")
+        schema = METADATA_SCHEMA
+        for t in self.inp.t[:1]:  # enrichment plugins' columns ride along (lib.index.owi.plugin_fields)
+            with pa.memory_map(docs_path(self.spill, self.inp.pidx, t)) as src:
+                schema = owi.metadata_schema(pa.ipc.open_file(src).schema)
+        self.meta = pq.ParquetWriter(self.meta_tmp, schema, compression="zstd")
         pending: list[pa.RecordBatch] = []
         rows = 0
         for t, base, n in zip(self.inp.t, self.bases.tolist(), self.inp.docs):
@@ -220,7 +226,7 @@ class _Shard:
                                pages.column("doclength").to_numpy())
             cols = {c: pages.column(c) for c in pages.schema.names}
             cols["docid"] = pa.chunked_array([docids])
-            pending.append(pa.table([cols[f.name] for f in METADATA_SCHEMA], schema=METADATA_SCHEMA))
+            pending.append(pa.table([cols[f.name] if f.name in cols else pa.nulls(n, f.type) for f in schema], schema=schema))
             rows += n
             if rows >= META_ROW_GROUP:  # one Parquet row group per ~64k pages
                 self.meta.write_table(pa.concat_tables(pending), row_group_size=1 << 30)
@@ -235,7 +241,8 @@ class _Shard:
         return pa.RecordBatch.from_pylist(
             [dict(pidx=self.inp.pidx, docs=self.num_docs, duplicates=self.duplicates, terms=self.ciff.header.num_postings_lists,
                   postings=self.postings, total_terms=self.total_terms, ciff_bytes=os.path.getsize(self.ciff_path),
-                  metadata_bytes=os.path.getsize(self.meta_path))],
+                  metadata_bytes=os.path.getsize(self.meta_path), ciff_sha256=_sha256(self.ciff_path),
+                  metadata_sha256=_sha256(self.meta_path))],
             schema=STATS_SCHEMA,
         )
 
@@ -244,6 +251,12 @@ class _Shard:
         if self.meta is not None:
             self.meta.close()
         atomic.discard(self.meta_tmp)
+
+
+def _sha256(path: str) -> str:
+    """Hex sha256 of a file just written (read back from the page cache)."""
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def write_shard(inp: ShardInput, spec: ShardSpec, spill: str) -> pa.RecordBatch:

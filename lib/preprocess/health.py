@@ -1,12 +1,14 @@
 """A preprocessed day's health: did it lose pages? Plain Python, no Spark.
 
-Three shares from the day's ``_stats.json`` counters, each against a threshold:
+Four shares from the day's ``_stats.json`` counters, each against a threshold:
 
 * ``failed``: failed records / records read (damage: gzip, WARC/ARC or HTTP headers, parser
   crashes); breached above ``max_failed_share``;
 * ``kept``: pages kept / ``html_seen`` (parsed 2xx HTML responses with a payload, i.e. what the
   day should keep; the rest were binary, too large or crashed the parser); breached below
   ``min_kept_share``; a day without HTML has nothing to lose (share None, never breached);
+* ``empty_text`` (a warning, not a breach): kept pages whose main text is empty although their
+  ``<body>`` has visible text / pages kept; warned above ``max_empty_text_share``;
 * ``unreadable_files``: files with a file-level failure (:data:`FILE_LEVEL_REASONS`: could not
   be opened or read, or are not archives at all) / input files; breached above
   ``max_unreadable_share``.
@@ -37,6 +39,8 @@ class Thresholds:
     max_failed_share: float = 0.01
     min_kept_share: float = 0.99
     max_unreadable_share: float = 0.01
+    #: a warning (the pages are kept, but no word of theirs can find them), not a breach
+    max_empty_text_share: float = 0.02
 
 
 def _share(num: int, den: int) -> float | None:
@@ -85,6 +89,7 @@ def assess(totals: dict[str, Any], per_file: Iterable[dict[str, Any]], threshold
         "failed": _share(totals.get("failed", 0), totals.get("read", 0)),
         "kept": _share(totals.get("kept", 0), totals.get("html_seen", 0)),
         "unreadable_files": _share(unreadable, totals.get("files", 0)),
+        "empty_text": _share(totals.get("empty_text", 0), totals.get("kept", 0)),
     }
     breached = []
     if shares["failed"] is not None and shares["failed"] > t.max_failed_share:
@@ -94,9 +99,13 @@ def assess(totals: dict[str, Any], per_file: Iterable[dict[str, Any]], threshold
     if shares["unreadable_files"] is not None and shares["unreadable_files"] > t.max_unreadable_share:
         breached.append("max_unreadable_share")
     top = top_reasons(totals)
-    warnings = [f"HTML extraction ran on the slow path on some executors: {line} (the same output at ~60% of the "
-                "compiled walker's speed; DAILYSLICE_NATIVE_HTML=off is the way to choose it)"
+    warnings = [f"HTML extraction ran on the slow path on some executors: {line} (the same output several times "
+                "slower than the compiled walker; DAILYSLICE_NATIVE_HTML=off is the way to choose it)"
                 for line in totals.get("html_extraction", []) if walk.slow_by_accident(line)]
+    if shares["empty_text"] is not None and shares["empty_text"] > t.max_empty_text_share:
+        warnings.append(f"{totals.get('empty_text', 0)} of {totals.get('kept', 0)} kept pages "
+                        f"({100 * shares['empty_text']:.2f}%, max {100 * t.max_empty_text_share:.2f}%) have an empty "
+                        "main text although their <body> has text: no word of theirs can find them")
     return {
         "ok": not breached,
         "breached": breached,
@@ -104,7 +113,7 @@ def assess(totals: dict[str, Any], per_file: Iterable[dict[str, Any]], threshold
         "shares": shares,
         "thresholds": asdict(t),
         "counts": {"read": totals.get("read", 0), "failed": totals.get("failed", 0), "kept": totals.get("kept", 0),
-                   "html_seen": totals.get("html_seen", 0), "files": totals.get("files", 0), "unreadable_files": unreadable},
+                   "html_seen": totals.get("html_seen", 0), "empty_text": totals.get("empty_text", 0), "files": totals.get("files", 0), "unreadable_files": unreadable},
         "top_reasons": top,
         "samples": sample_errors(error_lines, top[0]["reason"]) if top and breached else [],
     }

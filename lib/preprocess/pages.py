@@ -28,6 +28,7 @@ from lib.core.exclusions import NONE as NO_EXCLUSIONS, Exclusions
 from lib.html.charset import decode_html
 from lib.html.content import extract
 from lib.preprocess import langid
+from lib.preprocess.enrich import Enrichment, PageInput
 from lib.warc.http import HttpError, HttpResponse, parse_response
 from lib.warc.records import BadRecord, Record, iter_records, sha1_digest
 
@@ -47,11 +48,12 @@ class FileStats:
     warnings: Counter = field(default_factory=Counter)
     unreported: int = 0
     html_seen: int = 0  # parsed 2xx HTML responses with a non-empty payload: what a day should keep
+    empty_text: int = 0  # kept pages whose main text is empty although their <body> has text
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "file": self.file, "bytes": self.bytes, "seconds": round(self.seconds, 3),
-            "read": self.read, "kept": self.kept, "html_seen": self.html_seen,
+            "read": self.read, "kept": self.kept, "html_seen": self.html_seen, "empty_text": self.empty_text,
             "skipped": sum(self.skipped.values()), "failed": sum(self.failed.values()),
             "skipped_by_reason": dict(self.skipped), "failed_by_reason": dict(self.failed),
             "warnings_by_reason": dict(self.warnings), "errors_not_reported": self.unreported,
@@ -111,8 +113,9 @@ class FileProcessor:
     ``captures`` and ``errors``."""
 
     def __init__(self, file: str, max_page_bytes: int = 10 << 20, name: str | None = None,
-                 exclusions: Exclusions = NO_EXCLUSIONS):
+                 exclusions: Exclusions = NO_EXCLUSIONS, enrich: Enrichment | None = None):
         self.file = file
+        self.enrich = enrich  # the run's enrichment plugins (lib.preprocess.enrich), if any
         self.exclusions = exclusions  # records of excluded URLs are skipped ('excluded'), captures included
         self.name = name  # what the archive is wherever it is read from (ARC ids); default file
         self.max_page_bytes = max_page_bytes
@@ -187,13 +190,14 @@ class FileProcessor:
         if rec.rec_type == "resource":
             return self._resource(rec)
         if rec.rec_type != "response":
-            if rec.rec_type == "revisit":
-                status = None
+            if rec.rec_type == "revisit":  # the HTTP head of the revisited response, when it has one
+                status, mime = None, ""
                 try:
-                    status = parse_response(rec.content + b"\r\n\r\n").status
+                    head = parse_response(rec.content + b"\r\n\r\n")
+                    status, mime = head.status, head.mime_type
                 except HttpError:
                     pass
-                self._capture(rec, status, "", False)
+                self._capture(rec, status, mime, False)
             self._skip(f"not_response:{rec.rec_type or 'unknown'}")
             return None
         if not rec.url:
@@ -281,6 +285,8 @@ class FileProcessor:
             self._warn(rec.offset, "invalid_bytes_in_charset", f"invalid bytes for {dec.charset} ({dec.source}): replaced")
         utf8 = resp.body if dec.charset == "utf-8" and dec.source != "bom" and not dec.replaced else None
         page = extract(dec.text, rec.url, utf8)  # the body as it is, if it is dec.text in UTF-8
+        if not page.text and page.body_chars:
+            self.stats.empty_text += 1
         lang, score = langid.identify(f"{page.title}\n{page.text}")
         row: dict[str, Any] = {
             "id": weburls.url_id(rec.url),
@@ -313,6 +319,8 @@ class FileProcessor:
             "content_type_other": content_type_other(resp.headers.get("content-type")),
             "ows_headers": [(k, v) for k, v in rec.headers.items() if k.startswith("ows.")] or None,
         }
+        if self.enrich:
+            row.update(self.enrich.run(PageInput(rec.url, dec.text, page.text, resp.headers, rec.headers)))
         return row
 
 

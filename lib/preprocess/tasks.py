@@ -1,16 +1,16 @@
-"""Executor side of the preprocess job: one task per archive file.
+"""Executor side of the preprocess job: one task per group of archives (:mod:`lib.preprocess.plan`).
 
-A task streams its file, writes the pages as Parquet partitioned by language
-(``language=xxx/part-<file>.zstd.parquet``) and the file's captures (``_captures/``) with pyarrow,
-and returns one small row with the file's counters and error report. Output names come
-from the input file's URI, so a retried or speculative task overwrites its own files with
-the same content and nothing else; nothing is sorted or re-encoded in the JVM, which keeps
-Spark's share of the two cores small.
+A task streams its archives one after another (one open stream at a time: one S3 connection),
+writes their pages as Parquet partitioned by language (``language=xxx/part-<task>-<n>.zstd.parquet``,
+a new file each time one reaches ``file_bytes``) and their captures (``_captures/part-<task>.parquet``)
+with pyarrow, and returns one small row per archive with its counters and error report. Output
+names come from the task's archives (:func:`lib.preprocess.plan.task_name`), so a retried or
+speculative task overwrites its own files with the same content and nothing else; nothing is
+sorted or re-encoded in the JVM, which keeps Spark's share of the two cores small.
 """
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import os
@@ -24,40 +24,41 @@ from lib.core import atomic, layout, locations, s3, storage
 from lib.core.exclusions import NONE as NO_EXCLUSIONS, Exclusions
 from lib.core.schema import CAPTURE_SCHEMA, PAGE_SCHEMA
 from lib.html import walk
-from lib.preprocess import health
+from lib.preprocess import enrich as enrichment, health
 from lib.preprocess.pages import FileProcessor
+from lib.preprocess.plan import task_name
 
-#: what each task returns to the driver
+#: what each task returns to the driver: one row per archive; a task's output files ride on its first row
 RESULT_SCHEMA = pa.schema([("file", pa.string()), ("stats", pa.string()), ("errors", pa.string()),
                            ("outputs", pa.list_(pa.string()))])
 FILE_SCHEMA = PAGE_SCHEMA.remove(PAGE_SCHEMA.get_field_index("language"))
 ROW_GROUP_ROWS = 20_000
 BUFFER_BYTES = 96 << 20  # pages held before a row group is written, over all languages
-
-
-def side_name(uri: str) -> str:
-    """The output file name of an archive: a hash of its :func:`lib.core.locations.archive_name`
-    (not of its URI, so the same day read from elsewhere writes the same files)."""
-    return hashlib.sha1(uri.encode("utf-8")).hexdigest()[:20]
+FILE_BYTES = 128 << 20  # a language's Parquet file of a task is closed, and the next begun, at this size
 
 
 class LanguageWriter:
-    """Pages of one input file -> one Parquet file per language, written atomically."""
+    """Pages of one task -> Parquet files per language, each closed at ``file_bytes`` and
+    written atomically: ``part-<name>-<n>.zstd.parquet``, ``n`` counting from 0 per language."""
 
-    def __init__(self, out_dir: str, name: str):
+    def __init__(self, out_dir: str, name: str, file_bytes: int = FILE_BYTES, schema: pa.Schema = FILE_SCHEMA):
+        self.schema = schema  # FILE_SCHEMA plus the enrichment plugins' columns
         self.out_dir = out_dir
         self.name = name
+        self.file_bytes = file_bytes
         self.buffers: dict[str, list[pa.RecordBatch]] = {}
         self.buffered_rows: dict[str, int] = {}
         self.buffered_bytes = 0
         self.writers: dict[str, tuple[pq.ParquetWriter, str, str]] = {}
+        self.counters: dict[str, int] = {}
+        self.done: list[str] = []
 
     def add(self, rows: list[dict[str, Any]]) -> None:
         by_lang: dict[str, list[dict[str, Any]]] = {}
         for r in rows:
             by_lang.setdefault(r["language"], []).append(r)
         for lang, part in by_lang.items():
-            batch = pa.RecordBatch.from_pylist(part, schema=FILE_SCHEMA)
+            batch = pa.RecordBatch.from_pylist(part, schema=self.schema)
             self.buffers.setdefault(lang, []).append(batch)
             self.buffered_rows[lang] = self.buffered_rows.get(lang, 0) + batch.num_rows
             self.buffered_bytes += batch.nbytes
@@ -74,22 +75,30 @@ class LanguageWriter:
             return
         self.buffered_bytes -= sum(b.nbytes for b in batches)
         if lang not in self.writers:
-            final = os.path.join(self.out_dir, layout.language_dir(lang), layout.pages_part(self.name))
+            n = self.counters.get(lang, 0)
+            self.counters[lang] = n + 1
+            final = os.path.join(self.out_dir, layout.language_dir(lang), layout.pages_part(f"{self.name}-{n:05d}"))
             os.makedirs(os.path.dirname(final), exist_ok=True)
             # hidden name: readers skip it if a killed attempt leaves it behind, remove_strays removes it
             tmp = atomic.temp_path(final)
-            self.writers[lang] = (pq.ParquetWriter(tmp, FILE_SCHEMA, compression="zstd"), tmp, final)
-        self.writers[lang][0].write_table(pa.Table.from_batches(batches), row_group_size=ROW_GROUP_ROWS)
+            self.writers[lang] = (pq.ParquetWriter(tmp, self.schema, compression="zstd"), tmp, final)
+        writer, tmp, _ = self.writers[lang]
+        writer.write_table(pa.Table.from_batches(batches), row_group_size=ROW_GROUP_ROWS)
+        if os.path.getsize(tmp) >= self.file_bytes:
+            self._close(lang)
+
+    def _close(self, lang: str) -> None:
+        writer, tmp, final = self.writers.pop(lang)
+        writer.close()
+        atomic.replace(tmp, final)
+        self.done.append(final)
 
     def close(self) -> list[str]:
         for lang in list(self.buffers):
             self._flush(lang)
-        done = []
-        for writer, tmp, final in self.writers.values():
-            writer.close()
-            atomic.replace(tmp, final)
-            done.append(final)
-        return sorted(done)
+        for lang in list(self.writers):
+            self._close(lang)
+        return sorted(self.done)
 
 
 def _write_captures(out_dir: str, name: str, captures: list[dict[str, Any]]) -> str:
@@ -100,21 +109,18 @@ def _write_captures(out_dir: str, name: str, captures: list[dict[str, Any]]) -> 
     return uri
 
 
-def process_one(uri: str, size: int, out_dir: str, max_page_bytes: int, batch_rows: int,
-                input_root: str | None = None, exclusions: Exclusions = NO_EXCLUSIONS) -> dict[str, Any]:
-    """Process one archive; returns its RESULT_SCHEMA row. Ids and output names derive from
-    the archive's path below ``input_root`` (:func:`lib.core.locations.archive_name`), not from
-    where it is read."""
+def _read_one(uri: str, size: int, name: str, writer: LanguageWriter, captures: list[dict[str, Any]],
+              max_page_bytes: int, batch_rows: int, exclusions: Exclusions,
+              plugins: list[enrichment.Plugin]) -> dict[str, Any]:
+    """Stream one archive into ``writer`` and ``captures``; returns its result row (no outputs)."""
     s3_before = s3.counters()
-    arc_name = locations.archive_name(uri, input_root) if input_root else uri
-    proc = FileProcessor(uri, max_page_bytes, name=arc_name, exclusions=exclusions)
+    enrich = enrichment.Enrichment(list(plugins))  # one per archive: its report is the archive's
+    proc = FileProcessor(uri, max_page_bytes, name=name, exclusions=exclusions, enrich=enrich)
     proc.stats.bytes = size
-    name = side_name(arc_name)
-    writer = LanguageWriter(storage.local_path(out_dir), name)
     buf: list[dict[str, Any]] = []
     try:
         stream = storage.open_stream(uri)
-    except Exception as e:  # missing file, permissions, S3 gone: the file is counted, the day goes on
+    except Exception as e:  # missing file, permissions, S3 gone: the file is counted, the task goes on
         proc.stats.read += 1
         proc.stats.failed["read_error"] += 1
         proc.errors.append({"file": uri, "offset": None, "kind": "failed", "reason": "read_error",
@@ -128,27 +134,48 @@ def process_one(uri: str, size: int, out_dir: str, max_page_bytes: int, batch_ro
                     buf = []
     if buf:
         writer.add(buf)
-    outputs = writer.close() + [_write_captures(out_dir, name, proc.captures)]
+    captures.extend(proc.captures)
     s = proc.stats
     print(f"preprocess: {os.path.basename(uri)}: read {s.read} kept {s.kept} skipped {sum(s.skipped.values())} "
           f"failed {sum(s.failed.values())} in {s.seconds:.1f}s", file=sys.stderr, flush=True)
     # which HTML path ran on this executor: a cluster's workers may lack the compiled walker
+    extra = {"enrich": enrich.report()} if enrich else {}
     return {"file": uri, "stats": json.dumps(s.as_dict() | {"html_extraction": walk.status(),
-                                                            "s3": s3.counters_since(s3_before)}),
-            "errors": "".join(json.dumps(e, default=str) + "\n" for e in proc.errors), "outputs": outputs}
+                                                            "s3": s3.counters_since(s3_before)} | extra),
+            "errors": "".join(json.dumps(e, default=str) + "\n" for e in proc.errors), "outputs": []}
 
 
-def make_mapper(files: list[tuple[str, int]], out_dir: str, max_page_bytes: int, batch_rows: int,
-                input_root: str | None = None, exclusions: Exclusions = NO_EXCLUSIONS):
-    """The :func:`lib.core.sparkjob.map_tasks` function: input rows carry indexes into ``files``
-    (found below ``input_root``)."""
+def process_task(files: list[tuple[str, int]], out_dir: str, max_page_bytes: int, batch_rows: int,
+                 input_root: str | None = None, exclusions: Exclusions = NO_EXCLUSIONS,
+                 file_bytes: int = FILE_BYTES, plugins: list[enrichment.Plugin] = ()) -> list[dict[str, Any]]:
+    """Process one task's archives in the order given (the plan gives them in name order: the
+    order of their pages in the output); returns one RESULT_SCHEMA row per archive, the first
+    carrying the task's output files. Ids and output names derive from the archives' paths below
+    ``input_root`` (:func:`lib.core.locations.archive_name`), not from where they are read."""
+    names = [locations.archive_name(uri, input_root) if input_root else uri for uri, _ in files]
+    name = task_name(names)
+    writer = LanguageWriter(storage.local_path(out_dir), name, file_bytes,
+                            enrichment.schema_with(FILE_SCHEMA, list(plugins)))
+    captures: list[dict[str, Any]] = []
+    rows = [_read_one(uri, size, arc, writer, captures, max_page_bytes, batch_rows, exclusions, plugins)
+            for (uri, size), arc in zip(files, names)]
+    if rows:
+        rows[0]["outputs"] = writer.close() + [_write_captures(out_dir, name, captures)]
+    return rows
+
+
+def make_mapper(files: list[tuple[str, int]], tasks: list[list[int]], out_dir: str, max_page_bytes: int,
+                batch_rows: int, input_root: str | None = None, exclusions: Exclusions = NO_EXCLUSIONS,
+                file_bytes: int = FILE_BYTES, plugins: list[enrichment.Plugin] = ()):
+    """The :func:`lib.core.sparkjob.map_tasks` function: input rows carry indexes into ``tasks``,
+    each a list of indexes into ``files`` (found below ``input_root``)."""
 
     def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            for i in batch.column(0).to_pylist():
-                uri, size = files[i]
-                row = process_one(uri, size, out_dir, max_page_bytes, batch_rows, input_root, exclusions)
-                yield pa.RecordBatch.from_pylist([row], schema=RESULT_SCHEMA)
+            for t in batch.column(0).to_pylist():
+                rows = process_task([files[i] for i in tasks[t]], out_dir, max_page_bytes, batch_rows,
+                                    input_root, exclusions, file_bytes, plugins)
+                yield pa.RecordBatch.from_pylist(rows, schema=RESULT_SCHEMA)
 
     return mapper
 
@@ -175,7 +202,7 @@ def merge_results(out_dir: str, files: list[tuple[str, int]], results: list[dict
     missing = [uri for uri, _ in files if uri not in by_file]
     if missing:
         raise RuntimeError(f"no result for {len(missing)} input files (first: {missing[0]})")
-    totals: dict[str, Any] = {"files": len(files), "bytes": 0, "read": 0, "kept": 0, "html_seen": 0, "skipped": 0,
+    totals: dict[str, Any] = {"files": len(files), "bytes": 0, "read": 0, "kept": 0, "html_seen": 0, "empty_text": 0, "skipped": 0,
                               "failed": 0, "skipped_by_reason": {}, "failed_by_reason": {}, "warnings_by_reason": {}}
     per_file = []
     lines = 0
@@ -186,11 +213,14 @@ def merge_results(out_dir: str, files: list[tuple[str, int]], results: list[dict
             per_file.append(s)
             for k in ("bytes", "read", "kept", "html_seen", "skipped", "failed"):
                 totals[k] += s[k]
+            totals["empty_text"] += s.get("empty_text", 0)
             for k in ("skipped_by_reason", "failed_by_reason", "warnings_by_reason"):
                 for reason, n in s[k].items():
                     totals[k][reason] = totals[k].get(reason, 0) + n
             if "s3" in s:
                 s3.add_counters(totals.setdefault("s3", {}), s["s3"])
+            if "enrich" in s:
+                enrichment.merge_reports(totals.setdefault("enrich", {}), s["enrich"])
             if "html_extraction" in s:
                 paths = totals.setdefault("html_extraction", [])
                 if s["html_extraction"] not in paths:

@@ -18,58 +18,22 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import os
-import re
 import threading
 from importlib import resources
 from typing import Any, Callable
 
 from fastapi import FastAPI, Query, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, Response
-from starlette.exceptions import HTTPException as StarletteHTTPException
+from fastapi.responses import HTMLResponse, Response
 
 from lib.catalogue.query import to_json
 from lib.serve import opensearch
 from lib.serve.capture_api import capture_path, capture_router
 from lib.serve.catalogue_api import catalogue_router
-from lib.serve.engine import Engine
-from lib.serve.errors import NotFound, QueryError, ServeError
-from lib.serve.files_api import files_router, install_error_handlers
-from lib.serve.slices import SliceStore
-
-MAX_QUERY_CHARS = 512
-MAX_RANGE_DAYS = 31
-MAX_K = 1000
-# words that are query syntax, not terms: a query made only of these (and punctuation) has nothing to look up
-OPERATORS = {"and", "or", "not", "near"}
-_WORD = re.compile(r"\w+", re.UNICODE)
-
-
-def check_query(q: str | None, max_chars: int = MAX_QUERY_CHARS) -> str:
-    """The query text, or :class:`QueryError` for an empty, over-long or operator-only query."""
-    text = (q or "").strip()
-    if not text:
-        raise QueryError("empty query: give q=some words")
-    if len(text) > max_chars:
-        raise QueryError(f"query too long: {len(text)} characters, at most {max_chars}")
-    words = [w for w in _WORD.findall(text) if w.lower() not in OPERATORS and w.strip("_")]
-    if not words:
-        raise QueryError(f"query {text!r} has only operators or punctuation, no word to search for")
-    return text
-
-
-def parse_day(text: str, name: str) -> dt.date:
-    try:
-        return dt.date.fromisoformat(text)
-    except (TypeError, ValueError):
-        raise QueryError(f"{name} must be a date YYYY-MM-DD, got {text!r}") from None
-
-
-def parse_langs(values: list[str] | None) -> list[str] | None:
-    """``lang=eng&lang=deu`` or ``lang=eng,deu`` -> ``["eng", "deu"]``; None when not given."""
-    out = [x.strip() for v in values or [] for x in v.split(",") if x.strip()]
-    return out or None
-
+from lib.serve.engine import MAX_K, MAX_QUERY_CHARS, MAX_RANGE_DAYS, Engine, check_query
+from lib.serve.errors import NotFound
+from lib.serve.files_api import files_router
+from lib.serve.http_errors import install_error_handlers
+from lib.serve.slices import SliceStore, parse_day, split_values
 
 def hit_dict(hit: Any) -> dict[str, Any]:
     """A hit as JSON-ready fields, with MOSAIC's names as aliases (id, textSnippet, warcDate)."""
@@ -89,10 +53,6 @@ def hit_dict(hit: Any) -> dict[str, Any]:
         out["capture_url"] = capture_path(out["record_id"])
         out["content_url"] = out["capture_url"] + "?contentonly=true"
     return out
-
-
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
 
 
 def _static(name: str) -> str:
@@ -121,42 +81,21 @@ def create_app(roots: dict[str, str], cache_dir: str | None = None, *, max_range
                archive_roots: list[str] | None = None) -> FastAPI:
     """The service over ``roots`` (data center -> local path or ``s3://`` root in the published layout).
 
-    ``warm`` builds the search engine at start-up instead of on the first search; ``replay_url`` (a pywb
+    ``max_range_days`` and ``max_query_chars`` are the limits of the engine built here (a given ``engine``
+    keeps its own); ``warm`` builds the search engine at start-up instead of on the first search; ``replay_url`` (a pywb
     collection URL such as ``http://localhost:8080/day``) adds a replay link to every hit on the page;
     ``archive_roots`` (local folders or ``s3://`` prefixes) are where ``/capture?file=`` may read.
     """
     if not roots:
         raise ValueError("no root: give at least one published root")
-    searcher = Searcher(lambda: engine if engine is not None else Engine(roots, cache_dir=cache_dir))
+    searcher = Searcher(lambda: engine if engine is not None else Engine(
+        roots, cache_dir=cache_dir, max_range_days=max_range_days, max_query_chars=max_query_chars))
     app = FastAPI(title="daily-index-slice", version="1",
                   description="Search and download published daily index slices: exact global BM25 over every "
                               "shard of a day or a date range, filtered file manifests and ranged downloads, "
                               "the crawl catalogue. Errors are 4xx with {\"error\": \"...\"}.")
     app.state.searcher = searcher
-    install_error_handlers(app)  # QueryError 400, NotFound 404, a Range past the end 416
-
-    @app.exception_handler(NotFound)
-    async def _not_found(request: Request, exc: NotFound) -> JSONResponse:
-        return _error(404, str(exc))
-
-    @app.exception_handler(ServeError)
-    async def _serve_error(request: Request, exc: ServeError) -> JSONResponse:
-        return _error(400, str(exc))
-
-    @app.exception_handler(RequestValidationError)
-    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        parts = []
-        for e in exc.errors():
-            where = ".".join(str(x) for x in e.get("loc", ()) if x not in ("query", "path"))
-            parts.append(f"{where}: {e.get('msg')}" + (f" (got {e['input']!r})" if "input" in e else ""))
-        return _error(400, "; ".join(parts) or "bad request")
-
-    @app.exception_handler(StarletteHTTPException)
-    async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
-        msg = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
-        if exc.status_code == 404 and msg == "Not Found":
-            msg = f"unknown path {request.url.path!r}"
-        return JSONResponse({"error": msg}, status_code=exc.status_code, headers=getattr(exc, "headers", None))
+    install_error_handlers(app)  # each ServeError its status, a bad parameter 400, an unknown path 404
 
     if warm:
         @app.on_event("startup")
@@ -165,37 +104,22 @@ def create_app(roots: dict[str, str], cache_dir: str | None = None, *, max_range
 
     def run_search(q: str | None, day: str | None, to: str | None, lang: list[str] | None, k: int,
                    k1: float | None, b: float | None):
-        text = check_query(q, max_query_chars)
         eng = searcher.get()
-        known = eng.days()
+        text = check_query(q, eng.max_query_chars)  # the engine checks it too: here for the answer's meta.query
         if not day:
+            known = eng.days()
             if not known:
                 raise NotFound("no searchable day is published under the roots")
-            day = known[-1].isoformat() if isinstance(known[-1], dt.date) else str(known[-1])
+            day = known[-1].isoformat()
         d0 = parse_day(day, "day")
         d1 = parse_day(to, "to") if to else d0
-        if d1 < d0:
-            raise QueryError(f"to={d1} is before day={d0}")
-        if (d1 - d0).days + 1 > max_range_days:
-            raise QueryError(f"range {d0}..{d1} is {(d1 - d0).days + 1} days; at most {max_range_days}")
-        have = {x if isinstance(x, dt.date) else dt.date.fromisoformat(str(x)) for x in known}
-        in_range = sorted(x for x in have if d0 <= x <= d1)
-        if not in_range:
-            raise NotFound(f"no published index for {d0}" + (f"..{d1}" if d1 != d0 else "")
-                           + f"; days: {', '.join(str(x) for x in sorted(have)) or 'none'}")
-        langs = parse_langs(lang)
-        if langs:
-            avail = set(eng.languages(d0, d1))
-            unknown = [x for x in langs if x not in avail]
-            if unknown:
-                raise QueryError(f"unknown language {', '.join(unknown)} for {d0}"
-                                 + (f"..{d1}" if d1 != d0 else "") + f"; available: {', '.join(sorted(avail))}")
+        langs = split_values(lang)
         kw: dict[str, Any] = {}
         if k1 is not None:
             kw["k1"] = k1
         if b is not None:
             kw["b"] = b
-        res = eng.search(text, d0, d1, langs=langs, k=k, **kw)
+        res = eng.search(text, d0, d1, langs=langs, k=k, **kw)  # range, languages, k, k1, b: the engine's rules
         return text, d0, d1, langs, res
 
     SearchParams = dict(
@@ -215,7 +139,7 @@ def create_app(roots: dict[str, str], cache_dir: str | None = None, *, max_range
                b: float | None = SearchParams["b"]) -> dict:
         text, d0, d1, langs, res = run_search(q, day, to, lang, k, k1, b)
         return {"meta": {"query": text, "query_time_ms": res.query_time_ms, "total_results": res.total_results,
-                         "excluded": res.excluded,
+                         "excluded": res.excluded, "warnings": res.warnings,
                          "days": [str(x) for x in res.days], "shards": res.shards, "languages": langs, "k": k},
                 "results": [hit_dict(h) for h in res.hits]}
 

@@ -5,7 +5,10 @@
 ROOT is a local path or ``s3://`` URI in the published layout; the cache defaults to
 ``~/.cache/dailyslice/serving`` (lib.serve.serving_index). A day whose current version is
 already built is not built again (its folder is keyed by the day's ``_stats.json``, ``_SUCCESS``
-and file list). Prints one JSON line per day: seconds, bytes, whether it was built now.
+and file list). Prints one JSON line per day: seconds, bytes, whether it was built now, and the
+shards it had to leave out (``skipped``: path, documents, reason; docs/serve.md, "Empty and
+broken shards"). Exit 0; 1 when a shard was left out (the rest of the day is built and served);
+2 when no day is published in the range.
 """
 
 from __future__ import annotations
@@ -31,11 +34,15 @@ def main(argv: list[str] | None = None) -> int:
     if not days:
         print(f"no published index day in {a.date}..{last} under {a.root}", file=sys.stderr)
         return 2
+    rc = 0
     for d in days:
         rep = ensure_built(a.root, d, a.cache or default_cache(), a.dc)
         print(json.dumps({"day": d.isoformat(), "path": rep.path, "seconds": round(rep.seconds, 3),
-                          "bytes": rep.bytes, "built": rep.built}))
-    return 0
+                          "bytes": rep.bytes, "built": rep.built, "skipped": rep.skipped}))
+        for k in rep.skipped:
+            print(f"{d}: shard {k['path']} left out: {k['reason']}", file=sys.stderr)
+            rc = 1
+    return rc
 
 
 if __name__ == "__main__":

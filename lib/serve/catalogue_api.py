@@ -2,6 +2,7 @@
 
     GET /catalogue/days                          completed days
     GET /catalogue/captures?url=URL              captures of a URL with duplicate markers
+    GET /catalogue/digest/{digest}               captures with that payload digest, all days
     GET /catalogue/search?prefix=P&contains=S    URLs of the URL database (&limit=N)
     GET /catalogue/files?day=YYYY-MM-DD          archive files of a day and their record counts
     GET /catalogue/records?file=NAME[&day=D]     records of one archive file
@@ -58,6 +59,10 @@ def catalogue_router(roots: dict[str, str]) -> APIRouter:
     @r.get("/captures", summary="Captures of a URL with duplicate markers")
     def captures(url: str | None = None, dc: str | None = None) -> Response:
         return _call(lambda: query.captures(root_of(dc), required("url", url)))
+
+    @r.get("/digest/{digest}", summary="Captures with a payload digest (sha1:BASE32, base32 or hex SHA-1)")
+    def digest(digest: str, dc: str | None = None) -> Response:
+        return _call(lambda: query.digest(root_of(dc), digest))
 
     @r.get("/search", summary="URL-prefix / substring search in the URL database")
     def search(prefix: str | None = None, contains: str | None = None,

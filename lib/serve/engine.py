@@ -9,6 +9,12 @@ retrieval, so the statistics are those of the selected languages' shards. Across
 centers) a URL id is kept once, from the newest day (then the first data center by name); the
 statistics cover the selected shards before this de-duplication. Ties are broken by the global
 docid: day, data center, TLD, language, shard number, docid.
+
+A shard that cannot be served (missing, truncated, not the manifest's sha256, undecodable: see
+lib.serve.day_manifest) is left out when its day is built; the rest of the day is served, every
+answer names the shard in ``warnings``, and the statistics are those of the served shards. Such
+a day is listed again every ``recheck_seconds``; a repaired file (new size, mtime or ETag, or a
+new manifest) gives a new key and the day is rebuilt.
 """
 
 from __future__ import annotations
@@ -28,8 +34,8 @@ import pyarrow.compute as pc
 from lib.core import exclusions as excl_mod
 from lib.core.exclusions import Exclusions
 from lib.serve import _maxscore
-from lib.serve.errors import QueryError
-from lib.serve.serving_index import DayIndex, Shard, default_cache, ensure_built, published_days
+from lib.serve.errors import DayNotPublished, QueryError
+from lib.serve.serving_index import DayIndex, Shard, day_key, default_cache, ensure_built, published_days
 from lib.serve.snippets import snippet
 
 MAX_QUERY_CHARS = 512  # longer queries are refused
@@ -37,7 +43,11 @@ MAX_QUERY_TERMS = 32  # distinct terms per analyzer; the kernel takes at most 64
 MAX_K = 1000
 MAX_RANGE_DAYS = 31
 EXCLUSIONS_TTL = 30.0  # seconds between two reads of the roots' exclusion lists
-_OPERATORS = {"and", "or", "not"}
+RECHECK_SECONDS = 30.0  # seconds between two listings of a day served without some of its shards
+# words that are query syntax, not terms: a query made only of these (and punctuation) has nothing to
+# look up. The search is an OR of terms with no proximity operator, so "near" is a word like any other.
+OPERATORS = {"and", "or", "not"}
+_WORD = re.compile(r"\w+")
 
 
 @dataclass
@@ -64,19 +74,24 @@ class SearchResult:
     shards: int
     hits: list[Hit] = field(default_factory=list)
     excluded: int = 0  # documents of the selected shards withheld by the exclusion list (take-downs)
+    warnings: list[str] = field(default_factory=list)  # selected shards not served, and why
 
 
 class Engine:
     """Search over the published index days of one or more data centers (``roots``: name -> ROOT)."""
 
     def __init__(self, roots: dict[str, str], cache_dir: str | None = None, max_range_days: int = MAX_RANGE_DAYS,
-                 exclusions: Exclusions | None = None, exclusions_ttl: float = EXCLUSIONS_TTL):
+                 max_query_chars: int = MAX_QUERY_CHARS, exclusions: Exclusions | None = None, exclusions_ttl: float = EXCLUSIONS_TTL,
+                 recheck_seconds: float = RECHECK_SECONDS):
         if not roots:
             raise ValueError("Engine needs at least one root")
         self.roots = dict(sorted(roots.items()))
         self.cache_dir = cache_dir or default_cache()
         self.max_range_days = max_range_days
+        self.max_query_chars = max_query_chars
         self._loaded: dict[tuple[str, dt.date], DayIndex] = {}
+        self._checked: dict[tuple[str, dt.date], float] = {}  # when a day with skipped shards was last listed
+        self.recheck_seconds = recheck_seconds
         self._masks: dict[tuple, dict] = {}
         self._excluded: dict[tuple, np.ndarray | None] = {}
         self._lock = threading.Lock()
@@ -122,10 +137,12 @@ class Engine:
             raise QueryError(f"the range ends ({day_to}) before it starts ({day_from})")
         width = (day_to - day_from).days + 1
         if width > self.max_range_days:
-            raise QueryError(f"range of {width} days is wider than the maximum of {self.max_range_days}")
+            raise QueryError(f"range {day_from}..{day_to} of {width} days is wider than the maximum: "
+                             f"at most {self.max_range_days}")
         days = [d for d in self.days() if day_from <= d <= day_to]
         if not days:
-            raise QueryError(f"no published index day in {day_from}..{day_to}")
+            raise DayNotPublished(f"no published index day in {day_from}..{day_to}; days: "
+                                  + (", ".join(str(d) for d in self.days()) or "none"))
         return days
 
     def _partitions(self, days: list[dt.date]) -> list[DayIndex]:
@@ -138,30 +155,49 @@ class Engine:
         return out
 
     def load(self, dc: str, day: dt.date) -> DayIndex:
-        """The serving index of one data center's day (built into the cache on first use)."""
+        """The serving index of one data center's day (built into the cache on first use). A day
+        built without some of its shards is listed again after ``recheck_seconds`` (module doc)."""
         key = (dc, day)
         with self._lock:
-            if key not in self._loaded:
+            have = self._loaded.get(key)
+            if have is not None and have.skipped and time.monotonic() - self._checked[key] >= self.recheck_seconds:
+                self._checked[key] = time.monotonic()
+                try:
+                    changed = day_key(self.roots[dc], day)[0] != have.key
+                except Exception:  # noqa: BLE001 - the root cannot be listed now: keep serving what was built
+                    changed = False
+                if changed:
+                    have = None  # a file or the manifest changed: build the new version
+            if have is None:
                 rep = ensure_built(self.roots[dc], day, self.cache_dir, dc)
                 self._loaded[key] = DayIndex(rep.path, dc, day)
+                self._checked[key] = time.monotonic()
                 self.build_seconds[f"{dc}/{day}"] = round(rep.seconds, 3)
+                self._masks = {}
+                self._excluded = {k: v for k, v in self._excluded.items() if k[:2] != key}
             return self._loaded[key]
 
     def languages(self, day_from: dt.date, day_to: dt.date | None = None) -> list[str]:
-        """Languages with at least one shard in the range."""
-        return sorted({s.lang for p in self._partitions(self._check_range(day_from, day_to)) for s in p.shards})
+        """Languages with at least one shard in the range (served or not: a language whose only
+        shard is broken is still a language of the day, searched with a warning)."""
+        parts = self._partitions(self._check_range(day_from, day_to))
+        return sorted({s.lang for p in parts for s in p.shards} | {k["lang"] for p in parts for k in p.skipped})
 
     def index_info(self) -> dict:
-        """Days, shards, documents, terms, languages and build seconds of every published day (loads them)."""
+        """Days, shards, documents, terms, languages and build seconds of every published day (loads
+        them); ``skipped_shards``: the shards not served, and why; ``warnings``: the same as text."""
         parts = self._partitions(self.days())
+        skipped = [{"dc": p.dc, "day": p.day.isoformat(), **k} for p in parts for k in p.skipped]
         return {
             "days": [d.isoformat() for d in self.days()],
             "data_centers": list(self.roots),
             "shards": sum(len(p.shards) for p in parts),
             "docs": sum(s.docs for p in parts for s in p.shards),
             "terms": sum(p.terms for p in parts),
-            "languages": sorted({s.lang for p in parts for s in p.shards}),
+            "languages": sorted({s.lang for p in parts for s in p.shards} | {k["lang"] for k in skipped}),
             "build_seconds": dict(self.build_seconds),
+            "skipped_shards": skipped,
+            "warnings": _warnings(parts, None) + [f"{p.dc} {p.day}: {n}" for p in parts for n in p.notes],
         }
 
     def find_record(self, record_id: str, day: dt.date | None = None) -> dict | None:
@@ -184,7 +220,7 @@ class Engine:
                k: int = 10, k1: float = 0.9, b: float = 0.4) -> SearchResult:
         """Top-k pages of the selected days and languages for ``q`` (module doc: scores, filter, dedup, ties)."""
         t0 = time.perf_counter()
-        _check_query(q)
+        q = check_query(q, self.max_query_chars)
         self._refresh_exclusions()
         if not 0 < k <= MAX_K:
             raise QueryError(f"k must be in 1..{MAX_K}")
@@ -193,7 +229,7 @@ class Engine:
         days = self._check_range(day_from, day_to)
         parts = self._partitions(days)
         t0 = time.perf_counter()  # a day's first query builds or loads its index: not query time
-        known = {s.lang for p in parts for s in p.shards}
+        known = {s.lang for p in parts for s in p.shards} | {k["lang"] for p in parts for k in p.skipped}
         if langs:
             bad = sorted(set(langs) - known)
             if bad:
@@ -203,7 +239,7 @@ class Engine:
         out = [self._hit(p, s, row, score, q) for score, p, s, row in hits]
         withheld = sum(int(m.sum()) for p, s in sel if (m := self._excluded_mask(p, s)) is not None)
         return SearchResult(round((time.perf_counter() - t0) * 1000, 3), total, [d.isoformat() for d in days], len(sel),
-                            out, withheld)
+                            out, withheld, _warnings(parts, langs))
 
     def _top_k(self, q: str, parts: list[DayIndex], sel: list[tuple[DayIndex, Shard]], k: int, k1: float, b: float):
         n_docs = sum(s.docs for _, s in sel)
@@ -325,19 +361,29 @@ def _norms(s: Shard, k1: float, b: float, avgdl: float) -> np.ndarray:
     return n
 
 
-_WORD = re.compile(r"\w+")
+def _warnings(parts: list[DayIndex], langs: list[str] | None) -> list[str]:
+    """One line per shard of the selection that is not served: which, why, and what it changes."""
+    out = []
+    for p in parts:
+        for k in p.skipped:
+            if not langs or k["lang"] in langs:
+                docs = f", {k['docs']} documents" if k.get("docs") is not None else ""
+                out.append(f"{p.dc} {p.day} shard {k['path']} not served{docs}: {k['reason']}; "
+                           "results and BM25 statistics (N, avgdl, df) cover the served shards only")
+    return out
 
 
-def _check_query(q: str) -> None:
-    """Refuse empty, over-long and operator-only queries (QueryError)."""
-    if not isinstance(q, str) or not q.strip():
-        raise QueryError("empty query")
-    if len(q) > MAX_QUERY_CHARS:
-        raise QueryError(f"query of {len(q)} characters is longer than the maximum of {MAX_QUERY_CHARS}")
-    words = _WORD.findall(q)
-    if not words or all(w.lower() in _OPERATORS for w in words):
-        raise QueryError(f"query {q!r} has no search terms (only operators or punctuation)")
-    if len(set(w.lower() for w in words)) > MAX_QUERY_TERMS:
+def check_query(q: str | None, max_chars: int = MAX_QUERY_CHARS) -> str:
+    """The query text, stripped; QueryError for an empty, over-long or operator-only query, or one of
+    more than MAX_QUERY_TERMS distinct words."""
+    text = q.strip() if isinstance(q, str) else ""
+    if not text:
+        raise QueryError("empty query: give q=some words")
+    if len(text) > max_chars:
+        raise QueryError(f"query too long: {len(text)} characters, at most {max_chars}")
+    words = [w.lower() for w in _WORD.findall(text) if w.strip("_")]
+    if all(w in OPERATORS for w in words):
+        raise QueryError(f"query {text!r} has only operators or punctuation, no word to search for")
+    if len(set(words)) > MAX_QUERY_TERMS:
         raise QueryError(f"query has more than {MAX_QUERY_TERMS} distinct words")
-
-
+    return text

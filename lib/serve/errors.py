@@ -1,4 +1,4 @@
-"""Errors of the serving package: the HTTP layer maps QueryError to 400 and NotFound to 404."""
+"""Errors of the serving package: the HTTP layer answers each with its ``status`` (QueryError 400, NotFound 404)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,13 @@ from lib.core.errors import DailysliceError
 
 
 class ServeError(DailysliceError):
-    """Base class of the errors the serving package raises on purpose."""
+    """Base class of the errors the serving package raises on purpose; ``status`` is the HTTP answer's."""
+
+    status = 400
+
+    def headers(self) -> dict[str, str] | None:
+        """Extra HTTP headers of the answer (None: none)."""
+        return None
 
 
 class QueryError(ServeError, ValueError):
@@ -15,3 +21,10 @@ class QueryError(ServeError, ValueError):
 
 class NotFound(ServeError, LookupError):
     """A day, data center, file or shard that is not published (404)."""
+
+    status = 404
+
+
+class DayNotPublished(NotFound, QueryError):
+    """A search over days none of which has a published index: 404 over HTTP, and a QueryError to the
+    engine's callers (the search they asked for cannot be answered)."""

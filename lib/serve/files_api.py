@@ -5,7 +5,7 @@
     GET  /metadata?day=..[&to=][&dc=][&lang=][&tld=][&host=][&domain=]  Parquet stream
 
 Filters are repeatable or comma-separated. Errors are JSON ``{"error": "..."}`` with a 4xx status:
-:func:`install_error_handlers` maps QueryError to 400 and NotFound to 404 for the whole app.
+the app (``lib.serve.app``) answers each serving error with its status (QueryError 400, NotFound 404).
 """
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ from __future__ import annotations
 import re
 
 from fastapi import APIRouter, FastAPI, Query, Request
-from fastapi.responses import JSONResponse, Response, StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 
 from lib.serve import export
-from lib.serve.errors import NotFound, QueryError
+from lib.serve.errors import QueryError
+from lib.serve.http_errors import install_error_handlers
 from lib.serve.slices import SliceStore
 
 _RANGE_RE = re.compile(r"^bytes=(\d*)-(\d*)$")
@@ -25,25 +26,14 @@ _RANGE_RE = re.compile(r"^bytes=(\d*)-(\d*)$")
 class RangeNotSatisfiable(QueryError):
     """A Range header past the end of the file (416)."""
 
+    status = 416
+
     def __init__(self, message: str, size: int):
         super().__init__(message)
         self.size = size
 
-
-def install_error_handlers(app: FastAPI) -> None:
-    """JSON 4xx answers for the serving errors: QueryError 400, NotFound 404, a bad Range 416."""
-
-    async def query_error(request: Request, exc: Exception) -> JSONResponse:
-        if isinstance(exc, RangeNotSatisfiable):
-            return JSONResponse({"error": str(exc)}, status_code=416,
-                                headers={"Content-Range": f"bytes */{exc.size}", "Accept-Ranges": "bytes"})
-        return JSONResponse({"error": str(exc)}, status_code=400)
-
-    async def not_found(request: Request, exc: Exception) -> JSONResponse:
-        return JSONResponse({"error": str(exc)}, status_code=404)
-
-    app.add_exception_handler(QueryError, query_error)
-    app.add_exception_handler(NotFound, not_found)
+    def headers(self) -> dict[str, str]:
+        return {"Content-Range": f"bytes */{self.size}", "Accept-Ranges": "bytes"}
 
 
 def parse_range(header: str | None, size: int) -> tuple[int, int] | None:
@@ -96,11 +86,7 @@ def files_router(store: SliceStore) -> APIRouter:
         entry = store.resolve(dc, path)
         etag = f'"{entry.sha256}"'
         headers = {"Accept-Ranges": "bytes", "ETag": etag, "X-Sha256": entry.sha256}
-        try:
-            rng = parse_range(request.headers.get("range"), entry.size)
-        except RangeNotSatisfiable as e:  # answered here, so an app with its own handlers still gets a 416
-            return JSONResponse({"error": str(e)}, status_code=416,
-                                headers={"Content-Range": f"bytes */{e.size}", "Accept-Ranges": "bytes"})
+        rng = parse_range(request.headers.get("range"), entry.size)  # RangeNotSatisfiable: 416
         if_range = request.headers.get("if-range")
         if rng is not None and if_range and if_range.strip() != etag:
             rng = None  # the file changed since the client's partial copy: send it whole

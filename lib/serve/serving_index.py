@@ -2,7 +2,8 @@
 shards and metadata into a local cache folder, then memory-mapped by the engine.
 
 Layout of ``CACHE/DC/YYYY-MM-DD/KEY/`` (KEY: sha256 of the day's ``_stats.json``, ``_SUCCESS`` and
-file list, so a re-published day gets a new folder and is rebuilt):
+file list with sizes and versions (mtime or ETag), so a re-published day, or one file of it
+replaced, gets a new folder and is rebuilt):
 
 - ``terms.txt``: the day's term strings (union over its shards), sorted, one a line; a term's line
   number is its id in every array below.
@@ -15,8 +16,10 @@ file list, so a re-published day gets a new folder and is rebuilt):
   URL id (sha256 of the normalized URL), for de-duplication across days.
 - ``shard-{i}.docs.arrow``: the hit fields in docid order (Arrow IPC, memory-mapped);
   ``texts.bin`` + ``shard-{i}.text.i64`` [n, 2]: each page's plain text (offset, length) for snippets.
-- ``info.json``: shards (tld, lang, shard, analyzer, docs, length), build seconds and bytes;
-  ``_READY`` written last (a crashed build is never loaded).
+- ``info.json``: shards (tld, lang, shard, analyzer, docs, length), build seconds and bytes, and
+  ``skipped``: the shards that could not be served, each with its reason (lib.serve.day_manifest:
+  missing, truncated, not the manifest's sha256, undecodable); ``notes``: what else the build
+  could not use. ``_READY`` written last (a crashed build is never loaded).
 """
 
 from __future__ import annotations
@@ -25,7 +28,6 @@ import datetime as dt
 import hashlib
 import json
 import os
-import re
 import shutil
 import tempfile
 import time
@@ -37,16 +39,17 @@ import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
-from lib.ciff.messages import decode_doc, decode_header
+from lib.ciff.errors import CiffError
+from lib.ciff.messages import check_header, decode_doc, decode_header
 from lib.ciff.stream import open_ciff
 from lib.ciff.varint import decode_varint
 from lib.core import layout, storage
 from lib.core.analysis import Analyzer, analyzer_from_description
 from lib.serve import _maxscore
+from lib.serve.day_manifest import ShardError, ShardFiles, check_file, check_listed, plan_shards, rel_path
 
 READY = "_READY"
 DOC_FIELDS = ["record_id", "url", "title", "language", "warc_date", "warc_file", "warc_offset", "warc_length"]
-_SHARD_RE = re.compile(r"(?:^|/)([^/]+)/([^/]+)/index-(\d+)\.ciff(\.gz)?$")
 
 
 def default_cache() -> str:
@@ -65,22 +68,15 @@ def published_days(root: str) -> list[dt.date]:
     return sorted(days)
 
 
-def _rel(uri: str, base: str) -> str:
-    """``uri``'s path below ``base`` (list_files gives local paths as file:// URIs)."""
-    base = storage.normalize(base).rstrip("/") + "/"
-    if not uri.startswith(base):
-        raise ValueError(f"{uri} is not below {base}")
-    return uri[len(base):]
-
-
 def day_key(root: str, day: dt.date) -> tuple[str, list[storage.FileInfo]]:
-    """(KEY, files): the hash that changes when the day is re-published, and its files."""
+    """(KEY, files): the hash that changes when the day is re-published or one of its files is
+    replaced (a shard fixed by hand: same size, new mtime or ETag), and its files."""
     base = layout.day_path(root, layout.INDEX, day)
     files = storage.list_files(base)
     h = hashlib.sha256()
     for f in files:
-        rel = _rel(f.uri, base)
-        h.update(f"{rel}\0{f.size}\n".encode())
+        rel = rel_path(f.uri, base)
+        h.update(f"{rel}\0{f.size}\0{f.version}\n".encode())
         if rel in (layout.STATS, layout.SUCCESS):
             h.update(storage.read_bytes(f.uri))
     return h.hexdigest()[:20], files
@@ -92,6 +88,8 @@ class BuildReport:
     seconds: float
     bytes: int
     built: bool  # False: the cache already held this version of the day
+    key: str = ""  # the day version's key (day_key)
+    skipped: list = field(default_factory=list)  # shards left out, with reasons (info.json "skipped")
 
 
 def ensure_built(root: str, day: dt.date, cache_dir: str, dc: str) -> BuildReport:
@@ -100,7 +98,7 @@ def ensure_built(root: str, day: dt.date, cache_dir: str, dc: str) -> BuildRepor
     folder = os.path.join(cache_dir, dc, day.isoformat(), key)
     if os.path.exists(os.path.join(folder, READY)):
         info = json.loads(open(os.path.join(folder, "info.json")).read())
-        return BuildReport(folder, info["build_seconds"], info["build_bytes"], False)
+        return BuildReport(folder, info["build_seconds"], info["build_bytes"], False, key, info.get("skipped", []))
     t0 = time.time()
     os.makedirs(os.path.dirname(folder), exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=f"{key}.tmp-", dir=os.path.dirname(folder))
@@ -120,7 +118,7 @@ def ensure_built(root: str, day: dt.date, cache_dir: str, dc: str) -> BuildRepor
     for old in os.listdir(os.path.dirname(folder)):  # earlier versions of the day
         if old != key and not old.startswith(f"{key}.tmp-"):
             shutil.rmtree(os.path.join(os.path.dirname(folder), old), ignore_errors=True)
-    return BuildReport(folder, time.time() - t0, nbytes, True)
+    return BuildReport(folder, time.time() - t0, nbytes, True, key, info["skipped"])
 
 
 def _local(uri: str, tmp: str) -> str:
@@ -133,56 +131,72 @@ def _local(uri: str, tmp: str) -> str:
     return dest
 
 
-def _shard_files(base: str, files: list[storage.FileInfo]) -> list[tuple[str, str, int, str, str | None]]:
-    """(tld, lang, n, ciff uri, metadata uri) in global order: TLD, language, shard number."""
-    names = {_rel(f.uri, base): f.uri for f in files}
-    out = []
-    for rel, uri in names.items():
-        m = _SHARD_RE.search(rel)
-        if m and rel.count("/") == 2:
-            meta = f"{m[1]}/{m[2]}/{layout.metadata_name(m[3])}"
-            out.append((m[1], m[2], int(m[3]), uri, names.get(meta)))
-    return sorted(out, key=lambda s: (s[0], s[1], s[2]))
-
-
 def _read_ciff(path: str):
     """(analyzer name, terms, list lengths, docids, tfs, doclengths, collection_docids) of one shard.
 
     The postings lists are decoded by the compiled decoder (lib/serve/native/maxscore.c): a
-    shard of 140k lists takes ~0.3 s instead of ~15 s through lib.ciff's per-list reader."""
-    data = open_ciff(path).read()
-    pos = 0
-    n, pos = decode_varint(data, pos)
-    h = decode_header(data[pos:pos + n])
-    pos += n
-    analyzer = analyzer_from_description(h.description)
-    nd = h.num_docs if h.num_docs == h.total_docs else h.total_docs
+    shard of 140k lists takes ~0.3 s instead of ~15 s through lib.ciff's per-list reader. A shard
+    without postings (pages without text) has no lists and its documents. Raises ShardError
+    naming what is wrong (the caller names the shard)."""
     try:
-        pos, terms, lens, docids, tfs = _maxscore.decode_lists(data, pos, h.num_postings_lists, nd)
+        with open_ciff(path) as f:
+            data = f.read()
+    except (OSError, EOFError, CiffError) as e:  # gzip.BadGzipFile is an OSError
+        raise ShardError(f"unreadable: {e}") from None
+    try:
+        n, pos = decode_varint(data, 0)
+        h = decode_header(data[pos:pos + n])
+        check_header(h)
+    except CiffError as e:
+        raise ShardError(f"bad CIFF header: {e.reason}") from None
+    pos += n
+    # every message takes at least its length byte: counts beyond that are damage, not memory to allocate
+    if h.num_postings_lists + h.num_docs > len(data) - pos:
+        raise ShardError(f"header announces {h.num_postings_lists} lists and {h.num_docs} documents "
+                         f"in {len(data) - pos} bytes")
+    try:
+        analyzer = analyzer_from_description(h.description)
     except ValueError as e:
-        raise ValueError(f"{path}: {e}") from None
+        raise ShardError(str(e)) from None
+    try:  # docids are bounded by num_docs: serving needs every posting's document length
+        pos, terms, lens, docids, tfs = _maxscore.decode_lists(data, pos, h.num_postings_lists, h.num_docs)
+    except ValueError as e:
+        raise ShardError(str(e)) from None
     dl = np.zeros(h.num_docs, dtype=np.uint32)
     cids: list[str] = [""] * h.num_docs
-    for _ in range(h.num_docs):
-        n, pos = decode_varint(data, pos)
-        doc = decode_doc(data[pos:pos + n])
-        pos += n
-        if not 0 <= doc.docid < h.num_docs:
-            raise ValueError(f"{path}: doc record with docid {doc.docid} outside 0..{h.num_docs - 1}")
-        dl[doc.docid] = doc.doclength
-        cids[doc.docid] = doc.collection_docid
+    try:
+        for i in range(h.num_docs):
+            n, pos = decode_varint(data, pos)
+            if pos + n > len(data):
+                raise CiffError(f"doc record {i} ends past the end of the file")
+            doc = decode_doc(data[pos:pos + n])
+            pos += n
+            if doc.docid != i:
+                raise CiffError(f"doc record {i} has docid {doc.docid}")
+            dl[i] = doc.doclength
+            cids[i] = doc.collection_docid
+    except CiffError as e:
+        raise ShardError(e.reason) from None
+    if pos != len(data):
+        raise ShardError(f"{len(data) - pos} bytes after the last doc record")
     return (analyzer.name, terms, np.frombuffer(lens, np.int64), np.frombuffer(docids, np.uint32),
             np.frombuffer(tfs, np.uint32), dl, cids)
 
 
-def _metadata(uri: str | None, cids: list[str], tmp: str) -> pa.Table:
-    """The shard's hit fields in docid order (record_id = CIFF collection_docid)."""
+def _metadata(path: str | None, cids: list[str]) -> pa.Table:
+    """The shard's hit fields in docid order (record_id = CIFF collection_docid); ``path`` local."""
     n = len(cids)
-    t = pq.read_table(_local(uri, tmp)) if uri else pa.table({"collection_docid": pa.array(cids)})
+    try:
+        t = pq.read_table(path) if path else pa.table({"collection_docid": pa.array(cids)})
+    except (OSError, pa.ArrowException) as e:
+        raise ShardError(f"metadata unreadable: {e}") from None
     if "docid" in t.column_names:
         t = t.sort_by("docid")
     if t.num_rows != n:
-        raise ValueError(f"{uri}: {t.num_rows} metadata rows for {n} documents")
+        raise ShardError(f"{t.num_rows} metadata rows for {n} documents")
+    for c in ("collection_docid", "record_id"):
+        if c in t.column_names and t.column(c).to_pylist() != cids:
+            raise ShardError(f"the metadata's {c} column is not the CIFF's documents (another shard's file?)")
     cols = {"record_id": pa.array(cids, pa.string())}
     for name in DOC_FIELDS[1:] + ["id", "plain_text"]:
         if name in t.column_names:
@@ -204,17 +218,41 @@ def _id64(ids: pa.ChunkedArray | pa.Array, urls) -> np.ndarray:
     return out
 
 
+def _load_shard(s: ShardFiles, tmp: str) -> tuple:
+    """(analyzer name, terms, lens, docids, tfs, dl, cids, metadata table) of a shard, checked
+    against the day's manifest first; ShardError says why it cannot be served."""
+    check_listed(s)
+    exp = s.expected
+    path = _local(s.ciff.uri, tmp)
+    check_file(path, exp and exp.ciff_sha256)
+    meta_path = _local(s.metadata.uri, tmp) if s.metadata else None
+    if meta_path:
+        check_file(meta_path, exp and exp.metadata_sha256, f"{layout.metadata_name(s.number)} ")
+    name, terms, lens, docids, tfs, dl, cids = _read_ciff(path)
+    if exp and exp.docs is not None and exp.docs != len(cids):
+        raise ShardError(f"{len(cids)} documents, the manifest says {exp.docs}")
+    return name, terms, lens, docids, tfs, dl, cids, _metadata(meta_path, cids)
+
+
 def _build(root: str, day: dt.date, files: list[storage.FileInfo], out: str) -> None:
     base = layout.day_path(root, layout.INDEX, day)
-    shards = _shard_files(base, files)
+    shards, notes = plan_shards(base, files)
     tmp = tempfile.mkdtemp(dir=out)
-    vocab_per_shard, meta_info = [], []
+    vocab_per_shard, meta_info, skipped = [], [], []
     texts = open(os.path.join(out, "texts.bin"), "wb")
     pos = 0
     need_text: set[str] = set()  # languages of shards without plain_text in their metadata
-    rid_index: dict[str, tuple[int, int]] = {}
-    for i, (tld, lang, n, ciff_uri, meta_uri) in enumerate(shards):
-        name, terms, lens, docids, tfs, dl, cids = _read_ciff(_local(ciff_uri, tmp))
+    rid_index: dict[str, list[tuple[int, int]]] = {}  # a record id may repeat (docs/serve.md)
+    for s in shards:
+        try:
+            name, terms, lens, docids, tfs, dl, cids, meta = _load_shard(s, tmp)
+        except Exception as e:  # noqa: BLE001 - one shard never takes the day down: it is named instead
+            skipped.append(s.skipped(str(e) if isinstance(e, ShardError) else f"{type(e).__name__}: {e}"))
+            continue
+        finally:
+            for f in os.listdir(tmp):  # s3:// copies: one shard's at a time
+                os.remove(os.path.join(tmp, f))
+        i = len(meta_info)
         starts = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64) if len(lens) else np.zeros(0, np.int64)
         maxtf = np.maximum.reduceat(tfs, starts).astype(np.uint32) if len(lens) else np.zeros(0, np.uint32)
         mindl = np.minimum.reduceat(dl[docids], starts).astype(np.uint32) if len(lens) else np.zeros(0, np.uint32)
@@ -222,7 +260,6 @@ def _build(root: str, day: dt.date, files: list[storage.FileInfo], out: str) -> 
         tfs.tofile(os.path.join(out, f"shard-{i}.tfs.u32"))
         dl.tofile(os.path.join(out, f"shard-{i}.dl.u32"))
         vocab_per_shard.append((terms, lens, maxtf, mindl))
-        meta = _metadata(meta_uri, cids, tmp)
         _id64(meta.column("id"), meta.column("url")).tofile(os.path.join(out, f"shard-{i}.ids.u64"))
         spans = np.zeros((len(cids), 2), np.int64)
         if "plain_text" in meta.column_names:
@@ -234,42 +271,48 @@ def _build(root: str, day: dt.date, files: list[storage.FileInfo], out: str) -> 
             meta = meta.drop(["plain_text"])
         else:
             for r, cid in enumerate(cids):
-                rid_index[cid] = (i, r)
-            need_text.add(lang)
+                rid_index.setdefault(cid, []).append((i, r))
+            need_text.add(s.lang)
         spans.tofile(os.path.join(out, f"shard-{i}.text.i64"))
         with ipc.new_file(os.path.join(out, f"shard-{i}.docs.arrow"), meta.schema) as w:
             w.write_table(meta)
-        meta_info.append({"tld": tld, "lang": lang, "shard": n, "analyzer": name, "docs": int(len(dl)),
-                          "length": int(dl.sum()), "postings": int(len(docids)), "source": _rel(ciff_uri, base)})
+        meta_info.append({"tld": s.tld, "lang": s.lang, "shard": s.number, "analyzer": name, "docs": int(len(dl)),
+                          "length": int(dl.sum()), "postings": int(len(docids)), "source": s.rel})
     if rid_index:
-        pos = _join_texts(root, day, need_text, rid_index, out, texts, pos, tmp)
+        pos = _join_texts(root, day, need_text, rid_index, out, texts, pos, tmp, notes)
     texts.close()
     _write_vocab(vocab_per_shard, out)
     shutil.rmtree(tmp, ignore_errors=True)
-    json.dump({"shards": meta_info, "texts_bytes": pos}, open(os.path.join(out, "info.json"), "w"))
+    json.dump({"shards": meta_info, "skipped": skipped, "notes": notes, "texts_bytes": pos},
+              open(os.path.join(out, "info.json"), "w"))
 
 
-def _join_texts(root: str, day: dt.date, langs: set[str], rid_index: dict, out: str, texts, pos: int, tmp: str) -> int:
-    """Plain texts from the preprocessed day, by record_id, for shards whose metadata has none."""
+def _join_texts(root: str, day: dt.date, langs: set[str], rid_index: dict, out: str, texts, pos: int, tmp: str,
+                notes: list[str]) -> int:
+    """Plain texts from the preprocessed day, by record_id, for shards whose metadata has none.
+    A file that cannot be read leaves its pages without snippets and adds a note."""
     pre = layout.day_path(root, layout.PREPROCESSED, day)
     spans: dict[int, np.ndarray] = {}
     for f in storage.list_files(pre, [".parquet"]):
         lang = next((layout.language_of(p) for p in f.uri.split("/") if layout.language_of(p)), None)
         if lang not in langs:
             continue
-        pf = pq.ParquetFile(_local(f.uri, tmp))
-        for batch in pf.iter_batches(columns=["record_id", "plain_text"], batch_size=4096):
-            for rid, text in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist()):
-                where = rid_index.get(rid)
-                if where is None:
-                    continue
-                i, r = where
-                if i not in spans:
-                    spans[i] = np.fromfile(os.path.join(out, f"shard-{i}.text.i64"), np.int64).reshape(-1, 2)
-                b = (text or "").encode()
-                texts.write(b)
-                spans[i][r] = (pos, len(b))
-                pos += len(b)
+        try:
+            pf = pq.ParquetFile(_local(f.uri, tmp))
+            for batch in pf.iter_batches(columns=["record_id", "plain_text"], batch_size=4096):
+                for rid, text in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist()):
+                    where = rid_index.get(rid)
+                    if not where:
+                        continue
+                    b = (text or "").encode()
+                    texts.write(b)
+                    for i, r in where:  # every document of that record id, in any shard
+                        if i not in spans:
+                            spans[i] = np.fromfile(os.path.join(out, f"shard-{i}.text.i64"), np.int64).reshape(-1, 2)
+                        spans[i][r] = (pos, len(b))
+                    pos += len(b)
+        except (OSError, pa.ArrowException) as e:
+            notes.append(f"snippets: {rel_path(f.uri, pre)} of the preprocessed day unreadable ({e})")
     for i, s in spans.items():
         s.tofile(os.path.join(out, f"shard-{i}.text.i64"))
     return pos
@@ -323,6 +366,9 @@ class DayIndex:
         self.folder, self.dc, self.day = folder, dc, day
         info = json.loads(open(os.path.join(folder, "info.json")).read())
         self.info = info
+        self.key = os.path.basename(folder)
+        self.skipped: list[dict] = info.get("skipped", [])  # shards not served, with reasons
+        self.notes: list[str] = info.get("notes", [])
         with open(os.path.join(folder, "terms.txt"), encoding="utf-8") as f:
             self.vocab = {t: i for i, t in enumerate(f.read().split("\n")[:-1])}
         self.offsets = np.load(os.path.join(folder, "offsets.npy"), mmap_mode="r")

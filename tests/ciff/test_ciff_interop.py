@@ -138,3 +138,22 @@ def test_pisa_indexes_our_ciff_and_ranks_the_rare_term_first(tmp_path, monkeypat
     assert set(ours) == containing
     in_pisa_order = [ours[d] for d in results["docno"]]
     assert all(a >= b - 1e-9 for a, b in zip(in_pisa_order, in_pisa_order[1:])), in_pisa_order
+
+
+@pytest.mark.parametrize("counted", [False, True])
+def test_a_shard_without_postings_reads_everywhere(tmp_path, counted):
+    """Pages without text (an ``und`` shard of a real day): documents, no postings lists. Our
+    reader, our validator and ciff-toolkit read it as 7 documents of length 0 and no terms."""
+    docs = [(f"<urn:uuid:{i:04d}>", f"https://example.org/empty/{i}", "") for i in range(7)]
+    path, _, _ = index_corpus(tmp_path, docs, lang="und", counted=counted)
+    report = validate_file(str(path))
+    assert report.ok, report.error
+    ours = CiffReader(str(path))
+    h = ours.header
+    assert (h.num_postings_lists, h.total_postings_lists, h.num_docs, h.total_terms_in_collection) == (0, 0, 7, 0)
+    assert list(ours.postings()) == [] and list(ours.raw_postings()) == []
+    assert [(d.docid, d.collection_docid, d.doclength) for d in ours.docs()] == [(i, d[0], 0) for i, d in enumerate(docs)]
+    with ToolkitReader(path) as theirs:
+        assert (theirs.header.num_postings_lists, theirs.header.num_docs) == (0, 7)
+        assert list(theirs.read_postings_lists()) == []
+        assert [d.collection_docid for d in theirs.read_documents()] == [d[0] for d in docs]

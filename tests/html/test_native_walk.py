@@ -89,9 +89,10 @@ def test_identical_on_real_pages(corpus, python_path):
 # ---------------------------------------------------------------- generated documents
 WORDS = ["nav", "NAV", "Navbar", "navigation", "menu", "menu-top", "breadcrumbs", "breadcrumbX", "footer-x", "sidebar",
          "cookie", "S\u212aIP-LINK", "cookies", "consent", "banner", "share-it", "social", "skip-link", "related", "xnav",
-         "has-nav", "main", "wrap", "N\u0130V", "nav\u0130", "navé"]
+         "has-nav", "main", "wrap", "N\u0130V", "nav\u0130", "navé", "post-comments", "comment_list", "no-sidebar",
+         "x-ad", "ad-", "-Tags", "is-menu", "sidebar-" + "x" * 300, "y" * 300 + "_nav", "k\u212aad"]
 SPACES = [" ", "\t", "\n", "\xa0", "\u2003", "\u3000", "\x1c", "\u200b", "  "]
-ATTRS = ["role=navigation", "role=Navigation", "role=banner", "role=search", "role=main", "ROLE=contentinfo",
+ATTRS = ["role=navigation", "role=dialog role=banner", "role=dialog aria-hidden=true", "role=Navigation", "role=banner", "role=search", "role=main", "ROLE=contentinfo",
          "role=complementary", "aria-hidden=true", "aria-hidden=TRUE", "aria-hidden=false", "hidden", "HIDDEN=no",
          "href='/x'", "href='http://h/y#f'", "href='javascript:x'", "href=''", "href", "href=' /s p '",
          "xlink:href='/svg'", "alt='alt  text'", "alt", "lang=de", "class", "id=''"]
@@ -100,7 +101,7 @@ TAGS = ["div", "p", "span", "a", "b", "img", "br", "li", "ul", "td", "tr", "tabl
         "iframe", "button", "select", "textarea", "dialog", "menu", "center", "summary", "x-custom", "title", "body",
         "html", "head", "meta", "object", "canvas", "q"]
 TEXTS = ["word", "Wörter", "x", "\x1e", "&#x1e;", "&nbsp;", "&amp;", "<!-- c -->", "<![CDATA[cd]]>", "\x00", "\u2028",
-         "1 < 2", "é", "\u212a"] + SPACES
+         "1 < 2", "é", "\u212a", "A sentence long enough to weigh as paragraph text, " * 3] + SPACES
 
 
 def document(rnd: random.Random) -> str:
@@ -169,9 +170,11 @@ def test_links_identical_on_generated_hrefs(seed):
 
 @pytest.mark.skipif(NATIVE is None, reason="walker not built")
 @pytest.mark.parametrize("html, text, links", [
-    ("<body hidden><p>x</p><a href=/y>y</a>", "", [("http://h/y", "y")]),  # body.css() matches body itself
-    ("<body class='a NAV-top'><p>x</p>", "", []),
-    ("<body><div class='S\u212aIP-LINK'>k</div><div>a\x1eb</div><a href=/z><b>c</b>d<i>e</i></a>", "a\nbcde",
+    # no rule drops <body> (nor a layout word on it, nor the page-wide form of ASP.NET)
+    ("<body hidden><p>x</p><a href=/y>y</a>", "x\ny", [("http://h/y", "y")]),
+    ("<body class='a NAV-top'><p>x</p>", "x", []),
+    ("<body><form id=aspnetForm><div class=menu>m</div><p>the text</p></form><nav>n</nav>", "the text", []),
+    ("<body><div class='S\u212aIP-LINK'>k</div><div>a\x1eb</div><a href=/z><b>c</b>d<i>e</i></a>", "a\nb\ncde",
      [("http://h/z", "c d e")]),
     ("<body><svg><a xlink:href=/s>s</a><a href=/t>t</a></svg><p>p\xa0 q\u3000r</p>", "p q r", [("http://h/t", "t")]),
     ("<body><a href=/i><img><img alt=' one  two '><img alt=three></a>", "", [("http://h/i", "one two")]),
@@ -186,10 +189,11 @@ def test_cases(html, text, links, python_path):
 def test_deep_documents(python_path):
     # 20,000 nested elements (lexbor's parser is quadratic in depth: deeper costs seconds);
     # the walks are loops, not recursion, so depth costs them no stack
-    deep = "<body>" + "<div><span>w " * 10000 + "<a href=/d>deep</a>" + "</span></div>" * 10000
+    # (a link of one character: the innermost blocks are not mostly link text)
+    deep = "<body>" + "<div><span>w " * 10000 + "<a href=/d>d</a>" + "</span></div>" * 10000
     got = vars(content.extract(deep, "http://h/"))
-    assert got["links"] == [("http://h/d", "deep")]
-    assert got["text"] == "\n".join(["w"] * 9999 + ["w deep"])
+    assert got["links"] == [("http://h/d", "d")]
+    assert got["text"] == "\n".join(["w"] * 9999 + ["w d"])
     assert got == python_path(deep, "http://h/")
 
 
@@ -198,8 +202,14 @@ def test_the_tree_is_left_as_it_was():
     html = "<html><body><nav>n</nav><div class=menu>m</div><p>p<br>q</p><a href=/x>x</a></body></html>"
     tree = LexborHTMLParser(html)
     before = tree.html
-    assert content.main_text(tree) == "p\nqx"
-    assert tree.html == before  # the Python path decomposes; the walker only reads
+    assert content.main_text(tree) == "p\nq\nx"  # a block's end ends its line
+    assert tree.html == before  # both paths only read
+    walk.WALK = None
+    try:
+        assert content.main_text(tree) == "p\nq\nx"
+    finally:
+        walk.WALK = NATIVE
+    assert tree.html == before
 
 
 def test_another_selectolax_version_falls_back(monkeypatch):
@@ -212,6 +222,10 @@ def test_another_selectolax_version_falls_back(monkeypatch):
     finally:
         monkeypatch.undo()
         importlib.reload(walk)
+    monkeypatch.setattr(walk, "API", walk.API + 1)  # a module built from older source than lib/html
+    monkeypatch.setattr(walk, "WALK", walk._usable())
+    assert walk.WALK is None and "older source" in walk.status() and walk.slow_by_accident(walk.status())
+    monkeypatch.undo()
     monkeypatch.setenv("DAILYSLICE_NATIVE_HTML", "off")
     try:
         assert importlib.reload(walk).WALK is None
@@ -227,6 +241,6 @@ def test_found_from_a_zipped_lib():
     module = walk._from_installed_project()
     assert module is not None and module.SELECTOLAX_VERSION == selectolax.__version__
     tree = LexborHTMLParser("<body><p>a<nav>n</nav></p><a href=/x>b <i>c</i></a>")
-    assert module.main_text(tree.body.mem_id) == "a\nb c"  # <nav> closes the <p>; "</p>" opens an empty one
+    assert module.main_text(tree.body.mem_id) == ("a\nb c", 4)  # <nav> closes the <p>; "</p>" opens an empty one
     assert module.links(tree.root.mem_id, "http://h") == [(None, "b c", "http://h/x")]  # resolved in C
     assert module.links(tree.root.mem_id, None) == [("/x", "b c", None)]  # no origin: for LinkResolver

@@ -1,6 +1,6 @@
-"""The compiled walker's rules are the Python path's: the tag sets, the boilerplate tokens and
-prefixes, the dropping attributes, the block separator and the selectolax version in
-lib/html/native/lexwalk.c are read from its source and held equal to lib/html/content.py's
+"""The compiled walker's rules are the Python path's: the tag sets, the boilerplate words,
+roles and thresholds, the dropping attributes, the block separator and the selectolax version in
+lib/html/native/lexwalk.c are read from its source and held equal to lib/html/maintext.py's
 constants and to the pin in pyproject.toml. A run on the slow path by accident is a health warning."""
 
 from __future__ import annotations
@@ -9,7 +9,9 @@ import pathlib
 import re
 import tomllib
 
-from lib.html import content, walk
+import pytest
+
+from lib.html import maintext, walk
 from lib.preprocess import health
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -26,27 +28,36 @@ def _strings(array: str) -> list[str]:
     return re.findall(r'"([^"]*)"', body)
 
 
-def test_the_tag_sets_are_the_python_ones():
-    assert _cases("is_drop_tag") == set(content.DROP_TAGS)
-    assert _cases("is_block_tag") == set(content.BLOCK_TAGS.split(","))
+@pytest.mark.parametrize("function, tags", [
+    ("is_invisible_tag", maintext.INVISIBLE_TAGS), ("is_boiler_tag", maintext.BOILER_TAGS),
+    ("is_protected_tag", maintext.PROTECTED_TAGS), ("is_class_exempt_tag", maintext.CLASS_EXEMPT_TAGS),
+    ("is_link_exempt_tag", maintext.LINK_EXEMPT_TAGS), ("is_paragraph_tag", maintext.PARAGRAPH_TAGS),
+    ("is_block_tag", maintext.BLOCK_TAGS),
+])
+def test_the_tag_sets_are_the_python_ones(function, tags):
+    assert _cases(function) == set(tags)
 
 
-def test_the_boilerplate_words_are_the_python_ones():
-    assert set(_strings("BOILER_TOKENS")) == content._BOILER_TOKENS
-    assert tuple(_strings("BOILER_PREFIXES")) == content._BOILER_PREFIXES
+def test_the_word_lists_are_the_python_ones():
+    assert set(_strings("BOILER_WORDS")) == maintext.BOILER_WORDS
+    assert set(_strings("STATE_PARTS")) == maintext.STATE_PARTS
+    assert set(_strings("BOILER_ROLES")) == maintext.BOILER_ROLES
+
+
+@pytest.mark.parametrize("name", ["LINK_NUM", "LINK_DEN", "ROOT_NUM", "ROOT_DEN", "ROOT_MIN"])
+def test_the_thresholds_are_the_python_ones(name):
+    assert int(re.search(rf"#define {name} (\d+)", C)[1]) == getattr(maintext, name)
 
 
 def test_the_dropping_attributes_are_the_python_ones():
-    body = re.search(r"static int has_drop_attr\(.*?\n\}", C, re.S)[0]
-    roles = set(re.findall(r'value_is\(v, "(\w+)"\)', body))
-    wanted = dict(re.findall(r"\[(role|aria-hidden)=(\w+)\]", content.DROP_SELECTORS))
-    assert roles == {v for k, v in re.findall(r"\[(role)=(\w+)\]", content.DROP_SELECTORS)}
-    assert wanted["aria-hidden"] == "true" and 'attr_named(a, "aria-hidden", 11) && value_is(a->value, "true")' in body
-    assert "[hidden]" in content.DROP_SELECTORS and 'attr_named(a, "hidden", 6)' in body
+    assert 'attr_named(a, "hidden", 6)' in re.search(r"static int is_invisible\(.*?\n\}", C, re.S)[0]
+    body = re.search(r"static int has_boiler_attr\(.*?\n\}", C, re.S)[0]
+    assert 'attr_named(a, "aria-hidden", 11)' in body and 'value_is(a->value, "true")' in body
 
 
 def test_the_separator_and_the_selectolax_pin_agree():
-    assert int(re.search(r"#define SEP (0x[0-9a-f]+)", C)[1], 16) == ord(content.SEP)
+    assert int(re.search(r"#define SEP (0x[0-9a-f]+)", C)[1], 16) == ord(maintext.SEP)
+    assert int(re.search(r"#define API (\d+)", C)[1]) == walk.API
     built_for = re.search(r'#define SELECTOLAX_VERSION "([^"]+)"', C)[1]
     deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     assert f"selectolax=={built_for}" in deps

@@ -35,8 +35,9 @@ def test_a_clean_day_is_healthy():
                                                                            {"binary_payload": 2, "not_html": 399})]
     h = assess(_totals(files), files)
     assert h["ok"] and h["breached"] == [] and h["samples"] == []
-    assert h["shares"] == {"failed": 0.0005, "kept": round(1198 / 1200, 6), "unreadable_files": 0.0}
-    assert h["thresholds"] == {"max_failed_share": 0.01, "min_kept_share": 0.99, "max_unreadable_share": 0.01}
+    assert h["shares"] == {"failed": 0.0005, "kept": round(1198 / 1200, 6), "unreadable_files": 0.0, "empty_text": 0.0}
+    assert h["thresholds"] == {"max_failed_share": 0.01, "min_kept_share": 0.99, "max_unreadable_share": 0.01,
+                               "max_empty_text_share": 0.02}
     assert h["top_reasons"] == [{"reason": "binary_payload", "kind": "skipped", "count": 2},
                                 {"reason": "http_bad_header", "kind": "failed", "count": 1}]
     assert describe(h).startswith("day is healthy")
@@ -84,9 +85,22 @@ def test_unreadable_files_are_files_with_a_file_level_failure():
 
 def test_an_empty_day_is_healthy():
     h = assess(_totals([]), [])
-    assert h["ok"] and h["shares"] == {"failed": None, "kept": None, "unreadable_files": None}
+    assert h["ok"] and h["shares"] == {"failed": None, "kept": None, "unreadable_files": None, "empty_text": None}
 
 
 def test_sample_errors_skips_warnings_and_bad_lines():
     lines = ["{not json \"x\"\n"] + _errors("f", "x", [1], "warning") + _errors("f", "x", [2, 3, 4, 5])
     assert [s["offset"] for s in sample_errors(lines, "x")] == [2, 3, 4]
+
+
+def test_pages_with_an_empty_text_warn_above_the_threshold():
+    files = [_file("a", 1000, 1000, 1000)]
+    totals = _totals(files)
+    h = assess({**totals, "empty_text": 20}, files)  # 2.0%: at the default, no warning
+    assert h["ok"] and h["shares"]["empty_text"] == 0.02 and h["warnings"] == []
+    h = assess({**totals, "empty_text": 21}, files)
+    assert h["ok"] and h["breached"] == []  # the pages are kept: a warning, not a breach
+    assert h["warnings"] == ["21 of 1000 kept pages (2.10%, max 2.00%) have an empty main text although their "
+                             "<body> has text: no word of theirs can find them"]
+    assert "WARNING: 21 of 1000" in describe(h)
+    assert assess({**totals, "empty_text": 21}, files, Thresholds(max_empty_text_share=0.05))["warnings"] == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import tracemalloc
 
+from lib.preprocess import pages
 from lib.preprocess.pages import process_file
 from tests.helpers_warc import ENGLISH, good_pages, gz, html_page, http_response, warc_gz, warc_record
 
@@ -107,3 +108,27 @@ def test_page_too_large_after_content_decoding_is_not_a_kept_capture():
     assert s["skipped_by_reason"] == {"too_large": 1} and len(rows) == 1
     assert [(c["url"], c["kept"]) for c in proc.captures] == [("http://big.example/zipped", False),
                                                                ("http://example.com/page0.html", True)]
+
+
+def test_no_page_with_body_text_loses_it_and_a_lost_one_would_be_counted(monkeypatch):
+    # only page furniture, none of it most of the page: the rules drop every block, so the text
+    # is written again with fewer rules; a page without visible text in its body has none
+    furniture = b"<html><body><nav>Home News</nav><header>The Daily Site</header><footer>Contact us</footer></body></html>"
+    blank = b"<html><head><title>t</title></head><body><script>x()</script> </body></html>"
+    records = [r for _, r in good_pages(2)] + [warc_record(f"http://example.com/{n}", http_response(b))
+                                               for n, b in (("furniture", furniture), ("blank", blank))]
+    rows, _, s = run(warc_gz(records))
+    assert s["kept"] == 4 and s["empty_text"] == 0
+    assert [r["plain_text"] for r in rows[2:]] == ["Home News\nThe Daily Site\nContact us", ""]
+    # an extractor that lost a page's text (a future rule): counted, per file
+    real = pages.extract
+
+    def losing(html, url, utf8=None):
+        page = real(html, url, utf8)
+        if "furniture" in url:
+            page.text = ""
+        return page
+
+    monkeypatch.setattr(pages, "extract", losing)
+    rows, _, s = run(warc_gz(records))
+    assert s["kept"] == 4 and s["empty_text"] == 1  # "blank" had no text to lose

@@ -185,7 +185,11 @@ def test_a_day_that_loses_pages_is_published_but_fails_loudly(tmp_path, spark):
     h = summary["health"]
     assert summary["ok"] is False and h["ok"] is False and h["breached"] == ["max_failed_share"]
     assert h["shares"]["failed"] == round(10 / 30, 6) and h["shares"]["kept"] == 1.0
-    assert h["thresholds"] == {"max_failed_share": 0.01, "min_kept_share": 0.99, "max_unreadable_share": 0.01}
+    assert h["thresholds"] == {"max_failed_share": 0.01, "min_kept_share": 0.99, "max_unreadable_share": 0.01,
+                               "max_empty_text_share": 0.02}
+    assert summary["empty_text"] == 0 and h["shares"]["empty_text"] == 0.0  # the good pages all have text
+    assert stats_of(str(out))["totals"]["empty_text"] == 0
+    assert all(f["empty_text"] == 0 for f in stats_of(str(out))["files"])
     top = h["top_reasons"][0]
     assert top["count"] == 10 and top["kind"] == "failed" and top["reason"].startswith("http_")
     assert [(s["offset"], s["reason"]) for s in h["samples"]] == [(o, top["reason"]) for o in offsets[:3]]

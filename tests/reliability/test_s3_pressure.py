@@ -1,7 +1,8 @@
 """S3 pressure: behind a throttling server (the fault proxy adds 100 ms to every answer and
 answers 30% of requests ``503 SlowDown``) the preprocess job slows down instead of failing;
 its retries are bounded (``S3_MAX_ATTEMPTS`` per call) and counted in its summary, exactly
-the throttled requests; ``--s3-max-connections`` caps the archives it reads at once."""
+the throttled requests; ``--s3-max-connections`` caps the archives it reads at once, tasks of
+several archives (the default plan) included: a task reads one archive at a time."""
 
 from __future__ import annotations
 
@@ -25,7 +26,9 @@ def test_throttled_job_slows_down_and_counts_its_retries(seaweed, seaweed_bucket
     with FaultProxy(host, int(port)) as proxy:
         env = pipeline.job_env({**seaweed.env(), "AWS_ENDPOINT_URL": proxy.endpoint})
         proxy.set(latency=0.1)  # a slow server: the two task slots' reads overlap
-        free = pipeline.run_job("preprocess", root, tmp_path / "free", env)
+        # one archive a task (not the default packing by bytes, which gives this small day 3 tasks): the
+        # slots open many streams each, so that two requests in flight at once are seen for sure
+        free = pipeline.run_job("preprocess", root, tmp_path / "free", env, "--task-bytes", "1")
         assert free.rc == 0, free.tail()
         assert free.summary["s3"]["retries"] == 0 and proxy.stats["max_in_flight"] == 2  # two task slots read at once
         before = proxy.stats

@@ -4,6 +4,7 @@ scorer over the union of the shards' postings (read with ciff-toolkit's protobuf
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import gzip
 import math
 import pathlib
@@ -60,14 +61,21 @@ def read_shard(path: pathlib.Path):
     return h.description, lists, docs
 
 
-def brute_force(index_days: list[pathlib.Path], q: str, k: int, k1=0.9, b=0.4, langs=None):
-    """Merged index of every shard of the given index day folders (in global order); top-k (score, record_id)."""
+@functools.lru_cache(maxsize=512)
+def _read_shard_cached(path: str, size: int, mtime_ns: int):
+    return read_shard(pathlib.Path(path))
+
+
+def brute_force(index_days: list[pathlib.Path], q: str, k: int, k1=0.9, b=0.4, langs=None, exclude=()):
+    """Merged index of every shard of the given index day folders (in global order), but those whose
+    path below their day folder is in ``exclude``; top-k (score, record_id)."""
     shards = []
     for day in index_days:
         for p in sorted(day.glob("*/*/index-*.ciff.gz"), key=lambda p: (p.parent.parent.name, p.parent.name, int(p.name.split("-")[1].split(".")[0]))):
-            if langs and p.parent.name not in langs:
+            if (langs and p.parent.name not in langs) or p.relative_to(day).as_posix() in exclude:
                 continue
-            shards.append(read_shard(p))
+            st = p.stat()
+            shards.append(_read_shard_cached(str(p), st.st_size, st.st_mtime_ns))
     n = sum(len(docs) for _, _, docs in shards)
     avgdl = sum(dl for _, _, docs in shards for _, dl in docs) / n
     df = Counter()

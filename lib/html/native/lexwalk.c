@@ -26,7 +26,8 @@
 #include "lexbor/tag/const.h"
 
 #define SELECTOLAX_VERSION "1.0.2"
-#define SEP 0x1e /* lib.html.content.SEP: a block boundary */
+#define API 2 /* lib/html/walk.py's API: what main_text returns (2: text and the body's size) */
+#define SEP 0x1e /* lib.html.maintext.SEP: a block boundary */
 
 /* ------------------------------------------------------------------ a growing buffer */
 typedef struct {
@@ -145,13 +146,57 @@ static inline int value_is(const lexbor_str_t *v, const char *s) {
     return v != NULL && v->length == n && memcmp(v->data, s, n) == 0;
 }
 
-/* ------------------------------------------------------------------ extract.py's rules */
-static int is_drop_tag(uintptr_t t) {
+/* ------------------------------------------------------------------ lib/html/maintext.py's rules */
+/* INVISIBLE_TAGS: never shown, dropped wherever they are */
+static int is_invisible_tag(uintptr_t t) {
     switch (t) {
     case LXB_TAG_SCRIPT: case LXB_TAG_STYLE: case LXB_TAG_NOSCRIPT: case LXB_TAG_TEMPLATE: case LXB_TAG_SVG:
     case LXB_TAG_MATH: case LXB_TAG_CANVAS: case LXB_TAG_IFRAME: case LXB_TAG_OBJECT: case LXB_TAG_EMBED:
+    case LXB_TAG_BUTTON: case LXB_TAG_SELECT: case LXB_TAG_TEXTAREA:
+        return 1;
+    }
+    return 0;
+}
+
+/* BOILER_TAGS: page furniture, dropped unless protected */
+static int is_boiler_tag(uintptr_t t) {
+    switch (t) {
     case LXB_TAG_NAV: case LXB_TAG_HEADER: case LXB_TAG_FOOTER: case LXB_TAG_ASIDE: case LXB_TAG_FORM:
-    case LXB_TAG_BUTTON: case LXB_TAG_SELECT: case LXB_TAG_TEXTAREA: case LXB_TAG_DIALOG: case LXB_TAG_MENU:
+    case LXB_TAG_DIALOG: case LXB_TAG_MENU: case LXB_TAG_FIGCAPTION:
+        return 1;
+    }
+    return 0;
+}
+
+static int is_protected_tag(uintptr_t t) {
+    switch (t) {
+    case LXB_TAG_HTML: case LXB_TAG_BODY: case LXB_TAG_MAIN:
+        return 1;
+    }
+    return 0;
+}
+
+static int is_class_exempt_tag(uintptr_t t) {
+    switch (t) {
+    case LXB_TAG_MAIN: case LXB_TAG_ARTICLE:
+        return 1;
+    }
+    return 0;
+}
+
+static int is_link_exempt_tag(uintptr_t t) {
+    switch (t) {
+    case LXB_TAG_A: case LXB_TAG_SPAN: case LXB_TAG_B: case LXB_TAG_I: case LXB_TAG_EM: case LXB_TAG_STRONG:
+    case LXB_TAG_U: case LXB_TAG_SMALL: case LXB_TAG_FONT: case LXB_TAG_ABBR: case LXB_TAG_CITE: case LXB_TAG_Q:
+    case LXB_TAG_SUP: case LXB_TAG_SUB: case LXB_TAG_CODE:
+        return 1;
+    }
+    return 0;
+}
+
+static int is_paragraph_tag(uintptr_t t) {
+    switch (t) {
+    case LXB_TAG_P: case LXB_TAG_PRE: case LXB_TAG_BLOCKQUOTE:
         return 1;
     }
     return 0;
@@ -164,53 +209,91 @@ static int is_block_tag(uintptr_t t) {
     case LXB_TAG_H1: case LXB_TAG_H2: case LXB_TAG_H3: case LXB_TAG_H4: case LXB_TAG_H5: case LXB_TAG_H6:
     case LXB_TAG_BR: case LXB_TAG_TR: case LXB_TAG_TD: case LXB_TAG_TH: case LXB_TAG_TABLE:
     case LXB_TAG_BLOCKQUOTE: case LXB_TAG_PRE: case LXB_TAG_FIGURE: case LXB_TAG_FIGCAPTION: case LXB_TAG_HR:
-    case LXB_TAG_ADDRESS: case LXB_TAG_DETAILS: case LXB_TAG_SUMMARY: case LXB_TAG_CENTER:
+    case LXB_TAG_ADDRESS: case LXB_TAG_DETAILS: case LXB_TAG_SUMMARY: case LXB_TAG_CENTER: case LXB_TAG_NAV:
+    case LXB_TAG_HEADER: case LXB_TAG_FOOTER: case LXB_TAG_ASIDE: case LXB_TAG_FORM: case LXB_TAG_FIELDSET:
+    case LXB_TAG_MENU: case LXB_TAG_DIALOG:
         return 1;
     }
     return 0;
 }
 
-/* DROP_SELECTORS: [role=navigation|banner|contentinfo|complementary|search], [aria-hidden=true],
- * [hidden]; lexbor matches these attribute names in any namespace and the values exactly */
-static int has_drop_attr(const lxb_dom_element_t *el) {
+#define LINK_NUM 3
+#define LINK_DEN 5
+#define ROOT_NUM 5
+#define ROOT_DEN 6
+#define ROOT_MIN 500
+
+static const char *const BOILER_ROLES[] = {"navigation", "banner", "contentinfo", "complementary", "search", NULL};
+
+static int in_list(const lexbor_str_t *v, const char *const *list) {
+    for (; *list; list++)
+        if (value_is(v, *list)) return 1;
+    return 0;
+}
+
+/* the hidden attribute (any namespace, as lexbor's [hidden] matched) */
+static int is_invisible(const lxb_dom_element_t *el, uintptr_t tag) {
+    if (is_invisible_tag(tag)) return 1;
+    for (const lxb_dom_attr_t *a = el->first_attr; a != NULL; a = a->next)
+        if (a->node.local_name > LXB_DOM_ATTR__LAST_ENTRY && attr_named(a, "hidden", 6)) return 1;
+    return 0;
+}
+
+/* [role=navigation|banner|contentinfo|complementary|search], [aria-hidden=true]: the values as
+ * selectolax's node.attributes gives them (the first unprefixed attribute of the name) */
+static int has_boiler_attr(const lxb_dom_element_t *el) {
+    int role = 0, aria = 0;  /* the first of each name counts */
     for (const lxb_dom_attr_t *a = el->first_attr; a != NULL; a = a->next) {
-        if (a->node.local_name <= LXB_DOM_ATTR__LAST_ENTRY) continue;
-        if (attr_named(a, "hidden", 6)) return 1;
-        if (attr_named(a, "role", 4)) {
-            const lexbor_str_t *v = a->value;
-            if (value_is(v, "navigation") || value_is(v, "banner") || value_is(v, "contentinfo")
-                || value_is(v, "complementary") || value_is(v, "search"))
-                return 1;
+        if (a->node.local_name <= LXB_DOM_ATTR__LAST_ENTRY || a->node.prefix != 0) continue;
+        if (!role && attr_named(a, "role", 4)) {
+            if (in_list(a->value, BOILER_ROLES)) return 1;
+            role = 1;
         }
-        else if (attr_named(a, "aria-hidden", 11) && value_is(a->value, "true")) return 1;
+        else if (!aria && attr_named(a, "aria-hidden", 11)) {
+            if (value_is(a->value, "true")) return 1;
+            aria = 1;
+        }
     }
     return 0;
 }
 
-static const char *const BOILER_TOKENS[] = {
-    "nav", "navbar", "navigation", "menu", "breadcrumb", "breadcrumbs", "footer", "sidebar", "cookie",
-    "cookies", "consent", "banner", "share", "social", "skip-link", "related", NULL};
-static const char *const BOILER_PREFIXES[] = {
-    "nav-", "navbar-", "menu-", "footer-", "sidebar-", "cookie-", "breadcrumb", "social-", "share-", NULL};
+static const char *const BOILER_WORDS[] = {
+    "nav", "navbar", "navigation", "menu", "menubar", "breadcrumb", "breadcrumbs", "footer", "sidebar", "cookie",
+    "cookies", "consent", "banner", "share", "sharing", "social", "skip", "related", "comment", "comments",
+    "commentlist", "disqus", "respond", "reply", "replies", "ad", "ads", "advert", "adverts",
+    "advertisement", "promo", "newsletter", "subscribe", "subscription", "popup", "trending", "recommended",
+    "recommendations", "byline", "tags", "pager", "toolbar", "masthead", "copyright", "signup",
+    "login", "sponsored", "outbrain", "taboola", "caption", "meta", "credit", "credits", "author", NULL};
+static const char *const STATE_PARTS[] = {
+    "has", "no", "with", "without", "is", "show", "hide", "js", "enable", "disable", "not", NULL};
 
-/* whether one class/id token, lowercased, is a boilerplate token or starts with a prefix */
+static int word_in(const char *p, size_t n, const char *const *list) {
+    for (; *list; list++)
+        if (strlen(*list) == n && memcmp(*list, p, n) == 0) return 1;
+    return 0;
+}
+
+/* maintext.boiler_token on one class/id token: lowercased as str.lower() does for what can
+ * equal the ASCII words (ASCII letters, U+212A KELVIN SIGN -> 'k'; other bytes kept) */
 static int boiler_token(const unsigned char *p, size_t n) {
-    char low[64];
+    char small[256], *low = n <= sizeof small ? small : malloc(n);
+    if (low == NULL) return 0;
     size_t m = 0;
-    /* str.lower(): only ASCII letters and U+212A KELVIN SIGN ('k') lower to the ASCII the
-     * tokens are made of; other characters stay as they are (they cannot match anyway) */
-    for (size_t i = 0; i < n && m < sizeof low; i++) {
+    for (size_t i = 0; i < n; i++) {
         unsigned char c = p[i];
         if (c == 0xe2 && i + 2 < n && p[i + 1] == 0x84 && p[i + 2] == 0xaa) { low[m++] = 'k'; i += 2; }
         else low[m++] = (char) (c >= 'A' && c <= 'Z' ? c + 32 : c);
     }
-    for (const char *const *t = BOILER_TOKENS; *t; t++)
-        if (strlen(*t) == m && memcmp(*t, low, m) == 0) return 1;
-    for (const char *const *t = BOILER_PREFIXES; *t; t++) {
-        size_t k = strlen(*t);
-        if (k <= m && memcmp(*t, low, k) == 0) return 1;
+    int hit = word_in(low, m, BOILER_WORDS);
+    if (!hit) {
+        size_t first = m, last = 0;  /* the first part ends at the first '-' or '_', the last starts after the last */
+        for (size_t i = 0; i < m; i++)
+            if (low[i] == '-' || low[i] == '_') { if (first == m) first = i; last = i + 1; }
+        if (first < m && !word_in(low, first, STATE_PARTS))
+            hit = word_in(low, first, BOILER_WORDS) || word_in(low + last, m - last, BOILER_WORDS);
     }
-    return 0;
+    if (low != small) free(low);
+    return hit;
 }
 
 static int boiler_value(const lexbor_str_t *v) {
@@ -226,12 +309,15 @@ static int boiler_value(const lexbor_str_t *v) {
     return 0;
 }
 
-/* _is_boilerplate: a class or id token is boilerplate (<main> and <article> never are) */
-static int is_boilerplate(const lxb_dom_element_t *el, uintptr_t tag) {
-    if (tag == LXB_TAG_MAIN || tag == LXB_TAG_ARTICLE) return 0;
-    int present;
-    if (boiler_value(attr_value(el, LXB_DOM_ATTR_CLASS, &present))) return 1;
-    return boiler_value(attr_value(el, LXB_DOM_ATTR_ID, &present));
+/* maintext._boilerplate: a boilerplate tag or attribute, class or id word, or mostly link text */
+static int is_boilerplate(const lxb_dom_element_t *el, uintptr_t tag, uint64_t chars, uint64_t links) {
+    if (is_boiler_tag(tag) || has_boiler_attr(el)) return 1;
+    if (!is_class_exempt_tag(tag)) {
+        int present;
+        if (boiler_value(attr_value(el, LXB_DOM_ATTR_CLASS, &present))) return 1;
+        if (boiler_value(attr_value(el, LXB_DOM_ATTR_ID, &present))) return 1;
+    }
+    return !is_link_exempt_tag(tag) && chars > 0 && links * LINK_DEN > chars * LINK_NUM;
 }
 
 /* ------------------------------------------------------------------ main text */
@@ -242,21 +328,167 @@ static inline const lxb_dom_node_t *next_node(const lxb_dom_node_t *n, const lxb
     return n == root ? NULL : n->next;
 }
 
-static void text_walk(writer_t *w, const lxb_dom_node_t *root) {
-    const lxb_dom_node_t *n = root->first_child;
+/* non-whitespace characters (code points) of UTF-8 text */
+static uint32_t visible_chars(const unsigned char *p, size_t n) {
+    const unsigned char *end = p + n;
+    uint32_t count = 0;
+    while (p < end) {
+        int k = ws_len(p, end);
+        if (k) { p += k; continue; }
+        count++;
+        p++;
+        while (p < end && (*p & 0xc0) == 0x80) p++;
+    }
+    return count;
+}
+
+typedef struct {
+    uint32_t size, chars, links, par;
+    int boiler;
+} stat_t;
+
+typedef struct {
+    stat_t *s;
+    size_t n, cap;
+    uint64_t total, ptotal;
+} stats_t;
+
+typedef struct { size_t i; int kind; } open_t;
+
+static int grow(void **data, size_t *cap, size_t need, size_t item) {
+    if (need <= *cap) return 0;
+    size_t cap2 = *cap ? *cap * 2 : 256;
+    while (cap2 < need) cap2 *= 2;
+    void *d = realloc(*data, cap2 * item);
+    if (d == NULL) return -1;
+    *data = d;
+    *cap = cap2;
+    return 0;
+}
+
+/* maintext._measure: per element under body, [size, chars, link chars, paragraph chars, boiler] */
+static int measure(stats_t *st, const lxb_dom_node_t *body) {
+    open_t *stack = NULL;
+    size_t depth = 0, stack_cap = 0;
+    int in_link = 0, in_par = 0, rc = 0;
+    const lxb_dom_node_t *n = body->first_child;
     while (n != NULL) {
-        int descend = 1;
+        int descend = 0;
         if (n->local_name == LXB_TAG__TEXT) {
             const lexbor_str_t *s = &((const lxb_dom_character_data_t *) n)->data;
-            if (s->data != NULL) w_text(w, s->data, s->length, 1);
+            uint32_t k = s->data != NULL ? visible_chars(s->data, s->length) : 0;
+            if (k) {
+                if (depth) {
+                    stat_t *top = &st->s[stack[depth - 1].i];
+                    top->chars += k;
+                    if (in_link) top->links += k;
+                    else if (in_par) top->par += k;
+                }
+                else st->total += k;
+            }
         }
         else if (is_element(n)) {
             const lxb_dom_element_t *el = (const lxb_dom_element_t *) n;
             uintptr_t tag = n->local_name;
-            if (is_drop_tag(tag) || has_drop_attr(el) || is_boilerplate(el, tag)) descend = 0;
-            else if (is_block_tag(tag)) w_break(w);
+            if (grow((void **) &st->s, &st->cap, st->n + 1, sizeof(stat_t)) < 0) { rc = -1; break; }
+            size_t i = st->n++;
+            st->s[i] = (stat_t) {1, 0, 0, 0, 0};
+            if (!is_invisible(el, tag) && n->first_child != NULL) {
+                if (grow((void **) &stack, &stack_cap, depth + 1, sizeof(open_t)) < 0) { rc = -1; break; }
+                int kind = (tag == LXB_TAG_A && has_attr_id(el, LXB_DOM_ATTR_HREF)) + 2 * is_paragraph_tag(tag);
+                stack[depth++] = (open_t) {i, kind};
+                in_link += kind & 1;
+                in_par += kind >> 1;
+                descend = 1;
+            }
         }
-        n = next_node(n, root, descend);
+        if (descend) { n = n->first_child; continue; }
+        while (n->next == NULL) {
+            n = n->parent;
+            if (n == NULL || n == body) goto done;
+            open_t o = stack[--depth];
+            stat_t *s = &st->s[o.i];
+            s->size = (uint32_t) (st->n - o.i);
+            in_link -= o.kind & 1;
+            in_par -= o.kind >> 1;
+            s->boiler = is_boilerplate((const lxb_dom_element_t *) n, n->local_name, s->chars, s->links);
+            uint32_t par = s->boiler ? 0 : s->par;
+            if (depth) {
+                stat_t *parent = &st->s[stack[depth - 1].i];
+                parent->chars += s->chars;
+                parent->links += s->links;
+                parent->par += par;
+            }
+            else { st->total += s->chars; st->ptotal += par; }
+        }
+        n = n->next;
+    }
+done:
+    free(stack);
+    return rc;
+}
+
+/* maintext.content_root: the deepest element outside boilerplate blocks holding ROOT_NUM/ROOT_DEN
+ * of the body's paragraph characters, or -1 */
+static long content_root(const stats_t *st) {
+    if (st->ptotal < ROOT_MIN) return -1;
+    long root = -1;
+    size_t i = 0;
+    while (i < st->n) {
+        const stat_t *s = &st->s[i];
+        if (s->boiler) { i += s->size; continue; }
+        if ((uint64_t) s->par * ROOT_DEN >= st->ptotal * ROOT_NUM) root = (long) i;
+        i++;
+    }
+    return root;
+}
+
+/* maintext.main_text: the text of the content root (the body without one), what no rule drops */
+enum { STRICT, LENIENT, BARE };
+
+static void text_walk(writer_t *w, const lxb_dom_node_t *body, const stats_t *st, long root, int level) {
+    size_t i = 0;
+    int inside = root < 0;
+    const lxb_dom_node_t *root_node = body;
+    const lxb_dom_node_t *n = body->first_child;
+    while (n != NULL) {
+        int descend = 0;
+        if (n->local_name == LXB_TAG__TEXT) {
+            const lexbor_str_t *s = &((const lxb_dom_character_data_t *) n)->data;
+            if (inside && s->data != NULL) w_text(w, s->data, s->length, 1);
+        }
+        else if (is_element(n)) {
+            const lxb_dom_element_t *el = (const lxb_dom_element_t *) n;
+            uintptr_t tag = n->local_name;
+            const stat_t *s = &st->s[i];
+            if (is_invisible(el, tag)) i += s->size;
+            else if (!inside) {
+                if ((long) i == root) {
+                    inside = 1;
+                    root_node = n;
+                    if (is_block_tag(tag)) w_break(w);
+                    descend = n->first_child != NULL;
+                    i++;
+                }
+                else if ((long) i < root && root < (long) (i + s->size)) { descend = 1; i++; }
+                else i += s->size;
+            }
+            else if (level != BARE && !is_protected_tag(tag) && (uint64_t) s->chars * 2 <= st->total
+                     && is_boilerplate(el, tag, s->chars, level == STRICT ? s->links : 0))
+                i += s->size;
+            else {
+                i++;
+                if (is_block_tag(tag)) w_break(w);
+                descend = n->first_child != NULL;
+            }
+        }
+        if (descend) { n = n->first_child; continue; }
+        while (n->next == NULL) {
+            n = n->parent;
+            if (n == NULL || n == body || n == root_node) return;
+            if (inside && is_block_tag(n->local_name)) w_break(w);
+        }
+        n = n->next;
     }
 }
 
@@ -270,14 +502,18 @@ static PyObject *finish(buf_t *b) {
 static PyObject *py_main_text(PyObject *self, PyObject *arg) {
     const lxb_dom_node_t *body = (const lxb_dom_node_t *) PyLong_AsVoidPtr(arg);
     if (body == NULL) return PyErr_Occurred() ? NULL : PyUnicode_FromString("");
+    stats_t st = {0};
+    if (measure(&st, body) < 0) { free(st.s); return PyErr_NoMemory(); }
     writer_t w = {0};
-    if (is_element(body)) {  /* body.css() matches body itself too, so it can be dropped whole */
-        const lxb_dom_element_t *el = (const lxb_dom_element_t *) body;
-        if (is_drop_tag(body->local_name) || has_drop_attr(el) || is_boilerplate(el, body->local_name))
-            return PyUnicode_FromString("");
-    }
-    text_walk(&w, body);
-    return finish(&w.out);
+    text_walk(&w, body, &st, content_root(&st), STRICT);
+    /* nothing left of a body with text: fewer rules (maintext.main_text) */
+    if (w.out.len == 0 && !w.out.failed && st.total) text_walk(&w, body, &st, -1, LENIENT);
+    if (w.out.len == 0 && !w.out.failed && st.total) text_walk(&w, body, &st, -1, BARE);
+    unsigned long long total = st.total;
+    free(st.s);
+    PyObject *text = finish(&w.out);
+    if (text == NULL) return NULL;
+    return Py_BuildValue("(NK)", text, total);
 }
 
 /* ------------------------------------------------------------------ links */
@@ -429,7 +665,7 @@ static PyObject *py_links(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"main_text", py_main_text, METH_O,
-     "main_text(body.mem_id) -> extract.main_text(tree) without changing the tree"},
+     "main_text(body.mem_id) -> (main text, visible characters of the body): lib.html.maintext's walks in C"},
     {"links", py_links, METH_VARARGS,
      "links(root.mem_id, origin or None) -> [(href or None, anchor text, URL or None)] of the a[href] that may\n"
      "be links, in document order: the URL where LinkResolver needs no urljoin (href then None), else None\n"
@@ -440,7 +676,8 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_lexwalk", NULL, -1,
 
 PyMODINIT_FUNC PyInit__lexwalk(void) {
     PyObject *m = PyModule_Create(&module);
-    if (m != NULL && PyModule_AddStringConstant(m, "SELECTOLAX_VERSION", SELECTOLAX_VERSION) < 0) {
+    if (m != NULL && (PyModule_AddStringConstant(m, "SELECTOLAX_VERSION", SELECTOLAX_VERSION) < 0
+                      || PyModule_AddIntConstant(m, "API", API) < 0)) {
         Py_DECREF(m);
         return NULL;
     }

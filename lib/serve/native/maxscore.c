@@ -238,10 +238,11 @@ static PyObject *decode_lists(PyObject *self, PyObject *args) {
     const char *err = NULL; Py_ssize_t at = pos;
     if (!terms || !lens) { PyErr_NoMemory(); goto out; }
     for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *term = NULL;  /* before the first goto bad, which releases it */
         uint64_t len; at = pos;
         if (rd_varint(b, n, &pos, &len) < 0 || len > (uint64_t)(n - pos)) { err = "truncated message"; goto bad; }
         Py_ssize_t end = pos + (Py_ssize_t)len;
-        PyObject *term = NULL; int64_t cnt = 0; int64_t prev = -1;
+        int64_t cnt = 0; int64_t prev = -1;
         while (pos < end) {
             uint64_t key; if (rd_varint(b, end, &pos, &key) < 0) { err = "bad field key"; goto bad; }
             int f = (int)(key >> 3), wt = (int)(key & 7);
@@ -276,8 +277,11 @@ static PyObject *decode_lists(PyObject *self, PyObject *args) {
         PyErr_Format(PyExc_ValueError, "postings list %zd at byte %zd: %s", i, at, err);
         goto out;
     }
+    /* y# turns a NULL pointer into None, not b"": a shard without postings (pages without text)
+     * never allocates D and T, so hand an empty buffer instead */
     res = Py_BuildValue("(nOy#y#y#)", pos, terms, (const char *)lens, (Py_ssize_t)(count * sizeof(int64_t)),
-                        (const char *)D.a, (Py_ssize_t)(D.n * 4), (const char *)T.a, (Py_ssize_t)(T.n * 4));
+                        D.a ? (const char *)D.a : "", (Py_ssize_t)(D.n * 4),
+                        T.a ? (const char *)T.a : "", (Py_ssize_t)(T.n * 4));
 out:
     Py_XDECREF(terms);
     free(lens); free(D.a); free(T.a);

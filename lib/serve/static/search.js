@@ -72,6 +72,7 @@ async function search() {
   status(`${m.total_results.toLocaleString("en")} results in ${m.query_time_ms.toFixed(1)} ms ` +
          `(${m.days.join(", ")}; ${m.shards} shards)`);
   document.body.dataset.total = m.total_results;
+  for (const w of m.warnings || []) $("warnings").appendChild(el("li", {}, w));  // shards not served
   for (const h of body.results) $("results").appendChild(renderHit(h));
 }
 

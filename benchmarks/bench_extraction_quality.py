@@ -1,0 +1,182 @@
+"""Main-text quality and speed: ours against Resiliparse and trafilatura, same run, same pages.
+
+    python -m benchmarks.bench_extraction_quality [--scrapinghub DIR] [--trafilatura-eval DIR]
+                                                  [--limit N] [--only ours,resiliparse,trafilatura]
+
+Sets (each scored by its own method):
+
+  ScrapingHub   ../shared/extraction/scrapinghub (181 news and blog pages, the default ``--scrapinghub``):
+                shingle-based precision, recall and F1 of each page's ``articleBody``, computed by the
+                set's own ``evaluate.py`` (imported from the set's folder, not re-implemented).
+  trafilatura   ``--trafilatura-eval DIR``: the multilingual evaluation pages that trafilatura's
+                repository publishes (adbar/trafilatura, Apache-2.0; DIR holds its ``tests/`` folder
+                or is it: ``evaldata.json``, ``eval/``, ``cache/``). ~990 pages of news, blogs, magazines,
+                government and company pages in many languages; each lists snippets that must
+                (``with``) and must not (``without``) be in the text, scored as its
+                ``tests/eval_common.py`` does (normalised substring match; precision, recall, F1 over
+                the set's totals). Fetched data, never committed; skipped with a line when absent.
+                It labels no page types. trafilatura was tuned on this set: its lead here is a ceiling.
+
+Every extractor gets the same decoded ``str`` (lib.html.charset.decode_html on the bytes).
+ours: ``lib.html.content.extract(html, url).text`` (the whole extract the preprocess job pays:
+head fields and links too); Resiliparse: ``extract_plain_text(html, main_content=True)``;
+trafilatura: ``trafilatura.extract(html, include_comments=False, include_tables=True)`` (the
+settings of its own evaluation). ms per page is the median over the set's pages, one core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import importlib.util
+import json
+import os
+import pathlib
+import re
+import statistics
+import sys
+import time
+from collections.abc import Callable
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+# ../shared beside the checkout, or where $DAILYSLICE_SHARED says (as tests/conftest.py)
+SCRAPINGHUB = pathlib.Path(os.environ.get("DAILYSLICE_SHARED") or ROOT.parent / "shared") / "extraction" / "scrapinghub"
+
+from lib.html import walk  # noqa: E402
+from lib.html.charset import decode_html  # noqa: E402
+from lib.html.content import extract as ours_extract  # noqa: E402
+
+
+def extractors(only: list[str]) -> dict[str, Callable[[str, str], str]]:
+    """name -> f(html, url) -> main text, for the extractors asked for."""
+    out: dict[str, Callable[[str, str], str]] = {}
+    if "ours" in only:
+        out["ours"] = lambda html, url: ours_extract(html, url).text
+    if "resiliparse" in only:
+        from resiliparse.extract.html2text import extract_plain_text
+
+        out["resiliparse"] = lambda html, url: extract_plain_text(html, main_content=True)
+    if "trafilatura" in only:
+        import trafilatura
+
+        out["trafilatura"] = lambda html, url: trafilatura.extract(
+            html, url=url, include_comments=False, include_tables=True) or ""
+    return out
+
+
+def run(fns: dict, pages: list[tuple[str, str, str]]) -> tuple[dict, dict]:
+    """key -> text and median ms per extractor, over ``pages`` (key, url, html)."""
+    texts: dict = {name: {} for name in fns}
+    ms: dict = {}
+    for name, fn in fns.items():
+        times = []
+        for key, url, html in pages:
+            t0 = time.perf_counter()
+            try:
+                text = fn(html, url)
+            except Exception as exc:  # a crash costs the page, as in the sets' own scorers
+                print(f"  {name}: {key}: {type(exc).__name__}: {exc}", file=sys.stderr)
+                text = ""
+            times.append(time.perf_counter() - t0)
+            texts[name][key] = text or ""
+        ms[name] = 1000 * statistics.median(times) if times else float("nan")
+    return texts, ms
+
+
+def load_module(path: pathlib.Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def scrapinghub(folder: pathlib.Path, fns: dict, limit: int | None) -> list[tuple]:
+    """(extractor, F1, precision, recall, ms, empty pages) on the ScrapingHub set, its own scorer."""
+    evaluate = load_module(folder / "evaluate.py", "scrapinghub_evaluate")
+    truth = json.loads((folder / "ground-truth.json").read_text(encoding="utf-8"))
+    keys = sorted(truth)[:limit]
+    pages = []
+    for key in keys:
+        raw = gzip.decompress((folder / "html" / f"{key}.html.gz").read_bytes())
+        pages.append((key, truth[key].get("url") or "http://example.com/", decode_html(raw).text))
+    texts, ms = run(fns, pages)
+    truth = {k: truth[k] for k in keys}
+    rows = []
+    for name in fns:
+        pred = {k: {"articleBody": texts[name][k]} for k in keys}
+        m = evaluate.evaluate(truth, pred, n_bootstrap=0)
+        empty = sum(1 for k in keys if not texts[name][k].strip())
+        rows.append((name, m["f1"], m["precision"], m["recall"], ms[name], empty))
+    return rows, len(keys)
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def trafilatura_eval(folder: pathlib.Path, fns: dict, limit: int | None) -> tuple[list[tuple], int]:
+    """(extractor, F1, precision, recall, ms, empty pages) on trafilatura's evaluation set, scored
+    as its tests/eval_common.py does: per page, a ``with`` snippet in the text is a true positive,
+    a ``without`` snippet a false positive; precision, recall and F1 over the set's totals."""
+    if (folder / "tests" / "evaldata.json").exists():
+        folder = folder / "tests"
+    data = json.loads((folder / "evaldata.json").read_text(encoding="utf-8"))
+    pages, items = [], {}
+    for url in sorted(data)[:limit]:
+        item = data[url]
+        path = next((folder / sub / item["file"] for sub in ("cache", "eval") if (folder / sub / item["file"]).is_file()), None)
+        if path is None:
+            continue
+        pages.append((url, url, decode_html(path.read_bytes()).text))
+        items[url] = item
+    texts, ms = run(fns, pages)
+    rows = []
+    for name in fns:
+        tp = fp = fn = 0
+        for url, item in items.items():
+            text = _norm(texts[name][url])
+            hit = sum(1 for w in item["with"] if _norm(w) in text)
+            tp += hit
+            fn += len(item["with"]) - hit
+            fp += sum(1 for w in item["without"] if _norm(w) in text)
+        precision = tp / (tp + fp) if tp + fp else 0.0
+        recall = tp / (tp + fn) if tp + fn else 0.0
+        f1 = 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0
+        empty = sum(1 for url in items if not texts[name][url].strip())
+        rows.append((name, f1, precision, recall, ms[name], empty))
+    return rows, len(items)
+
+
+def table(title: str, rows: list[tuple], n: int) -> None:
+    print(f"\n{title} ({n} pages)\n")
+    print("| extractor | F1 | precision | recall | ms per page (median) | empty pages |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, f1, p, r, ms, empty in rows:
+        print(f"| {name} | {f1:.3f} | {p:.3f} | {r:.3f} | {ms:.2f} | {empty} |")
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--scrapinghub", type=pathlib.Path, default=SCRAPINGHUB)
+    ap.add_argument("--trafilatura-eval", type=pathlib.Path, default=None,
+                    help="folder of trafilatura's evaluation pages (its repository's tests/), fetched")
+    ap.add_argument("--limit", type=int, default=None, help="the first N pages of each set only")
+    ap.add_argument("--only", default="ours,resiliparse,trafilatura")
+    args = ap.parse_args(argv)
+    fns = extractors(args.only.split(","))
+    print(f"ours: {walk.status()}; load {os.getloadavg()[0]:.2f} (1 min) at start")
+    if (args.scrapinghub / "ground-truth.json").exists():
+        rows, n = scrapinghub(args.scrapinghub, fns, args.limit)
+        table("ScrapingHub article-extraction benchmark, its evaluate.py's shingle scores", rows, n)
+    else:
+        print(f"\nScrapingHub: skipped, no ground-truth.json in {args.scrapinghub}")
+    if args.trafilatura_eval is not None and args.trafilatura_eval.exists():
+        rows, n = trafilatura_eval(args.trafilatura_eval, fns, args.limit)
+        table("trafilatura's multilingual evaluation set, its with/without snippet scores", rows, n)
+    else:
+        print("\ntrafilatura evaluation set: skipped (give --trafilatura-eval DIR, its repository's tests/)")
+    print(f"\nload {os.getloadavg()[0]:.2f} (1 min) at end")
+
+
+if __name__ == "__main__":
+    main()

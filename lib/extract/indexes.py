@@ -1,0 +1,223 @@
+"""Input lists in the formats users already hold: our TSV, CDXJ, CDX, Common Crawl's columnar
+index (Parquet or CSV) and our own metadata store (Parquet with ``--where``).
+
+Every format comes down to rows ``(url, archive_file, offset, length)`` numbered from 1: the
+physical line number of a text file, or the row's position among the selected Parquet rows.
+Readers stream (one line, or one Parquet batch, at a time) and can be read again to fetch
+the text of the rows a task reported (:meth:`IndexInput.texts`), so no index is held whole.
+
+- TSV: ``url<TAB>archive_file<TAB>offset<TAB>length`` (:mod:`lib.extract.lines`);
+- CDXJ (pywb, cdxj-indexer): ``SURT timestamp {json}``, the JSON giving ``url``, ``offset``,
+  ``length``, ``filename``; lines starting with ``!`` (pywb's meta lines) are skipped;
+- CDX with its header line (`` CDX N b a m s k r M S V g``): columns found by their letters,
+  ``a`` url, ``S`` compressed length, ``V`` offset, ``g`` file name; a CDX without ``S``
+  (the 9-field ``N b a m s k r V g``) gives no length and its lines are refused;
+- CSV with a header naming Common Crawl's columns (``url``, ``warc_filename``,
+  ``warc_record_offset``, ``warc_record_length``; others ignored);
+- Parquet: :mod:`lib.extract.parquet_index`.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import os
+import re
+from typing import Callable, Iterator
+
+from lib.core import storage
+from lib.core.errors import UsageError
+from lib.extract import parquet_index
+from lib.extract.lines import ErrorRow, ExtractError, Item, Resolver, make_item, parse_lines
+
+FORMATS = ("tsv", "cdxj", "cdx", "csv", "parquet")
+CC_COLUMNS = ("url", "warc_filename", "warc_record_offset", "warc_record_length")
+_CDXJ_LINE = re.compile(rb"^\S+ \d{1,14} \{")
+_SNIFF_BYTES = 64 * 1024
+_SUFFIX = {".cdxj": "cdxj", ".cdx": "cdx", ".csv": "csv", ".parquet": "parquet", ".tsv": "tsv"}
+
+Fields = list[str]
+
+
+def _gunzipped_head(head: bytes) -> bytes:
+    try:
+        return gzip.GzipFile(fileobj=io.BytesIO(head)).read(_SNIFF_BYTES)
+    except (EOFError, OSError):  # a head cut inside a member: take what decoded so far
+        d = gzip.zlib.decompressobj(31)  # type: ignore[attr-defined]
+        try:
+            return d.decompress(head, _SNIFF_BYTES)
+        except Exception:
+            return b""
+
+
+def is_folder(uri: str) -> bool:
+    """A local folder, or an S3 prefix that is not itself an object."""
+    if storage.is_s3(uri):
+        return not storage.exists(uri) and storage.folder_exists(uri)
+    return os.path.isdir(storage.local_path(uri))
+
+
+def sniff_index(uri: str) -> str:
+    """The format of the index at ``uri`` from its content (then its name): a folder is a
+    Parquet dataset; ``PAR1`` starts a Parquet file; a text file (gzip-compressed or not) is
+    CDX when its first line is a `` CDX`` header, CDXJ when its first line is
+    ``key timestamp {``, CSV when its header names ``warc_filename``, TSV when it has four
+    tab-separated fields with numbers third and fourth; else by name, TSV by default."""
+    if is_folder(uri):
+        return "parquet"
+    head = storage.read_range(uri, 0, _SNIFF_BYTES)
+    if head.startswith(b"PAR1"):
+        return "parquet"
+    if head[:2] == b"\x1f\x8b":
+        head = _gunzipped_head(head)
+    first = next((ln for ln in head.splitlines() if ln.strip() and not ln.startswith((b"#", b"!"))), b"")
+    if first.lstrip().startswith(b"CDX "):
+        return "cdx"
+    if _CDXJ_LINE.match(first):
+        return "cdxj"
+    if b"warc_filename" in first and b"," in first:
+        return "csv"
+    tabs = first.split(b"\t")
+    if len(tabs) >= 4 and tabs[2].strip().isdigit() and tabs[3].strip().isdigit():
+        return "tsv"
+    name = uri.lower().removesuffix(".gz")
+    return next((fmt for suffix, fmt in _SUFFIX.items() if name.endswith(suffix)), "tsv")
+
+
+def iter_lines(uri: str) -> Iterator[str]:
+    """Lines of a local or S3 text file (gzip-compressed or not), streamed, without line ends;
+    undecodable bytes survive round trips."""
+    with storage.open_stream(uri) as raw:
+        f = gzip.GzipFile(fileobj=raw) if raw.peek(2)[:2] == b"\x1f\x8b" else raw  # type: ignore[attr-defined]
+        for line in f:
+            yield line.decode("utf-8", "surrogateescape").rstrip("\r\n")
+
+
+# ------------------------------------------------------------------ one line of each text format
+def cdxj_fields(line: str) -> Fields | None:
+    """``[url, filename, offset, length]`` of a CDXJ line; None for a meta line (``!``)."""
+    if line.startswith("!"):
+        return None
+    parts = line.split(" ", 2)
+    if len(parts) < 3 or not parts[2].startswith("{"):
+        raise ExtractError("bad-line", "not a CDXJ line (key timestamp {json})")
+    try:
+        obj = json.loads(parts[2])
+    except ValueError as e:
+        raise ExtractError("bad-line", f"CDXJ JSON does not parse: {e}") from None
+    if not isinstance(obj, dict):
+        raise ExtractError("bad-line", "CDXJ JSON is not an object")
+    missing = [k for k in ("url", "filename", "offset", "length") if k not in obj]
+    if missing:
+        raise ExtractError("bad-line", f"CDXJ JSON lacks {', '.join(missing)}")
+    return [str(obj["url"]), str(obj["filename"]), str(obj["offset"]), str(obj["length"])]
+
+
+class CdxColumns:
+    """The column positions a CDX header line (`` CDX N b a m s k r M S V g``) names."""
+
+    def __init__(self, header: str):
+        letters = header.split()
+        if not letters or letters[0] != "CDX":
+            raise UsageError(f"CDX header line expected (' CDX N b a ...'), got {header[:80]!r}")
+        self.letters = letters[1:]
+        pos = {c: i for i, c in enumerate(self.letters)}
+        missing = [c for c in ("a", "V", "g") if c not in pos]
+        if missing:
+            raise UsageError(f"CDX header {header.strip()!r} has no column {', '.join(missing)} (url, offset, file)")
+        self.url, self.offset, self.file = pos["a"], pos["V"], pos["g"]
+        self.length = pos.get("S")
+
+    def fields(self, line: str) -> Fields:
+        parts = line.split(" ")
+        if len(parts) != len(self.letters):
+            raise ExtractError("bad-line", f"expected {len(self.letters)} space-separated CDX fields, got {len(parts)}")
+        if self.length is None:
+            raise ExtractError("bad-line", "the CDX has no compressed-length column (S): no length to copy")
+        return [parts[self.url], parts[self.file], parts[self.offset], parts[self.length]]
+
+
+class CsvColumns:
+    """The positions of Common Crawl's column names in a CSV header."""
+
+    def __init__(self, header: str):
+        names = next(csv.reader([header]))
+        missing = [c for c in CC_COLUMNS if c not in names]
+        if missing:
+            raise UsageError(f"CSV header lacks Common Crawl's column(s) {', '.join(missing)}: {header[:200]!r}")
+        self.pos = [names.index(c) for c in CC_COLUMNS]
+        self.width = len(names)
+
+    def fields(self, line: str) -> Fields:
+        row = next(csv.reader([line]), [])
+        if len(row) != self.width:
+            raise ExtractError("bad-line", f"expected {self.width} CSV fields, got {len(row)}")
+        return [row[i] for i in self.pos]
+
+
+# ------------------------------------------------------------------ the inputs
+class IndexInput:
+    """An index of any format: :meth:`read` parses it into items and error rows,
+    :meth:`texts` gives the input text of row numbers (read again, streamed)."""
+
+    def __init__(self, uri: str, fmt: str = "auto", where: str | None = None):
+        if not storage.folder_exists(uri):
+            raise FileNotFoundError(f"--index {uri}: no such file or folder")
+        self.uri = uri
+        self.format = sniff_index(uri) if fmt == "auto" else fmt
+        if self.format not in FORMATS:
+            raise UsageError(f"--index-format {fmt!r} is not one of auto, {', '.join(FORMATS)}")
+        if where and self.format != "parquet":
+            raise UsageError(f"--where needs a Parquet index (DuckDB SQL over its columns); {uri} is {self.format}")
+        self.where = where
+
+    def read(self, resolver: Resolver) -> tuple[list[Item], list[ErrorRow]]:
+        if self.format == "tsv":
+            return parse_lines(iter_lines(self.uri), resolver)
+        if self.format == "parquet":
+            return parquet_index.read_items(self.uri, self.where, resolver)
+        items: list[Item] = []
+        errors: list[ErrorRow] = []
+        parse = self._line_parser()
+        for no, line in enumerate(iter_lines(self.uri), 1):
+            if not line.strip() or line.startswith("#"):
+                continue
+            try:
+                fields = parse(no, line)
+                if fields is not None:
+                    items.append(make_item(no, fields, resolver))
+            except ExtractError as e:
+                errors.append((no, line, e.reason))
+        return items, errors
+
+    def _line_parser(self) -> Callable[[int, str], Fields | None]:
+        """A parser of one numbered line; CDX and CSV take their header from their first line."""
+        if self.format == "cdxj":
+            return lambda no, line: cdxj_fields(line)
+        columns: list = []
+        make = CdxColumns if self.format == "cdx" else CsvColumns
+
+        def parse(no: int, line: str) -> Fields | None:
+            if not columns:
+                columns.append(make(line))  # the first line is the header (UsageError if not one)
+                return None
+            return columns[0].fields(line)
+
+        return parse
+
+    def texts(self, numbers: set[int]) -> dict[int, str]:
+        """The input text of the given row numbers."""
+        if not numbers:
+            return {}
+        if self.format == "parquet":
+            return parquet_index.row_texts(self.uri, self.where, numbers)
+        found: dict[int, str] = {}
+        last = max(numbers)
+        for no, line in enumerate(iter_lines(self.uri), 1):
+            if no in numbers:
+                found[no] = line
+            if no >= last:
+                break
+        return found

@@ -1,0 +1,243 @@
+"""The main text of a page: visible text, boilerplate blocks left out, one block per line.
+
+Two walks over the ``<body>`` subtree, both in document order:
+
+1. **measure**: for every element, the visible characters under it (text nodes outside the
+   invisible elements, whitespace not counted) and how many of them are inside an ``<a href>``;
+2. **write**: the text of every element that no rule drops, a line break at each block element.
+
+An element is dropped when
+
+- it is never shown (:data:`INVISIBLE_TAGS`, or the ``hidden`` attribute): always;
+- a boilerplate rule matches it (a boilerplate tag or ``role``, ``aria-hidden=true``, a
+  boilerplate word among its class and id tokens, or most of its text is link text), **unless it
+  is protected**: ``<body>``, ``<main>`` and ``<html>`` are, and so is every element that holds
+  more than half of the body's visible characters. A layout word on a page wrapper
+  (``<body class="one-sidebar sidebar-second">``, ``<div id="nav-below-header">``) or an
+  ASP.NET ``<form>`` around the whole page therefore never takes the page's text with it.
+
+This module is the reference (the pure-Python path); lib/html/native/lexwalk.c computes the same
+text from the same tree in C (tests/html/test_native_walk.py holds them equal).
+"""
+
+from __future__ import annotations
+
+SEP = "\x1e"  # a block boundary in the written text
+
+#: never shown: dropped wherever they are
+INVISIBLE_TAGS = frozenset({
+    "script", "style", "noscript", "template", "svg", "math", "canvas", "iframe", "object", "embed",
+    "button", "select", "textarea",
+})
+#: page furniture: dropped unless protected
+BOILER_TAGS = frozenset({"nav", "header", "footer", "aside", "form", "dialog", "menu", "figcaption"})
+BOILER_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary", "search"})
+#: never dropped by a boilerplate rule
+PROTECTED_TAGS = frozenset({"html", "body", "main"})
+#: exempt from the class/id rule (an <article class="post-nav"> is still the article)
+CLASS_EXEMPT_TAGS = frozenset({"main", "article"})
+# class/id words that mark boilerplate blocks. A token is boilerplate when it is one of them, or
+# when its first or last part (split at '-' and '_') is, unless its first part says a state
+# ("has-nav", "no-sidebar": classes of a page wrapper, not of a menu).
+BOILER_WORDS = frozenset({
+    "nav", "navbar", "navigation", "menu", "menubar", "breadcrumb", "breadcrumbs", "footer", "sidebar", "cookie",
+    "cookies", "consent", "banner", "share", "sharing", "social", "skip", "related", "comment", "comments",
+    "commentlist", "disqus", "respond", "reply", "replies", "ad", "ads", "advert", "adverts",
+    "advertisement", "promo", "newsletter", "subscribe", "subscription", "popup", "trending", "recommended",
+    "recommendations", "byline", "tags", "pager", "toolbar", "masthead", "copyright", "signup",
+    "login", "sponsored", "outbrain", "taboola", "caption", "meta", "credit", "credits", "author",
+})
+STATE_PARTS = frozenset({"has", "no", "with", "without", "is", "show", "hide", "js", "enable", "disable", "not"})
+BLOCK_TAGS = frozenset({
+    "p", "div", "section", "article", "main", "li", "ul", "ol", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6",
+    "br", "tr", "td", "th", "table", "blockquote", "pre", "figure", "figcaption", "hr", "address", "details",
+    "summary", "center", "nav", "header", "footer", "aside", "form", "fieldset", "menu", "dialog",
+})
+#: link density: an element is link furniture when more than LINK_NUM/LINK_DEN of its visible
+#: characters are link text (lists of links: menus, related articles, tag clouds, pagers)
+LINK_NUM, LINK_DEN = 3, 5
+#: paragraph text (outside links) is what locates the content root
+PARAGRAPH_TAGS = frozenset({"p", "pre", "blockquote"})
+#: the content root holds ROOT_NUM/ROOT_DEN of the body's paragraph text, when it has ROOT_MIN characters
+ROOT_NUM, ROOT_DEN, ROOT_MIN = 5, 6, 500
+#: the rule sets of main_text's attempts: all rules; without the content root and link density;
+#: invisible elements only
+STRICT, LENIENT, BARE = 0, 1, 2
+#: elements never judged by link density (the link itself, inline phrasing)
+LINK_EXEMPT_TAGS = frozenset({"a", "span", "b", "i", "em", "strong", "u", "small", "font", "abbr", "cite", "q", "sup", "sub", "code"})
+
+
+def boiler_token(token: str) -> bool:
+    """Whether one class or id token (lowercased) marks boilerplate (see BOILER_WORDS)."""
+    if token in BOILER_WORDS:
+        return True
+    parts = token.replace("_", "-").split("-")
+    if len(parts) < 2 or parts[0] in STATE_PARTS:
+        return False
+    return parts[0] in BOILER_WORDS or parts[-1] in BOILER_WORDS
+
+
+def is_boiler_class(attrs: dict) -> bool:
+    """A class or id token of the element marks boilerplate."""
+    return any(map(boiler_token, f"{attrs.get('class') or ''} {attrs.get('id') or ''}".lower().split()))
+
+
+def _invisible(tag: str, attrs: dict) -> bool:
+    return tag in INVISIBLE_TAGS or "hidden" in attrs
+
+
+def _boilerplate(tag: str, attrs: dict, chars: int, links: int) -> bool:
+    """Whether a boilerplate rule matches (protection aside)."""
+    if tag in BOILER_TAGS or attrs.get("role") in BOILER_ROLES or attrs.get("aria-hidden") == "true":
+        return True
+    if tag not in CLASS_EXEMPT_TAGS and is_boiler_class(attrs):
+        return True
+    return tag not in LINK_EXEMPT_TAGS and chars > 0 and links * LINK_DEN > chars * LINK_NUM
+
+
+def _measure(body) -> tuple[list[list[int]], int, int]:
+    """Per element under ``body`` in document order: [size, chars, link chars, paragraph chars]
+    (size: the element and its indexed descendants; paragraph chars: visible characters outside
+    links inside PARAGRAPH_TAGS, not counting those of elements a boilerplate rule matches);
+    and the body's visible characters and paragraph characters."""
+    stats: list[list[int]] = []
+    stack: list[tuple[int, int]] = []  # (index, 1 for a link + 2 for a paragraph) of the open elements
+    total = ptotal = 0
+    in_link = in_par = 0
+    node = body.child
+    while node is not None:
+        descend = False
+        tag = node.tag
+        if tag == "-text":
+            n = len("".join((node.text_content or "").split()))
+            if n:
+                if stack:
+                    top = stats[stack[-1][0]]
+                    top[1] += n
+                    if in_link:
+                        top[2] += n
+                    elif in_par:
+                        top[3] += n
+                else:
+                    total += n
+        elif node.is_element_node:
+            i = len(stats)
+            stats.append([1, 0, 0, 0, 0])
+            attrs = node.attributes
+            if not _invisible(tag, attrs) and node.child is not None:
+                kind = (tag == "a" and "href" in attrs) + 2 * (tag in PARAGRAPH_TAGS)
+                stack.append((i, kind))
+                in_link += kind & 1
+                in_par += kind >> 1
+                descend = True
+        if descend:
+            node = node.child
+            continue
+        while node.next is None:
+            node = node.parent
+            if node is None or node.mem_id == body.mem_id:
+                return stats, total, ptotal
+            i, kind = stack.pop()
+            s = stats[i]
+            s[0] = len(stats) - i
+            in_link -= kind & 1
+            in_par -= kind >> 1
+            s[4] = _boilerplate(node.tag, node.attributes, s[1], s[2])
+            par = 0 if s[4] else s[3]
+            if stack:
+                parent = stats[stack[-1][0]]
+                parent[1] += s[1]
+                parent[2] += s[2]
+                parent[3] += par
+            else:
+                total += s[1]
+                ptotal += par
+        node = node.next
+    return stats, total, ptotal
+
+
+def content_root(stats: list[list[int]], ptotal: int) -> int:
+    """Index of the deepest element holding ROOT_NUM/ROOT_DEN of the body's paragraph text (-1:
+    none, the body is the root): the article's container, whatever its markup calls it."""
+    if ptotal < ROOT_MIN:
+        return -1
+    root = -1
+    i = 0
+    while i < len(stats):  # those that qualify form a chain: the last is the deepest
+        s = stats[i]
+        if s[4]:  # nothing inside a boilerplate block is the root
+            i += s[0]
+            continue
+        if s[3] * ROOT_DEN >= ptotal * ROOT_NUM:
+            root = i
+        i += 1
+    return root
+
+
+def main_text(body) -> tuple[str, int]:
+    """The main text under ``body`` (a selectolax node), blocks on lines of their own, and the
+    body's visible characters (a page whose text is empty although its body has some lost it).
+
+    When the rules leave nothing of a body that has text (a page of links: a listing, a shop's
+    page, a directory), the text is written again with fewer rules: without the content root
+    and link density (STRICT, LENIENT), and at last with only the invisible elements left out
+    (BARE), so that no page loses all its words to a rule."""
+    stats, total, ptotal = _measure(body)
+    text = _write(body, stats, total, content_root(stats, ptotal), STRICT)
+    if not text and total:
+        text = _write(body, stats, total, -1, LENIENT) or _write(body, stats, total, -1, BARE)
+    return text, total
+
+
+def _write(body, stats: list[list[int]], total: int, root: int, level: int) -> str:
+    """The text under the content root (``root`` -1: the body) that the rules of ``level`` keep."""
+    parts: list[str] = []
+    i = 0
+    inside = root < 0  # within the content root: text is written
+    root_id = body.mem_id  # the content root, once entered: its end ends the walk
+    node = body.child
+    while node is not None:
+        descend = False
+        tag = node.tag
+        if tag == "-text":
+            if inside:
+                parts.append(node.text_content or "")
+        elif node.is_element_node:
+            size, chars, links = stats[i][:3]
+            attrs = node.attributes
+            if _invisible(tag, attrs):
+                i += size
+            elif not inside:
+                if i == root:
+                    inside, root_id = True, node.mem_id
+                    if tag in BLOCK_TAGS:
+                        parts.append(SEP)
+                    descend = node.child is not None
+                    i += 1
+                elif i < root < i + size:  # an ancestor of the root
+                    descend = True
+                    i += 1
+                else:
+                    i += size
+            elif (level != BARE and tag not in PROTECTED_TAGS and chars * 2 <= total
+                  and _boilerplate(tag, attrs, chars, links if level == STRICT else 0)):
+                i += size
+            else:
+                i += 1
+                if tag in BLOCK_TAGS:
+                    parts.append(SEP)
+                descend = node.child is not None
+        if descend:
+            node = node.child
+            continue
+        while node.next is None:
+            node = node.parent
+            if node is None or node.mem_id in (body.mem_id, root_id):
+                node = None
+                break
+            if inside and node.tag in BLOCK_TAGS:  # a block's end ends its line too
+                parts.append(SEP)
+        if node is not None:
+            node = node.next
+    lines = (" ".join(part.split()) for part in "".join(parts).split(SEP))
+    return "\n".join(line for line in lines if line)

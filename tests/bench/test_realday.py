@@ -1,0 +1,153 @@
+"""benchmarks/realday.py on the shared real samples: both cuts hold the same records, one gzip
+member each; copies rename hosts consistently (each copy's pages link within the copy) and keep
+the source's distinct link targets per link; the same arguments give the same bytes."""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import pathlib
+import re
+import zlib
+
+import pytest
+
+from benchmarks import realday
+from benchmarks.realday_records import collect_domains
+from lib.core.weburls import _extractor
+
+COPIES = 3
+
+
+def _members(path: pathlib.Path) -> int:
+    """gzip members of a file (each must end where the next begins)."""
+    data, n = path.read_bytes(), 0
+    while data:
+        d = zlib.decompressobj(31)
+        d.decompress(data)
+        assert d.eof, f"{path}: truncated member"
+        data, n = d.unused_data, n + 1
+    return n
+
+
+def _records(files: list[str]) -> collections.Counter:
+    """(type, record id, sha1 of the block) of every record, read with warcio."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    out: collections.Counter = collections.Counter()
+    for p in files:
+        with open(p, "rb") as f:
+            for r in ArchiveIterator(f, no_record_parse=True):
+                block = r.raw_stream.read()
+                assert len(block) == int(r.rec_headers.get_header("Content-Length"))
+                out[(r.rec_type, r.rec_headers.get_header("WARC-Record-ID"), hashlib.sha1(block).hexdigest())] += 1
+    return out
+
+
+@pytest.fixture(scope="module")
+def day(corpus, tmp_path_factory):
+    out = tmp_path_factory.mktemp("realday")
+    return realday.build_day(out, COPIES, [corpus], large_bytes=8 << 20, heavy=False, quiet=True)
+
+
+def test_both_cuts_hold_the_same_records_one_member_each(day):
+    small, large = day["files"]["small"], day["files"]["large"]
+    assert len(small) > 3 * len(large) > 3, (len(small), len(large))
+    for cut in ("small", "large"):
+        assert all(re.search(r"/warc/\d{4}-\d{2}/\d{2}/[^/]+/\d{6}-\d+\.warc\.gz$", p) for p in day["files"][cut])
+    a, b = _records(small), _records(large)
+    assert a == b
+    shape = day["shape"]
+    assert sum(a.values()) == shape["records"] == sum(_members(pathlib.Path(p)) for p in small)
+    assert sum(_members(pathlib.Path(p)) for p in large) == shape["records"]
+    kinds = collections.Counter()
+    for (kind, _, _), n in a.items():
+        kinds[kind] += n
+    assert dict(kinds) == shape["records_by_type"]
+    assert {"response", "request", "metadata", "revisit", "warcinfo", "resource"} <= set(kinds)
+
+
+def _copy_of(domains: set[str], host: str) -> int | None:
+    """0 for a source domain, K for its copy K, None for a host the day does not rename."""
+    e = _extractor()(host)
+    name = f"{e.domain}.{e.suffix}"
+    if name in domains:
+        return 0
+    m = re.fullmatch(r"(.+)-c(\d+)", e.domain)
+    return int(m[2]) if m and f"{m[1]}.{e.suffix}" in domains else None
+
+
+def test_copies_link_within_themselves_and_keep_link_diversity(day, corpus):
+    from urllib.parse import urlsplit
+
+    from lib.preprocess.pages import FileProcessor
+
+    records, _, _ = realday.load_sources([str(corpus)], heavy=False)
+    domains = collect_domains(records)
+    pages: collections.Counter = collections.Counter()
+    links: collections.Counter = collections.Counter()
+    targets: dict[int, set] = collections.defaultdict(set)
+    crossing = []
+    for path in day["files"]["large"]:
+        with open(path, "rb") as f:
+            for row in FileProcessor(path).pages(f):
+                k = _copy_of(domains, urlsplit(row["url"]).hostname or "")
+                assert k is not None, row["url"]
+                pages[k] += 1
+                for ln in row["outgoing_links"]:
+                    j = _copy_of(domains, urlsplit(ln["url"]).hostname or "")
+                    if j is not None and j != k:
+                        crossing.append((row["url"], ln["url"]))
+                    links[k] += 1
+                    targets[k].add(ln["url"])
+    assert set(pages) == set(range(COPIES)) and len(set(pages.values())) == 1, pages
+    assert len(set(links.values())) == 1, links
+    assert not crossing, crossing[:5]
+    source = len(targets[0]) / links[0]
+    assert 0.2 < source < 0.8
+    assert abs(day["shape"]["distinct_targets_per_link"] - source) <= 0.05
+    assert day["shape"]["html_pages"] == sum(pages.values())
+
+
+def test_revisits_point_at_their_copys_payloads(day, corpus):
+    from urllib.parse import urlsplit
+
+    from warcio.archiveiterator import ArchiveIterator
+
+    records, _, _ = realday.load_sources([str(corpus)], heavy=False)
+    domains = collect_domains(records)
+    payloads: dict = collections.defaultdict(set)
+    revisits = []
+    for path in day["files"]["large"]:
+        with open(path, "rb") as f:
+            for r in ArchiveIterator(f, no_record_parse=True):
+                uri = r.rec_headers.get_header("WARC-Target-URI") or ""
+                k = _copy_of(domains, urlsplit(uri).hostname or "") if uri.startswith("http") else None
+                digest = r.rec_headers.get_header("WARC-Payload-Digest")
+                if r.rec_type in ("response", "resource"):
+                    payloads[k].add(digest)
+                elif r.rec_type == "revisit":
+                    revisits.append((k, digest))
+    found = collections.Counter(k for k, d in revisits if d in payloads[k])
+    assert found[0] > 0 and all(found[k] == found[0] for k in range(COPIES)), found
+
+
+def test_the_same_arguments_give_the_same_bytes(day, corpus, tmp_path):
+    again = realday.build_day(tmp_path, COPIES, [corpus], large_bytes=8 << 20, heavy=False, shape=False, quiet=True)
+    for cut in ("small", "large"):
+        first, second = day["files"][cut], again["files"][cut]
+        assert [pathlib.Path(p).relative_to(day[cut]) for p in first] == \
+            [pathlib.Path(p).relative_to(again[cut]) for p in second]
+        for p, q in zip(first, second):
+            assert pathlib.Path(p).read_bytes() == pathlib.Path(q).read_bytes(), p
+
+
+def test_a_copy_renames_the_registered_domain_wherever_it_stands_as_a_host():
+    from benchmarks.realday_records import Renamer
+
+    ren = Renamer({"bbc.co.uk", "example.com"}, 3)
+    assert ren.text("https://www.bbc.co.uk/news?u=http://Example.COM/x") == \
+        "https://www.bbc-c3.co.uk/news?u=http://Example-c3.COM/x"
+    # other domains, domains inside longer names and words that merely end alike stay
+    assert ren.bytes(b"notbbc.co.uk bbc.co.uk.org example.community mail@example.com") == \
+        b"notbbc.co.uk bbc.co.uk.org example.community mail@example-c3.com"

@@ -1,0 +1,22 @@
+"""Enrichment plugins for the tests (registered through a real entry point by test_enrich.py)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from lib.preprocess.enrich import PageInput, enricher
+
+
+@enricher(title_chars=pa.int32(), h1=pa.list_(pa.string()))
+def flaky(page: PageInput) -> dict:
+    """Uses the parsed tree; raises on every page whose main text has a length divisible by 3."""
+    if len(page.text) % 3 == 0:
+        raise ValueError("text length divisible by 3")
+    return {"title_chars": len(page.tree.css_first("title").text()) if page.tree.css_first("title") else 0,
+            "h1": [n.text(strip=True) for n in page.tree.css("h1")]}
+
+
+@enricher(server=pa.int64())
+def wrong_type(page: PageInput) -> dict:
+    """Declares an integer but returns the Server header (a string) when there is one."""
+    return {"server": page.headers.get("server")}

@@ -1,0 +1,76 @@
+"""Tasks planned by bytes (lib.preprocess.plan), held against Spark's rules for files: every
+archive in exactly one task, the same listing gives the same tasks, no task over the limit
+unless one file alone, a small day still fills the task slots."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given, settings, strategies as st
+
+from lib.preprocess.plan import pack, split_bytes, task_name
+
+MIB = 1 << 20
+SIZES = st.integers(min_value=0, max_value=400 * MIB)
+LISTING = st.lists(st.tuples(st.text("abcdefgh/._-0123456789", min_size=1, max_size=12), SIZES),
+                   max_size=60, unique_by=lambda f: f[0])
+KNOBS = dict(task_bytes=st.integers(1, 256 * MIB), open_cost=st.integers(0, 8 * MIB), slots=st.integers(1, 16))
+
+
+@settings(max_examples=300, deadline=None)
+@given(files=LISTING, **KNOBS)
+def test_every_file_in_exactly_one_task_within_the_limit(files, task_bytes, open_cost, slots):
+    tasks = pack(files, task_bytes, open_cost, slots)
+    assert sorted(i for t in tasks for i in t) == list(range(len(files)))
+    assert all(tasks)  # no empty task
+    limit = split_bytes([s for _, s in files], task_bytes, open_cost, slots)
+    for t in tasks:
+        assert len(t) == 1 or sum(files[i][1] + open_cost for i in t) <= limit, (t, limit)
+        assert [files[i][0] for i in t] == sorted(files[i][0] for i in t)  # pages go out in archive-name order
+
+
+@settings(max_examples=200, deadline=None)
+@given(files=LISTING, rnd=st.randoms(use_true_random=False), **KNOBS)
+def test_the_same_listing_in_any_order_gives_the_same_tasks(files, rnd, task_bytes, open_cost, slots):
+    shuffled = list(files)
+    rnd.shuffle(shuffled)
+    names = lambda fs, tasks: [[fs[i][0] for i in t] for t in tasks]  # noqa: E731
+    assert names(files, pack(files, task_bytes, open_cost, slots)) == \
+        names(shuffled, pack(shuffled, task_bytes, open_cost, slots))
+
+
+@settings(max_examples=200, deadline=None)
+@given(files=LISTING, **KNOBS)
+def test_a_small_day_fills_the_slots_and_big_tasks_go_first(files, task_bytes, open_cost, slots):
+    tasks = pack(files, task_bytes, open_cost, slots)
+    costs = [s + open_cost for _, s in files]
+    limit = split_bytes([s for _, s in files], task_bytes, open_cost, slots)
+    if limit == sum(costs) // slots and all(c <= limit for c in costs):  # a small day, no file bigger than a share
+        assert len(tasks) >= slots
+    biggest = [max(files[i][1] for i in t) for t in tasks]
+    assert biggest == sorted(biggest, reverse=True)  # next fit decreasing: the biggest task starts first
+
+
+def test_a_real_shaped_day_packs_like_spark():
+    """732 archives of 10-200 KB and 4 bigger files, 2 slots, Spark's defaults: the small day is
+    cut for 2 slots, each task of at most half the day's cost; the 300 MB file is alone."""
+    rnd = random.Random(7)
+    files = [(f"col/{i:04d}.warc.gz", rnd.randint(10_000, 200_000)) for i in range(732)]
+    files += [("big.warc.gz", 300 * MIB), ("a.arc.gz", 2 * MIB), ("b.warc", 57_000), ("c.warc", 47_000)]
+    total = sum(s + 4 * MIB for _, s in files)
+    spark = dict(task_bytes=128 * MIB, open_cost=4 * MIB)
+    assert split_bytes([s for _, s in files], **spark) == 128 * MIB  # a big day: the full task size
+    tasks = pack(files, **spark)
+    assert [files[i][0] for i in tasks[0]] == ["big.warc.gz"]
+    assert all(len(t) <= 32 for t in tasks)  # 128 MiB / (4 MiB + a little): the open cost caps a task's files
+    assert len(tasks) == 1 + -(-735 // 31) or len(tasks) == 1 + -(-735 // 32), len(tasks)
+    small = files[:40]
+    two = pack(small, slots=2, **spark)
+    per_slot = -(-sum(s + 4 * MIB for _, s in small) // 2)
+    assert len(two) in (2, 3) and all(sum(small[i][1] + 4 * MIB for i in t) <= per_slot for t in two)
+    assert total > 128 * MIB
+
+
+def test_task_names_depend_on_the_set_of_archives_only():
+    assert task_name(["b", "a"]) == task_name(["a", "b"]) != task_name(["a"]) != task_name(["a", "b", "c"])
+    assert len(task_name(["a"])) == 20 and task_name(["a\nb"]) != task_name(["a", "b"])
