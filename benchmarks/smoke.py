@@ -37,6 +37,7 @@ RUNS: list[tuple[str, list[str], list[str], str | None]] = [
     ("bench_index_real", ["--docs", "2000", "--docs-per-shard", "1000", "--repeat", "1"], [], None),
     ("bench_overlap", ["--docs", "2000", "--words", "200", "--queries", "20"], ["bench_index"], "Mean overlap@10"),
     ("bench_graph", ["--records", "400", "--scale", "2", "--repeat", "1"], [], None),
+    ("bench_cuts", ["--scale", "1", "--rows-per-file", "20"], [], "graph adds / DuckDB"),
     ("bench_exchange", ["--pages", "5000", "--repeat", "1"], [], "tables differ in 0 rows"),
     ("bench_ciff_encode", ["--docs", "500"], [], None),
     ("bench_search", ["--docs", "2000", "--copies", "2", "--queries", "20", "--search-queries", "10"], [], "| PISA"),

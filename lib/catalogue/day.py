@@ -13,7 +13,7 @@ import shutil
 from typing import Any
 
 from lib.catalogue import cdxj, urldb
-from lib.core import layout, storage
+from lib.core import layout, packing, storage
 from lib.core.schema import CAPTURE_SCHEMA, spark_schema
 
 CDXJ_NAME = "index.cdxj"
@@ -55,7 +55,9 @@ def day_has_captures(src: str) -> bool:
 
 
 def read_captures(spark: Any, src: str) -> Any:
-    """The day's captures as a DataFrame (empty, with the schema, when the day has none)."""
+    """The day's captures as a DataFrame (empty, with the schema, when the day has none), in
+    tasks planned by bytes, however many files the day's captures come in."""
+    packing.plan_spark_reads_by_bytes(spark)
     caps = os.path.join(src, layout.CAPTURES)
     schema = spark_schema(CAPTURE_SCHEMA)
     return spark.read.schema(schema).parquet(caps) if os.path.isdir(caps) else spark.createDataFrame([], schema)

@@ -1,7 +1,8 @@
 """Map side of the index job: preprocessed Parquet files in, partial inverted lists out (no Spark imports).
 
-:func:`index_files` is a :func:`lib.core.sparkjob.map_tasks` function over the day's preprocessed files, one
-task each; ``t`` is a file's position in the day's sorted file list. For each file it reads
+:func:`index_files` is a :func:`lib.core.sparkjob.map_tasks` function over runs of consecutive preprocessed
+files, planned by bytes (:mod:`lib.core.packing`); ``t`` is the position of a run's first file in the day's
+sorted file list. For each run (each file of it in turn, numbered on as one) it reads
 the pages with pyarrow (the text never goes through the JVM), finds each page's shard
 (``pidx``: its TLD/LANG group and the first bits of MD5(url)), numbers the pages of each shard
 ``0, 1, ...`` in file order (the *local* docid), analyzes them (one analyzer per file: a file
@@ -196,25 +197,74 @@ def _file_pidx(batch: pa.RecordBatch, language: str, plan: MapPlan, path: str) -
     return out
 
 
-def index_file(t: int, path: str, language: str, plan: MapPlan) -> Iterator[pa.RecordBatch]:
-    """Segments and docs files of one preprocessed file; one MAP_SCHEMA row per shard."""
-    analyzer = get_analyzer(language or None)
-    f = pq.ParquetFile(locations.local_path(path))
+def _check_columns(f: pq.ParquetFile, path: str, plan: MapPlan) -> set[str]:
     names = set(f.schema_arrow.names)
     missing = [c for c in plan.columns if c not in names]
     if missing:
         raise ValueError(f"{path}: preprocessed pages lack columns {missing}")
+    return names
+
+
+def _run_batches(files: list[tuple[str, str]], plan: MapPlan) -> Iterator[tuple[str, str, pa.RecordBatch]]:
+    """(language, where, batch) of a run's pages in file order, in batches of up to
+    ``plan.batch_rows`` rows that span consecutive files of one language and schema: a file of
+    ten pages costs a tenth of a batch, not a batch (``where`` names the batch's files)."""
+    rows: list[pa.RecordBatch] = []
+    first = last = lang = ""
+
+    def cut() -> Iterator[tuple[str, str, pa.RecordBatch]]:
+        where = first if first == last else f"{first} .. {last}"
+        for batch in pa.Table.from_batches(rows).combine_chunks().to_batches(max_chunksize=plan.batch_rows):
+            yield lang, where, batch
+
+    for path, language in files:
+        f = pq.ParquetFile(locations.local_path(path))
+        names = _check_columns(f, path, plan)
+        columns = plan.columns + [c for c in owi.OPTIONAL_PAGE_COLUMNS if c in names]
+        columns += [x.name for x in owi.plugin_fields(f.schema_arrow)]  # enrichment plugins' columns
+        for b in f.iter_batches(batch_size=plan.batch_rows, columns=columns):
+            if not b.num_rows:
+                continue
+            if rows and (language != lang or b.schema != rows[0].schema):
+                yield from cut()
+                rows = []
+            if not rows:
+                first, lang = path, language
+            rows.append(b)
+            last = path
+            if sum(r.num_rows for r in rows) >= plan.batch_rows:
+                yield from cut()
+                rows = []
+    if rows:
+        yield from cut()
+
+
+def _docs_table(batches: list[pa.RecordBatch]) -> pa.Table:
+    """A shard's docs rows of a run; files of a run whose plugin columns differ give the union
+    of their columns (absent ones null)."""
+    if all(b.schema == batches[0].schema for b in batches):
+        return pa.Table.from_batches(batches, schema=batches[0].schema).combine_chunks()
+    return pa.concat_tables([pa.Table.from_batches([b]) for b in batches], promote_options="default").combine_chunks()
+
+
+def index_run(t: int, files: list[tuple[str, str]], plan: MapPlan) -> Iterator[pa.RecordBatch]:
+    """Segments and docs files of consecutive preprocessed files ``(path, language)``, the
+    first being file ``t`` of the day; one MAP_SCHEMA row per shard, reported under ``t``.
+
+    The run's pages are numbered on from file to file as if they were one file, and the run
+    shares one buffer: a day cut into many small files writes as few segments as one cut into
+    few large ones, and since the runs are consecutive in file order, every page gets the
+    docid it gets in a task of its own file (docid = base of the run + local docid)."""
     buf = _TaskBuffer(plan, t)
     docs: dict[int, int] = {}
     tokens: dict[int, int] = {}
     pages: dict[int, list[pa.RecordBatch]] = {}
-    columns = plan.columns + [c for c in owi.OPTIONAL_PAGE_COLUMNS if c in names]
-    columns += [x.name for x in owi.plugin_fields(f.schema_arrow)]  # enrichment plugins' columns
-    for b in f.iter_batches(batch_size=plan.batch_rows, columns=columns):
+    for language, where, b in _run_batches(files, plan):
+        analyzer = get_analyzer(language or None)
         n = b.num_rows
         if n == 0:
             continue
-        pidx = _file_pidx(b, language, plan, path)
+        pidx = _file_pidx(b, language, plan, where)
         bt = analyzer.batch_tokens(page_texts(b))
         lengths = bt.doclength
         page_rows = owi.metadata_batch(b, language, lengths)
@@ -233,7 +283,7 @@ def index_file(t: int, path: str, language: str, plan: MapPlan) -> Iterator[pa.R
             buf.add(bt.vocab, ps, pidx[bt.doc], bt.term, local[bt.doc])
     buf.flush()
     for p in sorted(docs):
-        write_arrow(docs_path(plan.spill, p, t), pa.Table.from_batches(pages[p], schema=pages[p][0].schema).combine_chunks())
+        write_arrow(docs_path(plan.spill, p, t), _docs_table(pages[p]))
     ps = sorted(docs)
     if ps:
         yield pa.RecordBatch.from_arrays([
@@ -242,11 +292,16 @@ def index_file(t: int, path: str, language: str, plan: MapPlan) -> Iterator[pa.R
         ], schema=MAP_SCHEMA)
 
 
+def index_file(t: int, path: str, language: str, plan: MapPlan) -> Iterator[pa.RecordBatch]:
+    """:func:`index_run` of the one file ``t``."""
+    return index_run(t, [(path, language)], plan)
+
+
 def index_files(batches: Iterator[pa.RecordBatch], plan: MapPlan,
-                files: list[tuple[int, str, str]]) -> Iterator[pa.RecordBatch]:
-    """The map step (module doc). Input: rows whose first column indexes ``files``, the
-    day's ``(t, path, language)``."""
+                runs: list[tuple[int, list[tuple[str, str]]]]) -> Iterator[pa.RecordBatch]:
+    """The map step (module doc). Input: rows whose first column indexes ``runs``, the day's
+    runs of consecutive files ``(t of the first, [(path, language), ...])``."""
     for b in batches:
         for i in b.column(0).to_pylist():
-            t, path, language = files[i]
-            yield from index_file(t, path, language, plan)
+            t, files = runs[i]
+            yield from index_run(t, files, plan)

@@ -10,7 +10,9 @@ Three Parquet tables under ``ROOT/index/YYYY-MM/DD/graph/`` (docs/index.md):
   by dst_url;
 * ``hosts/``   the host graph: src_host, dst_host, links (edges), pages (distinct source pages).
 
-Map: one task per page file writes its edges file and spills its edges by key range
+Map: one task per run of consecutive page files, packed by bytes (:mod:`lib.core.packing`:
+a day in thousands of small files costs what its bytes cost), writes its edges file and
+spills its edges by key range
 (destination URL for the in-links, source host for the host graph). Reduce: one task per key
 range aggregates it (:mod:`lib.index.graph_tasks`). No edge reaches the driver: only counts.
 """
@@ -24,13 +26,15 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lib.core import storage
+from lib.core import packing, storage
 from lib.core.exclusions import NONE as NO_EXCLUSIONS, Exclusions
 from lib.core.sparkjob import map_tasks
 from lib.index.graph_tasks import MAX_ANCHORS, map_file, reduce_partition, write_empty
 
 __all__ = ["MAX_ANCHORS", "write_graph", "partitions_for"]
 
+#: map tasks a core gets at least (runs of files differ in links per byte)
+RUNS_PER_SLOT = 2
 #: spilled edge bytes a key range aims at (Parquet input bytes are a proxy: ~1:1)
 TARGET_PARTITION_BYTES = 256 << 20
 
@@ -55,10 +59,12 @@ def write_graph(spark: Any, files: list[str], folder_uri: str, parts: int = 0,
     for d in (edges_dir, inl_dir, hst_dir, spill):
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
-    parts = parts or partitions_for(input_bytes, spark.sparkContext.defaultParallelism)
+    slots = spark.sparkContext.defaultParallelism
+    parts = parts or partitions_for(input_bytes, slots)
+    runs = map_runs(files, slots)
     try:
-        mapped = map_tasks(spark, len(files),
-                           lambda it: _map(it, files, edges_dir, spill, parts, exclusions), _MAP_SCHEMA)
+        mapped = map_tasks(spark, len(runs),
+                           lambda it: _map(it, runs, edges_dir, spill, parts, exclusions), _MAP_SCHEMA)
         counts = {"edges": sum(r["edges"] for r in mapped)}
         if exclusions:
             counts["excluded_edges"] = sum(r["excluded"] for r in mapped)
@@ -77,15 +83,33 @@ def write_graph(spark: Any, files: list[str], folder_uri: str, parts: int = 0,
     return counts
 
 
+def map_runs(files: list[str], slots: int) -> list[tuple[int, list[str], int]]:
+    """The map's tasks: (number of the run's first file, its files, DuckDB threads), runs of
+    consecutive ``files`` packed by bytes, :data:`RUNS_PER_SLOT` or more a core, biggest
+    first. A file is never split, so a day whose bytes are mostly one file (one large
+    language) has one run doing most of the work: a run gets threads in proportion to its
+    share of the day's bytes, the cores the other runs leave idle."""
+    sizes = [os.path.getsize(storage.local_path(f)) for f in files]
+    runs = packing.pack_in_order(sizes, slots=slots * RUNS_PER_SLOT)
+    total = max(1, sum(sizes))
+    out = []
+    for r in sorted(runs, key=lambda r: (-sum(sizes[i] for i in r), r.start)):
+        share = sum(sizes[i] for i in r) / total
+        out.append((r.start, [files[i] for i in r], max(1, min(slots, round(slots * share)))))
+    return out
+
+
 def write_empty_edges(folder: str) -> None:
     """An empty edges table (a day without page files)."""
     schema = pa.schema([(c, pa.string()) for c in ("src_url", "dst_url", "anchor_text", "src_host", "dst_host")])
     pq.write_table(schema.empty_table(), os.path.join(folder, "part-00000.parquet"))
 
 
-def _map(batches: Any, files: list[str], edges_dir: str, spill: str, parts: int, exclusions: Exclusions) -> Any:
+def _map(batches: Any, runs: list[tuple[int, list[str], int]], edges_dir: str, spill: str, parts: int,
+         exclusions: Exclusions) -> Any:
     for b in batches:
-        out = [map_file(files[i], i, edges_dir, spill, parts, exclusions) for i in b.column(0).to_pylist()]
+        out = [map_file(runs[i][1], runs[i][0], edges_dir, spill, parts, exclusions, runs[i][2])
+               for i in b.column(0).to_pylist()]
         yield pa.record_batch([pa.array([o[0] for o in out], pa.int64()), pa.array([o[1] for o in out], pa.int64())],
                               schema=_MAP_SCHEMA)
 

@@ -1,11 +1,12 @@
 """The web graph's two task kinds, plain functions run by Spark tasks (no JVM work).
 
-* :func:`map_file`: one preprocessed page file -> its ``edges`` file, plus its edges split by
+* :func:`map_file`: a run of preprocessed page files -> its ``edges`` file, plus its edges split by
   a key range of the destination URL (``inl/p=K/``) and of the source host (``hst/p=K/``)
   into the spill folder;
 * :func:`reduce_partition`: one key range -> its ``inlinks`` and ``hosts`` files.
 
-Both run in an in-process DuckDB with one thread and a memory limit, so a task's memory is
+Both run in an in-process DuckDB with one thread (a map task holding most of the day's bytes
+gets more: lib.index.graph) and a memory limit, so a task's memory is
 bounded whatever the day's size (DuckDB spills its aggregates to ``temp_directory``). The
 SQL reproduces the Spark SQL the graph used to be (``tests/index/spark_graph_oracle.py``):
 Java's ``\\s`` is ``[ \\t\\n\\x0B\\f\\r]``, Spark's ``trim`` removes spaces only, and both
@@ -30,10 +31,10 @@ HOST_RE = r"^[A-Za-z][A-Za-z0-9+.\-]*://(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*)"
 _WS = r"[ \t\n\x0B\f\r]+"  # Java's \s (RE2's \s lacks \x0B)
 
 
-def connect(tmp: str) -> Any:
-    """A one-thread DuckDB with :data:`TASK_MEMORY` that spills to ``tmp``."""
+def connect(tmp: str, threads: int = 1) -> Any:
+    """A DuckDB of ``threads`` threads (one by default) with :data:`TASK_MEMORY` that spills to ``tmp``."""
     os.makedirs(tmp, exist_ok=True)
-    con = duckdb.connect(config={"threads": 1, "memory_limit": TASK_MEMORY, "temp_directory": tmp,
+    con = duckdb.connect(config={"threads": threads, "memory_limit": TASK_MEMORY, "temp_directory": tmp,
                                  "preserve_insertion_order": False})
     return con
 
@@ -47,13 +48,17 @@ def partition_sql(expr: str, parts: int) -> str:
     return f"(hash({expr}) % {parts})::INTEGER" if parts > 1 else "0"
 
 
-def map_file(path: str, fid: int, edges_dir: str, spill: str, parts: int,
-             exclusions: Exclusions = NO_EXCLUSIONS) -> tuple[int, int]:
-    """Explode one page file's ``outgoing_links`` into ``edges_dir/part-{fid}.parquet`` and the
-    spill files ``spill/{inl,hst}/p=K/f{fid}.parquet``; returns (edges, edges dropped because
-    their destination is excluded). Each file is written under a temporary name and renamed,
-    so a retried task rewrites its own files."""
-    con = connect(os.path.join(spill, "_tmp", f"m{fid}"))
+def map_file(path: str | list[str], fid: int, edges_dir: str, spill: str, parts: int,
+             exclusions: Exclusions = NO_EXCLUSIONS, threads: int = 1) -> tuple[int, int]:
+    """Explode the ``outgoing_links`` of one page file, or of a run of them read as one
+    (``path`` a list), into ``edges_dir/part-{fid}.parquet`` and the spill files
+    ``spill/{inl,hst}/p=K/f{fid}.parquet``; returns (edges, edges dropped because their
+    destination is excluded). Each file is written under a temporary name and renamed, so a
+    retried task rewrites its own files. ``threads``: DuckDB's threads (the memory limit is
+    the same whatever their number)."""
+    paths = [path] if isinstance(path, str) else list(path)
+    source = "read_parquet([" + ", ".join(_q(p) for p in paths) + "])"
+    con = connect(os.path.join(spill, "_tmp", f"m{fid}"), threads)
     try:
         # the regular expressions run once per distinct destination URL and distinct anchor text,
         # not once per edge: a day's pages link to few distinct URLs (nav bars, footers), so this
@@ -62,7 +67,7 @@ def map_file(path: str, fid: int, edges_dir: str, spill: str, parts: int,
             CREATE TEMP TABLE e0 AS
             SELECT src_url, l.url AS dst_url, l.anchor_text AS anchor_text, src_host
             FROM (SELECT url AS src_url, url_host AS src_host, unnest(outgoing_links) AS l
-                  FROM read_parquet({_q(path)}))
+                  FROM {source})
             WHERE l.url IS NOT NULL""")
         con.execute(f"""
             CREATE TEMP TABLE h AS

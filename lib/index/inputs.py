@@ -13,7 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from lib.core import layout, storage
+from lib.core import layout, packing, storage
 from lib.core.schema import PAGE_SCHEMA, spark_schema
 from lib.index.build import READ_COLUMNS
 
@@ -73,6 +73,7 @@ def input_files(inp: str) -> list[tuple[str, str, int]]:
 def read_links(spark: Any, inp: str) -> Any:
     """The day's pages' ``url``, ``url_host`` and ``outgoing_links`` (all ``language=*``
     folders), read with the known schema: no schema-inference job, only these columns."""
+    packing.plan_spark_reads_by_bytes(spark)
     schema = spark_schema(pa.schema([PAGE_SCHEMA.field(c) for c in GRAPH_COLUMNS]))
     root = storage.local_path(inp)
     dirs = language_dirs(root)

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from lib.core import storage
+from lib.core import packing, storage
 from lib.core.analysis import get_analyzer
 from lib.core.exclusions import NONE as NO_EXCLUSIONS, Exclusions
 from lib.core.sparkjob import Steps, log, map_tasks
@@ -26,6 +26,8 @@ from lib.index.build import MAP_SCHEMA, STATS_SCHEMA, MapPlan, index_files
 from lib.index.inputs import PAGE_COLUMNS, input_files
 from lib.index.write import ShardSpec, shard_inputs, write_shards
 
+#: map tasks a core gets at least (a day's languages cost different times per byte)
+RUNS_PER_SLOT = 3
 #: the per-shard counters summed into the day's totals
 TOTAL_KEYS = ("docs", "duplicates", "terms", "postings", "total_terms", "ciff_bytes", "metadata_bytes")
 
@@ -86,6 +88,15 @@ def _graph(spark: Any, day: DayPlan, folder: str, steps: Steps, exclusions: Excl
                                  input_bytes=sum(f[2] for f in day.files), exclusions=exclusions)
 
 
+def map_runs(files: list[tuple[str, str, int]], slots: int) -> list[tuple[int, list[tuple[str, str]]]]:
+    """The map's tasks: runs of consecutive files (t, the docid order, is the sorted path
+    order) packed by bytes, :data:`RUNS_PER_SLOT` or more a core so a slow run does not hold
+    the stage; biggest first (fewest stragglers)."""
+    runs = packing.pack_in_order([f[2] for f in files], slots=slots * RUNS_PER_SLOT)
+    runs.sort(key=lambda r: (-sum(files[i][2] for i in r), r.start))
+    return [(r.start, [(files[i][0], files[i][1]) for i in r]) for r in runs]
+
+
 def _shard_specs(day: DayPlan, work: str, gzip_level: int, date: dt.date | None) -> dict[int, ShardSpec]:
     """Folder, shard number and CIFF description of every shard, by global shard ordinal."""
     on = f"; date={date:%Y-%m-%d}" if isinstance(date, dt.date) else ""
@@ -105,10 +116,7 @@ def _index(spark: Any, day: DayPlan, work: str, steps: Steps, gzip_level: int, d
     if sum(g.k for g in groups):
         spill = os.path.join(work, "_spill")
         plan = MapPlan(groups={key: (groups[g].base, groups[g].bits) for key, g in day.assign.items()}, spill=spill)
-        # one task per file, biggest first (fewest stragglers); t (the docid order) is the
-        # sorted path order
-        order = sorted(range(len(files)), key=lambda i: -files[i][2])
-        todo = [(i, files[i][0], files[i][1]) for i in order]
+        todo = map_runs(files, spark.sparkContext.defaultParallelism)
         by_pidx = {g.base + n: (g, n) for g in groups for n in range(g.k)}
         specs = _shard_specs(day, work, gzip_level, date)
         try:

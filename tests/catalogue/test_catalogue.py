@@ -436,3 +436,24 @@ def test_serve_command_answers_http(built, tmp_path):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_captures_in_many_small_files_are_read_by_few_tasks(spark, tmp_path):
+    """A day whose captures come in hundreds of small files (a collection of small archives)
+    is read in tasks planned by bytes: about one a core, not one per few files, and every row
+    is read once."""
+    from lib.catalogue.day import read_captures
+
+    caps = tmp_path / "day" / "_captures"
+    caps.mkdir(parents=True)
+    when = dt.datetime(2026, 1, 15, tzinfo=dt.timezone.utc)
+    for i in range(300):
+        rows = [dict(url=f"https://h{i}.example.org/{j}", warc_date=when, record_type="response",
+                     record_id=f"<urn:uuid:{i}-{j}>", http_status=200, mime_type="text/html", payload_digest=None,
+                     kept=True, warc_file="file:///x.warc.gz", warc_offset=j * 100, warc_length=99) for j in range(3)]
+        pq.write_table(pa.Table.from_pylist(rows, schema=CAPTURE_SCHEMA), caps / f"part-{i:04d}.parquet")
+    df = read_captures(spark, str(tmp_path / "day"))
+    # Spark's default 4 MB open cost would make 300 files 10 tasks of 30 files at least
+    assert df.rdd.getNumPartitions() <= 2 * spark.sparkContext.defaultParallelism
+    got = sorted(r["record_id"] for r in df.select("record_id").collect())
+    assert got == sorted(f"<urn:uuid:{i}-{j}>" for i in range(300) for j in range(3))

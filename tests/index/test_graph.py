@@ -136,3 +136,29 @@ def test_partitions_grow_with_the_day_so_a_reduce_task_s_input_is_bounded():
     assert graph.partitions_for(0, 2) == 2
     assert graph.partitions_for(10 * graph.TARGET_PARTITION_BYTES + 1, 2) == 11
     assert graph_tasks.TASK_MEMORY.endswith("GB")
+
+
+def test_map_of_a_run_of_files_is_the_map_of_each_file(tmp_path):
+    """A map task reading a run of files as one writes the edges and spill rows that one task
+    per file wrote (no Spark: the task functions themselves), and a page captured twice keeps
+    one edge row per capture (docs/index.md, "Repeated rows")."""
+    pages = _pages(random.Random(5), 60)
+    pages.append(dict(pages[3]))  # the same page captured again
+    inp = _write_day(tmp_path / "day", pages, 7)
+    files = [f[0] for f in input_files(inp)]
+    out = {}
+    for name, runs in (("each", [[f] for f in files]), ("runs", [files[:4], files[4:]])):
+        edges, spill = tmp_path / name / "edges", tmp_path / name / "spill"
+        edges.mkdir(parents=True)
+        for fid, run in enumerate(runs):
+            graph_tasks.map_file(run, fid, str(edges), str(spill), 3, threads=1 + fid % 2)
+        hst = Counter()
+        for k in range(3):  # the host spill is summed per task: compare the sums
+            for src_host, dst_host, src_url, n in (_rows(spill / "hst" / f"p={k}") if (spill / "hst" / f"p={k}").is_dir() else []):
+                hst[(k, src_host, dst_host, src_url)] += n
+        out[name] = [_rows(edges), hst] + [_rows(spill / "inl" / f"p={k}") for k in range(3)]
+    assert out["runs"] == out["each"] and len(out["each"][0]) > 100 and len(out["each"][1]) > 10
+    links = [(p["url"], ln["url"], ln["anchor_text"]) for p in pages for ln in (p["outgoing_links"] or [])
+             if ln["url"] is not None]
+    assert sorted(((r[0], r[1], r[2]) for r in out["each"][0]), key=repr) == sorted(links, key=repr)
+    assert Counter((r[0], r[1], r[2]) for r in out["each"][0])[links[-1]] >= 2  # the repeated capture's row

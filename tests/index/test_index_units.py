@@ -100,11 +100,14 @@ def _day(tmp_path) -> list[tuple[int, str, str, list[dict]]]:
     return files
 
 
-def _map(files, spill, **plan) -> list[dict]:
+def _map(files, spill, runs=None, **plan) -> list[dict]:
+    """The map of ``files``, one task per run of consecutive files (``runs``: lists of
+    indexes; one file a run by default)."""
     p = MapPlan(groups=PLAN_GROUPS, spill=str(spill), **plan)
-    todo = [(t, path, lang) for t, path, lang, _ in files]
+    runs = runs or [[i] for i in range(len(files))]
+    todo = [(files[r[0]][0], [(files[i][1], files[i][2]) for i in r]) for r in runs]
     out = []
-    for i in reversed(range(len(files))):  # task order does not matter: t is the docid order
+    for i in reversed(range(len(todo))):  # task order does not matter: t is the docid order
         out += list(index_files(iter([pa.record_batch([pa.array([i])], names=["id"])]), p, todo))
     return pa.Table.from_batches(out, schema=MAP_SCHEMA).to_pylist()
 
@@ -173,6 +176,25 @@ def test_map_reduce_equals_a_naive_inverted_index(tmp_path, monkeypatch, slice_p
             len(pages), len(inv), sum(len(v) for v in inv.values()), sum(lengths))
 
 
+@pytest.mark.parametrize("runs", [[[0, 1, 2]], [[0, 1], [2]], [[0], [1, 2]]])
+@pytest.mark.parametrize("flush_postings,batch_rows", [(4_000_000, 7), (25, 7), (4_000_000, 4096)])
+def test_runs_of_files_write_the_shards_of_one_task_a_file(tmp_path, runs, flush_postings, batch_rows):
+    """Files packed into one task (consecutive runs; batches spanning the files of a language)
+    give the same docids, byte for byte the same CIFF and metadata files as one task a file;
+    a run reports under its first file."""
+    files = _day(tmp_path)
+    out = {}
+    for name, cut in (("one", None), ("runs", runs)):
+        reports = _map(files, tmp_path / f"spill-{name}", cut, flush_postings=flush_postings, batch_rows=batch_rows)
+        assert {r["t"] for r in reports} <= {files[r[0]][0] for r in (cut or [[0], [1], [2]])}
+        _reduce(reports, tmp_path / f"spill-{name}", tmp_path / name)
+        out[name] = {f.relative_to(tmp_path / name): f.read_bytes() for f in (tmp_path / name).rglob("*") if f.is_file()}
+    assert len(out["one"]) == 6 and out["runs"] == out["one"]
+    segments = {n: len(list((tmp_path / f"spill-{n}").rglob("*.post.arrow"))) for n in out}
+    if flush_postings == 4_000_000 and [0, 1] in runs:  # the two English files share a buffer
+        assert segments["runs"] < segments["one"]
+
+
 def test_shard_of_is_the_placement_partition():
     import hashlib
 
@@ -219,7 +241,7 @@ def test_page_in_no_planned_group_is_refused(tmp_path):
     files = _day(tmp_path)
     p = MapPlan(groups={("com", "eng"): (0, 1)}, spill=str(tmp_path / "spill"))
     with pytest.raises(RuntimeError, match="is in no planned group"):
-        list(index_files(iter([pa.record_batch([pa.array([0])], names=["id"])]), p, [(0, files[0][1], "eng")]))
+        list(index_files(iter([pa.record_batch([pa.array([0])], names=["id"])]), p, [(0, [(files[0][1], "eng")])]))
 
 
 def test_repeated_record_ids_leave_one_document(tmp_path):
