@@ -27,10 +27,10 @@ OPEN_COST_BYTES = 64 << 10
 def split_bytes(sizes: Sequence[int], task_bytes: int = TASK_BYTES, open_cost: int = OPEN_COST_BYTES,
                 slots: int = 1) -> int:
     """The most cost (sizes plus one ``open_cost`` a file) one task takes: ``task_bytes``, or
-    less when the day is small, so it still makes about ``slots`` tasks (Spark's
+    less when the day is small, so it still makes at least ``slots`` tasks (Spark's
     ``maxSplitBytes``: ``min(maxPartitionBytes, max(openCost, total / minPartitions))``)."""
     total = sum(s + open_cost for s in sizes)
-    per_slot = -(-total // max(1, slots))
+    per_slot = total // max(1, slots)  # floored, as Spark: with files no bigger than this, >= slots tasks
     return max(1, min(task_bytes, max(open_cost, per_slot)))
 
 

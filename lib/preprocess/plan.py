@@ -14,8 +14,8 @@ from __future__ import annotations
 import hashlib
 from typing import Sequence
 
-#: Spark's default ``maxPartitionBytes``
-TASK_BYTES = 128 << 20
+from lib.core.packing import TASK_BYTES, split_bytes  # Spark's maxPartitionBytes and maxSplitBytes
+
 #: Spark's ``openCostInBytes`` is 4 MiB; opening an archive costs us an S3 request's first byte
 #: (tens of ms) and a reader's setup, a few hundred KB of our per-core throughput. With 4 MiB a
 #: day of small archives was cut into tasks of at most 32 files, 1.24x the large cut's time
@@ -23,22 +23,13 @@ TASK_BYTES = 128 << 20
 OPEN_COST_BYTES = 512 << 10
 
 
-def split_bytes(sizes: Sequence[int], task_bytes: int = TASK_BYTES, open_cost: int = OPEN_COST_BYTES,
-                slots: int = 1) -> int:
-    """The most bytes (sizes plus one ``open_cost`` a file) one task takes: ``task_bytes``, or
-    less when the day is small, so it still makes at least ``slots`` tasks (Spark's
-    ``maxSplitBytes``: ``min(maxPartitionBytes, max(openCost, total / minPartitions))``)."""
-    total = sum(s + open_cost for s in sizes)
-    per_slot = total // max(1, slots)  # floored, as Spark: with files no bigger than this, >= slots tasks
-    return max(1, min(task_bytes, max(open_cost, per_slot)))
-
-
 def pack(files: Sequence[tuple[str, int]], task_bytes: int = TASK_BYTES, open_cost: int = OPEN_COST_BYTES,
          slots: int = 1) -> list[list[int]]:
     """Indexes into ``files`` ((name, size) pairs) grouped into tasks, biggest task first.
 
     Files go biggest first (ties by name, so the same listing always gives the same tasks)
-    into the current task until the next one would take it over :func:`split_bytes`; a file
+    into the current task until the next one would take it over
+    :func:`lib.core.packing.split_bytes`; a file
     that big alone gets a task of its own. Each file costs its size plus ``open_cost``, so a
     task of tiny files still ends (Spark's ``getFilePartitions``, "next fit decreasing").
     Within a task the indexes are in name order: the order its pages are written in.

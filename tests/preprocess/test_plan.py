@@ -8,7 +8,8 @@ import random
 
 from hypothesis import given, settings, strategies as st
 
-from lib.preprocess.plan import pack, split_bytes, task_name
+from lib.core.packing import split_bytes
+from lib.preprocess.plan import pack, task_name
 
 MIB = 1 << 20
 SIZES = st.integers(min_value=0, max_value=400 * MIB)
