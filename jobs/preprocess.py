@@ -5,7 +5,7 @@
 
 Reads ROOT/warc/YYYY-MM/DD/** (``lib.warc.records.ARCHIVE_SUFFIXES``, any case) and writes
 ROOT/preprocessed/YYYY-MM/DD/: ``language=xxx/part-*.parquet`` (pages), ``_captures/``,
-``_stats.json``, ``_errors.jsonl`` and ``_SUCCESS`` last. See README for the columns.
+``_stats.json``, ``_errors.jsonl`` and ``_SUCCESS`` last. See docs/preprocess.md for the columns.
 
 Exit codes: 0 the day is published and healthy; 1 the run failed (nothing published);
 2 usage (an input folder or prefix that does not exist included: nothing published);

@@ -1,4 +1,4 @@
-"""The code's shape: imports run downward, no cycles, no hidden imports, the README lists it all.
+"""The code's shape: imports run downward, no cycles, no hidden imports, docs/layout.md lists it all.
 
 Layers, top to bottom: ``jobs/`` -> lib stage packages -> lib format packages -> ``lib/core``.
 A module may import its own layer or a lower one, never a higher one; module-level imports
@@ -232,8 +232,8 @@ def hidden_imports(root: pathlib.Path, allowed: dict[str, str]) -> list[Import]:
 
 
 def layout_missing(root: pathlib.Path) -> list[str]:
-    """``lib/<package>`` and ``jobs/<name>.py`` entries missing from README.md's "## Layout" section."""
-    readme = (root / "README.md").read_text(encoding="utf-8")
+    """``lib/<package>`` and ``jobs/<name>.py`` entries missing from docs/layout.md's "## Layout" section."""
+    readme = (root / "docs" / "layout.md").read_text(encoding="utf-8")
     match = re.search(r"^## Layout\s*$(.*?)(?=^## |\Z)", readme, re.S | re.M)
     section = match.group(1) if match else ""
     want = [f"lib/{p.name}" for p in sorted((root / "lib").iterdir()) if (p / "__init__.py").is_file()]
@@ -309,9 +309,9 @@ def test_optional_imports_are_not_declared_dependencies():
     assert not declared, f"declared dependencies belong at module level: {declared}"
 
 
-def test_readme_layout_lists_every_package_and_job():
+def test_layout_doc_lists_every_package_and_job():
     missing = layout_missing(ROOT)
-    assert not missing, "README.md '## Layout' does not mention: " + ", ".join(missing)
+    assert not missing, "docs/layout.md '## Layout' does not mention: " + ", ".join(missing)
 
 
 def test_nothing_outside_tests_imports_tests():
@@ -327,7 +327,8 @@ def _tree(tmp_path: pathlib.Path, files: dict[str, str], readme: str = "## Layou
         p = tmp_path / rel
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text)
-    (tmp_path / "README.md").write_text(readme)
+    (tmp_path / "docs").mkdir(exist_ok=True)
+    (tmp_path / "docs" / "layout.md").write_text(readme)
     return tmp_path
 
 
@@ -397,7 +398,7 @@ def test_hidden_import_check_fails_on_a_function_level_import(tmp_path):
     ]
 
 
-def test_layout_check_reports_what_the_readme_misses(tmp_path):
+def test_layout_check_reports_what_the_layout_doc_misses(tmp_path):
     files = {"lib/core/__init__.py": "", "lib/index/__init__.py": "", "lib/indexer/__init__.py": "",
              "jobs/index.py": "", "jobs/demo.py": ""}
     readme = ("# x\n\n## Layout\n\n| `lib/core/` | core |\n| `lib/indexer/` | x |\n| `jobs/index.py` | y |\n\n"

@@ -2,7 +2,7 @@
 captures (every response/revisit/resource record, for CDXJ and the URL database).
 
 Column names follow OpenWebSearch.eu's published schema 0.1.0 where the meaning is the
-same. Each column's documentation lives here and is rendered into the README.
+same. Each column's documentation lives here and is rendered into docs/preprocess.md.
 """
 
 from __future__ import annotations
