@@ -38,7 +38,8 @@ PROTECTED_TAGS = frozenset({"html", "body", "main"})
 CLASS_EXEMPT_TAGS = frozenset({"main", "article"})
 # class/id words that mark boilerplate blocks. A token is boilerplate when it is one of them, or
 # when its first or last part (split at '-' and '_') is, unless its first part says a state
-# ("has-nav", "no-sidebar": classes of a page wrapper, not of a menu).
+# ("has-nav", "no-sidebar": classes of a page wrapper, not of a menu); a last part does not count
+# after a middle part that says one ("and-w-sidebar", "page-with-sidebar": a layout, not a sidebar).
 BOILER_WORDS = frozenset({
     "nav", "navbar", "navigation", "menu", "menubar", "breadcrumb", "breadcrumbs", "footer", "sidebar", "cookie",
     "cookies", "consent", "banner", "share", "sharing", "social", "skip", "related", "comment", "comments",
@@ -47,7 +48,7 @@ BOILER_WORDS = frozenset({
     "recommendations", "byline", "tags", "pager", "toolbar", "masthead", "copyright", "signup",
     "login", "sponsored", "outbrain", "taboola", "caption", "meta", "credit", "credits", "author",
 })
-STATE_PARTS = frozenset({"has", "no", "with", "without", "is", "show", "hide", "js", "enable", "disable", "not"})
+STATE_PARTS = frozenset({"has", "no", "with", "w", "without", "is", "show", "hide", "js", "enable", "disable", "not"})
 BLOCK_TAGS = frozenset({
     "p", "div", "section", "article", "main", "li", "ul", "ol", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6",
     "br", "tr", "td", "th", "table", "blockquote", "pre", "figure", "figcaption", "hr", "address", "details",
@@ -74,7 +75,7 @@ def boiler_token(token: str) -> bool:
     parts = token.replace("_", "-").split("-")
     if len(parts) < 2 or parts[0] in STATE_PARTS:
         return False
-    return parts[0] in BOILER_WORDS or parts[-1] in BOILER_WORDS
+    return parts[0] in BOILER_WORDS or (parts[-1] in BOILER_WORDS and STATE_PARTS.isdisjoint(parts[1:-1]))
 
 
 def is_boiler_class(attrs: dict) -> bool:

@@ -90,7 +90,7 @@ def test_identical_on_real_pages(corpus, python_path):
 WORDS = ["nav", "NAV", "Navbar", "navigation", "menu", "menu-top", "breadcrumbs", "breadcrumbX", "footer-x", "sidebar",
          "cookie", "S\u212aIP-LINK", "cookies", "consent", "banner", "share-it", "social", "skip-link", "related", "xnav",
          "has-nav", "main", "wrap", "N\u0130V", "nav\u0130", "navé", "post-comments", "comment_list", "no-sidebar",
-         "x-ad", "ad-", "-Tags", "is-menu", "sidebar-" + "x" * 300, "y" * 300 + "_nav", "k\u212aad"]
+         "x-ad", "ad-", "-Tags", "is-menu", "and-w-sidebar", "page-with-nav", "nav-is-open", "w-menu", "a-b-c-nav", "sidebar-" + "x" * 300, "y" * 300 + "_nav", "k\u212aad"]
 SPACES = [" ", "\t", "\n", "\xa0", "\u2003", "\u3000", "\x1c", "\u200b", "  "]
 ATTRS = ["role=navigation", "role=dialog role=banner", "role=dialog aria-hidden=true", "role=Navigation", "role=banner", "role=search", "role=main", "ROLE=contentinfo",
          "role=complementary", "aria-hidden=true", "aria-hidden=TRUE", "aria-hidden=false", "hidden", "HIDDEN=no",

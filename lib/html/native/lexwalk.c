@@ -265,7 +265,7 @@ static const char *const BOILER_WORDS[] = {
     "recommendations", "byline", "tags", "pager", "toolbar", "masthead", "copyright", "signup",
     "login", "sponsored", "outbrain", "taboola", "caption", "meta", "credit", "credits", "author", NULL};
 static const char *const STATE_PARTS[] = {
-    "has", "no", "with", "without", "is", "show", "hide", "js", "enable", "disable", "not", NULL};
+    "has", "no", "with", "w", "without", "is", "show", "hide", "js", "enable", "disable", "not", NULL};
 
 static int word_in(const char *p, size_t n, const char *const *list) {
     for (; *list; list++)
@@ -287,10 +287,15 @@ static int boiler_token(const unsigned char *p, size_t n) {
     int hit = word_in(low, m, BOILER_WORDS);
     if (!hit) {
         size_t first = m, last = 0;  /* the first part ends at the first '-' or '_', the last starts after the last */
-        for (size_t i = 0; i < m; i++)
-            if (low[i] == '-' || low[i] == '_') { if (first == m) first = i; last = i + 1; }
+        int state = 0;  /* a middle part says a state ("and-w-sidebar", "page-no-sidebar") */
+        for (size_t i = 0, start = 0; i <= m; i++)
+            if (i == m || low[i] == '-' || low[i] == '_') {
+                if (i < m) { if (first == m) first = i; last = i + 1; }
+                if (start > 0 && i < m && word_in(low + start, i - start, STATE_PARTS)) state = 1;
+                start = i + 1;
+            }
         if (first < m && !word_in(low, first, STATE_PARTS))
-            hit = word_in(low, first, BOILER_WORDS) || word_in(low + last, m - last, BOILER_WORDS);
+            hit = word_in(low, first, BOILER_WORDS) || (!state && word_in(low + last, m - last, BOILER_WORDS));
     }
     if (low != small) free(low);
     return hit;
