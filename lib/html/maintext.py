@@ -143,7 +143,7 @@ def _measure(body) -> tuple[list[list[int]], int, int]:
             s[0] = len(stats) - i
             in_link -= kind & 1
             in_par -= kind >> 1
-            s[4] = _boilerplate(node.tag, node.attributes, s[1], s[2])
+            s[4] = node.tag not in PROTECTED_TAGS and _boilerplate(node.tag, node.attributes, s[1], s[2])
             par = 0 if s[4] else s[3]
             if stack:
                 parent = stats[stack[-1][0]]
@@ -155,6 +155,26 @@ def _measure(body) -> tuple[list[list[int]], int, int]:
                 ptotal += par
         node = node.next
     return stats, total, ptotal
+
+
+def _unprotect(stats: list[list[int]], total: int, ptotal: int) -> int:
+    """Clear the boilerplate mark of the elements that hold more than half of the body's visible
+    characters (the write walk never drops them: a link-heavy page wrapper, a layout class) and
+    count their paragraph text in their ancestors again; the body's paragraph characters after.
+    Such elements form one chain, each holding the next, so they are taken from the top down and
+    no ancestor of one is still marked."""
+    for i, s in enumerate(stats):
+        if s[4] and s[1] * 2 > total:
+            s[4] = False
+            k = 0
+            while k < i:  # down the chain of i's ancestors, skipping siblings whole
+                if k + stats[k][0] > i:
+                    stats[k][3] += s[3]
+                    k += 1
+                else:
+                    k += stats[k][0]
+            ptotal += s[3]
+    return ptotal
 
 
 def content_root(stats: list[list[int]], ptotal: int) -> int:
@@ -184,6 +204,7 @@ def main_text(body) -> tuple[str, int]:
     and link density (STRICT, LENIENT), and at last with only the invisible elements left out
     (BARE), so that no page loses all its words to a rule."""
     stats, total, ptotal = _measure(body)
+    ptotal = _unprotect(stats, total, ptotal)
     text = _write(body, stats, total, content_root(stats, ptotal), STRICT)
     if not text and total:
         text = _write(body, stats, total, -1, LENIENT) or _write(body, stats, total, -1, BARE)

@@ -186,6 +186,20 @@ def test_cases(html, text, links, python_path):
 
 
 @pytest.mark.skipif(NATIVE is None, reason="walker not built")
+def test_content_root_inside_a_link_heavy_page_wrapper(python_path):
+    # the wrapper holds most of the page and is mostly link text, so the write walk keeps it; its
+    # paragraphs must then locate the content root too (they used to count for nothing, the root
+    # was the whole body and the text outside the wrapper came with the article)
+    menu = "<ul>" + "".join(f"<li><a href=/s{i}>Section headline number {i}</a></li>" for i in range(60)) + "</ul>"
+    first, second = "The council met on Tuesday to vote on the budget. " * 10, "It passed by seven votes to two. " * 10
+    html = (f"<body><div class=content>{menu}<div><p>{first}</p><p>{second}</p></div></div>"
+            "<div>Stray text outside the wrapper</div>")
+    got, want = both(html, "http://h/", python_path)
+    assert got == want
+    assert got["text"] == f"{first.strip()}\n{second.strip()}"
+
+
+@pytest.mark.skipif(NATIVE is None, reason="walker not built")
 def test_deep_documents(python_path):
     # 20,000 nested elements (lexbor's parser is quadratic in depth: deeper costs seconds);
     # the walks are loops, not recursion, so depth costs them no stack

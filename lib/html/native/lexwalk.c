@@ -416,7 +416,8 @@ static int measure(stats_t *st, const lxb_dom_node_t *body) {
             s->size = (uint32_t) (st->n - o.i);
             in_link -= o.kind & 1;
             in_par -= o.kind >> 1;
-            s->boiler = is_boilerplate((const lxb_dom_element_t *) n, n->local_name, s->chars, s->links);
+            s->boiler = !is_protected_tag(n->local_name)
+                && is_boilerplate((const lxb_dom_element_t *) n, n->local_name, s->chars, s->links);
             uint32_t par = s->boiler ? 0 : s->par;
             if (depth) {
                 stat_t *parent = &st->s[stack[depth - 1].i];
@@ -431,6 +432,22 @@ static int measure(stats_t *st, const lxb_dom_node_t *body) {
 done:
     free(stack);
     return rc;
+}
+
+/* maintext._unprotect: elements holding more than half of the body's visible characters are no
+ * boilerplate; their paragraph characters count in their ancestors (and the body's) again */
+static void unprotect(stats_t *st) {
+    for (size_t i = 0; i < st->n; i++) {
+        stat_t *s = &st->s[i];
+        if (!s->boiler || (uint64_t) s->chars * 2 <= st->total) continue;
+        s->boiler = 0;
+        size_t k = 0;
+        while (k < i) {  /* down the chain of i's ancestors, skipping siblings whole */
+            if (k + st->s[k].size > i) { st->s[k].par += s->par; k++; }
+            else k += st->s[k].size;
+        }
+        st->ptotal += s->par;
+    }
 }
 
 /* maintext.content_root: the deepest element outside boilerplate blocks holding ROOT_NUM/ROOT_DEN
@@ -509,6 +526,7 @@ static PyObject *py_main_text(PyObject *self, PyObject *arg) {
     if (body == NULL) return PyErr_Occurred() ? NULL : PyUnicode_FromString("");
     stats_t st = {0};
     if (measure(&st, body) < 0) { free(st.s); return PyErr_NoMemory(); }
+    unprotect(&st);
     writer_t w = {0};
     text_walk(&w, body, &st, content_root(&st), STRICT);
     /* nothing left of a body with text: fewer rules (maintext.main_text) */
