@@ -38,7 +38,8 @@ PROTECTED_TAGS = frozenset({"html", "body", "main"})
 CLASS_EXEMPT_TAGS = frozenset({"main", "article"})
 # class/id words that mark boilerplate blocks. A token is boilerplate when it is one of them, or
 # when its first or last part (split at '-' and '_') is, unless its first part says a state
-# ("has-nav", "no-sidebar": classes of a page wrapper, not of a menu).
+# ("has-nav", "no-sidebar": classes of a page wrapper, not of a menu); a last part does not count
+# after a middle part that says one ("and-w-sidebar", "page-with-sidebar": a layout, not a sidebar).
 BOILER_WORDS = frozenset({
     "nav", "navbar", "navigation", "menu", "menubar", "breadcrumb", "breadcrumbs", "footer", "sidebar", "cookie",
     "cookies", "consent", "banner", "share", "sharing", "social", "skip", "related", "comment", "comments",
@@ -47,7 +48,7 @@ BOILER_WORDS = frozenset({
     "recommendations", "byline", "tags", "pager", "toolbar", "masthead", "copyright", "signup",
     "login", "sponsored", "outbrain", "taboola", "caption", "meta", "credit", "credits", "author",
 })
-STATE_PARTS = frozenset({"has", "no", "with", "without", "is", "show", "hide", "js", "enable", "disable", "not"})
+STATE_PARTS = frozenset({"has", "no", "with", "w", "without", "is", "show", "hide", "js", "enable", "disable", "not"})
 BLOCK_TAGS = frozenset({
     "p", "div", "section", "article", "main", "li", "ul", "ol", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6",
     "br", "tr", "td", "th", "table", "blockquote", "pre", "figure", "figcaption", "hr", "address", "details",
@@ -74,7 +75,7 @@ def boiler_token(token: str) -> bool:
     parts = token.replace("_", "-").split("-")
     if len(parts) < 2 or parts[0] in STATE_PARTS:
         return False
-    return parts[0] in BOILER_WORDS or parts[-1] in BOILER_WORDS
+    return parts[0] in BOILER_WORDS or (parts[-1] in BOILER_WORDS and STATE_PARTS.isdisjoint(parts[1:-1]))
 
 
 def is_boiler_class(attrs: dict) -> bool:
@@ -142,7 +143,7 @@ def _measure(body) -> tuple[list[list[int]], int, int]:
             s[0] = len(stats) - i
             in_link -= kind & 1
             in_par -= kind >> 1
-            s[4] = _boilerplate(node.tag, node.attributes, s[1], s[2])
+            s[4] = node.tag not in PROTECTED_TAGS and _boilerplate(node.tag, node.attributes, s[1], s[2])
             par = 0 if s[4] else s[3]
             if stack:
                 parent = stats[stack[-1][0]]
@@ -154,6 +155,26 @@ def _measure(body) -> tuple[list[list[int]], int, int]:
                 ptotal += par
         node = node.next
     return stats, total, ptotal
+
+
+def _unprotect(stats: list[list[int]], total: int, ptotal: int) -> int:
+    """Clear the boilerplate mark of the elements that hold more than half of the body's visible
+    characters (the write walk never drops them: a link-heavy page wrapper, a layout class) and
+    count their paragraph text in their ancestors again; the body's paragraph characters after.
+    Such elements form one chain, each holding the next, so they are taken from the top down and
+    no ancestor of one is still marked."""
+    for i, s in enumerate(stats):
+        if s[4] and s[1] * 2 > total:
+            s[4] = False
+            k = 0
+            while k < i:  # down the chain of i's ancestors, skipping siblings whole
+                if k + stats[k][0] > i:
+                    stats[k][3] += s[3]
+                    k += 1
+                else:
+                    k += stats[k][0]
+            ptotal += s[3]
+    return ptotal
 
 
 def content_root(stats: list[list[int]], ptotal: int) -> int:
@@ -183,6 +204,7 @@ def main_text(body) -> tuple[str, int]:
     and link density (STRICT, LENIENT), and at last with only the invisible elements left out
     (BARE), so that no page loses all its words to a rule."""
     stats, total, ptotal = _measure(body)
+    ptotal = _unprotect(stats, total, ptotal)
     text = _write(body, stats, total, content_root(stats, ptotal), STRICT)
     if not text and total:
         text = _write(body, stats, total, -1, LENIENT) or _write(body, stats, total, -1, BARE)

@@ -6,6 +6,7 @@ import pytest
 
 from lib.html.charset import decode_html
 from lib.html.content import absolute_link, extract
+from lib.html.maintext import boiler_token
 
 PAGE = """<!doctype html><html lang="de-AT"><head><title>  Die   Bibliothek </title>
 <meta name="description" content="Neue Öffnungszeiten">
@@ -45,6 +46,16 @@ def test_main_text_drops_boilerplate_keeps_inline_text_together():
 def test_wrapper_with_nav_like_class_is_not_dropped():
     html = "<html><body><div class='has-nav page-wrapper'><p>Keep this sentence.</p></div></body></html>"
     assert extract(html, "http://x/").text == "Keep this sentence."
+
+
+@pytest.mark.parametrize("token,boiler", [
+    ("and-w-sidebar", False), ("layout-with-sidebar", False), ("page-no-nav", False),  # a layout's state
+    ("post-sidebar", True), ("nav-is-open", True), ("main-nav", True), ("has-nav", False),
+])
+def test_boiler_token_state_parts(token, boiler):
+    assert boiler_token(token) is boiler
+    html = f"<html><body><div class='{token}'><p>Kept or not.</p></div><div>{'Other words here. ' * 10}</div></body></html>"
+    assert ("Kept or not." in extract(html, "http://x/").text) is not boiler
 
 
 @pytest.mark.parametrize("href,expected", [

@@ -90,7 +90,7 @@ def test_identical_on_real_pages(corpus, python_path):
 WORDS = ["nav", "NAV", "Navbar", "navigation", "menu", "menu-top", "breadcrumbs", "breadcrumbX", "footer-x", "sidebar",
          "cookie", "S\u212aIP-LINK", "cookies", "consent", "banner", "share-it", "social", "skip-link", "related", "xnav",
          "has-nav", "main", "wrap", "N\u0130V", "nav\u0130", "navé", "post-comments", "comment_list", "no-sidebar",
-         "x-ad", "ad-", "-Tags", "is-menu", "sidebar-" + "x" * 300, "y" * 300 + "_nav", "k\u212aad"]
+         "x-ad", "ad-", "-Tags", "is-menu", "and-w-sidebar", "page-with-nav", "nav-is-open", "w-menu", "a-b-c-nav", "sidebar-" + "x" * 300, "y" * 300 + "_nav", "k\u212aad"]
 SPACES = [" ", "\t", "\n", "\xa0", "\u2003", "\u3000", "\x1c", "\u200b", "  "]
 ATTRS = ["role=navigation", "role=dialog role=banner", "role=dialog aria-hidden=true", "role=Navigation", "role=banner", "role=search", "role=main", "ROLE=contentinfo",
          "role=complementary", "aria-hidden=true", "aria-hidden=TRUE", "aria-hidden=false", "hidden", "HIDDEN=no",
@@ -183,6 +183,20 @@ def test_cases(html, text, links, python_path):
     got, want = both(html, "http://h/", python_path)
     assert got == want
     assert (got["text"], got["links"]) == (text, links)
+
+
+@pytest.mark.skipif(NATIVE is None, reason="walker not built")
+def test_content_root_inside_a_link_heavy_page_wrapper(python_path):
+    # the wrapper holds most of the page and is mostly link text, so the write walk keeps it; its
+    # paragraphs must then locate the content root too (they used to count for nothing, the root
+    # was the whole body and the text outside the wrapper came with the article)
+    menu = "<ul>" + "".join(f"<li><a href=/s{i}>Section headline number {i}</a></li>" for i in range(60)) + "</ul>"
+    first, second = "The council met on Tuesday to vote on the budget. " * 10, "It passed by seven votes to two. " * 10
+    html = (f"<body><div class=content>{menu}<div><p>{first}</p><p>{second}</p></div></div>"
+            "<div>Stray text outside the wrapper</div>")
+    got, want = both(html, "http://h/", python_path)
+    assert got == want
+    assert got["text"] == f"{first.strip()}\n{second.strip()}"
 
 
 @pytest.mark.skipif(NATIVE is None, reason="walker not built")

@@ -265,7 +265,7 @@ static const char *const BOILER_WORDS[] = {
     "recommendations", "byline", "tags", "pager", "toolbar", "masthead", "copyright", "signup",
     "login", "sponsored", "outbrain", "taboola", "caption", "meta", "credit", "credits", "author", NULL};
 static const char *const STATE_PARTS[] = {
-    "has", "no", "with", "without", "is", "show", "hide", "js", "enable", "disable", "not", NULL};
+    "has", "no", "with", "w", "without", "is", "show", "hide", "js", "enable", "disable", "not", NULL};
 
 static int word_in(const char *p, size_t n, const char *const *list) {
     for (; *list; list++)
@@ -287,10 +287,15 @@ static int boiler_token(const unsigned char *p, size_t n) {
     int hit = word_in(low, m, BOILER_WORDS);
     if (!hit) {
         size_t first = m, last = 0;  /* the first part ends at the first '-' or '_', the last starts after the last */
-        for (size_t i = 0; i < m; i++)
-            if (low[i] == '-' || low[i] == '_') { if (first == m) first = i; last = i + 1; }
+        int state = 0;  /* a middle part says a state ("and-w-sidebar", "page-no-sidebar") */
+        for (size_t i = 0, start = 0; i <= m; i++)
+            if (i == m || low[i] == '-' || low[i] == '_') {
+                if (i < m) { if (first == m) first = i; last = i + 1; }
+                if (start > 0 && i < m && word_in(low + start, i - start, STATE_PARTS)) state = 1;
+                start = i + 1;
+            }
         if (first < m && !word_in(low, first, STATE_PARTS))
-            hit = word_in(low, first, BOILER_WORDS) || word_in(low + last, m - last, BOILER_WORDS);
+            hit = word_in(low, first, BOILER_WORDS) || (!state && word_in(low + last, m - last, BOILER_WORDS));
     }
     if (low != small) free(low);
     return hit;
@@ -411,7 +416,8 @@ static int measure(stats_t *st, const lxb_dom_node_t *body) {
             s->size = (uint32_t) (st->n - o.i);
             in_link -= o.kind & 1;
             in_par -= o.kind >> 1;
-            s->boiler = is_boilerplate((const lxb_dom_element_t *) n, n->local_name, s->chars, s->links);
+            s->boiler = !is_protected_tag(n->local_name)
+                && is_boilerplate((const lxb_dom_element_t *) n, n->local_name, s->chars, s->links);
             uint32_t par = s->boiler ? 0 : s->par;
             if (depth) {
                 stat_t *parent = &st->s[stack[depth - 1].i];
@@ -426,6 +432,22 @@ static int measure(stats_t *st, const lxb_dom_node_t *body) {
 done:
     free(stack);
     return rc;
+}
+
+/* maintext._unprotect: elements holding more than half of the body's visible characters are no
+ * boilerplate; their paragraph characters count in their ancestors (and the body's) again */
+static void unprotect(stats_t *st) {
+    for (size_t i = 0; i < st->n; i++) {
+        stat_t *s = &st->s[i];
+        if (!s->boiler || (uint64_t) s->chars * 2 <= st->total) continue;
+        s->boiler = 0;
+        size_t k = 0;
+        while (k < i) {  /* down the chain of i's ancestors, skipping siblings whole */
+            if (k + st->s[k].size > i) { st->s[k].par += s->par; k++; }
+            else k += st->s[k].size;
+        }
+        st->ptotal += s->par;
+    }
 }
 
 /* maintext.content_root: the deepest element outside boilerplate blocks holding ROOT_NUM/ROOT_DEN
@@ -504,6 +526,7 @@ static PyObject *py_main_text(PyObject *self, PyObject *arg) {
     if (body == NULL) return PyErr_Occurred() ? NULL : PyUnicode_FromString("");
     stats_t st = {0};
     if (measure(&st, body) < 0) { free(st.s); return PyErr_NoMemory(); }
+    unprotect(&st);
     writer_t w = {0};
     text_walk(&w, body, &st, content_root(&st), STRICT);
     /* nothing left of a body with text: fewer rules (maintext.main_text) */
