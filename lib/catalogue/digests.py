@@ -32,6 +32,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.functions import pandas_udf
 
 from lib.core import storage
+from lib.core.errors import UsageError
 
 DIGESTS = "digests"
 #: Rows per row group are about this many bytes of Parquet (parquet-mr's block size): small
@@ -47,7 +48,7 @@ _HEX = re.compile(r"[0-9a-f]{40}")
 _ALGO = re.compile(r"[a-z0-9][a-z0-9-]{0,15}")
 
 
-class DigestError(ValueError):
+class DigestError(UsageError):  # a ValueError too: the CLI's exit 2, HTTP's 400
     """A digest that is neither ``sha1:BASE32``, bare base32 nor hex SHA-1."""
 
 

@@ -17,11 +17,12 @@ import re
 from dataclasses import dataclass
 
 from lib.core import layout, storage
+from lib.core.errors import DailysliceError
 
 _SHARD_RE = re.compile(r"^([^/]+)/([^/]+)/index-(\d+)\.ciff(\.gz)?$")
 
 
-class ShardError(Exception):
+class ShardError(DailysliceError):
     """A shard that cannot be served; the message is the reason (without the shard's path)."""
 
 
