@@ -4,8 +4,9 @@ with one shard damaged (docs/serve.md, "Empty and broken shards").
 The day: the shared real crawl samples (../shared/corpus, skipped when absent) go through
 jobs/preprocess.py and jobs/index.py in the shared Spark session, one archive published twice
 under two names (repeated record ids), small ``--docs-per-shard``/``--min-group-docs`` so that
-there are one-document shards and ``other`` groups. The samples hold 60-odd real pages without
-main text, but every one of them has a title, so none lands in ``und``; the withheld day of
+there are one-document shards and ``other`` groups. The samples hold a few real pages without
+main text (3 since the main text keeps what a boilerplate rule would have taken from a page: 60-odd
+before), but every one of them has a title, so none lands in ``und``; the withheld day of
 issue 33 had 7 with neither (frames, script-only pages). Those real pages are given that
 shape in the preprocessed Parquet (title and description removed, language ``und``: what
 preprocess writes for such a page), which makes ``und`` shards of documents without postings,
@@ -81,7 +82,7 @@ def real_day(spark, corpus, tmp_path_factory) -> pathlib.Path:
     shutil.copytree(corpus, warc, ignore=shutil.ignore_patterns("*.md"))
     shutil.copy(warc.joinpath(*TWICE), warc / TWICE[0] / "warcfile-again.warc.gz")
     assert preprocess.main(["--input", str(warc), "--output", str(pre)], spark=spark) == 0
-    assert pages_without_text_to_und(pre) >= 20
+    assert pages_without_text_to_und(pre) >= 3
     assert index.main(["--input", str(pre), "--output", str(out), *INDEX_OPTS], spark=spark) == 0
     return root
 
