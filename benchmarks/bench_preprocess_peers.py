@@ -26,7 +26,7 @@ Inputs (``--set``, repeatable; default all three):
   SOURCES.md) wrapped as WARC response records, each page repeated under distinct URLs to
   ``--records`` records, in ``--files`` files (built once into ``--work``)
 * ``shared``: the gzip members of the HTML response records of the shared samples
-  (/work/shared/corpus/*/*.warc.gz), copied as they are, repeated to ``--records``
+  (../shared/corpus/*/*.warc.gz), copied as they are, repeated to ``--records``
 
 The in-process loops run ``--repeat`` times in alternation (ours, selectolax, resiliparse,
 ours, ...); each loop's rate is its median, and ratios are of medians measured in the same
