@@ -1,6 +1,7 @@
 """Tasks planned by bytes (lib.preprocess.plan), held against Spark's rules for files: every
 archive in exactly one task, the same listing gives the same tasks, no task over the limit
-unless one file alone, a small day still fills the task slots."""
+unless one file alone, a small day still fills the task slots, and the tasks are balanced over
+the slots (not Spark's next fit, which left a slot idle)."""
 
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ def test_a_small_day_fills_the_slots_and_big_tasks_go_first(files, task_bytes, o
     if limit == sum(costs) // slots and all(c <= limit for c in costs):  # a small day, no file bigger than a share
         assert len(tasks) >= slots
     biggest = [max(files[i][1] for i in t) for t in tasks]
-    assert biggest == sorted(biggest, reverse=True)  # next fit decreasing: the biggest task starts first
+    assert biggest == sorted(biggest, reverse=True)  # the task of the biggest file starts first
 
 
 def test_a_real_shaped_day_packs_like_spark():
@@ -64,12 +65,24 @@ def test_a_real_shaped_day_packs_like_spark():
     tasks = pack(files, **spark)
     assert [files[i][0] for i in tasks[0]] == ["big.warc.gz"]
     assert all(len(t) <= 32 for t in tasks)  # 128 MiB / (4 MiB + a little): the open cost caps a task's files
-    assert len(tasks) == 1 + -(-735 // 31) or len(tasks) == 1 + -(-735 // 32), len(tasks)
+    fewest = 1 + -(-sum(s + 4 * MIB for _, s in files[:732] + files[733:]) // (128 * MIB))
+    assert fewest <= len(tasks) <= fewest + 2, len(tasks)  # balanced, not many more tasks than the bytes need
     small = files[:40]
     two = pack(small, slots=2, **spark)
     per_slot = -(-sum(s + 4 * MIB for _, s in small) // 2)
-    assert len(two) in (2, 3) and all(sum(small[i][1] + 4 * MIB for i in t) <= per_slot for t in two)
+    assert len(two) % 2 == 0 and all(sum(small[i][1] + 4 * MIB for i in t) <= per_slot for t in two)
+    costs = [sum(small[i][1] + 4 * MIB for i in t) for t in two]
+    assert max(costs) - min(costs) <= 200_000 + 4 * MIB  # balanced: within one file's cost
     assert total > 128 * MIB
+
+
+def test_tasks_are_balanced_over_the_slots():
+    """8 archives of 36 MB and 2 slots: next fit (Spark's rule) made 3 tasks of 3, 3 and 2 files, one
+    slot working alone for a third of the run; balanced, 4 tasks of 2."""
+    files = [(f"crawl/{i}.warc.gz", 36 * MIB) for i in range(8)]
+    assert sorted(len(t) for t in pack(files, slots=2)) == [2, 2, 2, 2]
+    files = [(f"crawl/{i}.warc.gz", 73 * MIB) for i in range(8)]
+    assert [len(t) for t in pack(files, slots=2)] == [1] * 8
 
 
 def test_task_names_depend_on_the_set_of_archives_only():
