@@ -308,6 +308,32 @@ def preprocessed(day: dict, cut: str, cores: int, out: str | os.PathLike | None 
     return dest
 
 
+def indexed(pre: str | os.PathLike, out: str | os.PathLike, cores: int, *args: str) -> pathlib.Path:
+    """``jobs/index.py --input PRE --output OUT ARGS`` once (rerun when PRE or ARGS change)."""
+    import subprocess
+
+    out = pathlib.Path(out)
+    stamp = json.dumps([str(pre), list(args)])
+    if (out / "_SUCCESS").exists() and (out / ".from").exists() and (out / ".from").read_text() == stamp:
+        return out
+    shutil.rmtree(out, ignore_errors=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run([sys.executable, str(ROOT / "jobs" / "index.py"), "--input", str(pre), "--output", str(out),
+                    "--master", f"local[{cores}]", "--conf", "spark.ui.enabled=false", *args], check=True, cwd=ROOT,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    (out / ".from").write_text(stamp)
+    return out
+
+
+def day_index(day: dict, cut: str, cores: int) -> pathlib.Path:
+    """The index of one cut (``jobs/index.py --no-graph``, 25k documents a shard) in
+    ``CUT/index/YYYY-MM/DD``, beside ``CUT/warc`` and ``CUT/preprocessed``: ``CUT`` is then a
+    published root for the search engine. Built once (bench_search, bench_ciff_encode)."""
+    pre = preprocessed(day, cut, cores)
+    return indexed(pre, pre.parents[2] / "index" / pre.parent.name / pre.name, cores, "--docs-per-shard", "25000",
+                   "--no-graph")
+
+
 def cut_line(shape: dict, cut: str) -> str:
     """The shape of one cut, to print beside its figure."""
     spread, n = shape["file_bytes"][cut], shape["files"][cut]
