@@ -220,8 +220,8 @@ def collections(args) -> list[tuple[str, list, int, str]]:
         for cut in realday.CUTS:
             lists, n_docs = index_collection(realday.day_index(rd, cut, args.cores))
             out.append((f"real-{args.copies}x, {cut} cut", lists, n_docs,
-                        f"Day: {realday.cut_line(rd['shape'], cut)}; the index job's {n_docs:,} documents (pages"
-                        " with a text), its shards joined into one collection."))
+                        f"Day: {realday.cut_line(rd['shape'], cut)}; the index job's {n_docs:,} documents (each"
+                        " page once: a repeated record id is indexed once), its shards joined into one collection."))
     return out
 
 
