@@ -19,7 +19,7 @@ TABLES = ("edges", "inlinks", "hosts")
 @pytest.fixture(scope="module")
 def real_pages(spark, corpus, tmp_path_factory):
     """Two renamed copies of the shared samples, the many-small-archives cut, preprocessed."""
-    from jobs import preprocess  # noqa: PLC0415 (a job, not a library dependency)
+    from jobs import preprocess  # a job, not a library dependency: imported where used
 
     out = tmp_path_factory.mktemp("graph-realday")
     day = realday.build_day(out / "day", 2, [corpus], large_bytes=8 << 20, heavy=False, shape=False, quiet=True)
