@@ -1,4 +1,4 @@
-"""The day's web graph from the pages' outgoing links, in two Spark stages of Python tasks.
+"""The day's web graph from the pages' outgoing links: one Spark task, or two stages of tasks.
 
 Three Parquet tables under ``ROOT/index/YYYY-MM/DD/graph/`` (docs/index.md):
 
