@@ -179,7 +179,7 @@ def main() -> None:
     from lib.catalogue import query
     from lib.serve.app import create_app
     from lib.serve.server import ServerThread
-    from jobs.catalogue import CatalogueJob
+    from jobs import catalogue
     from lib.core.sparkjob import use_this_python
 
     use_this_python()  # the workers need the venv's packages (pandas, pyarrow) when it is not activated
@@ -188,10 +188,10 @@ def main() -> None:
     spark.sparkContext.setLogLevel("ERROR")
     rows = []
     for d in days:
-        job = CatalogueJob()
         t = time.time()
-        assert job.main(["--date", d.isoformat(), "--root", str(WORK), "--url-partitions", "16"], spark=spark) == 0
-        s = job.last_result.summary
+        result = catalogue.run(spark, catalogue.CatalogueOptions(date=d, root=str(WORK), url_partitions=16))
+        assert result.ok, result.summary
+        s = result.summary
         total = time.time() - t
         rows.append((f"job day {d}", f"{total:.1f} s", f"CDXJ {s['cdxj_seconds']:.1f} s "
                      f"({args.captures / s['cdxj_seconds']:,.0f} lines/s), URL DB merge {s['urldb_seconds']:.1f} s "

@@ -181,7 +181,7 @@ def measure(args, tsv: pathlib.Path, archives: pathlib.Path, n_records: int, arc
 
     from pyspark.sql import SparkSession
 
-    from jobs.extract import ExtractJob
+    from jobs import extract
     from lib.core.sparkjob import use_this_python
 
     use_this_python()  # the workers need the venv's packages (lz4, zstandard: lib/warc)
@@ -193,7 +193,7 @@ def measure(args, tsv: pathlib.Path, archives: pathlib.Path, n_records: int, arc
     # warm-up: start the Python workers and load the job's modules (not measured)
     warm = WORK / "warm.tsv"
     warm.write_text("".join(open(tsv).readlines()[:200]))
-    ExtractJob().main(["--tsv", str(warm), "--archives", str(archives), "--output", str(WORK / "warm-out")], spark=spark)
+    extract.run(spark, extract.ExtractOptions(tsv=str(warm), archives=(str(archives),), output=str(WORK / "warm-out")))
     shutil.rmtree(WORK / "warm-out")
 
     def record(name, seconds, n, nbytes, note=""):
@@ -206,13 +206,12 @@ def measure(args, tsv: pathlib.Path, archives: pathlib.Path, n_records: int, arc
     record("(a) plain Python reads, 1 process", secs, len(rows), nbytes)
     out_a.unlink()
 
-    for name, extra in (("extract job", []), ("extract job --verify", ["--verify"])):
+    for name, verify in (("extract job", False), ("extract job --verify", True)):
         out = WORK / "job-out"
-        job = ExtractJob()
-        rc, secs = timed(lambda: job.main(["--tsv", str(tsv), "--archives", str(archives),
-                                                 "--output", str(out), *extra], spark=spark))
-        s = job.last_result.summary
-        assert rc == 0 and s["extracted"] == len(rows) and s["bytes"] == rec_bytes, s
+        options = extract.ExtractOptions(tsv=str(tsv), archives=(str(archives),), output=str(out), verify=verify)
+        result, secs = timed(lambda: extract.run(spark, options))
+        s = result.summary
+        assert result.ok and s["extracted"] == len(rows) and s["bytes"] == rec_bytes, s
         phases = ", ".join(f"{k} {v}" for k, v in s["seconds_by_phase"].items())
         record(f"{name}, {args.master}", secs, s["extracted"], s["bytes"],
                f"{s['files']} files, {s['tasks']} tasks; phases (s): {phases}")

@@ -75,13 +75,10 @@ COPY (SELECT src_host, dst_host, count(*) AS links, count(DISTINCT src_url) AS p
 
 GRAPH_ONLY = """
 import sys, json
-from jobs.index import IndexJob
+from jobs.index import IndexJob, IndexOptions
 from lib.index import graph
 from lib.index.inputs import input_files
-job = IndexJob()
-args = job.parser().parse_args(["--input", sys.argv[1], "--output", sys.argv[2], "--master", sys.argv[3],
-                                "--conf", "spark.ui.enabled=false", "--conf", "spark.driver.memory=6g"])
-spark = job.session(args)
+spark = IndexJob().session(IndexOptions(master=sys.argv[3], conf=("spark.ui.enabled=false", "spark.driver.memory=6g")))
 files = input_files(sys.argv[1])
 print(json.dumps(graph.write_graph(spark, [f[0] for f in files], sys.argv[2], input_bytes=sum(f[2] for f in files))))
 spark.stop()

@@ -19,14 +19,41 @@ import argparse
 import os
 import shutil
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 from lib.catalogue import report, urldb
+from lib.catalogue.urldb import DEFAULT_KEEP, DEFAULT_PARTITIONS
 from lib.catalogue.day import copy_day, day_has_captures, local_day, read_captures, write_day_cdxj
 from lib.core import exclusions, layout, storage
 from lib.core.errors import UsageError
-from lib.core.sparkjob import JobResult, SparkJob, empty_input
+from lib.core.sparkjob import DayJobOptions, JobResult, SparkJob, empty_input
 from lib.preprocess.exclude import filter_day
+
+
+@dataclass(frozen=True)
+class CatalogueOptions(DayJobOptions):
+    """The catalogue job's options (the command line's, same names and defaults)."""
+
+    urldb: str | None = None  # URL database folder (default ROOT/urldb)
+    no_urldb: bool = False  # skip the URL database merge
+    url_partitions: int = DEFAULT_PARTITIONS  # key-space partitions of a new URL database
+    keep_versions: int = DEFAULT_KEEP  # URL database versions kept for re-runs
+    warc_prefix: str | None = None  # archive folder CDXJ file names are relative to (default ROOT/warc)
+    index: str | None = None  # the day's index output, for shard sizes (default ROOT/index/YYYY-MM/DD)
+    no_report: bool = False  # skip the HTML report
+
+    def record(self) -> dict[str, Any]:
+        """The options that shape the day's CDXJ and report, as given (``warc_prefix`` None: the
+        root's ``warc/``, wherever the root is then), as its ``_SUCCESS`` records them (``args``):
+        what a rebuild of the day (the purge command) repeats."""
+        return {"warc_prefix": self.warc_prefix, "no_report": self.no_report}
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> "CatalogueOptions":
+        """The options a day was built with, from its ``_SUCCESS`` ``args`` (a day recorded
+        before, or a setting it lacks: the default)."""
+        return cls(**{k: record[k] for k in ("warc_prefix", "no_report") if k in record})
 
 
 class CatalogueJob(SparkJob):
@@ -35,65 +62,72 @@ class CatalogueJob(SparkJob):
     input_kind = layout.PREPROCESSED
     output_kind = layout.CATALOGUE
     checks_input = True  # a missing input folder: exit 2; a day without captures: exit 4 (--allow-empty)
+    options_class = CatalogueOptions
 
     def add_arguments(self, p: argparse.ArgumentParser) -> None:
         p.add_argument("--urldb", help="URL database folder (default ROOT/urldb; local/cluster filesystem)")
         p.add_argument("--no-urldb", action="store_true", help="skip the URL database merge")
-        p.add_argument("--url-partitions", type=int, default=urldb.DEFAULT_PARTITIONS,
+        p.add_argument("--url-partitions", type=int,
                        help="key-space partitions of a new URL database (default %(default)s)")
-        p.add_argument("--keep-versions", type=int, default=urldb.DEFAULT_KEEP,
+        p.add_argument("--keep-versions", type=int,
                        help="URL database versions kept for re-runs (default %(default)s)")
         p.add_argument("--warc-prefix", help="archive folder that CDXJ filenames are relative to: a path, "
                        "file:// or s3:// URI, trailing slash optional (default ROOT/warc; full URIs when no ROOT)")
         p.add_argument("--index", help="the day's index output, for shard sizes (default ROOT/index/YYYY-MM/DD)")
         p.add_argument("--no-report", action="store_true", help="skip the HTML report")
 
-    def run(self, spark: Any, args: argparse.Namespace) -> JobResult:
-        day = args.date or layout.day_of(args.input)
+    def run(self, spark: Any, options: CatalogueOptions) -> JobResult:
+        day = options.date or layout.day_of(options.input)
         if day is None:
             raise UsageError("catalogue: give --date (the input path does not end in YYYY-MM/DD)")
-        prefix = args.warc_prefix or (storage.join(args.root, layout.WARC) if args.root else None)
-        summary: dict[str, Any] = {"date": day.isoformat(), "input": args.input}
-        with self.work_dir(spark, args) as wd:
+        prefix = options.warc_prefix or (storage.join(options.root, layout.WARC) if options.root else None)
+        summary: dict[str, Any] = {"date": day.isoformat(), "input": options.input}
+        with self.work_dir(spark, options) as wd:
             copy = wd.path + ".input"  # an S3 day's captures, copied where Spark can read them
             try:
-                return self._run(spark, args, day, prefix, summary, wd, copy)
+                return self._run(spark, options, day, prefix, summary, wd, copy)
             finally:
                 shutil.rmtree(copy, ignore_errors=True)
                 shutil.rmtree(copy + ".kept", ignore_errors=True)
 
-    def _run(self, spark: Any, args: argparse.Namespace, day: Any, prefix: str | None, summary: dict[str, Any],
+    def _run(self, spark: Any, options: CatalogueOptions, day: Any, prefix: str | None, summary: dict[str, Any],
              wd: Any, copy: str) -> JobResult:
-        if storage.is_s3(args.input):
-            if not storage.exists(storage.join(args.input, layout.SUCCESS)):
-                raise FileNotFoundError(f"{args.input}: preprocess output is not complete (no {layout.SUCCESS})")
-            copy_day(args.input, copy)
-        src = local_day(copy if storage.is_s3(args.input) else args.input)
-        root = args.root or layout.root_of(src)
-        excl = exclusions.for_job(args.root, args.exclusions)
+        if storage.is_s3(options.input):
+            if not storage.exists(storage.join(options.input, layout.SUCCESS)):
+                raise FileNotFoundError(f"{options.input}: preprocess output is not complete (no {layout.SUCCESS})")
+            copy_day(options.input, copy)
+        src = local_day(copy if storage.is_s3(options.input) else options.input)
+        root = options.root or layout.root_of(src)
+        excl = exclusions.for_job(options.root, options.exclusions)
         if excl:  # the CDXJ, the URL database and the report see the day without its excluded captures
             kept = copy + ".kept"
             r = filter_day(src, kept, excl, how="symlink", pages=False)
             storage.write_bytes(os.path.join(kept, layout.SUCCESS), b"")
             summary["excluded"] = {"rules": len(excl), "captures": r["captures"]["excluded"]}
             src = kept
-        if not day_has_captures(src) and (empty := empty_input(self.name, args, "no captures")) is not None:
+        if not day_has_captures(src) and (empty := empty_input(self.name, options, "no captures")) is not None:
             return empty
         with self.steps("cdxj"):
             captures = read_captures(spark, src)
             summary.update(write_day_cdxj(captures, src, prefix, wd.path))
-        if not args.no_urldb:
-            db = args.urldb or (storage.join(args.root, layout.URLDB) if args.root else None)
+        if not options.no_urldb:
+            db = options.urldb or (storage.join(options.root, layout.URLDB) if options.root else None)
             if db is None:
                 raise UsageError("catalogue: give --urldb or --root (or --no-urldb)")
             with self.steps("urldb"):
-                summary["urldb"] = urldb.merge_day(spark, db, day, captures, args.url_partitions, args.keep_versions)
-        if not args.no_report:
-            index_day = args.index or layout.day_path(root, layout.INDEX, day)
+                summary["urldb"] = urldb.merge_day(spark, db, day, captures, options.url_partitions, options.keep_versions)
+        if not options.no_report:
+            index_day = options.index or layout.day_path(root, layout.INDEX, day)
             report.write_report(root, day, os.path.join(wd.path, report.REPORT), index_day, day_path=src)
-        wd.publish()
+        wd.publish({"job": self.name, "args": options.record()})
         summary.update({f"{step}_seconds": s for step, s in self.steps.seconds.items()})
-        return JobResult(ok=True, summary=summary, output=args.output)
+        return JobResult(ok=True, summary=summary, output=options.output)
+
+
+def run(spark: Any, options: CatalogueOptions) -> JobResult:
+    """The catalogue job as a function: ``options`` resolved, checked and run in ``spark`` (None:
+    a session of its own), as ``main`` does with a command line (:meth:`SparkJob.call`)."""
+    return CatalogueJob().call(options, spark)
 
 
 def main(argv: list[str] | None = None, spark: Any = None) -> int:

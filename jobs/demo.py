@@ -21,13 +21,11 @@ import sys
 import httpx
 from pyspark.sql import SparkSession
 
-from jobs.catalogue import CatalogueJob
-from jobs.index import IndexJob
-from jobs.preprocess import PreprocessJob
+from jobs import catalogue, index, preprocess
 from lib.catalogue.report import REPORT
 from lib.ciff.__main__ import main as ciff_main
 from lib.core import layout, storage
-from lib.core.sparkjob import use_this_python
+from lib.core.sparkjob import setup_logging, use_this_python
 from lib.serve.app import create_app
 from lib.serve.server import ServerThread
 from lib.warc.sample import write_sample_crawl
@@ -53,24 +51,28 @@ def main(argv: list[str] | None = None) -> int:
     if not os.path.isdir(warc):
         paths = write_sample_crawl(root, a.date, a.files, a.pages_per_file)
         print(f"demo: wrote a sample crawl of {len(paths)} WARC files under {warc}")
-    common = ["--date", a.date.isoformat(), "--root", root]
-    extra: dict[str, list[str]] = {}
+    common = {"date": a.date, "root": root}
+    urldb = None
     if a.s3:
-        common = ["--date", a.date.isoformat(), "--root", a.s3.rstrip("/"), "--staging", os.path.join(root, "staging")]
-        extra["catalogue"] = ["--urldb", os.path.join(root, layout.URLDB)]
+        common = {"date": a.date, "root": a.s3.rstrip("/"), "staging": os.path.join(root, "staging")}
+        urldb = os.path.join(root, layout.URLDB)
         sent = storage.upload_tree(warc, layout.day_path(a.s3, layout.WARC, a.date))
         print(f"demo: uploaded {sent} archives to {layout.day_path(a.s3, layout.WARC, a.date)}", file=sys.stderr)
+    runs = [(preprocess, preprocess.PreprocessOptions(**common)), (index, index.IndexOptions(**common)),
+            (catalogue, catalogue.CatalogueOptions(**common, urldb=urldb))]
+    setup_logging()
     use_this_python()
     spark = (SparkSession.builder.appName("dailyslice-demo").config("spark.ui.showConsoleProgress", "true")
              .config("spark.hadoop.mapreduce.fileoutputcommitter.marksuccessfuljobs", "false").getOrCreate())
     spark.sparkContext.setLogLevel("WARN")
     rc = 0
     try:
-        for job in (PreprocessJob(), IndexJob(), CatalogueJob()):
-            print(f"demo: running jobs/{job.name}.py {' '.join(common)}", file=sys.stderr)
-            rc = job.main(common + extra.get(job.name, []), spark=spark)
+        for job, options in runs:
+            name = job.__name__.replace(".", "/")  # jobs/index: the command line these options stand for
+            print(f"demo: running {name}.py {' '.join(f'--{k} {v}' for k, v in common.items())}", file=sys.stderr)
+            rc = job.run(spark, options).exit_code
             if rc != 0:
-                print(f"demo: jobs/{job.name}.py failed (exit {rc})", file=sys.stderr)
+                print(f"demo: {name}.py failed (exit {rc})", file=sys.stderr)
                 return rc
     finally:
         spark.stop()

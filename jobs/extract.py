@@ -18,11 +18,12 @@ import argparse
 import datetime as dt
 import math
 import sys
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from lib.core import layout, storage
 from lib.core.errors import UsageError
-from lib.core.sparkjob import JobResult, SparkJob, log
+from lib.core.sparkjob import JobOptions, JobResult, SparkJob, log
 from lib.extract.driver import ERRORS, assemble, plan_tasks
 from lib.extract.indexes import FORMATS as INDEX_FORMATS
 from lib.extract.indexes import IndexInput
@@ -53,12 +54,29 @@ def byte_size(text: str) -> int:
     return n
 
 
+@dataclass(frozen=True)
+class ExtractOptions(JobOptions):
+    """The extract job's options (the command line's, same names and defaults). One of ``tsv``,
+    ``from_parquet`` and ``index`` is the list (``input``, or ``date``/``root``: a preprocessed day)."""
+
+    tsv: str | None = None  # url<TAB>archive_file<TAB>offset<TAB>length lines
+    from_parquet: str | None = None  # a preprocessed day
+    index: str | None = None  # an index of any format (INDEX_FORMATS)
+    index_format: str = "auto"
+    where: str | None = None  # SQL condition on the Parquet rows
+    archives: tuple[str, ...] | None = None  # archive roots relative archive_file paths are below
+    max_bytes: int = 100 << 20  # roll output files at this size
+    verify: bool = False  # decompress each range: one member, one record of the line's URL
+    output_format: str = "same"  # same: as stored; warc: ARC records as WARC
+
+
 class ExtractJob(SparkJob):
     name = "extract"
     description = ("copy records out of WARC/ARC archives (gzip, zstd, LZ4 or none) by offset/length into new "
                    "archives (map-only, no decompression)")
     input_kind = layout.PREPROCESSED
     output_kind = "extract"
+    options_class = ExtractOptions
 
     def add_arguments(self, p: argparse.ArgumentParser) -> None:
         src = p.add_mutually_exclusive_group()
@@ -68,70 +86,72 @@ class ExtractJob(SparkJob):
         src.add_argument("--index", metavar="FILE|DIR",
                          help="an index of any format (local or s3://): TSV, CDXJ, CDX with its header, Common Crawl's "
                               "columnar index (Parquet or CSV), our metadata store (Parquet); see --index-format")
-        p.add_argument("--index-format", choices=("auto", *INDEX_FORMATS), default="auto",
+        p.add_argument("--index-format", choices=("auto", *INDEX_FORMATS),
                        help="the --index format (default: sniffed from its content, then its name)")
         p.add_argument("--where", help="with --from-parquet: Spark SQL condition selecting rows, e.g. \"url_suffix = 'gov'\"; "
                                        "with a Parquet --index: DuckDB SQL over its columns")
         p.add_argument("--archives", metavar="ROOT", nargs="+", action="extend",
                        help="archives root(s): relative archive_file paths are below one of them (the first "
                             "that holds the file) and no path may leave them")
-        p.add_argument("--max-bytes", type=byte_size, default=100 << 20, help="roll output files at this size (default 100M)")
+        p.add_argument("--max-bytes", type=byte_size, help="roll output files at this size (default 100M)")
         p.add_argument("--verify", action="store_true",
                        help="decompress each range: exactly one member (gzip/zstd/LZ4) with one record whose URL equals the line's")
-        p.add_argument("--output-format", choices=OUTPUT_FORMATS, default="same",
+        p.add_argument("--output-format", choices=OUTPUT_FORMATS,
                        help="same: copy every record as stored (default); warc: write ARC records as WARC "
                             "(.warc.gz, one gzip member a record, ARC fields in WARC headers as warcio's arc2warc)")
 
-    def resolve_io(self, args: argparse.Namespace) -> None:
-        if not args.tsv and not args.from_parquet and not args.index:
-            if args.input:
-                args.from_parquet = args.input
-            elif args.date and args.root:
-                args.from_parquet = layout.day_path(args.root, layout.PREPROCESSED, args.date)
+    def resolve_io(self, options: ExtractOptions) -> ExtractOptions:
+        """The options with the list (``input``) and ``output`` settled (:class:`UsageError` when
+        they cannot be)."""
+        if not options.tsv and not options.from_parquet and not options.index:
+            if options.input:
+                options = replace(options, from_parquet=options.input)
+            elif options.date and options.root:
+                options = replace(options, from_parquet=layout.day_path(options.root, layout.PREPROCESSED, options.date))
             else:
                 raise UsageError("extract: give --tsv FILE, --index FILE|DIR or --from-parquet DIR (or --date/--root)")
-        if args.where and not (args.from_parquet or args.index):
+        if options.where and not (options.from_parquet or options.index):
             raise UsageError("extract: --where needs --from-parquet or a Parquet --index")
-        if args.index_format != "auto" and not args.index:
+        if options.index_format != "auto" and not options.index:
             raise UsageError("extract: --index-format needs --index")
-        if args.output is None:
-            if args.date is None or args.root is None:
+        if options.output is None:
+            if options.date is None or options.root is None:
                 raise UsageError("extract: give --output DIR (or --date/--root)")
-            args.output = layout.day_path(args.root, self.output_kind, args.date)
-        args.input = args.tsv or args.index or args.from_parquet
+            options = replace(options, output=layout.day_path(options.root, self.output_kind, options.date))
+        return replace(options, input=options.tsv or options.index or options.from_parquet)
 
-    def read_list(self, spark: Any, args: argparse.Namespace, resolver: Resolver) -> tuple[list, list, Callable]:
+    def read_list(self, spark: Any, options: ExtractOptions, resolver: Resolver) -> tuple[list, list, Callable]:
         """(items, parse errors, line numbers -> input text)."""
-        if args.tsv:
-            items, errors = read_tsv(args.tsv, resolver)
-            return items, errors, lambda numbers: lines_by_number(args.tsv, numbers)
-        if args.index:
-            index = IndexInput(args.index, args.index_format, args.where)
+        if options.tsv:
+            items, errors = read_tsv(options.tsv, resolver)
+            return items, errors, lambda numbers: lines_by_number(options.tsv, numbers)
+        if options.index:
+            index = IndexInput(options.index, options.index_format, options.where)
             items, errors = index.read(resolver)
-            log.info("extract: %s index %s: %d records, %d bad lines", index.format, args.index, len(items), len(errors))
+            log.info("extract: %s index %s: %d records, %d bad lines", index.format, options.index, len(items), len(errors))
             return items, errors, index.texts
-        path = args.from_parquet
+        path = options.from_parquet
         if storage.is_s3(path):  # Spark needs its own S3 connector (hadoop-aws) for this
             path = "s3a://" + path.split("://", 1)[1]
         df = spark.read.parquet(path)
-        if args.where:
-            df = df.where(args.where)
+        if options.where:
+            df = df.where(options.where)
         rows = df.select("url", "warc_file", "warc_offset", "warc_length").collect()
         # line numbers of a Parquet selection: its rows in (file, offset, url) order
         rows.sort(key=lambda r: (r[1] or "", r[2] if r[2] is not None else -1, r[0] or ""))
         items, errors = items_from_rows(rows, resolver)
         return items, errors, lambda numbers: {no: row_line(rows[no - 1]) for no in numbers}
 
-    def copy(self, spark: Any, args: argparse.Namespace, items: list, resolver: Resolver, tmp: str,
+    def copy(self, spark: Any, options: ExtractOptions, items: list, resolver: Resolver, tmp: str,
              started: dt.datetime) -> list[dict]:
         """The map-only stage: one slice of the sorted list per task; returns the tasks' results."""
         if not items:
             return []
         total = sum(it.length for it in items)
-        n = args.partitions or max(spark.sparkContext.defaultParallelism, math.ceil(total / BYTES_PER_TASK))
+        n = options.partitions or max(spark.sparkContext.defaultParallelism, math.ceil(total / BYTES_PER_TASK))
         slices = [pack_items(s) for s in plan_tasks(items, n)]
         real_root = resolver.real_roots()
-        max_bytes, verify, output_format = args.max_bytes, args.verify, args.output_format
+        max_bytes, verify, output_format = options.max_bytes, options.verify, options.output_format
 
         def task(index, slices_iter):
             for packed in slices_iter:  # exactly one slice per partition
@@ -140,24 +160,30 @@ class ExtractJob(SparkJob):
 
         return spark.sparkContext.parallelize(slices, len(slices)).mapPartitionsWithIndex(task).collect()
 
-    def run(self, spark: Any, args: argparse.Namespace) -> JobResult:
+    def run(self, spark: Any, options: ExtractOptions) -> JobResult:
         started = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
         with self.steps("read_list"):
-            resolver = Resolver(args.archives)
-            items, parse_errors, line_text = self.read_list(spark, args, resolver)
+            resolver = Resolver(options.archives)
+            items, parse_errors, line_text = self.read_list(spark, options, resolver)
             lines = len(items) + len(parse_errors)
-        with self.work_dir(spark, args) as work:
+        with self.work_dir(spark, options) as work:
             with self.steps("copy"):
-                results = self.copy(spark, args, items, resolver, work.path, started)
+                results = self.copy(spark, options, items, resolver, work.path, started)
                 del items
             with self.steps("commit"):
                 summary = assemble(work.path, results, parse_errors, lines, line_text)
                 work.publish(f"extracted {summary['extracted']} of {lines}, failed {summary['failed']}\n")
         if summary["failed"]:
-            log.error("extract: %d of %d lines failed, see %s", summary["failed"], lines, storage.join(args.output, ERRORS))
-        summary.update(input=args.input, output=args.output, verify=args.verify, output_format=args.output_format,
+            log.error("extract: %d of %d lines failed, see %s", summary["failed"], lines, storage.join(options.output, ERRORS))
+        summary.update(input=options.input, output=options.output, verify=options.verify, output_format=options.output_format,
                        seconds_by_phase=self.steps.seconds)
-        return JobResult(ok=summary["failed"] == 0, summary=summary, output=args.output)
+        return JobResult(ok=summary["failed"] == 0, summary=summary, output=options.output)
+
+
+def run(spark: Any, options: ExtractOptions) -> JobResult:
+    """The extract job as a function: ``options`` resolved and run in ``spark`` (None: a
+    session of its own), as ``main`` does with a command line (:meth:`SparkJob.call`)."""
+    return ExtractJob().call(options, spark)
 
 
 def main(argv: list[str] | None = None, spark: Any = None) -> int:

@@ -20,15 +20,47 @@ import json
 import os
 import shutil
 import sys
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from lib.core import exclusions, layout, storage
-from lib.core.sparkjob import JobResult, SparkJob, empty_input
+from lib.core.sparkjob import DayJobOptions, JobResult, SparkJob, empty_input
 from lib.index import graph
 from lib.index.anchors import write_day_anchors
 from lib.index.inputs import local_copy, page_files
 from lib.index.pipeline import build_index, plan_day
 from lib.preprocess.exclude import filter_day
+
+
+@dataclass(frozen=True)
+class ShapeOptions:
+    """The settings that shape an index day: what ``_stats.json`` records (``args``) and a
+    rebuild of the day (the purge command) repeats, so it numbers the day the same way."""
+
+    docs_per_shard: int = 100_000  # target documents per shard; shards per group = next power of two
+    min_group_docs: int = 1000  # TLD/LANG groups with fewer pages go to other/LANG
+    gzip_level: int = 2  # zlib level of the .ciff.gz files
+    graph: bool = True  # the web graph (graph/); False: CIFF shards and metadata only
+    anchors: bool = True  # the anchor-text CIFFs beside the shards (with the graph)
+
+
+@dataclass(frozen=True)
+class IndexOptions(DayJobOptions, ShapeOptions):
+    """The index job's options: the common ones and the day's shape."""
+
+    #: a day of at most this many bytes of page files gets its graph in one task (0: two stages);
+    #: not recorded: both plans write the same rows
+    graph_single_task_bytes: int = graph.SINGLE_TASK_BYTES
+
+    def record(self) -> dict[str, Any]:
+        """The options that shape the day, as ``_stats.json`` records them (``args``)."""
+        return asdict(ShapeOptions(**{f.name: getattr(self, f.name) for f in fields(ShapeOptions)}))
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> "IndexOptions":
+        """The options a day was built with, from its ``_stats.json`` ``args`` (a setting the
+        record lacks, e.g. a day built before it existed, is the default)."""
+        return cls(**{f.name: record[f.name] for f in fields(ShapeOptions) if f.name in record})
 
 
 class IndexJob(SparkJob):
@@ -38,53 +70,53 @@ class IndexJob(SparkJob):
     output_kind = layout.INDEX
     light_driver = True  # the JVM schedules Python tasks; the work is in Python
     checks_input = True  # a missing input folder: exit 2; a day without pages: exit 4 (--allow-empty)
+    options_class = IndexOptions
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--docs-per-shard", type=int, default=100_000,
+        parser.add_argument("--docs-per-shard", type=int,
                             help="target documents per shard; shards per group = next power of two (default 100000)")
-        parser.add_argument("--min-group-docs", type=int, default=1000,
+        parser.add_argument("--min-group-docs", type=int,
                             help="TLD/LANG groups with fewer pages go to other/LANG (default 1000)")
-        parser.add_argument("--gzip-level", type=int, default=2, choices=range(1, 10), metavar="1-9",
+        parser.add_argument("--gzip-level", type=int, choices=range(1, 10), metavar="1-9",
                             help="zlib level of the .ciff.gz files (default 2; docs/index.md has the speed/size trade)")
         parser.add_argument("--no-graph", dest="graph", action="store_false",
                             help="write the CIFF shards and metadata only, no web graph (graph/ absent)")
-        parser.add_argument("--graph-single-task-bytes", type=int, default=graph.SINGLE_TASK_BYTES, metavar="BYTES",
+        parser.add_argument("--graph-single-task-bytes", type=int, metavar="BYTES",
                             help="a day of at most this many bytes of page files gets its graph in one task, "
                                  f"larger days in two stages; 0: always two (default {graph.SINGLE_TASK_BYTES})")
         parser.add_argument("--no-anchors", dest="anchors", action="store_false",
                             help="write the web graph but not the anchor-text CIFFs (anchors-{n}.ciff.gz)")
 
-    def run(self, spark: Any, args: argparse.Namespace) -> JobResult:
-        if not storage.exists(storage.join(args.input, layout.SUCCESS)):
-            raise FileNotFoundError(f"input day is not complete (no {layout.SUCCESS}): {args.input}")
-        if not page_files(args.input) and (empty := empty_input(self.name, args, "no preprocessed pages")) is not None:
+    def run(self, spark: Any, options: IndexOptions) -> JobResult:
+        if not storage.exists(storage.join(options.input, layout.SUCCESS)):
+            raise FileNotFoundError(f"input day is not complete (no {layout.SUCCESS}): {options.input}")
+        if not page_files(options.input) and (empty := empty_input(self.name, options, "no preprocessed pages")) is not None:
             return empty
-        excl = exclusions.for_job(args.root, args.exclusions)
-        with self.work_dir(spark, args) as wd:
+        excl = exclusions.for_job(options.root, options.exclusions)
+        with self.work_dir(spark, options) as wd:
             copy = wd.path + ".input"  # an S3 day, copied where Spark can read it
             kept = wd.path + ".kept"  # the day without its excluded pages, when a list is in force
             try:
-                inp = local_copy(args.input, copy) if storage.is_s3(args.input) else args.input
+                inp = local_copy(options.input, copy) if storage.is_s3(options.input) else options.input
                 excluded = None
                 if excl:
                     with self.steps("exclude"):
                         excluded = filter_day(storage.local_path(inp), kept, excl, how="symlink", captures=False)
                     inp = kept
                 with self.steps("plan"):
-                    day = plan_day(inp, args.docs_per_shard, args.min_group_docs)
-                summary = build_index(spark, day, wd.path, self.steps, gzip_level=args.gzip_level,
-                                      with_graph=args.graph, date=args.date, exclusions=excl,
-                                      graph_single_task_bytes=args.graph_single_task_bytes)
+                    day = plan_day(inp, options.docs_per_shard, options.min_group_docs)
+                summary = build_index(spark, day, wd.path, self.steps, gzip_level=options.gzip_level,
+                                      with_graph=options.graph, date=options.date, exclusions=excl,
+                                      graph_single_task_bytes=options.graph_single_task_bytes)
             finally:
                 shutil.rmtree(copy, ignore_errors=True)
                 shutil.rmtree(kept, ignore_errors=True)
             # what a rebuild of this day (the purge command) must repeat to number it the same way
-            summary["args"] = {"docs_per_shard": args.docs_per_shard, "min_group_docs": args.min_group_docs,
-                               "gzip_level": args.gzip_level, "graph": args.graph, "anchors": args.anchors}
+            summary["args"] = options.record()
             if excluded is not None:  # counted, never silent; the URLs stay out of the published stats
                 summary["excluded"] = {"rules": len(excl), "pages": excluded["pages"]["excluded"],
                                        "edges": (summary.get("graph") or {}).get("excluded_edges", 0)}
-            if args.graph and args.anchors:  # the in-link anchor texts of every shard's pages, as a CIFF beside it
+            if options.graph and options.anchors:  # the in-link anchor texts of every shard's pages, as a CIFF beside it
                 with self.steps("anchors"):
                     files = write_day_anchors(spark, wd.path, os.path.join(wd.path, "graph", "inlinks"), summary)
                 summary["seconds"]["anchors"] = self.steps.seconds["anchors"]
@@ -94,7 +126,13 @@ class IndexJob(SparkJob):
             wd.publish()
         return JobResult(ok=True, summary={"totals": summary["totals"], "groups": len(summary["groups"]),
                                            "steps": summary["seconds"], "excluded": summary.get("excluded")},
-                         output=args.output)
+                         output=options.output)
+
+
+def run(spark: Any, options: IndexOptions) -> JobResult:
+    """The index job as a function: ``options`` resolved, checked and run in ``spark`` (None:
+    a session of its own), as ``main`` does with a command line (:meth:`SparkJob.call`)."""
+    return IndexJob().call(options, spark)
 
 
 def main(argv: list[str] | None = None, spark: Any = None) -> int:

@@ -22,10 +22,11 @@ import dataclasses
 import logging
 import os
 import sys
+from dataclasses import dataclass, field
 from typing import Any
 
 from lib.core import exclusions, layout, storage
-from lib.core.sparkjob import EXIT_UNHEALTHY, JobResult, SparkJob, empty_input, map_tasks
+from lib.core.sparkjob import EXIT_UNHEALTHY, DayJobOptions, JobResult, SparkJob, empty_input, map_tasks
 from lib.core.schema import PAGE_SCHEMA
 from lib.preprocess import enrich, health, plan
 from lib.preprocess.inputs import input_record
@@ -46,14 +47,37 @@ def share(text: str) -> float:
     return v
 
 
-def thresholds(args: argparse.Namespace) -> health.Thresholds:
+def s3_connections_default() -> int:
+    """``--s3-max-connections``'s default: ``$DAILYSLICE_S3_MAX_CONNECTIONS_PER_JOB``, else 0."""
+    return int(os.environ.get("DAILYSLICE_S3_MAX_CONNECTIONS_PER_JOB", "0") or 0)
+
+
+@dataclass(frozen=True)
+class PreprocessOptions(DayJobOptions):
+    """The preprocess job's options (the command line's, same names and defaults)."""
+
+    max_page_bytes: int = 10 << 20  # skip (and report) pages whose HTTP body is larger
+    task_bytes: int = plan.TASK_BYTES  # archives grouped into tasks of at most this many bytes
+    open_cost_bytes: int = plan.OPEN_COST_BYTES  # what opening one archive costs when tasks are planned
+    file_bytes: int = FILE_BYTES  # a language's Parquet file is rolled at this size
+    batch_rows: int = 500  # pages per Arrow batch handed to Spark
+    max_failed_share: float = DEFAULTS.max_failed_share
+    min_kept_share: float = DEFAULTS.min_kept_share
+    max_unreadable_share: float = DEFAULTS.max_unreadable_share
+    max_empty_text_share: float = DEFAULTS.max_empty_text_share
+    s3_max_connections: int = field(default_factory=s3_connections_default)  # 0: one per task slot
+    enrich: tuple[str, ...] = ()  # enrichment plugins, "NAME" or "NAME,NAME" each
+    fail_on: str = "health"  # health, unreadable, any or never (exit 3 when...)
+
+
+def thresholds(options: PreprocessOptions) -> health.Thresholds:
     """The health thresholds, tightened by ``--fail-on``: ``unreadable`` allows no unreadable
     file, ``any`` no failed record (and no unreadable file, which is a failed record too)."""
-    t = health.Thresholds(args.max_failed_share, args.min_kept_share, args.max_unreadable_share,
-                          args.max_empty_text_share)
-    if args.fail_on in ("unreadable", "any"):
+    t = health.Thresholds(options.max_failed_share, options.min_kept_share, options.max_unreadable_share,
+                          options.max_empty_text_share)
+    if options.fail_on in ("unreadable", "any"):
         t = dataclasses.replace(t, max_unreadable_share=0.0)
-    if args.fail_on == "any":
+    if options.fail_on == "any":
         t = dataclasses.replace(t, max_failed_share=0.0)
     return t
 
@@ -65,75 +89,75 @@ class PreprocessJob(SparkJob):
     output_kind = layout.PREPROCESSED
     light_driver = True  # the JVM schedules Python tasks; the work is in Python
     checks_input = True  # a missing input folder: exit 2; a day without archives: exit 4
+    options_class = PreprocessOptions
 
     def add_arguments(self, p: argparse.ArgumentParser) -> None:
-        p.add_argument("--max-page-bytes", type=int, default=10 << 20,
+        p.add_argument("--max-page-bytes", type=int,
                        help="skip (and report) pages whose HTTP body is larger (default 10 MiB)")
-        p.add_argument("--task-bytes", type=int, default=plan.TASK_BYTES, metavar="BYTES",
+        p.add_argument("--task-bytes", type=int, metavar="BYTES",
                        help="archives are grouped into tasks of at most this many bytes, a file counting its size "
                             "plus --open-cost-bytes (a bigger file is a task alone; a small day is cut finer to "
                             "fill every core), as Spark's spark.sql.files.maxPartitionBytes (default 128 MiB)")
-        p.add_argument("--open-cost-bytes", type=int, default=plan.OPEN_COST_BYTES, metavar="BYTES",
+        p.add_argument("--open-cost-bytes", type=int, metavar="BYTES",
                        help="what opening one archive costs, in bytes, when tasks are planned, as Spark's "
                             "spark.sql.files.openCostInBytes (default 512 KiB; Spark's is 4 MiB)")
-        p.add_argument("--file-bytes", type=int, default=FILE_BYTES, metavar="BYTES",
+        p.add_argument("--file-bytes", type=int, metavar="BYTES",
                        help="a task starts a new Parquet file of a language when the current one reaches this "
                             "size (default 128 MiB)")
-        p.add_argument("--batch-rows", type=int, default=500, help="pages per Arrow batch handed to Spark")
-        p.add_argument("--max-failed-share", type=share, default=DEFAULTS.max_failed_share,
+        p.add_argument("--batch-rows", type=int, help="pages per Arrow batch handed to Spark")
+        p.add_argument("--max-failed-share", type=share,
                        help="unhealthy above this share of failed records among records read (default %(default)s)")
-        p.add_argument("--min-kept-share", type=share, default=DEFAULTS.min_kept_share,
+        p.add_argument("--min-kept-share", type=share,
                        help="unhealthy below this share of kept pages among parsed 2xx HTML responses (default %(default)s)")
-        p.add_argument("--max-unreadable-share", type=share, default=DEFAULTS.max_unreadable_share,
+        p.add_argument("--max-unreadable-share", type=share,
                        help="unhealthy above this share of unreadable input files (default %(default)s)")
-        p.add_argument("--max-empty-text-share", type=share, default=DEFAULTS.max_empty_text_share,
+        p.add_argument("--max-empty-text-share", type=share,
                        help="warn above this share of kept pages whose main text is empty although their body has "
                             "text (default %(default)s)")
         p.add_argument("--s3-max-connections", type=int, metavar="N",
-                       default=int(os.environ.get("DAILYSLICE_S3_MAX_CONNECTIONS_PER_JOB", "0") or 0),
                        help="at most N archives read from S3 at once by the whole job (one connection each; "
                             "default $DAILYSLICE_S3_MAX_CONNECTIONS_PER_JOB, 0: one per task slot)")
-        p.add_argument("--enrich", action="append", default=[], metavar="NAME[,NAME]",
+        p.add_argument("--enrich", action="append", metavar="NAME[,NAME]",
                        help="run these enrichment plugins (entry-point group dailyslice.enrichers, e.g. microdata); "
                             "their columns are added to the pages (docs/enrich.md)")
-        p.add_argument("--fail-on", choices=("health", "unreadable", "any", "never"), default="health",
+        p.add_argument("--fail-on", choices=("health", "unreadable", "any", "never"),
                        help="exit 3 (published, unhealthy) when: a health threshold is breached (default); that or "
                             "any unreadable file; that or any failed record; never (health is still reported)")
 
-    def run(self, spark: Any, args: argparse.Namespace) -> JobResult:
-        excluded = exclusions.for_job(args.root, args.exclusions)
-        plugins = enrich.load([n.strip() for a in args.enrich for n in a.split(",") if n.strip()], PAGE_SCHEMA.names)
-        listed = storage.list_files(args.input, ARCHIVE_SUFFIXES)
+    def run(self, spark: Any, options: PreprocessOptions) -> JobResult:
+        excluded = exclusions.for_job(options.root, options.exclusions)
+        plugins = enrich.load([n.strip() for a in options.enrich for n in a.split(",") if n.strip()], PAGE_SCHEMA.names)
+        listed = storage.list_files(options.input, ARCHIVE_SUFFIXES)
         files = sorted((f.uri, f.size) for f in listed)  # _stats.json and _errors.jsonl list them in name order
-        if not files and (empty := empty_input(self.name, args, "no archives")) is not None:
+        if not files and (empty := empty_input(self.name, options, "no archives")) is not None:
             return empty
-        with self.work_dir(spark, args) as work:
+        with self.work_dir(spark, options) as work:
             tmp = work.path
             with self.steps("map"):  # tasks by bytes, biggest first; one small result row per input file
-                tasks = plan.pack(files, args.task_bytes, args.open_cost_bytes, spark.sparkContext.defaultParallelism)
-                mapper = make_mapper(files, tasks, tmp, args.max_page_bytes, args.batch_rows, args.input, excluded,
-                                     args.file_bytes, plugins)
-                results = map_tasks(spark, len(tasks), mapper, RESULT_SCHEMA, args.partitions,
-                                    max_concurrent=args.s3_max_connections if storage.is_s3(args.input) else 0)
+                tasks = plan.pack(files, options.task_bytes, options.open_cost_bytes, spark.sparkContext.defaultParallelism)
+                mapper = make_mapper(files, tasks, tmp, options.max_page_bytes, options.batch_rows, options.input, excluded,
+                                     options.file_bytes, plugins)
+                results = map_tasks(spark, len(tasks), mapper, RESULT_SCHEMA, options.partitions,
+                                    max_concurrent=options.s3_max_connections if storage.is_s3(options.input) else 0)
             with self.steps("write"):
                 os.makedirs(os.path.join(tmp, layout.CAPTURES), exist_ok=True)
                 remove_strays(tmp, results)
-                stats, reported = merge_results(tmp, files, results, thresholds(args))
+                stats, reported = merge_results(tmp, files, results, thresholds(options))
                 t = stats["totals"]
                 assert t["read"] == t["kept"] + t["skipped"] + t["failed"], "counters do not add up"
-                storage.write_bytes(os.path.join(tmp, layout.INPUTS), input_record(args.input, listed))
+                storage.write_bytes(os.path.join(tmp, layout.INPUTS), input_record(options.input, listed))
                 work.publish({"job": self.name, "files": len(files), "pages": t["kept"], "healthy": stats["health"]["ok"]})
 
         day = stats["health"]
-        (log.info if day["ok"] else log.error)("%s: %s", args.output, health.describe(day))
+        (log.info if day["ok"] else log.error)("%s: %s", options.output, health.describe(day))
         for w in day.get("warnings", []):
-            log.warning("%s: %s", args.output, w)
+            log.warning("%s: %s", options.output, w)
         for name, r in t.get("enrich", {}).items():
             if r["failed"]:
                 log.warning("%s: enrichment plugin %s failed on %d of %d pages (%s); those pages are kept without its columns",
-                            args.output, name, r["failed"], r["pages"], r["failed_by_reason"])
+                            options.output, name, r["failed"], r["pages"], r["failed_by_reason"])
         summary = {
-            "input": args.input, "output": args.output, "files": len(files), "tasks": len(tasks), "bytes": t["bytes"],
+            "input": options.input, "output": options.output, "files": len(files), "tasks": len(tasks), "bytes": t["bytes"],
             "records_read": t["read"], "pages_kept": t["kept"], "skipped": t["skipped"], "failed": t["failed"],
             "failed_by_reason": t["failed_by_reason"], "warnings_by_reason": t["warnings_by_reason"],
             "excluded": t["skipped_by_reason"].get("excluded", 0), "exclusion_rules": len(excluded),
@@ -143,8 +167,14 @@ class PreprocessJob(SparkJob):
             "s3_executors": t.get("s3", {}),  # the tasks' share of "s3" (driver and tasks together)
             "enrich": t.get("enrich", {}),  # per plugin: pages, seconds, failed (by reason), samples
         }
-        return JobResult(ok=day["ok"] or args.fail_on == "never", summary=summary, output=args.output,
+        return JobResult(ok=day["ok"] or options.fail_on == "never", summary=summary, output=options.output,
                          code=EXIT_UNHEALTHY)
+
+
+def run(spark: Any, options: PreprocessOptions) -> JobResult:
+    """The preprocess job as a function: ``options`` resolved, checked and run in ``spark``
+    (None: a session of its own), as ``main`` does with a command line (:meth:`SparkJob.call`)."""
+    return PreprocessJob().call(options, spark)
 
 
 def main(argv: list[str] | None = None, spark: Any = None) -> int:

@@ -25,13 +25,16 @@ import json
 import os
 import sys
 import time
+from dataclasses import replace
 from typing import Any
 
-from jobs.catalogue import CatalogueJob
-from jobs.index import IndexJob
+from jobs import catalogue as catalogue_job
+from jobs import index as index_job
 from lib.core import exclusions as excl_mod
 from lib.core import layout, storage
+from lib.core.errors import UsageError
 from lib.core.localmode import stop_session
+from lib.core.sparkjob import EXIT_USAGE, JobResult, setup_logging
 from lib.orchestration.config import load_config
 from lib.orchestration.outputs import stage_outputs
 from lib.preprocess.exclude import day_matches
@@ -40,32 +43,34 @@ from lib.purge.day import PurgeError, graph_hits, now, purge_day
 from lib.purge.urldb import purge_urldb
 
 
+def _exit_code(run: Any) -> int:
+    """A job's exit code: its result's, or :data:`EXIT_USAGE` for options it refused."""
+    try:
+        result: JobResult = run()
+    except UsageError as e:
+        print(f"purge: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    return result.exit_code
+
+
 class JobRebuild:
-    """:class:`lib.purge.day.Rebuild` with the project's jobs, in one Spark session."""
+    """:class:`lib.purge.day.Rebuild` with the project's jobs, called as functions in one Spark
+    session, each with the options the day was built with (recorded in its output) and the
+    purged day's paths and exclusion list over them."""
 
     def __init__(self, spark: Any, root: str):
         self.spark, self.root = spark, root
 
-    def index(self, day: dt.date, inp: str, out: str, exclusions_uri: str, args: dict[str, Any]) -> int:
-        job = IndexJob()
-        # the settings the day was built with, over the job's own defaults
-        a = {**vars(job.parser().parse_args(["--input", inp, "--output", out])), **args}
-        argv = ["--input", inp, "--output", out, "--date", day.isoformat(), "--exclusions", exclusions_uri,
-                "--docs-per-shard", str(a["docs_per_shard"]), "--min-group-docs", str(a["min_group_docs"]),
-                "--gzip-level", str(a["gzip_level"]), "--allow-empty"] + ([] if a["graph"] else ["--no-graph"]) \
-            + ([] if a["anchors"] else ["--no-anchors"])
-        return job.main(argv, spark=self.spark)
+    def index(self, day: dt.date, inp: str, out: str, exclusions_uri: str, recorded: dict[str, Any]) -> int:
+        options = replace(index_job.IndexOptions.from_record(recorded), input=inp, output=out, date=day,
+                          exclusions=exclusions_uri, allow_empty=True)
+        return _exit_code(lambda: index_job.run(self.spark, options))
 
-    def catalogue(self, day: dt.date, inp: str, out: str, index: str, exclusions_uri: str) -> int:
-        argv = ["--input", inp, "--output", out, "--date", day.isoformat(), "--root", self.root, "--no-urldb",
-                "--index", index, "--exclusions", exclusions_uri, "--allow-empty"]
-        return CatalogueJob().main(argv, spark=self.spark)
-
-
-def _session(master: str | None) -> Any:
-    job = IndexJob()
-    args = job.parser().parse_args(["--input", ".", "--output", "."] + (["--master", master] if master else []))
-    return job.session(args)
+    def catalogue(self, day: dt.date, inp: str, out: str, index: str, exclusions_uri: str,
+                  recorded: dict[str, Any]) -> int:
+        options = replace(catalogue_job.CatalogueOptions.from_record(recorded), input=inp, output=out, date=day,
+                          root=self.root, no_urldb=True, index=index, exclusions=exclusions_uri, allow_empty=True)
+        return _exit_code(lambda: catalogue_job.run(self.spark, options))
 
 
 def main(argv: list[str] | None = None, spark: Any = None) -> int:
@@ -83,6 +88,7 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
     p.add_argument("--dry-run", action="store_true", help="report what matches, change nothing")
     p.add_argument("--master", help="Spark master for the rebuilds (default local[*])")
     a = p.parse_args(argv)
+    setup_logging()
     if storage.is_s3(a.root):
         p.error("--root must be a local or cluster filesystem path (published days are swapped by rename)")
     root = storage.local_path(a.root)
@@ -114,7 +120,7 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
                      "inlinks": graph_hits(dirs[layout.INDEX], rules)}
             else:
                 if spark is None:
-                    spark = _session(a.master)
+                    spark = index_job.IndexJob().session(index_job.IndexOptions(master=a.master))
                 try:
                     r = purge_day(root, day, rules, uri, JobRebuild(spark, root), lambda e: append_audit(root, e),
                                   lambda m: print(m, file=sys.stderr, flush=True))

@@ -1,9 +1,14 @@
 """Base class for the Spark entry points (the cc-pyspark pattern, with tests).
 
-A job subclasses :class:`SparkJob`, declares its own options in ``add_arguments`` and
-implements ``run(spark, args) -> JobResult``. The base class handles the common options
-(``--date/--root`` or ``--input/--output``), the Spark session (an existing one in tests,
-``local[*]`` under plain ``python``, whatever ``spark-submit`` configured otherwise),
+A job subclasses :class:`SparkJob`, declares its options twice, once as a frozen dataclass
+(its ``options_class``, a :class:`JobOptions` with the job's fields and defaults) and once as
+the command line (``add_arguments``, whose ``dest`` names are the dataclass's fields; the
+dataclass's defaults are the parser's), and implements ``run(spark, options) -> JobResult``.
+The command line is only a shell: ``main(argv)`` parses it into the options object and calls
+the job with it, as Python callers do with ``job.call(options, spark)``. The base class
+handles the common options (``--date/--root`` or ``--input/--output``), the Spark session (an
+existing one in tests, ``local[*]`` under plain ``python``, whatever ``spark-submit``
+configured otherwise),
 forwarding S3 settings to executors, shipping ``lib`` to a cluster, the summary and the
 exit code, and the phases every job shares: :class:`Steps` times the named steps of a run
 (the seconds the summaries report), :func:`map_tasks` runs a function over a list of task
@@ -36,8 +41,8 @@ import time
 import uuid
 import zipfile
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from dataclasses import MISSING, dataclass, field, fields, replace
+from typing import Any, Callable, Iterator, TypeVar
 
 import pyarrow as pa
 from pyspark.sql import SparkSession
@@ -57,6 +62,49 @@ class JobResult:
     summary: dict[str, Any] = field(default_factory=dict)
     output: str | None = None
     code: int = EXIT_FAILED  # exit code when not ok
+
+    @property
+    def exit_code(self) -> int:
+        """The process exit code of this result (:data:`EXIT_OK` when ok)."""
+        return EXIT_OK if self.ok else self.code
+
+
+O = TypeVar("O", bound="JobOptions")
+
+
+@dataclass(frozen=True)
+class JobOptions:
+    """The options every job takes (the common command-line options, same names and defaults).
+
+    A job's own options subclass this. ``input``/``output`` may be left out when ``date`` and
+    ``root`` are given (:meth:`SparkJob.resolve_io` fills them); sequences are tuples, so an
+    options object is a value: a run never changes it, :func:`dataclasses.replace` makes another.
+    """
+
+    date: dt.date | None = None
+    root: str | None = None
+    input: str | None = None
+    output: str | None = None
+    master: str | None = None
+    partitions: int = 0
+    staging: str | None = None
+    conf: tuple[str, ...] = ()  # KEY=VALUE Spark settings
+    summary: str | None = None  # also write the run summary (JSON) to this file
+    log_level: str = "WARN"
+    exclusions: str | None = None
+
+    @classmethod
+    def from_args(cls: type[O], args: argparse.Namespace) -> O:
+        """The options of a parsed command line (lists become tuples)."""
+        given = vars(args)
+        return cls(**{f.name: tuple(v) if isinstance(v := given[f.name], list) else v
+                      for f in fields(cls) if f.name in given})
+
+    @classmethod
+    def defaults(cls) -> dict[str, Any]:
+        """Every field's default, by name (what the command line's parser defaults to)."""
+        return {f.name: f.default if f.default is not MISSING else f.default_factory()
+                for f in fields(cls)}
 
 
 class Steps:
@@ -113,11 +161,20 @@ def map_tasks(spark: Any, count: int, fn: Callable[[Iterator[pa.RecordBatch]], I
     return spark.sparkContext.parallelize(range(count), partitions or count).mapPartitions(task).collect()
 
 
-def empty_input(job: str, args: argparse.Namespace, what: str) -> JobResult | None:
+@dataclass(frozen=True)
+class DayJobOptions(JobOptions):
+    """The options of a job that checks its input day (``checks_input``): it holds a lease on
+    its output and refuses an empty day unless asked."""
+
+    wait_lock: float = 0.0  # seconds to wait for another run of the same output (0: refuse at once)
+    allow_empty: bool = False  # publish an empty output when the input day holds nothing
+
+
+def empty_input(job: str, args: DayJobOptions, what: str) -> JobResult | None:
     """The result of a run whose input day holds nothing (``what``: "no archives", ...):
     None when ``--allow-empty`` asks for an empty output, else a failed result with
     :data:`EXIT_EMPTY` and a clear line, logged now; the caller publishes nothing."""
-    if getattr(args, "allow_empty", False):
+    if args.allow_empty:
         log.warning("%s: %s in %s: publishing an empty output (--allow-empty)", job, what, args.input)
         return None
     line = f"{job}: {what} in {args.input}: nothing published (--allow-empty publishes an empty day)"
@@ -192,6 +249,12 @@ def _zip_lib() -> str:
     return out
 
 
+def setup_logging() -> None:
+    """The jobs' log lines on stderr (INFO and up; py4j's only from WARNING): for commands."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("py4j").setLevel(logging.WARNING)  # its shutdown chatter, not ours
+
+
 def use_this_python() -> None:
     """Make Spark's Python workers run this interpreter (the venv's), unless told otherwise.
 
@@ -206,11 +269,16 @@ def on_cluster(spark: Any) -> bool:
 
 
 class SparkJob:
-    """Override ``name``, ``input_kind``/``output_kind``, ``add_arguments`` and ``run``.
+    """Override ``name``, ``input_kind``/``output_kind``, ``options_class``, ``add_arguments``
+    and ``run``.
 
-    ``run`` times its steps with ``self.steps`` (a fresh :class:`Steps` per ``main``)."""
+    ``run(spark, options)`` is the job's work on resolved options (``input``/``output`` set);
+    :meth:`call` wraps it (paths, input check, lease, session, summary) for Python callers
+    and :meth:`main` for the command line. ``run`` times its steps with ``self.steps`` (a
+    fresh :class:`Steps` per call)."""
 
     name = "job"
+    options_class: type[JobOptions] = JobOptions
     description = ""
     input_kind = layout.WARC
     output_kind = "out"
@@ -221,7 +289,7 @@ class SparkJob:
     def __init__(self) -> None:
         self.steps = Steps()
 
-    def light(self, args: argparse.Namespace) -> bool:
+    def light(self, args: JobOptions) -> bool:
         """Whether this run's JVM only schedules Python tasks (``light_driver``, unless the
         job's options add JVM-side work)."""
         return self.light_driver
@@ -229,7 +297,8 @@ class SparkJob:
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:  # pragma: no cover - default
         pass
 
-    def run(self, spark: Any, args: argparse.Namespace) -> JobResult:  # pragma: no cover - abstract
+    def run(self, spark: Any, options: Any) -> JobResult:  # pragma: no cover - abstract
+        """The job's work on resolved options (an instance of ``options_class``)."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------ options
@@ -256,20 +325,27 @@ class SparkJob:
                            help=f"publish an empty output when the input day holds nothing (default: exit {EXIT_EMPTY}, "
                                 "nothing published)")
         self.add_arguments(p)
+        known = {a.dest for a in p._actions}
+        p.set_defaults(**{k: list(v) if isinstance(v, tuple) else v  # one place for the defaults: the options
+                          for k, v in self.options_class.defaults().items() if k in known})
         return p
 
-    def resolve_io(self, args: argparse.Namespace) -> None:
-        """Fill ``args.input``/``args.output`` from ``--date/--root`` where not given."""
+    def options_from_argv(self, argv: list[str] | None = None) -> Any:
+        """The options object of a command line (argparse exits 2 on a bad one)."""
+        return self.options_class.from_args(self.parser().parse_args(argv))
+
+    def resolve_io(self, args: O) -> O:
+        """The options with ``input``/``output`` filled from ``date``/``root`` where not given
+        (:class:`UsageError` when neither is there)."""
         if args.input is None or args.output is None:
             if args.date is None or args.root is None:
                 raise UsageError(f"{self.name}: give --date and --root, or --input and --output")
-        if args.input is None:
-            args.input = layout.day_path(args.root, self.input_kind, args.date)
-        if args.output is None:
-            args.output = layout.day_path(args.root, self.output_kind, args.date)
+        return replace(args, input=args.input or layout.day_path(args.root, self.input_kind, args.date),
+                       output=args.output or layout.day_path(args.root, self.output_kind, args.date))
 
     # ------------------------------------------------------------------ spark
-    def session(self, args: argparse.Namespace) -> Any:
+    def session(self, args: JobOptions) -> Any:
+        """A Spark session for this job's options (``master``, ``conf``, ``log_level``)."""
         use_this_python()
 
         b = SparkSession.builder.appName(f"dailyslice-{self.name}")
@@ -291,23 +367,23 @@ class SparkJob:
             spark.sparkContext.addPyFile(_zip_lib())
         return spark
 
-    def work_dir(self, spark: Any, args: argparse.Namespace) -> WorkDir:
+    def work_dir(self, spark: Any, args: JobOptions) -> WorkDir:
         """The private folder this run assembles ``args.output`` in (:class:`WorkDir`)."""
         return WorkDir(args.output, args.staging, cluster=on_cluster(spark), name=self.name)
 
-    # ------------------------------------------------------------------ main
-    def main(self, argv: list[str] | None = None, spark: Any = None) -> int:
-        """Parse ``argv``, run, print the summary; return the process exit code."""
-        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-        logging.getLogger("py4j").setLevel(logging.WARNING)  # its shutdown chatter, not ours
-        parser = self.parser()
-        args = parser.parse_args(argv)
-        try:
-            self.resolve_io(args)
-            if self.checks_input and not storage.folder_exists(args.input):
-                raise UsageError(f"{self.name}: input {args.input} does not exist (mistyped --root, --date or --input?)")
-        except UsageError as e:
-            parser.error(str(e))  # exits 2, like argparse's own usage errors
+    # ------------------------------------------------------------------ call
+    def call(self, options: JobOptions, spark: Any = None) -> JobResult:
+        """Run the job with ``options`` (an ``options_class``) and return its result.
+
+        Fills ``input``/``output`` from ``date``/``root``, checks the input exists, holds the
+        output's lease, starts a session unless ``spark`` is given (and stops only its own),
+        runs :meth:`run`, and completes, logs and (``options.summary``) writes the summary.
+        Raises :class:`UsageError` before anything runs when the paths are missing or the input
+        does not exist; every later failure is a result that is not ok (``exit_code`` says which).
+        """
+        args = self.resolve_io(options)
+        if self.checks_input and not storage.folder_exists(args.input):
+            raise UsageError(f"{self.name}: input {args.input} does not exist (mistyped --root, --date or --input?)")
         own = spark is None
         self.steps = Steps()
         t0 = time.time()
@@ -315,15 +391,15 @@ class SparkJob:
         held = None
         if self.checks_input:  # one run per output at a time: before Spark starts, so refusing is cheap
             try:
-                held = lease.Lease(args.output, self.name, args.wait_lock).acquire()
+                held = lease.Lease(args.output, self.name, getattr(args, "wait_lock", 0.0)).acquire()
             except lease.Busy as e:
                 log.error("%s: %s", self.name, e)
-                print(f"{parser.prog}: {e}", file=sys.stderr)
+                print(f"{self.name}.py: {e}", file=sys.stderr)
                 self.last_result = JobResult(ok=False, summary={"job": self.name, "ok": False, "error": str(e),
                                                                 "busy": True}, code=EXIT_BUSY)
                 if args.summary:
                     storage.write_bytes(args.summary, json.dumps(self.last_result.summary, indent=2).encode())
-                return EXIT_BUSY
+                return self.last_result
         if own:
             try:
                 spark = self.session(args)
@@ -334,7 +410,7 @@ class SparkJob:
         try:
             result = self.run(spark, args)
         except UsageError as e:  # an option problem found in run()
-            print(f"{parser.prog}: error: {e}", file=sys.stderr)
+            print(f"{self.name}.py: error: {e}", file=sys.stderr)
             result = JobResult(ok=False, summary={"error": str(e)}, code=EXIT_USAGE)
         except Exception as e:  # the summary must say why a run failed, then exit non-zero
             log.exception("%s failed", self.name)
@@ -357,4 +433,15 @@ class SparkJob:
         if args.summary:
             storage.write_bytes(args.summary, text.encode())
         self.last_result = result
-        return EXIT_OK if result.ok else result.code
+        return result
+
+    # ------------------------------------------------------------------ main
+    def main(self, argv: list[str] | None = None, spark: Any = None) -> int:
+        """The command line: parse ``argv`` into the options, :meth:`call`, return the exit code."""
+        setup_logging()
+        parser = self.parser()
+        options = self.options_class.from_args(parser.parse_args(argv))
+        try:
+            return self.call(options, spark).exit_code
+        except UsageError as e:
+            parser.error(str(e))  # exits 2, like argparse's own usage errors

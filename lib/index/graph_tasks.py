@@ -180,7 +180,8 @@ def whole_day(paths: list[str], edges_dir: str, inlinks_dir: str, hosts_dir: str
     con = connect(tmp, threads, memory=_times(TASK_MEMORY, threads))
     try:
         dropped = edges_table(con, paths, exclusions)
-        n = _copy(con, "SELECT src_url, dst_url, anchor_text, src_host, dst_host FROM e",
+        # threads finish in any order: sorted, so a re-run writes the same bytes
+        n = _copy(con, "SELECT src_url, dst_url, anchor_text, src_host, dst_host FROM e ORDER BY ALL",
                   os.path.join(edges_dir, "part-00000.parquet"))
         if not n:
             write_empty(inlinks_dir, hosts_dir)
@@ -193,7 +194,8 @@ def whole_day(paths: list[str], edges_dir: str, inlinks_dir: str, hosts_dir: str
                   WHERE length(an.anchor) > 0 GROUP BY g.dst_url, an.anchor"""
         inl = _copy(con, inlinks_sql(freq, max_anchors), os.path.join(inlinks_dir, "part-00000.parquet"))
         hst = _copy(con, """SELECT src_host, dst_host, count(*) AS links, count(DISTINCT src_url) AS pages
-                            FROM e GROUP BY src_host, dst_host""", os.path.join(hosts_dir, "part-00000.parquet"))
+                            FROM e GROUP BY src_host, dst_host ORDER BY src_host, dst_host""",
+                    os.path.join(hosts_dir, "part-00000.parquet"))
         return n, dropped, inl, hst
     finally:
         con.close()

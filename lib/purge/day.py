@@ -8,8 +8,8 @@ A day is its ``preprocessed``, ``index`` and ``catalogue`` folders. :func:`purge
 2. builds the new folders beside the old ones (``DAY.purge-new``): the preprocessed day
    without the excluded rows (:func:`lib.preprocess.exclude.filter_day`, the other files
    hard-linked), then the index job and the catalogue job (:class:`Rebuild`, run by
-   ``jobs/purge.py``) on it with the list in force and the index job's own settings of that
-   day (``_stats.json`` ``args``). The index is
+   ``jobs/purge.py``) on it with the list in force and each job's own options of that day
+   (the index's ``_stats.json`` ``args``, the catalogue's ``_SUCCESS`` ``args``). The index is
    therefore the one a day built without the page gets: the same docids, shards,
    statistics, metadata and graph (a test holds them byte for byte);
 3. swaps the folders in (each ``_SUCCESS`` last, :func:`lib.core.storage.commit_dir`).
@@ -46,13 +46,30 @@ class PurgeError(DailysliceError, RuntimeError):
 
 class Rebuild(Protocol):
     """The two jobs a purge re-runs on the purged preprocessed day (jobs/purge.py runs them in
-    its Spark session); each returns the job's exit code."""
+    its Spark session); each returns the job's exit code. ``recorded``: the options the day was
+    built with, as its output records them (:func:`recorded_options`; missing ones are the
+    job's defaults)."""
 
-    def index(self, day: dt.date, inp: str, out: str, exclusions_uri: str, args: dict[str, Any]) -> int:
-        """``args``: the settings the day was built with (``_stats.json`` ``args``; missing ones
-        are the job's defaults)."""
+    def index(self, day: dt.date, inp: str, out: str, exclusions_uri: str, recorded: dict[str, Any]) -> int: ...
 
-    def catalogue(self, day: dt.date, inp: str, out: str, index: str, exclusions_uri: str) -> int: ...
+    def catalogue(self, day: dt.date, inp: str, out: str, index: str, exclusions_uri: str,
+                  recorded: dict[str, Any]) -> int: ...
+
+
+def recorded_options(path: str) -> dict[str, Any]:
+    """The ``args`` block of a JSON side file (an index's ``_stats.json``, a catalogue's
+    ``_SUCCESS``): the options the day was built with; ``{}`` when it records none (no file,
+    an empty marker, a day built before the record). A file that is not JSON is a
+    :class:`PurgeError`: rebuilding with other options would change the day."""
+    if not os.path.exists(path):
+        return {}
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    try:
+        doc = json.loads(text) if text.strip() else {}
+    except ValueError as e:
+        raise PurgeError(f"{path}: not the JSON the job wrote ({e}): the day is unchanged") from None
+    return (doc.get("args") if isinstance(doc, dict) else None) or {}
 
 
 def now() -> str:
@@ -207,15 +224,15 @@ def _build(rebuild: Rebuild, day: dt.date, dirs: dict[str, str], new: dict[str, 
     storage.write_bytes(os.path.join(new[layout.PREPROCESSED], layout.SUCCESS), marker, fsync=True)
     kinds = [layout.PREPROCESSED]
     if _success(dirs[layout.INDEX]):
-        stats_path = os.path.join(dirs[layout.INDEX], layout.STATS)
-        given = json.loads(open(stats_path, encoding="utf-8").read()).get("args") if os.path.exists(stats_path) else None
-        rc = rebuild.index(day, new[layout.PREPROCESSED], new[layout.INDEX], exclusions_uri, given or {})
+        rc = rebuild.index(day, new[layout.PREPROCESSED], new[layout.INDEX], exclusions_uri,
+                           recorded_options(os.path.join(dirs[layout.INDEX], layout.STATS)))
         if rc != 0:
             raise PurgeError(f"{day}: the index job on the purged day exited {rc}: the day is unchanged")
         kinds.append(layout.INDEX)
     if _success(dirs[layout.CATALOGUE]):
         index = new[layout.INDEX] if layout.INDEX in kinds else dirs[layout.INDEX]
-        rc = rebuild.catalogue(day, new[layout.PREPROCESSED], new[layout.CATALOGUE], index, exclusions_uri)
+        rc = rebuild.catalogue(day, new[layout.PREPROCESSED], new[layout.CATALOGUE], index, exclusions_uri,
+                               recorded_options(os.path.join(dirs[layout.CATALOGUE], layout.SUCCESS)))
         if rc != 0:
             raise PurgeError(f"{day}: the catalogue job on the purged day exited {rc}: the day is unchanged")
         kinds.append(layout.CATALOGUE)

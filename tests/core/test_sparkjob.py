@@ -91,8 +91,7 @@ def test_date_and_root_resolve_to_the_layout_day_path():
         input_kind, output_kind = layout.PREPROCESSED, layout.INDEX
 
     job = Job()
-    args = job.parser().parse_args(["--date", "2026-01-15", "--root", "s3://bucket/x/"])
-    job.resolve_io(args)
+    args = job.resolve_io(job.options_from_argv(["--date", "2026-01-15", "--root", "s3://bucket/x/"]))
     assert args.input == layout.day_path("s3://bucket/x", layout.PREPROCESSED, dt.date(2026, 1, 15))
     assert args.output == "s3://bucket/x/index/2026-01/15"
 
@@ -151,8 +150,8 @@ class Job(SparkJob):
     light_driver = True
 
 job = Job()
-args = job.parser().parse_args(["--master", "local[1]", "--input", "i", "--output", "o",
-                                "--conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=4 -Dmine=1"])
+args = job.options_from_argv(["--master", "local[1]", "--input", "i", "--output", "o",
+                              "--conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=4 -Dmine=1"])
 spark = job.session(args)
 jvm_args = list(spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
 sc = spark.sparkContext

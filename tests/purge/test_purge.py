@@ -19,6 +19,7 @@ from jobs import catalogue, index, preprocess, purge
 from lib.ciff.search import search
 from lib.ciff.validate import validate_file
 from lib.core import layout
+from lib.core.sparkjob import JobResult
 from lib.purge import day as purge_day
 
 DAY = dt.date(2026, 3, 2)
@@ -186,3 +187,40 @@ def test_a_purge_that_crashes_in_the_swap_is_finished_by_the_next_run(spark, pub
     assert any(e.get("resumed") and victim in {r["url"] for r in e["records"]} for e in audit)
     for f in idx.rglob("index-*.ciff.gz"):
         assert validate_file(str(f)).ok
+
+
+def test_the_rebuild_runs_each_job_with_the_options_its_day_recorded(tmp_path, monkeypatch):
+    """The recorded ``args`` (index: ``_stats.json``, catalogue: ``_SUCCESS``) come back as the jobs'
+    options objects, the purged day's paths and list over them; no argument list in between."""
+    stats, marker, old = tmp_path / "_stats.json", tmp_path / "_SUCCESS", tmp_path / "old_SUCCESS"
+    stats.write_text(json.dumps({"totals": {}, "args": {"docs_per_shard": 40, "min_group_docs": 1, "gzip_level": 6,
+                                                        "graph": True, "anchors": False}}))
+    marker.write_text(json.dumps({"job": "catalogue", "args": {"warc_prefix": "s3://in/warc", "no_report": False}}))
+    old.write_text("")  # a catalogue day published before the marker recorded its options
+    assert purge_day.recorded_options(str(tmp_path / "absent.json")) == {} == purge_day.recorded_options(str(old))
+    (tmp_path / "bad").write_text("{not json")
+    with pytest.raises(purge_day.PurgeError, match="not the JSON"):
+        purge_day.recorded_options(str(tmp_path / "bad"))
+    calls = []
+
+    def fake(kind):
+        def run(spark, options):
+            calls.append((kind, spark, options))
+            return JobResult(ok=kind == "index", code=4)
+        return run
+
+    monkeypatch.setattr(purge.index_job, "run", fake("index"))
+    monkeypatch.setattr(purge.catalogue_job, "run", fake("catalogue"))
+    rebuild = purge.JobRebuild("SESSION", "/pub")
+    assert rebuild.index(DAY, "/pre.new", "/idx.new", "/pub/_exclusions.jsonl",
+                         purge_day.recorded_options(str(stats))) == 0
+    assert rebuild.catalogue(DAY, "/pre.new", "/cat.new", "/idx.new", "/pub/_exclusions.jsonl",
+                             purge_day.recorded_options(str(marker))) == 4
+    assert rebuild.catalogue(DAY, "/pre.new", "/cat.new", "/idx", "/x", purge_day.recorded_options(str(old))) == 4
+    assert calls[0] == ("index", "SESSION", index.IndexOptions(
+        input="/pre.new", output="/idx.new", date=DAY, exclusions="/pub/_exclusions.jsonl", allow_empty=True,
+        docs_per_shard=40, min_group_docs=1, gzip_level=6, graph=True, anchors=False))
+    assert calls[1] == ("catalogue", "SESSION", catalogue.CatalogueOptions(
+        input="/pre.new", output="/cat.new", date=DAY, root="/pub", no_urldb=True, index="/idx.new",
+        exclusions="/pub/_exclusions.jsonl", allow_empty=True, warc_prefix="s3://in/warc"))
+    assert calls[2][2].warc_prefix is None and calls[2][2].index == "/idx"  # nothing recorded: the defaults
