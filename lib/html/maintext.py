@@ -22,7 +22,10 @@ text from the same tree in C (tests/html/test_native_walk.py holds them equal).
 
 from __future__ import annotations
 
+from lib.html.mainhtml import HtmlWriter
+
 SEP = "\x1e"  # a block boundary in the written text
+PRE_BREAKS = SEP + "\n"  # inside <pre>, a line break is a block boundary too
 
 #: never shown: dropped wherever they are
 INVISIBLE_TAGS = frozenset({
@@ -51,9 +54,11 @@ BOILER_WORDS = frozenset({
 STATE_PARTS = frozenset({"has", "no", "with", "w", "without", "is", "show", "hide", "js", "enable", "disable", "not"})
 BLOCK_TAGS = frozenset({
     "p", "div", "section", "article", "main", "li", "ul", "ol", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6",
-    "br", "tr", "td", "th", "table", "blockquote", "pre", "figure", "figcaption", "hr", "address", "details",
+    "br", "tr", "table", "caption", "blockquote", "pre", "figure", "figcaption", "hr", "address", "details",
     "summary", "center", "nav", "header", "footer", "aside", "form", "fieldset", "menu", "dialog",
 })
+#: table cells: a space, not a line, between them (a table row is one line)
+CELL_TAGS = frozenset({"td", "th"})
 #: link density: an element is link furniture when more than LINK_NUM/LINK_DEN of its visible
 #: characters are link text (lists of links: menus, related articles, tag clouds, pagers)
 LINK_NUM, LINK_DEN = 3, 5
@@ -195,9 +200,11 @@ def content_root(stats: list[list[int]], ptotal: int) -> int:
     return root
 
 
-def main_text(body) -> tuple[str, int]:
+def main_text(body, resolve=None) -> tuple[str, int] | tuple[str, int, str]:
     """The main text under ``body`` (a selectolax node), blocks on lines of their own, and the
-    body's visible characters (a page whose text is empty although its body has some lost it).
+    body's visible characters (a page whose text is empty although its body has some lost it);
+    with ``resolve`` (href -> absolute URL or None), the main content as HTML third
+    (lib/html/mainhtml.py), written in the same walk.
 
     When the rules leave nothing of a body that has text (a page of links: a listing, a shop's
     page, a directory), the text is written again with fewer rules: without the content root
@@ -205,17 +212,23 @@ def main_text(body) -> tuple[str, int]:
     (BARE), so that no page loses all its words to a rule."""
     stats, total, ptotal = _measure(body)
     ptotal = _unprotect(stats, total, ptotal)
-    text = _write(body, stats, total, content_root(stats, ptotal), STRICT)
-    if not text and total:
-        text = _write(body, stats, total, -1, LENIENT) or _write(body, stats, total, -1, BARE)
-    return text, total
+    html = None if resolve is None else HtmlWriter(resolve)
+    text = _write(body, stats, total, content_root(stats, ptotal), STRICT, html)
+    for level in (LENIENT, BARE):
+        if text or not total:
+            break
+        html = None if resolve is None else HtmlWriter(resolve)
+        text = _write(body, stats, total, -1, level, html)
+    return (text, total) if html is None else (text, total, html.finish())
 
 
-def _write(body, stats: list[list[int]], total: int, root: int, level: int) -> str:
-    """The text under the content root (``root`` -1: the body) that the rules of ``level`` keep."""
+def _write(body, stats: list[list[int]], total: int, root: int, level: int, html: HtmlWriter | None = None) -> str:
+    """The text under the content root (``root`` -1: the body) that the rules of ``level`` keep;
+    ``html``, when given, is told what the text is told (lib/html/mainhtml.py)."""
     parts: list[str] = []
     i = 0
     inside = root < 0  # within the content root: text is written
+    pre = 0  # <pre> elements entered: their line breaks are the text's
     root_id = body.mem_id  # the content root, once entered: its end ends the walk
     node = body.child
     while node is not None:
@@ -223,7 +236,10 @@ def _write(body, stats: list[list[int]], total: int, root: int, level: int) -> s
         tag = node.tag
         if tag == "-text":
             if inside:
-                parts.append(node.text_content or "")
+                t = node.text_content or ""
+                parts.append(t.replace("\n", SEP) if pre else t)
+                if html is not None:
+                    html.text(t, PRE_BREAKS if pre else SEP)
         elif node.is_element_node:
             size, chars, links = stats[i][:3]
             attrs = node.attributes
@@ -232,9 +248,10 @@ def _write(body, stats: list[list[int]], total: int, root: int, level: int) -> s
             elif not inside:
                 if i == root:
                     inside, root_id = True, node.mem_id
-                    if tag in BLOCK_TAGS:
-                        parts.append(SEP)
+                    _enter(tag, parts, html)
                     descend = node.child is not None
+                    if descend and html is not None:
+                        html.push(tag, attrs, root=True)
                     i += 1
                 elif i < root < i + size:  # an ancestor of the root
                     descend = True
@@ -246,10 +263,12 @@ def _write(body, stats: list[list[int]], total: int, root: int, level: int) -> s
                 i += size
             else:
                 i += 1
-                if tag in BLOCK_TAGS:
-                    parts.append(SEP)
+                _enter(tag, parts, html)
                 descend = node.child is not None
+                if descend and html is not None:
+                    html.push(tag, attrs)
         if descend:
+            pre += tag == "pre"
             node = node.child
             continue
         while node.next is None:
@@ -257,9 +276,24 @@ def _write(body, stats: list[list[int]], total: int, root: int, level: int) -> s
             if node is None or node.mem_id in (body.mem_id, root_id):
                 node = None
                 break
-            if inside and node.tag in BLOCK_TAGS:  # a block's end ends its line too
-                parts.append(SEP)
+            pre -= node.tag == "pre"
+            if inside:  # a block's end ends its line too
+                _enter(node.tag, parts, html)
+                if html is not None:
+                    html.pop()
         if node is not None:
             node = node.next
     lines = (" ".join(part.split()) for part in "".join(parts).split(SEP))
     return "\n".join(line for line in lines if line)
+
+
+def _enter(tag: str, parts: list[str], html: HtmlWriter | None) -> None:
+    """The boundary an element's start or end makes: a line for a block, a space for a cell."""
+    if tag in BLOCK_TAGS:
+        parts.append(SEP)
+        if html is not None:
+            html.brk()
+    elif tag in CELL_TAGS:
+        parts.append(" ")
+        if html is not None:
+            html.space()
