@@ -96,6 +96,9 @@ class PreprocessJob(SparkJob):
         p.add_argument("--enrich", action="append", default=[], metavar="NAME[,NAME]",
                        help="run these enrichment plugins (entry-point group dailyslice.enrichers, e.g. microdata); "
                             "their columns are added to the pages (docs/enrich.md)")
+        p.add_argument("--main-html", action="store_true",
+                       help="add the main_html column: the main content with structural tags only (p, h1-h6, lists, "
+                            "tables, pre/code, blockquote, links), written in the walk that writes plain_text")
         p.add_argument("--fail-on", choices=("health", "unreadable", "any", "never"), default="health",
                        help="exit 3 (published, unhealthy) when: a health threshold is breached (default); that or "
                             "any unreadable file; that or any failed record; never (health is still reported)")
@@ -112,7 +115,7 @@ class PreprocessJob(SparkJob):
             with self.steps("map"):  # tasks by bytes, biggest first; one small result row per input file
                 tasks = plan.pack(files, args.task_bytes, args.open_cost_bytes, spark.sparkContext.defaultParallelism)
                 mapper = make_mapper(files, tasks, tmp, args.max_page_bytes, args.batch_rows, args.input, excluded,
-                                     args.file_bytes, plugins)
+                                     args.file_bytes, plugins, args.main_html)
                 results = map_tasks(spark, len(tasks), mapper, RESULT_SCHEMA, args.partitions,
                                     max_concurrent=args.s3_max_connections if storage.is_s3(args.input) else 0)
             with self.steps("write"):
