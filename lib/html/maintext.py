@@ -92,23 +92,35 @@ def _invisible(tag: str, attrs: dict) -> bool:
     return tag in INVISIBLE_TAGS or "hidden" in attrs
 
 
-def _boilerplate(tag: str, attrs: dict, chars: int, links: int) -> bool:
-    """Whether a boilerplate rule matches (protection aside)."""
+#: what marks an element as boilerplate: no rule, its tag (or role, aria-hidden) or link density, a class or id word
+NO_RULE, BY_TAG, BY_WORD = 0, 1, 2
+
+
+def _boilerplate(tag: str, attrs: dict, chars: int, links: int) -> int:
+    """Which boilerplate rule matches (protection aside): NO_RULE, BY_TAG or BY_WORD."""
     if tag in BOILER_TAGS or attrs.get("role") in BOILER_ROLES or attrs.get("aria-hidden") == "true":
-        return True
+        return BY_TAG
     if tag not in CLASS_EXEMPT_TAGS and is_boiler_class(attrs):
-        return True
-    return tag not in LINK_EXEMPT_TAGS and chars > 0 and links * LINK_DEN > chars * LINK_NUM
+        return BY_WORD
+    return BY_TAG if tag not in LINK_EXEMPT_TAGS and chars > 0 and links * LINK_DEN > chars * LINK_NUM else NO_RULE
 
 
-def _measure(body) -> tuple[list[list[int]], int, int]:
-    """Per element under ``body`` in document order: [size, chars, link chars, paragraph chars]
-    (size: the element and its indexed descendants; paragraph chars: visible characters outside
-    links inside PARAGRAPH_TAGS, not counting those of elements a boilerplate rule matches);
-    and the body's visible characters and paragraph characters."""
+def _protected(s: list[int], rule: int, total: int, rtotal: int) -> bool:
+    """Whether no boilerplate rule drops the element of ``s``: it holds more than half of the
+    body's visible characters, or a class or id word is all that marks it and it holds more than
+    half of the page's paragraph text (``<div class="entry share">`` around the article)."""
+    return s[1] * 2 > total or (rule == BY_WORD and rtotal >= ROOT_MIN and s[5] * 2 > rtotal)
+
+
+def _measure(body) -> tuple[list[list[int]], int, int, int]:
+    """Per element under ``body`` in document order: [size, chars, link chars, paragraph chars,
+    boilerplate rule, all paragraph chars] (size: the element and its indexed descendants;
+    paragraph chars: visible characters outside links inside PARAGRAPH_TAGS, not counting those of
+    elements a boilerplate rule matches; all paragraph chars: counting those too); and the body's
+    visible characters, paragraph characters and all paragraph characters."""
     stats: list[list[int]] = []
     stack: list[tuple[int, int]] = []  # (index, 1 for a link + 2 for a paragraph) of the open elements
-    total = ptotal = 0
+    total = ptotal = rtotal = 0
     in_link = in_par = 0
     node = body.child
     while node is not None:
@@ -124,11 +136,12 @@ def _measure(body) -> tuple[list[list[int]], int, int]:
                         top[2] += n
                     elif in_par:
                         top[3] += n
+                        top[5] += n
                 else:
                     total += n
         elif node.is_element_node:
             i = len(stats)
-            stats.append([1, 0, 0, 0, 0])
+            stats.append([1, 0, 0, 0, NO_RULE, 0])
             attrs = node.attributes
             if not _invisible(tag, attrs) and node.child is not None:
                 kind = (tag == "a" and "href" in attrs) + 2 * (tag in PARAGRAPH_TAGS)
@@ -142,35 +155,37 @@ def _measure(body) -> tuple[list[list[int]], int, int]:
         while node.next is None:
             node = node.parent
             if node is None or node.mem_id == body.mem_id:
-                return stats, total, ptotal
+                return stats, total, ptotal, rtotal
             i, kind = stack.pop()
             s = stats[i]
             s[0] = len(stats) - i
             in_link -= kind & 1
             in_par -= kind >> 1
-            s[4] = node.tag not in PROTECTED_TAGS and _boilerplate(node.tag, node.attributes, s[1], s[2])
+            s[4] = NO_RULE if node.tag in PROTECTED_TAGS else _boilerplate(node.tag, node.attributes, s[1], s[2])
             par = 0 if s[4] else s[3]
             if stack:
                 parent = stats[stack[-1][0]]
                 parent[1] += s[1]
                 parent[2] += s[2]
                 parent[3] += par
+                parent[5] += s[5]
             else:
                 total += s[1]
                 ptotal += par
+                rtotal += s[5]
         node = node.next
-    return stats, total, ptotal
+    return stats, total, ptotal, rtotal
 
 
-def _unprotect(stats: list[list[int]], total: int, ptotal: int) -> int:
-    """Clear the boilerplate mark of the elements that hold more than half of the body's visible
-    characters (the write walk never drops them: a link-heavy page wrapper, a layout class) and
+def _unprotect(stats: list[list[int]], total: int, ptotal: int, rtotal: int) -> int:
+    """Clear the boilerplate mark of the elements that the write walk never drops (:func:`_protected`:
+    a link-heavy page wrapper, a layout class, an article container with a stray class word) and
     count their paragraph text in their ancestors again; the body's paragraph characters after.
-    Such elements form one chain, each holding the next, so they are taken from the top down and
-    no ancestor of one is still marked."""
+    Such elements form a chain per criterion, each holding the next, so they are taken from the
+    top down: an ancestor of one is protected too, unless its tag marks it."""
     for i, s in enumerate(stats):
-        if s[4] and s[1] * 2 > total:
-            s[4] = False
+        if s[4] and _protected(s, s[4], total, rtotal):
+            s[4] = NO_RULE
             k = 0
             while k < i:  # down the chain of i's ancestors, skipping siblings whole
                 if k + stats[k][0] > i:
@@ -210,21 +225,23 @@ def main_text(body, resolve=None) -> tuple[str, int] | tuple[str, int, str]:
     page, a directory), the text is written again with fewer rules: without the content root
     and link density (STRICT, LENIENT), and at last with only the invisible elements left out
     (BARE), so that no page loses all its words to a rule."""
-    stats, total, ptotal = _measure(body)
-    ptotal = _unprotect(stats, total, ptotal)
+    stats, total, ptotal, rtotal = _measure(body)
+    ptotal = _unprotect(stats, total, ptotal, rtotal)
     html = None if resolve is None else HtmlWriter(resolve)
-    text = _write(body, stats, total, content_root(stats, ptotal), STRICT, html)
+    text = _write(body, stats, (total, rtotal), content_root(stats, ptotal), STRICT, html)
     for level in (LENIENT, BARE):
         if text or not total:
             break
         html = None if resolve is None else HtmlWriter(resolve)
-        text = _write(body, stats, total, -1, level, html)
+        text = _write(body, stats, (total, rtotal), -1, level, html)
     return (text, total) if html is None else (text, total, html.finish())
 
 
-def _write(body, stats: list[list[int]], total: int, root: int, level: int, html: HtmlWriter | None = None) -> str:
-    """The text under the content root (``root`` -1: the body) that the rules of ``level`` keep;
-    ``html``, when given, is told what the text is told (lib/html/mainhtml.py)."""
+def _write(body, stats: list[list[int]], totals: tuple[int, int], root: int, level: int,
+           html: HtmlWriter | None = None) -> str:
+    """The text under the content root (``root`` -1: the body) that the rules of ``level`` keep
+    (``totals``: the body's visible and all paragraph characters); ``html``, when given, is told
+    what the text is told (lib/html/mainhtml.py)."""
     parts: list[str] = []
     i = 0
     inside = root < 0  # within the content root: text is written
@@ -241,7 +258,8 @@ def _write(body, stats: list[list[int]], total: int, root: int, level: int, html
                 if html is not None:
                     html.text(t, PRE_BREAKS if pre else SEP)
         elif node.is_element_node:
-            size, chars, links = stats[i][:3]
+            s = stats[i]
+            size, chars, links = s[:3]
             attrs = node.attributes
             if _invisible(tag, attrs):
                 i += size
@@ -258,8 +276,9 @@ def _write(body, stats: list[list[int]], total: int, root: int, level: int, html
                     i += 1
                 else:
                     i += size
-            elif (level != BARE and tag not in PROTECTED_TAGS and chars * 2 <= total
-                  and _boilerplate(tag, attrs, chars, links if level == STRICT else 0)):
+            elif (level != BARE and tag not in PROTECTED_TAGS
+                  and (rule := _boilerplate(tag, attrs, chars, links if level == STRICT else 0))
+                  and not _protected(s, rule, *totals)):
                 i += size
             else:
                 i += 1

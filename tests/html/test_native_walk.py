@@ -263,3 +263,20 @@ def test_found_from_a_zipped_lib():
     assert module.main_text(tree.body.mem_id) == ("a\nb c", 4)  # <nav> closes the <p>; "</p>" opens an empty one
     assert module.links(tree.root.mem_id, "http://h") == [(None, "b c", "http://h/x")]  # resolved in C
     assert module.links(tree.root.mem_id, None) == [("/x", "b c", None)]  # no origin: for LinkResolver
+
+
+@pytest.mark.skipif(NATIVE is None, reason="walker not built")
+def test_a_class_word_never_drops_the_container_of_most_paragraphs(python_path):
+    # the article's container carries a boilerplate word ("share": a WordPress theme's) and holds
+    # less than half of the page's visible characters (menus and a link list fill the rest), but
+    # more than half of its paragraph text: no class word drops it; a tag still would
+    menu = "<ul>" + "".join(f"<li><a href=/s{i}>Section headline number {i}</a></li>" for i in range(60)) + "</ul>"
+    article = "The council met on Tuesday to vote on the budget, which passed by seven votes to two. " * 8
+    promo = "<div class=promo><p>Subscribe to our newsletter for the week's news.</p></div>"
+    for wrap, kept in (("div class='entry themeform share'", True), ("aside", False)):
+        tag = wrap.split()[0]
+        html = f"<body><div>{menu}</div><{wrap}><p>{article}</p></{tag}>{promo}<div>{menu}</div>"
+        got, want = both(html, "http://h/", python_path, main_html=True)
+        assert got == want
+        assert (article.strip() in got["text"]) is kept, wrap
+        assert "Subscribe" not in got["text"]

@@ -34,7 +34,7 @@ from tests.conftest import ROOT
 HEAVY = ROOT / "benchmarks" / "data" / "heavy_pages"
 
 
-def old_extract(html: str, url: str, utf8: bytes | None = None):
+def old_extract(html: str, url: str, utf8: bytes | None = None, main_html: bool = False):
     page = old.extract(html, url)  # always from the decoded text, as before
     page.text = new.extract(html, url).text  # the main text changed on purpose (see above)
     page.body_chars = new.extract(html, url).body_chars  # (a field the old code had not)

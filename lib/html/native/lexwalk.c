@@ -330,15 +330,19 @@ static int boiler_value(const lexbor_str_t *v) {
     return 0;
 }
 
-/* maintext._boilerplate: a boilerplate tag or attribute, class or id word, or mostly link text */
+/* maintext.NO_RULE, BY_TAG, BY_WORD: what marks an element as boilerplate */
+enum { NO_RULE, BY_TAG, BY_WORD };
+
+/* maintext._boilerplate: a boilerplate tag or attribute (BY_TAG), class or id word (BY_WORD), or
+ * mostly link text (BY_TAG) */
 static int is_boilerplate(const lxb_dom_element_t *el, uintptr_t tag, uint64_t chars, uint64_t links) {
-    if (is_boiler_tag(tag) || has_boiler_attr(el)) return 1;
+    if (is_boiler_tag(tag) || has_boiler_attr(el)) return BY_TAG;
     if (!is_class_exempt_tag(tag)) {
         int present;
-        if (boiler_value(attr_value(el, LXB_DOM_ATTR_CLASS, &present))) return 1;
-        if (boiler_value(attr_value(el, LXB_DOM_ATTR_ID, &present))) return 1;
+        if (boiler_value(attr_value(el, LXB_DOM_ATTR_CLASS, &present))) return BY_WORD;
+        if (boiler_value(attr_value(el, LXB_DOM_ATTR_ID, &present))) return BY_WORD;
     }
-    return !is_link_exempt_tag(tag) && chars > 0 && links * LINK_DEN > chars * LINK_NUM;
+    return !is_link_exempt_tag(tag) && chars > 0 && links * LINK_DEN > chars * LINK_NUM ? BY_TAG : NO_RULE;
 }
 
 /* ------------------------------------------------------------------ main text */
@@ -364,15 +368,23 @@ static uint32_t visible_chars(const unsigned char *p, size_t n) {
 }
 
 typedef struct {
-    uint32_t size, chars, links, par;
-    int boiler;
+    uint32_t size, chars, links, par, rawpar;  /* rawpar: paragraph chars, those in boilerplate too */
+    int boiler;  /* the rule that marks it (NO_RULE: none) */
 } stat_t;
 
 typedef struct {
     stat_t *s;
     size_t n, cap;
-    uint64_t total, ptotal;
+    uint64_t total, ptotal, rtotal;
 } stats_t;
+
+/* maintext._protected: no rule drops an element holding more than half of the body's visible
+ * characters, nor one that only a class or id word marks and that holds more than half of the
+ * page's paragraph text */
+static int is_protected(const stat_t *s, int rule, const stats_t *st) {
+    return (uint64_t) s->chars * 2 > st->total
+        || (rule == BY_WORD && st->rtotal >= ROOT_MIN && (uint64_t) s->rawpar * 2 > st->rtotal);
+}
 
 typedef struct { size_t i; int kind; } open_t;
 
@@ -403,7 +415,7 @@ static int measure(stats_t *st, const lxb_dom_node_t *body) {
                     stat_t *top = &st->s[stack[depth - 1].i];
                     top->chars += k;
                     if (in_link) top->links += k;
-                    else if (in_par) top->par += k;
+                    else if (in_par) { top->par += k; top->rawpar += k; }
                 }
                 else st->total += k;
             }
@@ -413,7 +425,7 @@ static int measure(stats_t *st, const lxb_dom_node_t *body) {
             uintptr_t tag = n->local_name;
             if (grow((void **) &st->s, &st->cap, st->n + 1, sizeof(stat_t)) < 0) { rc = -1; break; }
             size_t i = st->n++;
-            st->s[i] = (stat_t) {1, 0, 0, 0, 0};
+            st->s[i] = (stat_t) {1, 0, 0, 0, 0, NO_RULE};
             if (!is_invisible(el, tag) && n->first_child != NULL) {
                 if (grow((void **) &stack, &stack_cap, depth + 1, sizeof(open_t)) < 0) { rc = -1; break; }
                 int kind = (tag == LXB_TAG_A && has_attr_id(el, LXB_DOM_ATTR_HREF)) + 2 * is_paragraph_tag(tag);
@@ -432,16 +444,17 @@ static int measure(stats_t *st, const lxb_dom_node_t *body) {
             s->size = (uint32_t) (st->n - o.i);
             in_link -= o.kind & 1;
             in_par -= o.kind >> 1;
-            s->boiler = !is_protected_tag(n->local_name)
-                && is_boilerplate((const lxb_dom_element_t *) n, n->local_name, s->chars, s->links);
+            s->boiler = is_protected_tag(n->local_name) ? NO_RULE
+                : is_boilerplate((const lxb_dom_element_t *) n, n->local_name, s->chars, s->links);
             uint32_t par = s->boiler ? 0 : s->par;
             if (depth) {
                 stat_t *parent = &st->s[stack[depth - 1].i];
                 parent->chars += s->chars;
                 parent->links += s->links;
                 parent->par += par;
+                parent->rawpar += s->rawpar;
             }
-            else { st->total += s->chars; st->ptotal += par; }
+            else { st->total += s->chars; st->ptotal += par; st->rtotal += s->rawpar; }
         }
         n = n->next;
     }
@@ -450,13 +463,13 @@ done:
     return rc;
 }
 
-/* maintext._unprotect: elements holding more than half of the body's visible characters are no
- * boilerplate; their paragraph characters count in their ancestors (and the body's) again */
+/* maintext._unprotect: elements the write walk never drops (is_protected) are no boilerplate;
+ * their paragraph characters count in their ancestors (and the body's) again */
 static void unprotect(stats_t *st) {
     for (size_t i = 0; i < st->n; i++) {
         stat_t *s = &st->s[i];
-        if (!s->boiler || (uint64_t) s->chars * 2 <= st->total) continue;
-        s->boiler = 0;
+        if (!s->boiler || !is_protected(s, s->boiler, st)) continue;
+        s->boiler = NO_RULE;
         size_t k = 0;
         while (k < i) {  /* down the chain of i's ancestors, skipping siblings whole */
             if (k + st->s[k].size > i) { st->s[k].par += s->par; k++; }
@@ -721,7 +734,7 @@ static void text_walk(writer_t *w, html_t *h, const lxb_dom_node_t *body, const 
     const lxb_dom_node_t *root_node = body;
     const lxb_dom_node_t *n = body->first_child;
     while (n != NULL) {
-        int descend = 0;
+        int descend = 0, rule;
         if (n->local_name == LXB_TAG__TEXT) {
             const lexbor_str_t *s = &((const lxb_dom_character_data_t *) n)->data;
             if (inside && s->data != NULL) {
@@ -746,8 +759,9 @@ static void text_walk(writer_t *w, html_t *h, const lxb_dom_node_t *body, const 
                 else if ((long) i < root && root < (long) (i + s->size)) { descend = 1; i++; }
                 else i += s->size;
             }
-            else if (level != BARE && !is_protected_tag(tag) && (uint64_t) s->chars * 2 <= st->total
-                     && is_boilerplate(el, tag, s->chars, level == STRICT ? s->links : 0))
+            else if (level != BARE && !is_protected_tag(tag)
+                     && (rule = is_boilerplate(el, tag, s->chars, level == STRICT ? s->links : 0)) != NO_RULE
+                     && !is_protected(s, rule, st))
                 i += s->size;
             else {
                 i++;
