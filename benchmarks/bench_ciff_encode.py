@@ -1,10 +1,21 @@
-"""CIFF encoding throughput: lib.ciff's encoders vs the protobuf runtime, on Zipfian synthetic postings.
+"""CIFF encoding throughput: lib.ciff's encoders vs the protobuf runtime, on a real-shaped day's postings.
 
-    python -m benchmarks.bench_ciff_encode [--docs 20000] [--append docs/benchmarks.md]
+    python -m benchmarks.bench_ciff_encode [--day real] [--copies 10] [--corpus DIR] [--append docs/benchmarks.md]
+    python -m benchmarks.bench_ciff_encode --day synthetic [--docs 20000]
 
-The collection is synthetic but shaped like text: documents of 50..600 tokens drawn from a
-Zipf(1.2) distribution over term ranks, so a few lists hold most postings and most terms occur
-in one or two documents; tf = occurrences in the document. Measured in one process, one thread:
+The collection (``--day``, repeatable; default ``real``):
+
+* ``real``: the postings of the real-shaped day of benchmarks/realday.py (``--copies`` copies of
+  the shared samples), each cut (many small archives, few large ones) through jobs/preprocess.py
+  and jobs/index.py (realday.day_index), the day's shards read back and joined into one
+  collection (documents numbered shard after shard, each term's lists concatenated), the day's
+  shape printed beside the figures. Every language's analyzer, pages without text and repeated
+  record ids are in it, as the index job writes them.
+* ``synthetic``: shaped like text: documents of 50..600 tokens drawn from a Zipf(1.2)
+  distribution over term ranks, so a few lists hold most postings and most terms occur in one or
+  two documents; tf = occurrences in the document (an extra row).
+
+Measured in one process, one thread:
   - batch encoder:    lib.ciff.batch.encode_lists on columnar batches (prepared untimed), the
                       path CiffWriter takes for lists of up to 256 postings;
   - per-list encoder: encode_postings_list + length prefix for every list;
@@ -22,6 +33,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
+import pathlib
 import platform
 import subprocess
 import sys
@@ -50,6 +62,23 @@ def zipf_collection(n_docs: int, seed: int = 1):
     lists = [(f"t{terms[s]:08x}", docids[s:e], tfs[s:e].astype(np.int64)) for s, e in zip(starts, ends)]
     lists.sort(key=lambda x: x[0])
     return lists
+
+
+def index_collection(index) -> tuple[list, int]:
+    """(postings lists [(term, docids, tfs)] in term order, documents) of an index job's shards,
+    joined: documents numbered shard after shard, each term's lists concatenated in that order."""
+    from lib.ciff.reader import CiffReader
+
+    by_term: dict[str, list] = {}
+    base = 0
+    for path in sorted(pathlib.Path(index).rglob("index-*.ciff.gz")):
+        r = CiffReader(str(path))
+        for raw, docids in r.raw_postings():
+            by_term.setdefault(raw.term, []).append((docids.astype(np.int64) + base, raw.tfs.astype(np.int64)))
+        base += r.header.num_docs
+    lists = [(t, np.concatenate([d for d, _ in parts]), np.concatenate([f for _, f in parts]))
+             for t, parts in sorted(by_term.items())]
+    return lists, base
 
 
 def timed(fn):
@@ -155,18 +184,10 @@ def machine() -> str:
     )
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--docs", type=int, default=20_000)
-    ap.add_argument("--append", help="append the results as a Markdown section to this file")
-    args = ap.parse_args(argv)
-
-    info = machine()
-    lists = zipf_collection(args.docs)
-    n_post = sum(len(d) for _, d, _ in lists)
-    short = sum(1 for _, d, _ in lists if len(d) <= 256)
+def measure(lists, n_docs: int) -> list[tuple[str, float, float, int]]:
+    """(what, wall s, CPU s, bytes) of each encoder and writer on the collection."""
     batches = columnar(lists)  # input preparation, not timed
-    inp = writer_inputs(lists, args.docs)
+    inp = writer_inputs(lists, n_docs)
     rows = []
     for name, fn in (
         ("batch encoder (encode_lists, on columnar batches of 64k postings)", lambda: encode_batched(batches)),
@@ -181,26 +202,73 @@ def main(argv=None) -> int:
         wall, cpu, size = timed(fn)
         rows.append((name, wall, cpu, size))
         print(f"{name}: wall {wall:.2f} s, cpu {cpu:.2f} s, {size / cpu / 1e6:.1f} MB/s per core", flush=True)
-    base = rows[2][2]
-    lines = [
-        "",
-        "## CIFF encoding",
-        "",
-        f"`python -m benchmarks.bench_ciff_encode --docs {args.docs}`, "
-        f"{dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC. Machine: {info}.",
-        "",
-        f"Synthetic collection: {args.docs} documents of 50..600 tokens drawn from Zipf(1.2) over term ranks;"
-        f" {len(lists)} postings lists ({short / len(lists):.1%} of them with <= 256 postings), {n_post}"
-        " postings. One process, one thread. Per-core rates divide by the process's CPU time (the machine"
-        " is shared, so wall time includes waiting for a core); MB = 10^6 bytes of uncompressed CIFF.",
-        "",
-        "| what | wall s | CPU s | MB/s per core | M postings/s per core | vs protobuf (CPU) |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
-    ]
-    for name, wall, cpu, size in rows:
-        lines.append(
-            f"| {name} | {wall:.2f} | {cpu:.2f} | {size / cpu / 1e6:.1f} | {n_post / cpu / 1e6:.2f} | {base / cpu:.1f}x |"
-        )
+    return rows
+
+
+def collections(args) -> list[tuple[str, list, int, str]]:
+    """(name, lists, documents, description) of each collection asked for."""
+    out = []
+    for day in args.day or ["real"]:
+        if day == "synthetic":
+            out.append((f"synthetic, {args.docs} documents", zipf_collection(args.docs), args.docs,
+                        f"Synthetic collection: {args.docs} documents of 50..600 tokens drawn from Zipf(1.2) over term"
+                        " ranks (an extra row: not a real day's postings)."))
+            continue
+        from benchmarks import realday
+
+        rd = realday.shared_day(args.copies, args.corpus)
+        for cut in realday.CUTS:
+            lists, n_docs = index_collection(realday.day_index(rd, cut, args.cores))
+            out.append((f"real-{args.copies}x, {cut} cut", lists, n_docs,
+                        f"Day: {realday.cut_line(rd['shape'], cut)}; the index job's {n_docs:,} documents (each"
+                        " page once: a repeated record id is indexed once), its shards joined into one collection."))
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--day", action="append", choices=["real", "synthetic"], help="real (default) and/or synthetic")
+    ap.add_argument("--copies", type=int, default=10, help="copies of the real samples (--day real)")
+    ap.add_argument("--corpus", default=None, help="the real samples (default ../shared/corpus)")
+    ap.add_argument("--cores", type=int, default=2, help="for building the real day's index (the encoders run on one)")
+    ap.add_argument("--docs", type=int, default=20_000, help="documents of the synthetic collection")
+    ap.add_argument("--append", help="append the results as a Markdown section to this file")
+    args = ap.parse_args(argv)
+    if args.corpus is None:
+        from benchmarks import realday
+
+        args.corpus = str(realday.CORPUS)
+    found = collections(args)
+    info = machine()
+    how = " ".join(f"--day {d}" for d in args.day or ["real"])
+    lines = ["", "## CIFF encoding", "",
+             f"`python -m benchmarks.bench_ciff_encode {how} --copies {args.copies} --docs {args.docs}`, "
+             f"{dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC. Machine: {info}. One process, one thread."
+             " Per-core rates divide by the process's CPU time (the machine is shared, so wall time includes"
+             " waiting for a core); MB = 10^6 bytes of uncompressed CIFF."]
+    sizes = {}
+    for name, lists, n_docs, desc in found:
+        n_post = sum(len(d) for _, d, _ in lists)
+        short = sum(1 for _, d, _ in lists if len(d) <= 256)
+        sizes[name] = (len(lists), n_post, n_docs)
+        print(desc, file=sys.stderr, flush=True)
+        rows = measure(lists, n_docs)
+        base = rows[2][2]
+        lines += ["", f"### {name}", "", f"{desc} {len(lists):,} postings lists ({short / len(lists):.1%} of them with"
+                  f" <= 256 postings), {n_post:,} postings.", "",
+                  "| what | wall s | CPU s | MB/s per core | M postings/s per core | vs protobuf (CPU) |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: |"]
+        for what, wall, cpu, size in rows:
+            lines.append(f"| {what} | {wall:.2f} | {cpu:.2f} | {size / cpu / 1e6:.1f} | {n_post / cpu / 1e6:.2f} |"
+                         f" {base / cpu:.1f}x |")
+    real = [n for n in sizes if n.startswith("real")]
+    if len(real) == 2:  # the cut changes the files, not the pages: the same postings
+        same = sizes[real[0]] == sizes[real[1]]
+        lines += ["", f"The two cuts give the same collection size (lists, postings, documents: {sizes[real[0]]}):"
+                  f" {'yes' if same else 'NO: ' + str(sizes[real[1]])}."]
+        if not same:
+            print("\n".join(lines))
+            raise SystemExit("the cuts' indexes hold different postings")
     lines.append("")
     text = "\n".join(lines)
     print(text)

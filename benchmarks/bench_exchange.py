@@ -1,10 +1,17 @@
 """The exchange merge against recomputing the whole in-links table in DuckDB.
 
     python -m benchmarks.bench_exchange [--pages 200000] [--links 10] [--foreign 0.05] [--tail 0.5] [--repeat 2]
+    python -m benchmarks.bench_exchange --day real [--copies 10] [--corpus DIR] [--foreign 0.05] [--repeat 2]
 
-Two synthetic data centers' days: A has ``--pages`` pages with ``--links`` links each (Zipf-
-like destinations over A's and B's hosts, repeated anchors); B the same size. B's outbound
-file holds its links to hosts B did not crawl (``--foreign`` of its links point to A's hosts).
+Two data centers' days. Synthetic (the default): A has ``--pages`` pages with ``--links`` links
+each (Zipf-like destinations over A's and B's hosts, repeated anchors); B the same size. B's
+outbound file holds its links to hosts B did not crawl (``--foreign`` of its links point to A's
+hosts). With ``--day real``, A's day is the web graph of the real-shaped day of
+benchmarks/realday.py (its large cut through jobs/preprocess.py and jobs/index.py with the graph:
+the edges table is the same in both cuts, bench_cuts checks it), so A's links have real
+diversity; B has as many pages as A with A's mean links per page, and ``--foreign`` of them
+point into A, drawn from A's own edges (a real target of A's hosts with its real anchor, so
+popular pages get more), the rest within B. The day's shape is printed.
 
 * Ours: ``lib.index.graph_exchange.exchange_day`` on A (a fresh copy each time): reads the
   local in-links and edges, B's outbound, recomputes the rows of the URLs that get incoming
@@ -70,6 +77,46 @@ def _edges(rng: random.Random, dc: str, other: str, pages: int, links: int, fore
     return pa.table(cols)
 
 
+def real_edges(copies: int, corpus: str, cores: int) -> tuple[pa.Table, str]:
+    """A's edges: the graph of the real-shaped day's large cut (jobs/index.py, no anchor CIFFs),
+    and the day's shape line."""
+    from benchmarks import realday
+
+    rd = realday.shared_day(copies, corpus)
+    pre = realday.preprocessed(rd, "large", cores)
+    idx = realday.indexed(pre, pre.parents[2] / "index-graph" / pre.parent.name / pre.name, cores,
+                          "--docs-per-shard", "25000", "--no-anchors")
+    files = sorted((idx / "graph" / "edges").glob("*.parquet"))
+    edges = pa.concat_tables([pq.read_table(f, columns=_EDGE_COLS.split(", ")) for f in files])
+    return edges, realday.cut_line(rd["shape"], "large")
+
+
+def _partner_edges(rng: random.Random, a: pa.Table, foreign: float) -> pa.Table:
+    """B's edges: as many pages as A with A's mean links per page; ``foreign`` of the links are
+    rows of A's edges that point at A's hosts (URL, host, anchor), the rest within B."""
+    crawled = set(a.column("src_host").to_pylist())
+    dst, dh, an = (a.column(c).to_pylist() for c in ("dst_url", "dst_host", "anchor_text"))
+    into = [i for i, h in enumerate(dh) if h in crawled]
+    pages = len(set(a.column("src_url").to_pylist()))
+    links = max(1, round(a.num_rows / pages))
+    cols: dict[str, list] = {c: [] for c in _EDGE_COLS.split(", ")}
+    for i in range(pages):
+        host = f"h{i % (pages // 20 + 1)}.b.example"
+        for _ in range(links):
+            if rng.random() < foreign:
+                j = rng.choice(into)
+                row = (dst[j], an[j], dh[j])
+            else:
+                h = f"h{int(rng.paretovariate(1.2)) % (pages // 20 + 1)}.b.example"
+                row = (f"https://{h}/p{int(rng.paretovariate(1.1)) % pages}", rng.choice(ANCHORS), h)
+            cols["src_url"].append(f"https://{host}/p{i}")
+            cols["dst_url"].append(row[0])
+            cols["anchor_text"].append(row[1])
+            cols["src_host"].append(host)
+            cols["dst_host"].append(row[2])
+    return pa.table(cols)
+
+
 def _day(root: str, edges: pa.Table, con) -> str:
     day = os.path.join(root, "index", "2026-01", "15")
     for sub in ("graph/edges", "graph/inlinks"):
@@ -93,18 +140,30 @@ def main() -> None:
     p.add_argument("--foreign", type=float, default=0.05)
     p.add_argument("--repeat", type=int, default=2)
     p.add_argument("--tail", type=float, default=0.5, help="share of links to the long tail of URLs (default 0.5)")
+    p.add_argument("--day", choices=["synthetic", "real"], default="synthetic",
+                   help="real: A's day is the real-shaped day's web graph (--pages/--links/--tail unused)")
+    p.add_argument("--copies", type=int, default=10, help="copies of the real samples (--day real)")
+    p.add_argument("--corpus", default=None, help="the real samples (default ../shared/corpus)")
+    p.add_argument("--cores", type=int, default=2, help="for building the real day's graph")
     args = p.parse_args()
     rng = random.Random(5)
+    if args.day == "real":
+        from benchmarks import realday
+
+        ea, shape = real_edges(args.copies, args.corpus or str(realday.CORPUS), args.cores)
+        eb = _partner_edges(rng, ea, args.foreign)
+        print(f"A's day: the real-shaped day's graph; {shape}", flush=True)
     base = tempfile.mkdtemp(prefix="bench-exchange-")
     try:
         con = duckdb.connect(config={"threads": 1, "memory_limit": "1GB"})
-        ea = _edges(rng, "a", "b", args.pages, args.links, args.foreign, args.tail)
-        eb = _edges(rng, "b", "a", args.pages, args.links, args.foreign, args.tail)
+        if args.day != "real":
+            ea = _edges(rng, "a", "b", args.pages, args.links, args.foreign, args.tail)
+            eb = _edges(rng, "b", "a", args.pages, args.links, args.foreign, args.tail)
         day_a, day_b = _day(os.path.join(base, "a0"), ea, con), _day(os.path.join(base, "b"), eb, con)
         t = time.perf_counter()
         rows = write_outbound(day_b)["rows"]
         outbound_s = time.perf_counter() - t
-        print(f"edges per DC {len(ea):,}; B's outbound {rows:,} rows written in {outbound_s:.2f} s")
+        print(f"edges A {len(ea):,}, B {len(eb):,}; B's outbound {rows:,} rows written in {outbound_s:.2f} s")
         ours, peer = [], []
         for r in range(args.repeat):
             copy = os.path.join(base, f"a{r + 1}")
@@ -115,8 +174,9 @@ def main() -> None:
             ours.append(time.perf_counter() - t)
             t = time.perf_counter()
             c2 = duckdb.connect(config={"threads": 1, "memory_limit": "1GB"})
-            src = (f"(SELECT * FROM read_parquet('{day_a}/graph/edges/*.parquet') UNION ALL "
-                   f"SELECT * FROM read_parquet('{day_b}/graph/outbound/*.parquet') WHERE dst_host LIKE '%.a.example')")
+            src = (f"(SELECT * FROM read_parquet('{day_a}/graph/edges/*.parquet') UNION ALL "  # B's rows to A's hosts
+                   f"SELECT * FROM read_parquet('{day_b}/graph/outbound/*.parquet') WHERE dst_host IN "
+                   f"(SELECT src_host FROM read_parquet('{day_a}/graph/edges/*.parquet')))")
             c2.execute(f"CREATE TABLE peer AS {INLINKS_SQL.format(ws=_WS, k=MAX_ANCHORS, src=src)}")
             peer.append(time.perf_counter() - t)
         diff = c2.execute(f"""SELECT count(*) FROM (

@@ -1,6 +1,6 @@
 """The web graph (edges, inlinks, hosts) against a DuckDB implementation of the same tables.
 
-    python -m benchmarks.bench_graph [--day real] [--copies 10] [--cores 2] [--repeat 2] [--append]
+    python -m benchmarks.bench_graph [--day real] [--copies 10] [--cores 2] [--repeat 2] [--no-session] [--append]
     python -m benchmarks.bench_graph --day heavy [--records 20000] [--scale 1]
 
 1. Day (``--day``, repeatable; default ``real``):
@@ -19,7 +19,10 @@
    tables (:data:`DUCKDB_SQL`), process start included.
 3. Ours, the graph alone in a fresh job: a new Python process starts Spark ``local[CORES]``
    (the index job's session) and runs ``lib.index.graph.write_graph``: JVM start included.
-4. Ours, ``jobs/index.py`` without the graph (``--no-graph``), with the three tables only
+4. Ours, in a started Spark session (the index job's case, the session warmed by one task):
+   ``write_graph`` with the day's default plan and with the two-stage plan
+   (``single_task_bytes=0``), alternating, twice each; the best of each beside DuckDB's wall.
+5. Ours, ``jobs/index.py`` without the graph (``--no-graph``), with the three tables only
    (``--no-anchors``, what DuckDB computes) and with the anchor-text CIFFs too: what the graph
    adds to the nightly job, JVM start included in every run.
 
@@ -81,6 +84,31 @@ args = job.parser().parse_args(["--input", sys.argv[1], "--output", sys.argv[2],
 spark = job.session(args)
 files = input_files(sys.argv[1])
 print(json.dumps(graph.write_graph(spark, [f[0] for f in files], sys.argv[2], input_bytes=sum(f[2] for f in files))))
+spark.stop()
+"""
+
+
+IN_SESSION = """
+import sys, json, time
+from jobs.index import IndexJob
+from lib.core.sparkjob import map_tasks
+from lib.index import graph
+from lib.index.inputs import input_files
+import pyarrow as pa
+job = IndexJob()
+args = job.parser().parse_args(["--input", sys.argv[1], "--output", sys.argv[2], "--master", sys.argv[3],
+                                "--conf", "spark.ui.enabled=false", "--conf", "spark.driver.memory=6g"])
+spark = job.session(args)
+map_tasks(spark, 2, lambda it: it, pa.schema([("id", pa.int64())]))  # the Python workers started
+files = input_files(sys.argv[1])
+walls = {"default": [], "two_stages": []}
+for _ in range(2):
+    for plan, single in (("default", graph.SINGLE_TASK_BYTES), ("two_stages", 0)):
+        t0 = time.perf_counter()
+        graph.write_graph(spark, [f[0] for f in files], sys.argv[2], single_task_bytes=single,
+                          sizes=[f[2] for f in files])
+        walls[plan].append(time.perf_counter() - t0)
+print(json.dumps(walls))
 spark.stop()
 """
 
@@ -159,6 +187,17 @@ def run_graph_only(day: pathlib.Path, cores: int) -> dict:
     return {"wall": wall, "rss": rss, "rows": json.loads(p.stdout.decode().strip().splitlines()[-1])}
 
 
+def run_in_session(day: pathlib.Path, cores: int) -> dict:
+    """The best wall of each plan in one started session (module doc, 4)."""
+    out = WORK / "out-session"
+    shutil.rmtree(out, ignore_errors=True)
+    p = subprocess.run([sys.executable, "-c", IN_SESSION, str(day), str(out), f"local[{cores}]"], cwd=ROOT,
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=False)
+    if p.returncode != 0:
+        raise SystemExit("in-session run failed")
+    return {k: min(v) for k, v in json.loads(p.stdout.decode().strip().splitlines()[-1]).items()}
+
+
 def days(a) -> list[tuple[str, pathlib.Path, str]]:
     """(name, preprocessed day, shape line) of each day asked for, in the order of ``--day``."""
     out = []
@@ -185,6 +224,7 @@ def main() -> None:
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--no-job", action="store_true", help="skip the jobs/index.py runs")
+    ap.add_argument("--no-session", action="store_true", help="skip the runs in a started session")
     ap.add_argument("--append", action="store_true")
     a = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
@@ -210,6 +250,10 @@ def run_day(a, name: str, day: pathlib.Path, shape: str) -> list[str]:
         line = (f"- round {r + 1}: {d['rows']['edges']:,} edges, {d['rows']['inlinks']:,} inlinks, {d['rows']['hosts']:,} "
                 f"host pairs. DuckDB {d['wall']:.1f} s (peak {d['rss'] / 2**30:.2f} GiB); ours, fresh job "
                 f"{g['wall']:.1f} s (peak {g['rss'] / 2**30:.2f} GiB): **{g['wall'] / d['wall']:.2f}x**")
+        if not a.no_session:
+            s = run_in_session(day, a.cores)
+            line += (f"; in a started session, the default plan {s['default']:.2f} s = **{s['default'] / d['wall']:.2f}x "
+                     f"DuckDB**, two stages {s['two_stages']:.2f} s = {s['two_stages'] / d['wall']:.2f}x")
         if not a.no_job:
             full = run_ours(day, a.cores, 100_000, graph=True, name="full")
             tables = run_ours(day, a.cores, 100_000, graph=True, anchors=False, name="tables")

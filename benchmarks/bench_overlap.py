@@ -1,9 +1,22 @@
 """Retrieval sanity against Lucene: BM25 top-10 of ours and of Anserini on the benchmark day.
 
-    python -m benchmarks.bench_overlap [--docs 100000] [--words 500] [--queries 200] [--append]
+    python -m benchmarks.bench_overlap [--day real] [--copies 10] [--corpus DIR] [--queries 200] [--append]
+    python -m benchmarks.bench_overlap --day synthetic [--docs 100000] [--words 500]
 
-Uses the inputs of benchmarks/bench_index.py (run it first for the same ``--docs``/``--words``):
-the preprocessed day and the same texts as an Anserini JsonCollection.
+The day (``--day``, repeatable; default ``real``):
+
+* ``real``: the English pages of the real-shaped day of benchmarks/realday.py (``--copies``
+  copies of the shared samples), each cut through jobs/preprocess.py once; the pages of
+  ``language=eng`` are indexed by us as one shard (``--min-group-docs`` and ``--docs-per-shard``
+  above the day) and by Anserini as one JsonCollection of the same texts (title, description, main
+  text: what we index; bench_index_real's writer). Only English, because Anserini ranks a
+  collection with one analyzer and one set of statistics (the other languages and their analyzers
+  are compared in bench_index_real). The cut does not change the pages: both cuts are indexed by
+  us and must give the same top 10 (ids and scores) for every query, which is checked; Anserini
+  runs once, on the large cut's pages. The day's shape is printed beside the figures.
+* ``synthetic``: the inputs of benchmarks/bench_index.py (run it first for the same
+  ``--docs``/``--words``): the preprocessed day and the same texts as an Anserini JsonCollection
+  (an extra row).
 
 1. Ours: ``jobs/index.py --no-graph`` with one shard for the whole day (``--docs-per-shard``
    = the day), so that both sides rank with the same collection statistics; queries through
@@ -48,15 +61,16 @@ def pick_queries(day, n: int, seed: int) -> list[tuple[str, str, str]]:
     return [(f"q{i}", rid, re.sub(r"\s+", " ", title).strip()) for i, (rid, title) in enumerate(picked)]
 
 
-def ours(day, docs: int, queries, cores: int) -> tuple[dict[str, list[str]], float]:
+def ours(day, docs: int, queries, cores: int, out=None, scores: dict | None = None) -> tuple[dict[str, list[str]], float]:
+    """Our top 10 of each query from one shard of the day (``scores``: filled with (id, score) lists)."""
     from lib.ciff.search import search_many
 
-    out = WORK / "overlap-ours"
+    out = out or WORK / "overlap-ours"
     if not (out / "_SUCCESS").exists():  # built once per day
         subprocess.run([sys.executable, "jobs/index.py", "--input", str(day), "--output", str(out), "--master",
-                        f"local[{cores}]", "--docs-per-shard", str(docs), "--no-graph", "--conf",
-                        f"spark.driver.memory={HEAP}", "--conf", "spark.ui.enabled=false"], check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                        f"local[{cores}]", "--docs-per-shard", str(docs), "--min-group-docs", str(docs + 1),
+                        "--no-graph", "--conf", f"spark.driver.memory={HEAP}", "--conf", "spark.ui.enabled=false"],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     shards = sorted(out.rglob("index-*.ciff.gz"))
     if len(shards) != 1:
@@ -64,21 +78,24 @@ def ours(day, docs: int, queries, cores: int) -> tuple[dict[str, list[str]], flo
     t = time.time()
     hits = search_many(str(shards[0]), [q for _, _, q in queries], 10)  # search()'s scores, one pass
     got = {qid: [h.collection_docid for h in hs] for (qid, _, _), hs in zip(queries, hits)}
+    if scores is not None:
+        scores.update({qid: sorted((h.collection_docid, round(h.score, 4)) for h in hs)
+                       for (qid, _, _), hs in zip(queries, hits)})
     return got, time.time() - t
 
 
-def anserini(jsonl, queries, cores: int) -> tuple[dict[str, list[str]], float]:
+def anserini(jsonl, queries, cores: int, tag: str = "") -> tuple[dict[str, list[str]], float]:
     java, jar = anserini_tools()
-    idx = WORK / "overlap-anserini"
+    idx = WORK / f"overlap-anserini{tag}"
     if not (idx / "_done").exists():
         shutil.rmtree(idx, ignore_errors=True)
         subprocess.run([java, f"-Xmx{HEAP}", "-cp", jar, "io.anserini.index.IndexCollection", "-collection",
                         "JsonCollection", "-input", str(jsonl), "-index", str(idx), "-generator",
                         "DefaultLuceneDocumentGenerator", "-threads", str(cores)], check=True, capture_output=True)
         (idx / "_done").write_text("")
-    topics = WORK / "overlap-topics.tsv"
+    topics = WORK / f"overlap-topics{tag}.tsv"
     topics.write_text("".join(f"{qid}\t{q}\n" for qid, _, q in queries))
-    run = WORK / "overlap-anserini.run"
+    run = WORK / f"overlap-anserini{tag}.run"
     t = time.time()
     p = subprocess.run([java, f"-Xmx{HEAP}", "-cp", jar, "io.anserini.search.SearchCollection", "-index", str(idx),
                         "-topics", str(topics), "-topicReader", "TsvString", "-output", str(run), "-bm25",
@@ -94,39 +111,111 @@ def anserini(jsonl, queries, cores: int) -> tuple[dict[str, list[str]], float]:
     return got, wall
 
 
-def main() -> None:
-    ap = parser(__doc__, 100_000)
-    ap.add_argument("--queries", type=int, default=200)
-    ap.add_argument("--seed", type=int, default=7)
-    a = ap.parse_args()
-    day, jsonl = WORK / f"pre-{a.docs}-{a.words}", WORK / f"jsonl-{a.docs}-{a.words}"
-    if not (day / "_SUCCESS").exists() or not (jsonl / "_done").exists():
-        raise SystemExit(f"no benchmark day for {a.docs} docs: run benchmarks/bench_index.py --docs {a.docs} first")
-    queries = pick_queries(day, a.queries, a.seed)
-    mine, t_ours = ours(day, a.docs, queries, a.cores)
-    theirs, t_ans = anserini(jsonl, queries, a.cores)
+def real_days(a) -> tuple[dict, dict]:
+    """The real-shaped day's English pages per cut, as preprocessed days of ``language=eng`` only
+    (hard-linked), and Anserini's JsonCollection of the large cut's; ({cut: day}, {"jsonl", "shape"...})."""
+    import pyarrow as pa
+
+    from benchmarks import realday
+    from benchmarks.bench_index_real import write_collection
+
+    rd = realday.shared_day(a.copies, a.corpus)
+    days, pages = {}, {}
+    for cut in realday.CUTS:
+        pre = realday.preprocessed(rd, cut, a.cores)
+        day = WORK / f"overlap-real-{a.copies}x-{cut}" / "pre"
+        if not (day / ".from").exists() or (day / ".from").read_text() != str(pre):
+            shutil.rmtree(day.parent, ignore_errors=True)
+            (day / "language=eng").mkdir(parents=True)
+            for f in sorted((pre / "language=eng").glob("*.parquet")):  # linked: the job lists real files
+                os.link(f, day / "language=eng" / f.name)
+            (day / ".from").write_text(str(pre))
+            (day / "_SUCCESS").write_bytes(b"")
+        days[cut] = day
+        t = pa.concat_tables([pq.read_table(f) for f in sorted((day / "language=eng").glob("*.parquet"))],
+                             promote_options="default")
+        pages[cut] = t
+    ids = {cut: sorted(t.column("record_id").to_pylist()) for cut, t in pages.items()}
+    if ids["small"] != ids["large"]:
+        raise SystemExit("the cuts' English pages differ")
+    jsonl = WORK / f"overlap-real-{a.copies}x-jsonl"
+    if not (jsonl / "_done").exists():
+        shutil.rmtree(jsonl, ignore_errors=True)
+        write_collection(jsonl, "eng", pages["large"])
+        (jsonl / "_done").write_text("")
+    return days, {"jsonl": jsonl / "en", "pages": pages["large"].num_rows, "rd": rd}
+
+
+def report_lines(a, title: str, how: str, day_line: str, queries, mine, theirs, t_ours, t_ans) -> list[str]:
+    """The Markdown section of one comparison."""
     overlaps = [len(set(mine.get(q, [])) & set(theirs.get(q, []))) / 10 for q, _, _ in queries]
     own = lambda got: (sum(got.get(q, [None])[:1] == [rid] for q, rid, _ in queries),  # noqa: E731
                        sum(rid in got.get(q, []) for q, rid, _ in queries))
     o1, o10 = own(mine)
     a1, a10 = own(theirs)
+    n = len(queries)
     dist = {k: sum(1 for x in overlaps if round(x * 10) == k) for k in range(11)}
     worst = sorted(zip(overlaps, queries))[:5]
-    lines = [
-        f"### {dt.date.today():%Y-%m-%d}: retrieval overlap with Anserini, {a.docs:,} documents, {a.queries} title queries",
+    return [
+        f"### {dt.date.today():%Y-%m-%d}: retrieval overlap with Anserini, {title}, {n} title queries",
         "",
-        f"Machine: {machine()}. `python -m benchmarks.bench_overlap --docs {a.docs} --words {a.words} --queries {a.queries}"
-        f" --seed {a.seed}`; BM25 k1=0.9, b=0.4, top 10; ours from one shard of the whole day.",
+        f"Machine: {machine()}. Load average (1 min): {os.getloadavg()[0]:.1f}. `python -m benchmarks.bench_overlap {how}"
+        f" --queries {a.queries} --seed {a.seed}`; BM25 k1=0.9, b=0.4, top 10; ours from one shard of the whole day.",
+        *([day_line] if day_line else []),
         "",
         f"**Mean overlap@10: {sum(overlaps) / len(overlaps):.3f}** (target >= 0.7). Queries by overlap (0..10 shared"
         f" documents): {', '.join(f'{k}: {v}' for k, v in dist.items() if v)}.",
-        f"The title's own document ranked first: ours {o1}/{a.queries}, Anserini {a1}/{a.queries}; in the top 10:"
+        f"The title's own document ranked first: ours {o1}/{n}, Anserini {a1}/{n}; in the top 10:"
         f" ours {o10}, Anserini {a10}. Search time for all queries: ours {t_ours:.1f} s (one streaming pass over"
         f" the shard for all), Anserini {t_ans:.1f} s (one JVM, JVM start included).",
         "",
         "Lowest-overlap queries: " + "; ".join(f"{x:.1f} `{q[2]}`" for x, q in worst) + ".",
         "",
     ]
+
+
+def main() -> None:
+    ap = parser(__doc__, 100_000)
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--day", action="append", choices=["real", "synthetic"], help="real (default) and/or synthetic")
+    ap.add_argument("--copies", type=int, default=10, help="copies of the real samples (--day real)")
+    ap.add_argument("--corpus", default=None, help="the real samples (default ../shared/corpus)")
+    a = ap.parse_args()
+    lines = []
+    for which in a.day or ["real"]:
+        if which == "real":
+            from benchmarks import realday
+
+            a.corpus = a.corpus or str(realday.CORPUS)
+            days, info = real_days(a)
+            queries = pick_queries(days["large"], min(a.queries, info["pages"] // 2), a.seed)
+            mine, scores, t_ours = {}, {}, {}
+            for cut, day in days.items():
+                scores[cut] = {}
+                mine[cut], t_ours[cut] = ours(day, info["pages"], queries, a.cores,
+                                              WORK / f"overlap-real-{a.copies}x-{cut}" / "ours", scores[cut])
+            same = sum(scores["small"][q] == scores["large"][q] for q, _, _ in queries)
+            theirs, t_ans = anserini(info["jsonl"], queries, a.cores, f"-real-{a.copies}x")
+            for cut in realday.CUTS:
+                lines += report_lines(a, f"real-{a.copies}x {cut} cut, its {info['pages']:,} English pages",
+                                      f"--day real --copies {a.copies}", f"Day: {realday.cut_line(info['rd']['shape'], cut)}.",
+                                      queries, mine[cut], theirs, t_ours[cut], t_ans)
+            lines.append(f"The two cuts' shards give the same top 10 (record ids and scores) for {same} of"
+                         f" {len(queries)} queries (the cut changes the files, not the pages; Anserini indexed once).")
+            lines.append("")
+            if same != len(queries):
+                report(lines, False)
+                raise SystemExit("the cuts' shards answer differently")
+            continue
+        day, jsonl = WORK / f"pre-{a.docs}-{a.words}", WORK / f"jsonl-{a.docs}-{a.words}"
+        if not (day / "_SUCCESS").exists() or not (jsonl / "_done").exists():
+            raise SystemExit(f"no benchmark day for {a.docs} docs: run benchmarks/bench_index.py --docs {a.docs} first")
+        queries = pick_queries(day, a.queries, a.seed)
+        mine, t_ours = ours(day, a.docs, queries, a.cores)
+        theirs, t_ans = anserini(jsonl, queries, a.cores)
+        lines += report_lines(a, f"{a.docs:,} synthetic documents (pages copied verbatim: an extra row)",
+                              f"--day synthetic --docs {a.docs} --words {a.words}", "", queries, mine, theirs, t_ours, t_ans)
     report(lines, a.append)
 
 

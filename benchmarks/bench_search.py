@@ -1,17 +1,28 @@
 """Benchmark search latency (lib.serve.engine) against PISA on the same documents and queries.
 
-    python -m benchmarks.bench_search [--docs 100000] [--copies 10] [--queries 1000] [--append]
+    python -m benchmarks.bench_search [--day real] [--copies 10] [--corpus DIR] [--queries 1000] [--append]
+    python -m benchmarks.bench_search --day synthetic [--docs 100000] [--copies 10]
 
-1. The day: bench_index.py's synthetic day (``--docs`` x ``--copies`` documents, ~500 words each,
-   ~70% real lines of the shared samples), indexed by jobs/index.py (25k documents a shard, no
-   graph) into benchmarks/work/search/root/index/2026-01/15; reused when it exists. The
-   preprocessed day is linked under root/preprocessed for the snippets' texts.
+1. The day (``--day``, repeatable; default ``real``):
+   * ``real``: the real-shaped day of benchmarks/realday.py (``--copies`` copies of the shared
+     samples, host-renamed), each cut (many small archives, few large ones) through
+     jobs/preprocess.py and jobs/index.py (realday.day_index: 25k documents a shard, no graph,
+     the cut's folder is the published root), the day's shape
+     printed beside each figure. The cut does not change the postings (the same pages, the same
+     shards): the two cuts' indexes must give the same top-10 (ids and scores) for every query,
+     which is checked; both are timed (a few seconds each).
+   * ``synthetic``: bench_index.py's synthetic day (``--docs`` x ``--copies`` documents, ~500
+     words each, ~70% real lines of the shared samples): an extra row, as before.
+   Indexes are kept under benchmarks/work/search and reused. The preprocessed day is linked
+   under root/preprocessed for the snippets' texts.
 2. Ours: the serving index is built (timed; a rebuild of the cache folder) and loaded.
 3. PISA: one PISA index over the same postings (the union of the day's shards, documents in our
    global order), written as PISA's uncompressed collection from our serving index and compressed
    by pyterrier-pisa (block_simdbp, block-max WAND, BM25 k1=0.9 b=0.4). Queries reach both as the
-   same analyzed terms (PISA gets them pre-tokenised, no stemmer or stopwords of its own).
-4. Queries: ``--queries`` titles and as many 2-5-word runs of the texts (seeded), top-10.
+   same analyzed terms (PISA gets them pre-tokenised by the analyzer of the day's English shards,
+   no stemmer or stopwords of its own).
+4. Queries: ``--queries`` titles and as many 2-5-word runs of the texts (seeded; of the English
+   pages), top-10 (the real day has fewer titles than 1000 at small sizes: all of them then).
    Each engine answers every query once untimed (warm), then every query timed, one process
    pinned to one core. Ours is timed twice: ranking only (what PISA does) and the full
    ``Engine.search`` (ranking plus hits with snippets).
@@ -42,6 +53,7 @@ import numpy as np  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
 from benchmarks import bench_index as bi  # noqa: E402
+from benchmarks import realday  # noqa: E402
 from lib.serve import serving_index  # noqa: E402
 from lib.serve.engine import Engine  # noqa: E402
 
@@ -69,13 +81,30 @@ def make_day(docs: int, copies: int, cores: int) -> pathlib.Path:
     return root
 
 
+def real_roots(a) -> list[tuple[str, pathlib.Path, str]]:
+    """(name, published root, shape line) of each cut of the real-shaped day, indexed once."""
+    rd = realday.shared_day(a.copies, a.corpus)
+    out = []
+    for cut in realday.CUTS:
+        root = realday.day_index(rd, cut, a.cores).parents[2]  # CUT: warc/, preprocessed/, index/
+        out.append((f"real-{a.copies}x, {cut} cut", root, realday.cut_line(rd["shape"], cut)))
+    return out
+
+
 def queries(root: pathlib.Path, n: int, seed: int = 5) -> list[str]:
-    """``n`` titles and ``n`` 2-5-word runs of the texts (the preprocessed day), seeded."""
+    """``n`` titles and ``n`` 2-5-word runs of the texts (the preprocessed day's English pages,
+    files read until there are ``n`` titles; all titles when the day has fewer), seeded."""
     rng = random.Random(seed)
-    files = sorted((root / "preprocessed" / "2026-01" / "15").glob("language=*/*.parquet"))
-    t = pq.read_table(files[0], columns=["title", "plain_text"])
-    titles = [x for x in t.column("title").to_pylist() if x]
-    texts = t.column("plain_text").to_pylist()
+    files = sorted((root / "preprocessed" / "2026-01" / "15").glob("language=eng/*.parquet")) \
+        or sorted((root / "preprocessed" / "2026-01" / "15").glob("language=*/*.parquet"))
+    titles, texts = [], []
+    for f in files:
+        t = pq.read_table(f, columns=["title", "plain_text"])
+        titles += [x for x in t.column("title").to_pylist() if x]
+        texts += [x for x in t.column("plain_text").to_pylist() if x]
+        if len(titles) >= n:
+            break
+    n = min(n, len(titles))
     out = rng.sample(titles, n)
     while len(out) < 2 * n:
         words = rng.choice(texts).split()
@@ -147,10 +176,93 @@ def percentiles(xs: list[float]) -> tuple[float, float, float]:
     return float(np.percentile(a, 50)), float(np.percentile(a, 95)), float(np.percentile(a, 99))
 
 
+def english(part: serving_index.DayIndex):
+    """The analyzer of the day's English shards (of the biggest shard when there are none)."""
+    eng = [s for s in part.shards if s.analyzer.name.startswith("en")]
+    return max(eng or part.shards, key=lambda s: s.docs).analyzer
+
+
+def top10(ranking, qs: list[str]) -> list[list[tuple[str, float]]]:
+    """Our top-k of each query as (record id, score), ties in record id order (for comparing days)."""
+    return [sorted(((s.table.column("record_id")[r].as_py(), round(float(sc), 4)) for sc, _, s, r in ranking(q)[0]),
+                   key=lambda x: (-x[1], x[0])) for q in qs]
+
+
+def same_answer(x: list[tuple[str, float]], y: list[tuple[str, float]]) -> bool:
+    """The same scores, and the same documents above the last score (which of the documents tied
+    at the k-th score are kept goes by docid, and docids follow the order of the input files)."""
+    if [s for _, s in x] != [s for _, s in y]:
+        return False
+    last = x[-1][1] if x else None
+    return {d for d, s in x if s != last} == {d for d, s in y if s != last}
+
+
+def run_day(a, name: str, root: pathlib.Path, shape: str, tag: str, qs: list[str]) -> tuple[list[str], list]:
+    """Time ours and PISA on one published day; (Markdown lines, our top-10 of every query)."""
+    cache = WORK / f"cache-{tag}"
+    if not a.reuse:
+        shutil.rmtree(cache, ignore_errors=True)  # the build is part of what is measured
+    rep = serving_index.ensure_built(str(root), DAY, str(cache), "dc1")
+    build_s = rep.seconds
+    load0 = os.getloadavg()
+    eng = Engine({"dc1": str(root)}, cache_dir=str(cache))
+    part = eng.load("dc1", DAY)
+    ndocs = sum(s.docs for s in part.shards)
+    analyzer = english(part)
+    pisa_dir = WORK / f"pisa-{tag}"
+    if not a.reuse:
+        shutil.rmtree(pisa_dir, ignore_errors=True)
+    pisa_reused = (pisa_dir / "pt_meta.json").exists()
+    retrieve, pisa_build = pisa_retriever(part, pisa_dir, a.k)
+    ranking = lambda q: eng._top_k(q, [part], [(part, s) for s in part.shards], a.k, 0.9, 0.4)  # noqa: E731
+    runs = {"ours (ranking)": ranking, "ours (Engine.search, with hits and snippets)": lambda q: eng.search(q, DAY, k=a.k),
+            "PISA (block-max WAND, pre-tokenised)": lambda q: retrieve(Counter(analyzer.tokens(q)))}
+    times: dict[str, list[float]] = {}
+    agree, compared = 0, 0
+    subset = qs[:: max(1, len(qs) // a.search_queries)][: a.search_queries]
+    for name_, fn in runs.items():
+        for q in subset if "Engine.search" in name_ else qs:
+            fn(q)  # warm
+    for name_, fn in runs.items():
+        ts = []
+        for q in subset if "Engine.search" in name_ else qs:
+            t = time.perf_counter()
+            fn(q)
+            ts.append(time.perf_counter() - t)
+        times[name_] = ts
+    for q in qs[:200]:  # the top-10 sets (PISA scores in float32: order within ties may differ)
+        ours = {s.table.column("record_id")[r].as_py() for _, _, s, r in ranking(q)[0]}
+        theirs = set(retrieve(Counter(analyzer.tokens(q))))
+        agree += len(ours & theirs)
+        compared += max(len(ours), len(theirs))
+    load1 = os.getloadavg()
+    pisa_p = percentiles(times["PISA (block-max WAND, pre-tokenised)"])
+    how = (f"--day real --copies {a.copies}" if name.startswith("real") else
+           f"--day synthetic --docs {a.docs} --copies {a.copies}")
+    lines = [f"### {dt.date.today():%Y-%m-%d}: search on {name}, top-{a.k}, warm, one core, {ndocs:,} documents "
+             f"({len(part.shards)} shards)", "",
+             f"Day: {shape}." if shape else "Day: synthetic (pages copied verbatim: an extra row).",
+             f"Machine: {bi.machine()}. Load average (1 min) before: {load0[0]:.1f}, after: {load1[0]:.1f} (shared with other helpers' jobs).",
+             f"`python -m benchmarks.bench_search {how} --queries {a.queries}`: {len(qs)} queries "
+             f"({len(qs) // 2} titles, as many 2-5-word runs of the texts). Serving index build: {build_s:.1f} s, "
+             f"{rep.bytes / 1e9:.3f} GB{' (recorded when built)' if not rep.built else ''}; PISA index "
+             f"({'loaded, built earlier' if pisa_reused else 'collection + compression'}): {pisa_build:.1f} s. "
+             f"Engine.search timed on {len(subset)} of the queries.",
+             f"Top-10 agreement with PISA over {min(200, len(qs))} queries: {agree}/{compared} documents (PISA scores in float32).", "",
+             "| engine | p50 ms | p95 ms | p99 ms | p50 / PISA | p95 / PISA |", "|---|---:|---:|---:|---:|---:|"]
+    for name_, ts in times.items():
+        p = percentiles(ts)
+        lines.append(f"| {name_} | {p[0]:.2f} | {p[1]:.2f} | {p[2]:.2f} | {p[0] / pisa_p[0]:.2f} | {p[1] / pisa_p[1]:.2f} |")
+    lines.append("")
+    return lines, top10(ranking, qs)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--docs", type=int, default=100_000)
-    ap.add_argument("--copies", type=int, default=10)
+    ap.add_argument("--day", action="append", choices=["real", "synthetic"], help="real (default) and/or synthetic")
+    ap.add_argument("--docs", type=int, default=100_000, help="documents of the synthetic day (before --copies)")
+    ap.add_argument("--copies", type=int, default=10, help="copies of the real samples, or of the synthetic day")
+    ap.add_argument("--corpus", default=str(realday.CORPUS), help="the real samples (default ../shared/corpus)")
     ap.add_argument("--queries", type=int, default=1000, help="titles, and as many 2-5-word queries")
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--cores", type=int, default=2, help="for building the day (the queries run on one core)")
@@ -159,64 +271,40 @@ def main() -> None:
     ap.add_argument("--reuse", action="store_true", help="keep a built serving index (its recorded build cost is shown)")
     ap.add_argument("--append", action="store_true")
     a = ap.parse_args()
-    root = make_day(a.docs, a.copies, a.cores)
-    cache = WORK / "cache"
-    if not a.reuse:
-        shutil.rmtree(cache, ignore_errors=True)  # the build is part of what is measured
-    rep = serving_index.ensure_built(str(root), DAY, str(cache), "dc1")
-    build_s = rep.seconds
-    os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
-    load0 = os.getloadavg()
-    eng = Engine({"dc1": str(root)}, cache_dir=str(cache))
-    part = eng.load("dc1", DAY)
-    ndocs = sum(s.docs for s in part.shards)
-    qs = queries(root, a.queries)
-    analyzer = part.shards[0].analyzer
-    pisa_reused = (WORK / f"pisa-{a.docs}x{a.copies}" / "pt_meta.json").exists()
-    retrieve, pisa_build = pisa_retriever(part, WORK / f"pisa-{a.docs}x{a.copies}", a.k)
-    ranking = lambda q: eng._top_k(q, [part], [(part, s) for s in part.shards], a.k, 0.9, 0.4)  # noqa: E731
-    runs = {"ours (ranking)": ranking, "ours (Engine.search, with hits and snippets)": lambda q: eng.search(q, DAY, k=a.k),
-            "PISA (block-max WAND, pre-tokenised)": lambda q: retrieve(Counter(analyzer.tokens(q)))}
-    times: dict[str, list[float]] = {}
-    agree, compared = 0, 0
-    subset = qs[:: max(1, len(qs) // a.search_queries)][: a.search_queries]
-    for name, fn in runs.items():
-        for q in subset if "Engine.search" in name else qs:
-            fn(q)  # warm
-    for name, fn in runs.items():
-        ts = []
-        for q in subset if "Engine.search" in name else qs:
-            t = time.perf_counter()
-            fn(q)
-            ts.append(time.perf_counter() - t)
-        times[name] = ts
-    for q in qs[:200]:  # the top-10 sets (PISA scores in float32: order within ties may differ)
-        ours = {s.table.column("record_id")[r].as_py() for _, _, s, r in ranking(q)[0]}
-        theirs = set(retrieve(Counter(analyzer.tokens(q))))
-        agree += len(ours & theirs)
-        compared += max(len(ours), len(theirs))
-    load1 = os.getloadavg()
-    pisa_p = percentiles(times["PISA (block-max WAND, pre-tokenised)"])
-    lines = [f"### {dt.date.today():%Y-%m-%d}: search, top-{a.k}, warm, one core, {ndocs:,} documents ({len(part.shards)} shards)", "",
-             f"Machine: {bi.machine()}. Load average (1 min) before: {load0[0]:.1f}, after: {load1[0]:.1f} (shared with other helpers' jobs).",
-             f"`python -m benchmarks.bench_search --docs {a.docs} --copies {a.copies} --queries {a.queries}`: {len(qs)} queries "
-             f"({a.queries} titles, {a.queries} 2-5-word runs of the texts). Serving index build: {build_s:.1f} s, "
-             f"{rep.bytes / 1e9:.2f} GB{' (recorded when built)' if not rep.built else ''}; PISA index "
-             f"({'loaded, built earlier' if pisa_reused else 'collection + compression'}): {pisa_build:.1f} s. "
-             f"Engine.search timed on {len(subset)} of the queries.",
-             f"Top-10 agreement with PISA over 200 queries: {agree}/{compared} documents (PISA scores in float32).", "",
-             "| engine | p50 ms | p95 ms | p99 ms | p50 / PISA | p95 / PISA |", "|---|---:|---:|---:|---:|---:|"]
-    for name, ts in times.items():
-        p = percentiles(ts)
-        lines.append(f"| {name} | {p[0]:.2f} | {p[1]:.2f} | {p[2]:.2f} | {p[0] / pisa_p[0]:.2f} | {p[1] / pisa_p[1]:.2f} |")
-    text = "\n".join(lines)
-    print(text)
+    days = []
+    for d in a.day or ["real"]:
+        if d == "real":
+            days += [(name, root, shape, f"real-{a.copies}x-{name.rsplit(' ', 2)[1]}") for name, root, shape in real_roots(a)]
+        else:
+            days.append((f"the synthetic day ({a.docs:,} x {a.copies})", make_day(a.docs, a.copies, a.cores), "",
+                         f"{a.docs}x{a.copies}"))
+    os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # after the Spark jobs: the queries run on one core
+    lines, tops = [], {}
+    real = [root for name, root, _, _ in days if name.startswith("real")]
+    real_qs = queries(real[-1], a.queries) if real else []  # the same queries for both cuts
+    for name, root, shape, tag in days:
+        print(shape or name, file=sys.stderr, flush=True)
+        got, tops[name] = run_day(a, name, root, shape, tag, real_qs if name.startswith("real") else queries(root, a.queries))
+        lines += got
+        print("\n".join(got), flush=True)
+    real = [n for n in tops if n.startswith("real")]
+    if len(real) == 2:  # the cut changes the files, not the pages: the same answers
+        pairs = list(zip(tops[real[0]], tops[real[1]]))
+        ident = sum(x == y for x, y in pairs)
+        diff = sum(not same_answer(x, y) for x, y in pairs)
+        line = (f"The two cuts' indexes give the same top-{a.k} (record ids and scores) for {ident} of {len(pairs)} queries;"
+                f" {len(pairs) - ident - diff} more differ only in which documents tied at the {a.k}th score are kept"
+                f" (ties go by docid, which follows the input files' order); {diff} differ otherwise.")
+        print(line, flush=True)
+        lines.append(line)
+        if diff:
+            raise SystemExit(f"the cuts' indexes answer {diff} queries differently")
     if a.append:
         path = ROOT / "docs" / "benchmarks.md"
         cur = path.read_text()
         if "\n## Search\n" not in cur:
             cur = cur.rstrip("\n") + "\n\n## Search\n"
-        path.write_text(cur.rstrip("\n") + "\n\n" + text + "\n")
+        path.write_text(cur.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

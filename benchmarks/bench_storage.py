@@ -1,9 +1,15 @@
 """Benchmark ``lib.core.storage`` against ``pyarrow.fs`` on real WARC bytes, local and on S3.
 
     python -m benchmarks.bench_storage [--mb 256] [--files 400] [--ranges 2000] [--repeat 3] [--no-s3]
+    python -m benchmarks.bench_storage --day real [--copies 10] [--corpus DIR] [--ranges 2000] ...
 
 Builds under benchmarks/work/storage/: one ``--mb`` MB file of the shared corpus' archives
-repeated, and ``--files`` copies of those archives in 20 folders. Then, per operation, the
+repeated, and ``--files`` copies of those archives in 20 folders. With ``--day real``, the input
+is the real-shaped day of benchmarks/realday.py instead (hard-linked, not copied): its small cut
+(hundreds of archives of 11 KB to 2 MB at ``--copies 10``: a real day's input folder, as a
+collection rotated by size writes it) is the folder listed, streamed and published, and its
+large cut's archive (the same records in one file) the big file; the day's shape is printed.
+Then, per operation, the
 median wall and CPU time (all threads of this process) of three ways of doing it:
 
 - **ours**: the ``storage`` function the jobs call;
@@ -11,7 +17,7 @@ median wall and CPU time (all threads of this process) of three ways of doing it
   standard-library code it ran before (``shutil.copytree``), so a slower ``ours`` shows here;
 - **arrow**: ``pyarrow.fs`` itself (``LocalFileSystem``; ``S3FileSystem`` on the same server).
 
-Operations: list the small files; stream the big file in 1 MiB reads; ``--ranges`` reads of
+Operations: list the small files; stream each small file and the big file in 1 MiB reads; ``--ranges`` reads of
 16 KiB at random offsets of the big file (``storage.read_range`` opens per read, as the extract
 job's record copy does; Arrow's handle is opened once, its best case); publish the small files'
 folder (``upload_tree``; Arrow: ``copy_files``). The S3 part starts SeaweedFS on loopback
@@ -67,6 +73,24 @@ def build(mb: int, files: int) -> tuple[pathlib.Path, pathlib.Path]:
     return big, small
 
 
+def build_real(copies: int, corpus: str) -> tuple[pathlib.Path, pathlib.Path, str]:
+    """(big file, folder of small files, shape line) from the real-shaped day: the small cut's
+    archives and the large cut's biggest archive, hard-linked under WORK."""
+    from benchmarks import realday
+
+    rd = realday.shared_day(copies, corpus)
+    shutil.rmtree(WORK, ignore_errors=True)
+    small = WORK / "small"
+    for p in rd["files"]["small"]:
+        dest = small / os.path.relpath(p, rd["small"])
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        os.link(p, dest)
+    (small / "_SUCCESS").write_bytes(b"")
+    big = WORK / "big.warc.gz"
+    os.link(max(rd["files"]["large"], key=os.path.getsize), big)
+    return big, small, realday.cut_line(rd["shape"], "small")
+
+
 def timed(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
     """Median wall and CPU seconds of ``fn`` over ``repeat`` runs."""
     wall, cpu = [], []
@@ -111,10 +135,13 @@ def local_cases(big: pathlib.Path, small: pathlib.Path, offsets: list[int]) -> t
     def arrow_list() -> None:
         fs.get_file_info(pafs.FileSelector(str(small), recursive=True))
 
-    paths = [str(p) for p in small.rglob("*.warc.gz")]
+    paths = sorted(str(p) for p in small.rglob("*.warc.gz"))
     return {
         "list": {"ours": lambda: storage.list_files(str(small)), "arrow": arrow_list},
         "exists": {"ours": lambda: [storage.exists(p) for p in paths], "arrow": lambda: fs.get_file_info(paths)},
+        "stream small": {"ours": lambda: [drain(storage.open_stream(p)) for p in paths],
+                         "arrow": lambda: [drain(fs.open_input_stream(p, compression=None, buffer_size=CHUNK))
+                                           for p in paths]},
         "stream": {"ours": lambda: drain(storage.open_stream(str(big))),
                    "arrow": lambda: drain(fs.open_input_stream(str(big), compression=None, buffer_size=CHUNK))},
         "ranges": {"ours": lambda: [storage.read_range(str(big), o, RANGE) for o in offsets], "arrow": arrow_ranges},
@@ -131,6 +158,7 @@ def s3_cases(big: pathlib.Path, small: pathlib.Path, offsets: list[int], bucket:
                            access_key=os.environ["AWS_ACCESS_KEY_ID"], secret_key=os.environ["AWS_SECRET_ACCESS_KEY"])
     storage.upload_tree(str(big.parent / "bigdir"), f"s3://{bucket}/big")
     key = f"{bucket}/big/{big.name}"
+    rels = sorted(str(p.relative_to(small)) for p in small.rglob("*.warc.gz"))
 
     def arrow_ranges() -> None:
         with fs.open_input_file(key) as f:
@@ -144,6 +172,9 @@ def s3_cases(big: pathlib.Path, small: pathlib.Path, offsets: list[int], bucket:
     return {
         "list": {"ours": lambda: storage.list_files(f"s3://{bucket}/small"),
                  "arrow": lambda: fs.get_file_info(pafs.FileSelector(f"{bucket}/small", recursive=True))},
+        "stream small": {"ours": lambda: [drain(storage.open_stream(f"s3://{bucket}/small/{r}")) for r in rels],
+                         "arrow": lambda: [drain(fs.open_input_stream(f"{bucket}/small/{r}", compression=None,
+                                                                      buffer_size=CHUNK)) for r in rels]},
         "stream": {"ours": lambda: drain(storage.open_stream(f"s3://{key}")),
                    "arrow": lambda: drain(fs.open_input_stream(key, compression=None, buffer_size=CHUNK))},
         "ranges": {"ours": lambda: [storage.read_range(f"s3://{key}", o, RANGE) for o in offsets],
@@ -183,13 +214,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ranges", type=int, default=2000, help="ranged reads per round")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-s3", action="store_true", help="local side only (no SeaweedFS)")
+    ap.add_argument("--day", choices=["synthetic", "real"], default="synthetic",
+                    help="real: the real-shaped day's small cut and large archive instead of --mb/--files")
+    ap.add_argument("--copies", type=int, default=10, help="copies of the real samples (--day real)")
+    ap.add_argument("--corpus", default=str(CORPUS), help="the real samples (default ../shared/corpus)")
     a = ap.parse_args(argv)
-    big, small = build(a.mb, a.files)
+    shape = ""
+    if a.day == "real":
+        big, small, shape = build_real(a.copies, a.corpus)
+    else:
+        big, small = build(a.mb, a.files)
+    nsmall = sum(1 for _ in small.rglob("*.warc.gz"))
     rng = random.Random(7)
     offsets = [rng.randrange(0, big.stat().st_size - RANGE) for _ in range(a.ranges)]
     print(f"{platform.node()}, {os.cpu_count()} cores, Python {platform.python_version()}, load "
-          f"{os.getloadavg()[0]:.2f} at start; {a.mb} MB big file, {a.files} small files, {a.ranges} ranges "
-          f"of {RANGE >> 10} KiB, median of {a.repeat}")
+          f"{os.getloadavg()[0]:.2f} at start; {big.stat().st_size / 1e6:.1f} MB big file, {nsmall} small files, "
+          f"{a.ranges} ranges of {RANGE >> 10} KiB, median of {a.repeat}")
+    if shape:
+        print(f"Day (the small files): {shape}; the big file: the large cut's archive, the same records")
     print("| side | operation | ours | before (stdlib) | pyarrow.fs | ours / before | ours / pyarrow.fs |\n"
           "|---|---|---|---|---|---|---|")
     want = {str(p.relative_to(small)): p.stat().st_size for p in small.rglob("*.warc.gz")}
@@ -205,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
             s3.reset()
             server.client().create_bucket(Bucket="bench")
             cases, published = s3_cases(big, small, offsets, "bench")
-            order = ["publish", "list", "stream", "ranges"]  # list what was published
+            order = ["publish", "list", "stream small", "stream", "ranges"]  # list and read what was published
             run("S3", {k: cases[k] for k in order}, published, want, a.repeat)
             print(f"S3 counters (ours): {s3.counters()}")
         finally:

@@ -1,6 +1,7 @@
 """Benchmark days with the shape of real crawl days, built from real archives.
 
     python -m benchmarks.realday --out DIR --copies N [--source PATH ...] [--large-bytes B] [--seed S]
+                                 [--repeat-ids SHARE]
 
 Sources: every archive under ../shared/corpus (beside the checkout, as the other benchmarks find
 it) and the 138 real pages of benchmarks/data/heavy_pages as response records (as
@@ -21,6 +22,11 @@ Two cuts of the same records, one gzip member per record, laid out as a day of t
 * ``small``: many small archives, rolled at sizes drawn (log-uniform, seeded) from 10 KB to 2 MB,
   as a web-archive collection rotated by size;
 * ``large``: few large ones, rolled at ``--large-bytes`` (default 1 GiB).
+
+Repeated record ids: ``--repeat-ids SHARE`` (default 0.005) of the day's records, drawn seeded,
+are written a second time, byte for byte under the same WARC-Record-ID, into archives of their
+own after the day's others (in both cuts alike), as a re-uploaded or re-archived part of a
+collection holds them; ``shape.json`` counts them (``repeated_record_ids``).
 
 The day's shape (``shape.json`` beside the cuts) is measured by reading the large cut with the
 preprocess loop (lib.preprocess.pages.FileProcessor): pages are its rows, links its
@@ -52,6 +58,7 @@ DAY = dt.date(2026, 1, 15)
 CRAWLER = {"small": "collection", "large": "crawler-1"}
 ARCHIVE_SUFFIXES = (".warc.gz", ".warc", ".arc.gz", ".arc")
 SMALL_MIN, SMALL_MAX = 10_000, 2_000_000
+REPEAT_IDS = 0.005  # share of records written twice under the same id (re-uploaded captures)
 
 
 def find_archives(path: str | os.PathLike) -> list[str]:
@@ -163,11 +170,12 @@ def measure(files: list[str]) -> dict:
 
 def build_day(out: str | os.PathLike, copies: int, sources: list[str] | None = None, large_bytes: int = 1 << 30,
               seed: int = 0, heavy: bool = True, shape: bool = True, day: dt.date = DAY,
-              quiet: bool = False) -> dict:
+              quiet: bool = False, repeat_ids: float = REPEAT_IDS) -> dict:
     """Write the day of ``copies`` copies of the sources into ``out`` in both cuts; return
     ``{"small": input folder, "large": input folder, "files": {cut: [paths]}, "shape": {...}}``.
     ``sources`` default to ../shared/corpus (each archive under it); the heavy pages come too
-    unless ``heavy`` is false. ``shape=False`` skips reading the day back (links, languages)."""
+    unless ``heavy`` is false. ``shape=False`` skips reading the day back (links, languages).
+    ``repeat_ids`` of the records are written again, same id and bytes, in archives after the others."""
     if copies < 1:
         raise ValueError("copies must be >= 1")
     t0 = time.perf_counter()
@@ -190,25 +198,40 @@ def build_day(out: str | os.PathLike, copies: int, sources: list[str] | None = N
     kinds: collections.Counter = collections.Counter()
     ids: collections.Counter = collections.Counter()
     nbytes = 0
+    # drawn apart from the small cut's sizes, so that the day before its repeats is the same bytes
+    again = set(random.Random(f"repeat-ids:{seed}").sample(range(len(records) * copies),
+                                                           round(repeat_ids * len(records) * copies)))
+    repeats: list[tuple[str, str | None, bytes]] = []
+
+    def write(kind: str, rid: str | None, member: bytes) -> None:
+        nonlocal nbytes
+        nbytes += len(member)
+        for r in rollers.values():
+            r.write(member)
+        kinds[kind] += 1
+        if rid:
+            ids[rid] += 1
+
     for k in range(copies):
-        for rec in copy_records(records, domains, k):
+        for i, rec in enumerate(copy_records(records, domains, k)):
             member = gzip.compress(rec.to_bytes(), 6, mtime=0)
-            nbytes += len(member)
-            for r in rollers.values():
-                r.write(member)
-            kinds[rec.type] += 1
-            rid = rec.get("WARC-Record-ID")
-            if rid:
-                ids[rid] += 1
+            write(rec.type, rec.get("WARC-Record-ID"), member)
+            if k * len(records) + i in again:
+                repeats.append((rec.type, rec.get("WARC-Record-ID"), member))
+    for r in rollers.values():
+        r.close()  # the repeats go to archives of their own, in both cuts
+    for kind, rid, member in repeats:
+        write(kind, rid, member)
     for r in rollers.values():
         r.close()
     result = {"small": str(cut_folder(out, "small", day)), "large": str(cut_folder(out, "large", day)),
               "files": {c: r.files for c, r in rollers.items()}}
-    info = {"copies": copies, "seed": seed, "large_bytes": large_bytes, "day": day.isoformat(),
+    info = {"copies": copies, "seed": seed, "large_bytes": large_bytes, "repeat_ids": repeat_ids, "day": day.isoformat(),
             "sources": used, "sources_skipped": skipped, "renamed_domains": len(domains),
             "records": sum(kinds.values()), "records_by_type": dict(sorted(kinds.items())),
             "repeated_record_ids": sum(1 for n in ids.values() if n > 1),
             "records_with_repeated_ids": sum(n for n in ids.values() if n > 1),
+            "repeated_records_by_type": dict(sorted(collections.Counter(kd for kd, _, _ in repeats).items())),
             "compressed_bytes": nbytes, "files": {c: len(r.files) for c, r in rollers.items()},
             "file_bytes": {c: _spread([os.path.getsize(p) for p in r.files]) for c, r in rollers.items()},
             "inputs": {c: os.path.relpath(result[c], out) for c in ("small", "large")}}
@@ -251,13 +274,22 @@ def cached_day(out: str | os.PathLike, copies: int, corpus: str | os.PathLike = 
     if shape_file.exists():
         shape = json.loads(shape_file.read_text())
         same = shape.get("copies") == copies and shape.get("large_bytes") == kw.get("large_bytes", 1 << 30) \
-            and shape.get("seed") == kw.get("seed", 0) and "html_pages" in shape
+            and shape.get("seed") == kw.get("seed", 0) and "html_pages" in shape \
+            and shape.get("repeat_ids", 0) == kw.get("repeat_ids", REPEAT_IDS)
         files = {c: sorted(str(p) for p in cut_folder(out, c).rglob("*.warc.gz")) for c in CUTS}
         if same and all(len(files[c]) == shape["files"][c] for c in CUTS):
             return {**{c: str(cut_folder(out, c)) for c in CUTS}, "files": files, "shape": shape}
     if not pathlib.Path(corpus).is_dir():
         raise SystemExit(f"the real-shaped day needs the real samples: {corpus} is absent (--corpus)")
     return build_day(out, copies, [str(corpus)], **kw)
+
+
+def shared_day(copies: int, corpus: str | os.PathLike = CORPUS) -> dict:
+    """:func:`cached_day` in ``WORK/realday/real-Nx`` (benchmarks/work unless $DAILYSLICE_BENCH_WORK):
+    the day that bench_search, bench_overlap, bench_ciff_encode, bench_storage and bench_exchange share."""
+    from benchmarks import WORK
+
+    return cached_day(WORK / "realday" / f"real-{copies}x", copies, corpus)
 
 
 def preprocessed(day: dict, cut: str, cores: int, out: str | os.PathLike | None = None) -> pathlib.Path:
@@ -274,6 +306,32 @@ def preprocessed(day: dict, cut: str, cores: int, out: str | os.PathLike | None 
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     (dest / ".from").write_text(day[cut])
     return dest
+
+
+def indexed(pre: str | os.PathLike, out: str | os.PathLike, cores: int, *args: str) -> pathlib.Path:
+    """``jobs/index.py --input PRE --output OUT ARGS`` once (rerun when PRE or ARGS change)."""
+    import subprocess
+
+    out = pathlib.Path(out)
+    stamp = json.dumps([str(pre), list(args)])
+    if (out / "_SUCCESS").exists() and (out / ".from").exists() and (out / ".from").read_text() == stamp:
+        return out
+    shutil.rmtree(out, ignore_errors=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run([sys.executable, str(ROOT / "jobs" / "index.py"), "--input", str(pre), "--output", str(out),
+                    "--master", f"local[{cores}]", "--conf", "spark.ui.enabled=false", *args], check=True, cwd=ROOT,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    (out / ".from").write_text(stamp)
+    return out
+
+
+def day_index(day: dict, cut: str, cores: int) -> pathlib.Path:
+    """The index of one cut (``jobs/index.py --no-graph``, 25k documents a shard) in
+    ``CUT/index/YYYY-MM/DD``, beside ``CUT/warc`` and ``CUT/preprocessed``: ``CUT`` is then a
+    published root for the search engine. Built once (bench_search, bench_ciff_encode)."""
+    pre = preprocessed(day, cut, cores)
+    return indexed(pre, pre.parents[2] / "index" / pre.parent.name / pre.name, cores, "--docs-per-shard", "25000",
+                   "--no-graph")
 
 
 def cut_line(shape: dict, cut: str) -> str:
@@ -295,11 +353,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--large-bytes", type=int, default=1 << 30, help="roll size of the large cut (default 1 GiB)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the small cut's file sizes")
     ap.add_argument("--no-shape", action="store_true", help="skip reading the day back for links and languages")
+    ap.add_argument("--repeat-ids", type=float, default=REPEAT_IDS, metavar="SHARE",
+                    help=f"share of records written again under the same record id (default {REPEAT_IDS})")
     a = ap.parse_args(argv)
     sources = ([] if a.no_corpus else [a.corpus]) + a.source
     if not a.no_corpus and not os.path.isdir(a.corpus):
         sys.exit(f"{a.corpus} is absent: pass --corpus, or --no-corpus with --source")
-    r = build_day(a.out, a.copies, sources, a.large_bytes, a.seed, heavy=not a.no_heavy, shape=not a.no_shape)
+    r = build_day(a.out, a.copies, sources, a.large_bytes, a.seed, heavy=not a.no_heavy, shape=not a.no_shape,
+                  repeat_ids=a.repeat_ids)
     print(f"small cut (--input): {r['small']}\nlarge cut (--input): {r['large']}\nshape: {pathlib.Path(a.out) / 'shape.json'}")
 
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from lib.core import exclusions, layout, storage
 from lib.core.sparkjob import JobResult, SparkJob, empty_input
+from lib.index import graph
 from lib.index.anchors import write_day_anchors
 from lib.index.inputs import local_copy, page_files
 from lib.index.pipeline import build_index, plan_day
@@ -47,6 +48,9 @@ class IndexJob(SparkJob):
                             help="zlib level of the .ciff.gz files (default 2; docs/index.md has the speed/size trade)")
         parser.add_argument("--no-graph", dest="graph", action="store_false",
                             help="write the CIFF shards and metadata only, no web graph (graph/ absent)")
+        parser.add_argument("--graph-single-task-bytes", type=int, default=graph.SINGLE_TASK_BYTES, metavar="BYTES",
+                            help="a day of at most this many bytes of page files gets its graph in one task, "
+                                 f"larger days in two stages; 0: always two (default {graph.SINGLE_TASK_BYTES})")
         parser.add_argument("--no-anchors", dest="anchors", action="store_false",
                             help="write the web graph but not the anchor-text CIFFs (anchors-{n}.ciff.gz)")
 
@@ -69,7 +73,8 @@ class IndexJob(SparkJob):
                 with self.steps("plan"):
                     day = plan_day(inp, args.docs_per_shard, args.min_group_docs)
                 summary = build_index(spark, day, wd.path, self.steps, gzip_level=args.gzip_level,
-                                      with_graph=args.graph, date=args.date, exclusions=excl)
+                                      with_graph=args.graph, date=args.date, exclusions=excl,
+                                      graph_single_task_bytes=args.graph_single_task_bytes)
             finally:
                 shutil.rmtree(copy, ignore_errors=True)
                 shutil.rmtree(kept, ignore_errors=True)

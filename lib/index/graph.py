@@ -1,4 +1,4 @@
-"""The day's web graph from the pages' outgoing links, in two Spark stages of Python tasks.
+"""The day's web graph from the pages' outgoing links: one Spark task, or two stages of tasks.
 
 Three Parquet tables under ``ROOT/index/YYYY-MM/DD/graph/`` (docs/index.md):
 
@@ -10,11 +10,15 @@ Three Parquet tables under ``ROOT/index/YYYY-MM/DD/graph/`` (docs/index.md):
   by dst_url;
 * ``hosts/``   the host graph: src_host, dst_host, links (edges), pages (distinct source pages).
 
-Map: one task per run of consecutive page files, packed by bytes (:mod:`lib.core.packing`:
-a day in thousands of small files costs what its bytes cost), writes its edges file and
-spills its edges by key range
-(destination URL for the in-links, source host for the host graph). Reduce: one task per key
-range aggregates it (:mod:`lib.index.graph_tasks`). No edge reaches the driver: only counts.
+Two plans (:mod:`lib.index.graph_tasks` holds the tasks). A day of at most
+``single_task_bytes`` of page files (:data:`SINGLE_TASK_BYTES` by default) is ONE task: one
+DuckDB with the executor's cores as threads reads every file and writes the three tables
+from its temp tables (no spill files, no second stage). A larger day takes two stages. Map:
+one task per run of consecutive page files, packed by bytes (:mod:`lib.core.packing`: a day
+in thousands of small files costs what its bytes cost), writes its edges file and spills its
+edges by key range (destination URL for the in-links, source host for the host graph).
+Reduce: one task per key range aggregates it. Both plans give the same rows. No edge reaches
+the driver: only counts.
 """
 
 from __future__ import annotations
@@ -29,17 +33,21 @@ import pyarrow.parquet as pq
 from lib.core import packing, storage
 from lib.core.exclusions import NONE as NO_EXCLUSIONS, Exclusions
 from lib.core.sparkjob import map_tasks
-from lib.index.graph_tasks import MAX_ANCHORS, map_file, reduce_partition, write_empty
+from lib.index.graph_tasks import MAX_ANCHORS, map_file, reduce_partition, whole_day, write_empty
 
-__all__ = ["MAX_ANCHORS", "write_graph", "partitions_for"]
+__all__ = ["MAX_ANCHORS", "SINGLE_TASK_BYTES", "write_graph", "partitions_for"]
 
 #: map tasks a core gets at least (runs of files differ in links per byte)
 RUNS_PER_SLOT = 2
 #: spilled edge bytes a key range aims at (Parquet input bytes are a proxy: ~1:1)
 TARGET_PARTITION_BYTES = 256 << 20
+#: page-file bytes up to which the day is one task (what a reduce task of the two-stage plan
+#: already takes in; beyond the task's memory limit DuckDB spills, it does not grow)
+SINGLE_TASK_BYTES = TARGET_PARTITION_BYTES
 
 _MAP_SCHEMA = pa.schema([("edges", pa.int64()), ("excluded", pa.int64())])
 _REDUCE_SCHEMA = pa.schema([("inlinks", pa.int64()), ("hosts", pa.int64())])
+_WHOLE_SCHEMA = pa.schema([(c, pa.int64()) for c in ("edges", "excluded", "inlinks", "hosts")])
 
 
 def partitions_for(input_bytes: int, slots: int) -> int:
@@ -49,47 +57,76 @@ def partitions_for(input_bytes: int, slots: int) -> int:
 
 
 def write_graph(spark: Any, files: list[str], folder_uri: str, parts: int = 0,
-                input_bytes: int = 0, exclusions: Exclusions = NO_EXCLUSIONS) -> dict[str, int]:
+                input_bytes: int = 0, exclusions: Exclusions = NO_EXCLUSIONS,
+                single_task_bytes: int = SINGLE_TASK_BYTES, sizes: list[int] | None = None) -> dict[str, int]:
     """Write edges/, inlinks/ and hosts/ of the page ``files`` under ``folder_uri`` (a local
     or ``file://`` folder every executor sees); return their row counts (and, with
-    ``exclusions``, ``excluded_edges``: links to excluded pages, left out)."""
+    ``exclusions``, ``excluded_edges``: links to excluded pages, left out).
+
+    ``sizes``: the files' bytes when the caller has them (else read from the filesystem). A
+    day of at most ``single_task_bytes`` (0: never) is one task, unless ``parts`` asks for
+    that many key ranges of the two-stage plan."""
     root = storage.local_path(folder_uri)
     edges_dir, inl_dir, hst_dir = (os.path.join(root, n) for n in ("edges", "inlinks", "hosts"))
     spill = os.path.join(root, "_spill")
     for d in (edges_dir, inl_dir, hst_dir, spill):
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
+    if sizes is None:
+        sizes = [os.path.getsize(storage.local_path(f)) for f in files]
     slots = spark.sparkContext.defaultParallelism
-    parts = parts or partitions_for(input_bytes, slots)
-    runs = map_runs(files, slots)
     try:
-        mapped = map_tasks(spark, len(runs),
-                           lambda it: _map(it, runs, edges_dir, spill, parts, exclusions), _MAP_SCHEMA)
-        counts = {"edges": sum(r["edges"] for r in mapped)}
-        if exclusions:
-            counts["excluded_edges"] = sum(r["excluded"] for r in mapped)
         if not files:
             write_empty_edges(edges_dir)
-        if counts["edges"] == 0:
             write_empty(inl_dir, hst_dir)
-            counts.update(inlinks=0, hosts=0)
+            counts = {"edges": 0, "excluded": 0, "inlinks": 0, "hosts": 0}
+        elif not parts and sum(sizes) <= single_task_bytes:
+            threads = executor_cores(spark)
+            counts = map_tasks(spark, 1, lambda it: _whole(it, files, edges_dir, inl_dir, hst_dir, spill, exclusions,
+                                                           threads), _WHOLE_SCHEMA)[0]
         else:
-            reduced = map_tasks(spark, parts, lambda it: _reduce(it, spill, inl_dir, hst_dir), _REDUCE_SCHEMA)
-            counts.update(inlinks=sum(r["inlinks"] for r in reduced), hosts=sum(r["hosts"] for r in reduced))
+            counts = _two_stages(spark, files, sizes, (edges_dir, inl_dir, hst_dir, spill), slots,
+                                 parts or partitions_for(input_bytes or sum(sizes), slots), exclusions)
     finally:
         shutil.rmtree(spill, ignore_errors=True)
     for d in (edges_dir, inl_dir, hst_dir):
         open(os.path.join(d, "_SUCCESS"), "wb").close()
-    return counts
+    out = {k: int(counts[k]) for k in ("edges", "inlinks", "hosts")}
+    if exclusions:
+        out["excluded_edges"] = int(counts["excluded"])
+    return out
 
 
-def map_runs(files: list[str], slots: int) -> list[tuple[int, list[str], int]]:
+def executor_cores(spark: Any) -> int:
+    """The cores of the executor that runs the single task: ``spark.executor.cores`` when set,
+    else the default parallelism (local mode: the driver's cores)."""
+    slots = spark.sparkContext.defaultParallelism
+    cores = int(spark.sparkContext.getConf().get("spark.executor.cores", "0") or 0)
+    return max(1, min(slots, cores) if cores else slots)
+
+
+def _two_stages(spark: Any, files: list[str], sizes: list[int], dirs: tuple[str, str, str, str], slots: int,
+                parts: int, exclusions: Exclusions) -> dict[str, int]:
+    """The map stage, then (when there are edges) the reduce stage over ``parts`` key ranges."""
+    edges_dir, inl_dir, hst_dir, spill = dirs
+    runs = map_runs(files, slots, sizes)
+    mapped = map_tasks(spark, len(runs), lambda it: _map(it, runs, edges_dir, spill, parts, exclusions), _MAP_SCHEMA)
+    counts = {"edges": sum(r["edges"] for r in mapped), "excluded": sum(r["excluded"] for r in mapped)}
+    if counts["edges"] == 0:
+        write_empty(inl_dir, hst_dir)
+        return {**counts, "inlinks": 0, "hosts": 0}
+    reduced = map_tasks(spark, parts, lambda it: _reduce(it, spill, inl_dir, hst_dir), _REDUCE_SCHEMA)
+    return {**counts, "inlinks": sum(r["inlinks"] for r in reduced), "hosts": sum(r["hosts"] for r in reduced)}
+
+
+def map_runs(files: list[str], slots: int, sizes: list[int] | None = None) -> list[tuple[int, list[str], int]]:
     """The map's tasks: (number of the run's first file, its files, DuckDB threads), runs of
     consecutive ``files`` packed by bytes, :data:`RUNS_PER_SLOT` or more a core, biggest
     first. A file is never split, so a day whose bytes are mostly one file (one large
     language) has one run doing most of the work: a run gets threads in proportion to its
     share of the day's bytes, the cores the other runs leave idle."""
-    sizes = [os.path.getsize(storage.local_path(f)) for f in files]
+    if sizes is None:
+        sizes = [os.path.getsize(storage.local_path(f)) for f in files]
     runs = packing.pack_in_order(sizes, slots=slots * RUNS_PER_SLOT)
     total = max(1, sum(sizes))
     out = []
@@ -112,6 +149,14 @@ def _map(batches: Any, runs: list[tuple[int, list[str], int]], edges_dir: str, s
                for i in b.column(0).to_pylist()]
         yield pa.record_batch([pa.array([o[0] for o in out], pa.int64()), pa.array([o[1] for o in out], pa.int64())],
                               schema=_MAP_SCHEMA)
+
+
+def _whole(batches: Any, files: list[str], edges_dir: str, inl_dir: str, hst_dir: str, spill: str,
+           exclusions: Exclusions, threads: int) -> Any:
+    for b in batches:
+        for _ in b.column(0).to_pylist():
+            n = whole_day(files, edges_dir, inl_dir, hst_dir, os.path.join(spill, "_tmp", "whole"), exclusions, threads)
+            yield pa.record_batch([pa.array([v], pa.int64()) for v in n], schema=_WHOLE_SCHEMA)
 
 
 def _reduce(batches: Any, spill: str, inl_dir: str, hst_dir: str) -> Any:

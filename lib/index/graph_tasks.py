@@ -31,10 +31,10 @@ HOST_RE = r"^[A-Za-z][A-Za-z0-9+.\-]*://(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*)"
 _WS = r"[ \t\n\x0B\f\r]+"  # Java's \s (RE2's \s lacks \x0B)
 
 
-def connect(tmp: str, threads: int = 1) -> Any:
-    """A DuckDB of ``threads`` threads (one by default) with :data:`TASK_MEMORY` that spills to ``tmp``."""
+def connect(tmp: str, threads: int = 1, memory: str = TASK_MEMORY) -> Any:
+    """A DuckDB of ``threads`` threads (one by default) with ``memory`` that spills to ``tmp``."""
     os.makedirs(tmp, exist_ok=True)
-    con = duckdb.connect(config={"threads": threads, "memory_limit": TASK_MEMORY, "temp_directory": tmp,
+    con = duckdb.connect(config={"threads": threads, "memory_limit": memory, "temp_directory": tmp,
                                  "preserve_insertion_order": False})
     return con
 
@@ -57,34 +57,14 @@ def map_file(path: str | list[str], fid: int, edges_dir: str, spill: str, parts:
     retried task rewrites its own files. ``threads``: DuckDB's threads (the memory limit is
     the same whatever their number)."""
     paths = [path] if isinstance(path, str) else list(path)
-    source = "read_parquet([" + ", ".join(_q(p) for p in paths) + "])"
     con = connect(os.path.join(spill, "_tmp", f"m{fid}"), threads)
     try:
-        # the regular expressions run once per distinct destination URL and distinct anchor text,
-        # not once per edge: a day's pages link to few distinct URLs (nav bars, footers), so this
-        # takes most of the map's time away (benchmarks.md, "Web graph against DuckDB")
-        con.execute(f"""
-            CREATE TEMP TABLE e0 AS
-            SELECT src_url, l.url AS dst_url, l.anchor_text AS anchor_text, src_host
-            FROM (SELECT url AS src_url, url_host AS src_host, unnest(outgoing_links) AS l
-                  FROM {source})
-            WHERE l.url IS NOT NULL""")
-        con.execute(f"""
-            CREATE TEMP TABLE h AS
-            SELECT u, lower(regexp_extract(u, {_q(HOST_RE)}, 1)) AS host FROM (SELECT DISTINCT dst_url AS u FROM e0)""")
-        con.execute("""
-            CREATE TEMP TABLE e AS
-            SELECT src_url, dst_url, anchor_text, src_host, h.host AS dst_host FROM e0 JOIN h ON e0.dst_url = h.u""")
-        con.execute("DROP TABLE e0")
-        dropped = drop_excluded(con, exclusions) if exclusions else 0
+        dropped = edges_table(con, paths, exclusions)
         n = con.execute("SELECT count(*) FROM e").fetchone()[0]
         _copy(con, "SELECT src_url, dst_url, anchor_text, src_host, dst_host FROM e",
               os.path.join(edges_dir, f"part-{fid:05d}.parquet"))
         if n:
-            con.execute(f"""
-                CREATE TEMP TABLE an AS
-                SELECT a, trim(regexp_replace(a, {_q(_WS)}, ' ', 'g'), ' ') AS anchor
-                FROM (SELECT DISTINCT anchor_text AS a FROM e)""")
+            anchors_table(con)
             _copy_parts(con, f"""SELECT dst_url, dst_host, src_url, src_host, an.anchor AS anchor,
                                         {partition_sql('dst_url', parts)} AS p
                                  FROM e LEFT JOIN an ON e.anchor_text IS NOT DISTINCT FROM an.a""",
@@ -95,6 +75,40 @@ def map_file(path: str | list[str], fid: int, edges_dir: str, spill: str, parts:
         return n, dropped
     finally:
         con.close()
+
+
+def edges_table(con: Any, paths: list[str], exclusions: Exclusions = NO_EXCLUSIONS) -> int:
+    """Temp table ``e`` (src_url, dst_url, anchor_text, src_host, dst_host): the outgoing links
+    of the page files ``paths`` read as one, links to excluded pages left out; returns how many
+    were left out."""
+    source = "read_parquet([" + ", ".join(_q(p) for p in paths) + "])"
+    # the regular expressions run once per distinct destination URL and distinct anchor text,
+    # not once per edge: a day's pages link to few distinct URLs (nav bars, footers), so this
+    # takes most of the map's time away (benchmarks.md, "Web graph against DuckDB")
+    con.execute(f"""
+        CREATE TEMP TABLE e0 AS
+        SELECT src_url, l.url AS dst_url, l.anchor_text AS anchor_text, src_host
+        FROM (SELECT url AS src_url, url_host AS src_host, unnest(outgoing_links) AS l
+              FROM {source})
+        WHERE l.url IS NOT NULL""")
+    con.execute(f"""
+        CREATE TEMP TABLE h AS
+        SELECT u, lower(regexp_extract(u, {_q(HOST_RE)}, 1)) AS host FROM (SELECT DISTINCT dst_url AS u FROM e0)""")
+    con.execute("""
+        CREATE TEMP TABLE e AS
+        SELECT src_url, dst_url, anchor_text, src_host, h.host AS dst_host FROM e0 JOIN h ON e0.dst_url = h.u""")
+    con.execute("DROP TABLE e0")
+    con.execute("DROP TABLE h")
+    return drop_excluded(con, exclusions) if exclusions else 0
+
+
+def anchors_table(con: Any) -> None:
+    """Temp table ``an`` (a, anchor): each distinct anchor text of ``e`` and its normalized form
+    (whitespace runs as Java's ``\\s`` collapsed to one space, spaces trimmed)."""
+    con.execute(f"""
+        CREATE TEMP TABLE an AS
+        SELECT a, trim(regexp_replace(a, {_q(_WS)}, ' ', 'g'), ' ') AS anchor
+        FROM (SELECT DISTINCT anchor_text AS a FROM e)""")
 
 
 def drop_excluded(con: Any, exclusions: Exclusions, table: str = "e", column: str = "dst_url") -> int:
@@ -123,22 +137,8 @@ def reduce_partition(k: int, spill: str, inlinks_dir: str, hosts_dir: str,
         if _has_files(inl):
             src = f"read_parquet({_q(os.path.join(inl, '*.parquet'))})"
             con.execute(f"CREATE TEMP VIEW e AS SELECT * FROM {src}")
-            rows[0] = _copy(con, f"""
-                WITH c AS (
-                    SELECT dst_url, any_value(dst_host) AS dst_host, count(*) AS inlinks,
-                           count(DISTINCT src_url) AS source_pages, count(DISTINCT src_host) AS source_hosts
-                    FROM e GROUP BY dst_url),
-                f AS (
-                    SELECT dst_url, anchor, count(*) AS n FROM e WHERE length(anchor) > 0
-                    GROUP BY dst_url, anchor),
-                t AS (
-                    SELECT dst_url, list(anchor ORDER BY n DESC, anchor ASC) AS anchor_texts
-                    FROM (SELECT * FROM f QUALIFY row_number() OVER
-                          (PARTITION BY dst_url ORDER BY n DESC, anchor ASC) <= {int(max_anchors)})
-                    GROUP BY dst_url)
-                SELECT c.dst_url, c.dst_host, c.inlinks, c.source_pages, c.source_hosts,
-                       coalesce(t.anchor_texts, []::VARCHAR[]) AS anchor_texts
-                FROM c LEFT JOIN t USING (dst_url) ORDER BY c.dst_url""",
+            rows[0] = _copy(con, inlinks_sql("SELECT dst_url, anchor, count(*) AS n FROM e WHERE length(anchor) > 0 "
+                                             "GROUP BY dst_url, anchor", max_anchors),
                 os.path.join(inlinks_dir, f"part-{k:05d}.parquet"))
         if _has_files(hst):
             src = f"read_parquet({_q(os.path.join(hst, '*.parquet'))})"
@@ -149,6 +149,60 @@ def reduce_partition(k: int, spill: str, inlinks_dir: str, hosts_dir: str,
         return rows[0], rows[1]
     finally:
         con.close()
+
+
+def inlinks_sql(freq_sql: str, max_anchors: int = MAX_ANCHORS) -> str:
+    """The in-links of the edges ``e`` (dst_url, dst_host, src_url, src_host), sorted by dst_url;
+    ``freq_sql`` gives (dst_url, anchor, n): each URL's non-empty normalized anchors and their counts."""
+    return f"""
+        WITH c AS (
+            SELECT dst_url, any_value(dst_host) AS dst_host, count(*) AS inlinks,
+                   count(DISTINCT src_url) AS source_pages, count(DISTINCT src_host) AS source_hosts
+            FROM e GROUP BY dst_url),
+        f AS ({freq_sql}),
+        t AS (
+            SELECT dst_url, list(anchor ORDER BY n DESC, anchor ASC) AS anchor_texts
+            FROM (SELECT * FROM f QUALIFY row_number() OVER
+                  (PARTITION BY dst_url ORDER BY n DESC, anchor ASC) <= {int(max_anchors)})
+            GROUP BY dst_url)
+        SELECT c.dst_url, c.dst_host, c.inlinks, c.source_pages, c.source_hosts,
+               coalesce(t.anchor_texts, []::VARCHAR[]) AS anchor_texts
+        FROM c LEFT JOIN t USING (dst_url) ORDER BY c.dst_url"""
+
+
+def whole_day(paths: list[str], edges_dir: str, inlinks_dir: str, hosts_dir: str, tmp: str,
+              exclusions: Exclusions = NO_EXCLUSIONS, threads: int = 1,
+              max_anchors: int = MAX_ANCHORS) -> tuple[int, int, int, int]:
+    """The three tables of the page files ``paths`` in one DuckDB (``threads`` threads, a
+    memory limit of :data:`TASK_MEMORY` per thread, spilling to ``tmp``): the single-task plan
+    of a small day, no spill files and no second stage. Writes ``part-00000.parquet`` in each
+    folder (inlinks sorted by dst_url); returns (edges, edges left out as excluded, inlinks, hosts)."""
+    con = connect(tmp, threads, memory=_times(TASK_MEMORY, threads))
+    try:
+        dropped = edges_table(con, paths, exclusions)
+        n = _copy(con, "SELECT src_url, dst_url, anchor_text, src_host, dst_host FROM e",
+                  os.path.join(edges_dir, "part-00000.parquet"))
+        if not n:
+            write_empty(inlinks_dir, hosts_dir)
+            return 0, dropped, 0, 0
+        anchors_table(con)
+        # anchors counted per raw text first (fewer rows than edges), then per normalized text
+        freq = """SELECT g.dst_url, an.anchor, sum(g.n) AS n
+                  FROM (SELECT dst_url, anchor_text, count(*) AS n FROM e GROUP BY dst_url, anchor_text) g
+                  JOIN an ON g.anchor_text IS NOT DISTINCT FROM an.a
+                  WHERE length(an.anchor) > 0 GROUP BY g.dst_url, an.anchor"""
+        inl = _copy(con, inlinks_sql(freq, max_anchors), os.path.join(inlinks_dir, "part-00000.parquet"))
+        hst = _copy(con, """SELECT src_host, dst_host, count(*) AS links, count(DISTINCT src_url) AS pages
+                            FROM e GROUP BY src_host, dst_host""", os.path.join(hosts_dir, "part-00000.parquet"))
+        return n, dropped, inl, hst
+    finally:
+        con.close()
+
+
+def _times(size: str, k: int) -> str:
+    """``k`` times a DuckDB size such as ``1GB``."""
+    num = size.rstrip("KMGTB")
+    return f"{int(num) * k}{size[len(num):]}"
 
 
 def write_empty(inlinks_dir: str, hosts_dir: str) -> None:

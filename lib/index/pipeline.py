@@ -56,14 +56,17 @@ def plan_day(inp: str, docs_per_shard: int, min_group_docs: int) -> DayPlan:
 
 def build_index(spark: Any, day: DayPlan, work: str, steps: Steps, *, gzip_level: int = 2,
                 with_graph: bool = True, date: dt.date | None = None,
-                exclusions: Exclusions = NO_EXCLUSIONS) -> dict[str, Any]:
+                exclusions: Exclusions = NO_EXCLUSIONS,
+                graph_single_task_bytes: int = graph.SINGLE_TASK_BYTES) -> dict[str, Any]:
     """Write the day's shards, metadata and (``with_graph``) graph into ``work``; returns the
-    statistics, with ``seconds`` of the steps (``steps``: ``map``, ``write``, ``graph``)."""
+    statistics, with ``seconds`` of the steps (``steps``: ``map``, ``write``, ``graph``).
+    ``graph_single_task_bytes``: the largest day whose graph is one task (lib.index.graph)."""
     os.makedirs(work, exist_ok=True)
     # The graph is independent of the shards: its jobs run beside the index stage (Spark
     # takes jobs from several threads), filling the cores the index stage leaves idle.
     pool = ThreadPoolExecutor(1, thread_name_prefix="graph")
-    graph_job = pool.submit(_graph, spark, day, os.path.join(work, "graph"), steps, exclusions) \
+    graph_job = pool.submit(_graph, spark, day, os.path.join(work, "graph"), steps, exclusions,
+                            graph_single_task_bytes) \
         if with_graph else None
     try:
         summary = _index(spark, day, work, steps, gzip_level, date)
@@ -82,10 +85,11 @@ def build_index(spark: Any, day: DayPlan, work: str, steps: Steps, *, gzip_level
     return summary
 
 
-def _graph(spark: Any, day: DayPlan, folder: str, steps: Steps, exclusions: Exclusions) -> dict[str, int]:
-    with steps("graph"):
-        return graph.write_graph(spark, [f[0] for f in day.files], folder,
-                                 input_bytes=sum(f[2] for f in day.files), exclusions=exclusions)
+def _graph(spark: Any, day: DayPlan, folder: str, steps: Steps, exclusions: Exclusions,
+           single_task_bytes: int) -> dict[str, int]:
+    with steps("graph"):  # the plan's file sizes: no second listing of the day
+        return graph.write_graph(spark, [f[0] for f in day.files], folder, exclusions=exclusions,
+                                 single_task_bytes=single_task_bytes, sizes=[f[2] for f in day.files])
 
 
 def map_runs(files: list[tuple[str, str, int]], slots: int) -> list[tuple[int, list[tuple[str, str]]]]:

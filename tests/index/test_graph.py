@@ -3,6 +3,7 @@ tests/index/spark_graph_oracle.py) and against counts in Python."""
 
 from __future__ import annotations
 
+import os
 import random
 from collections import Counter, defaultdict
 
@@ -59,8 +60,10 @@ def _spark_rows(df) -> list[tuple]:
 
 
 def _assert_equals_oracle(spark, inp: str, out, parts: int) -> dict:
+    """The tables of ``inp`` equal the oracle's: ``parts`` key ranges of the two-stage plan,
+    or (``parts`` 0) the single-task plan."""
     files = [f[0] for f in input_files(inp)]
-    counts = graph.write_graph(spark, files, str(out), parts=parts)
+    counts = graph.write_graph(spark, files, str(out), parts=parts, single_task_bytes=1 << 40)
     e = oracle.edges(read_links(spark, inp))
     want = {"edges": _spark_rows(e), "inlinks": _spark_rows(oracle.inlinks(e)), "hosts": _spark_rows(oracle.hosts(e))}
     for name, rows in want.items():
@@ -75,14 +78,14 @@ def _assert_equals_oracle(spark, inp: str, out, parts: int) -> dict:
     return counts
 
 
-@pytest.mark.parametrize("parts", [1, 4])
+@pytest.mark.parametrize("parts", [0, 1, 4])  # 0: the single-task plan
 def test_graph_equals_the_spark_sql_oracle(spark, tmp_path, parts):
     inp = _write_day(tmp_path / "day", _pages(random.Random(7), 300), files=5)
     counts = _assert_equals_oracle(spark, inp, tmp_path / "g", parts)
     assert counts["edges"] > 1000 and counts["inlinks"] > 20
     # the key ranges split the in-links: no dst_url in two files
     seen = [pq.read_table(f, columns=["dst_url"]).column(0).to_pylist() for f in (tmp_path / "g" / "inlinks").glob("*.parquet")]
-    assert len(seen) == parts
+    assert len(seen) == max(1, parts)
     assert sum(len(s) for s in seen) == len(set().union(*map(set, seen)))
 
 
@@ -95,8 +98,9 @@ def test_graph_of_real_preprocessed_pages_equals_the_oracle(spark, corpus, tmp_p
         (warc / name.replace("/", "-")).write_bytes((corpus / name).read_bytes())
     pre = tmp_path / "pre"
     assert preprocess.main(["--input", str(warc), "--output", str(pre)], spark=spark) == 0
-    counts = _assert_equals_oracle(spark, str(pre), tmp_path / "g", parts=3)
-    assert counts["edges"] > 1000
+    for parts in (3, 0):
+        counts = _assert_equals_oracle(spark, str(pre), tmp_path / f"g{parts}", parts=parts)
+        assert counts["edges"] > 1000
 
 
 def test_inlinks_and_hosts_count_links_distinct_pages_and_hosts(spark, tmp_path):
@@ -123,13 +127,36 @@ def test_inlinks_and_hosts_count_links_distinct_pages_and_hosts(spark, tmp_path)
     assert sum(v[0] for v in hosts.values()) == len(rows)
 
 
-def test_a_day_without_links_gives_empty_tables_with_their_columns(spark, tmp_path):
+@pytest.mark.parametrize("single", [0, 1 << 40], ids=["two-stage", "single-task"])
+@pytest.mark.parametrize("links", [True, False], ids=["no-links", "no-files"])
+def test_a_day_without_links_gives_empty_tables_with_their_columns(spark, tmp_path, single, links):
     inp = _write_day(tmp_path / "day", [{"url": "https://a.example/", "url_host": "a.example", "outgoing_links": []}], 1)
-    counts = graph.write_graph(spark, [f[0] for f in input_files(inp)], str(tmp_path / "g"))
+    files = [f[0] for f in input_files(inp)] if links else []
+    counts = graph.write_graph(spark, files, str(tmp_path / "g"), single_task_bytes=single)
     assert counts == {"edges": 0, "inlinks": 0, "hosts": 0}
-    assert pq.read_table(tmp_path / "g" / "inlinks").column_names == [
-        "dst_url", "dst_host", "inlinks", "source_pages", "source_hosts", "anchor_texts"]
-    assert pq.read_table(tmp_path / "g" / "hosts").column_names == ["src_host", "dst_host", "links", "pages"]
+    want = {"edges": [("src_url", "string"), ("dst_url", "string"), ("anchor_text", "string"), ("src_host", "string"),
+                      ("dst_host", "string")],
+            "inlinks": [("dst_url", "string"), ("dst_host", "string"), ("inlinks", "int64"), ("source_pages", "int64"),
+                        ("source_hosts", "int64"), ("anchor_texts", "list<element: string>")],
+            "hosts": [("src_host", "string"), ("dst_host", "string"), ("links", "int64"), ("pages", "int64")]}
+    for name, cols in want.items():
+        t = pq.read_table(tmp_path / "g" / name)
+        assert t.num_rows == 0 and [(f.name, str(f.type)) for f in t.schema] == cols, name
+        assert (tmp_path / "g" / name / "_SUCCESS").exists()
+    assert not (tmp_path / "g" / "_spill").exists()
+
+
+def test_the_plan_follows_the_day_s_bytes(spark, tmp_path):
+    """A day up to single_task_bytes is one task (one file per table), a larger one two stages
+    (a file per key range); 0 never takes one task; an explicit ``parts`` takes two stages."""
+    inp = _write_day(tmp_path / "day", _pages(random.Random(3), 80), files=4)
+    files = [f[0] for f in input_files(inp)]
+    size, slots = sum(os.path.getsize(f) for f in files), spark.sparkContext.defaultParallelism
+    for single, parts, want in ((size, 0, 1), (size - 1, 0, slots), (0, 0, slots), (size, slots + 1, slots + 1)):
+        out = tmp_path / f"g-{single}-{parts}"
+        graph.write_graph(spark, files, str(out), parts=parts, single_task_bytes=single)
+        assert len(list((out / "inlinks").glob("*.parquet"))) == want, (single, parts)
+        assert len(list((out / "edges").glob("*.parquet"))) == (1 if want == 1 else len(graph.map_runs(files, slots)))
 
 
 def test_partitions_grow_with_the_day_so_a_reduce_task_s_input_is_bounded():
