@@ -53,6 +53,11 @@ PAGE_COLUMNS: list[tuple[str, pa.DataType, str]] = [
 
 PAGE_SCHEMA = pa.schema([pa.field(n, t) for n, t, _ in PAGE_COLUMNS])
 
+#: page columns a run adds only when asked (jobs/preprocess.py's option of the same name)
+OPT_IN_PAGE_COLUMNS: list[tuple[str, pa.DataType, str]] = [
+    ("main_html", pa.string(), "with --main-html only: the main content (the text of plain_text) as HTML with structural tags only: p, h1-h6, ul/ol/li, table/caption/tr/td/th, pre/code, blockquote, br, and a with its href resolved to an absolute http(s) URL; text and attribute values escaped, every element closed; empty when plain_text is (docs/maintext.md)"),
+]
+
 #: One row per capture record (response, revisit, resource) of every input file.
 CAPTURE_COLUMNS: list[tuple[str, pa.DataType, str]] = [
     ("url", pa.string(), "WARC-Target-URI"),

@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 
 from lib.core import atomic, layout, locations, s3, storage
 from lib.core.exclusions import NONE as NO_EXCLUSIONS, Exclusions
-from lib.core.schema import CAPTURE_SCHEMA, PAGE_SCHEMA
+from lib.core.schema import CAPTURE_SCHEMA, OPT_IN_PAGE_COLUMNS, PAGE_SCHEMA
 from lib.html import walk
 from lib.preprocess import enrich as enrichment, health
 from lib.preprocess.pages import FileProcessor
@@ -111,11 +111,11 @@ def _write_captures(out_dir: str, name: str, captures: list[dict[str, Any]]) -> 
 
 def _read_one(uri: str, size: int, name: str, writer: LanguageWriter, captures: list[dict[str, Any]],
               max_page_bytes: int, batch_rows: int, exclusions: Exclusions,
-              plugins: list[enrichment.Plugin]) -> dict[str, Any]:
+              plugins: list[enrichment.Plugin], main_html: bool = False) -> dict[str, Any]:
     """Stream one archive into ``writer`` and ``captures``; returns its result row (no outputs)."""
     s3_before = s3.counters()
     enrich = enrichment.Enrichment(list(plugins))  # one per archive: its report is the archive's
-    proc = FileProcessor(uri, max_page_bytes, name=name, exclusions=exclusions, enrich=enrich)
+    proc = FileProcessor(uri, max_page_bytes, name=name, exclusions=exclusions, enrich=enrich, main_html=main_html)
     proc.stats.bytes = size
     buf: list[dict[str, Any]] = []
     try:
@@ -147,7 +147,8 @@ def _read_one(uri: str, size: int, name: str, writer: LanguageWriter, captures: 
 
 def process_task(files: list[tuple[str, int]], out_dir: str, max_page_bytes: int, batch_rows: int,
                  input_root: str | None = None, exclusions: Exclusions = NO_EXCLUSIONS,
-                 file_bytes: int = FILE_BYTES, plugins: list[enrichment.Plugin] = ()) -> list[dict[str, Any]]:
+                 file_bytes: int = FILE_BYTES, plugins: list[enrichment.Plugin] = (),
+                 main_html: bool = False) -> list[dict[str, Any]]:
     """Process one task's archives in the order given (the plan gives them in name order: the
     order of their pages in the output); returns one RESULT_SCHEMA row per archive, the first
     carrying the task's output files. Ids and output names derive from the archives' paths below
@@ -155,9 +156,9 @@ def process_task(files: list[tuple[str, int]], out_dir: str, max_page_bytes: int
     names = [locations.archive_name(uri, input_root) if input_root else uri for uri, _ in files]
     name = task_name(names)
     writer = LanguageWriter(storage.local_path(out_dir), name, file_bytes,
-                            enrichment.schema_with(FILE_SCHEMA, list(plugins)))
+                            enrichment.schema_with(file_schema(main_html), list(plugins)))
     captures: list[dict[str, Any]] = []
-    rows = [_read_one(uri, size, arc, writer, captures, max_page_bytes, batch_rows, exclusions, plugins)
+    rows = [_read_one(uri, size, arc, writer, captures, max_page_bytes, batch_rows, exclusions, plugins, main_html)
             for (uri, size), arc in zip(files, names)]
     if rows:
         rows[0]["outputs"] = writer.close() + [_write_captures(out_dir, name, captures)]
@@ -166,7 +167,7 @@ def process_task(files: list[tuple[str, int]], out_dir: str, max_page_bytes: int
 
 def make_mapper(files: list[tuple[str, int]], tasks: list[list[int]], out_dir: str, max_page_bytes: int,
                 batch_rows: int, input_root: str | None = None, exclusions: Exclusions = NO_EXCLUSIONS,
-                file_bytes: int = FILE_BYTES, plugins: list[enrichment.Plugin] = ()):
+                file_bytes: int = FILE_BYTES, plugins: list[enrichment.Plugin] = (), main_html: bool = False):
     """The :func:`lib.core.sparkjob.map_tasks` function: input rows carry indexes into ``tasks``,
     each a list of indexes into ``files`` (found below ``input_root``)."""
 
@@ -174,10 +175,20 @@ def make_mapper(files: list[tuple[str, int]], tasks: list[list[int]], out_dir: s
         for batch in batches:
             for t in batch.column(0).to_pylist():
                 rows = process_task([files[i] for i in tasks[t]], out_dir, max_page_bytes, batch_rows,
-                                    input_root, exclusions, file_bytes, plugins)
+                                    input_root, exclusions, file_bytes, plugins, main_html)
                 yield pa.RecordBatch.from_pylist(rows, schema=RESULT_SCHEMA)
 
     return mapper
+
+
+def file_schema(main_html: bool = False) -> pa.Schema:
+    """The schema of a page file: FILE_SCHEMA, plus main_html when asked. It is marked as a
+    plugin's column is (field metadata ``dailyslice.enricher``), so that the index carries it
+    into the metadata store as it carries theirs (lib.index.owi.plugin_fields)."""
+    schema = FILE_SCHEMA
+    for name, type_, _ in OPT_IN_PAGE_COLUMNS if main_html else ():
+        schema = schema.append(pa.field(name, type_).with_metadata({enrichment.PLUGIN_KEY: name}))
+    return schema
 
 
 def remove_strays(out_dir: str, results: list[dict[str, Any]]) -> int:
