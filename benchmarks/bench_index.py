@@ -21,7 +21,7 @@ The default, ``--day own``, is the synthetic day below (large, but not real-shap
    (launcher, JVM, Python workers), sampled every 0.2 s. The first run's shards are checked
    against the old code's golden digests (tests/data/index_golden/) when there is one for
    this input. The driver JVM maps
-   Spark's classes from the class archive of lib/core/jvm_cache.py, like every run after the
+   Spark's classes from the class archive of lib/runtime/jvm_cache.py, like every run after the
    first on a machine; without one yet, an untimed run writes it first.
 4. Anserini: IndexCollection (DefaultLuceneDocumentGenerator, English analyzer with Porter
    stemming, no positions, -threads CORES) from the fat jar inside the pyserini source
@@ -57,7 +57,7 @@ import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
-from lib.core.schema import PAGE_SCHEMA  # noqa: E402
+from lib.pages.schema import PAGE_SCHEMA  # noqa: E402
 
 WORK = BENCH_WORK / "index"
 TOOLS = ROOT / "benchmarks" / "work" / "index" / "tools"  # a download cache: not moved by $DAILYSLICE_BENCH_WORK
@@ -209,9 +209,9 @@ def anserini_tools() -> tuple[str, str]:
 
 def ensure_class_archive(day: pathlib.Path, cores: int, docs_per_shard: int) -> float | None:
     """The nightly job runs on a machine where it ran before, so its driver JVM maps Spark's
-    classes from the archive of lib/core/jvm_cache.py. When there is none yet, one untimed run
+    classes from the archive of lib/runtime/jvm_cache.py. When there is none yet, one untimed run
     writes it; returns that run's wall time (what the very first run on a machine costs)."""
-    from lib.core import jvm_cache
+    from lib.runtime import jvm_cache
 
     p = jvm_cache.plan(HEAP)
     if p is None or not p.creating:
@@ -450,7 +450,7 @@ def main() -> None:
         ours["golden"] = alone[0]["golden"]
     lines += ["", f"Shards against the old code's golden digests ({golden.name}): "
               f"{alone[0]['golden'] or 'no golden for this input'}."]
-    lines += ["", "Ours maps Spark's classes from the driver JVM's class archive (lib/core/jvm_cache.py), as every run after"
+    lines += ["", "Ours maps Spark's classes from the driver JVM's class archive (lib/runtime/jvm_cache.py), as every run after"
               " the first on a machine does" + (f"; this benchmark's first run, which wrote it, took {first:.1f} s." if first else ".")]
     lines += ["", f"Our job's steps (s, median run without the graph): {json.dumps(ours['steps'])}; {tot['postings']:,} postings,"
               f" {tot['terms']:,} terms (sum over shards), {tot['total_terms']:,} tokens indexed.", ""]

@@ -25,11 +25,13 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from lib.core import exclusions, layout, storage
-from lib.core.sparkjob import EXIT_UNHEALTHY, DayJobOptions, JobResult, SparkJob, empty_input, map_tasks
-from lib.core.schema import PAGE_SCHEMA
+from lib.pages import exclusions
+
+from lib.store import layout, storage
+from lib.runtime.sparkjob import EXIT_UNHEALTHY, DayJobOptions, JobResult, SparkJob, empty_input, map_tasks
+from lib.pages.schema import PAGE_SCHEMA
 from lib.preprocess import enrich, health, plan
-from lib.preprocess.inputs import input_record
+from lib.preprocess.input_manifest import input_record
 from lib.preprocess.tasks import FILE_BYTES, RESULT_SCHEMA, make_mapper, merge_results, remove_strays
 from lib.warc.records import ARCHIVE_SUFFIXES
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pathlib
 
-from lib.core.schema import CAPTURE_COLUMNS, OPT_IN_PAGE_COLUMNS, PAGE_COLUMNS
+from lib.pages.schema import CAPTURE_COLUMNS, OPT_IN_PAGE_COLUMNS, PAGE_COLUMNS
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()

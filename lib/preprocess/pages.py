@@ -23,8 +23,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Iterator
 
-from lib.core import weburls
-from lib.core.exclusions import NONE as NO_EXCLUSIONS, Exclusions
+from lib.pages import weburls
+from lib.pages.exclusions import NONE as NO_EXCLUSIONS, Exclusions
 from lib.html.charset import decode_html
 from lib.html.content import extract
 from lib.preprocess import langid

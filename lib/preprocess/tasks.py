@@ -20,9 +20,9 @@ from typing import Any, Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lib.core import atomic, layout, locations, s3, storage
-from lib.core.exclusions import NONE as NO_EXCLUSIONS, Exclusions
-from lib.core.schema import CAPTURE_SCHEMA, OPT_IN_PAGE_COLUMNS, PAGE_SCHEMA
+from lib.store import atomic, layout, locations, s3, storage
+from lib.pages.exclusions import NONE as NO_EXCLUSIONS, Exclusions
+from lib.pages.schema import CAPTURE_SCHEMA, OPT_IN_PAGE_COLUMNS, PAGE_SCHEMA, ROW_GROUP_ROWS
 from lib.html import walk
 from lib.preprocess import enrich as enrichment, health
 from lib.preprocess.pages import FileProcessor
@@ -32,7 +32,6 @@ from lib.preprocess.plan import task_name
 RESULT_SCHEMA = pa.schema([("file", pa.string()), ("stats", pa.string()), ("errors", pa.string()),
                            ("outputs", pa.list_(pa.string()))])
 FILE_SCHEMA = PAGE_SCHEMA.remove(PAGE_SCHEMA.get_field_index("language"))
-ROW_GROUP_ROWS = 20_000
 BUFFER_BYTES = 96 << 20  # pages held before a row group is written, over all languages
 FILE_BYTES = 128 << 20  # a language's Parquet file of a task is closed, and the next begun, at this size
 
@@ -152,7 +151,7 @@ def process_task(files: list[tuple[str, int]], out_dir: str, max_page_bytes: int
     """Process one task's archives in the order given (the plan gives them in name order: the
     order of their pages in the output); returns one RESULT_SCHEMA row per archive, the first
     carrying the task's output files. Ids and output names derive from the archives' paths below
-    ``input_root`` (:func:`lib.core.locations.archive_name`), not from where they are read."""
+    ``input_root`` (:func:`lib.store.locations.archive_name`), not from where they are read."""
     names = [locations.archive_name(uri, input_root) if input_root else uri for uri, _ in files]
     name = task_name(names)
     writer = LanguageWriter(storage.local_path(out_dir), name, file_bytes,
@@ -168,7 +167,7 @@ def process_task(files: list[tuple[str, int]], out_dir: str, max_page_bytes: int
 def make_mapper(files: list[tuple[str, int]], tasks: list[list[int]], out_dir: str, max_page_bytes: int,
                 batch_rows: int, input_root: str | None = None, exclusions: Exclusions = NO_EXCLUSIONS,
                 file_bytes: int = FILE_BYTES, plugins: list[enrichment.Plugin] = (), main_html: bool = False):
-    """The :func:`lib.core.sparkjob.map_tasks` function: input rows carry indexes into ``tasks``,
+    """The :func:`lib.runtime.sparkjob.map_tasks` function: input rows carry indexes into ``tasks``,
     each a list of indexes into ``files`` (found below ``input_root``)."""
 
     def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
