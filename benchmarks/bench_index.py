@@ -4,7 +4,7 @@
     python -m benchmarks.bench_index --day real [--copies 10]   # the real-shaped day, both cuts
 
 ``--day real`` indexes the real-shaped day of benchmarks/realday.py in both cuts against Anserini
-with its per-language analyzers (bench_index_real.real_shaped), its shape beside each figure.
+with its per-language analyzers (bench_index_real's run, started as a process), its shape beside each figure.
 The default, ``--day own``, is the synthetic day below (large, but not real-shaped):
 
 1. Real text: the shared crawl samples (../shared/corpus) go through jobs/preprocess.py once;
@@ -53,6 +53,7 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 from benchmarks import WORK as BENCH_WORK  # noqa: E402
+from benchmarks import realday  # noqa: E402
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
@@ -375,14 +376,14 @@ def main() -> None:
                     help="index the --docs day this many times over (copy_inputs: distinct URLs and ids, same texts);"
                          " with --day real, the copies of the real-shaped day")
     ap.add_argument("--driver-memory", default=HEAP, help=f"our driver (and, in local mode, executor) heap (default {HEAP})")
-    from benchmarks.bench_index_real import add_day_options, real_shaped
-
-    add_day_options(ap, "own")
+    realday.add_day_options(ap, "own")
     a = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
-    if a.day == "real":  # --copies: of the real-shaped day here, not of the synthetic one
-        report(real_shaped(a), a.append)
-        return
+    if a.day == "real":  # bench_index_real's run of the real-shaped day (--copies: of that day)
+        argv = ["--day", "real", "--copies", str(a.copies), "--corpus", a.corpus, "--cores", str(a.cores),
+                "--repeat", str(a.repeat), "--docs-per-shard", str(a.docs_per_shard)]
+        argv += ["--no-full"] * a.no_full + ["--append"] * a.append
+        raise SystemExit(subprocess.call([sys.executable, "-m", "benchmarks.bench_index_real", *argv], cwd=ROOT))
     pool = text_pool(a.cores)
     t = time.time()
     day, jsonl, nbytes = write_inputs(a.docs, a.words, a.seed, pool)
