@@ -9,7 +9,7 @@ DEMO_ROOT ?= demo
 DEMO_DATE ?= 2026-01-15
 DEMO_SERVE ?= auto
 
-.PHONY: setup system-deps test demo demo-s3 clean
+.PHONY: setup system-deps lint test demo demo-s3 clean
 
 $(VENV)/.installed: pyproject.toml setup.py lib/html/native/lexwalk.c lib/serve/native/maxscore.c
 	python3 -m venv $(VENV)
@@ -22,7 +22,12 @@ setup: $(VENV)/.installed
 system-deps:
 	bash scripts/install-system-deps.sh
 
-test: system-deps setup
+# ruff: the linter and the formatter's check ([tool.ruff] in pyproject.toml; `ruff format .` fixes the format)
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+test: system-deps setup lint
 	@$(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
 

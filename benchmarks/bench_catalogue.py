@@ -5,7 +5,8 @@ synthetic capture days, then DuckDB query latency, look-ups by payload digest an
     python -m benchmarks.bench_catalogue --root ROOT   # only the digest look-ups, on days already built
 
 The digest rows time ``query.digest`` (DuckDB over the side table sorted by digest: one row
-group read per day file) for one digest and for a batch of many digests, against its peer: DuckDB scanning every day's ``_captures`` for the same digests (the only way
+group read per day file) for one digest and for a batch of many digests, against its peer: DuckDB scanning
+every day's ``_captures`` for the same digests (the only way
 without the side table), and print the ratio.
 
 Writes ``--days`` preprocess-shaped days (``_captures`` Parquet per lib.pages.schema, no pages)
@@ -27,7 +28,6 @@ import pathlib
 import platform
 import random
 import shutil
-import sys
 import time
 
 import pyarrow as pa  # noqa: E402
@@ -57,7 +57,13 @@ def digest_rows(root: str, batch: int, reps: int = 5) -> list[tuple[str, str, st
     days = urldb.read_state(db)["days"]
     files = digests.day_files(db, days)
     keys = pc.unique(pq.read_table(files, columns=["digest"]).column("digest")).to_pylist()
-    caps = [f for d in days for f in sorted(glob.glob(os.path.join(query.day_dir(root, dt.date.fromisoformat(d)), "_captures", "*.parquet")))]
+    caps = [
+        f
+        for d in days
+        for f in sorted(
+            glob.glob(os.path.join(query.day_dir(root, dt.date.fromisoformat(d)), "_captures", "*.parquet"))
+        )
+    ]
     n_caps = sum(pq.read_metadata(f).num_rows for f in caps)
     rng = random.Random(7)
     singles = rng.sample(keys, min(reps, len(keys)))
@@ -73,14 +79,18 @@ def digest_rows(root: str, batch: int, reps: int = 5) -> list[tuple[str, str, st
         return min(times), n
 
     def duck(ks):  # the same fields as query.digest, as Python rows
-        return con.execute("SELECT payload_digest, url, warc_date, record_type, http_status, mime_type, warc_file, "
-                           "warc_offset, warc_length FROM read_parquet(?) WHERE payload_digest IN (SELECT unnest(?))",
-                           [caps, ks]).fetchall()
+        return con.execute(
+            "SELECT payload_digest, url, warc_date, record_type, http_status, mime_type, warc_file, "
+            "warc_offset, warc_length FROM read_parquet(?) WHERE payload_digest IN (SELECT unnest(?))",
+            [caps, ks],
+        ).fetchall()
 
     def duck_arrow(ks):
-        return con.sql("SELECT payload_digest, url, warc_date, record_type, http_status, mime_type, warc_file, "
-                       "warc_offset, warc_length FROM read_parquet(?) WHERE payload_digest IN (SELECT unnest(?))",
-                       params=[caps, ks]).to_arrow_table()
+        return con.sql(
+            "SELECT payload_digest, url, warc_date, record_type, http_status, mime_type, warc_file, "
+            "warc_offset, warc_length FROM read_parquet(?) WHERE payload_digest IN (SELECT unnest(?))",
+            params=[caps, ks],
+        ).to_arrow_table()
 
     def ours_arrow(ks):
         return digests.lookup(files, ks, con)
@@ -94,13 +104,22 @@ def digest_rows(root: str, batch: int, reps: int = 5) -> list[tuple[str, str, st
     t_duck_arrow, _ = best(lambda ks: duck_arrow(ks).num_rows * [0], [many, many])
     shape = f"{len(days)} days, {n_caps:,} captures, {len(keys):,} distinct digests, {len(files)} side-table files"
     return [
-        ("digest, one", f"{t_one * 1000:.1f} ms", f"{n1} rows; {shape}; DuckDB scan of the captures "
-         f"{t_duck1 * 1000:.0f} ms ({t_duck1 / t_one:.0f}x)"),
-        (f"digest, batch of {len(many):,}", f"{t_batch * 1000:.0f} ms",
-         f"{t_batch / len(many) * 1e6:.0f} us per digest, {nb:,} rows as dicts; DuckDB scan {t_duckb * 1000:.0f} ms "
-         f"as tuples ({t_duckb / t_batch:.1f}x)"),
-        (f"digest, batch of {len(many):,}, Arrow", f"{t_arrow * 1000:.0f} ms",
-         f"digests.lookup; DuckDB scan to Arrow {t_duck_arrow * 1000:.0f} ms ({t_duck_arrow / t_arrow:.1f}x)"),
+        (
+            "digest, one",
+            f"{t_one * 1000:.1f} ms",
+            f"{n1} rows; {shape}; DuckDB scan of the captures {t_duck1 * 1000:.0f} ms ({t_duck1 / t_one:.0f}x)",
+        ),
+        (
+            f"digest, batch of {len(many):,}",
+            f"{t_batch * 1000:.0f} ms",
+            f"{t_batch / len(many) * 1e6:.0f} us per digest, {nb:,} rows as dicts; DuckDB scan {t_duckb * 1000:.0f} ms "
+            f"as tuples ({t_duckb / t_batch:.1f}x)",
+        ),
+        (
+            f"digest, batch of {len(many):,}, Arrow",
+            f"{t_arrow * 1000:.0f} ms",
+            f"digests.lookup; DuckDB scan to Arrow {t_duck_arrow * 1000:.0f} ms ({t_duck_arrow / t_arrow:.1f}x)",
+        ),
     ]
 
 
@@ -159,8 +178,13 @@ def main() -> None:
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--batch", type=int, default=10_000, help="digests per batch look-up (default %(default)s)")
     ap.add_argument("--root", help="only time the digest look-ups on this ROOT's built days (catalogue run)")
-    ap.add_argument("--replicate", type=int, default=1, metavar="N",
-                    help="with --root: first copy the built days N times under later dates (a longer history)")
+    ap.add_argument(
+        "--replicate",
+        type=int,
+        default=1,
+        metavar="N",
+        help="with --root: first copy the built days N times under later dates (a longer history)",
+    )
     args = ap.parse_args()
     if args.root:
         if args.replicate > 1:
@@ -176,15 +200,21 @@ def main() -> None:
 
     from pyspark.sql import SparkSession
 
+    from jobs import catalogue
     from lib.catalogue import query
+    from lib.runtime.sparkjob import use_this_python
     from lib.serve.app import create_app
     from lib.serve.server import ServerThread
-    from jobs import catalogue
-    from lib.runtime.sparkjob import use_this_python
 
     use_this_python()  # the workers need the venv's packages (pandas, pyarrow) when it is not activated
-    spark = (SparkSession.builder.master(args.master).config("spark.sql.shuffle.partitions", "8")
-             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false").config("spark.driver.memory", "4g").getOrCreate())
+    spark = (
+        SparkSession.builder.master(args.master)
+        .config("spark.sql.shuffle.partitions", "8")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.memory", "4g")
+        .getOrCreate()
+    )
     spark.sparkContext.setLogLevel("ERROR")
     rows = []
     for d in days:
@@ -193,9 +223,15 @@ def main() -> None:
         assert result.ok, result.summary
         s = result.summary
         total = time.time() - t
-        rows.append((f"job day {d}", f"{total:.1f} s", f"CDXJ {s['cdxj_seconds']:.1f} s "
-                     f"({args.captures / s['cdxj_seconds']:,.0f} lines/s), URL DB merge {s['urldb_seconds']:.1f} s "
-                     f"({s['urldb']['urls']:,} URLs), report+rest {total - s['cdxj_seconds'] - s['urldb_seconds']:.1f} s"))
+        rows.append(
+            (
+                f"job day {d}",
+                f"{total:.1f} s",
+                f"CDXJ {s['cdxj_seconds']:.1f} s "
+                f"({args.captures / s['cdxj_seconds']:,.0f} lines/s), URL DB merge {s['urldb_seconds']:.1f} s "
+                f"({s['urldb']['urls']:,} URLs), report+rest {total - s['cdxj_seconds'] - s['urldb_seconds']:.1f} s",
+            )
+        )
     spark.stop()
     last = WORK / "preprocessed" / f"{days[-1]:%Y-%m}" / f"{days[-1]:%d}" / "_captures" / "part-00000.parquet"
     url = pq.read_table(last, columns=["url"]).column("url")[0].as_py()  # a URL captured on several days
@@ -218,12 +254,17 @@ def main() -> None:
     base = srv.url + "/catalogue"
     from urllib.parse import quote
 
-    timed("HTTP /captures", lambda: json.loads(urllib.request.urlopen(f"{base}/captures?url={quote(url, safe='')}").read()))
+    timed(
+        "HTTP /captures",
+        lambda: json.loads(urllib.request.urlopen(f"{base}/captures?url={quote(url, safe='')}").read()),
+    )
     srv.stop()
     cdxj = WORK / "catalogue" / f"{days[-1]:%Y-%m}" / f"{days[-1]:%d}" / "index.cdxj"
-    print(f"{dt.date.today()}, {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"Python {platform.python_version()}, load {os.getloadavg()[0]:.1f}; {args.days} days x "
-          f"{args.captures:,} captures over {args.urls:,} URLs; CDXJ {cdxj.stat().st_size / 1e6:.1f} MB/day\n")
+    print(
+        f"{dt.date.today()}, {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}, load {os.getloadavg()[0]:.1f}; {args.days} days x "
+        f"{args.captures:,} captures over {args.urls:,} URLs; CDXJ {cdxj.stat().st_size / 1e6:.1f} MB/day\n"
+    )
     print("| step | time | notes |\n|---|---:|---|")
     for r in rows:
         print(f"| {r[0]} | {r[1]} | {r[2]} |")

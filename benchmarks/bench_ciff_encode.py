@@ -42,7 +42,6 @@ import time
 
 import numpy as np
 
-
 from lib.ciff.batch import encode_lists  # noqa: E402
 from lib.ciff.messages import delimited, encode_postings_list  # noqa: E402
 from lib.ciff.writer import CiffWriter  # noqa: E402
@@ -76,8 +75,10 @@ def index_collection(index) -> tuple[list, int]:
         for raw, docids in r.raw_postings():
             by_term.setdefault(raw.term, []).append((docids.astype(np.int64) + base, raw.tfs.astype(np.int64)))
         base += r.header.num_docs
-    lists = [(t, np.concatenate([d for d, _ in parts]), np.concatenate([f for _, f in parts]))
-             for t, parts in sorted(by_term.items())]
+    lists = [
+        (t, np.concatenate([d for d, _ in parts]), np.concatenate([f for _, f in parts]))
+        for t, parts in sorted(by_term.items())
+    ]
     return lists, base
 
 
@@ -97,12 +98,14 @@ def columnar(lists, batch_postings: int = 1 << 16):
             n += len(lists[j][1])
             j += 1
         part = lists[i:j]
-        batches.append((
-            [t.encode() for t, _, _ in part],
-            np.array([len(d) for _, d, _ in part]),
-            np.concatenate([d for _, d, _ in part]),
-            np.concatenate([f for _, _, f in part]),
-        ))
+        batches.append(
+            (
+                [t.encode() for t, _, _ in part],
+                np.array([len(d) for _, d, _ in part]),
+                np.concatenate([d for _, d, _ in part]),
+                np.concatenate([f for _, _, f in part]),
+            )
+        )
         i = j
     return batches
 
@@ -137,8 +140,12 @@ def writer_inputs(lists, n_docs: int) -> dict:
         lists=lists,
         lengths=lengths.tolist(),
         ids=[f"<urn:uuid:{i:032x}>" for i in range(n_docs)],
-        cols=([t for t, _, _ in lists], [len(d) for _, d, _ in lists],
-              np.concatenate([d for _, d, _ in lists]), np.concatenate([f for _, _, f in lists])),
+        cols=(
+            [t for t, _, _ in lists],
+            [len(d) for _, d, _ in lists],
+            np.concatenate([d for _, d, _ in lists]),
+            np.concatenate([f for _, _, f in lists]),
+        ),
     )
 
 
@@ -147,9 +154,15 @@ def write_file(inp: dict, suffix: str, batch: bool = False, level: int = 6) -> i
     total = sum(lengths)
     with tempfile.TemporaryDirectory() as tmp:
         w = CiffWriter(
-            os.path.join(tmp, "index-0.ciff" + suffix), num_postings_lists=len(lists), num_docs=len(lengths),
-            total_postings_lists=len(lists), total_docs=len(lengths), total_terms_in_collection=total,
-            average_doclength=total / len(lengths), description="bench", compresslevel=level,
+            os.path.join(tmp, "index-0.ciff" + suffix),
+            num_postings_lists=len(lists),
+            num_docs=len(lengths),
+            total_postings_lists=len(lists),
+            total_docs=len(lengths),
+            total_terms_in_collection=total,
+            average_doclength=total / len(lengths),
+            description="bench",
+            compresslevel=level,
         )
         if batch:
             w.add_postings_batch(*inp["cols"])
@@ -195,8 +208,10 @@ def measure(lists, n_docs: int) -> list[tuple[str, float, float, int]]:
         ("protobuf runtime (message objects + SerializeToString)", lambda: encode_protobuf(lists)),
         ("CiffWriter: add_postings per list + add_doc, plain file", lambda: write_file(inp, "")),
         ("CiffWriter: add_postings_batch + add_docs, plain file", lambda: write_file(inp, "", True)),
-        ("CiffWriter: add_postings_batch + add_docs, .gz (zlib 2, the index job's default)",
-         lambda: write_file(inp, ".gz", True, 2)),
+        (
+            "CiffWriter: add_postings_batch + add_docs, .gz (zlib 2, the index job's default)",
+            lambda: write_file(inp, ".gz", True, 2),
+        ),
         ("CiffWriter: add_postings_batch + add_docs, .gz (zlib 6)", lambda: write_file(inp, ".gz", True)),
     ):
         wall, cpu, size = timed(fn)
@@ -210,18 +225,30 @@ def collections(args) -> list[tuple[str, list, int, str]]:
     out = []
     for day in args.day or ["real"]:
         if day == "synthetic":
-            out.append((f"synthetic, {args.docs} documents", zipf_collection(args.docs), args.docs,
-                        f"Synthetic collection: {args.docs} documents of 50..600 tokens drawn from Zipf(1.2) over term"
-                        " ranks (an extra row: not a real day's postings)."))
+            out.append(
+                (
+                    f"synthetic, {args.docs} documents",
+                    zipf_collection(args.docs),
+                    args.docs,
+                    f"Synthetic collection: {args.docs} documents of 50..600 tokens drawn from Zipf(1.2) over term"
+                    " ranks (an extra row: not a real day's postings).",
+                )
+            )
             continue
         from benchmarks import realday
 
         rd = realday.shared_day(args.copies, args.corpus)
         for cut in realday.CUTS:
             lists, n_docs = index_collection(realday.day_index(rd, cut, args.cores))
-            out.append((f"real-{args.copies}x, {cut} cut", lists, n_docs,
-                        f"Day: {realday.cut_line(rd['shape'], cut)}; the index job's {n_docs:,} documents (each"
-                        " page once: a repeated record id is indexed once), its shards joined into one collection."))
+            out.append(
+                (
+                    f"real-{args.copies}x, {cut} cut",
+                    lists,
+                    n_docs,
+                    f"Day: {realday.cut_line(rd['shape'], cut)}; the index job's {n_docs:,} documents (each"
+                    " page once: a repeated record id is indexed once), its shards joined into one collection.",
+                )
+            )
     return out
 
 
@@ -241,11 +268,15 @@ def main(argv=None) -> int:
     found = collections(args)
     info = machine()
     how = " ".join(f"--day {d}" for d in args.day or ["real"])
-    lines = ["", "## CIFF encoding", "",
-             f"`python -m benchmarks.bench_ciff_encode {how} --copies {args.copies} --docs {args.docs}`, "
-             f"{dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC. Machine: {info}. One process, one thread."
-             " Per-core rates divide by the process's CPU time (the machine is shared, so wall time includes"
-             " waiting for a core); MB = 10^6 bytes of uncompressed CIFF."]
+    lines = [
+        "",
+        "## CIFF encoding",
+        "",
+        f"`python -m benchmarks.bench_ciff_encode {how} --copies {args.copies} --docs {args.docs}`, "
+        f"{dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC. Machine: {info}. One process, one thread."
+        " Per-core rates divide by the process's CPU time (the machine is shared, so wall time includes"
+        " waiting for a core); MB = 10^6 bytes of uncompressed CIFF.",
+    ]
     sizes = {}
     for name, lists, n_docs, desc in found:
         n_post = sum(len(d) for _, d, _ in lists)
@@ -254,18 +285,29 @@ def main(argv=None) -> int:
         print(desc, file=sys.stderr, flush=True)
         rows = measure(lists, n_docs)
         base = rows[2][2]
-        lines += ["", f"### {name}", "", f"{desc} {len(lists):,} postings lists ({short / len(lists):.1%} of them with"
-                  f" <= 256 postings), {n_post:,} postings.", "",
-                  "| what | wall s | CPU s | MB/s per core | M postings/s per core | vs protobuf (CPU) |",
-                  "| --- | ---: | ---: | ---: | ---: | ---: |"]
+        lines += [
+            "",
+            f"### {name}",
+            "",
+            f"{desc} {len(lists):,} postings lists ({short / len(lists):.1%} of them with"
+            f" <= 256 postings), {n_post:,} postings.",
+            "",
+            "| what | wall s | CPU s | MB/s per core | M postings/s per core | vs protobuf (CPU) |",
+            "| --- | ---: | ---: | ---: | ---: | ---: |",
+        ]
         for what, wall, cpu, size in rows:
-            lines.append(f"| {what} | {wall:.2f} | {cpu:.2f} | {size / cpu / 1e6:.1f} | {n_post / cpu / 1e6:.2f} |"
-                         f" {base / cpu:.1f}x |")
+            lines.append(
+                f"| {what} | {wall:.2f} | {cpu:.2f} | {size / cpu / 1e6:.1f} | {n_post / cpu / 1e6:.2f} |"
+                f" {base / cpu:.1f}x |"
+            )
     real = [n for n in sizes if n.startswith("real")]
     if len(real) == 2:  # the cut changes the files, not the pages: the same postings
         same = sizes[real[0]] == sizes[real[1]]
-        lines += ["", f"The two cuts give the same collection size (lists, postings, documents: {sizes[real[0]]}):"
-                  f" {'yes' if same else 'NO: ' + str(sizes[real[1]])}."]
+        lines += [
+            "",
+            f"The two cuts give the same collection size (lists, postings, documents: {sizes[real[0]]}):"
+            f" {'yes' if same else 'NO: ' + str(sizes[real[1]])}.",
+        ]
         if not same:
             print("\n".join(lines))
             raise SystemExit("the cuts' indexes hold different postings")

@@ -60,9 +60,22 @@ def corpus_day(corpus: pathlib.Path, cores: int) -> pathlib.Path:
     for f in sorted(corpus.rglob("*")):
         if f.is_file() and (".arc" in f.name or ".warc" in f.name):
             os.symlink(f, src / f"{f.parent.name}-{f.name}")
-    subprocess.run([sys.executable, str(ROOT / "jobs" / "preprocess.py"), "--input", str(src), "--output", str(day),
-                    "--master", f"local[{cores}]"], check=True, cwd=ROOT, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "jobs" / "preprocess.py"),
+            "--input",
+            str(src),
+            "--output",
+            str(day),
+            "--master",
+            f"local[{cores}]",
+        ],
+        check=True,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     return day
 
 
@@ -76,25 +89,35 @@ def shape(day: pathlib.Path) -> dict:
         f"""SELECT count(DISTINCT (url, record_id)), sum(len(outgoing_links)),
                    (SELECT count(DISTINCT l.url) FROM (SELECT unnest(outgoing_links) AS l
                     FROM read_parquet('{day}/language=*/*.parquet')))
-            FROM read_parquet('{day}/language=*/*.parquet')""").fetchone()
+            FROM read_parquet('{day}/language=*/*.parquet')"""
+    ).fetchone()
     caps = len(list((day / "_captures").glob("*.parquet")))
-    return {"pages": pages, "page_files": len(files), "capture_files": caps, "links": int(links or 0),
-            "targets": targets, "bytes": sum(p.stat().st_size for p in files)}
+    return {
+        "pages": pages,
+        "page_files": len(files),
+        "capture_files": caps,
+        "links": int(links or 0),
+        "targets": targets,
+        "bytes": sum(p.stat().st_size for p in files),
+    }
 
 
 #: bench_graph's graph-only job, also timing write_graph alone (a running session: the index job's case)
 GRAPH_TIMED = bench_graph.GRAPH_ONLY.replace(
-    "print(json.dumps(graph.write_graph(spark, [f[0] for f in files], sys.argv[2], input_bytes=sum(f[2] for f in files))))",
+    "print(json.dumps(graph.write_graph(spark, [f[0] for f in files], sys.argv[2], input_bytes=sum(f[2] for f "
+    "in files))))",
     "import time\nt0 = time.time()\n"
     "rows = graph.write_graph(spark, [f[0] for f in files], sys.argv[2], input_bytes=sum(f[2] for f in files))\n"
-    "print(json.dumps([rows, time.time() - t0]))")
+    "print(json.dumps([rows, time.time() - t0]))",
+)
 assert GRAPH_TIMED != bench_graph.GRAPH_ONLY
 
 
 def _job(tree: pathlib.Path, module: str, args: list[str]) -> float:
     env = dict(os.environ, PYTHONPATH=str(tree))
-    p, wall, _ = _timed([sys.executable, "-m", module, *args], cwd=tree, env=env, stdout=subprocess.DEVNULL,
-                        stderr=subprocess.PIPE)
+    p, wall, _ = _timed(
+        [sys.executable, "-m", module, *args], cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     if p.returncode != 0:
         raise SystemExit(f"{module} failed ({p.returncode}) on {args}")
     return wall
@@ -108,12 +131,30 @@ def run_cut(day: pathlib.Path, tree: pathlib.Path, cores: int, cut: str) -> dict
     index = ["jobs.index", "--input", str(day), "--min-group-docs", "1", *conf]
     r = {"index": _job(tree, index[0], [*index[1:], "--output", str(out / "index"), "--no-graph"])}
     r["index_graph"] = _job(tree, index[0], [*index[1:], "--output", str(out / "index-graph"), "--no-anchors"])
-    r["catalogue"] = _job(tree, "jobs.catalogue", ["--input", str(day), "--output", str(out / "catalogue"),
-                                                   "--no-urldb", "--no-report", "--index", str(out / "index"), *conf])
+    r["catalogue"] = _job(
+        tree,
+        "jobs.catalogue",
+        [
+            "--input",
+            str(day),
+            "--output",
+            str(out / "catalogue"),
+            "--no-urldb",
+            "--no-report",
+            "--index",
+            str(out / "index"),
+            *conf,
+        ],
+    )
     env = dict(os.environ, PYTHONPATH=str(tree))
     g_out = out / "graph"
-    p, wall, rss = _timed([sys.executable, "-c", GRAPH_TIMED, str(day), str(g_out), f"local[{cores}]"],
-                          cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    p, wall, rss = _timed(
+        [sys.executable, "-c", GRAPH_TIMED, str(day), str(g_out), f"local[{cores}]"],
+        cwd=tree,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
     if p.returncode != 0:
         raise SystemExit("graph-only run failed")
     r["graph"], r["graph_rss"] = wall, rss
@@ -155,34 +196,59 @@ def main() -> None:
     shapes = {c: shape(paths[c]) for c in ("large", "small")}
     s = shapes["small"]
     load = os.getloadavg()
-    lines = [f"### Index, graph and catalogue by cut ({time.strftime('%Y-%m-%d %H:%M')} UTC, {title})", "",
-             f"Machine: {machine()}; load at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; cores {a.cores}; "
-             f"code: {'this checkout' if a.tree == ROOT else a.tree.name}.", "",
-             f"Day: {s['pages']:,} pages, {s['links']:,} links to {s['targets']:,} distinct targets "
-             f"({s['targets'] / max(1, s['links']):.2f} a link), {s['bytes'] / 2**20:.1f} MiB of page files: "
-             f"large cut {shapes['large']['page_files']} page + {shapes['large']['capture_files']} capture files, "
-             f"small cut {s['page_files']:,} + {s['capture_files']:,}.", ""]
+    lines = [
+        f"### Index, graph and catalogue by cut ({time.strftime('%Y-%m-%d %H:%M')} UTC, {title})",
+        "",
+        f"Machine: {machine()}; load at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; cores {a.cores}; "
+        f"code: {'this checkout' if a.tree == ROOT else a.tree.name}.",
+        "",
+        f"Day: {s['pages']:,} pages, {s['links']:,} links to {s['targets']:,} distinct targets "
+        f"({s['targets'] / max(1, s['links']):.2f} a link), {s['bytes'] / 2**20:.1f} MiB of page files: "
+        f"large cut {shapes['large']['page_files']} page + {shapes['large']['capture_files']} capture files, "
+        f"small cut {s['page_files']:,} + {s['capture_files']:,}.",
+        "",
+    ]
     for rnd in range(a.repeat):
         res = {c: run_cut(paths[c], a.tree, a.cores, c) for c in ("large", "small")}
         same = "the same shards" if res["large"]["digests"] == res["small"]["digests"] else "DIFFERENT shards"
-        lines += [f"Round {rnd + 1} (both cuts give {same}):", "",
-                  "| job | large cut | small cut | small/large |", "|---|---:|---:|---:|"]
+        lines += [
+            f"Round {rnd + 1} (both cuts give {same}):",
+            "",
+            "| job | large cut | small cut | small/large |",
+            "|---|---:|---:|---:|",
+        ]
         for c in res.values():
             c["adds"] = c["index_graph"] - c["index"]
         for job in ("index", "index_graph", "adds", "catalogue", "graph", "graph_in_session", "duckdb"):
             lo, sm = res["large"][job], res["small"][job]
-            name = {"index": "index --no-graph", "index_graph": "index with the graph (`--no-anchors`)",
-                    "adds": "what the graph adds to the index job", "graph": "graph alone (fresh job, JVM start)",
-                    "graph_in_session": "graph alone, in a started Spark session",
-                    "duckdb": "DuckDB, same tables (fresh process)"}.get(job, job)
+            name = {
+                "index": "index --no-graph",
+                "index_graph": "index with the graph (`--no-anchors`)",
+                "adds": "what the graph adds to the index job",
+                "graph": "graph alone (fresh job, JVM start)",
+                "graph_in_session": "graph alone, in a started Spark session",
+                "duckdb": "DuckDB, same tables (fresh process)",
+            }.get(job, job)
             lines.append(f"| {name} | {lo:.1f} s | {sm:.1f} s | **{sm / lo:.2f}x** |")
-        lines.append("| graph in a session / DuckDB | " + " | ".join(
-            f"**{res[c]['graph_in_session'] / res[c]['duckdb']:.2f}x**" for c in ("large", "small")) + " | |")
-        lines.append("| graph adds / DuckDB | " + " | ".join(
-            f"**{res[c]['adds'] / res[c]['duckdb']:.2f}x**" for c in ("large", "small")) + " | |")
-        lines.append("| graph alone / DuckDB | " + " | ".join(
-            f"**{res[c]['graph'] / res[c]['duckdb']:.2f}x** (peak {res[c]['graph_rss'] / 2**30:.2f} against "
-            f"{res[c]['duckdb_rss'] / 2**30:.2f} GiB)" for c in ("large", "small")) + " | |")
+        lines.append(
+            "| graph in a session / DuckDB | "
+            + " | ".join(f"**{res[c]['graph_in_session'] / res[c]['duckdb']:.2f}x**" for c in ("large", "small"))
+            + " | |"
+        )
+        lines.append(
+            "| graph adds / DuckDB | "
+            + " | ".join(f"**{res[c]['adds'] / res[c]['duckdb']:.2f}x**" for c in ("large", "small"))
+            + " | |"
+        )
+        lines.append(
+            "| graph alone / DuckDB | "
+            + " | ".join(
+                f"**{res[c]['graph'] / res[c]['duckdb']:.2f}x** (peak {res[c]['graph_rss'] / 2**30:.2f} against "
+                f"{res[c]['duckdb_rss'] / 2**30:.2f} GiB)"
+                for c in ("large", "small")
+            )
+            + " | |"
+        )
         lines.append("")
         print("\n".join(lines[-14:]), flush=True)
     lines.append(f"Load at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}.")

@@ -23,7 +23,9 @@ from lib.preprocess import enrich
 from lib.preprocess.pages import FileProcessor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_INPUT = os.path.join(os.environ.get("DAILYSLICE_SHARED") or os.path.join(os.path.dirname(os.path.dirname(HERE)), "shared"), "corpus")
+DEFAULT_INPUT = os.path.join(
+    os.environ.get("DAILYSLICE_SHARED") or os.path.join(os.path.dirname(os.path.dirname(HERE)), "shared"), "corpus"
+)
 
 
 def archives(folder: str) -> list[str]:
@@ -68,18 +70,26 @@ def main() -> int:
         plug.append(s)
     links = [link["url"] for r in rows for link in r["outgoing_links"]]
     mb = sum(os.path.getsize(f) for f in files) / 1e6
-    print(f"{time.strftime('%Y-%m-%d')}, {platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; "
-          f"{len(files)} files, {mb:.1f} MB, {len(rows):,} pages, {len(links):,} links, "
-          f"{len(set(links)) / max(1, len(links)):.3f} distinct targets per link\n")
+    print(
+        f"{time.strftime('%Y-%m-%d')}, {platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; "
+        f"{len(files)} files, {mb:.1f} MB, {len(rows):,} pages, {len(links):,} links, "
+        f"{len(set(links)) / max(1, len(links)):.3f} distinct targets per link\n"
+    )
     print("| run | seconds | pages/s | notes |\n|---|---:|---:|---|")
     b, p = min(base), min(plug)
     print(f"| no plugins | {b:.2f} | {len(rows) / b:,.0f} | best of {args.repeat} |")
-    notes = "; ".join(f"{n}: {r['seconds']:.2f} s of its own ({r['seconds'] / max(1, r['pages']) * 1000:.2f} ms/page), "
-                      f"{r['failed']} failed" for n, r in report.items())
-    filled = {pl.name: sum(1 for r in erows if any(r.get(f.name) is not None for f in pl.fields))
-              for pl in enrich.load(names)}
-    print(f"| --enrich {args.enrich} | {p:.2f} | {len(erows) / p:,.0f} | {p / b:.2f}x the run without; {notes}; "
-          f"pages with a value: {filled} |")
+    notes = "; ".join(
+        f"{n}: {r['seconds']:.2f} s of its own ({r['seconds'] / max(1, r['pages']) * 1000:.2f} ms/page), "
+        f"{r['failed']} failed"
+        for n, r in report.items()
+    )
+    filled = {
+        pl.name: sum(1 for r in erows if any(r.get(f.name) is not None for f in pl.fields)) for pl in enrich.load(names)
+    }
+    print(
+        f"| --enrich {args.enrich} | {p:.2f} | {len(erows) / p:,.0f} | {p / b:.2f}x the run without; {notes}; "
+        f"pages with a value: {filled} |"
+    )
     return 0
 
 

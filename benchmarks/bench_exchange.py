@@ -30,7 +30,6 @@ import json
 import os
 import random
 import shutil
-import sys
 import tempfile
 import time
 
@@ -38,8 +37,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-
-from lib.index.graph_exchange import _EDGE_COLS, MAX_ANCHORS, _WS, exchange_day, write_outbound  # noqa: E402
+from lib.index.graph_exchange import _EDGE_COLS, _WS, MAX_ANCHORS, exchange_day, write_outbound  # noqa: E402
 
 DAY = dt.date(2026, 1, 15)
 ANCHORS = ["home", "read more", "news", "about us", "contact", "the shop", "Click  here", "more\tnews", "", "archive"]
@@ -84,8 +82,14 @@ def real_edges(copies: int, corpus: str, cores: int) -> tuple[pa.Table, str]:
 
     rd = realday.shared_day(copies, corpus)
     pre = realday.preprocessed(rd, "large", cores)
-    idx = realday.indexed(pre, pre.parents[2] / "index-graph" / pre.parent.name / pre.name, cores,
-                          "--docs-per-shard", "25000", "--no-anchors")
+    idx = realday.indexed(
+        pre,
+        pre.parents[2] / "index-graph" / pre.parent.name / pre.name,
+        cores,
+        "--docs-per-shard",
+        "25000",
+        "--no-anchors",
+    )
     files = sorted((idx / "graph" / "edges").glob("*.parquet"))
     edges = pa.concat_tables([pq.read_table(f, columns=_EDGE_COLS.split(", ")) for f in files])
     return edges, realday.cut_line(rd["shape"], "large")
@@ -123,8 +127,10 @@ def _day(root: str, edges: pa.Table, con) -> str:
         os.makedirs(os.path.join(day, sub))
     pq.write_table(edges, os.path.join(day, "graph/edges/part-00000.parquet"))
     con.register("src_edges", edges)
-    con.execute(f"COPY ({INLINKS_SQL.format(ws=_WS, k=MAX_ANCHORS, src='src_edges')}) TO "
-                f"'{os.path.join(day, 'graph/inlinks/part-00000.parquet')}' (FORMAT parquet)")
+    con.execute(
+        f"COPY ({INLINKS_SQL.format(ws=_WS, k=MAX_ANCHORS, src='src_edges')}) TO "
+        f"'{os.path.join(day, 'graph/inlinks/part-00000.parquet')}' (FORMAT parquet)"
+    )
     con.unregister("src_edges")
     for sub in ("graph/edges", "graph/inlinks", ""):
         open(os.path.join(day, sub, "_SUCCESS"), "wb").close()
@@ -140,8 +146,12 @@ def main() -> None:
     p.add_argument("--foreign", type=float, default=0.05)
     p.add_argument("--repeat", type=int, default=2)
     p.add_argument("--tail", type=float, default=0.5, help="share of links to the long tail of URLs (default 0.5)")
-    p.add_argument("--day", choices=["synthetic", "real"], default="synthetic",
-                   help="real: A's day is the real-shaped day's web graph (--pages/--links/--tail unused)")
+    p.add_argument(
+        "--day",
+        choices=["synthetic", "real"],
+        default="synthetic",
+        help="real: A's day is the real-shaped day's web graph (--pages/--links/--tail unused)",
+    )
     p.add_argument("--copies", type=int, default=10, help="copies of the real samples (--day real)")
     p.add_argument("--corpus", default=None, help="the real samples (default ../shared/corpus)")
     p.add_argument("--cores", type=int, default=2, help="for building the real day's graph")
@@ -169,23 +179,33 @@ def main() -> None:
             copy = os.path.join(base, f"a{r + 1}")
             shutil.copytree(os.path.join(base, "a0"), copy)
             t = time.perf_counter()
-            rec = exchange_day(os.path.join(copy, "index/2026-01/15"), DAY, {"b": os.path.join(base, "b")},
-                               work=os.path.join(base, "w"))
+            rec = exchange_day(
+                os.path.join(copy, "index/2026-01/15"),
+                DAY,
+                {"b": os.path.join(base, "b")},
+                work=os.path.join(base, "w"),
+            )
             ours.append(time.perf_counter() - t)
             t = time.perf_counter()
             c2 = duckdb.connect(config={"threads": 1, "memory_limit": "1GB"})
-            src = (f"(SELECT * FROM read_parquet('{day_a}/graph/edges/*.parquet') UNION ALL "  # B's rows to A's hosts
-                   f"SELECT * FROM read_parquet('{day_b}/graph/outbound/*.parquet') WHERE dst_host IN "
-                   f"(SELECT src_host FROM read_parquet('{day_a}/graph/edges/*.parquet')))")
+            src = (
+                f"(SELECT * FROM read_parquet('{day_a}/graph/edges/*.parquet') UNION ALL "  # B's rows to A's hosts
+                f"SELECT * FROM read_parquet('{day_b}/graph/outbound/*.parquet') WHERE dst_host IN "
+                f"(SELECT src_host FROM read_parquet('{day_a}/graph/edges/*.parquet')))"
+            )
             c2.execute(f"CREATE TABLE peer AS {INLINKS_SQL.format(ws=_WS, k=MAX_ANCHORS, src=src)}")
             peer.append(time.perf_counter() - t)
         diff = c2.execute(f"""SELECT count(*) FROM (
-            (SELECT * FROM peer EXCEPT ALL SELECT * FROM read_parquet('{copy}/index/2026-01/15/graph/inlinks/*.parquet'))
+            (SELECT * FROM peer EXCEPT ALL SELECT * FROM
+            read_parquet('{copy}/index/2026-01/15/graph/inlinks/*.parquet'))
             UNION ALL
-            (SELECT * FROM read_parquet('{copy}/index/2026-01/15/graph/inlinks/*.parquet') EXCEPT ALL SELECT * FROM peer))
+            (SELECT * FROM read_parquet('{copy}/index/2026-01/15/graph/inlinks/*.parquet') EXCEPT ALL SELECT
+            * FROM peer))
         """).fetchone()[0]
-        print(f"incoming edges {rec['counts']['incoming_edges']:,}, URLs recomputed {rec['counts']['merged_urls']:,}, "
-              f"in-links rows {rec['counts']['inlinks']:,} (A's own outbound written inside the first step)")
+        print(
+            f"incoming edges {rec['counts']['incoming_edges']:,}, URLs recomputed {rec['counts']['merged_urls']:,}, "
+            f"in-links rows {rec['counts']['inlinks']:,} (A's own outbound written inside the first step)"
+        )
         print(f"ours (exchange_day)     best {min(ours):.2f} s  runs {[round(x, 2) for x in ours]}")
         print(f"peer (DuckDB recompute) best {min(peer):.2f} s  runs {[round(x, 2) for x in peer]}")
         print(f"ratio ours/peer {min(ours) / min(peer):.2f}; tables differ in {diff} rows")

@@ -157,7 +157,9 @@ def main(argv=None) -> int:
 
         rd = realday.cached_day(WORK / f"real-{args.real_copies}x", args.real_copies, args.corpus or realday.CORPUS)
         for cut in realday.CUTS:
-            tsv, n_records, arch_bytes = real_list(rd["files"][cut], rd[cut], WORK / f"real-{args.real_copies}x-{cut}.tsv")
+            tsv, n_records, arch_bytes = real_list(
+                rd["files"][cut], rd[cut], WORK / f"real-{args.real_copies}x-{cut}.tsv"
+            )
             shape = realday.cut_line(rd["shape"], cut)
             print(f"\nDay: {shape}.")
             args.files = rd["shape"]["files"][cut]
@@ -168,8 +170,11 @@ def main(argv=None) -> int:
         return 2
     t0 = time.perf_counter()
     tsv, n_records, arch_bytes = build(args.copies, args.files)
-    print(f"archives: {args.files} files, {arch_bytes / 1e9:.2f} GB; list: {n_records} response records "
-          f"({time.perf_counter() - t0:.1f}s to build or reuse)", file=sys.stderr)
+    print(
+        f"archives: {args.files} files, {arch_bytes / 1e9:.2f} GB; list: {n_records} response records "
+        f"({time.perf_counter() - t0:.1f}s to build or reuse)",
+        file=sys.stderr,
+    )
     return measure(args, tsv, WORK / "archives", n_records, arch_bytes)
 
 
@@ -185,8 +190,13 @@ def measure(args, tsv: pathlib.Path, archives: pathlib.Path, n_records: int, arc
     from lib.runtime.sparkjob import use_this_python
 
     use_this_python()  # the workers need the venv's packages (lz4, zstandard: lib/warc)
-    spark = (SparkSession.builder.master(args.master).appName("bench-extract")
-             .config("spark.ui.enabled", "false").config("spark.driver.memory", "4g").getOrCreate())
+    spark = (
+        SparkSession.builder.master(args.master)
+        .appName("bench-extract")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.memory", "4g")
+        .getOrCreate()
+    )
     spark.sparkContext.setLogLevel("ERROR")
     cores = spark.sparkContext.defaultParallelism
     results = []
@@ -213,8 +223,13 @@ def measure(args, tsv: pathlib.Path, archives: pathlib.Path, n_records: int, arc
         s = result.summary
         assert result.ok and s["extracted"] == len(rows) and s["bytes"] == rec_bytes, s
         phases = ", ".join(f"{k} {v}" for k, v in s["seconds_by_phase"].items())
-        record(f"{name}, {args.master}", secs, s["extracted"], s["bytes"],
-               f"{s['files']} files, {s['tasks']} tasks; phases (s): {phases}")
+        record(
+            f"{name}, {args.master}",
+            secs,
+            s["extracted"],
+            s["bytes"],
+            f"{s['files']} files, {s['tasks']} tasks; phases (s): {phases}",
+        )
         if not args.keep:
             shutil.rmtree(out)
     spark.stop()
@@ -227,18 +242,22 @@ def measure(args, tsv: pathlib.Path, archives: pathlib.Path, n_records: int, arc
 
     plain_rate = results[0][3] / results[0][1]
     print()
-    print(f"{dt.date.today()}, {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"Python {platform.python_version()}, Linux {platform.release()}. "
-          f"{len(rows):,} response records ({rec_bytes / 1e6:,.0f} MB of gzip members) out of "
-          f"{args.files} archives of {arch_bytes / 1e9:.2f} GB in all; load average before the run "
-          f"{load:.1f}.")
+    print(
+        f"{dt.date.today()}, {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}, Linux {platform.release()}. "
+        f"{len(rows):,} response records ({rec_bytes / 1e6:,.0f} MB of gzip members) out of "
+        f"{args.files} archives of {arch_bytes / 1e9:.2f} GB in all; load average before the run "
+        f"{load:.1f}."
+    )
     print()
     print("| variant | seconds | records/s | MB/s | vs (a) | pages/s per core | note |")
     print("|---|---:|---:|---:|---:|---:|---|")
     for name, secs, n, nbytes, note in results:
         procs = cores if name.startswith("extract") else 1
-        print(f"| {name} | {secs:.2f} | {n / secs:,.0f} | {nbytes / secs / 1e6:,.1f} | "
-              f"{nbytes / secs / plain_rate:.0%} | {n / secs / procs:,.0f} | {note} |")
+        print(
+            f"| {name} | {secs:.2f} | {n / secs:,.0f} | {nbytes / secs / 1e6:,.1f} | "
+            f"{nbytes / secs / plain_rate:.0%} | {n / secs / procs:,.0f} | {note} |"
+        )
     print(f"\nDesign target: ~{TARGET_PER_NODE:.0f} pages/s per node (5M pages, < 50 min, 40 Hadoop nodes).")
     return 0
 

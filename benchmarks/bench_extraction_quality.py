@@ -64,8 +64,9 @@ def extractors(only: list[str]) -> dict[str, Callable[[str, str], str]]:
     if "trafilatura" in only:
         import trafilatura
 
-        out["trafilatura"] = lambda html, url: trafilatura.extract(
-            html, url=url, include_comments=False, include_tables=True) or ""
+        out["trafilatura"] = lambda html, url: (
+            trafilatura.extract(html, url=url, include_comments=False, include_tables=True) or ""
+        )
     return out
 
 
@@ -104,8 +105,10 @@ def main_html_cost(title: str, pages: list[tuple[str, str, str]], rounds: int = 
     med = {k: 1000 * statistics.median(v) for k, v in best.items()}
     tot = {k: sum(v) for k, v in best.items()}
     size = statistics.median(len(ours_extract(html, url, None, True).main_html) for _, url, html in pages)
-    print(f"| {title} ({len(pages)}) | {med[False]:.2f} | {med[True]:.2f} | {med[True] / med[False]:.2f}x "
-          f"| {tot[True] / tot[False]:.2f}x | {size / 1000:.1f} kB |")
+    print(
+        f"| {title} ({len(pages)}) | {med[False]:.2f} | {med[True]:.2f} | {med[True] / med[False]:.2f}x "
+        f"| {tot[True] / tot[False]:.2f}x | {size / 1000:.1f} kB |"
+    )
 
 
 def heavy_pages() -> list[tuple[str, str, str]]:
@@ -167,7 +170,9 @@ def trafilatura_eval(folder: pathlib.Path, fns: dict, limit: int | None) -> tupl
     pages, items = [], {}
     for url in sorted(data)[:limit]:
         item = data[url]
-        path = next((folder / sub / item["file"] for sub in ("cache", "eval") if (folder / sub / item["file"]).is_file()), None)
+        path = next(
+            (folder / sub / item["file"] for sub in ("cache", "eval") if (folder / sub / item["file"]).is_file()), None
+        )
         if path is None:
             continue
         pages.append((url, url, decode_html(path.read_bytes()).text))
@@ -201,8 +206,12 @@ def table(title: str, rows: list[tuple], n: int) -> None:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scrapinghub", type=pathlib.Path, default=SCRAPINGHUB)
-    ap.add_argument("--trafilatura-eval", type=pathlib.Path, default=None,
-                    help="folder of trafilatura's evaluation pages (its repository's tests/), fetched")
+    ap.add_argument(
+        "--trafilatura-eval",
+        type=pathlib.Path,
+        default=None,
+        help="folder of trafilatura's evaluation pages (its repository's tests/), fetched",
+    )
     ap.add_argument("--limit", type=int, default=None, help="the first N pages of each set only")
     ap.add_argument("--only", default="ours,resiliparse,trafilatura")
     args = ap.parse_args(argv)
@@ -220,11 +229,14 @@ def main(argv: list[str] | None = None) -> None:
         print("\ntrafilatura evaluation set: skipped (give --trafilatura-eval DIR, its repository's tests/)")
     if "ours" in fns:
         print("\nmain_html's cost: ours without and with it, alternating page by page (best of 3 per page)\n")
-        print("| pages | ms per page (median) | with main_html | ratio of medians | ratio of totals | main_html (median) |")
+        print(
+            "| pages | ms per page (median) | with main_html | ratio of medians | ratio of totals | main_html "
+            "(median) |"
+        )
         print("|---|---:|---:|---:|---:|---:|")
         if (args.scrapinghub / "ground-truth.json").exists():
             main_html_cost("ScrapingHub", scrapinghub_pages(args.scrapinghub, args.limit)[1])
-        main_html_cost("heavy pages", heavy_pages()[:args.limit])
+        main_html_cost("heavy pages", heavy_pages()[: args.limit])
     print(f"\nload {os.getloadavg()[0]:.2f} (1 min) at end")
 
 

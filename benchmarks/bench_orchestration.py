@@ -66,14 +66,29 @@ def main() -> None:
         out = os.path.join(work, "out")
         os.makedirs(os.path.join(out, "logs"))
         env = {
-            "DATE": day.isoformat(), "DATA_CENTER": "bench", "INPUT_ROOT": os.path.join(work, "bucket"),
-            "OUTPUT_ROOT": out, "DAILYSLICE_HOME": ROOT, "VENV": sys.prefix, "SCRATCH_DIR": os.path.join(work, "scratch"),
-            "SPARK_WORKER_CORES": "1", "SPARK_WORKER_MEMORY": "1g", "SPARK_EXECUTOR_MEMORY": "512m",
-            "SPARK_DRIVER_MEMORY": "768m", "SPARK_MASTER_HOST": "127.0.0.1", "SPARK_LOCAL_IP": "127.0.0.1",
+            "DATE": day.isoformat(),
+            "DATA_CENTER": "bench",
+            "INPUT_ROOT": os.path.join(work, "bucket"),
+            "OUTPUT_ROOT": out,
+            "DAILYSLICE_HOME": ROOT,
+            "VENV": sys.prefix,
+            "SCRATCH_DIR": os.path.join(work, "scratch"),
+            "SPARK_WORKER_CORES": "1",
+            "SPARK_WORKER_MEMORY": "1g",
+            "SPARK_EXECUTOR_MEMORY": "512m",
+            "SPARK_DRIVER_MEMORY": "768m",
+            "SPARK_MASTER_HOST": "127.0.0.1",
+            "SPARK_LOCAL_IP": "127.0.0.1",
             "INDEX_ARGS": "--min-group-docs 1",
         }
-        argv = sbatch_argv(os.path.join(ROOT, "deploy/slurm/dailyslice.sbatch"), "dailyslice-bench", args.nodes,
-                           "0-00:30:00", os.path.join(out, "logs", "slurm-%j.out"), env)
+        argv = sbatch_argv(
+            os.path.join(ROOT, "deploy/slurm/dailyslice.sbatch"),
+            "dailyslice-bench",
+            args.nodes,
+            "0-00:30:00",
+            os.path.join(out, "logs", "slurm-%j.out"),
+            env,
+        )
         t0 = time.time()
         job = parse_job_id(cluster.run(*argv).stdout)
         while cluster.run("squeue", "-h", "-j", job, check=False).stdout.strip():
@@ -86,17 +101,36 @@ def main() -> None:
             "machine": f"{platform.node()} {os.cpu_count()} cores, {platform.platform()}",
             "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "load_avg_1m": round(os.getloadavg()[0], 1),
-            "nodes": args.nodes, "files": args.files, "pages": marker["summaries"]["preprocess"]["pages_kept"],
-            "input_bytes": marker["summaries"]["preprocess"]["bytes"], "state": info.get("JobState"),
-            "submit_to_end_s": round(wall, 1), **{f"{k}_s": round(v, 1) for k, v in phases(log_text).items()},
+            "nodes": args.nodes,
+            "files": args.files,
+            "pages": marker["summaries"]["preprocess"]["pages_kept"],
+            "input_bytes": marker["summaries"]["preprocess"]["bytes"],
+            "state": info.get("JobState"),
+            "submit_to_end_s": round(wall, 1),
+            **{f"{k}_s": round(v, 1) for k, v in phases(log_text).items()},
             "preprocess_job_s": marker["summaries"]["preprocess"]["seconds"],
             "index_job_s": marker["summaries"]["index"]["seconds"],
         }
         print(json.dumps(result, indent=2))
-        print("| {date} | {nodes} | {files} | {pages} | {submit_to_end_s} | {cluster_start_s} | {preprocess_job_s} | "
-              "{index_job_s} | {load_avg_1m} |".format(**{k: result.get(k, "") for k in (
-                  "date", "nodes", "files", "pages", "submit_to_end_s", "cluster_start_s", "preprocess_job_s",
-                  "index_job_s", "load_avg_1m")}))
+        print(
+            "| {date} | {nodes} | {files} | {pages} | {submit_to_end_s} | {cluster_start_s} | {preprocess_job_s} | "
+            "{index_job_s} | {load_avg_1m} |".format(
+                **{
+                    k: result.get(k, "")
+                    for k in (
+                        "date",
+                        "nodes",
+                        "files",
+                        "pages",
+                        "submit_to_end_s",
+                        "cluster_start_s",
+                        "preprocess_job_s",
+                        "index_job_s",
+                        "load_avg_1m",
+                    )
+                }
+            )
+        )
     finally:
         stop_cluster(cluster)
         shutil.rmtree(cluster.root, ignore_errors=True)

@@ -46,7 +46,6 @@ import time
 
 import pyarrow.parquet as pq
 
-
 from benchmarks.bench_index import HEAP, WORK, anserini_tools, machine, parser, report  # noqa: E402
 
 
@@ -61,17 +60,39 @@ def pick_queries(day, n: int, seed: int) -> list[tuple[str, str, str]]:
     return [(f"q{i}", rid, re.sub(r"\s+", " ", title).strip()) for i, (rid, title) in enumerate(picked)]
 
 
-def ours(day, docs: int, queries, cores: int, out=None, scores: dict | None = None) -> tuple[dict[str, list[str]], float]:
+def ours(
+    day, docs: int, queries, cores: int, out=None, scores: dict | None = None
+) -> tuple[dict[str, list[str]], float]:
     """Our top 10 of each query from one shard of the day (``scores``: filled with (id, score) lists)."""
     from lib.ciff.search import search_many
 
     out = out or WORK / "overlap-ours"
     if not (out / "_SUCCESS").exists():  # built once per day
-        subprocess.run([sys.executable, "jobs/index.py", "--input", str(day), "--output", str(out), "--master",
-                        f"local[{cores}]", "--docs-per-shard", str(docs), "--min-group-docs", str(docs + 1),
-                        "--no-graph", "--conf", f"spark.driver.memory={HEAP}", "--conf", "spark.ui.enabled=false"],
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                       cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        subprocess.run(
+            [
+                sys.executable,
+                "jobs/index.py",
+                "--input",
+                str(day),
+                "--output",
+                str(out),
+                "--master",
+                f"local[{cores}]",
+                "--docs-per-shard",
+                str(docs),
+                "--min-group-docs",
+                str(docs + 1),
+                "--no-graph",
+                "--conf",
+                f"spark.driver.memory={HEAP}",
+                "--conf",
+                "spark.ui.enabled=false",
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+        )
     shards = sorted(out.rglob("index-*.ciff.gz"))
     if len(shards) != 1:
         raise SystemExit(f"expected one shard, got {len(shards)}")
@@ -79,8 +100,9 @@ def ours(day, docs: int, queries, cores: int, out=None, scores: dict | None = No
     hits = search_many(str(shards[0]), [q for _, _, q in queries], 10)  # search()'s scores, one pass
     got = {qid: [h.collection_docid for h in hs] for (qid, _, _), hs in zip(queries, hits)}
     if scores is not None:
-        scores.update({qid: sorted((h.collection_docid, round(h.score, 4)) for h in hs)
-                       for (qid, _, _), hs in zip(queries, hits)})
+        scores.update(
+            {qid: sorted((h.collection_docid, round(h.score, 4)) for h in hs) for (qid, _, _), hs in zip(queries, hits)}
+        )
     return got, time.time() - t
 
 
@@ -89,18 +111,60 @@ def anserini(jsonl, queries, cores: int, tag: str = "") -> tuple[dict[str, list[
     idx = WORK / f"overlap-anserini{tag}"
     if not (idx / "_done").exists():
         shutil.rmtree(idx, ignore_errors=True)
-        subprocess.run([java, f"-Xmx{HEAP}", "-cp", jar, "io.anserini.index.IndexCollection", "-collection",
-                        "JsonCollection", "-input", str(jsonl), "-index", str(idx), "-generator",
-                        "DefaultLuceneDocumentGenerator", "-threads", str(cores)], check=True, capture_output=True)
+        subprocess.run(
+            [
+                java,
+                f"-Xmx{HEAP}",
+                "-cp",
+                jar,
+                "io.anserini.index.IndexCollection",
+                "-collection",
+                "JsonCollection",
+                "-input",
+                str(jsonl),
+                "-index",
+                str(idx),
+                "-generator",
+                "DefaultLuceneDocumentGenerator",
+                "-threads",
+                str(cores),
+            ],
+            check=True,
+            capture_output=True,
+        )
         (idx / "_done").write_text("")
     topics = WORK / f"overlap-topics{tag}.tsv"
     topics.write_text("".join(f"{qid}\t{q}\n" for qid, _, q in queries))
     run = WORK / f"overlap-anserini{tag}.run"
     t = time.time()
-    p = subprocess.run([java, f"-Xmx{HEAP}", "-cp", jar, "io.anserini.search.SearchCollection", "-index", str(idx),
-                        "-topics", str(topics), "-topicReader", "TsvString", "-output", str(run), "-bm25",
-                        "-bm25.k1", "0.9", "-bm25.b", "0.4", "-hits", "10", "-threads", str(cores)],
-                       capture_output=True, text=True)
+    p = subprocess.run(
+        [
+            java,
+            f"-Xmx{HEAP}",
+            "-cp",
+            jar,
+            "io.anserini.search.SearchCollection",
+            "-index",
+            str(idx),
+            "-topics",
+            str(topics),
+            "-topicReader",
+            "TsvString",
+            "-output",
+            str(run),
+            "-bm25",
+            "-bm25.k1",
+            "0.9",
+            "-bm25.b",
+            "0.4",
+            "-hits",
+            "10",
+            "-threads",
+            str(cores),
+        ],
+        capture_output=True,
+        text=True,
+    )
     wall = time.time() - t
     if p.returncode != 0:
         raise SystemExit(f"SearchCollection failed: {(p.stdout + p.stderr)[-2000:]}")
@@ -132,8 +196,9 @@ def real_days(a) -> tuple[dict, dict]:
             (day / ".from").write_text(str(pre))
             (day / "_SUCCESS").write_bytes(b"")
         days[cut] = day
-        t = pa.concat_tables([pq.read_table(f) for f in sorted((day / "language=eng").glob("*.parquet"))],
-                             promote_options="default")
+        t = pa.concat_tables(
+            [pq.read_table(f) for f in sorted((day / "language=eng").glob("*.parquet"))], promote_options="default"
+        )
         pages[cut] = t
     ids = {cut: sorted(t.column("record_id").to_pylist()) for cut, t in pages.items()}
     if ids["small"] != ids["large"]:
@@ -149,8 +214,13 @@ def real_days(a) -> tuple[dict, dict]:
 def report_lines(a, title: str, how: str, day_line: str, queries, mine, theirs, t_ours, t_ans) -> list[str]:
     """The Markdown section of one comparison."""
     overlaps = [len(set(mine.get(q, [])) & set(theirs.get(q, []))) / 10 for q, _, _ in queries]
-    own = lambda got: (sum(got.get(q, [None])[:1] == [rid] for q, rid, _ in queries),  # noqa: E731
-                       sum(rid in got.get(q, []) for q, rid, _ in queries))
+
+    def own(got):
+        return (
+            sum(got.get(q, [None])[:1] == [rid] for q, rid, _ in queries),
+            sum(rid in got.get(q, []) for q, rid, _ in queries),
+        )
+
     o1, o10 = own(mine)
     a1, a10 = own(theirs)
     n = len(queries)
@@ -159,7 +229,8 @@ def report_lines(a, title: str, how: str, day_line: str, queries, mine, theirs, 
     return [
         f"### {dt.date.today():%Y-%m-%d}: retrieval overlap with Anserini, {title}, {n} title queries",
         "",
-        f"Machine: {machine()}. Load average (1 min): {os.getloadavg()[0]:.1f}. `python -m benchmarks.bench_overlap {how}"
+        f"Machine: {machine()}. Load average (1 min): {os.getloadavg()[0]:.1f}. `python -m "
+        f"benchmarks.bench_overlap {how}"
         f" --queries {a.queries} --seed {a.seed}`; BM25 k1=0.9, b=0.4, top 10; ours from one shard of the whole day.",
         *([day_line] if day_line else []),
         "",
@@ -193,16 +264,27 @@ def main() -> None:
             mine, scores, t_ours = {}, {}, {}
             for cut, day in days.items():
                 scores[cut] = {}
-                mine[cut], t_ours[cut] = ours(day, info["pages"], queries, a.cores,
-                                              WORK / f"overlap-real-{a.copies}x-{cut}" / "ours", scores[cut])
+                mine[cut], t_ours[cut] = ours(
+                    day, info["pages"], queries, a.cores, WORK / f"overlap-real-{a.copies}x-{cut}" / "ours", scores[cut]
+                )
             same = sum(scores["small"][q] == scores["large"][q] for q, _, _ in queries)
             theirs, t_ans = anserini(info["jsonl"], queries, a.cores, f"-real-{a.copies}x")
             for cut in realday.CUTS:
-                lines += report_lines(a, f"real-{a.copies}x {cut} cut, its {info['pages']:,} English pages",
-                                      f"--day real --copies {a.copies}", f"Day: {realday.cut_line(info['rd']['shape'], cut)}.",
-                                      queries, mine[cut], theirs, t_ours[cut], t_ans)
-            lines.append(f"The two cuts' shards give the same top 10 (record ids and scores) for {same} of"
-                         f" {len(queries)} queries (the cut changes the files, not the pages; Anserini indexed once).")
+                lines += report_lines(
+                    a,
+                    f"real-{a.copies}x {cut} cut, its {info['pages']:,} English pages",
+                    f"--day real --copies {a.copies}",
+                    f"Day: {realday.cut_line(info['rd']['shape'], cut)}.",
+                    queries,
+                    mine[cut],
+                    theirs,
+                    t_ours[cut],
+                    t_ans,
+                )
+            lines.append(
+                f"The two cuts' shards give the same top 10 (record ids and scores) for {same} of"
+                f" {len(queries)} queries (the cut changes the files, not the pages; Anserini indexed once)."
+            )
             lines.append("")
             if same != len(queries):
                 report(lines, False)
@@ -214,8 +296,17 @@ def main() -> None:
         queries = pick_queries(day, a.queries, a.seed)
         mine, t_ours = ours(day, a.docs, queries, a.cores)
         theirs, t_ans = anserini(jsonl, queries, a.cores)
-        lines += report_lines(a, f"{a.docs:,} synthetic documents (pages copied verbatim: an extra row)",
-                              f"--day synthetic --docs {a.docs} --words {a.words}", "", queries, mine, theirs, t_ours, t_ans)
+        lines += report_lines(
+            a,
+            f"{a.docs:,} synthetic documents (pages copied verbatim: an extra row)",
+            f"--day synthetic --docs {a.docs} --words {a.words}",
+            "",
+            queries,
+            mine,
+            theirs,
+            t_ours,
+            t_ans,
+        )
     report(lines, a.append)
 
 

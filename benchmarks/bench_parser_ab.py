@@ -4,7 +4,8 @@ Runs the bare loop (``lib.preprocess.pages.FileProcessor`` over every record, no
 checkout's code and with a baseline commit's code (checked out to a temporary git worktree),
 alternating the two ``--rounds`` times in fresh processes on the same files, and prints each
 rate, the medians and the ratio. Rates are per CPU second of the loop's process (one core), so
-that other work on a shared machine disturbs them less than wall time; wall time is printed too. The input is the real crawl samples (``../shared/corpus``),
+that other work on a shared machine disturbs them less than wall time; wall time is printed too. The input is
+the real crawl samples (``../shared/corpus``),
 where old and new code keep the same pages, so the ratio is the cost of the same work; with
 ``--inputs all`` the conformance corpus too (where the new code keeps more). Each file is read
 ``--repeat`` times.
@@ -44,7 +45,8 @@ for _ in range(repeat):
         with open(path, "rb") as f:
             pages += sum(1 for _ in proc.pages(f))
         records += proc.stats.read
-print(json.dumps({"seconds": time.perf_counter() - t0, "cpu": time.process_time() - c0, "records": records, "pages": pages}))
+print(json.dumps({"seconds": time.perf_counter() - t0, "cpu": time.process_time() - c0,
+                  "records": records, "pages": pages}))
 """
 
 
@@ -61,8 +63,13 @@ def input_files(which: str) -> list[str]:
 
 def run(code_root: str, files: list[str], repeat: int) -> dict:
     env = dict(os.environ, PYTHONPATH=code_root)
-    out = subprocess.run([sys.executable, "-c", LOOP, json.dumps(files), str(repeat)], cwd=code_root, env=env,
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", LOOP, json.dumps(files), str(repeat)],
+        cwd=code_root,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     if out.returncode != 0:
         raise SystemExit(f"the loop failed in {code_root} ({out.returncode}):\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -80,21 +87,29 @@ def main() -> int:
     wt = os.path.join(base, "baseline")
     subprocess.run(["git", "worktree", "add", "--detach", "-q", wt, args.baseline], cwd=ROOT, check=True)
     try:
-        print(f"{platform.node()} {os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
-              f"load {os.getloadavg()[0]:.2f}; {len(files)} files x {args.repeat}", flush=True)
+        print(
+            f"{platform.node()} {os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+            f"load {os.getloadavg()[0]:.2f}; {len(files)} files x {args.repeat}",
+            flush=True,
+        )
         rates: dict[str, list[float]] = {"baseline": [], "this": []}
         for i in range(args.rounds):
             for label, root in (("baseline", wt), ("this", ROOT)) if i % 2 == 0 else (("this", ROOT), ("baseline", wt)):
                 r = run(root, files, args.repeat)
                 rate = r["records"] / r["cpu"]
                 rates[label].append(rate)
-                print(f"round {i + 1} {label:8s}: {r['records']} records, {r['pages']} pages in {r['cpu']:.2f} CPU s "
-                      f"({r['seconds']:.2f} s wall) = {rate:,.0f} records/CPU s ({r['pages'] / r['cpu']:,.0f} pages/CPU s)",
-                      flush=True)
+                print(
+                    f"round {i + 1} {label:8s}: {r['records']} records, {r['pages']} pages in {r['cpu']:.2f} CPU s "
+                    f"({r['seconds']:.2f} s wall) = {rate:,.0f} records/CPU s ({r['pages'] / r['cpu']:,.0f} "
+                    "pages/CPU s)",
+                    flush=True,
+                )
         mb, mt = statistics.median(rates["baseline"]), statistics.median(rates["this"])
-        print(f"median records/CPU s: baseline {mb:,.0f}, this {mt:,.0f}; this/baseline = {mt / mb:.3f} "
-              f"(pairs: {', '.join(f'{t / b:.3f}' for t, b in zip(rates['this'], rates['baseline']))}); "
-              f"load {os.getloadavg()[0]:.2f}")
+        print(
+            f"median records/CPU s: baseline {mb:,.0f}, this {mt:,.0f}; this/baseline = {mt / mb:.3f} "
+            f"(pairs: {', '.join(f'{t / b:.3f}' for t, b in zip(rates['this'], rates['baseline']))}); "
+            f"load {os.getloadavg()[0]:.2f}"
+        )
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", wt], cwd=ROOT, check=False)
         shutil.rmtree(base, ignore_errors=True)

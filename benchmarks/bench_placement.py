@@ -16,11 +16,11 @@ import tempfile
 import time
 from collections import Counter
 
-from lib.placement.consistent import ConsistentHashRing, imbalance, moved_fraction
 from lib.pages.keyspace import md5_int, partition_of
+from lib.placement.config import load
+from lib.placement.consistent import ConsistentHashRing, imbalance, moved_fraction
 from lib.placement.rebalance import rebalance
 from lib.placement.swap import Collection, locate
-from lib.placement.config import load
 
 
 def machine() -> str:
@@ -30,7 +30,9 @@ def machine() -> str:
             cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
     except (OSError, StopIteration):
         pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()} {platform.release()}"
+    return (
+        f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()} {platform.release()}"
+    )
 
 
 def ring_rows(keys: list[str], nodes: int, vnodes_list: list[int]) -> list[dict]:
@@ -124,9 +126,11 @@ def report(args: argparse.Namespace) -> str:
         f"{dt.date.today().isoformat()}, {machine()}. `python -m benchmarks.bench_placement --keys {args.keys} "
         f"--nodes {args.nodes} --files {args.files}`; keys are {args.keys} URL-like strings.",
         "",
-        f"Consistent hashing, {args.nodes} nodes (ideal moved: add {1 / (args.nodes + 1):.3f}, remove {1 / args.nodes:.3f}):",
+        f"Consistent hashing, {args.nodes} nodes (ideal moved: add {1 / (args.nodes + 1):.3f}, remove "
+        f"{1 / args.nodes:.3f}):",
         "",
-        "| vnodes | max/mean load | min/mean load | moved on add | moved on remove | only to/from changed node | lookups/s |",
+        "| vnodes | max/mean load | min/mean load | moved on add | moved on remove | only to/from changed node "
+        "| lookups/s |",
         "|---:|---:|---:|---:|---:|:---:|---:|",
     ]
     out += [
@@ -134,15 +138,25 @@ def report(args: argparse.Namespace) -> str:
         f"| {'yes' if r['minimal_moves'] else 'NO'} | {r['lookups_per_s']:,.0f} |"
         for r in rows
     ]
-    out += ["", "SWAP `MD5(path) mod n`:", "", "| change | moved | ideal (minimum) | max/mean after |", "|---|---:|---:|---:|"]
+    out += [
+        "",
+        "SWAP `MD5(path) mod n`:",
+        "",
+        "| change | moved | ideal (minimum) | max/mean after |",
+        "|---|---:|---:|---:|",
+    ]
     out += [f"| {r['change']} | {r['moved']:.3f} | {r['ideal']:.3f} | {r['max_mean_after']:.3f} |" for r in swap]
-    out += ["", "Key-space ranges (first bits of MD5): " + ", ".join(f"k={r['k']}: max/mean {r['max_mean']:.3f}" for r in ksp)]
+    out += [
+        "",
+        "Key-space ranges (first bits of MD5): " + ", ".join(f"k={r['k']}: max/mean {r['max_mean']:.3f}" for r in ksp),
+    ]
     out += [
         "",
         f"Real rebalance on local folders ({real['files']} files of {real['size']} B, 4 -> 8 -> 4 slices, "
         f"copy + MD5 verify + delete, one process): put {real['put_files_per_s']:,.0f} files/s; "
         f"doubling moved {real['double_moved']} files in {real['double_s']:.2f} s "
-        f"({real['double_moved'] / real['double_s']:,.0f} files/s); halving moved {real['halve_moved']} in {real['halve_s']:.2f} s.",
+        f"({real['double_moved'] / real['double_s']:,.0f} files/s); halving moved {real['halve_moved']} in "
+        f"{real['halve_s']:.2f} s.",
         "",
     ]
     return "\n".join(out)

@@ -136,10 +136,14 @@ def run_cuts(a: argparse.Namespace) -> None:
         small, large = os.path.join(a.cuts, "small", "warc"), os.path.join(a.cuts, "large", "warc")
     job_root = os.path.abspath(a.job_root)
     env = dict(os.environ, PYTHONPATH=job_root)
-    result: dict = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "job_root": job_root,
-                    "job_args": a.job_arg,
-                    "day": a.cuts, "shape": {"small": day_shape(small), "large": day_shape(large)},
-                    "seconds": {"small": [], "large": []}}
+    result: dict = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "job_root": job_root,
+        "job_args": a.job_arg,
+        "day": a.cuts,
+        "shape": {"small": day_shape(small), "large": day_shape(large)},
+        "seconds": {"small": [], "large": []},
+    }
     with open("/proc/loadavg") as f:
         result["loadavg_before"] = f.read().split()[:3]
     outs = {}
@@ -147,9 +151,21 @@ def run_cuts(a: argparse.Namespace) -> None:
         for cut, inp in (("small", small), ("large", large)):
             out = outs[cut] = os.path.join(a.work, f"cut-{cut}")
             shutil.rmtree(out, ignore_errors=True)
-            cmd = [sys.executable, os.path.join(job_root, "jobs", "preprocess.py"), "--input", inp, "--output", out,
-                   "--master", "local[2]", "--conf", "spark.driver.memory=2g",
-                   "--summary", os.path.join(a.work, f"summary-{cut}.json"), *a.job_arg]
+            cmd = [
+                sys.executable,
+                os.path.join(job_root, "jobs", "preprocess.py"),
+                "--input",
+                inp,
+                "--output",
+                out,
+                "--master",
+                "local[2]",
+                "--conf",
+                "spark.driver.memory=2g",
+                "--summary",
+                os.path.join(a.work, f"summary-{cut}.json"),
+                *a.job_arg,
+            ]
             secs, _, rc = run_measured(cmd, env, job_root)
             assert rc in (0, 3), (cut, rc)  # 3: published, unhealthy (a day of damaged samples may be)
             result["seconds"][cut].append(round(secs, 1))
@@ -160,10 +176,13 @@ def run_cuts(a: argparse.Namespace) -> None:
     files = {c: page_files(outs[c]) for c in outs}
     docs = {c: documents(outs[c]) for c in outs}
     same = sorted(set(files["small"]) & set(files["large"]))
-    result.update(ratio=round(best["small"] / best["large"], 2), pages={c: len(d) for c, d in docs.items()},
-                  same_documents=docs["small"] == docs["large"],
-                  parquet_files={c: len(f) for c, f in files.items()},
-                  byte_identical_files=[p for p in same if files["small"][p] == files["large"][p]])
+    result.update(
+        ratio=round(best["small"] / best["large"], 2),
+        pages={c: len(d) for c, d in docs.items()},
+        same_documents=docs["small"] == docs["large"],
+        parquet_files={c: len(f) for c, f in files.items()},
+        byte_identical_files=[p for p in same if files["small"][p] == files["large"][p]],
+    )
     print(json.dumps(result, indent=1))
     with open(os.path.join(a.work, "cuts.json"), "w") as f:
         json.dump(result, f, indent=1)
@@ -255,28 +274,52 @@ def main() -> None:
         build(p, members[i:] + members[:i], per)
         files.append(p)
     total = sum(os.path.getsize(p) for p in files)
-    result: dict = {"machine": f"{platform.node()} {os.cpu_count()} cores, {platform.processor() or platform.machine()}",
-                    "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "input_mb": round(total / 1e6, 1),
-                    "files": len(files)}
+    result: dict = {
+        "machine": f"{platform.node()} {os.cpu_count()} cores, {platform.processor() or platform.machine()}",
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "input_mb": round(total / 1e6, 1),
+        "files": len(files),
+    }
     with open("/proc/loadavg") as f:
         result["loadavg_before"] = f.read().split()[:3]
 
     secs, docs = bare_loop(files)
-    result["bare"] = {"seconds": round(secs, 1), "docs": docs, "docs_per_s": round(docs / secs, 1),
-                      "mb_per_s": round(total / 1e6 / secs, 2)}
+    result["bare"] = {
+        "seconds": round(secs, 1),
+        "docs": docs,
+        "docs_per_s": round(docs / secs, 1),
+        "mb_per_s": round(total / 1e6 / secs, 2),
+    }
     print("bare loop", result["bare"], flush=True)
 
     out = os.path.join(a.work, "out")
     shutil.rmtree(out, ignore_errors=True)
-    cmd = [sys.executable, "jobs/preprocess.py", "--input", day, "--output", out, "--master", "local[2]",
-           "--conf", "spark.driver.memory=2g", "--summary", os.path.join(a.work, "summary.json")]
+    cmd = [
+        sys.executable,
+        "jobs/preprocess.py",
+        "--input",
+        day,
+        "--output",
+        out,
+        "--master",
+        "local[2]",
+        "--conf",
+        "spark.driver.memory=2g",
+        "--summary",
+        os.path.join(a.work, "summary.json"),
+    ]
     secs, peak, rc = run_measured(cmd)
     with open(os.path.join(a.work, "summary.json")) as f:
         s = json.load(f)
     assert rc == 0 and s["pages_kept"] == docs, (rc, s.get("pages_kept"), docs)
-    result["job"] = {"seconds": round(secs, 1), "docs": s["pages_kept"], "docs_per_s": round(docs / secs, 1),
-                     "mb_per_s": round(total / 1e6 / secs, 2), "peak_rss_mb": peak >> 20,
-                     "speedup_vs_bare": round(result["bare"]["seconds"] / secs, 2)}
+    result["job"] = {
+        "seconds": round(secs, 1),
+        "docs": s["pages_kept"],
+        "docs_per_s": round(docs / secs, 1),
+        "mb_per_s": round(total / 1e6 / secs, 2),
+        "peak_rss_mb": peak >> 20,
+        "speedup_vs_bare": round(result["bare"]["seconds"] / secs, 2),
+    }
     print("job local[2]", result["job"], flush=True)
 
     if not a.skip_memory:
@@ -287,10 +330,27 @@ def main() -> None:
             build(os.path.join(d, "one.warc.gz"), members, size)
             o = os.path.join(a.work, f"out-{label}")
             shutil.rmtree(o, ignore_errors=True)
-            cmd = [sys.executable, "jobs/preprocess.py", "--input", d, "--output", o, "--master", "local[1]",
-                   "--conf", "spark.driver.memory=1g", "--conf", "spark.python.worker.memory=256m"]
+            cmd = [
+                sys.executable,
+                "jobs/preprocess.py",
+                "--input",
+                d,
+                "--output",
+                o,
+                "--master",
+                "local[1]",
+                "--conf",
+                "spark.driver.memory=1g",
+                "--conf",
+                "spark.python.worker.memory=256m",
+            ]
             secs, peak, rc = run_measured(cmd)
-            result["memory"][label] = {"file_mb": round(size / 1e6), "seconds": round(secs, 1), "peak_rss_mb": peak >> 20, "exit": rc}
+            result["memory"][label] = {
+                "file_mb": round(size / 1e6),
+                "seconds": round(secs, 1),
+                "peak_rss_mb": peak >> 20,
+                "exit": rc,
+            }
             print("memory", label, result["memory"][label], flush=True)
     with open("/proc/loadavg") as f:
         result["loadavg_after"] = f.read().split()[:3]

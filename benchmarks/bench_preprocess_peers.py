@@ -32,7 +32,8 @@ The in-process loops run ``--repeat`` times in alternation (ours, selectolax, re
 ours, ...); each loop's rate is its median, and ratios are of medians measured in the same
 invocation. CPU seconds of the process are given beside wall seconds (the machine is shared).
 
-    python -m benchmarks.bench_preprocess_peers [--set real --set heavy --set shared] [--copies 1] [--repeat 3] [--no-job]
+    python -m benchmarks.bench_preprocess_peers [--set real --set heavy --set shared] [--copies 1] [--repeat 3]
+        [--no-job]
 """
 
 from __future__ import annotations
@@ -76,14 +77,18 @@ def warc_member(url: str, body: bytes, i: int) -> bytes:
         ctype += "; charset=utf-8"
     except UnicodeDecodeError:
         pass
-    http = (f"HTTP/1.1 200 OK\r\nContent-Type: {ctype}\r\nServer: nginx\r\nContent-Length: {len(body)}\r\n\r\n"
-            .encode() + body)
+    http = (
+        f"HTTP/1.1 200 OK\r\nContent-Type: {ctype}\r\nServer: nginx\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+        + body
+    )
     digest = base64.b32encode(hashlib.sha1(body).digest()).decode()
-    head = (f"WARC/1.1\r\nWARC-Type: response\r\nWARC-Target-URI: {url}\r\n"
-            f"WARC-Date: 2026-11-2{i % 10}T0{i % 10}:1{i % 10}:00Z\r\n"
-            f"WARC-Record-ID: <urn:uuid:{uuid.uuid5(uuid.NAMESPACE_URL, url)}>\r\n"
-            f"WARC-IP-Address: 192.0.2.{i % 250 + 1}\r\nWARC-Payload-Digest: sha1:{digest}\r\n"
-            f"Content-Type: application/http; msgtype=response\r\nContent-Length: {len(http)}\r\n\r\n").encode()
+    head = (
+        f"WARC/1.1\r\nWARC-Type: response\r\nWARC-Target-URI: {url}\r\n"
+        f"WARC-Date: 2026-11-2{i % 10}T0{i % 10}:1{i % 10}:00Z\r\n"
+        f"WARC-Record-ID: <urn:uuid:{uuid.uuid5(uuid.NAMESPACE_URL, url)}>\r\n"
+        f"WARC-IP-Address: 192.0.2.{i % 250 + 1}\r\nWARC-Payload-Digest: sha1:{digest}\r\n"
+        f"Content-Type: application/http; msgtype=response\r\nContent-Length: {len(http)}\r\n\r\n"
+    ).encode()
     return gzip.compress(head + http + b"\r\n\r\n", 6, mtime=0)
 
 
@@ -252,9 +257,22 @@ def run_job(files: list[str], work: str, cores: int) -> dict:
     out = os.path.join(work, "job-out")
     shutil.rmtree(out, ignore_errors=True)
     summary = os.path.join(work, "job-summary.json")
-    cmd = [sys.executable, os.path.join(ROOT, "jobs", "preprocess.py"), "--input", day, "--output", out,
-           "--master", f"local[{cores}]", "--summary", summary, "--conf", f"spark.driver.memory={JOB_HEAP}",
-           "--conf", "spark.ui.enabled=false"]
+    cmd = [
+        sys.executable,
+        os.path.join(ROOT, "jobs", "preprocess.py"),
+        "--input",
+        day,
+        "--output",
+        out,
+        "--master",
+        f"local[{cores}]",
+        "--summary",
+        summary,
+        "--conf",
+        f"spark.driver.memory={JOB_HEAP}",
+        "--conf",
+        "spark.ui.enabled=false",
+    ]
     l0 = load()
     t0 = time.perf_counter()
     r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
@@ -289,14 +307,22 @@ def bench_set(name: str, files: list[str], warm: list[str], a) -> dict:
         for k, fn in LOOPS.items():
             r = timed(fn, files)
             res["runs"][k].append(r)
-            print(f"[{name}] {k:12s} {r['pages']} pages, {r['wall']:.1f} s wall, {r['cpu']:.1f} s cpu, "
-                  f"{r['pages'] / r['wall']:.0f} pages/s, load {r['load_after']}", flush=True)
+            print(
+                f"[{name}] {k:12s} {r['pages']} pages, {r['wall']:.1f} s wall, {r['cpu']:.1f} s cpu, "
+                f"{r['pages'] / r['wall']:.0f} pages/s, load {r['load_after']}",
+                flush=True,
+            )
     rates = {}
     for k, runs in res["runs"].items():
         wall = statistics.median(r["wall"] for r in runs)
         cpu = statistics.median(r["cpu"] for r in runs)
-        rates[k] = {"pages": runs[0]["pages"], "wall": wall, "cpu": cpu, "pages_per_s": round(runs[0]["pages"] / wall, 1),
-                    "pages_per_cpu_s": round(runs[0]["pages"] / cpu, 1)}
+        rates[k] = {
+            "pages": runs[0]["pages"],
+            "wall": wall,
+            "cpu": cpu,
+            "pages_per_s": round(runs[0]["pages"] / wall, 1),
+            "pages_per_cpu_s": round(runs[0]["pages"] / cpu, 1),
+        }
     res["rates"] = rates
     peer = rates["selectolax"]
     res["ratios"] = {}
@@ -310,8 +336,11 @@ def bench_set(name: str, files: list[str], warm: list[str], a) -> dict:
         par["pages_per_s"] = round(par["pages"] / par["wall"], 1)
         res["selectolax_parallel"] = par
         res["ratios"][f"selectolax {a.cores} processes / one (wall)"] = round(peer["wall"] / par["wall"], 3)
-        print(f"[{name}] selectolax x{a.cores} processes {par['pages']} pages, {par['wall']:.1f} s, "
-              f"{par['pages_per_s']:.0f} pages/s, load {par['load_after']}", flush=True)
+        print(
+            f"[{name}] selectolax x{a.cores} processes {par['pages']} pages, {par['wall']:.1f} s, "
+            f"{par['pages_per_s']:.0f} pages/s, load {par['load_after']}",
+            flush=True,
+        )
     if not a.no_job:
         res["class_archive_written_s"] = ensure_class_archive(files, a.work, a.cores)
         job = run_job(files, a.work, a.cores)
@@ -321,10 +350,15 @@ def bench_set(name: str, files: list[str], warm: list[str], a) -> dict:
         res["ratios"][f"job local[{a.cores}] / ours one core (wall)"] = round(rates["ours"]["wall"] / job["wall"], 3)
         if "selectolax_parallel" in res:
             res["ratios"][f"job local[{a.cores}] / selectolax {a.cores} processes (wall)"] = round(
-                res["selectolax_parallel"]["wall"] / job["wall"], 3)
+                res["selectolax_parallel"]["wall"] / job["wall"], 3
+            )
         res["core_hours_per_tib_job"] = round((1 << 40) / (size / job["wall"]) / 3600 * a.cores, 1)
-        print(f"[{name}] job local[{a.cores}] {job['pages']} pages, {job['wall']:.1f} s, {job['pages_per_s']:.0f} pages/s, "
-              f"load {job['load_after']}", flush=True)
+        print(
+            f"[{name}] job local[{a.cores}] {job['pages']} pages, {job['wall']:.1f} s, {job['pages_per_s']:.0f} "
+            "pages/s, "
+            f"load {job['load_after']}",
+            flush=True,
+        )
     print(f"[{name}] ratios {json.dumps(res['ratios'])}", flush=True)
     return res
 
@@ -346,9 +380,13 @@ def main() -> None:
         if k not in a.loops.split(","):
             del LOOPS[k]
     os.makedirs(a.work, exist_ok=True)
-    result = {"machine": f"{platform.node()}, {os.cpu_count()} cores, {platform.processor() or platform.machine()}",
-              "python": platform.python_version(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-              "load_start": load(), "sets": {}}
+    result = {
+        "machine": f"{platform.node()}, {os.cpu_count()} cores, {platform.processor() or platform.machine()}",
+        "python": platform.python_version(),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "load_start": load(),
+        "sets": {},
+    }
     for name in a.set or ["real", "heavy", "shared"]:
         folder = os.path.join(a.work, name)
         if name == "real":
@@ -358,13 +396,18 @@ def main() -> None:
             for cut in realday.CUTS:
                 line = realday.cut_line(rd["shape"], cut)
                 print(f"[real-{cut}] {line}", flush=True)
-                result["sets"][f"real-{cut}"] = {**bench_set(f"real-{cut}", rd["files"][cut], rd["files"]["small"][:1], a),
-                                                 "shape": line}
+                result["sets"][f"real-{cut}"] = {
+                    **bench_set(f"real-{cut}", rd["files"][cut], rd["files"]["small"][:1], a),
+                    "shape": line,
+                }
             continue
         if name == "heavy":
             files, warm = build_heavy(folder, a.records, a.files), build_heavy(folder + "-warm", 50, 1)
         else:
-            files, warm = build_shared(folder, a.corpus, a.records, a.files), build_shared(folder + "-warm", a.corpus, 50, 1)
+            files, warm = (
+                build_shared(folder, a.corpus, a.records, a.files),
+                build_shared(folder + "-warm", a.corpus, 50, 1),
+            )
         result["sets"][name] = bench_set(name, files, warm, a)
     result["load_end"] = load()
     print(json.dumps(result, indent=1))

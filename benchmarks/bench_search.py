@@ -41,17 +41,16 @@ import shutil
 import struct
 import subprocess
 import sys
-import tempfile
 import time
 import types
 from collections import Counter
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
-from benchmarks import WORK as BENCH_WORK  # noqa: E402
 import numpy as np  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
+from benchmarks import WORK as BENCH_WORK  # noqa: E402
 from benchmarks import bench_index as bi  # noqa: E402
 from benchmarks import realday  # noqa: E402
 from lib.serve import serving_index  # noqa: E402
@@ -71,9 +70,26 @@ def make_day(docs: int, copies: int, cores: int) -> pathlib.Path:
         day, jsonl, nbytes = bi.copy_inputs(day, jsonl, nbytes, copies)
     if not (out / "_SUCCESS").exists():
         out.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, str(ROOT / "jobs" / "index.py"), "--input", str(day), "--output", str(out),
-                        "--master", f"local[{cores}]", "--docs-per-shard", "25000", "--no-graph",
-                        "--conf", "spark.driver.memory=6g", "--conf", "spark.ui.enabled=false"], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                str(ROOT / "jobs" / "index.py"),
+                "--input",
+                str(day),
+                "--output",
+                str(out),
+                "--master",
+                f"local[{cores}]",
+                "--docs-per-shard",
+                "25000",
+                "--no-graph",
+                "--conf",
+                "spark.driver.memory=6g",
+                "--conf",
+                "spark.ui.enabled=false",
+            ],
+            check=True,
+        )
     pre = root / "preprocessed" / "2026-01" / "15"
     if not pre.exists():
         pre.parent.mkdir(parents=True, exist_ok=True)
@@ -95,8 +111,9 @@ def queries(root: pathlib.Path, n: int, seed: int = 5) -> list[str]:
     """``n`` titles and ``n`` 2-5-word runs of the texts (the preprocessed day's English pages,
     files read until there are ``n`` titles; all titles when the day has fewer), seeded."""
     rng = random.Random(seed)
-    files = sorted((root / "preprocessed" / "2026-01" / "15").glob("language=eng/*.parquet")) \
-        or sorted((root / "preprocessed" / "2026-01" / "15").glob("language=*/*.parquet"))
+    files = sorted((root / "preprocessed" / "2026-01" / "15").glob("language=eng/*.parquet")) or sorted(
+        (root / "preprocessed" / "2026-01" / "15").glob("language=*/*.parquet")
+    )
     titles, texts = [], []
     for f in files:
         t = pq.read_table(f, columns=["title", "plain_text"])
@@ -111,7 +128,7 @@ def queries(root: pathlib.Path, n: int, seed: int = 5) -> list[str]:
         m = rng.randint(2, 5)
         if len(words) > m:
             i = rng.randrange(len(words) - m)
-            out.append(" ".join(words[i:i + m]))
+            out.append(" ".join(words[i : i + m]))
     return out
 
 
@@ -120,15 +137,20 @@ def pisa_collection(part: serving_index.DayIndex, output: str) -> None:
     day's shards: documents numbered in our global order (shard, then docid)."""
     bases = np.cumsum([0] + [s.docs for s in part.shards])
     terms = sorted(part.vocab, key=part.vocab.get)
-    with open(f"{output}.docs", "wb") as docs, open(f"{output}.freqs", "wb") as freqs, \
-            open(f"{output}.terms", "w") as tf_out:
+    with (
+        open(f"{output}.docs", "wb") as docs,
+        open(f"{output}.freqs", "wb") as freqs,
+        open(f"{output}.terms", "w") as tf_out,
+    ):
         docs.write(struct.pack("<II", 1, int(bases[-1])))
         offs = np.asarray(part.offsets)
         for tid, term in enumerate(terms):
             lo, hi = offs[:, tid], offs[:, tid + 1]
             idx = np.nonzero(hi > lo)[0]
-            d = np.concatenate([part.shards[i].docids[lo[i]:hi[i]].astype(np.uint32) + np.uint32(bases[i]) for i in idx])
-            f = np.concatenate([part.shards[i].tfs[lo[i]:hi[i]] for i in idx]).astype(np.uint32)
+            d = np.concatenate(
+                [part.shards[i].docids[lo[i] : hi[i]].astype(np.uint32) + np.uint32(bases[i]) for i in idx]
+            )
+            f = np.concatenate([part.shards[i].tfs[lo[i] : hi[i]] for i in idx]).astype(np.uint32)
             docs.write(struct.pack("<I", len(d)))
             docs.write(d.tobytes())
             freqs.write(struct.pack("<I", len(f)))
@@ -163,9 +185,19 @@ def pisa_retriever(part: serving_index.DayIndex, folder: pathlib.Path, k: int):
     ranks, scores = np.empty(shape, np.int32), np.empty(shape, np.float32)
 
     def retrieve(terms: dict[str, int]) -> list[str]:
-        n = _pisathon.retrieve(bm25._ctxt, bm25.query_algorithm.value, [(0, {t: float(c) for t, c in terms.items()})],
-                               k=k, threads=1, query_weighted=1, pretokenised=True, result_qidxs=qidx,
-                               result_docnos=docnos, result_ranks=ranks, result_scores=scores)
+        n = _pisathon.retrieve(
+            bm25._ctxt,
+            bm25.query_algorithm.value,
+            [(0, {t: float(c) for t, c in terms.items()})],
+            k=k,
+            threads=1,
+            query_weighted=1,
+            pretokenised=True,
+            result_qidxs=qidx,
+            result_docnos=docnos,
+            result_ranks=ranks,
+            result_scores=scores,
+        )
         return list(docnos[:n])
 
     return retrieve, build
@@ -184,8 +216,13 @@ def english(part: serving_index.DayIndex):
 
 def top10(ranking, qs: list[str]) -> list[list[tuple[str, float]]]:
     """Our top-k of each query as (record id, score), ties in record id order (for comparing days)."""
-    return [sorted(((s.table.column("record_id")[r].as_py(), round(float(sc), 4)) for sc, _, s, r in ranking(q)[0]),
-                   key=lambda x: (-x[1], x[0])) for q in qs]
+    return [
+        sorted(
+            ((s.table.column("record_id")[r].as_py(), round(float(sc), 4)) for sc, _, s, r in ranking(q)[0]),
+            key=lambda x: (-x[1], x[0]),
+        )
+        for q in qs
+    ]
 
 
 def same_answer(x: list[tuple[str, float]], y: list[tuple[str, float]]) -> bool:
@@ -215,8 +252,11 @@ def run_day(a, name: str, root: pathlib.Path, shape: str, tag: str, qs: list[str
     pisa_reused = (pisa_dir / "pt_meta.json").exists()
     retrieve, pisa_build = pisa_retriever(part, pisa_dir, a.k)
     ranking = lambda q: eng._top_k(q, [part], [(part, s) for s in part.shards], a.k, 0.9, 0.4)  # noqa: E731
-    runs = {"ours (ranking)": ranking, "ours (Engine.search, with hits and snippets)": lambda q: eng.search(q, DAY, k=a.k),
-            "PISA (block-max WAND, pre-tokenised)": lambda q: retrieve(Counter(analyzer.tokens(q)))}
+    runs = {
+        "ours (ranking)": ranking,
+        "ours (Engine.search, with hits and snippets)": lambda q: eng.search(q, DAY, k=a.k),
+        "PISA (block-max WAND, pre-tokenised)": lambda q: retrieve(Counter(analyzer.tokens(q))),
+    }
     times: dict[str, list[float]] = {}
     agree, compared = 0, 0
     subset = qs[:: max(1, len(qs) // a.search_queries)][: a.search_queries]
@@ -237,22 +277,34 @@ def run_day(a, name: str, root: pathlib.Path, shape: str, tag: str, qs: list[str
         compared += max(len(ours), len(theirs))
     load1 = os.getloadavg()
     pisa_p = percentiles(times["PISA (block-max WAND, pre-tokenised)"])
-    how = (f"--day real --copies {a.copies}" if name.startswith("real") else
-           f"--day synthetic --docs {a.docs} --copies {a.copies}")
-    lines = [f"### {dt.date.today():%Y-%m-%d}: search on {name}, top-{a.k}, warm, one core, {ndocs:,} documents "
-             f"({len(part.shards)} shards)", "",
-             f"Day: {shape}." if shape else "Day: synthetic (pages copied verbatim: an extra row).",
-             f"Machine: {bi.machine()}. Load average (1 min) before: {load0[0]:.1f}, after: {load1[0]:.1f} (shared with other helpers' jobs).",
-             f"`python -m benchmarks.bench_search {how} --queries {a.queries}`: {len(qs)} queries "
-             f"({len(qs) // 2} titles, as many 2-5-word runs of the texts). Serving index build: {build_s:.1f} s, "
-             f"{rep.bytes / 1e9:.3f} GB{' (recorded when built)' if not rep.built else ''}; PISA index "
-             f"({'loaded, built earlier' if pisa_reused else 'collection + compression'}): {pisa_build:.1f} s. "
-             f"Engine.search timed on {len(subset)} of the queries.",
-             f"Top-10 agreement with PISA over {min(200, len(qs))} queries: {agree}/{compared} documents (PISA scores in float32).", "",
-             "| engine | p50 ms | p95 ms | p99 ms | p50 / PISA | p95 / PISA |", "|---|---:|---:|---:|---:|---:|"]
+    how = (
+        f"--day real --copies {a.copies}"
+        if name.startswith("real")
+        else f"--day synthetic --docs {a.docs} --copies {a.copies}"
+    )
+    lines = [
+        f"### {dt.date.today():%Y-%m-%d}: search on {name}, top-{a.k}, warm, one core, {ndocs:,} documents "
+        f"({len(part.shards)} shards)",
+        "",
+        f"Day: {shape}." if shape else "Day: synthetic (pages copied verbatim: an extra row).",
+        f"Machine: {bi.machine()}. Load average (1 min) before: {load0[0]:.1f}, after: {load1[0]:.1f} (shared "
+        "with other helpers' jobs).",
+        f"`python -m benchmarks.bench_search {how} --queries {a.queries}`: {len(qs)} queries "
+        f"({len(qs) // 2} titles, as many 2-5-word runs of the texts). Serving index build: {build_s:.1f} s, "
+        f"{rep.bytes / 1e9:.3f} GB{' (recorded when built)' if not rep.built else ''}; PISA index "
+        f"({'loaded, built earlier' if pisa_reused else 'collection + compression'}): {pisa_build:.1f} s. "
+        f"Engine.search timed on {len(subset)} of the queries.",
+        f"Top-10 agreement with PISA over {min(200, len(qs))} queries: {agree}/{compared} documents (PISA scores "
+        "in float32).",
+        "",
+        "| engine | p50 ms | p95 ms | p99 ms | p50 / PISA | p95 / PISA |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
     for name_, ts in times.items():
         p = percentiles(ts)
-        lines.append(f"| {name_} | {p[0]:.2f} | {p[1]:.2f} | {p[2]:.2f} | {p[0] / pisa_p[0]:.2f} | {p[1] / pisa_p[1]:.2f} |")
+        lines.append(
+            f"| {name_} | {p[0]:.2f} | {p[1]:.2f} | {p[2]:.2f} | {p[0] / pisa_p[0]:.2f} | {p[1] / pisa_p[1]:.2f} |"
+        )
     lines.append("")
     return lines, top10(ranking, qs)
 
@@ -266,25 +318,41 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=1000, help="titles, and as many 2-5-word queries")
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--cores", type=int, default=2, help="for building the day (the queries run on one core)")
-    ap.add_argument("--search-queries", type=int, default=300,
-                    help="queries (of the mix, evenly spread) timed through the full Engine.search with snippets")
-    ap.add_argument("--reuse", action="store_true", help="keep a built serving index (its recorded build cost is shown)")
+    ap.add_argument(
+        "--search-queries",
+        type=int,
+        default=300,
+        help="queries (of the mix, evenly spread) timed through the full Engine.search with snippets",
+    )
+    ap.add_argument(
+        "--reuse", action="store_true", help="keep a built serving index (its recorded build cost is shown)"
+    )
     ap.add_argument("--append", action="store_true")
     a = ap.parse_args()
     days = []
     for d in a.day or ["real"]:
         if d == "real":
-            days += [(name, root, shape, f"real-{a.copies}x-{name.rsplit(' ', 2)[1]}") for name, root, shape in real_roots(a)]
+            days += [
+                (name, root, shape, f"real-{a.copies}x-{name.rsplit(' ', 2)[1]}") for name, root, shape in real_roots(a)
+            ]
         else:
-            days.append((f"the synthetic day ({a.docs:,} x {a.copies})", make_day(a.docs, a.copies, a.cores), "",
-                         f"{a.docs}x{a.copies}"))
+            days.append(
+                (
+                    f"the synthetic day ({a.docs:,} x {a.copies})",
+                    make_day(a.docs, a.copies, a.cores),
+                    "",
+                    f"{a.docs}x{a.copies}",
+                )
+            )
     os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # after the Spark jobs: the queries run on one core
     lines, tops = [], {}
     real = [root for name, root, _, _ in days if name.startswith("real")]
     real_qs = queries(real[-1], a.queries) if real else []  # the same queries for both cuts
     for name, root, shape, tag in days:
         print(shape or name, file=sys.stderr, flush=True)
-        got, tops[name] = run_day(a, name, root, shape, tag, real_qs if name.startswith("real") else queries(root, a.queries))
+        got, tops[name] = run_day(
+            a, name, root, shape, tag, real_qs if name.startswith("real") else queries(root, a.queries)
+        )
         lines += got
         print("\n".join(got), flush=True)
     real = [n for n in tops if n.startswith("real")]
@@ -292,9 +360,12 @@ def main() -> None:
         pairs = list(zip(tops[real[0]], tops[real[1]]))
         ident = sum(x == y for x, y in pairs)
         diff = sum(not same_answer(x, y) for x, y in pairs)
-        line = (f"The two cuts' indexes give the same top-{a.k} (record ids and scores) for {ident} of {len(pairs)} queries;"
-                f" {len(pairs) - ident - diff} more differ only in which documents tied at the {a.k}th score are kept"
-                f" (ties go by docid, which follows the input files' order); {diff} differ otherwise.")
+        line = (
+            f"The two cuts' indexes give the same top-{a.k} (record ids and scores) for {ident} of {len(pairs)} "
+            "queries;"
+            f" {len(pairs) - ident - diff} more differ only in which documents tied at the {a.k}th score are kept"
+            f" (ties go by docid, which follows the input files' order); {diff} differ otherwise."
+        )
         print(line, flush=True)
         lines.append(line)
         if diff:

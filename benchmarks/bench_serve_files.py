@@ -17,7 +17,6 @@ import platform
 import shutil
 import socket
 import statistics
-import sys
 import threading
 import time
 
@@ -104,17 +103,35 @@ def main() -> None:
                 rows[name]["range"].append(statistics.median(lat))
             load.append(os.getloadavg()[0])
     server.should_exit = True
-    print(f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
-          f"load average (1 min) before/after rounds: {', '.join(f'{x:.1f}' for x in load)}")
-    print(f"Manifest of {len(entries)} files ({sum(e.size for e in entries) / 1e6:.0f} MB): cold (sha256 of every file) "
-          f"{cold:.2f} s, warm (cached sums) {warm * 1000:.1f} ms")
-    print("\n| server | full download MB/s (median) | runs | 64 KiB Range GET p50 ms (median of rounds) |\n|---|---:|---|---:|")
+    print(
+        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}; "
+        f"load average (1 min) before/after rounds: {', '.join(f'{x:.1f}' for x in load)}"
+    )
+    print(
+        f"Manifest of {len(entries)} files ({sum(e.size for e in entries) / 1e6:.0f} MB): cold (sha256 of every file) "
+        f"{cold:.2f} s, warm (cached sums) {warm * 1000:.1f} ms"
+    )
+    print(
+        "\n| server | full download MB/s (median) | runs | 64 KiB Range GET p50 ms (median of rounds) "
+        "|\n|---|---:|---|---:|"
+    )
     for name in urls:
         f, r = rows[name]["full"], rows[name]["range"]
-        label = "ours: /download (StreamingResponse, 256 KiB reads)" if name == "ours" else "peer: Starlette StaticFiles (FileResponse)"
-        print(f"| {label} | {statistics.median(f):.0f} | {', '.join(f'{x:.0f}' for x in f)} | {statistics.median(r):.2f} |")
-    print(f"\nRatio ours/peer: throughput {statistics.median(rows['ours']['full']) / statistics.median(rows['peer']['full']):.2f}, "
-          f"range latency {statistics.median(rows['ours']['range']) / statistics.median(rows['peer']['range']):.2f}")
+        label = (
+            "ours: /download (StreamingResponse, 256 KiB reads)"
+            if name == "ours"
+            else "peer: Starlette StaticFiles (FileResponse)"
+        )
+        print(
+            f"| {label} | {statistics.median(f):.0f} | {', '.join(f'{x:.0f}' for x in f)} | "
+            f"{statistics.median(r):.2f} |"
+        )
+    med = {k: {m: statistics.median(rows[k][m]) for m in ("full", "range")} for k in ("ours", "peer")}
+    print(
+        f"\nRatio ours/peer: throughput {med['ours']['full'] / med['peer']['full']:.2f}, "
+        f"range latency {med['ours']['range'] / med['peer']['range']:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -54,8 +54,9 @@ def query_pool(base: str, day: str, n: int = 400, seed: int = 5) -> list[str]:
             r = c.get(f"{base}/search", params={"q": seedq, "day": day, "k": 100})
             if r.status_code == 200:
                 for h in r.json()["results"]:
-                    words += [w for w in re.findall(r"[^\W\d_]{3,}", h.get("title") or "")
-                              if w.lower() not in OPERATORS]  # "and" alone is refused (400), rightly
+                    words += [
+                        w for w in re.findall(r"[^\W\d_]{3,}", h.get("title") or "") if w.lower() not in OPERATORS
+                    ]  # "and" alone is refused (400), rightly
     if not words:
         raise RuntimeError(f"no titles to draw queries from on {day}")
     rng = random.Random(seed)
@@ -121,12 +122,22 @@ def run_load(base: str, day: str, seconds: float, clients: int = 16, seed: int =
     for th in threads:
         th.join()
     wall = time.monotonic() - t0
-    out = {"clients": clients, "seconds": round(wall, 1), "errors": len(errors), "error_samples": errors[:5],
-           "requests": sum(len(v) for v in lat.values()) + len(errors)}
+    out = {
+        "clients": clients,
+        "seconds": round(wall, 1),
+        "errors": len(errors),
+        "error_samples": errors[:5],
+        "requests": sum(len(v) for v in lat.values()) + len(errors),
+    }
     out["rps"] = round(out["requests"] / wall, 1)
     for k, v in lat.items():
-        out[k] = {"n": len(v), "p50_ms": round(pct(v, 50), 2), "p95_ms": round(pct(v, 95), 2),
-                  "p99_ms": round(pct(v, 99), 2), "mean_ms": round(statistics.fmean(v), 2) if v else None}
+        out[k] = {
+            "n": len(v),
+            "p50_ms": round(pct(v, 50), 2),
+            "p95_ms": round(pct(v, 95), 2),
+            "p99_ms": round(pct(v, 99), 2),
+            "mean_ms": round(statistics.fmean(v), 2) if v else None,
+        }
     return out
 
 
@@ -139,8 +150,12 @@ def main() -> int:
     ap.add_argument("--cache", default=str(BENCH_WORK / "serve-cache"))
     a = ap.parse_args()
     t = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "lib.serve", "--root", a.root, "--port", "0", "--cache", a.cache],
-                            stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lib.serve", "--root", a.root, "--port", "0", "--cache", a.cache],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
     try:
         line = proc.stdout.readline()
         if " on http://" not in line:
@@ -171,15 +186,26 @@ def main() -> int:
         proc.terminate()
         proc.wait(30)
     load = os.getloadavg()
-    res.update(day=day, docs=info["docs"], shards=info["shards"], startup_s=round(startup, 1), index_load_s=round(load_s, 1),
-               server_rss_start_mib=round(rss_start / 2**20), server_rss_peak_mib=round(peak[0] / 2**20),
-               load=[round(x, 2) for x in load], cpus=os.cpu_count(), date=dt.date.today().isoformat())
+    res.update(
+        day=day,
+        docs=info["docs"],
+        shards=info["shards"],
+        startup_s=round(startup, 1),
+        index_load_s=round(load_s, 1),
+        server_rss_start_mib=round(rss_start / 2**20),
+        server_rss_peak_mib=round(peak[0] / 2**20),
+        load=[round(x, 2) for x in load],
+        cpus=os.cpu_count(),
+        date=dt.date.today().isoformat(),
+    )
     print(json.dumps(res, indent=2))
-    print(f"\n{a.clients} clients x {res['seconds']} s on {day} ({info['docs']:,} docs, {info['shards']} shards), "
-          f"load {load[0]:.1f}: {res['requests']:,} requests, {res['rps']} req/s, {res['errors']} errors; "
-          f"search p50/p95/p99 {res['search']['p50_ms']}/{res['search']['p95_ms']}/{res['search']['p99_ms']} ms; "
-          f"download p50/p95/p99 {res['download']['p50_ms']}/{res['download']['p95_ms']}/{res['download']['p99_ms']} ms; "
-          f"server RSS {res['server_rss_start_mib']} -> peak {res['server_rss_peak_mib']} MiB")
+    print(
+        f"\n{a.clients} clients x {res['seconds']} s on {day} ({info['docs']:,} docs, {info['shards']} shards), "
+        f"load {load[0]:.1f}: {res['requests']:,} requests, {res['rps']} req/s, {res['errors']} errors; "
+        f"search p50/p95/p99 {res['search']['p50_ms']}/{res['search']['p95_ms']}/{res['search']['p99_ms']} ms; "
+        f"download p50/p95/p99 {res['download']['p50_ms']}/{res['download']['p95_ms']}/{res['download']['p99_ms']} ms; "
+        f"server RSS {res['server_rss_start_mib']} -> peak {res['server_rss_peak_mib']} MiB"
+    )
     return 0 if res["errors"] == 0 else 1
 
 

@@ -52,8 +52,11 @@ RANGE = 16 << 10
 def build(mb: int, files: int) -> tuple[pathlib.Path, pathlib.Path]:
     """The big file and the folder of small files, from the shared corpus' archives."""
     shutil.rmtree(WORK, ignore_errors=True)
-    archives = sorted(p for p in glob.glob(str(CORPUS / "**" / "*"), recursive=True)
-                      if os.path.isfile(p) and (".warc" in p or p.endswith((".arc.gz", ".arc"))))
+    archives = sorted(
+        p
+        for p in glob.glob(str(CORPUS / "**" / "*"), recursive=True)
+        if os.path.isfile(p) and (".warc" in p or p.endswith((".arc.gz", ".arc")))
+    )
     if not archives:
         raise SystemExit(f"no archives under {CORPUS}: the shared corpus must sit beside the checkout")
     blobs = [pathlib.Path(p).read_bytes() for p in archives]
@@ -139,14 +142,20 @@ def local_cases(big: pathlib.Path, small: pathlib.Path, offsets: list[int]) -> t
     return {
         "list": {"ours": lambda: storage.list_files(str(small)), "arrow": arrow_list},
         "exists": {"ours": lambda: [storage.exists(p) for p in paths], "arrow": lambda: fs.get_file_info(paths)},
-        "stream small": {"ours": lambda: [drain(storage.open_stream(p)) for p in paths],
-                         "arrow": lambda: [drain(fs.open_input_stream(p, compression=None, buffer_size=CHUNK))
-                                           for p in paths]},
-        "stream": {"ours": lambda: drain(storage.open_stream(str(big))),
-                   "arrow": lambda: drain(fs.open_input_stream(str(big), compression=None, buffer_size=CHUNK))},
+        "stream small": {
+            "ours": lambda: [drain(storage.open_stream(p)) for p in paths],
+            "arrow": lambda: [drain(fs.open_input_stream(p, compression=None, buffer_size=CHUNK)) for p in paths],
+        },
+        "stream": {
+            "ours": lambda: drain(storage.open_stream(str(big))),
+            "arrow": lambda: drain(fs.open_input_stream(str(big), compression=None, buffer_size=CHUNK)),
+        },
         "ranges": {"ours": lambda: [storage.read_range(str(big), o, RANGE) for o in offsets], "arrow": arrow_ranges},
-        "publish": {"ours": lambda: storage.upload_tree(str(small), str(dest)), "before": before_publish,
-                    "arrow": arrow_publish},
+        "publish": {
+            "ours": lambda: storage.upload_tree(str(small), str(dest)),
+            "before": before_publish,
+            "arrow": arrow_publish,
+        },
     }, {"ours": str(dest), "before": str(dest), "arrow": str(dest)}
 
 
@@ -154,8 +163,13 @@ def s3_cases(big: pathlib.Path, small: pathlib.Path, offsets: list[int], bucket:
     """The S3 operations on SeaweedFS, and where each way publishes to."""
     endpoint = os.environ["AWS_ENDPOINT_URL"]
     scheme, host = endpoint.split("://", 1)
-    fs = pafs.S3FileSystem(endpoint_override=host, scheme=scheme, region=os.environ["AWS_DEFAULT_REGION"],
-                           access_key=os.environ["AWS_ACCESS_KEY_ID"], secret_key=os.environ["AWS_SECRET_ACCESS_KEY"])
+    fs = pafs.S3FileSystem(
+        endpoint_override=host,
+        scheme=scheme,
+        region=os.environ["AWS_DEFAULT_REGION"],
+        access_key=os.environ["AWS_ACCESS_KEY_ID"],
+        secret_key=os.environ["AWS_SECRET_ACCESS_KEY"],
+    )
     storage.upload_tree(str(big.parent / "bigdir"), f"s3://{bucket}/big")
     key = f"{bucket}/big/{big.name}"
     rels = sorted(str(p.relative_to(small)) for p in small.rglob("*.warc.gz"))
@@ -166,19 +180,33 @@ def s3_cases(big: pathlib.Path, small: pathlib.Path, offsets: list[int], bucket:
                 f.read_at(RANGE, o)
 
     def arrow_publish() -> None:
-        pafs.copy_files(str(small), f"{bucket}/arrow", source_filesystem=pafs.LocalFileSystem(),
-                        destination_filesystem=fs, use_threads=True)
+        pafs.copy_files(
+            str(small),
+            f"{bucket}/arrow",
+            source_filesystem=pafs.LocalFileSystem(),
+            destination_filesystem=fs,
+            use_threads=True,
+        )
 
     return {
-        "list": {"ours": lambda: storage.list_files(f"s3://{bucket}/small"),
-                 "arrow": lambda: fs.get_file_info(pafs.FileSelector(f"{bucket}/small", recursive=True))},
-        "stream small": {"ours": lambda: [drain(storage.open_stream(f"s3://{bucket}/small/{r}")) for r in rels],
-                         "arrow": lambda: [drain(fs.open_input_stream(f"{bucket}/small/{r}", compression=None,
-                                                                      buffer_size=CHUNK)) for r in rels]},
-        "stream": {"ours": lambda: drain(storage.open_stream(f"s3://{key}")),
-                   "arrow": lambda: drain(fs.open_input_stream(key, compression=None, buffer_size=CHUNK))},
-        "ranges": {"ours": lambda: [storage.read_range(f"s3://{key}", o, RANGE) for o in offsets],
-                   "arrow": arrow_ranges},
+        "list": {
+            "ours": lambda: storage.list_files(f"s3://{bucket}/small"),
+            "arrow": lambda: fs.get_file_info(pafs.FileSelector(f"{bucket}/small", recursive=True)),
+        },
+        "stream small": {
+            "ours": lambda: [drain(storage.open_stream(f"s3://{bucket}/small/{r}")) for r in rels],
+            "arrow": lambda: [
+                drain(fs.open_input_stream(f"{bucket}/small/{r}", compression=None, buffer_size=CHUNK)) for r in rels
+            ],
+        },
+        "stream": {
+            "ours": lambda: drain(storage.open_stream(f"s3://{key}")),
+            "arrow": lambda: drain(fs.open_input_stream(key, compression=None, buffer_size=CHUNK)),
+        },
+        "ranges": {
+            "ours": lambda: [storage.read_range(f"s3://{key}", o, RANGE) for o in offsets],
+            "arrow": arrow_ranges,
+        },
         "publish": {"ours": lambda: storage.upload_tree(str(small), f"s3://{bucket}/small"), "arrow": arrow_publish},
     }, {"ours": f"s3://{bucket}/small", "arrow": f"s3://{bucket}/arrow"}
 
@@ -200,9 +228,15 @@ def run(side: str, cases: Cases, published: dict[str, str], want: dict[str, int]
         if lost.get("ours"):
             raise SystemExit(f"{side} {op}: our publish lost {lost['ours']} files")
         ours = got["ours"]
-        cells = [(f"{got[w][0]:.3f} s ({got[w][1]:.3f} CPU)" + (f", **{lost[w]} of {len(want)}"
-                  " files missing, no error raised**" if lost.get(w) else "")) if w in got else "-"
-                 for w in ("ours", "before", "arrow")]
+        cells = [
+            (
+                f"{got[w][0]:.3f} s ({got[w][1]:.3f} CPU)"
+                + (f", **{lost[w]} of {len(want)} files missing, no error raised**" if lost.get(w) else "")
+            )
+            if w in got
+            else "-"
+            for w in ("ours", "before", "arrow")
+        ]
         ratios = [f"{ours[0] / got[w][0]:.2f}" if w in got else "-" for w in ("before", "arrow")]
         print(f"| {side} | {op} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |", flush=True)
 
@@ -214,8 +248,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ranges", type=int, default=2000, help="ranged reads per round")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-s3", action="store_true", help="local side only (no SeaweedFS)")
-    ap.add_argument("--day", choices=["synthetic", "real"], default="synthetic",
-                    help="real: the real-shaped day's small cut and large archive instead of --mb/--files")
+    ap.add_argument(
+        "--day",
+        choices=["synthetic", "real"],
+        default="synthetic",
+        help="real: the real-shaped day's small cut and large archive instead of --mb/--files",
+    )
     ap.add_argument("--copies", type=int, default=10, help="copies of the real samples (--day real)")
     ap.add_argument("--corpus", default=str(CORPUS), help="the real samples (default ../shared/corpus)")
     a = ap.parse_args(argv)
@@ -227,13 +265,17 @@ def main(argv: list[str] | None = None) -> int:
     nsmall = sum(1 for _ in small.rglob("*.warc.gz"))
     rng = random.Random(7)
     offsets = [rng.randrange(0, big.stat().st_size - RANGE) for _ in range(a.ranges)]
-    print(f"{platform.node()}, {os.cpu_count()} cores, Python {platform.python_version()}, load "
-          f"{os.getloadavg()[0]:.2f} at start; {big.stat().st_size / 1e6:.1f} MB big file, {nsmall} small files, "
-          f"{a.ranges} ranges of {RANGE >> 10} KiB, median of {a.repeat}")
+    print(
+        f"{platform.node()}, {os.cpu_count()} cores, Python {platform.python_version()}, load "
+        f"{os.getloadavg()[0]:.2f} at start; {big.stat().st_size / 1e6:.1f} MB big file, {nsmall} small files, "
+        f"{a.ranges} ranges of {RANGE >> 10} KiB, median of {a.repeat}"
+    )
     if shape:
         print(f"Day (the small files): {shape}; the big file: the large cut's archive, the same records")
-    print("| side | operation | ours | before (stdlib) | pyarrow.fs | ours / before | ours / pyarrow.fs |\n"
-          "|---|---|---|---|---|---|---|")
+    print(
+        "| side | operation | ours | before (stdlib) | pyarrow.fs | ours / before | ours / pyarrow.fs |\n"
+        "|---|---|---|---|---|---|---|"
+    )
     want = {str(p.relative_to(small)): p.stat().st_size for p in small.rglob("*.warc.gz")}
     run("local", *local_cases(big, small, offsets), want, a.repeat)
     if not a.no_s3:

@@ -63,8 +63,9 @@ def main() -> None:
     if a.day == "real":
         from benchmarks import realday
 
-        rd = realday.cached_day(os.path.join(BENCH_WORK, "warc_read", f"real-{a.copies}x"), a.copies,
-                                a.corpus or realday.CORPUS)
+        rd = realday.cached_day(
+            os.path.join(BENCH_WORK, "warc_read", f"real-{a.copies}x"), a.copies, a.corpus or realday.CORPUS
+        )
         for cut in realday.CUTS:
             print(realday.cut_line(rd["shape"], cut), flush=True)
             read_all(rd["files"][cut])
@@ -84,8 +85,11 @@ def read_all(files: list[str]) -> None:
         offsets[name] = [fn(p) for p in files]
         secs = time.process_time() - t0
         n = sum(map(len, offsets[name]))
-        print(f"{name:9s} {n} records {total / 1e6:.0f} MB  {secs:.1f} s CPU  {total / 1e6 / secs:.1f} MB/s  "
-              f"{n / secs:.0f} records/s", flush=True)
+        print(
+            f"{name:9s} {n} records {total / 1e6:.0f} MB  {secs:.1f} s CPU  {total / 1e6 / secs:.1f} MB/s  "
+            f"{n / secs:.0f} records/s",
+            flush=True,
+        )
     assert offsets["ours"] == offsets["fastwarc"] == offsets["warcio"], "readers disagree on offsets"
     print("all three readers agree on every record offset")
 

@@ -163,14 +163,29 @@ def measure(files: list[str]) -> dict:
                 if not (row.get("plain_text") or "").strip():
                     no_text += 1
                 langs[row.get("language") or "und"] += 1
-    return {"html_pages": pages, "links": links, "distinct_link_targets": len(targets),
-            "distinct_targets_per_link": round(len(targets) / links, 4) if links else None,
-            "pages_without_text": no_text, "languages": len(langs), "pages_by_language": dict(langs.most_common())}
+    return {
+        "html_pages": pages,
+        "links": links,
+        "distinct_link_targets": len(targets),
+        "distinct_targets_per_link": round(len(targets) / links, 4) if links else None,
+        "pages_without_text": no_text,
+        "languages": len(langs),
+        "pages_by_language": dict(langs.most_common()),
+    }
 
 
-def build_day(out: str | os.PathLike, copies: int, sources: list[str] | None = None, large_bytes: int = 1 << 30,
-              seed: int = 0, heavy: bool = True, shape: bool = True, day: dt.date = DAY,
-              quiet: bool = False, repeat_ids: float = REPEAT_IDS) -> dict:
+def build_day(
+    out: str | os.PathLike,
+    copies: int,
+    sources: list[str] | None = None,
+    large_bytes: int = 1 << 30,
+    seed: int = 0,
+    heavy: bool = True,
+    shape: bool = True,
+    day: dt.date = DAY,
+    quiet: bool = False,
+    repeat_ids: float = REPEAT_IDS,
+) -> dict:
     """Write the day of ``copies`` copies of the sources into ``out`` in both cuts; return
     ``{"small": input folder, "large": input folder, "files": {cut: [paths]}, "shape": {...}}``.
     ``sources`` default to ../shared/corpus (each archive under it); the heavy pages come too
@@ -199,8 +214,11 @@ def build_day(out: str | os.PathLike, copies: int, sources: list[str] | None = N
     ids: collections.Counter = collections.Counter()
     nbytes = 0
     # drawn apart from the small cut's sizes, so that the day before its repeats is the same bytes
-    again = set(random.Random(f"repeat-ids:{seed}").sample(range(len(records) * copies),
-                                                           round(repeat_ids * len(records) * copies)))
+    again = set(
+        random.Random(f"repeat-ids:{seed}").sample(
+            range(len(records) * copies), round(repeat_ids * len(records) * copies)
+        )
+    )
     repeats: list[tuple[str, str | None, bytes]] = []
 
     def write(kind: str, rid: str | None, member: bytes) -> None:
@@ -224,20 +242,35 @@ def build_day(out: str | os.PathLike, copies: int, sources: list[str] | None = N
         write(kind, rid, member)
     for r in rollers.values():
         r.close()
-    result = {"small": str(cut_folder(out, "small", day)), "large": str(cut_folder(out, "large", day)),
-              "files": {c: r.files for c, r in rollers.items()}}
-    info = {"copies": copies, "seed": seed, "large_bytes": large_bytes, "repeat_ids": repeat_ids, "day": day.isoformat(),
-            "sources": used, "sources_skipped": skipped, "renamed_domains": len(domains),
-            "records": sum(kinds.values()), "records_by_type": dict(sorted(kinds.items())),
-            "repeated_record_ids": sum(1 for n in ids.values() if n > 1),
-            "records_with_repeated_ids": sum(n for n in ids.values() if n > 1),
-            "repeated_records_by_type": dict(sorted(collections.Counter(kd for kd, _, _ in repeats).items())),
-            "compressed_bytes": nbytes, "files": {c: len(r.files) for c, r in rollers.items()},
-            "file_bytes": {c: _spread([os.path.getsize(p) for p in r.files]) for c, r in rollers.items()},
-            "inputs": {c: os.path.relpath(result[c], out) for c in ("small", "large")}}
+    result = {
+        "small": str(cut_folder(out, "small", day)),
+        "large": str(cut_folder(out, "large", day)),
+        "files": {c: r.files for c, r in rollers.items()},
+    }
+    info = {
+        "copies": copies,
+        "seed": seed,
+        "large_bytes": large_bytes,
+        "repeat_ids": repeat_ids,
+        "day": day.isoformat(),
+        "sources": used,
+        "sources_skipped": skipped,
+        "renamed_domains": len(domains),
+        "records": sum(kinds.values()),
+        "records_by_type": dict(sorted(kinds.items())),
+        "repeated_record_ids": sum(1 for n in ids.values() if n > 1),
+        "records_with_repeated_ids": sum(n for n in ids.values() if n > 1),
+        "repeated_records_by_type": dict(sorted(collections.Counter(kd for kd, _, _ in repeats).items())),
+        "compressed_bytes": nbytes,
+        "files": {c: len(r.files) for c, r in rollers.items()},
+        "file_bytes": {c: _spread([os.path.getsize(p) for p in r.files]) for c, r in rollers.items()},
+        "inputs": {c: os.path.relpath(result[c], out) for c in ("small", "large")},
+    }
     if shape:
         info.update(measure(result["files"]["large"]))
-        info["links_counted_by"] = "lib.preprocess.pages.FileProcessor outgoing_links (resolved, per page distinct (url, anchor))"
+        info["links_counted_by"] = (
+            "lib.preprocess.pages.FileProcessor outgoing_links (resolved, per page distinct (url, anchor))"
+        )
     with open(out / "shape.json", "w") as f:
         json.dump(info, f, indent=1)
     result["shape"] = info
@@ -255,11 +288,18 @@ def describe(shape: dict) -> str:
     """One line of the day's shape, to print beside a figure."""
     parts = [f"{shape.get('copies')} copies", f"{shape.get('records'):,} records"]
     if "html_pages" in shape:
-        parts += [f"{shape['html_pages']:,} HTML pages", f"{shape['pages_without_text']:,} without text",
-                  f"{shape['languages']} languages", f"{shape['links']:,} links",
-                  f"{shape['distinct_link_targets']:,} distinct targets ({shape['distinct_targets_per_link']} per link)"]
-    parts += [f"files small {shape['files']['small']} / large {shape['files']['large']}",
-              f"{shape['compressed_bytes'] / 1e6:.1f} MB", f"{shape['repeated_record_ids']} repeated record ids"]
+        parts += [
+            f"{shape['html_pages']:,} HTML pages",
+            f"{shape['pages_without_text']:,} without text",
+            f"{shape['languages']} languages",
+            f"{shape['links']:,} links",
+            f"{shape['distinct_link_targets']:,} distinct targets ({shape['distinct_targets_per_link']} per link)",
+        ]
+    parts += [
+        f"files small {shape['files']['small']} / large {shape['files']['large']}",
+        f"{shape['compressed_bytes'] / 1e6:.1f} MB",
+        f"{shape['repeated_record_ids']} repeated record ids",
+    ]
     return "day shape: " + ", ".join(parts)
 
 
@@ -273,9 +313,13 @@ def cached_day(out: str | os.PathLike, copies: int, corpus: str | os.PathLike = 
     shape_file = out / "shape.json"
     if shape_file.exists():
         shape = json.loads(shape_file.read_text())
-        same = shape.get("copies") == copies and shape.get("large_bytes") == kw.get("large_bytes", 1 << 30) \
-            and shape.get("seed") == kw.get("seed", 0) and "html_pages" in shape \
+        same = (
+            shape.get("copies") == copies
+            and shape.get("large_bytes") == kw.get("large_bytes", 1 << 30)
+            and shape.get("seed") == kw.get("seed", 0)
+            and "html_pages" in shape
             and shape.get("repeat_ids", 0) == kw.get("repeat_ids", REPEAT_IDS)
+        )
         files = {c: sorted(str(p) for p in cut_folder(out, c).rglob("*.warc.gz")) for c in CUTS}
         if same and all(len(files[c]) == shape["files"][c] for c in CUTS):
             return {**{c: str(cut_folder(out, c)) for c in CUTS}, "files": files, "shape": shape}
@@ -301,9 +345,24 @@ def preprocessed(day: dict, cut: str, cores: int, out: str | os.PathLike | None 
     if (dest / "_SUCCESS").exists() and (dest / ".from").exists() and (dest / ".from").read_text() == day[cut]:
         return dest
     shutil.rmtree(dest, ignore_errors=True)
-    subprocess.run([sys.executable, str(ROOT / "jobs" / "preprocess.py"), "--input", day[cut], "--output", str(dest),
-                    "--master", f"local[{cores}]", "--conf", "spark.ui.enabled=false"], check=True, cwd=ROOT,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "jobs" / "preprocess.py"),
+            "--input",
+            day[cut],
+            "--output",
+            str(dest),
+            "--master",
+            f"local[{cores}]",
+            "--conf",
+            "spark.ui.enabled=false",
+        ],
+        check=True,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     (dest / ".from").write_text(day[cut])
     return dest
 
@@ -318,9 +377,25 @@ def indexed(pre: str | os.PathLike, out: str | os.PathLike, cores: int, *args: s
         return out
     shutil.rmtree(out, ignore_errors=True)
     out.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run([sys.executable, str(ROOT / "jobs" / "index.py"), "--input", str(pre), "--output", str(out),
-                    "--master", f"local[{cores}]", "--conf", "spark.ui.enabled=false", *args], check=True, cwd=ROOT,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "jobs" / "index.py"),
+            "--input",
+            str(pre),
+            "--output",
+            str(out),
+            "--master",
+            f"local[{cores}]",
+            "--conf",
+            "spark.ui.enabled=false",
+            *args,
+        ],
+        check=True,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     (out / ".from").write_text(stamp)
     return out
 
@@ -330,23 +405,33 @@ def day_index(day: dict, cut: str, cores: int) -> pathlib.Path:
     ``CUT/index/YYYY-MM/DD``, beside ``CUT/warc`` and ``CUT/preprocessed``: ``CUT`` is then a
     published root for the search engine. Built once (bench_search, bench_ciff_encode)."""
     pre = preprocessed(day, cut, cores)
-    return indexed(pre, pre.parents[2] / "index" / pre.parent.name / pre.name, cores, "--docs-per-shard", "25000",
-                   "--no-graph")
+    return indexed(
+        pre, pre.parents[2] / "index" / pre.parent.name / pre.name, cores, "--docs-per-shard", "25000", "--no-graph"
+    )
 
 
 def cut_line(shape: dict, cut: str) -> str:
     """The shape of one cut, to print beside its figure."""
     spread, n = shape["file_bytes"][cut], shape["files"][cut]
-    sizes = (f"{spread['max'] / 1e6:.1f} MB" if n == 1 else
-             f"{spread['min'] / 1e3:.0f} KB to {spread['max'] / 1e6:.1f} MB, median {spread['median'] / 1e3:.0f} KB")
+    sizes = (
+        f"{spread['max'] / 1e6:.1f} MB"
+        if n == 1
+        else f"{spread['min'] / 1e3:.0f} KB to {spread['max'] / 1e6:.1f} MB, median {spread['median'] / 1e3:.0f} KB"
+    )
     return f"{cut} cut, {n} file{'s' if n > 1 else ''} ({sizes}); " + describe(shape).removeprefix("day shape: ")
 
 
 def add_day_options(ap, default: str) -> None:
     """``--day``, ``--copies`` and ``--corpus``: the real-shaped day (benchmarks/realday.py) or the script's own."""
-    ap.add_argument("--day", choices=["real", "own"], default=default,
-                    help=f"real: the real-shaped day in both cuts; own: this script's own day (default {default})")
-    if not any("--copies" in act.option_strings for act in ap._actions):  # bench_index has its own (also for --day real)
+    ap.add_argument(
+        "--day",
+        choices=["real", "own"],
+        default=default,
+        help=f"real: the real-shaped day in both cuts; own: this script's own day (default {default})",
+    )
+    if not any(
+        "--copies" in act.option_strings for act in ap._actions
+    ):  # bench_index has its own (also for --day real)
         ap.add_argument("--copies", type=int, default=1, help="--day real: copies of the real-shaped day")
     ap.add_argument("--corpus", default=str(CORPUS), help="--day real: the real samples (default ../shared/corpus)")
 
@@ -362,15 +447,31 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--large-bytes", type=int, default=1 << 30, help="roll size of the large cut (default 1 GiB)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the small cut's file sizes")
     ap.add_argument("--no-shape", action="store_true", help="skip reading the day back for links and languages")
-    ap.add_argument("--repeat-ids", type=float, default=REPEAT_IDS, metavar="SHARE",
-                    help=f"share of records written again under the same record id (default {REPEAT_IDS})")
+    ap.add_argument(
+        "--repeat-ids",
+        type=float,
+        default=REPEAT_IDS,
+        metavar="SHARE",
+        help=f"share of records written again under the same record id (default {REPEAT_IDS})",
+    )
     a = ap.parse_args(argv)
     sources = ([] if a.no_corpus else [a.corpus]) + a.source
     if not a.no_corpus and not os.path.isdir(a.corpus):
         sys.exit(f"{a.corpus} is absent: pass --corpus, or --no-corpus with --source")
-    r = build_day(a.out, a.copies, sources, a.large_bytes, a.seed, heavy=not a.no_heavy, shape=not a.no_shape,
-                  repeat_ids=a.repeat_ids)
-    print(f"small cut (--input): {r['small']}\nlarge cut (--input): {r['large']}\nshape: {pathlib.Path(a.out) / 'shape.json'}")
+    r = build_day(
+        a.out,
+        a.copies,
+        sources,
+        a.large_bytes,
+        a.seed,
+        heavy=not a.no_heavy,
+        shape=not a.no_shape,
+        repeat_ids=a.repeat_ids,
+    )
+    print(
+        f"small cut (--input): {r['small']}\nlarge cut (--input): {r['large']}\nshape: "
+        f"{pathlib.Path(a.out) / 'shape.json'}"
+    )
 
 
 if __name__ == "__main__":

@@ -27,7 +27,9 @@ ID_NAMESPACE = uuid.UUID("6a1d5f0e-3c2b-5d7a-9e41-0b8f2c7d4e19")
 #: a host-like token: dot-separated labels (maximal, so subdomains come with it)
 _TOKEN = re.compile(rb"(?<![A-Za-z0-9-])[A-Za-z0-9-]++(?:\.[A-Za-z0-9-]++)+")
 #: hosts of absolute and protocol-relative URLs in a body (where the domains to rename come from)
-_URL_HOST = re.compile(rb"""(?i)(?:https?:|["'=(\s])//([a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+)""")
+_URL_HOST = re.compile(
+    rb"""(?i)(?:https?:|["'=(\s])//([a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+)"""
+)
 _ID_HEADERS = ("WARC-Record-ID", "WARC-Concurrent-To", "WARC-Refers-To", "WARC-Warcinfo-ID")
 _URI_HEADERS = ("WARC-Target-URI", "WARC-Refers-To-Target-URI")
 _HTML_SNIFF = re.compile(rb"(?i)<(?:!doctype\s+html|html|head|body)[\s>]")
@@ -72,7 +74,7 @@ def read_archive(path: str, label: str | None = None, data: bytes | None = None)
 
     label = label or os.path.basename(path)
     out = []
-    with (io.BytesIO(data) if data is not None else open(path, "rb")) as f:
+    with io.BytesIO(data) if data is not None else open(path, "rb") as f:
         arc = _starts_arc(f)
         it = ArchiveIterator(f, arc2warc=True, no_record_parse=True)
         for r in it:
@@ -103,8 +105,8 @@ def split_http(block: bytes) -> tuple[bytes, bytes] | None:
     i = block.find(b"\r\n\r\n")
     if i < 0:
         i = block.find(b"\n\n")
-        return None if i < 0 else (block[: i + 2], block[i + 2:])
-    return block[: i + 4], block[i + 4:]
+        return None if i < 0 else (block[: i + 2], block[i + 2 :])
+    return block[: i + 4], block[i + 4 :]
 
 
 def _header(head: bytes, name: bytes) -> bytes | None:
@@ -125,7 +127,7 @@ def dechunk(body: bytes) -> bytes | None:
             return None
         if size == 0:
             return b"".join(out)
-        out.append(body[eol + 2: eol + 2 + size])
+        out.append(body[eol + 2 : eol + 2 + size])
         pos = eol + 2 + size + 2
 
 
@@ -273,8 +275,12 @@ class Renamer:
                     new_body = encode(renamed)
         new_head = self.bytes(head)
         if new_body is not body and not chunked:
-            new_head = re.sub(rb"(?im)^(Content-Length[ \t]*:[ \t]*)\d+", lambda m: m.group(1) + b"%d" % len(new_body),
-                              new_head, count=1)
+            new_head = re.sub(
+                rb"(?im)^(Content-Length[ \t]*:[ \t]*)\d+",
+                lambda m: m.group(1) + b"%d" % len(new_body),
+                new_head,
+                count=1,
+            )
         return new_head + new_body, body, new_body
 
     def record(self, rec: Rec) -> Rec:

@@ -36,8 +36,9 @@ def _host_prefixed(urls: pa.Array, k: int) -> pa.Array:
 def _links(links: pa.Array, k: int) -> pa.Array:
     links = links.combine_chunks() if isinstance(links, pa.ChunkedArray) else links
     flat = pc.list_flatten(links)
-    renamed = pa.StructArray.from_arrays([_host_prefixed(flat.field("url"), k), flat.field("anchor_text")],
-                                         fields=list(flat.type))
+    renamed = pa.StructArray.from_arrays(
+        [_host_prefixed(flat.field("url"), k), flat.field("anchor_text")], fields=list(flat.type)
+    )
     offsets = pc.subtract(links.offsets, links.offsets[0])
     return pa.ListArray.from_arrays(offsets, renamed, type=links.type, mask=links.is_null())
 

@@ -32,18 +32,60 @@ RUNS: list[tuple[str, list[str], list[str], str | None]] = [
     ("bench_warc_read", [], ["bench_preprocess"], "all three readers agree"),
     ("bench_preprocess_peers", ["--records", "200", "--files", "2", "--repeat", "1"], [], None),
     ("bench_parser_ab", ["--baseline", "c5ded4b", "--rounds", "2", "--repeat", "1"], [], "this/baseline"),
-    ("bench_index", ["--docs", "2000", "--words", "200", "--docs-per-shard", "1000", "--repeat", "1", "--copies", "2",
-                     "--driver-memory", "2g"], [], "| Anserini anserini-"),  # Anserini's failure is not an exit code
+    (
+        "bench_index",
+        [
+            "--docs",
+            "2000",
+            "--words",
+            "200",
+            "--docs-per-shard",
+            "1000",
+            "--repeat",
+            "1",
+            "--copies",
+            "2",
+            "--driver-memory",
+            "2g",
+        ],
+        [],
+        "| Anserini anserini-",
+    ),  # Anserini's failure is not an exit code
     ("bench_index_real", ["--docs", "2000", "--docs-per-shard", "1000", "--repeat", "1"], [], None),
-    ("bench_overlap", ["--day", "real", "--day", "synthetic", "--copies", "1", "--docs", "2000", "--words", "200",
-                       "--queries", "20"], ["bench_index"], "The two cuts' shards give the same top 10"),
+    (
+        "bench_overlap",
+        ["--day", "real", "--day", "synthetic", "--copies", "1", "--docs", "2000", "--words", "200", "--queries", "20"],
+        ["bench_index"],
+        "The two cuts' shards give the same top 10",
+    ),
     ("bench_graph", ["--records", "400", "--scale", "2", "--repeat", "1"], [], None),
     ("bench_cuts", ["--scale", "1", "--rows-per-file", "20"], [], "graph adds / DuckDB"),
     ("bench_exchange", ["--day", "real", "--copies", "1", "--repeat", "1"], [], "tables differ in 0 rows"),
-    ("bench_ciff_encode", ["--day", "real", "--day", "synthetic", "--copies", "1", "--docs", "500"], [],
-     "The two cuts give the same collection size"),
-    ("bench_search", ["--day", "real", "--day", "synthetic", "--copies", "1", "--docs", "2000", "--queries", "20",
-                      "--search-queries", "10"], [], "The two cuts' indexes give the same top-10"),
+    (
+        "bench_ciff_encode",
+        ["--day", "real", "--day", "synthetic", "--copies", "1", "--docs", "500"],
+        [],
+        "The two cuts give the same collection size",
+    ),
+    (
+        "bench_search",
+        [
+            "--day",
+            "real",
+            "--day",
+            "synthetic",
+            "--copies",
+            "1",
+            "--docs",
+            "2000",
+            "--queries",
+            "20",
+            "--search-queries",
+            "10",
+        ],
+        [],
+        "The two cuts' indexes give the same top-10",
+    ),
     ("bench_serve_load", ["--clients", "2", "--seconds", "5"], ["bench_search"], None),
     ("bench_serve_files", ["--mb", "4", "--files", "20", "--rounds", "1", "--ranges", "10"], [], "Ratio ours/peer"),
     ("bench_enrich", ["--repeat", "1"], [], "x the run without"),
@@ -68,13 +110,20 @@ def selected(only: list[str]) -> list[tuple[str, list[str], list[str], str | Non
     return [r for r in RUNS if not only or r[0] in names]
 
 
-def run_one(name: str, args: list[str], must: str | None, log: pathlib.Path, env: dict[str, str],
-            timeout: float) -> tuple[int, float]:
+def run_one(
+    name: str, args: list[str], must: str | None, log: pathlib.Path, env: dict[str, str], timeout: float
+) -> tuple[int, float]:
     """Run one script; (exit code, seconds). 124 on timeout, 1 when ``must`` is missing from its output."""
     t0 = time.monotonic()
     with open(log, "wb") as out:
-        p = subprocess.Popen([sys.executable, "-m", f"benchmarks.{name}", *args], cwd=ROOT, env=env, stdout=out,
-                             stderr=subprocess.STDOUT, start_new_session=True)
+        p = subprocess.Popen(
+            [sys.executable, "-m", f"benchmarks.{name}", *args],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         try:
             rc = p.wait(timeout)
         except subprocess.TimeoutExpired:
@@ -121,8 +170,10 @@ def main(argv: list[str] | None = None) -> int:
             print("\n".join(f"    | {ln}" for ln in tail) + f"\n    (whole output: {log})", flush=True)
     failed = [n for n, rc, _ in results if rc != 0]
     total = sum(s for _, _, s in results)
-    print(f"smoke: {len(results) - len(failed)} passed, {len(failed)} failed in {total:.0f} s"
-          + (f": {', '.join(failed)}" if failed else ""))
+    print(
+        f"smoke: {len(results) - len(failed)} passed, {len(failed)} failed in {total:.0f} s"
+        + (f": {', '.join(failed)}" if failed else "")
+    )
     return 1 if failed else 0
 
 

@@ -29,9 +29,23 @@ import boto3
 from botocore.config import Config
 
 #: the environment a job needs to reach the server (keys: SeaweedFS without identities accepts any)
-CREDENTIALS = {"AWS_ACCESS_KEY_ID": "seaweed", "AWS_SECRET_ACCESS_KEY": "seaweed-secret", "AWS_DEFAULT_REGION": "us-east-1"}
-_PORTS = ("master.port", "master.port.grpc", "volume.port", "volume.port.grpc", "filer.port", "filer.port.grpc",
-          "s3.port", "s3.port.grpc", "s3.port.iceberg", "s3.port.lance")
+CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": "seaweed",
+    "AWS_SECRET_ACCESS_KEY": "seaweed-secret",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}
+_PORTS = (
+    "master.port",
+    "master.port.grpc",
+    "volume.port",
+    "volume.port.grpc",
+    "filer.port",
+    "filer.port.grpc",
+    "s3.port",
+    "s3.port.grpc",
+    "s3.port.iceberg",
+    "s3.port.lance",
+)
 
 
 def weed_binary() -> str:
@@ -76,23 +90,44 @@ class SeaweedS3:
     def client(self, endpoint: str | None = None, **config: Any) -> Any:
         """A boto3 client of this server (or of ``endpoint``, e.g. a proxy in front of it);
         ``config``: botocore ``Config`` settings over short timeouts and two attempts."""
-        settings = {"s3": {"addressing_style": "path"}, "retries": {"max_attempts": 2, "mode": "standard"},
-                    "connect_timeout": 2, "read_timeout": 10, **config}
+        settings = {
+            "s3": {"addressing_style": "path"},
+            "retries": {"max_attempts": 2, "mode": "standard"},
+            "connect_timeout": 2,
+            "read_timeout": 10,
+            **config,
+        }
         return boto3.session.Session().client(
-            "s3", endpoint_url=endpoint or self.endpoint, config=Config(**settings), region_name=CREDENTIALS["AWS_DEFAULT_REGION"],
-            aws_access_key_id=CREDENTIALS["AWS_ACCESS_KEY_ID"], aws_secret_access_key=CREDENTIALS["AWS_SECRET_ACCESS_KEY"])
+            "s3",
+            endpoint_url=endpoint or self.endpoint,
+            config=Config(**settings),
+            region_name=CREDENTIALS["AWS_DEFAULT_REGION"],
+            aws_access_key_id=CREDENTIALS["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+        )
 
     def start(self) -> "SeaweedS3":
         os.makedirs(self.dir, exist_ok=True)
-        argv = [weed_binary(), "server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", f"-dir={self.dir}", "-filer", "-s3",
-                "-master.telemetry=false", "-master.volumeSizeLimitMB=64", "-volume.max=0",
-                *(f"-{k}={v}" for k, v in self.ports.items())]
+        argv = [
+            weed_binary(),
+            "server",
+            "-ip=127.0.0.1",
+            "-ip.bind=127.0.0.1",
+            f"-dir={self.dir}",
+            "-filer",
+            "-s3",
+            "-master.telemetry=false",
+            "-master.volumeSizeLimitMB=64",
+            "-volume.max=0",
+            *(f"-{k}={v}" for k, v in self.ports.items()),
+        ]
         log = open(self.log_path, "ab")
         # SeaweedFS's S3 gateway turns AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY in its environment into
         # its one identity (then every other key is refused): keep the test run's keys (moto's) away
         env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-        self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                     env=env, start_new_session=True)  # own group: a test's ^C does not reach it first
+        self.proc = subprocess.Popen(
+            argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True
+        )  # own group: a test's ^C does not reach it first
         log.close()
         self._wait_ready()
         return self

@@ -67,7 +67,10 @@ class SlurmCluster:
         return dict(line.split(None, 1) for line in out.splitlines() if line.strip())
 
     def logs(self) -> str:
-        parts = [f"--- {n} ---\n{_tail(os.path.join(self.root, 'log', n))}" for n in sorted(os.listdir(os.path.join(self.root, "log")))]
+        parts = [
+            f"--- {n} ---\n{_tail(os.path.join(self.root, 'log', n))}"
+            for n in sorted(os.listdir(os.path.join(self.root, "log")))
+        ]
         return "\n".join(parts)
 
     def wait_idle(self, timeout: float = 90) -> None:
@@ -166,8 +169,15 @@ def start_cluster(root: str) -> SlurmCluster:
 
     try:
         spawn(
-            "munged", _which("munged"), "-F", "-S", f"{root}/munge.sock", f"--key-file={root}/munge.key",
-            f"--log-file={log}/munged.log", f"--pid-file={root}/run/munged.pid", f"--seed-file={root}/munged.seed",
+            "munged",
+            _which("munged"),
+            "-F",
+            "-S",
+            f"{root}/munge.sock",
+            f"--key-file={root}/munge.key",
+            f"--log-file={log}/munged.log",
+            f"--pid-file={root}/run/munged.pid",
+            f"--seed-file={root}/munged.seed",
         )
         deadline = time.monotonic() + 20
         while not os.path.exists(f"{root}/munge.sock"):

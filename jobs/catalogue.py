@@ -23,13 +23,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from lib.catalogue import report, urldb
-from lib.catalogue.urldb import DEFAULT_KEEP, DEFAULT_PARTITIONS
 from lib.catalogue.day import copy_day, day_has_captures, local_day, read_captures, write_day_cdxj
-from lib.pages import exclusions
-from lib.store import layout, storage
+from lib.catalogue.urldb import DEFAULT_KEEP, DEFAULT_PARTITIONS
 from lib.errors import UsageError
-from lib.runtime.sparkjob import DayJobOptions, JobResult, SparkJob, empty_input
+from lib.pages import exclusions
 from lib.pages.exclude import filter_day
+from lib.runtime.sparkjob import DayJobOptions, JobResult, SparkJob, empty_input
+from lib.store import layout, storage
 
 
 @dataclass(frozen=True)
@@ -68,12 +68,15 @@ class CatalogueJob(SparkJob):
     def add_arguments(self, p: argparse.ArgumentParser) -> None:
         p.add_argument("--urldb", help="URL database folder (default ROOT/urldb; local/cluster filesystem)")
         p.add_argument("--no-urldb", action="store_true", help="skip the URL database merge")
-        p.add_argument("--url-partitions", type=int,
-                       help="key-space partitions of a new URL database (default %(default)s)")
-        p.add_argument("--keep-versions", type=int,
-                       help="URL database versions kept for re-runs (default %(default)s)")
-        p.add_argument("--warc-prefix", help="archive folder that CDXJ filenames are relative to: a path, "
-                       "file:// or s3:// URI, trailing slash optional (default ROOT/warc; full URIs when no ROOT)")
+        p.add_argument(
+            "--url-partitions", type=int, help="key-space partitions of a new URL database (default %(default)s)"
+        )
+        p.add_argument("--keep-versions", type=int, help="URL database versions kept for re-runs (default %(default)s)")
+        p.add_argument(
+            "--warc-prefix",
+            help="archive folder that CDXJ filenames are relative to: a path, "
+            "file:// or s3:// URI, trailing slash optional (default ROOT/warc; full URIs when no ROOT)",
+        )
         p.add_argument("--index", help="the day's index output, for shard sizes (default ROOT/index/YYYY-MM/DD)")
         p.add_argument("--no-report", action="store_true", help="skip the HTML report")
 
@@ -91,8 +94,16 @@ class CatalogueJob(SparkJob):
                 shutil.rmtree(copy, ignore_errors=True)
                 shutil.rmtree(copy + ".kept", ignore_errors=True)
 
-    def _run(self, spark: Any, options: CatalogueOptions, day: Any, prefix: str | None, summary: dict[str, Any],
-             wd: Any, copy: str) -> JobResult:
+    def _run(
+        self,
+        spark: Any,
+        options: CatalogueOptions,
+        day: Any,
+        prefix: str | None,
+        summary: dict[str, Any],
+        wd: Any,
+        copy: str,
+    ) -> JobResult:
         if storage.is_s3(options.input):
             if not storage.exists(storage.join(options.input, layout.SUCCESS)):
                 raise FileNotFoundError(f"{options.input}: preprocess output is not complete (no {layout.SUCCESS})")
@@ -116,7 +127,9 @@ class CatalogueJob(SparkJob):
             if db is None:
                 raise UsageError("catalogue: give --urldb or --root (or --no-urldb)")
             with self.steps("urldb"):
-                summary["urldb"] = urldb.merge_day(spark, db, day, captures, options.url_partitions, options.keep_versions)
+                summary["urldb"] = urldb.merge_day(
+                    spark, db, day, captures, options.url_partitions, options.keep_versions
+                )
         if not options.no_report:
             index_day = options.index or layout.day_path(root, layout.INDEX, day)
             report.write_report(root, day, os.path.join(wd.path, report.REPORT), index_day, day_path=src)

@@ -36,7 +36,8 @@ COMMANDS = {
 def usage() -> str:
     width = max(map(len, COMMANDS))
     return "usage: dailyslice COMMAND [ARGS...]\n\ncommands:\n" + "\n".join(
-        f"  {name:<{width}}  {text}" for name, (_, text) in COMMANDS.items())
+        f"  {name:<{width}}  {text}" for name, (_, text) in COMMANDS.items()
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,10 +24,10 @@ from pyspark.sql import SparkSession
 from jobs import catalogue, index, preprocess
 from lib.catalogue.report import REPORT
 from lib.ciff.__main__ import main as ciff_main
-from lib.store import layout, storage
 from lib.runtime.sparkjob import setup_logging, use_this_python
 from lib.serve.app import create_app
 from lib.serve.server import ServerThread
+from lib.store import layout, storage
 from lib.warc.sample import write_sample_crawl
 
 
@@ -37,13 +37,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--date", type=dt.date.fromisoformat, default=dt.date(2026, 1, 15))
     ap.add_argument("--files", type=int, default=4)
     ap.add_argument("--pages-per-file", type=int, default=60)
-    ap.add_argument("--s3", metavar="s3://BUCKET/PREFIX",
-                    help="run against S3 (AWS_ENDPOINT_URL, e.g. make demo-s3's SeaweedFS): the sample crawl is "
-                         "uploaded there, the jobs read and publish there; --root then holds the URL database, "
-                         "the staging folders and a copy of what was published")
-    ap.add_argument("--serve", choices=("auto", "yes", "no"), default="auto",
-                    help="end with the service: yes keeps it running (Ctrl-C stops it); auto: only on a terminal "
-                         "outside CI; no: skip it")
+    ap.add_argument(
+        "--s3",
+        metavar="s3://BUCKET/PREFIX",
+        help="run against S3 (AWS_ENDPOINT_URL, e.g. make demo-s3's SeaweedFS): the sample crawl is "
+        "uploaded there, the jobs read and publish there; --root then holds the URL database, "
+        "the staging folders and a copy of what was published",
+    )
+    ap.add_argument(
+        "--serve",
+        choices=("auto", "yes", "no"),
+        default="auto",
+        help="end with the service: yes keeps it running (Ctrl-C stops it); auto: only on a terminal "
+        "outside CI; no: skip it",
+    )
     ap.add_argument("--port", type=int, default=8080, help="the service's port when it keeps running")
     a = ap.parse_args(argv)
     root = os.path.abspath(a.root)
@@ -58,12 +65,19 @@ def main(argv: list[str] | None = None) -> int:
         urldb = os.path.join(root, layout.URLDB)
         sent = storage.upload_tree(warc, layout.day_path(a.s3, layout.WARC, a.date))
         print(f"demo: uploaded {sent} archives to {layout.day_path(a.s3, layout.WARC, a.date)}", file=sys.stderr)
-    runs = [(preprocess, preprocess.PreprocessOptions(**common)), (index, index.IndexOptions(**common)),
-            (catalogue, catalogue.CatalogueOptions(**common, urldb=urldb))]
+    runs = [
+        (preprocess, preprocess.PreprocessOptions(**common)),
+        (index, index.IndexOptions(**common)),
+        (catalogue, catalogue.CatalogueOptions(**common, urldb=urldb)),
+    ]
     setup_logging()
     use_this_python()
-    spark = (SparkSession.builder.appName("dailyslice-demo").config("spark.ui.showConsoleProgress", "true")
-             .config("spark.hadoop.mapreduce.fileoutputcommitter.marksuccessfuljobs", "false").getOrCreate())
+    spark = (
+        SparkSession.builder.appName("dailyslice-demo")
+        .config("spark.ui.showConsoleProgress", "true")
+        .config("spark.hadoop.mapreduce.fileoutputcommitter.marksuccessfuljobs", "false")
+        .getOrCreate()
+    )
     spark.sparkContext.setLogLevel("WARN")
     rc = 0
     try:
@@ -81,8 +95,9 @@ def main(argv: list[str] | None = None) -> int:
             src = layout.day_path(a.s3, kind, a.date)
             files = storage.list_files(src)
             for f in files:
-                storage.write_bytes(os.path.join(layout.day_path(root, kind, a.date), f.uri[len(src) + 1:]),
-                                    storage.read_bytes(f.uri))
+                storage.write_bytes(
+                    os.path.join(layout.day_path(root, kind, a.date), f.uri[len(src) + 1 :]), storage.read_bytes(f.uri)
+                )
             print(f"demo: {len(files)} files published under {src} (copied to {layout.day_path(root, kind, a.date)})")
     index_dir = layout.day_path(root, layout.INDEX, a.date)
     if os.path.isdir(index_dir):
@@ -90,11 +105,13 @@ def main(argv: list[str] | None = None) -> int:
         shards = [c for c in ciffs if os.path.basename(c).startswith("index-")]
         if ciffs and ciff_main(["validate", *ciffs]) != 0:
             return 1
-        print(f"demo: {len(shards)} CIFF shards and {len(ciffs) - len(shards)} anchor-text CIFFs valid under {index_dir}")
+        print(
+            f"demo: {len(shards)} CIFF shards and {len(ciffs) - len(shards)} anchor-text CIFFs valid under {index_dir}"
+        )
         if shards:
             pick = ([s for s in shards if "/eng/" in s] or shards)[0]
             py = os.path.relpath(sys.executable)
-            print(f"demo: try  {py} -m lib.ciff search {pick} \"library budget\"")
+            print(f'demo: try  {py} -m lib.ciff search {pick} "library budget"')
     print(f"demo: pages under {layout.day_path(root, layout.PREPROCESSED, a.date)}")
     report = os.path.join(layout.day_path(root, layout.CATALOGUE, a.date), REPORT)
     if os.path.exists(report):
@@ -121,8 +138,11 @@ def serve(root: str, day: dt.date, port: int, keep: bool, query: str = "library 
         hits = httpx.get(f"{base}/search", params={"q": query, "day": day.isoformat()}, timeout=120)
         files = httpx.get(f"{base}/files", params={"day": day.isoformat(), "lang": "eng", "part": "ciff"}, timeout=120)
         if hits.status_code != 200 or files.status_code != 200 or not files.json()["files"]:
-            print(f"demo: the service answered {hits.status_code} {hits.text[:200]} / {files.status_code} "
-                  f"{files.text[:200]}", file=sys.stderr)
+            print(
+                f"demo: the service answered {hits.status_code} {hits.text[:200]} / {files.status_code} "
+                f"{files.text[:200]}",
+                file=sys.stderr,
+            )
             return 1
         meta, first = hits.json()["meta"], files.json()["files"][0]
         top = hits.json()["results"][0]
@@ -136,15 +156,21 @@ def serve(root: str, day: dt.date, port: int, keep: bool, query: str = "library 
             return 1
         py = os.path.relpath(sys.executable)
         shown = base if keep else "http://127.0.0.1:8080"
-        print(f"demo: search engine ready ({meta['shards']} shards); '{query}': {meta['total_results']} results "
-              f"in {meta['query_time_ms']:.1f} ms")
+        print(
+            f"demo: search engine ready ({meta['shards']} shards); '{query}': {meta['total_results']} results "
+            f"in {meta['query_time_ms']:.1f} ms"
+        )
         if not keep:
-            print(f"demo: start the service:  {py} -m lib.serve --root {shlex.quote(root)} --port 8080"
-                  f" --cache {shlex.quote(cache)} --archives {shlex.quote(archives)}")
+            print(
+                f"demo: start the service:  {py} -m lib.serve --root {shlex.quote(root)} --port 8080"
+                f" --cache {shlex.quote(cache)} --archives {shlex.quote(archives)}"
+            )
         print(f"demo: search page:        {shown}/?q={query.replace(' ', '+')}&day={day}")
         print(f"demo: search JSON:        curl '{shown}/search?q={query.replace(' ', '+')}&day={day}'")
-        print(f"demo: download (English index shards, verified):  {py} -m lib.serve.client --server {shown} "
-              f"--day {day} --lang eng --part ciff --dest {shlex.quote(os.path.join(root, 'download'))}")
+        print(
+            f"demo: download (English index shards, verified):  {py} -m lib.serve.client --server {shown} "
+            f"--day {day} --lang eng --part ciff --dest {shlex.quote(os.path.join(root, 'download'))}"
+        )
         print(f"demo: the first hit's page ({len(page.content)} bytes as crawled):  curl '{shown}{top['content_url']}'")
         print(f"demo: OpenSearch:         {shown}/opensearch.xml   API: {shown}/docs")
         if keep:

@@ -18,11 +18,10 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import os
 import sys
 
-from lib.store import layout, storage
 from lib.index.graph_exchange import exchange_day
+from lib.store import layout, storage
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -32,12 +31,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     where.add_argument("--day", help="the index day folder itself")
     p.add_argument("--date", required=True, type=dt.date.fromisoformat, help="the day (YYYY-MM-DD)")
     p.add_argument("--partner", action="append", default=[], metavar="DC=ROOT", help="a partner's root (repeat)")
-    p.add_argument("--lookback-days", type=int, default=7,
-                   help="a partner without this day: take its latest day up to this many days earlier (default 7)")
+    p.add_argument(
+        "--lookback-days",
+        type=int,
+        default=7,
+        help="a partner without this day: take its latest day up to this many days earlier (default 7)",
+    )
     p.add_argument("--work", help="local scratch folder (default: a temporary one)")
     p.add_argument("--force", action="store_true", help="rewrite even if the same partner days were merged")
-    p.add_argument("--exclusions", metavar="URI", help="take-down list (default ROOT/_exclusions.jsonl when it exists; "
-                                                       "'none': no list)")
+    p.add_argument(
+        "--exclusions",
+        metavar="URI",
+        help="take-down list (default ROOT/_exclusions.jsonl when it exists; 'none': no list)",
+    )
     args = p.parse_args(argv)
     try:
         args.partners = dict(x.split("=", 1) for x in args.partner)
@@ -53,8 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"exchange: {day} is not a finished index day (no {layout.SUCCESS})", file=sys.stderr)
         return 2
     try:
-        record = exchange_day(day, args.date, args.partners, args.lookback_days, args.work, args.force,
-                              args.exclusions)
+        record = exchange_day(day, args.date, args.partners, args.lookback_days, args.work, args.force, args.exclusions)
     except Exception as e:  # noqa: BLE001 - one line for the operator, the traceback below
         print(f"exchange: {day}: {e}", file=sys.stderr)
         raise

@@ -21,9 +21,7 @@ import sys
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from lib.store import layout, storage
 from lib.errors import UsageError
-from lib.runtime.sparkjob import JobOptions, JobResult, SparkJob, log
 from lib.extract.driver import ERRORS, assemble, plan_tasks
 from lib.extract.indexes import FORMATS as INDEX_FORMATS
 from lib.extract.indexes import IndexInput
@@ -37,6 +35,8 @@ from lib.extract.lines import (
     unpack_items,
 )
 from lib.extract.task import OUTPUT_FORMATS, extract_items
+from lib.runtime.sparkjob import JobOptions, JobResult, SparkJob, log
+from lib.store import layout, storage
 
 BYTES_PER_TASK = 256 << 20
 
@@ -72,8 +72,10 @@ class ExtractOptions(JobOptions):
 
 class ExtractJob(SparkJob):
     name = "extract"
-    description = ("copy records out of WARC/ARC archives (gzip, zstd, LZ4 or none) by offset/length into new "
-                   "archives (map-only, no decompression)")
+    description = (
+        "copy records out of WARC/ARC archives (gzip, zstd, LZ4 or none) by offset/length into new "
+        "archives (map-only, no decompression)"
+    )
     input_kind = layout.PREPROCESSED
     output_kind = "extract"
     options_class = ExtractOptions
@@ -81,24 +83,48 @@ class ExtractJob(SparkJob):
     def add_arguments(self, p: argparse.ArgumentParser) -> None:
         src = p.add_mutually_exclusive_group()
         src.add_argument("--tsv", help="list of url<TAB>archive_file<TAB>offset<TAB>length (local or s3://)")
-        src.add_argument("--from-parquet", metavar="DIR",
-                         help="a preprocessed day (language=*/ Parquet with warc_file/warc_offset/warc_length)")
-        src.add_argument("--index", metavar="FILE|DIR",
-                         help="an index of any format (local or s3://): TSV, CDXJ, CDX with its header, Common Crawl's "
-                              "columnar index (Parquet or CSV), our metadata store (Parquet); see --index-format")
-        p.add_argument("--index-format", choices=("auto", *INDEX_FORMATS),
-                       help="the --index format (default: sniffed from its content, then its name)")
-        p.add_argument("--where", help="with --from-parquet: Spark SQL condition selecting rows, e.g. \"url_suffix = 'gov'\"; "
-                                       "with a Parquet --index: DuckDB SQL over its columns")
-        p.add_argument("--archives", metavar="ROOT", nargs="+", action="extend",
-                       help="archives root(s): relative archive_file paths are below one of them (the first "
-                            "that holds the file) and no path may leave them")
+        src.add_argument(
+            "--from-parquet",
+            metavar="DIR",
+            help="a preprocessed day (language=*/ Parquet with warc_file/warc_offset/warc_length)",
+        )
+        src.add_argument(
+            "--index",
+            metavar="FILE|DIR",
+            help="an index of any format (local or s3://): TSV, CDXJ, CDX with its header, Common Crawl's "
+            "columnar index (Parquet or CSV), our metadata store (Parquet); see --index-format",
+        )
+        p.add_argument(
+            "--index-format",
+            choices=("auto", *INDEX_FORMATS),
+            help="the --index format (default: sniffed from its content, then its name)",
+        )
+        p.add_argument(
+            "--where",
+            help="with --from-parquet: Spark SQL condition selecting rows, e.g. \"url_suffix = 'gov'\"; "
+            "with a Parquet --index: DuckDB SQL over its columns",
+        )
+        p.add_argument(
+            "--archives",
+            metavar="ROOT",
+            nargs="+",
+            action="extend",
+            help="archives root(s): relative archive_file paths are below one of them (the first "
+            "that holds the file) and no path may leave them",
+        )
         p.add_argument("--max-bytes", type=byte_size, help="roll output files at this size (default 100M)")
-        p.add_argument("--verify", action="store_true",
-                       help="decompress each range: exactly one member (gzip/zstd/LZ4) with one record whose URL equals the line's")
-        p.add_argument("--output-format", choices=OUTPUT_FORMATS,
-                       help="same: copy every record as stored (default); warc: write ARC records as WARC "
-                            "(.warc.gz, one gzip member a record, ARC fields in WARC headers as warcio's arc2warc)")
+        p.add_argument(
+            "--verify",
+            action="store_true",
+            help="decompress each range: exactly one member (gzip/zstd/LZ4) with one record whose URL equals "
+            "the line's",
+        )
+        p.add_argument(
+            "--output-format",
+            choices=OUTPUT_FORMATS,
+            help="same: copy every record as stored (default); warc: write ARC records as WARC "
+            "(.warc.gz, one gzip member a record, ARC fields in WARC headers as warcio's arc2warc)",
+        )
 
     def resolve_io(self, options: ExtractOptions) -> ExtractOptions:
         """The options with the list (``input``) and ``output`` settled (:class:`UsageError` when
@@ -107,7 +133,9 @@ class ExtractJob(SparkJob):
             if options.input:
                 options = replace(options, from_parquet=options.input)
             elif options.date and options.root:
-                options = replace(options, from_parquet=layout.day_path(options.root, layout.PREPROCESSED, options.date))
+                options = replace(
+                    options, from_parquet=layout.day_path(options.root, layout.PREPROCESSED, options.date)
+                )
             else:
                 raise UsageError("extract: give --tsv FILE, --index FILE|DIR or --from-parquet DIR (or --date/--root)")
         if options.where and not (options.from_parquet or options.index):
@@ -128,7 +156,9 @@ class ExtractJob(SparkJob):
         if options.index:
             index = IndexInput(options.index, options.index_format, options.where)
             items, errors = index.read(resolver)
-            log.info("extract: %s index %s: %d records, %d bad lines", index.format, options.index, len(items), len(errors))
+            log.info(
+                "extract: %s index %s: %d records, %d bad lines", index.format, options.index, len(items), len(errors)
+            )
             return items, errors, index.texts
         path = options.from_parquet
         if storage.is_s3(path):  # Spark needs its own S3 connector (hadoop-aws) for this
@@ -142,8 +172,9 @@ class ExtractJob(SparkJob):
         items, errors = items_from_rows(rows, resolver)
         return items, errors, lambda numbers: {no: row_line(rows[no - 1]) for no in numbers}
 
-    def copy(self, spark: Any, options: ExtractOptions, items: list, resolver: Resolver, tmp: str,
-             started: dt.datetime) -> list[dict]:
+    def copy(
+        self, spark: Any, options: ExtractOptions, items: list, resolver: Resolver, tmp: str, started: dt.datetime
+    ) -> list[dict]:
         """The map-only stage: one slice of the sorted list per task; returns the tasks' results."""
         if not items:
             return []
@@ -155,8 +186,16 @@ class ExtractJob(SparkJob):
 
         def task(index, slices_iter):
             for packed in slices_iter:  # exactly one slice per partition
-                yield extract_items(index, unpack_items(packed), tmp, max_bytes=max_bytes, verify=verify,
-                                    real_root=real_root, when=started, output_format=output_format)
+                yield extract_items(
+                    index,
+                    unpack_items(packed),
+                    tmp,
+                    max_bytes=max_bytes,
+                    verify=verify,
+                    real_root=real_root,
+                    when=started,
+                    output_format=output_format,
+                )
 
         return spark.sparkContext.parallelize(slices, len(slices)).mapPartitionsWithIndex(task).collect()
 
@@ -174,9 +213,16 @@ class ExtractJob(SparkJob):
                 summary = assemble(work.path, results, parse_errors, lines, line_text)
                 work.publish(f"extracted {summary['extracted']} of {lines}, failed {summary['failed']}\n")
         if summary["failed"]:
-            log.error("extract: %d of %d lines failed, see %s", summary["failed"], lines, storage.join(options.output, ERRORS))
-        summary.update(input=options.input, output=options.output, verify=options.verify, output_format=options.output_format,
-                       seconds_by_phase=self.steps.seconds)
+            log.error(
+                "extract: %d of %d lines failed, see %s", summary["failed"], lines, storage.join(options.output, ERRORS)
+            )
+        summary.update(
+            input=options.input,
+            output=options.output,
+            verify=options.verify,
+            output_format=options.output_format,
+            seconds_by_phase=self.steps.seconds,
+        )
         return JobResult(ok=summary["failed"] == 0, summary=summary, output=options.output)
 
 

@@ -23,15 +23,14 @@ import sys
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from lib.pages import exclusions
-
-from lib.store import layout, storage
-from lib.runtime.sparkjob import DayJobOptions, JobResult, SparkJob, empty_input
 from lib.index import graph
 from lib.index.anchors import write_day_anchors
 from lib.index.page_files import local_copy, page_files
 from lib.index.pipeline import build_index, plan_day
+from lib.pages import exclusions
 from lib.pages.exclude import filter_day
+from lib.runtime.sparkjob import DayJobOptions, JobResult, SparkJob, empty_input
+from lib.store import layout, storage
 
 
 @dataclass(frozen=True)
@@ -75,24 +74,48 @@ class IndexJob(SparkJob):
     options_class = IndexOptions
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--docs-per-shard", type=int,
-                            help="target documents per shard; shards per group = next power of two (default 100000)")
-        parser.add_argument("--min-group-docs", type=int,
-                            help="TLD/LANG groups with fewer pages go to other/LANG (default 1000)")
-        parser.add_argument("--gzip-level", type=int, choices=range(1, 10), metavar="1-9",
-                            help="zlib level of the .ciff.gz files (default 2; docs/index.md has the speed/size trade)")
-        parser.add_argument("--no-graph", dest="graph", action="store_false",
-                            help="write the CIFF shards and metadata only, no web graph (graph/ absent)")
-        parser.add_argument("--graph-single-task-bytes", type=int, metavar="BYTES",
-                            help="a day of at most this many bytes of page files gets its graph in one task, "
-                                 f"larger days in two stages; 0: always two (default {graph.SINGLE_TASK_BYTES})")
-        parser.add_argument("--no-anchors", dest="anchors", action="store_false",
-                            help="write the web graph but not the anchor-text CIFFs (anchors-{n}.ciff.gz)")
+        parser.add_argument(
+            "--docs-per-shard",
+            type=int,
+            help="target documents per shard; shards per group = next power of two (default 100000)",
+        )
+        parser.add_argument(
+            "--min-group-docs", type=int, help="TLD/LANG groups with fewer pages go to other/LANG (default 1000)"
+        )
+        parser.add_argument(
+            "--gzip-level",
+            type=int,
+            choices=range(1, 10),
+            metavar="1-9",
+            help="zlib level of the .ciff.gz files (default 2; docs/index.md has the speed/size trade)",
+        )
+        parser.add_argument(
+            "--no-graph",
+            dest="graph",
+            action="store_false",
+            help="write the CIFF shards and metadata only, no web graph (graph/ absent)",
+        )
+        parser.add_argument(
+            "--graph-single-task-bytes",
+            type=int,
+            metavar="BYTES",
+            help="a day of at most this many bytes of page files gets its graph in one task, "
+            f"larger days in two stages; 0: always two (default {graph.SINGLE_TASK_BYTES})",
+        )
+        parser.add_argument(
+            "--no-anchors",
+            dest="anchors",
+            action="store_false",
+            help="write the web graph but not the anchor-text CIFFs (anchors-{n}.ciff.gz)",
+        )
 
     def run(self, spark: Any, options: IndexOptions) -> JobResult:
         if not storage.exists(storage.join(options.input, layout.SUCCESS)):
             raise FileNotFoundError(f"input day is not complete (no {layout.SUCCESS}): {options.input}")
-        if not page_files(options.input) and (empty := empty_input(self.name, options, "no preprocessed pages")) is not None:
+        if (
+            not page_files(options.input)
+            and (empty := empty_input(self.name, options, "no preprocessed pages")) is not None
+        ):
             return empty
         excl = exclusions.for_job(options.root, options.exclusions)
         with self.work_dir(spark, options) as wd:
@@ -107,28 +130,52 @@ class IndexJob(SparkJob):
                     inp = kept
                 with self.steps("plan"):
                     day = plan_day(inp, options.docs_per_shard, options.min_group_docs)
-                summary = build_index(spark, day, wd.path, self.steps, gzip_level=options.gzip_level,
-                                      with_graph=options.graph, date=options.date, exclusions=excl,
-                                      graph_single_task_bytes=options.graph_single_task_bytes)
+                summary = build_index(
+                    spark,
+                    day,
+                    wd.path,
+                    self.steps,
+                    gzip_level=options.gzip_level,
+                    with_graph=options.graph,
+                    date=options.date,
+                    exclusions=excl,
+                    graph_single_task_bytes=options.graph_single_task_bytes,
+                )
             finally:
                 shutil.rmtree(copy, ignore_errors=True)
                 shutil.rmtree(kept, ignore_errors=True)
             # what a rebuild of this day (the purge command) must repeat to number it the same way
             summary["args"] = options.record()
             if excluded is not None:  # counted, never silent; the URLs stay out of the published stats
-                summary["excluded"] = {"rules": len(excl), "pages": excluded["pages"]["excluded"],
-                                       "edges": (summary.get("graph") or {}).get("excluded_edges", 0)}
-            if options.graph and options.anchors:  # the in-link anchor texts of every shard's pages, as a CIFF beside it
+                summary["excluded"] = {
+                    "rules": len(excl),
+                    "pages": excluded["pages"]["excluded"],
+                    "edges": (summary.get("graph") or {}).get("excluded_edges", 0),
+                }
+            if (
+                options.graph and options.anchors
+            ):  # the in-link anchor texts of every shard's pages, as a CIFF beside it
                 with self.steps("anchors"):
                     files = write_day_anchors(spark, wd.path, os.path.join(wd.path, "graph", "inlinks"), summary)
                 summary["seconds"]["anchors"] = self.steps.seconds["anchors"]
-                summary["anchors"] = {"files": len(files), "docs_with_anchors":
-                                      sum(f["docs_with_anchors"] for f in files.values())}
-            storage.write_bytes(os.path.join(wd.path, layout.STATS), json.dumps(summary, indent=1, sort_keys=True).encode())
+                summary["anchors"] = {
+                    "files": len(files),
+                    "docs_with_anchors": sum(f["docs_with_anchors"] for f in files.values()),
+                }
+            storage.write_bytes(
+                os.path.join(wd.path, layout.STATS), json.dumps(summary, indent=1, sort_keys=True).encode()
+            )
             wd.publish()
-        return JobResult(ok=True, summary={"totals": summary["totals"], "groups": len(summary["groups"]),
-                                           "steps": summary["seconds"], "excluded": summary.get("excluded")},
-                         output=options.output)
+        return JobResult(
+            ok=True,
+            summary={
+                "totals": summary["totals"],
+                "groups": len(summary["groups"]),
+                "steps": summary["seconds"],
+                "excluded": summary.get("excluded"),
+            },
+            output=options.output,
+        )
 
 
 def run(spark: Any, options: IndexOptions) -> JobResult:

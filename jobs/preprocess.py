@@ -26,13 +26,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lib.pages import exclusions
-
-from lib.store import layout, storage
-from lib.runtime.sparkjob import EXIT_UNHEALTHY, DayJobOptions, JobResult, SparkJob, empty_input, map_tasks
 from lib.pages.schema import PAGE_SCHEMA
 from lib.preprocess import enrich, health, plan
 from lib.preprocess.input_manifest import input_record
 from lib.preprocess.tasks import FILE_BYTES, RESULT_SCHEMA, make_mapper, merge_results, remove_strays
+from lib.runtime.sparkjob import EXIT_UNHEALTHY, DayJobOptions, JobResult, SparkJob, empty_input, map_tasks
+from lib.store import layout, storage
 from lib.warc.records import ARCHIVE_SUFFIXES
 
 log = logging.getLogger("dailyslice.preprocess")
@@ -76,8 +75,9 @@ class PreprocessOptions(DayJobOptions):
 def thresholds(options: PreprocessOptions) -> health.Thresholds:
     """The health thresholds, tightened by ``--fail-on``: ``unreadable`` allows no unreadable
     file, ``any`` no failed record (and no unreadable file, which is a failed record too)."""
-    t = health.Thresholds(options.max_failed_share, options.min_kept_share, options.max_unreadable_share,
-                          options.max_empty_text_share)
+    t = health.Thresholds(
+        options.max_failed_share, options.min_kept_share, options.max_unreadable_share, options.max_empty_text_share
+    )
     if options.fail_on in ("unreadable", "any"):
         t = dataclasses.replace(t, max_unreadable_share=0.0)
     if options.fail_on == "any":
@@ -95,40 +95,79 @@ class PreprocessJob(SparkJob):
     options_class = PreprocessOptions
 
     def add_arguments(self, p: argparse.ArgumentParser) -> None:
-        p.add_argument("--max-page-bytes", type=int,
-                       help="skip (and report) pages whose HTTP body is larger (default 10 MiB)")
-        p.add_argument("--task-bytes", type=int, metavar="BYTES",
-                       help="archives are grouped into tasks of at most this many bytes, a file counting its size "
-                            "plus --open-cost-bytes (a bigger file is a task alone; a small day is cut finer to "
-                            "fill every core), as Spark's spark.sql.files.maxPartitionBytes (default 128 MiB)")
-        p.add_argument("--open-cost-bytes", type=int, metavar="BYTES",
-                       help="what opening one archive costs, in bytes, when tasks are planned, as Spark's "
-                            "spark.sql.files.openCostInBytes (default 512 KiB; Spark's is 4 MiB)")
-        p.add_argument("--file-bytes", type=int, metavar="BYTES",
-                       help="a task starts a new Parquet file of a language when the current one reaches this "
-                            "size (default 128 MiB)")
+        p.add_argument(
+            "--max-page-bytes", type=int, help="skip (and report) pages whose HTTP body is larger (default 10 MiB)"
+        )
+        p.add_argument(
+            "--task-bytes",
+            type=int,
+            metavar="BYTES",
+            help="archives are grouped into tasks of at most this many bytes, a file counting its size "
+            "plus --open-cost-bytes (a bigger file is a task alone; a small day is cut finer to "
+            "fill every core), as Spark's spark.sql.files.maxPartitionBytes (default 128 MiB)",
+        )
+        p.add_argument(
+            "--open-cost-bytes",
+            type=int,
+            metavar="BYTES",
+            help="what opening one archive costs, in bytes, when tasks are planned, as Spark's "
+            "spark.sql.files.openCostInBytes (default 512 KiB; Spark's is 4 MiB)",
+        )
+        p.add_argument(
+            "--file-bytes",
+            type=int,
+            metavar="BYTES",
+            help="a task starts a new Parquet file of a language when the current one reaches this "
+            "size (default 128 MiB)",
+        )
         p.add_argument("--batch-rows", type=int, help="pages per Arrow batch handed to Spark")
-        p.add_argument("--max-failed-share", type=share,
-                       help="unhealthy above this share of failed records among records read (default %(default)s)")
-        p.add_argument("--min-kept-share", type=share,
-                       help="unhealthy below this share of kept pages among parsed 2xx HTML responses (default %(default)s)")
-        p.add_argument("--max-unreadable-share", type=share,
-                       help="unhealthy above this share of unreadable input files (default %(default)s)")
-        p.add_argument("--max-empty-text-share", type=share,
-                       help="warn above this share of kept pages whose main text is empty although their body has "
-                            "text (default %(default)s)")
-        p.add_argument("--s3-max-connections", type=int, metavar="N",
-                       help="at most N archives read from S3 at once by the whole job (one connection each; "
-                            "default $DAILYSLICE_S3_MAX_CONNECTIONS_PER_JOB, 0: one per task slot)")
-        p.add_argument("--enrich", action="append", metavar="NAME[,NAME]",
-                       help="run these enrichment plugins (entry-point group dailyslice.enrichers, e.g. microdata); "
-                            "their columns are added to the pages (docs/enrich.md)")
-        p.add_argument("--main-html", action="store_true",
-                       help="add the main_html column: the main content with structural tags only (p, h1-h6, lists, "
-                            "tables, pre/code, blockquote, links), written in the walk that writes plain_text")
-        p.add_argument("--fail-on", choices=("health", "unreadable", "any", "never"),
-                       help="exit 3 (published, unhealthy) when: a health threshold is breached (default); that or "
-                            "any unreadable file; that or any failed record; never (health is still reported)")
+        p.add_argument(
+            "--max-failed-share",
+            type=share,
+            help="unhealthy above this share of failed records among records read (default %(default)s)",
+        )
+        p.add_argument(
+            "--min-kept-share",
+            type=share,
+            help="unhealthy below this share of kept pages among parsed 2xx HTML responses (default %(default)s)",
+        )
+        p.add_argument(
+            "--max-unreadable-share",
+            type=share,
+            help="unhealthy above this share of unreadable input files (default %(default)s)",
+        )
+        p.add_argument(
+            "--max-empty-text-share",
+            type=share,
+            help="warn above this share of kept pages whose main text is empty although their body has "
+            "text (default %(default)s)",
+        )
+        p.add_argument(
+            "--s3-max-connections",
+            type=int,
+            metavar="N",
+            help="at most N archives read from S3 at once by the whole job (one connection each; "
+            "default $DAILYSLICE_S3_MAX_CONNECTIONS_PER_JOB, 0: one per task slot)",
+        )
+        p.add_argument(
+            "--enrich",
+            action="append",
+            metavar="NAME[,NAME]",
+            help="run these enrichment plugins (entry-point group dailyslice.enrichers, e.g. microdata); "
+            "their columns are added to the pages (docs/enrich.md)",
+        )
+        p.add_argument(
+            "--main-html",
+            action="store_true",
+            help="add the main_html column: the main content with structural tags only (p, h1-h6, lists, "
+            "tables, pre/code, blockquote, links), written in the walk that writes plain_text",
+        )
+        p.add_argument(
+            "--fail-on",
+            choices=("health", "unreadable", "any", "never"),
+            help="exit 3 (published, unhealthy) when: a health threshold is breached (default); that or "
+            "any unreadable file; that or any failed record; never (health is still reported)",
+        )
 
     def run(self, spark: Any, options: PreprocessOptions) -> JobResult:
         excluded = exclusions.for_job(options.root, options.exclusions)
@@ -140,11 +179,29 @@ class PreprocessJob(SparkJob):
         with self.work_dir(spark, options) as work:
             tmp = work.path
             with self.steps("map"):  # tasks by bytes, biggest first; one small result row per input file
-                tasks = plan.pack(files, options.task_bytes, options.open_cost_bytes, spark.sparkContext.defaultParallelism)
-                mapper = make_mapper(files, tasks, tmp, options.max_page_bytes, options.batch_rows, options.input, excluded,
-                                     options.file_bytes, plugins, options.main_html)
-                results = map_tasks(spark, len(tasks), mapper, RESULT_SCHEMA, options.partitions,
-                                    max_concurrent=options.s3_max_connections if storage.is_s3(options.input) else 0)
+                tasks = plan.pack(
+                    files, options.task_bytes, options.open_cost_bytes, spark.sparkContext.defaultParallelism
+                )
+                mapper = make_mapper(
+                    files,
+                    tasks,
+                    tmp,
+                    options.max_page_bytes,
+                    options.batch_rows,
+                    options.input,
+                    excluded,
+                    options.file_bytes,
+                    plugins,
+                    options.main_html,
+                )
+                results = map_tasks(
+                    spark,
+                    len(tasks),
+                    mapper,
+                    RESULT_SCHEMA,
+                    options.partitions,
+                    max_concurrent=options.s3_max_connections if storage.is_s3(options.input) else 0,
+                )
             with self.steps("write"):
                 os.makedirs(os.path.join(tmp, layout.CAPTURES), exist_ok=True)
                 remove_strays(tmp, results)
@@ -152,7 +209,9 @@ class PreprocessJob(SparkJob):
                 t = stats["totals"]
                 assert t["read"] == t["kept"] + t["skipped"] + t["failed"], "counters do not add up"
                 storage.write_bytes(os.path.join(tmp, layout.INPUTS), input_record(options.input, listed))
-                work.publish({"job": self.name, "files": len(files), "pages": t["kept"], "healthy": stats["health"]["ok"]})
+                work.publish(
+                    {"job": self.name, "files": len(files), "pages": t["kept"], "healthy": stats["health"]["ok"]}
+                )
 
         day = stats["health"]
         (log.info if day["ok"] else log.error)("%s: %s", options.output, health.describe(day))
@@ -160,21 +219,41 @@ class PreprocessJob(SparkJob):
             log.warning("%s: %s", options.output, w)
         for name, r in t.get("enrich", {}).items():
             if r["failed"]:
-                log.warning("%s: enrichment plugin %s failed on %d of %d pages (%s); those pages are kept without its columns",
-                            options.output, name, r["failed"], r["pages"], r["failed_by_reason"])
+                log.warning(
+                    "%s: enrichment plugin %s failed on %d of %d pages (%s); those pages are kept without its columns",
+                    options.output,
+                    name,
+                    r["failed"],
+                    r["pages"],
+                    r["failed_by_reason"],
+                )
         summary = {
-            "input": options.input, "output": options.output, "files": len(files), "tasks": len(tasks), "bytes": t["bytes"],
-            "records_read": t["read"], "pages_kept": t["kept"], "skipped": t["skipped"], "failed": t["failed"],
-            "failed_by_reason": t["failed_by_reason"], "warnings_by_reason": t["warnings_by_reason"],
-            "excluded": t["skipped_by_reason"].get("excluded", 0), "exclusion_rules": len(excluded),
-            "html_seen": t["html_seen"], "empty_text": t["empty_text"], "unreadable_files": day["counts"]["unreadable_files"],
-            "error_report_lines": reported, "health": day, "steps": self.steps.seconds,
+            "input": options.input,
+            "output": options.output,
+            "files": len(files),
+            "tasks": len(tasks),
+            "bytes": t["bytes"],
+            "records_read": t["read"],
+            "pages_kept": t["kept"],
+            "skipped": t["skipped"],
+            "failed": t["failed"],
+            "failed_by_reason": t["failed_by_reason"],
+            "warnings_by_reason": t["warnings_by_reason"],
+            "excluded": t["skipped_by_reason"].get("excluded", 0),
+            "exclusion_rules": len(excluded),
+            "html_seen": t["html_seen"],
+            "empty_text": t["empty_text"],
+            "unreadable_files": day["counts"]["unreadable_files"],
+            "error_report_lines": reported,
+            "health": day,
+            "steps": self.steps.seconds,
             "html_extraction": t.get("html_extraction", []),
             "s3_executors": t.get("s3", {}),  # the tasks' share of "s3" (driver and tasks together)
             "enrich": t.get("enrich", {}),  # per plugin: pages, seconds, failed (by reason), samples
         }
-        return JobResult(ok=day["ok"] or options.fail_on == "never", summary=summary, output=options.output,
-                         code=EXIT_UNHEALTHY)
+        return JobResult(
+            ok=day["ok"] or options.fail_on == "never", summary=summary, output=options.output, code=EXIT_UNHEALTHY
+        )
 
 
 def run(spark: Any, options: PreprocessOptions) -> JobResult:

@@ -6,7 +6,8 @@
 
 For each published day in range (default: every day under ``ROOT/preprocessed``) that holds
 a page, capture or in-link the list matches, the day is rebuilt without them and swapped in
-(:mod:`lib.purge.rebuild`; the index and catalogue jobs run in this process's Spark session); then the URL database loses the matching rows
+(:mod:`lib.purge.rebuild`; the index and catalogue jobs run in this process's Spark session); then the URL
+database loses the matching rows
 (:mod:`lib.purge.urldb_removal`) and, with ``--stage-config``, each purged day is staged again to the
 data center's staging target (stale files there are deleted, ``_SUCCESS`` last). Every
 removal is appended to ``ROOT/_purge/audit.jsonl`` (:mod:`lib.purge.audit`): when, which rules, which day and
@@ -30,17 +31,17 @@ from typing import Any
 
 from jobs import catalogue as catalogue_job
 from jobs import index as index_job
-from lib.pages import exclusions as excl_mod
-from lib.store import layout, storage
 from lib.errors import UsageError
-from lib.runtime.localmode import stop_session
-from lib.runtime.sparkjob import EXIT_USAGE, JobResult, setup_logging
 from lib.orchestration.datacenters import load_config
 from lib.orchestration.outputs import stage_outputs
+from lib.pages import exclusions as excl_mod
 from lib.pages.exclude import day_matches
 from lib.purge.audit import append_audit, audit_path, day_folders
 from lib.purge.rebuild import PurgeError, graph_hits, now, purge_day
 from lib.purge.urldb_removal import purge_urldb
+from lib.runtime.localmode import stop_session
+from lib.runtime.sparkjob import EXIT_USAGE, JobResult, setup_logging
+from lib.store import layout, storage
 
 
 def _exit_code(run: Any) -> int:
@@ -62,14 +63,30 @@ class JobRebuild:
         self.spark, self.root = spark, root
 
     def index(self, day: dt.date, inp: str, out: str, exclusions_uri: str, recorded: dict[str, Any]) -> int:
-        options = replace(index_job.IndexOptions.from_record(recorded), input=inp, output=out, date=day,
-                          exclusions=exclusions_uri, allow_empty=True)
+        options = replace(
+            index_job.IndexOptions.from_record(recorded),
+            input=inp,
+            output=out,
+            date=day,
+            exclusions=exclusions_uri,
+            allow_empty=True,
+        )
         return _exit_code(lambda: index_job.run(self.spark, options))
 
-    def catalogue(self, day: dt.date, inp: str, out: str, index: str, exclusions_uri: str,
-                  recorded: dict[str, Any]) -> int:
-        options = replace(catalogue_job.CatalogueOptions.from_record(recorded), input=inp, output=out, date=day,
-                          root=self.root, no_urldb=True, index=index, exclusions=exclusions_uri, allow_empty=True)
+    def catalogue(
+        self, day: dt.date, inp: str, out: str, index: str, exclusions_uri: str, recorded: dict[str, Any]
+    ) -> int:
+        options = replace(
+            catalogue_job.CatalogueOptions.from_record(recorded),
+            input=inp,
+            output=out,
+            date=day,
+            root=self.root,
+            no_urldb=True,
+            index=index,
+            exclusions=exclusions_uri,
+            allow_empty=True,
+        )
         return _exit_code(lambda: catalogue_job.run(self.spark, options))
 
 
@@ -104,8 +121,9 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
     stage_spec = None
     if a.stage_config:
         stage_spec = load_config(a.stage_config)[a.data_center]["staging"]
-    days = sorted(set(a.day)) or [d for d in day_folders(root)
-                                  if (a.first is None or d >= a.first) and (a.last is None or d <= a.last)]
+    days = sorted(set(a.day)) or [
+        d for d in day_folders(root) if (a.first is None or d >= a.first) and (a.last is None or d <= a.last)
+    ]
     print(f"purge: {rules.describe()}; {len(days)} day(s) under {root}", file=sys.stderr, flush=True)
     own = spark is None
     results: list[dict[str, Any]] = []
@@ -115,38 +133,70 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
         for i, day in enumerate(days, 1):
             dirs = {k: layout.day_path(root, k, day) for k in (layout.PREPROCESSED, layout.INDEX)}
             if a.dry_run:
-                r = {"day": day.isoformat(), "matches": day_matches(dirs[layout.PREPROCESSED], rules)
-                     if os.path.isdir(dirs[layout.PREPROCESSED]) else 0,
-                     "inlinks": graph_hits(dirs[layout.INDEX], rules)}
+                r = {
+                    "day": day.isoformat(),
+                    "matches": day_matches(dirs[layout.PREPROCESSED], rules)
+                    if os.path.isdir(dirs[layout.PREPROCESSED])
+                    else 0,
+                    "inlinks": graph_hits(dirs[layout.INDEX], rules),
+                }
             else:
                 if spark is None:
                     spark = index_job.IndexJob().session(index_job.IndexOptions(master=a.master))
                 try:
-                    r = purge_day(root, day, rules, uri, JobRebuild(spark, root), lambda e: append_audit(root, e),
-                                  lambda m: print(m, file=sys.stderr, flush=True))
+                    r = purge_day(
+                        root,
+                        day,
+                        rules,
+                        uri,
+                        JobRebuild(spark, root),
+                        lambda e: append_audit(root, e),
+                        lambda m: print(m, file=sys.stderr, flush=True),
+                    )
                 except (PurgeError, OSError, RuntimeError) as e:
                     failed += 1
                     r = {"day": day.isoformat(), "state": "failed", "error": f"{type(e).__name__}: {e}"}
                 if r.get("state") == "purged" and stage_spec:
-                    outs = {k: layout.day_path(root, k, day) for k in (layout.PREPROCESSED, layout.INDEX, layout.CATALOGUE)}
+                    outs = {
+                        k: layout.day_path(root, k, day) for k in (layout.PREPROCESSED, layout.INDEX, layout.CATALOGUE)
+                    }
                     r["staged"] = stage_outputs({k: v for k, v in outs.items() if os.path.isdir(v)}, stage_spec, day)
                     append_audit(root, {"time": now(), "day": day.isoformat(), "staged": r["staged"]})
             results.append(r)
-            print(f"purge: [{i}/{len(days)}] {day} {r.get('state', 'dry run')} "
-                  f"{json.dumps(r.get('removed') or {k: r[k] for k in ('matches', 'inlinks') if k in r})}",
-                  file=sys.stderr, flush=True)
+            print(
+                f"purge: [{i}/{len(days)}] {day} {r.get('state', 'dry run')} "
+                f"{json.dumps(r.get('removed') or {k: r[k] for k in ('matches', 'inlinks') if k in r})}",
+                file=sys.stderr,
+                flush=True,
+            )
         db = None if a.no_urldb else storage.local_path(a.urldb or os.path.join(root, layout.URLDB))
         urldb_result = None
         if db and not a.dry_run:
             urldb_result = purge_urldb(db, rules)
             if urldb_result["rows"]:
-                append_audit(root, {"time": now(), "urldb": db, "rules": [r.as_dict() for r in rules.rules],
-                                    "removed": {"urldb_rows": urldb_result["rows"]}, "urls": urldb_result["urls"]})
+                append_audit(
+                    root,
+                    {
+                        "time": now(),
+                        "urldb": db,
+                        "rules": [r.as_dict() for r in rules.rules],
+                        "removed": {"urldb_rows": urldb_result["rows"]},
+                        "urls": urldb_result["urls"],
+                    },
+                )
     finally:
         if own and spark is not None:
             stop_session(spark)
-    summary = {"root": root, "exclusions": uri, "rules": len(rules), "days": results, "urldb": urldb_result,
-               "failed_days": failed, "seconds": round(time.time() - t0, 1), "audit": audit_path(root)}
+    summary = {
+        "root": root,
+        "exclusions": uri,
+        "rules": len(rules),
+        "days": results,
+        "urldb": urldb_result,
+        "failed_days": failed,
+        "seconds": round(time.time() - t0, 1),
+        "audit": audit_path(root),
+    }
     print(json.dumps(summary, indent=1, default=str))
     return 1 if failed else 0
 

@@ -40,19 +40,39 @@ def run_pipeline(tree: pathlib.Path, inp: pathlib.Path, out: pathlib.Path) -> No
     steps = [
         ["jobs.preprocess", "--input", str(warc), "--output", str(pre)],
         ["jobs.index", "--input", str(pre), "--output", str(idx), "--min-group-docs", "1"],
-        ["jobs.catalogue", "--input", str(pre), "--output", str(cat), "--index", str(idx),
-         "--urldb", str(out / "urldb"), "--warc-prefix", str(inp / "warc")],
+        [
+            "jobs.catalogue",
+            "--input",
+            str(pre),
+            "--output",
+            str(cat),
+            "--index",
+            str(idx),
+            "--urldb",
+            str(out / "urldb"),
+            "--warc-prefix",
+            str(inp / "warc"),
+        ],
     ]
     for module, *args in steps:
-        r = subprocess.run([sys.executable, "-m", module, *args, *day], cwd=tree, env=env,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        r = subprocess.run(
+            [sys.executable, "-m", module, *args, *day],
+            cwd=tree,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         if r.returncode not in (0, 3):
             sys.exit(f"{tree}: {module} exited {r.returncode}:\n{r.stderr[-3000:]}")
 
 
 def files(root: pathlib.Path) -> dict[str, pathlib.Path]:
-    return {str(p.relative_to(root)): p for p in sorted(root.rglob("*"))
-            if p.is_file() and not SKIP.search(str(p.relative_to(root)))}
+    return {
+        str(p.relative_to(root)): p
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not SKIP.search(str(p.relative_to(root)))
+    }
 
 
 def rows(folder: pathlib.Path) -> list[tuple]:

@@ -40,71 +40,156 @@ MAX_PAGE_BYTES = 10 << 20
 
 # (file glob, offset or None for any, kind, why we are right / why the comparison is meaningless).
 # Only genuine reference bugs or non-comparable cases belong here, never a bug of ours.
-WARCIO_MISREADS = ("after a record whose length is missing or wrong, warcio reads lines of its block as new "
-                   "(ARC-style) records with header lines for URLs; FastWARC stops there, we count the damage")
+WARCIO_MISREADS = (
+    "after a record whose length is missing or wrong, warcio reads lines of its block as new "
+    "(ARC-style) records with header lines for URLs; FastWARC stops there, we count the damage"
+)
 KNOWN_DIFFERENCES: list[tuple[str, int | None, str, str]] = [
     ("conformance/ipwb/broken.warc", 3331, "record_missing", WARCIO_MISREADS),
     ("conformance/ipwb/broken.warc", 3384, "record_missing", WARCIO_MISREADS),
     ("conformance/jwat/invalid-warcfile-fields-empty.warc", 198, "record_missing", WARCIO_MISREADS),
     ("conformance/jwat/invalid-warcfile-fields-invalidformat.warc", 276, "record_missing", WARCIO_MISREADS),
-    ("conformance/jwat/invalid-warcfile-record-then-garbage.warc", 1135, "record_missing",
-     "trailing garbage ('The monkeys are ...') that warcio reads as an ARC record; we count it failed"),
-    ("conformance/jwat/invalid-warcfile-fields-*.warc", 0, "record_missing",
-     "empty/non-numeric Content-Length: the record cannot be delimited (ISO 28500 makes it mandatory); "
-     "warcio takes it as 0 and yields a record without type or URI, we count it failed"),
-    ("conformance/jwat/invalid-warcfile-lonely-monkeys.warc", 0, "record_missing",
-     "a record without Content-Length (type 'monkeys'): warcio yields it, we count it failed"),
-    ("conformance/webarchive-discovery/IAH-20080430204825-00000-blackbook-truncated.arc", None, "extra_in_ours",
-     "warcio misreads this plain ARC after its ARC v1.1 filedesc and stops; we read the same 8 records "
-     "that warcio reads from the .arc.gz of the same crawl"),
-    ("conformance/webarchive-discovery/IAH-20080430204825-00000-blackbook-truncated.arc", None, "damage_unreported",
-     "no damage: warcio's misreading (see extra_in_ours above), the .arc.gz twin reads cleanly"),
+    (
+        "conformance/jwat/invalid-warcfile-record-then-garbage.warc",
+        1135,
+        "record_missing",
+        "trailing garbage ('The monkeys are ...') that warcio reads as an ARC record; we count it failed",
+    ),
+    (
+        "conformance/jwat/invalid-warcfile-fields-*.warc",
+        0,
+        "record_missing",
+        "empty/non-numeric Content-Length: the record cannot be delimited (ISO 28500 makes it mandatory); "
+        "warcio takes it as 0 and yields a record without type or URI, we count it failed",
+    ),
+    (
+        "conformance/jwat/invalid-warcfile-lonely-monkeys.warc",
+        0,
+        "record_missing",
+        "a record without Content-Length (type 'monkeys'): warcio yields it, we count it failed",
+    ),
+    (
+        "conformance/webarchive-discovery/IAH-20080430204825-00000-blackbook-truncated.arc",
+        None,
+        "extra_in_ours",
+        "warcio misreads this plain ARC after its ARC v1.1 filedesc and stops; we read the same 8 records "
+        "that warcio reads from the .arc.gz of the same crawl",
+    ),
+    (
+        "conformance/webarchive-discovery/IAH-20080430204825-00000-blackbook-truncated.arc",
+        None,
+        "damage_unreported",
+        "no damage: warcio's misreading (see extra_in_ours above), the .arc.gz twin reads cleanly",
+    ),
     # -- HTTP blocks without a status code: there is no page to keep, we count the damage
-    ("conformance/ipwb/broken.warc", 3058, "lost_by_us",
-     "status line 'HTTP/1.' has no code: warcio keeps status None (never a page either); we count http_malformed"),
-    ("conformance/warcprocessor/en0000-test.warc", 585, "lost_by_us",
-     "an application/http response whose block is plain text ('Hola mundo ...'): no HTTP head at all; "
-     "warcio's status is None (never a page); we count http_malformed"),
-    ("conformance/webarchive-commons/link-extraction-test.warc", 10562, "lost_by_us",
-     "a response record with neither WARC-Target-URI nor WARC-Record-ID: a page without a URL can be neither "
-     "indexed nor replayed; we count missing_target_uri as a failure"),
+    (
+        "conformance/ipwb/broken.warc",
+        3058,
+        "lost_by_us",
+        "status line 'HTTP/1.' has no code: warcio keeps status None (never a page either); we count http_malformed",
+    ),
+    (
+        "conformance/warcprocessor/en0000-test.warc",
+        585,
+        "lost_by_us",
+        "an application/http response whose block is plain text ('Hola mundo ...'): no HTTP head at all; "
+        "warcio's status is None (never a page); we count http_malformed",
+    ),
+    (
+        "conformance/webarchive-commons/link-extraction-test.warc",
+        10562,
+        "lost_by_us",
+        "a response record with neither WARC-Target-URI nor WARC-Record-ID: a page without a URL can be neither "
+        "indexed nor replayed; we count missing_target_uri as a failure",
+    ),
     # -- broken chunking: the rule is 'de-chunk only when the chunk structure holds'
-    ("conformance/warcat/bad_http_chunked_content.warc", 0, "body_differs",
-     "chunk of 3 declared, 2 bytes and a line end present, no last chunk: the structure does not hold, so we keep "
-     "the body as stored (with a chunked_not_chunked warning); warcio cuts 3 bytes including the CR"),
-    ("conformance/warcio/example-wrong-chunks.warc.gz", 0, "body_differs",
-     "Transfer-Encoding: chunked on a body that is not chunked (warcio's own test of wrong chunks): warcio in its "
-     "default mode returns nothing, we keep the 1270-byte page as stored with a chunked_not_chunked warning"),
+    (
+        "conformance/warcat/bad_http_chunked_content.warc",
+        0,
+        "body_differs",
+        "chunk of 3 declared, 2 bytes and a line end present, no last chunk: the structure does not hold, so we keep "
+        "the body as stored (with a chunked_not_chunked warning); warcio cuts 3 bytes including the CR",
+    ),
+    (
+        "conformance/warcio/example-wrong-chunks.warc.gz",
+        0,
+        "body_differs",
+        "Transfer-Encoding: chunked on a body that is not chunked (warcio's own test of wrong chunks): warcio in its "
+        "default mode returns nothing, we keep the 1270-byte page as stored with a chunked_not_chunked warning",
+    ),
     # -- headers so broken that warcio invents records; we count the damage and resynchronise
-    ("conformance/jwat/test-arc-1.0-invalid-fields.arc", 0, "record_missing",
-     "filedesc header with junk fields (IP 'a.b.c.d', date 'blue_monday', length 'one'): warcio yields a warcinfo "
-     "of length 0; we count malformed_arc_header and read the response after it"),
-    ("conformance/warcio/bad.arc", None, "record_missing",
-     "every ARC header declares length -1: warcio takes it as 0 and yields empty records; we count "
-     "malformed_arc_header (no HTTP in any of them: nothing that could be a page)"),
-    ("conformance/warcio/bad.arc", 202, "lost_by_us",
-     "a line of the -1-length 'record' above that warcio reads as an ARC record with an empty HTTP head"),
-    ("conformance/webarchive-go/invalid-warcheaderversion-22.warc", 0, "record_missing",
-     "the 29-byte file ends inside the WARC header: warcio yields a resource without length; we count "
-     "truncated_record"),
-    ("conformance/webarchive-go/invalid-warcrecord-1.warc", 0, "offset_differs",
-     "the first record has no Content-Length: we count it failed at 0 and resynchronise on the next 'WARC/' line "
-     "(194), which carries the same record id"),
-    ("conformance/webarchive-go/invalid-warcrecord-[13].warc", None, "extra_in_ours",
-     "after a record without Content-Length warcio stops; we resynchronise on the next 'WARC/' line and read "
-     "the valid records that follow"),
-    ("shared/aut/badexample.arc.gz", 0, "record_missing",
-     "the whole ARC is one gzip stream (not a member per record): warcio refuses such files; we read the records "
-     "in it (without byte ranges, multi_record_member) and count the damage where a length overruns"),
-    ("shared/aut/badexample.arc.gz", None, "extra_in_ours",
-     "the records in the single gzip stream (see record_missing above), read without byte ranges"),
+    (
+        "conformance/jwat/test-arc-1.0-invalid-fields.arc",
+        0,
+        "record_missing",
+        "filedesc header with junk fields (IP 'a.b.c.d', date 'blue_monday', length 'one'): warcio yields a warcinfo "
+        "of length 0; we count malformed_arc_header and read the response after it",
+    ),
+    (
+        "conformance/warcio/bad.arc",
+        None,
+        "record_missing",
+        "every ARC header declares length -1: warcio takes it as 0 and yields empty records; we count "
+        "malformed_arc_header (no HTTP in any of them: nothing that could be a page)",
+    ),
+    (
+        "conformance/warcio/bad.arc",
+        202,
+        "lost_by_us",
+        "a line of the -1-length 'record' above that warcio reads as an ARC record with an empty HTTP head",
+    ),
+    (
+        "conformance/webarchive-go/invalid-warcheaderversion-22.warc",
+        0,
+        "record_missing",
+        "the 29-byte file ends inside the WARC header: warcio yields a resource without length; we count "
+        "truncated_record",
+    ),
+    (
+        "conformance/webarchive-go/invalid-warcrecord-1.warc",
+        0,
+        "offset_differs",
+        "the first record has no Content-Length: we count it failed at 0 and resynchronise on the next 'WARC/' line "
+        "(194), which carries the same record id",
+    ),
+    (
+        "conformance/webarchive-go/invalid-warcrecord-[13].warc",
+        None,
+        "extra_in_ours",
+        "after a record without Content-Length warcio stops; we resynchronise on the next 'WARC/' line and read "
+        "the valid records that follow",
+    ),
+    (
+        "shared/aut/badexample.arc.gz",
+        0,
+        "record_missing",
+        "the whole ARC is one gzip stream (not a member per record): warcio refuses such files; we read the records "
+        "in it (without byte ranges, multi_record_member) and count the damage where a length overruns",
+    ),
+    (
+        "shared/aut/badexample.arc.gz",
+        None,
+        "extra_in_ours",
+        "the records in the single gzip stream (see record_missing above), read without byte ranges",
+    ),
 ]
 
 # Deliberately broken test files (invalid-*, bad*, broken*, truncated, clipped, corrupted, ...): their
 # agreement is reported apart, because what a reader does with garbage is arbitrary; there the
 # suite checks that we keep every good record and count the damage.
-DAMAGED = ("*invalid*", "*bad*", "*broken*", "*trunc*", "*clipped*", "*corrupt*", "*garbage*", "*wrong*",
-           "*missing*", "*Evil*", "*monkeys*")
+DAMAGED = (
+    "*invalid*",
+    "*bad*",
+    "*broken*",
+    "*trunc*",
+    "*clipped*",
+    "*corrupt*",
+    "*garbage*",
+    "*wrong*",
+    "*missing*",
+    "*Evil*",
+    "*monkeys*",
+)
 
 
 @dataclass
@@ -185,8 +270,13 @@ def warcio_view(path: pathlib.Path) -> FileViews:
             for rec in it:
                 h = rec.rec_headers
                 # get_record_offset() reads the record to its end: take the body first
-                v = View(None, _rid(h.get_header("WARC-Record-ID")), _type(rec.rec_type),
-                         _uri(h.get_header("WARC-Target-URI")), reader="warcio")
+                v = View(
+                    None,
+                    _rid(h.get_header("WARC-Record-ID")),
+                    _type(rec.rec_type),
+                    _uri(h.get_header("WARC-Target-URI")),
+                    reader="warcio",
+                )
                 if v.rec_type in ("response", "revisit") and rec.http_headers is not None:
                     v.http = True
                     try:
@@ -217,8 +307,13 @@ def fastwarc_view(path: pathlib.Path) -> FileViews:
         with open(path, "rb") as f:
             for rec in ArchiveIterator(f, parse_http=True, auto_decode="all"):
                 rtype = _type(str(rec.record_type).rsplit(".", 1)[-1])
-                v = View(rec.stream_pos, _rid(rec.record_id), rtype, _uri(rec.headers.get("WARC-Target-URI")),
-                         reader="fastwarc")
+                v = View(
+                    rec.stream_pos,
+                    _rid(rec.record_id),
+                    rtype,
+                    _uri(rec.headers.get("WARC-Target-URI")),
+                    reader="fastwarc",
+                )
                 if rtype in ("response", "revisit") and rec.is_http:
                     v.http = True
                     v.status = rec.http_headers.status_code
@@ -245,8 +340,17 @@ def our_view(path: pathlib.Path, name: str) -> tuple[FileViews, FileProcessor]:
     with open(path, "rb") as f:
         for item in iter_records(io.BufferedReader(f), name, max_content=MAX_PAGE_BYTES + (64 << 10)):
             if isinstance(item, BadRecord):
-                out.records.append(View(item.offset, "", "", "", error=f"{item.reason}: {item.detail}"[:200],
-                                        outcome="failed", reader="ours"))
+                out.records.append(
+                    View(
+                        item.offset,
+                        "",
+                        "",
+                        "",
+                        error=f"{item.reason}: {item.detail}"[:200],
+                        outcome="failed",
+                        reader="ours",
+                    )
+                )
                 continue
             v = View(item.offset, _rid(item.record_id), _type(item.rec_type), _uri(item.url), reader="ours")
             is_http = item.rec_type == "revisit" or FileProcessor._is_http(item)
@@ -332,10 +436,21 @@ def _compare_pair(file: str, r: View, o: View, fw: dict) -> list[Difference]:
         other = fw.get(r.offset) or fw.get(r.record_id)
         note = ""
         if other is not None and r.reader == "warcio":
-            theirs = {"status_differs": other.status, "mime_differs": other.mime, "body_differs": other.body,
-                      "uri_differs": other.uri, "type_differs": other.rec_type}.get(kind, "n/a")
+            theirs = {
+                "status_differs": other.status,
+                "mime_differs": other.mime,
+                "body_differs": other.body,
+                "uri_differs": other.uri,
+                "type_differs": other.rec_type,
+            }.get(kind, "n/a")
             if theirs != "n/a":
-                note = "fastwarc agrees with ours" if theirs == ours else "fastwarc agrees with warcio" if theirs == ref else ""
+                note = (
+                    "fastwarc agrees with ours"
+                    if theirs == ours
+                    else "fastwarc agrees with warcio"
+                    if theirs == ref
+                    else ""
+                )
         return Difference(file, off, kind, ours, ref, note)
 
     if not o.rec_type:  # we report damage where the reference read a record
@@ -348,7 +463,11 @@ def _compare_pair(file: str, r: View, o: View, fw: dict) -> list[Difference]:
         out.append(diff("type_differs", o.rec_type, r.rec_type))
     if not _same_uri(o.uri, r.uri):
         out.append(diff("uri_differs", o.uri, r.uri))
-    if r.http and r.rec_type == "response" and (not o.http or o.outcome == "failed" and expected_outcome(r) != "failed"):
+    if (
+        r.http
+        and r.rec_type == "response"
+        and (not o.http or o.outcome == "failed" and expected_outcome(r) != "failed")
+    ):
         return out + [diff("lost_by_us", o.error or "not read as HTTP", f"status={r.status} mime={r.mime}")]
     if r.http and o.http:
         if o.status != r.status:
@@ -356,7 +475,9 @@ def _compare_pair(file: str, r: View, o: View, fw: dict) -> list[Difference]:
         if (o.mime or None) != (r.mime or None):
             out.append(diff("mime_differs", o.mime, r.mime))
         if r.body is not None and o.body is not None and o.body != r.body:
-            out.append(diff("body_differs", f"{len(o.body)} bytes {o.body[:40]!r}", f"{len(r.body)} bytes {r.body[:40]!r}"))
+            out.append(
+                diff("body_differs", f"{len(o.body)} bytes {o.body[:40]!r}", f"{len(r.body)} bytes {r.body[:40]!r}")
+            )
     if r.reader == "warcio" and r.error is None or r.reader == "fastwarc" and r.error is None:
         exp = expected_outcome(r)
         if o.outcome != exp and not out:
@@ -450,8 +571,10 @@ def _line(label: str, results: list[FileResult]) -> str:
     known = sum(1 for r in results for d in r.differences if known_reason(d))
     agree = 100.0 * max(0, compared - bad_records) / compared if compared else 100.0
     by_kind = ", ".join(f"{k}={n}" for k, n in kinds.most_common()) or "none"
-    return (f"{label}: {len(results)} files, {compared} reference records, {agree:.2f}% agreement; "
-            f"{sum(kinds.values())} differences ({known} known): {by_kind}")
+    return (
+        f"{label}: {len(results)} files, {compared} reference records, {agree:.2f}% agreement; "
+        f"{sum(kinds.values())} differences ({known} known): {by_kind}"
+    )
 
 
 def figure(results: list[FileResult]) -> str:

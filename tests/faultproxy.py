@@ -40,6 +40,7 @@ _ERRORS = {
 @dataclass
 class Faults:
     """What the proxy does to requests (module doc); all off by default."""
+
     cut_response_after: int | None = None
     cut_response_count: int = 0
     cut_response_methods: tuple[str, ...] = ("GET",)
@@ -53,9 +54,19 @@ class Faults:
     stall_count: int = 0
     stall_seconds: float = 0.0
     stall_methods: tuple[str, ...] = ("GET",)
-    stats: dict[str, int] = field(default_factory=lambda: {
-        "requests": 0, "forwarded": 0, "errors": 0, "cut_responses": 0, "cut_requests": 0, "stalls": 0,
-        "upstream_failures": 0, "in_flight": 0, "max_in_flight": 0})
+    stats: dict[str, int] = field(
+        default_factory=lambda: {
+            "requests": 0,
+            "forwarded": 0,
+            "errors": 0,
+            "cut_responses": 0,
+            "cut_requests": 0,
+            "stalls": 0,
+            "upstream_failures": 0,
+            "in_flight": 0,
+            "max_in_flight": 0,
+        }
+    )
 
 
 class FaultProxy:
@@ -168,8 +179,9 @@ class FaultProxy:
             except OSError:
                 pass
 
-    def _one(self, sock: socket.socket, reader: Any, method: str, target: str, headers: dict[str, Any],
-             box: list) -> bool:
+    def _one(
+        self, sock: socket.socket, reader: Any, method: str, target: str, headers: dict[str, Any], box: list
+    ) -> bool:
         """Serve one request; False when the connection is to be closed."""
         with self.lock:
             f = self.faults
@@ -259,8 +271,9 @@ class FaultProxy:
         return reader.read(n) if n else b""
 
     @staticmethod
-    def _forward(conn: http.client.HTTPConnection, method: str, target: str, headers: dict[str, Any],
-                 body: bytes) -> tuple[bytes, bytes]:
+    def _forward(
+        conn: http.client.HTTPConnection, method: str, target: str, headers: dict[str, Any], body: bytes
+    ) -> tuple[bytes, bytes]:
         conn.putrequest(method, target, skip_host=True, skip_accept_encoding=True)
         for k, v in headers["__raw__"]:
             if k.lower() in ("expect", "transfer-encoding", "content-length", "connection"):
@@ -276,7 +289,8 @@ class FaultProxy:
         lines = [f"HTTP/1.1 {resp.status} {resp.reason}"]
         for k, v in resp.getheaders():
             if k.lower() in ("transfer-encoding", "connection", "keep-alive") or (
-                    k.lower() == "content-length" and method != "HEAD"):
+                k.lower() == "content-length" and method != "HEAD"
+            ):
                 continue
             lines.append(f"{k}: {v}")
         if method != "HEAD":
@@ -286,8 +300,11 @@ class FaultProxy:
     @staticmethod
     def _send_error(sock: socket.socket, status: int, target: str) -> None:
         reason, code, message = _ERRORS.get(status, ("Error", "InternalError", "error"))
-        body = (f'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>{code}</Code><Message>{message}</Message>'
-                f"<Resource>{target}</Resource><RequestId>fault-proxy</RequestId></Error>").encode()
-        head = (f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/xml\r\nContent-Length: {len(body)}\r\n"
-                "\r\n").encode()
+        body = (
+            f'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>{code}</Code><Message>{message}</Message>'
+            f"<Resource>{target}</Resource><RequestId>fault-proxy</RequestId></Error>"
+        ).encode()
+        head = (
+            f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/xml\r\nContent-Length: {len(body)}\r\n\r\n"
+        ).encode()
         sock.sendall(head + body)

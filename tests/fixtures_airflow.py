@@ -36,9 +36,7 @@ def airflow_home(tmp_path_factory):
     }
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
-    r = subprocess.run(
-        [sys.executable, "-m", "airflow", "db", "migrate"], capture_output=True, text=True, timeout=300
-    )
+    r = subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], capture_output=True, text=True, timeout=300)
     if r.returncode != 0:
         raise RuntimeError(f"airflow db migrate failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
     if "airflow.settings" in sys.modules:  # imported earlier with another config: point it here

@@ -26,7 +26,9 @@ def header_msg(**fields) -> bytes:
 
 def list_msg(term: str, postings: list[tuple[int, int]], df: int | None = None, cf: int | None = None) -> bytes:
     """A PostingsList from (gap, tf) pairs; df/cf default to the consistent values."""
-    pl = PostingsList(term=term, df=len(postings) if df is None else df, cf=sum(t for _, t in postings) if cf is None else cf)
+    pl = PostingsList(
+        term=term, df=len(postings) if df is None else df, cf=sum(t for _, t in postings) if cf is None else cf
+    )
     for gap, tf in postings:
         p = pl.postings.add()
         p.docid = gap
@@ -63,7 +65,11 @@ GOOD_LISTS = [
 ]
 GOOD_DOCS = [(0, "d0", 3), (1, "d1", 4), (2, "d2", 3)]
 GOOD_HEADER = dict(
-    num_postings_lists=4, num_docs=3, total_postings_lists=4, total_docs=3, total_terms_in_collection=10,
+    num_postings_lists=4,
+    num_docs=3,
+    total_postings_lists=4,
+    total_docs=3,
+    total_terms_in_collection=10,
     average_doclength=10 / 3,
 )
 
@@ -76,16 +82,17 @@ def good_messages(header: dict | None = None, lists=None, docs=None) -> list[byt
     return [h, *ls, *ds]
 
 
-def index_corpus(folder: pathlib.Path, docs: list[tuple[str, str, str]], lang: str = "eng", n: int = 0,
-                 counted: bool = False):
+def index_corpus(
+    folder: pathlib.Path, docs: list[tuple[str, str, str]], lang: str = "eng", n: int = 0, counted: bool = False
+):
     """Index (collection_docid, url, text) documents with lib.text.analysis + CiffWriter.
 
     Writes ``index-{n}.ciff.gz`` and ``metadata-{n}.parquet`` into folder; returns
     (ciff path, analyzer, per-document term counts). ``counted``: the writer counts the
     postings lists itself, as the index job's reducers do (header in its own gzip member).
     """
-    from lib.text.analysis import get_analyzer
     from lib.ciff import CiffWriter
+    from lib.text.analysis import get_analyzer
 
     analyzer = get_analyzer(lang)
     counts = [Counter(analyzer.tokens(text)) for _, _, text in docs]

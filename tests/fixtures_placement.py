@@ -8,8 +8,8 @@ import os
 
 from hypothesis import strategies as st
 
-from lib.placement.swap import Collection, ancestors
 from lib.placement.config import load
+from lib.placement.swap import Collection, ancestors
 
 # few short names, so generated paths share folders and would collide often if not filtered
 COMPONENT = st.sampled_from(["a", "b", "c", "dir", "é", "日本", "x y", "_SUCCESS", "part-0.parquet"])
@@ -29,8 +29,10 @@ def collision_free(paths: list[str]) -> list[str]:
     return sorted(files)
 
 
-COLLECTION = st.lists(PATH, min_size=1, max_size=10).map(collision_free).flatmap(
-    lambda ps: st.fixed_dictionaries({p: st.binary(min_size=0, max_size=64) for p in ps})
+COLLECTION = (
+    st.lists(PATH, min_size=1, max_size=10)
+    .map(collision_free)
+    .flatmap(lambda ps: st.fixed_dictionaries({p: st.binary(min_size=0, max_size=64) for p in ps}))
 )
 
 

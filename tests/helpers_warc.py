@@ -7,17 +7,30 @@ import io
 import uuid
 
 
-def http_response(body: bytes, ctype: str = "text/html; charset=utf-8", status: str = "200 OK",
-                  extra: bytes = b"") -> bytes:
-    return (f"HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\n".encode()
-            + extra + b"\r\n" + body)
+def http_response(
+    body: bytes, ctype: str = "text/html; charset=utf-8", status: str = "200 OK", extra: bytes = b""
+) -> bytes:
+    return (
+        f"HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\n".encode()
+        + extra
+        + b"\r\n"
+        + body
+    )
 
 
-def warc_record(url: str, block: bytes, rec_type: str = "response", date: str = "2026-01-15T01:02:03Z",
-                content_type: str = "application/http; msgtype=response", record_id: str | None = None) -> bytes:
+def warc_record(
+    url: str,
+    block: bytes,
+    rec_type: str = "response",
+    date: str = "2026-01-15T01:02:03Z",
+    content_type: str = "application/http; msgtype=response",
+    record_id: str | None = None,
+) -> bytes:
     rid = record_id or f"<urn:uuid:{uuid.uuid5(uuid.NAMESPACE_URL, url + rec_type)}>"
-    head = (f"WARC/1.1\r\nWARC-Type: {rec_type}\r\nWARC-Target-URI: {url}\r\nWARC-Date: {date}\r\n"
-            f"WARC-Record-ID: {rid}\r\nContent-Type: {content_type}\r\nContent-Length: {len(block)}\r\n\r\n")
+    head = (
+        f"WARC/1.1\r\nWARC-Type: {rec_type}\r\nWARC-Target-URI: {url}\r\nWARC-Date: {date}\r\n"
+        f"WARC-Record-ID: {rid}\r\nContent-Type: {content_type}\r\nContent-Length: {len(block)}\r\n\r\n"
+    )
     return head.encode() + block + b"\r\n\r\n"
 
 
@@ -53,7 +66,9 @@ def warc_with_broken_http(good: int, broken: int) -> tuple[bytes, list[int]]:
     """A .warc.gz of ``good`` pages, then ``broken`` responses whose HTTP head is junk (failed
     records); returns the bytes and the broken records' offsets."""
     members = [gz(r) for _, r in good_pages(good)]
-    junk = [gz(warc_record(f"http://example.com/broken{i}.html", b"\x00\x01 no status line here\r\n\r\n<html>x</html>"))
-            for i in range(broken)]
+    junk = [
+        gz(warc_record(f"http://example.com/broken{i}.html", b"\x00\x01 no status line here\r\n\r\n<html>x</html>"))
+        for i in range(broken)
+    ]
     first = sum(len(m) for m in members)
     return b"".join(members + junk), [first + sum(len(m) for m in junk[:i]) for i in range(broken)]

@@ -6,23 +6,56 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from urllib.parse import urljoin, urldefrag
+from urllib.parse import urldefrag, urljoin
 
 from selectolax.lexbor import LexborHTMLParser
 
 # Elements whose content is never main text.
 DROP_TAGS = [
-    "script", "style", "noscript", "template", "svg", "math", "canvas", "iframe", "object", "embed",
-    "nav", "header", "footer", "aside", "form", "button", "select", "textarea", "dialog", "menu",
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "svg",
+    "math",
+    "canvas",
+    "iframe",
+    "object",
+    "embed",
+    "nav",
+    "header",
+    "footer",
+    "aside",
+    "form",
+    "button",
+    "select",
+    "textarea",
+    "dialog",
+    "menu",
 ]
 DROP_SELECTORS = (
-    "[role=navigation],[role=banner],[role=contentinfo],[role=complementary],[role=search],"
-    "[aria-hidden=true],[hidden]"
+    "[role=navigation],[role=banner],[role=contentinfo],[role=complementary],[role=search],[aria-hidden=true],[hidden]"
 )
 # class/id tokens that mark boilerplate blocks (whole tokens or these prefixes only: a
 # page wrapper called "has-nav" must not take the page with it)
-_BOILER_TOKENS = {"nav", "navbar", "navigation", "menu", "breadcrumb", "breadcrumbs", "footer", "sidebar",
-                  "cookie", "cookies", "consent", "banner", "share", "social", "skip-link", "related"}
+_BOILER_TOKENS = {
+    "nav",
+    "navbar",
+    "navigation",
+    "menu",
+    "breadcrumb",
+    "breadcrumbs",
+    "footer",
+    "sidebar",
+    "cookie",
+    "cookies",
+    "consent",
+    "banner",
+    "share",
+    "social",
+    "skip-link",
+    "related",
+}
 _BOILER_PREFIXES = ("nav-", "navbar-", "menu-", "footer-", "sidebar-", "cookie-", "breadcrumb", "social-", "share-")
 BLOCK_TAGS = (
     "p,div,section,article,main,li,ul,ol,dl,dt,dd,h1,h2,h3,h4,h5,h6,br,tr,td,th,table,blockquote,pre,"
@@ -83,7 +116,9 @@ def extract(html: str, url: str) -> Page:
     page = Page()
     t = tree.css_first("title")
     page.title = _clean(t.text()) if t is not None else ""
-    page.description = _meta(tree, "meta[name=description]", "meta[name=Description]", "meta[property='og:description']")
+    page.description = _meta(
+        tree, "meta[name=description]", "meta[name=Description]", "meta[property='og:description']"
+    )
     root = tree.css_first("html")
     page.html_lang = _clean(root.attributes.get("lang")) if root is not None else ""
     base = url

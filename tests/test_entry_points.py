@@ -55,8 +55,13 @@ def test_every_benchmark_import_is_installed():
 
 def test_every_benchmark_starts():
     def run(p: pathlib.Path) -> tuple[str, int, str]:
-        r = subprocess.run([sys.executable, "-m", f"benchmarks.{p.stem}", "--help"], cwd=ROOT, capture_output=True,
-                           text=True, timeout=180)
+        r = subprocess.run(
+            [sys.executable, "-m", f"benchmarks.{p.stem}", "--help"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
         return p.stem, r.returncode, r.stderr[-500:]
 
     assert BENCHMARKS

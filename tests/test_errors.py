@@ -13,7 +13,6 @@ import pytest
 
 from lib.errors import ConfigError, UsageError
 
-
 #: run in a fresh interpreter: importing every module loads Airflow (the DAG factory), whose
 #: configuration must not be read before the Airflow tests set their own AIRFLOW_HOME
 SCAN = """

@@ -25,15 +25,23 @@ from lib.runtime.sparkjob import JobOptions
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "data" / "job_command_lines.json"
-JOBS = {"preprocess": preprocess.PreprocessJob, "index": index.IndexJob, "catalogue": catalogue.CatalogueJob,
-        "extract": extract.ExtractJob}
+JOBS = {
+    "preprocess": preprocess.PreprocessJob,
+    "index": index.IndexJob,
+    "catalogue": catalogue.CatalogueJob,
+    "extract": extract.ExtractJob,
+}
 #: where a command line names a job: ``dailyslice JOB``, ``jobs/JOB.py``, ``-m jobs.JOB``
 _CALL = re.compile(r"(?:\bdailyslice\s+|\bjobs/|-m\s+jobs\.)(" + "|".join(JOBS) + r")(?:\.py)?\"?(?=\s|$)")
 #: shell words of the deploy scripts: the exclusion list given, optional extras dropped, $DATE a day, other
 #: variables their names
-_SHELL_VARS = [(re.compile(r'"?\$\{EXCL_ARGS\[@\]\}"?'), "--exclusions EXCLUSIONS"), (re.compile(r"\$\{\w+:-\}"), ""),
-               (re.compile(r"\$\{?DATE\}?\b"), "2026-01-15"),
-               (re.compile(r"\$\{(\w+)[^}]*\}"), r"\1"), (re.compile(r"\$(\w+)"), r"\1")]
+_SHELL_VARS = [
+    (re.compile(r'"?\$\{EXCL_ARGS\[@\]\}"?'), "--exclusions EXCLUSIONS"),
+    (re.compile(r"\$\{\w+:-\}"), ""),
+    (re.compile(r"\$\{?DATE\}?\b"), "2026-01-15"),
+    (re.compile(r"\$\{(\w+)[^}]*\}"), r"\1"),
+    (re.compile(r"\$(\w+)"), r"\1"),
+]
 
 
 def _sources() -> list[pathlib.Path]:
@@ -98,7 +106,7 @@ def documented_command_lines() -> list[dict[str, Any]]:
     for path in _sources():
         for no, text in _code_lines(path):
             for m in _CALL.finditer(text):
-                argv = _argv(text[m.end():])
+                argv = _argv(text[m.end() :])
                 if argv is not None:
                     found.append({"source": f"{path.relative_to(ROOT)}:{no}", "job": m.group(1), "argv": argv})
     return found
@@ -184,8 +192,9 @@ def test_options_are_frozen_and_resolving_paths_returns_new_options():
 
 
 def test_the_index_records_the_options_that_shape_a_day_and_reads_them_back():
-    options = index.IndexOptions(input="i", output="o", docs_per_shard=40, min_group_docs=1, graph=False,
-                                 exclusions="rules.jsonl", gzip_level=6)
+    options = index.IndexOptions(
+        input="i", output="o", docs_per_shard=40, min_group_docs=1, graph=False, exclusions="rules.jsonl", gzip_level=6
+    )
     record = options.record()
     assert record == {"docs_per_shard": 40, "min_group_docs": 1, "gzip_level": 6, "graph": False, "anchors": True}
     again = index.IndexOptions.from_record(json.loads(json.dumps(record)))
@@ -196,8 +205,11 @@ def test_the_index_records_the_options_that_shape_a_day_and_reads_them_back():
 
 def _published(folder: pathlib.Path) -> dict[str, bytes]:
     """A published folder's files but its run record (``_stats.json`` holds times)."""
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file() and p.name not in ("_stats.json", "_SUCCESS")}
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.name not in ("_stats.json", "_SUCCESS")
+    }
 
 
 def test_a_job_called_as_a_function_publishes_what_its_command_line_does(spark, tmp_path):
@@ -216,8 +228,13 @@ def test_a_job_called_as_a_function_publishes_what_its_command_line_does(spark, 
     by_function = pathlib.Path(layout.day_path(str(root), layout.INDEX, day))
     by_command = tmp_path / "index-cli"
     pre = layout.day_path(str(root), layout.PREPROCESSED, day)
-    assert index.main(["--input", pre, "--output", str(by_command), "--date", day.isoformat(),
-                       "--docs-per-shard", "40"], spark=spark) == 0
+    assert (
+        index.main(
+            ["--input", pre, "--output", str(by_command), "--date", day.isoformat(), "--docs-per-shard", "40"],
+            spark=spark,
+        )
+        == 0
+    )
     got, want = _published(by_function), _published(by_command)
     assert any(k.endswith(".ciff.gz") for k in want) and got == want
     stats = [json.loads((d / "_stats.json").read_text())["args"] for d in (by_function, by_command)]

@@ -223,8 +223,11 @@ def upward_imports(root: pathlib.Path, source_layers: set[str], target_layers: s
 
 def unplaced_packages(root: pathlib.Path) -> list[str]:
     """lib/ packages that belong to no layer (a new package must be given one here)."""
-    return sorted(p.name for p in (root / "lib").iterdir()
-                  if (p / "__init__.py").is_file() and p.name not in BASE | FORMATS | STAGES)
+    return sorted(
+        p.name
+        for p in (root / "lib").iterdir()
+        if (p / "__init__.py").is_file() and p.name not in BASE | FORMATS | STAGES
+    )
 
 
 def hidden_imports(root: pathlib.Path, allowed: dict[str, str]) -> list[Import]:
@@ -242,7 +245,6 @@ def layout_missing(root: pathlib.Path) -> list[str]:
     return [w for w in want if not re.search(re.escape(w) + r"(?![\w.])", section)]
 
 
-
 #: folders of the project root that hold no project source (virtual environments, build output)
 _NOT_SOURCE = {"tests", "build", "dist", ".venv", "venv", "node_modules"}
 _RUNS_TESTS_MODULE = re.compile(r"-m\s+tests\.|\btests\.[A-Za-z_]+\s+import\b")
@@ -258,8 +260,13 @@ def imports_of_tests(root: pathlib.Path) -> list[str]:
         if path.suffix == ".py":
             tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
             for node in ast.walk(tree):
-                names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
-                         [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+                names = (
+                    [a.name for a in node.names]
+                    if isinstance(node, ast.Import)
+                    else [node.module or ""]
+                    if isinstance(node, ast.ImportFrom) and not node.level
+                    else []
+                )
                 out += [f"{rel}:{node.lineno} imports {n}" for n in names if n == "tests" or n.startswith("tests.")]
         elif path.name == "Makefile" or path.suffix in (".sh", ".mk", ".toml", ".cfg", ".ini", ".yml", ".yaml"):
             for i, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
@@ -283,7 +290,9 @@ def test_lib_never_imports_jobs():
 
 def test_base_imports_no_other_lib_package():
     bad = upward_imports(ROOT, {"base"}, {"format", "stage", "jobs"})
-    assert not bad, "a base package (store, runtime, pages, errors) imports a higher lib package:\n" + "\n".join(map(str, bad))
+    assert not bad, "a base package (store, runtime, pages, errors) imports a higher lib package:\n" + "\n".join(
+        map(str, bad)
+    )
 
 
 def test_format_packages_import_no_stage_package():
@@ -297,8 +306,10 @@ def test_every_lib_package_has_a_layer():
 
 def test_function_level_imports_are_optional_dependencies_only():
     bad = hidden_imports(ROOT, OPTIONAL_IMPORTS)
-    assert not bad, ("imports inside functions (move them to module level, or allow-list an optional "
-                     "dependency in OPTIONAL_IMPORTS with the reason):\n" + "\n".join(map(str, bad)))
+    assert not bad, (
+        "imports inside functions (move them to module level, or allow-list an optional "
+        "dependency in OPTIONAL_IMPORTS with the reason):\n" + "\n".join(map(str, bad))
+    )
 
 
 def test_optional_imports_are_not_declared_dependencies():
@@ -317,7 +328,9 @@ def test_layout_doc_lists_every_package_and_job():
 
 def test_nothing_outside_tests_imports_tests():
     found = imports_of_tests(ROOT)
-    assert not found, "code outside tests/ uses the tests package (move what it needs to devtools/): " + "; ".join(found)
+    assert not found, "code outside tests/ uses the tests package (move what it needs to devtools/): " + "; ".join(
+        found
+    )
 
 
 # -- each check fails when it should ----------------------------------------------------
@@ -334,51 +347,69 @@ def _tree(tmp_path: pathlib.Path, files: dict[str, str], readme: str = "## Layou
 
 
 def test_cycle_check_fails_on_a_cycle(tmp_path):
-    root = _tree(tmp_path, {
-        "lib/placement/__init__.py": "",
-        "lib/placement/a.py": "from lib.placement import b\n",
-        "lib/placement/b.py": "from lib.placement.c import f\n",
-        "lib/placement/c.py": "from . import a\n",  # relative imports count too
-        "lib/placement/d.py": "from lib.placement import a\n",  # leads into the cycle, not part of it
-    })
-    assert find_cycles(module_graph(root)) == [["lib.placement.a", "lib.placement.b", "lib.placement.c",
-                                                "lib.placement.a"]]
+    root = _tree(
+        tmp_path,
+        {
+            "lib/placement/__init__.py": "",
+            "lib/placement/a.py": "from lib.placement import b\n",
+            "lib/placement/b.py": "from lib.placement.c import f\n",
+            "lib/placement/c.py": "from . import a\n",  # relative imports count too
+            "lib/placement/d.py": "from lib.placement import a\n",  # leads into the cycle, not part of it
+        },
+    )
+    assert find_cycles(module_graph(root)) == [
+        ["lib.placement.a", "lib.placement.b", "lib.placement.c", "lib.placement.a"]
+    ]
 
 
 def test_cycle_check_sees_package_init_cycles(tmp_path):
-    root = _tree(tmp_path, {
-        "lib/staging/__init__.py": "from lib.staging.targets import T\n",
-        "lib/staging/targets.py": "from lib.staging import StagingError\n",
-    })
+    root = _tree(
+        tmp_path,
+        {
+            "lib/staging/__init__.py": "from lib.staging.targets import T\n",
+            "lib/staging/targets.py": "from lib.staging import StagingError\n",
+        },
+    )
     assert find_cycles(module_graph(root)) == [["lib.staging", "lib.staging.targets", "lib.staging"]]
 
 
 def test_cycle_check_ignores_function_level_and_type_checking_imports(tmp_path):
-    root = _tree(tmp_path, {
-        "lib/staging/__init__.py": "def f():\n    from lib.staging import targets\n",
-        "lib/staging/targets.py": ("from typing import TYPE_CHECKING\nimport lib.staging\n"
-                                   "if TYPE_CHECKING:\n    from lib.staging import other\n"),
-        "lib/staging/other.py": "from lib.staging import targets\n",
-    })
+    root = _tree(
+        tmp_path,
+        {
+            "lib/staging/__init__.py": "def f():\n    from lib.staging import targets\n",
+            "lib/staging/targets.py": (
+                "from typing import TYPE_CHECKING\nimport lib.staging\n"
+                "if TYPE_CHECKING:\n    from lib.staging import other\n"
+            ),
+            "lib/staging/other.py": "from lib.staging import targets\n",
+        },
+    )
     assert find_cycles(module_graph(root)) == []
 
 
 def test_layer_checks_fail_on_upward_imports(tmp_path):
-    root = _tree(tmp_path, {
-        "lib/store/__init__.py": "",
-        "lib/store/disk.py": "from lib.warc import records\n",
-        "lib/warc/__init__.py": "",
-        "lib/warc/records.py": "def f():\n    import lib.extract.task\n",
-        "lib/extract/__init__.py": "",
-        "lib/extract/task.py": "from jobs.extract import main\nfrom lib.store import disk\n",
-        "jobs/extract.py": "from lib.extract import task\n",
-    })
+    root = _tree(
+        tmp_path,
+        {
+            "lib/store/__init__.py": "",
+            "lib/store/disk.py": "from lib.warc import records\n",
+            "lib/warc/__init__.py": "",
+            "lib/warc/records.py": "def f():\n    import lib.extract.task\n",
+            "lib/extract/__init__.py": "",
+            "lib/extract/task.py": "from jobs.extract import main\nfrom lib.store import disk\n",
+            "jobs/extract.py": "from lib.extract import task\n",
+        },
+    )
     assert [str(i) for i in upward_imports(root, {"base", "format", "stage"}, {"jobs"})] == [
-        "lib.extract.task:1 imports jobs.extract (at module level)"]
+        "lib.extract.task:1 imports jobs.extract (at module level)"
+    ]
     assert [str(i) for i in upward_imports(root, {"base"}, {"format", "stage", "jobs"})] == [
-        "lib.store.disk:1 imports lib.warc.records (at module level)"]
+        "lib.store.disk:1 imports lib.warc.records (at module level)"
+    ]
     assert [str(i) for i in upward_imports(root, {"format"}, {"stage", "jobs"})] == [
-        "lib.warc.records:2 imports lib.extract.task (inside a function)"]
+        "lib.warc.records:2 imports lib.extract.task (inside a function)"
+    ]
 
 
 def test_unplaced_package_is_reported(tmp_path):
@@ -387,12 +418,17 @@ def test_unplaced_package_is_reported(tmp_path):
 
 
 def test_hidden_import_check_fails_on_a_function_level_import(tmp_path):
-    root = _tree(tmp_path, {
-        "lib/store/__init__.py": "",
-        "lib/store/m.py": ("import json\n\n"
-                          "def f():\n    import numpy as np\n    from airflow.sdk import dag\n\n"
-                          "class C:\n    def g(self):\n        from lib.store import m\n"),
-    })
+    root = _tree(
+        tmp_path,
+        {
+            "lib/store/__init__.py": "",
+            "lib/store/m.py": (
+                "import json\n\n"
+                "def f():\n    import numpy as np\n    from airflow.sdk import dag\n\n"
+                "class C:\n    def g(self):\n        from lib.store import m\n"
+            ),
+        },
+    )
     assert [str(i) for i in hidden_imports(root, OPTIONAL_IMPORTS)] == [
         "lib.store.m:4 imports numpy (inside a function)",
         "lib.store.m:9 imports lib.store.m (inside a function)",
@@ -400,23 +436,34 @@ def test_hidden_import_check_fails_on_a_function_level_import(tmp_path):
 
 
 def test_layout_check_reports_what_the_layout_doc_misses(tmp_path):
-    files = {"lib/store/__init__.py": "", "lib/index/__init__.py": "", "lib/indexer/__init__.py": "",
-             "jobs/index.py": "", "jobs/demo.py": ""}
-    readme = ("# x\n\n## Layout\n\n| `lib/store/` | store |\n| `lib/indexer/` | x |\n| `jobs/index.py` | y |\n\n"
-              "## Other\n\n`lib/index/` and `jobs/demo.py` are mentioned, but outside the section\n")
+    files = {
+        "lib/store/__init__.py": "",
+        "lib/index/__init__.py": "",
+        "lib/indexer/__init__.py": "",
+        "jobs/index.py": "",
+        "jobs/demo.py": "",
+    }
+    readme = (
+        "# x\n\n## Layout\n\n| `lib/store/` | store |\n| `lib/indexer/` | x |\n| `jobs/index.py` | y |\n\n"
+        "## Other\n\n`lib/index/` and `jobs/demo.py` are mentioned, but outside the section\n"
+    )
     assert layout_missing(_tree(tmp_path, files, readme)) == ["lib/index", "jobs/demo.py"]
 
 
 def test_tests_import_check_fails_on_each_way_in(tmp_path):
-    root = _tree(tmp_path, {
-        "tests/__init__.py": "", "tests/seaweed.py": "X = 1\n",
-        "tests/test_a.py": "from tests.seaweed import X\n",  # inside tests/: allowed
-        "benchmarks/bench_x.py": "import os\n\ndef f():\n    from tests.seaweed import X\n",
-        "scripts/tool.py": "import tests.seaweed as s\nfrom lib import tests_helpers\n",
-        "devtools/ok.py": "from . import tests\nimport testsuite\n",  # relative import, another package
-        "Makefile": "demo:\n\tpython -m tests.seaweed -- true\n\tpython -m pytest tests/serve\n",
-        "build/lib/x.py": "import tests\n",  # build output is not source
-    })
+    root = _tree(
+        tmp_path,
+        {
+            "tests/__init__.py": "",
+            "tests/seaweed.py": "X = 1\n",
+            "tests/test_a.py": "from tests.seaweed import X\n",  # inside tests/: allowed
+            "benchmarks/bench_x.py": "import os\n\ndef f():\n    from tests.seaweed import X\n",
+            "scripts/tool.py": "import tests.seaweed as s\nfrom lib import tests_helpers\n",
+            "devtools/ok.py": "from . import tests\nimport testsuite\n",  # relative import, another package
+            "Makefile": "demo:\n\tpython -m tests.seaweed -- true\n\tpython -m pytest tests/serve\n",
+            "build/lib/x.py": "import tests\n",  # build output is not source
+        },
+    )
     assert imports_of_tests(root) == [
         "Makefile:2 runs python -m tests.seaweed -- true",
         "benchmarks/bench_x.py:4 imports tests.seaweed",
@@ -424,11 +471,14 @@ def test_tests_import_check_fails_on_each_way_in(tmp_path):
     ]
 
 
-@pytest.mark.parametrize("module,is_package,level,name,want", [
-    ("lib.placement.slices", False, 1, "rebalance", "lib.placement.rebalance"),
-    ("lib.placement", True, 1, "slices", "lib.placement.slices"),
-    ("lib.placement.slices", False, 2, "core", "lib.core"),
-    ("lib.placement.slices", False, 0, "lib.core", "lib.core"),
-])
+@pytest.mark.parametrize(
+    "module,is_package,level,name,want",
+    [
+        ("lib.placement.slices", False, 1, "rebalance", "lib.placement.rebalance"),
+        ("lib.placement", True, 1, "slices", "lib.placement.slices"),
+        ("lib.placement.slices", False, 2, "core", "lib.core"),
+        ("lib.placement.slices", False, 0, "lib.core", "lib.core"),
+    ],
+)
 def test_relative_imports_resolve(module, is_package, level, name, want):
     assert _resolve(module, is_package, level, name) == want

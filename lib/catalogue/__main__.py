@@ -30,11 +30,15 @@ from typing import Any
 from lib.catalogue import query, report
 from lib.store import layout
 
-SERVE_MOVED = ("catalogue: the HTTP API is served by the one service: python -m lib.serve --root ROOT "
-               "[--host 127.0.0.1] [--port 8080]; the catalogue queries are under /catalogue/ "
-               "(/catalogue/days, /catalogue/captures?url=..., ...). See docs/serve.md")
-BUILD_MOVED = ("catalogue: the build is the Spark job jobs/catalogue.py: "
-               "python jobs/catalogue.py --date YYYY-MM-DD --root ROOT (options: --help)")
+SERVE_MOVED = (
+    "catalogue: the HTTP API is served by the one service: python -m lib.serve --root ROOT "
+    "[--host 127.0.0.1] [--port 8080]; the catalogue queries are under /catalogue/ "
+    "(/catalogue/days, /catalogue/captures?url=..., ...). See docs/serve.md"
+)
+BUILD_MOVED = (
+    "catalogue: the build is the Spark job jobs/catalogue.py: "
+    "python jobs/catalogue.py --date YYYY-MM-DD --root ROOT (options: --help)"
+)
 
 
 def _cell(v: Any, width: int = 64) -> str:
@@ -74,7 +78,9 @@ def format_stats(s: dict[str, Any]) -> str:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m lib.catalogue", description=__doc__.split("\n")[0])
-    p.add_argument("--root", default=os.environ.get("CATALOGUE_ROOT", "."), help="bucket root (default $CATALOGUE_ROOT or .)")
+    p.add_argument(
+        "--root", default=os.environ.get("CATALOGUE_ROOT", "."), help="bucket root (default $CATALOGUE_ROOT or .)"
+    )
     p.add_argument("--json", action="store_true", help="JSON output for programs")
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("build", help="moved: python jobs/catalogue.py --date D --root R (the Spark job)", add_help=False)
@@ -120,7 +126,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.cmd == "report":
             day = query.parse_day(args.day)
-            out = args.out or os.path.join(layout.day_path(query.local_root(root), layout.CATALOGUE, day), report.REPORT)
+            out = args.out or os.path.join(
+                layout.day_path(query.local_root(root), layout.CATALOGUE, day), report.REPORT
+            )
             result: Any = {"report": report.write_report(root, day, out, args.index)}
         elif args.cmd == "days":
             result = [{"day": d.isoformat()} for d in query.list_days(root)]

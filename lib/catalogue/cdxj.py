@@ -19,8 +19,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.functions import pandas_udf
 
 from lib.catalogue.keys import strip_digest, surt_key, timestamp14
-from lib.store import atomic, storage
 from lib.errors import DailysliceError
+from lib.store import atomic, storage
 
 
 class CDXJError(DailysliceError, ValueError):
@@ -41,7 +41,7 @@ def relative_filename(warc_file: str, prefix: str | None) -> str:
     ``archive_paths`` resolves it), else as is."""
     base = prefix_uri(prefix)
     if base and warc_file.startswith(base):
-        return warc_file[len(base):]
+        return warc_file[len(base) :]
     return warc_file
 
 

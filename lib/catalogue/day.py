@@ -13,9 +13,9 @@ import shutil
 from typing import Any
 
 from lib.catalogue import cdxj, urldb
+from lib.pages.schema import CAPTURE_SCHEMA, spark_schema
 from lib.runtime import packing
 from lib.store import layout, storage
-from lib.pages.schema import CAPTURE_SCHEMA, spark_schema
 
 CDXJ_NAME = "index.cdxj"
 
@@ -36,10 +36,13 @@ def copy_day(uri: str, local: str) -> str:
     reads none) to the local folder ``local``, ``_SUCCESS`` last; returns ``local``. The copy
     is what :func:`local_day` then checks."""
     base = uri.rstrip("/")
-    files = [f for f in storage.list_files(uri)
-             if f.uri[len(base) + 1:].startswith((layout.CAPTURES + "/", "_")) or f.uri.endswith("/" + layout.SUCCESS)]
+    files = [
+        f
+        for f in storage.list_files(uri)
+        if f.uri[len(base) + 1 :].startswith((layout.CAPTURES + "/", "_")) or f.uri.endswith("/" + layout.SUCCESS)
+    ]
     for f in sorted(files, key=lambda f: f.uri.endswith("/" + layout.SUCCESS)):
-        rel = f.uri[len(base) + 1:]
+        rel = f.uri[len(base) + 1 :]
         if "/" in rel and not rel.startswith(layout.CAPTURES + "/"):
             continue  # a nested marker (language=xxx/_SUCCESS) or other folder's file
         dest = os.path.join(local, rel)

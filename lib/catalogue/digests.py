@@ -31,8 +31,8 @@ import pyarrow as pa
 from pyspark.sql import functions as F
 from pyspark.sql.functions import pandas_udf
 
-from lib.store import storage
 from lib.errors import UsageError
+from lib.store import storage
 
 DIGESTS = "digests"
 #: Rows per row group are about this many bytes of Parquet (parquet-mr's block size): small
@@ -40,8 +40,18 @@ DIGESTS = "digests"
 ROW_GROUP_BYTES = 1 << 20
 #: Captures per output file of a day (range partitions of the digest order).
 ROWS_PER_FILE = 2_000_000
-COLUMNS = ["digest", "url", "day", "warc_date", "record_type", "http_status", "mime_type",
-           "warc_file", "warc_offset", "warc_length"]
+COLUMNS = [
+    "digest",
+    "url",
+    "day",
+    "warc_date",
+    "record_type",
+    "http_status",
+    "mime_type",
+    "warc_file",
+    "warc_offset",
+    "warc_length",
+]
 
 _B32 = re.compile(r"[A-Z2-7]{32}")
 _HEX = re.compile(r"[0-9a-f]{40}")
@@ -72,8 +82,10 @@ def parse_digest(text: str) -> str:
         return "sha1:" + value.upper()
     if _HEX.fullmatch(value.lower()):
         return "sha1:" + base64.b32encode(binascii.unhexlify(value)).decode("ascii")
-    raise DigestError(f"malformed SHA-1 digest {text!r}: expected 32 base32 characters (A-Z, 2-7) "
-                      f"or 40 hex digits, got {len(value)} characters")
+    raise DigestError(
+        f"malformed SHA-1 digest {text!r}: expected 32 base32 characters (A-Z, 2-7) "
+        f"or 40 hex digits, got {len(value)} characters"
+    )
 
 
 def digest_key(stored: str | None) -> str | None:
@@ -96,13 +108,23 @@ def write_day(captures: Any, db: str, day: str) -> int:
     """Write ``day``'s captures with a payload digest to ``db/digests/date=DAY`` sorted by key;
     returns the rows written. Replaces an earlier run's folder whole (written beside, then
     swapped in), so a re-run gives the same files."""
+
     @pandas_udf("string")
     def key(d: pd.Series) -> pd.Series:
         return d.map(digest_key)
 
     rows = captures.where(F.col("payload_digest").isNotNull() & F.col("url").isNotNull()).select(
-        key("payload_digest").alias("digest"), "url", F.lit(day).cast("date").alias("day"), "warc_date",
-        "record_type", "http_status", "mime_type", "warc_file", "warc_offset", "warc_length")
+        key("payload_digest").alias("digest"),
+        "url",
+        F.lit(day).cast("date").alias("day"),
+        "warc_date",
+        "record_type",
+        "http_status",
+        "mime_type",
+        "warc_file",
+        "warc_offset",
+        "warc_length",
+    )
     n = rows.count()
     dest = day_dir(db, day)
     tmp = dest + ".tmp"
@@ -112,8 +134,13 @@ def write_day(captures: Any, db: str, day: str) -> int:
     old = conf.get("spark.sql.parquet.outputTimestampType")
     conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
     try:
-        (rows.repartitionByRange(parts, "digest").sortWithinPartitions("digest", "warc_date", "warc_file", "warc_offset")
-         .write.mode("overwrite").option("parquet.block.size", ROW_GROUP_BYTES).parquet(tmp))
+        (
+            rows.repartitionByRange(parts, "digest")
+            .sortWithinPartitions("digest", "warc_date", "warc_file", "warc_offset")
+            .write.mode("overwrite")
+            .option("parquet.block.size", ROW_GROUP_BYTES)
+            .parquet(tmp)
+        )
     finally:
         conf.set("spark.sql.parquet.outputTimestampType", old)
     os.makedirs(tmp, exist_ok=True)
@@ -128,8 +155,11 @@ def day_files(db: str, days: Iterable[str]) -> list[str]:
     for d in days:
         folder = day_dir(db, d)
         if os.path.isdir(folder):
-            out += sorted(os.path.join(folder, n) for n in os.listdir(folder)
-                          if n.endswith(".parquet") and not n.startswith((".", "_")))
+            out += sorted(
+                os.path.join(folder, n)
+                for n in os.listdir(folder)
+                if n.endswith(".parquet") and not n.startswith((".", "_"))
+            )
     return out
 
 
@@ -166,12 +196,14 @@ def lookup(files: list[str], keys: Iterable[str], con: Any = None) -> pa.Table:
     order = "ORDER BY digest, day, warc_date, warc_file, warc_offset"
     if len(wanted) <= IN_LIST_MAX:
         marks = ", ".join("?" * len(wanted))
-        return con.sql(f"SELECT {cols} FROM read_parquet(?) WHERE digest IN ({marks}) {order}",
-                       params=[files, *wanted]).to_arrow_table()
+        return con.sql(
+            f"SELECT {cols} FROM read_parquet(?) WHERE digest IN ({marks}) {order}", params=[files, *wanted]
+        ).to_arrow_table()
     con.register("_wanted", pa.table({"digest": pa.array(wanted, pa.string())}))
     try:
-        return con.sql(f"SELECT {cols} FROM read_parquet(?) s SEMI JOIN _wanted w ON s.digest = w.digest {order}",
-                       params=[files]).to_arrow_table()
+        return con.sql(
+            f"SELECT {cols} FROM read_parquet(?) s SEMI JOIN _wanted w ON s.digest = w.digest {order}", params=[files]
+        ).to_arrow_table()
     finally:
         con.unregister("_wanted")
 

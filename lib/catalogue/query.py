@@ -19,12 +19,13 @@ import duckdb
 
 from lib.catalogue import digests, urldb
 from lib.catalogue.keys import normalize_url
-from lib.store import layout, storage
 from lib.errors import DailysliceError
+from lib.store import layout, storage
 
 
 def to_json(obj: Any) -> bytes:
     """JSON of query results: dates/times as ISO 8601, decimals as numbers."""
+
     def default(o: Any) -> Any:
         if isinstance(o, (dt.datetime, dt.date)):
             return o.isoformat()
@@ -127,8 +128,9 @@ def captures(root: str, url: str) -> list[dict[str, Any]]:
     return _rows(con, sql, [files, url, normalize_url(url)])
 
 
-def search(root: str, prefix: str | None = None, contains: str | None = None, limit: int = 100,
-           db: str | None = None) -> list[dict[str, Any]]:
+def search(
+    root: str, prefix: str | None = None, contains: str | None = None, limit: int = 100, db: str | None = None
+) -> list[dict[str, Any]]:
     """URLs of the URL database by prefix and/or substring, in URL order."""
     if not prefix and not contains:
         raise QueryError("search needs a prefix or a substring")
@@ -144,7 +146,7 @@ def search(root: str, prefix: str | None = None, contains: str | None = None, li
         where.append("contains(url, ?)")
         params.append(contains)
     sql = f"""SELECT url, id, first_seen, last_seen, captures, n_digests, days_seen, changed_days
-              FROM read_parquet(?, hive_partitioning = true) WHERE {' AND '.join(where)}
+              FROM read_parquet(?, hive_partitioning = true) WHERE {" AND ".join(where)}
               ORDER BY url LIMIT {int(limit)}"""
     return _rows(connect(), sql, params)
 
@@ -259,26 +261,59 @@ def day_stats(path: str, d: dt.date, top: int = 15, prev_path: str | None = None
     caps = sorted(glob.glob(os.path.join(path, layout.CAPTURES, "*.parquet")))
     prev_caps = sorted(glob.glob(os.path.join(prev_path, layout.CAPTURES, "*.parquet"))) if prev_path else []
     pages = sorted(glob.glob(os.path.join(path, layout.language_dir("*"), "*.parquet")))
-    out: dict[str, Any] = {"day": d.isoformat(), "captures": 0, "urls": 0, "pages": 0, "by_record_type": [],
-                           "by_mime": [], "by_status": [], "top_hosts": [], "duplicates": {}, "by_language": [],
-                           "page_sizes": []}
+    out: dict[str, Any] = {
+        "day": d.isoformat(),
+        "captures": 0,
+        "urls": 0,
+        "pages": 0,
+        "by_record_type": [],
+        "by_mime": [],
+        "by_status": [],
+        "top_hosts": [],
+        "duplicates": {},
+        "by_language": [],
+        "page_sizes": [],
+    }
     if caps:
         src = "read_parquet(?)"
-        tot = _rows(con, f"SELECT count(*) AS n, count(DISTINCT url) AS u, count(*) FILTER (WHERE kept) AS p FROM {src}", [caps])[0]
+        tot = _rows(
+            con, f"SELECT count(*) AS n, count(DISTINCT url) AS u, count(*) FILTER (WHERE kept) AS p FROM {src}", [caps]
+        )[0]
         out.update(captures=tot["n"], urls=tot["u"], kept=tot["p"])
-        out["by_record_type"] = _counts(con, f"SELECT record_type AS k, count(*) AS n FROM {src} GROUP BY 1 ORDER BY 2 DESC, 1", [caps])
-        out["by_mime"] = _counts(con, f"SELECT coalesce(nullif(mime_type, ''), '(none)') AS k, count(*) AS n FROM {src} GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT {top}", [caps])
-        out["by_status"] = _counts(con, f"SELECT coalesce(CAST(http_status AS VARCHAR), '(none)') AS k, count(*) AS n FROM {src} GROUP BY 1 ORDER BY 2 DESC, 1", [caps])
+        out["by_record_type"] = _counts(
+            con, f"SELECT record_type AS k, count(*) AS n FROM {src} GROUP BY 1 ORDER BY 2 DESC, 1", [caps]
+        )
+        out["by_mime"] = _counts(
+            con,
+            f"SELECT coalesce(nullif(mime_type, ''), '(none)') AS k, count(*) AS n FROM {src} GROUP BY 1 ORDER "
+            f"BY 2 DESC, 1 LIMIT {top}",
+            [caps],
+        )
+        out["by_status"] = _counts(
+            con,
+            f"SELECT coalesce(CAST(http_status AS VARCHAR), '(none)') AS k, count(*) AS n FROM {src} GROUP BY 1 "
+            "ORDER BY 2 DESC, 1",
+            [caps],
+        )
         # hosts of hierarchical URLs; others (dns:, urn:) are grouped by scheme, e.g. "(dns:)"
-        out["top_hosts"] = _counts(con, f"""SELECT coalesce(nullif(lower(regexp_extract(url,
+        out["top_hosts"] = _counts(
+            con,
+            f"""SELECT coalesce(nullif(lower(regexp_extract(url,
                                                '^[a-zA-Z][a-zA-Z0-9+.-]*://(?:[^@/?#]*@)?([^:/?#]*)', 1)), ''),
                                                '(' || lower(split_part(url, ':', 1)) || ':)') AS k,
-                                           count(*) AS n FROM {src} GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT {top}""", [caps])
+                                           count(*) AS n FROM {src} GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT {top}""",
+            [caps],
+        )
         # duplicate: same URL and digest earlier that day; unchanged: same URL and digest on
         # the previous completed day (the crawl's usual re-visit), first time today.
-        prev = ("SELECT DISTINCT url, payload_digest FROM read_parquet(?)" if prev_caps
-                else "SELECT NULL::VARCHAR AS url, NULL::VARCHAR AS payload_digest WHERE false")
-        dup = _rows(con, f"""
+        prev = (
+            "SELECT DISTINCT url, payload_digest FROM read_parquet(?)"
+            if prev_caps
+            else "SELECT NULL::VARCHAR AS url, NULL::VARCHAR AS payload_digest WHERE false"
+        )
+        dup = _rows(
+            con,
+            f"""
             WITH t AS (SELECT url, payload_digest, record_type,
                               payload_digest IS NOT NULL AND row_number() OVER (PARTITION BY url, payload_digest
                                   ORDER BY warc_date, warc_file, warc_offset) > 1 AS again FROM {src}),
@@ -288,16 +323,26 @@ def day_stats(path: str, d: dt.date, top: int = 15, prev_path: str | None = None
                    count(*) FILTER (WHERE record_type <> 'revisit' AND NOT again AND p.url IS NOT NULL) AS unchanged,
                    count(*) FILTER (WHERE record_type <> 'revisit' AND NOT again AND p.url IS NULL) AS unique
             FROM t LEFT JOIN p ON t.url = p.url AND t.payload_digest = p.payload_digest""",
-                    [caps] + ([prev_caps] if prev_caps else []))[0]
+            [caps] + ([prev_caps] if prev_caps else []),
+        )[0]
         out["duplicates"] = dup
     if pages:
         src = "read_parquet(?, hive_partitioning = true)"
         out["pages"] = _rows(con, f"SELECT count(*) AS n FROM {src}", [pages])[0]["n"]
-        out["by_language"] = _counts(con, f"SELECT language AS k, count(*) AS n FROM {src} GROUP BY 1 ORDER BY 2 DESC, 1", [pages])
+        out["by_language"] = _counts(
+            con, f"SELECT language AS k, count(*) AS n FROM {src} GROUP BY 1 ORDER BY 2 DESC, 1", [pages]
+        )
         # log2 buckets: bucket b holds sizes in [2^b, 2^(b+1)); 0 bytes gets its own bucket -1
-        out["page_sizes"] = [{"bucket": r["b"], "count": r["n"]} for r in _rows(con, f"""
+        out["page_sizes"] = [
+            {"bucket": r["b"], "count": r["n"]}
+            for r in _rows(
+                con,
+                f"""
             SELECT CASE WHEN coalesce(content_length, 0) <= 0 THEN -1 ELSE floor(log2(content_length))::INT END AS b,
-                   count(*) AS n FROM {src} GROUP BY 1 ORDER BY 1""", [pages])]
+                   count(*) AS n FROM {src} GROUP BY 1 ORDER BY 1""",
+                [pages],
+            )
+        ]
     out["errors"] = {k: v for k, v in error_counts(path).items() if k != "by_file"}
     run = run_stats(path)
     out["run"] = run.get("totals", run)

@@ -19,8 +19,8 @@ matplotlib.use("Agg", force=False)  # before pyplot: no GUI backend, the plots g
 import matplotlib.pyplot as plt  # noqa: E402
 
 from lib.catalogue import query  # noqa: E402
-from lib.store import layout, storage  # noqa: E402
 from lib.preprocess import health  # noqa: E402
+from lib.store import layout, storage  # noqa: E402
 
 REPORT = "report.html"
 
@@ -30,7 +30,7 @@ def _fig_svg(fig: Any, title: str, slug: str) -> str:
     fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
     plt.close(fig)
     svg = buf.getvalue()
-    svg = svg[svg.index("<svg"):]  # drop the XML prolog and doctype: inline SVG needs neither
+    svg = svg[svg.index("<svg") :]  # drop the XML prolog and doctype: inline SVG needs neither
     head_end = svg.index(">") + 1
     opening = svg[:head_end].replace("<svg", f'<svg role="img" data-plot="{slug}" aria-label="{html.escape(title)}"', 1)
     return opening + f"<title>{html.escape(title)}</title>" + svg[head_end:]
@@ -71,7 +71,7 @@ def size_buckets(rows: list[dict[str, int]]) -> tuple[list[str], list[int]]:
     labels, counts = [], []
     for r in sorted(rows, key=lambda r: r["bucket"]):
         b = r["bucket"]
-        labels.append("0 B" if b < 0 else f"{_human(2 ** b)}–{_human(2 ** (b + 1))}")
+        labels.append("0 B" if b < 0 else f"{_human(2**b)}–{_human(2 ** (b + 1))}")
         counts.append(r["count"])
     return labels, counts
 
@@ -80,10 +80,13 @@ def shard_sizes(index_day: str | None) -> list[tuple[str, int]]:
     """(TLD/LANG/file, bytes) of every CIFF shard of the day's index output."""
     if not index_day:
         return []
-    files = [f for f in storage.list_files(index_day, suffixes=(".ciff.gz", ".ciff"))
-             if f.uri.rsplit("/", 1)[-1].startswith("index-")]  # not the anchor-text CIFFs beside them
+    files = [
+        f
+        for f in storage.list_files(index_day, suffixes=(".ciff.gz", ".ciff"))
+        if f.uri.rsplit("/", 1)[-1].startswith("index-")
+    ]  # not the anchor-text CIFFs beside them
     base = storage.normalize(index_day).rstrip("/") + "/"
-    return [(f.uri[len(base):] if f.uri.startswith(base) else f.uri, f.size) for f in files]
+    return [(f.uri[len(base) :] if f.uri.startswith(base) else f.uri, f.size) for f in files]
 
 
 def _table(headers: list[str], rows: list[list[Any]]) -> str:
@@ -112,12 +115,15 @@ def health_banner(day_health: dict[str, Any] | None) -> str:
     if day_health.get("ok"):
         return f'<p id="health" class="health ok">Healthy day: {lines[1]}</p>'
     rest = "".join(f"<li>{x}</li>" for x in lines[1:])
-    return (f'<div id="health" class="health bad" role="alert"><strong>Unhealthy day</strong>: '
-            f'{lines[0]}<ul>{rest}</ul></div>')
+    return (
+        f'<div id="health" class="health bad" role="alert"><strong>Unhealthy day</strong>: '
+        f"{lines[0]}<ul>{rest}</ul></div>"
+    )
 
 
 def render(stats: dict[str, Any], shards: list[tuple[str, int]]) -> str:
     """The report page for one day's ``query.stats`` and index shard sizes."""
+
     def kv(rows):
         return [r["key"] for r in rows], [r["count"] for r in rows]
 
@@ -128,23 +134,34 @@ def render(stats: dict[str, Any], shards: list[tuple[str, int]]) -> str:
         bar_plot("Captures by MIME type", "mime", *kv(stats["by_mime"])),
         bar_plot("Captures by HTTP status", "status", *kv(stats["by_status"])),
         bar_plot("Top hosts", "hosts", *kv(stats["top_hosts"])),
-        bar_plot("Duplicate share (same URL and payload digest as earlier that day or the day before)", "duplicates",
-                 dup_labels, [dup[k] for k in dup_labels]),
+        bar_plot(
+            "Duplicate share (same URL and payload digest as earlier that day or the day before)",
+            "duplicates",
+            dup_labels,
+            [dup[k] for k in dup_labels],
+        ),
         bar_plot("Page sizes (decoded HTTP body)", "page-sizes", *size_buckets(stats["page_sizes"]), xlabel="pages"),
         bar_plot("Index shard sizes", "shards", [s[0] for s in shards], [s[1] / 1024 for s in shards], xlabel="KiB"),
     ]
     errors = stats.get("errors", {})
     total_dup = sum(dup.get(k, 0) for k in ("unchanged", "duplicate", "revisit"))
     share = f"{100 * total_dup / stats['captures']:.1f}%" if stats.get("captures") else "n/a"
-    head = _table(["measure", "value"], [
-        ["captures (response/revisit/resource records)", stats.get("captures", 0)],
-        ["distinct URLs", stats.get("urls", 0)],
-        ["pages (Parquet rows)", stats.get("pages", 0)],
-        ["duplicate share", share],
-        ["index shards", f"{len(shards)} ({_human(sum(s[1] for s in shards))})"],
-        ["error report lines (_errors.jsonl)", errors.get("total", 0)],
-    ])
-    err = _table(["reason", "records"], [[k, v] for k, v in errors.get("by_reason", {}).items()]) if errors.get("by_reason") else "<p>None reported.</p>"
+    head = _table(
+        ["measure", "value"],
+        [
+            ["captures (response/revisit/resource records)", stats.get("captures", 0)],
+            ["distinct URLs", stats.get("urls", 0)],
+            ["pages (Parquet rows)", stats.get("pages", 0)],
+            ["duplicate share", share],
+            ["index shards", f"{len(shards)} ({_human(sum(s[1] for s in shards))})"],
+            ["error report lines (_errors.jsonl)", errors.get("total", 0)],
+        ],
+    )
+    err = (
+        _table(["reason", "records"], [[k, v] for k, v in errors.get("by_reason", {}).items()])
+        if errors.get("by_reason")
+        else "<p>None reported.</p>"
+    )
     run = _table(["counter", "value"], _flat(stats.get("run") or {})) if stats.get("run") else "<p>No _stats.json.</p>"
     figs = "\n".join(f"<figure>{p}</figure>" for p in plots)
     day = html.escape(stats["day"])
@@ -154,7 +171,8 @@ def render(stats: dict[str, Any], shards: list[tuple[str, int]]) -> str:
 body {{ font-family: sans-serif; margin: 1.5em; color: #222; }}
 figure {{ display: inline-block; margin: 0.5em; vertical-align: top; }}
 figure svg {{ max-width: 640px; height: auto; }}
-table {{ border-collapse: collapse; margin: 0.5em 0; }} td, th {{ border: 1px solid #ccc; padding: 2px 8px; text-align: left; }}
+table {{ border-collapse: collapse; margin: 0.5em 0; }} td, th {{ border: 1px solid #ccc; padding: 2px 8px;
+text-align: left; }}
 .health {{ padding: 0.6em 1em; margin: 0 0 1em 0; border-radius: 4px; }}
 .health.bad {{ background: #c62828; color: #fff; }} .health.ok {{ background: #e8f5e9; color: #1b5e20; }}
 .health.none {{ background: #f2f2f2; color: #444; }}
@@ -162,12 +180,14 @@ table {{ border-collapse: collapse; margin: 0.5em 0; }} td, th {{ border: 1px so
 <body>
 {health_banner(stats.get("health"))}
 <h1>Daily report {day}</h1>
-<p>Generated {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC from the preprocess output, captures and index shards of the day.</p>
+<p>Generated {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC from the preprocess output, captures
+and index shards of the day.</p>
 <section id="summary"><h2>Summary</h2>{head}</section>
 <section id="plots"><h2>Plots</h2>
 {figs}
 </section>
-<section id="errors"><h2>Errors and warnings (_errors.jsonl, by reason)</h2>{err}<h3>Run counters (_stats.json)</h3>{run}</section>
+<section id="errors"><h2>Errors and warnings (_errors.jsonl, by reason)</h2>{err}
+<h3>Run counters (_stats.json)</h3>{run}</section>
 </body></html>
 """
 
@@ -189,8 +209,7 @@ def count_plots(page: str) -> list[str]:
     return [html.unescape(t) for t in re.findall(r"<svg[^>]*>\s*<title>([^<]*)</title>", page)]
 
 
-def write_report(root: str, day: dt.date, dest: str, index_day: str | None = None,
-                 day_path: str | None = None) -> str:
+def write_report(root: str, day: dt.date, dest: str, index_day: str | None = None, day_path: str | None = None) -> str:
     """Render and write the report atomically to ``dest`` (a file URI/path); returns dest."""
     storage.write_bytes(dest, build_report(root, day, index_day, day_path).encode("utf-8"))
     return dest

@@ -26,14 +26,15 @@ from typing import Any
 
 import pandas as pd  # module level: pandas_udf resolves the string type hints here
 import pyarrow.parquet as pq
-from pyspark.sql import Window, functions as F
+from pyspark.sql import Window
+from pyspark.sql import functions as F
 from pyspark.sql.functions import pandas_udf
 
 from lib.catalogue import digests
 from lib.catalogue.keys import normalize_url
-from lib.store import storage
 from lib.errors import DailysliceError
 from lib.pages.keyspace import partition_of
+from lib.store import storage
 
 STATE = "_state.json"
 _TS_CONF = "spark.sql.parquet.outputTimestampType"
@@ -137,19 +138,29 @@ def merge(table: Any, edits: Any, day: dt.date) -> Any:
     seen = F.col("e.captures").isNotNull()
     changed = seen & (
         F.coalesce(F.col("e.changed_within"), F.lit(False))
-        | (F.col("t.last_digest").isNotNull() & F.col("e.first_digest").isNotNull() & (F.col("t.last_digest") != F.col("e.first_digest")))
+        | (
+            F.col("t.last_digest").isNotNull()
+            & F.col("e.first_digest").isNotNull()
+            & (F.col("t.last_digest") != F.col("e.first_digest"))
+        )
     )
     old_days = F.coalesce(F.col("t.changed_days"), F.array().cast("array<date>"))
-    digests = F.array_sort(F.array_distinct(F.concat(
-        F.coalesce(F.col("t.digests"), F.array().cast("array<string>")),
-        F.coalesce(F.col("e.digests"), F.array().cast("array<string>")),
-    )))
+    digests = F.array_sort(
+        F.array_distinct(
+            F.concat(
+                F.coalesce(F.col("t.digests"), F.array().cast("array<string>")),
+                F.coalesce(F.col("e.digests"), F.array().cast("array<string>")),
+            )
+        )
+    )
     return j.select(
         F.col("id"),
         F.coalesce(F.col("t.url"), F.col("e.url")).alias("url"),
         F.least(F.col("t.first_seen"), F.col("e.first_ts")).alias("first_seen"),
         F.greatest(F.col("t.last_seen"), F.col("e.last_ts")).alias("last_seen"),
-        (F.coalesce(F.col("t.captures"), F.lit(0)) + F.coalesce(F.col("e.captures"), F.lit(0))).cast("long").alias("captures"),
+        (F.coalesce(F.col("t.captures"), F.lit(0)) + F.coalesce(F.col("e.captures"), F.lit(0)))
+        .cast("long")
+        .alias("captures"),
         F.size(digests).cast("int").alias("n_digests"),
         digests.alias("digests"),
         F.coalesce(F.col("e.last_digest"), F.col("t.last_digest")).alias("last_digest"),
@@ -168,7 +179,9 @@ def _write_sorted(df: Any, dest: str, k: int) -> None:
     old = conf.get(_TS_CONF)
     conf.set(_TS_CONF, "TIMESTAMP_MICROS")  # UTC-adjusted micros, not legacy INT96: readers see instants
     try:
-        df.repartition(k, "part").sortWithinPartitions("part", "id").write.mode("overwrite").partitionBy("part").parquet(tmp)
+        df.repartition(k, "part").sortWithinPartitions("part", "id").write.mode("overwrite").partitionBy(
+            "part"
+        ).parquet(tmp)
     finally:
         conf.set(_TS_CONF, old)
     os.makedirs(tmp, exist_ok=True)  # an empty day writes no files
@@ -179,8 +192,9 @@ def _edits_dir(db: str, day: str) -> str:
     return os.path.join(db, "days", f"date={day}")
 
 
-def merge_day(spark: Any, db: str, day: dt.date, captures: Any, partitions: int = DEFAULT_PARTITIONS,
-              keep: int = DEFAULT_KEEP) -> dict[str, Any]:
+def merge_day(
+    spark: Any, db: str, day: dt.date, captures: Any, partitions: int = DEFAULT_PARTITIONS, keep: int = DEFAULT_KEEP
+) -> dict[str, Any]:
     """Store ``day``'s edits and make the table include them; returns a summary.
 
     Idempotent: running the same day again with the same captures gives the same table."""
@@ -197,8 +211,11 @@ def merge_day(spark: Any, db: str, day: dt.date, captures: Any, partitions: int 
     digest_rows = digests.write_day(captures, db, dkey)  # the side table by digest (lib.catalogue.digests)
 
     base, replay = plan_replay(state["history"], state["days"], dkey)
-    table = (spark.read.schema(TABLE_DDL).parquet(os.path.join(db, base["table"])) if base
-             else spark.createDataFrame([], TABLE_DDL))
+    table = (
+        spark.read.schema(TABLE_DDL).parquet(os.path.join(db, base["table"]))
+        if base
+        else spark.createDataFrame([], TABLE_DDL)
+    )
     version = max([v["version"] for v in state["history"]] + [0]) + 1
     history = list(state["history"])
     for d in replay:
@@ -210,15 +227,25 @@ def merge_day(spark: Any, db: str, day: dt.date, captures: Any, partitions: int 
         table = spark.read.schema(TABLE_DDL).parquet(os.path.join(db, name))
         version += 1
     history = history[-keep:]
-    new_state = {"version": history[-1]["version"], "table": history[-1]["table"], "days": history[-1]["days"],
-                 "partitions": k, "history": history}
+    new_state = {
+        "version": history[-1]["version"],
+        "table": history[-1]["table"],
+        "days": history[-1]["days"],
+        "partitions": k,
+        "history": history,
+    }
     write_state(db, new_state)  # the atomic swap: readers switch to the new version here
     kept = {v["table"] for v in history}
     for name in os.listdir(db):
         if re.fullmatch(r"v\d{6}(\.tmp|\.old)?", name) and name not in kept:
             shutil.rmtree(os.path.join(db, name), ignore_errors=True)
-    return {"urldb": db, "version": new_state["version"], "replayed_days": replay,
-            "urls": count_rows(os.path.join(db, new_state["table"])), "digest_rows": digest_rows}
+    return {
+        "urldb": db,
+        "version": new_state["version"],
+        "replayed_days": replay,
+        "urls": count_rows(os.path.join(db, new_state["table"])),
+        "digest_rows": digest_rows,
+    }
 
 
 def count_rows(folder: str) -> int:

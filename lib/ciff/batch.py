@@ -129,10 +129,14 @@ def encode_docs(docids, collection_docids: list[bytes], doclengths) -> bytes:
     dl = np.asarray(doclengths, dtype=np.int64).astype(np.uint64)
     slen = np.fromiter(map(len, collection_docids), np.int64, n)
     has_d, has_s, has_l = d > 0, slen > 0, dl > 0
-    size = (has_d * (1 + _nbytes64(d)) + has_s * (1 + _nbytes64(slen.astype(np.uint64)) + slen)
-            + has_l * (1 + _nbytes64(dl)))
-    a_flat, a_len = _pack(n, [size.astype(np.uint64), (0x08, has_d), (d, has_d), (0x12, has_s),
-                              (slen.astype(np.uint64), has_s)])
+    size = (
+        has_d * (1 + _nbytes64(d))
+        + has_s * (1 + _nbytes64(slen.astype(np.uint64)) + slen)
+        + has_l * (1 + _nbytes64(dl))
+    )
+    a_flat, a_len = _pack(
+        n, [size.astype(np.uint64), (0x08, has_d), (d, has_d), (0x12, has_s), (slen.astype(np.uint64), has_s)]
+    )
     c_flat, c_len = _pack(n, [(0x18, has_l), (dl, has_l)])
     ids = np.frombuffer(b"".join(collection_docids), dtype=np.uint8)
     return _interleave([(a_flat, a_len), (ids, slen), (c_flat, c_len)]).tobytes()

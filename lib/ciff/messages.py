@@ -228,7 +228,9 @@ def check_header(h: Header) -> None:
     if h.num_docs > h.total_docs:
         raise CiffError(f"num_docs {h.num_docs} > total_docs {h.total_docs}")
     expected = h.total_terms_in_collection / h.total_docs if h.total_docs else 0.0
-    if not math.isfinite(h.average_doclength) or not math.isclose(h.average_doclength, expected, rel_tol=1e-6, abs_tol=1e-9):
+    if not math.isfinite(h.average_doclength) or not math.isclose(
+        h.average_doclength, expected, rel_tol=1e-6, abs_tol=1e-9
+    ):
         raise CiffError(
             f"average_doclength {h.average_doclength!r} inconsistent with total_terms_in_collection / total_docs"
             f" = {h.total_terms_in_collection} / {h.total_docs} = {expected!r}"

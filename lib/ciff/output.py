@@ -44,11 +44,7 @@ class AtomicOutput:
         self.tmp = atomic.temp_path(os.path.join(folder, name))
         self.body_tmp: str | None = None
         self.raw = open(self.tmp, "wb")
-        self.out = (
-            gzip_writer("" if header_last else name[:-3], self.raw, compresslevel)
-            if self.gz
-            else self.raw
-        )
+        self.out = gzip_writer("" if header_last else name[:-3], self.raw, compresslevel) if self.gz else self.raw
         self.parts: list[bytes] = []
         self.buffered = 0
         self.bytes_uncompressed = 0

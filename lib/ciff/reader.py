@@ -73,7 +73,11 @@ def iter_postings(
                 raw = decode_postings_list(msg)
                 full = True
         except CiffError as e:
-            hint = _TOO_MANY_LISTS if e.reason.startswith(("field term has wire type 0", "field df has wire type 2")) else ""
+            hint = (
+                _TOO_MANY_LISTS
+                if e.reason.startswith(("field term has wire type 0", "field df has wire type 2"))
+                else ""
+            )
             raise CiffError(e.reason + hint, offset=offset, **where) from None
         docids = None
         if check:

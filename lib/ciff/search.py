@@ -124,7 +124,9 @@ def search_many(
             for t in q.terms:
                 by_term.setdefault(t, []).append(q)
         if by_term:
-            for _, _, raw, docids in iter_postings(s, h, decode=False, select=frozenset(by_term), num_docs=h.total_docs):
+            for _, _, raw, docids in iter_postings(
+                s, h, decode=False, select=frozenset(by_term), num_docs=h.total_docs
+            ):
                 if raw.term not in by_term or docids is None:
                     continue
                 d, tf = docids.tolist(), raw.tfs.tolist()

@@ -46,7 +46,8 @@ def _check_int(name: str, v, lo: int, hi: int) -> int:
 class CiffWriter:
     """Streaming CIFF writer; ``.gz`` by suffix; writes to a temp name, renamed into place by close().
 
-    Memory: one postings list's bytes (or one batch of them), a 1 MiB output buffer and one int64 per document (the running
+    Memory: one postings list's bytes (or one batch of them), a 1 MiB output buffer and one int64 per
+    document (the running
     sum of tf per document, so each DocRecord's doclength is checked exactly against the postings).
     Every violation raises CiffError naming the term or docid; a failed writer leaves no file.
 
@@ -85,7 +86,9 @@ class CiffWriter:
             total_docs=total_docs,
         )
         checked = {k: _check_int(k, v, 0, INT32_MAX) for k, v in ints.items()}
-        checked["total_terms_in_collection"] = _check_int("total_terms_in_collection", total_terms_in_collection, 0, INT64_MAX)
+        checked["total_terms_in_collection"] = _check_int(
+            "total_terms_in_collection", total_terms_in_collection, 0, INT64_MAX
+        )
         self.header = Header(**checked, average_doclength=float(average_doclength), description=str(description))
         try:
             check_header(self.header)
@@ -244,8 +247,11 @@ class CiffWriter:
                 **self._where(str(terms[0])),
             )
         if self._docs or self._lists + b > self._list_limit:
-            reason = ("postings list added after doc records" if self._docs else
-                      f"more postings lists than the header's num_postings_lists {self.header.num_postings_lists}")
+            reason = (
+                "postings list added after doc records"
+                if self._docs
+                else f"more postings lists than the header's num_postings_lists {self.header.num_postings_lists}"
+            )
             raise self._fail(reason, **self._where(str(terms[0])))
         self._flush_lists()
         tbs = []
@@ -256,7 +262,9 @@ class CiffWriter:
             try:
                 tb = term.encode("utf-8")
             except UnicodeEncodeError as e:
-                raise self._fail(f"term is not encodable as UTF-8: {e.reason}", **self._where(term, self._lists + i)) from None
+                raise self._fail(
+                    f"term is not encodable as UTF-8: {e.reason}", **self._where(term, self._lists + i)
+                ) from None
             if prev is not None and tb <= prev:
                 what = "duplicate term" if tb == prev else "terms not in code-point order"
                 raise self._fail(f"{what}: after {prev.decode('utf-8')!r}", **self._where(term, self._lists + i))
@@ -266,7 +274,9 @@ class CiffWriter:
         starts = ends - counts
         if int(d.max()) >= self.header.num_docs:
             i = int(np.searchsorted(ends, int(np.argmax(d >= self.header.num_docs)), side="right"))
-            raise self._fail(f"docid {int(d.max())} >= num_docs {self.header.num_docs}", **self._where(terms[i], self._lists + i))
+            raise self._fail(
+                f"docid {int(d.max())} >= num_docs {self.header.num_docs}", **self._where(terms[i], self._lists + i)
+            )
         cl, sl, el = counts.tolist(), starts.tolist(), ends.tolist()
         i = 0
         while i < b:
@@ -293,7 +303,8 @@ class CiffWriter:
         where = dict(section="DocRecord", message_index=self._docs)
         if not self._counted and self._lists != self.header.num_postings_lists:
             raise self._fail(
-                f"doc record before all postings lists: {self._lists} of {self.header.num_postings_lists} written", **where
+                f"doc record before all postings lists: {self._lists} of {self.header.num_postings_lists} written",
+                **where,
             )
         if self._docs >= self.header.num_docs:
             raise self._fail(f"more doc records than the header's num_docs {self.header.num_docs}", **where)
@@ -307,7 +318,9 @@ class CiffWriter:
         if not isinstance(collection_docid, str):
             raise self._fail("collection_docid must be a string", **where)
         if self._doc_tf is not None and self._doc_tf[docid] != doclength:
-            raise self._fail(f"doclength {doclength} but the postings give docid {docid} {int(self._doc_tf[docid])} terms", **where)
+            raise self._fail(
+                f"doclength {doclength} but the postings give docid {docid} {int(self._doc_tf[docid])} terms", **where
+            )
         try:
             msg = encode_doc(docid, collection_docid, doclength)
         except UnicodeEncodeError as e:
@@ -353,7 +366,9 @@ class CiffWriter:
             return
         self._flush_lists()
         if self._counted:
-            self.header = dataclasses.replace(self.header, num_postings_lists=self._lists, total_postings_lists=self._lists)
+            self.header = dataclasses.replace(
+                self.header, num_postings_lists=self._lists, total_postings_lists=self._lists
+            )
             try:
                 check_header(self.header)
             except CiffError as e:
@@ -366,7 +381,9 @@ class CiffWriter:
         if self._full_lists and self._sum_tf != h.total_terms_in_collection:
             raise self._fail(f"sum of tf {self._sum_tf} != total_terms_in_collection {h.total_terms_in_collection}")
         if self._full_docs and self._sum_dl != h.total_terms_in_collection:
-            raise self._fail(f"sum of doclength {self._sum_dl} != total_terms_in_collection {h.total_terms_in_collection}")
+            raise self._fail(
+                f"sum of doclength {self._sum_dl} != total_terms_in_collection {h.total_terms_in_collection}"
+            )
         head = b""
         if self._counted:
             header = encode_header(self.header)

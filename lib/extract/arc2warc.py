@@ -55,10 +55,12 @@ def arc_to_warc(rec: Record, source: str, offset: int) -> bytes:
     rid = uuid.uuid5(uuid.NAMESPACE_URL, f"arc2warc:{source}#{offset}")
     block = rec.content
     desc = rec.url.lower().startswith("filedesc://")
-    headers: list[tuple[str, str]] = [("WARC-Type", "warcinfo" if desc else "response"),
-                                      ("WARC-Record-ID", f"<urn:uuid:{rid}>")]
+    headers: list[tuple[str, str]] = [
+        ("WARC-Type", "warcinfo" if desc else "response"),
+        ("WARC-Record-ID", f"<urn:uuid:{rid}>"),
+    ]
     if desc:
-        headers.append(("WARC-Filename", rec.url[len("filedesc://"):]))
+        headers.append(("WARC-Filename", rec.url[len("filedesc://") :]))
         # the version and field-spec lines of an ARC file header are not carried over (warcio)
         for _ in range(2):
             nl = block.find(b"\n")
@@ -67,10 +69,14 @@ def arc_to_warc(rec: Record, source: str, offset: int) -> bytes:
     else:
         headers.append(("WARC-Target-URI", rec.url))
         ctype = "application/http;msgtype=response"
-    headers += [("WARC-IP-Address", rec.headers.get("warc-ip-address", "")), ("WARC-Date", _iso(rec)),
-                ("Content-Type", ctype), ("Content-Length", str(len(block)))]
+    headers += [
+        ("WARC-IP-Address", rec.headers.get("warc-ip-address", "")),
+        ("WARC-Date", _iso(rec)),
+        ("Content-Type", ctype),
+        ("Content-Length", str(len(block))),
+    ]
     if not desc:
-        headers.append(("WARC-Payload-Digest", _sha1(memoryview(block)[_http_payload_start(block, rec.url):])))
+        headers.append(("WARC-Payload-Digest", _sha1(memoryview(block)[_http_payload_start(block, rec.url) :])))
     headers.append(("WARC-Block-Digest", _sha1(block)))
     head = "WARC/1.0\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers) + "\r\n"
     return head.encode("utf-8") + block + b"\r\n\r\n"

@@ -22,8 +22,8 @@ from typing import Callable, NamedTuple
 import lz4.frame
 import zstandard
 
-from lib.store import atomic
 from lib.extract.formats import ArchiveFormat
+from lib.store import atomic
 
 SOFTWARE = "dailyslice-extract"
 #: Heritrix marks ARC gzip members with an ``LX`` extra subfield; we do the same on the header.
@@ -157,8 +157,9 @@ class ArchiveWriter:
     ``write`` is buffered; ``size`` counts the buffered bytes too.
     """
 
-    def __init__(self, out_dir: str, fmt: ArchiveFormat, max_bytes: int, namer: Callable[[str], str],
-                 when: dt.datetime):
+    def __init__(
+        self, out_dir: str, fmt: ArchiveFormat, max_bytes: int, namer: Callable[[str], str], when: dt.datetime
+    ):
         self.out_dir, self.fmt, self.max_bytes, self.namer, self.when = out_dir, fmt, max_bytes, namer, when
         self.fd: int | None = None
         self.name = ""

@@ -25,10 +25,10 @@ import os
 from dataclasses import dataclass, field
 from typing import BinaryIO, Iterator
 
-from lib.store import storage
 from lib.errors import DailysliceError
 from lib.extract.formats import ArchiveFormat, FormatError, first_bytes, record_kind, sniff_format
 from lib.extract.lines import ExtractError, Resolver, check_real_path
+from lib.store import storage
 from lib.warc.http import HttpError, parse_head, parse_response, split_head
 from lib.warc.records import BadRecord, iter_records
 
@@ -155,7 +155,9 @@ def _stream_range(src: _Source, offset: int, length: int) -> Iterator[bytes]:
         while left:
             data = f.read(min(CHUNK, left))
             if not data:
-                raise CaptureError("read-error", src.uri, offset, f"file ended {left} bytes before the end of the record")
+                raise CaptureError(
+                    "read-error", src.uri, offset, f"file ended {left} bytes before the end of the record"
+                )
             left -= len(data)
             yield data
     finally:
@@ -198,7 +200,9 @@ def open_capture(
         raise CaptureError("bad-range", uri, offset, f"offset must be >= 0 and length >= 1, got {offset}+{length}")
     src = _Source(uri, offset)
     if offset + length > src.size:
-        raise CaptureError("past-eof", uri, offset, f"range {offset}+{length} ends past the end of the file ({src.size} bytes)")
+        raise CaptureError(
+            "past-eof", uri, offset, f"range {offset}+{length} ends past the end of the file ({src.size} bytes)"
+        )
     try:
         fmt = sniff_format(src.read, uri)
     except FormatError as e:
@@ -207,11 +211,24 @@ def open_capture(
     first = first_bytes(fmt.codec, head, fmt.dictionary) if fmt.starts_record(head) else b""
     if not fmt.starts_record(head) or record_kind(first) is None:
         what = f"a {fmt.codec} member" if fmt.codec else "a record"
-        raise CaptureError("not-record", uri, offset, f"the range does not start {what} holding a WARC/ARC record "
-                                                      f"(first bytes {head[:8]!r})")
+        raise CaptureError(
+            "not-record",
+            uri,
+            offset,
+            f"the range does not start {what} holding a WARC/ARC record (first bytes {head[:8]!r})",
+        )
     if not content_only:
-        return Capture(uri, offset, length, fmt, False, ARCHIVE_MEDIA_TYPE[fmt.kind], url=head_url(first), size=length,
-                       _chunks=_stream_range(src, offset, length))
+        return Capture(
+            uri,
+            offset,
+            length,
+            fmt,
+            False,
+            ARCHIVE_MEDIA_TYPE[fmt.kind],
+            url=head_url(first),
+            size=length,
+            _chunks=_stream_range(src, offset, length),
+        )
     return _payload(src, fmt, offset, length, decode, max_payload)
 
 
@@ -232,8 +249,9 @@ def _payload(src: _Source, fmt: ArchiveFormat, offset: int, length: int, decode:
         raise CaptureError("too-large", src.uri, offset, f"record block of {rec.content_length} bytes is over {cap}")
     if rec.truncated:
         raise CaptureError("not-record", src.uri, offset, "the record is cut off by the end of the range")
-    cap_out = Capture(src.uri, offset, length, fmt, True, "", rec_type=rec.rec_type, url=rec.url,
-                      warc_headers=dict(rec.headers))
+    cap_out = Capture(
+        src.uri, offset, length, fmt, True, "", rec_type=rec.rec_type, url=rec.url, warc_headers=dict(rec.headers)
+    )
     block = rec.content
     http = rec.rec_type in _HTTP_TYPES and rec.url.lower().startswith(("http:", "https:"))
     if not http:
@@ -268,4 +286,3 @@ def _done(c: Capture, body: bytes) -> Capture:
     c.size = len(body)
     c._chunks = _slices(body)
     return c
-

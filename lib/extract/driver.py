@@ -10,9 +10,9 @@ import os
 import shutil
 from typing import Any, Callable, Iterable
 
-from lib.store import atomic, layout
 from lib.extract.lines import ErrorRow, Item, tsv_escape
 from lib.extract.task import PARTS_DIR
+from lib.store import atomic, layout
 
 MANIFEST = "manifest.tsv"
 ERRORS = "errors.tsv"

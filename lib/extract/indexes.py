@@ -27,10 +27,10 @@ import os
 import re
 from typing import Callable, Iterator
 
-from lib.store import storage
 from lib.errors import UsageError
 from lib.extract import parquet_index
 from lib.extract.lines import ErrorRow, ExtractError, Item, Resolver, make_item, parse_lines
+from lib.store import storage
 
 FORMATS = ("tsv", "cdxj", "cdx", "csv", "parquet")
 CC_COLUMNS = ("url", "warc_filename", "warc_record_offset", "warc_record_length")

@@ -13,8 +13,9 @@ import os
 from array import array
 from typing import Iterable, Iterator, NamedTuple
 
-from lib.store import storage
 from lib.errors import DailysliceError
+from lib.store import storage
+
 
 class ExtractError(DailysliceError):
     """A line that cannot be extracted; ``kind`` is a short stable code for counting."""
@@ -239,15 +240,20 @@ def pack_items(items: list[Item]) -> tuple:
     to a task than the tuples themselves."""
     files: dict[str, int] = {}
     file_ix = array("i", (files.setdefault(it.uri, len(files)) for it in items))
-    return (list(files), file_ix, array("q", (it.line_no for it in items)), [it.url for it in items],
-            array("q", (it.offset for it in items)), array("q", (it.length for it in items)))
+    return (
+        list(files),
+        file_ix,
+        array("q", (it.line_no for it in items)),
+        [it.url for it in items],
+        array("q", (it.offset for it in items)),
+        array("q", (it.length for it in items)),
+    )
 
 
 def unpack_items(packed: tuple) -> list[Item]:
     """The inverse of :func:`pack_items`."""
     files, file_ix, line_nos, urls, offsets, lengths = packed
-    return [Item(no, url, files[f], off, n)
-            for f, no, url, off, n in zip(file_ix, line_nos, urls, offsets, lengths)]
+    return [Item(no, url, files[f], off, n) for f, no, url, off, n in zip(file_ix, line_nos, urls, offsets, lengths)]
 
 
 def tsv_escape(text: str) -> str:

@@ -21,9 +21,9 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lib.store import storage
 from lib.errors import UsageError
 from lib.extract.lines import ErrorRow, ExtractError, Item, Resolver, make_item, row_line, tsv_escape
+from lib.store import storage
 
 CC_NAMES = ("url", "warc_filename", "warc_record_offset", "warc_record_length")
 OUR_NAMES = ("url", "warc_file", "warc_offset", "warc_length")
@@ -97,8 +97,10 @@ def iter_rows(uri: str, where: str | None) -> Iterator[tuple[int, str, int, tupl
         names = pf.schema_arrow.names
         cols = next((c for c in (CC_NAMES, OUR_NAMES) if all(n in names for n in c)), None)
         if cols is None:
-            raise UsageError(f"{f}: neither Common Crawl's columns ({', '.join(CC_NAMES)}) nor ours "
-                             f"({', '.join(OUR_NAMES)}); it has {', '.join(names[:20])}")
+            raise UsageError(
+                f"{f}: neither Common Crawl's columns ({', '.join(CC_NAMES)}) nor ours "
+                f"({', '.join(OUR_NAMES)}); it has {', '.join(names[:20])}"
+            )
         read = list(cols)
         parts: dict[str, str] = {}
         if where:
@@ -132,8 +134,17 @@ def read_items(uri: str, where: str | None, resolver: Resolver) -> tuple[list[It
     for no, f, row, values in iter_rows(uri, where):
         url, name, off, length = values
         # fast path for well-formed rows (millions of them); anything odd goes the slow way
-        if (url and name and type(off) is int and type(length) is int and off >= 0 and length >= 1
-                and "\t" not in url and "\n" not in url and "\r" not in url):
+        if (
+            url
+            and name
+            and type(off) is int
+            and type(length) is int
+            and off >= 0
+            and length >= 1
+            and "\t" not in url
+            and "\n" not in url
+            and "\r" not in url
+        ):
             try:
                 items.append(Item(no, url, lookup(name), off, length))
                 continue

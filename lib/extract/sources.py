@@ -15,8 +15,8 @@ from typing import BinaryIO, Iterable
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from lib.store import s3, storage
 from lib.extract.lines import ExtractError, Item, check_real_path
+from lib.store import s3, storage
 
 #: On S3 a gap up to this size is read and discarded rather than starting a new GET.
 S3_MAX_GAP = 256 * 1024

@@ -13,7 +13,6 @@ import itertools
 import os
 from typing import Any
 
-from lib.store import atomic, storage
 from lib.extract.arc2warc import arc_to_warc
 from lib.extract.archive import ArchiveWriter, gzip_member, task_namer
 from lib.extract.formats import ArchiveFormat, FormatError, sniff_format
@@ -21,6 +20,7 @@ from lib.extract.lines import ExtractError, Item, TaskError, tsv_escape
 from lib.extract.sources import S3_MAX_GAP, LocalSource, open_source, plan_runs
 from lib.extract.terminator import HEAD_SCAN, missing_terminator
 from lib.extract.verify import HEAD_BYTES, RecordCheck, check_magic, magic_error
+from lib.store import atomic, storage
 from lib.warc.records import Record, iter_records
 
 CHUNK = 1 << 20
@@ -35,8 +35,9 @@ ManifestRow = tuple[str, str, int, int, int, str, int]
 
 
 class _Task:
-    def __init__(self, task_id: int, out_dir: str, max_bytes: int, verify: bool, when: dt.datetime,
-                 output_format: str = "same"):
+    def __init__(
+        self, task_id: int, out_dir: str, max_bytes: int, verify: bool, when: dt.datetime, output_format: str = "same"
+    ):
         if output_format not in OUTPUT_FORMATS:
             raise ValueError(f"output format {output_format!r} is not one of {OUTPUT_FORMATS}")
         self.verify = verify
@@ -86,7 +87,9 @@ class _Task:
                 continue
             try:
                 if len(data) < it.length:
-                    raise ExtractError("read-error", f"short read at {it.offset + len(data)}: file changed while reading")
+                    raise ExtractError(
+                        "read-error", f"short read at {it.offset + len(data)}: file changed while reading"
+                    )
                 check_magic(fmt, data[:HEAD_BYTES])
                 if self.verify:
                     check = RecordCheck(fmt, it.url)
@@ -108,10 +111,16 @@ class _Task:
         stream = io.BufferedReader(io.BytesIO(fmt.dict_frame + data))  # type: ignore[arg-type]
         first = next(iter_records(stream, uri, max_content=MAX_CONVERT), None)
         if not isinstance(first, Record) or first.fmt != "arc":
-            why = f"{first.reason}: {first.detail}" if first is not None and not isinstance(first, Record) else "no ARC record"
+            why = (
+                f"{first.reason}: {first.detail}"
+                if first is not None and not isinstance(first, Record)
+                else "no ARC record"
+            )
             raise ExtractError("not-member", f"range holds no ARC record to convert ({why})")
         if first.truncated or first.oversized:
-            raise ExtractError("not-member", f"ARC record {'cut off' if first.truncated else 'over the conversion limit'}")
+            raise ExtractError(
+                "not-member", f"ARC record {'cut off' if first.truncated else 'over the conversion limit'}"
+            )
         return first
 
     # ---------------------------------------------------------------- fast path
@@ -136,7 +145,12 @@ class _Task:
                 for it in run[k:j]:
                     rel = it.offset - first.offset
                     if rel + it.length > len(data):  # the file shrank since we took its size
-                        self.fail(it, ExtractError("read-error", f"short read at {first.offset + len(data)}: file changed while reading"))
+                        self.fail(
+                            it,
+                            ExtractError(
+                                "read-error", f"short read at {first.offset + len(data)}: file changed while reading"
+                            ),
+                        )
                     elif not fmt.starts_record_at(data, rel, rel + it.length):
                         self.fail(it, magic_error(fmt, data[rel : rel + 8]))
                     else:
@@ -261,7 +275,14 @@ class _Task:
                 inside = []
                 for it in group:
                     if it.end > src.size:
-                        self.fail(it, ExtractError("past-eof", f"range {it.offset}+{it.length} ends past the end of {uri} ({src.size} bytes): truncated file?"))
+                        self.fail(
+                            it,
+                            ExtractError(
+                                "past-eof",
+                                f"range {it.offset}+{it.length} ends past the end of {uri} ({src.size} bytes): "
+                                "truncated file?",
+                            ),
+                        )
                     else:
                         inside.append(it)
                 if self.to_warc and fmt.kind == "arc":

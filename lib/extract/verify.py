@@ -79,7 +79,9 @@ class RecordCheck:
             if not self.decoder.eof:
                 raise ExtractError("not-member", f"range ends inside a {name} member (too short?)")
             if self.trailing:
-                raise ExtractError("not-member", f"{self.trailing} bytes after the end of the {name} member (more than one member?)")
+                raise ExtractError(
+                    "not-member", f"{self.trailing} bytes after the end of the {name} member (more than one member?)"
+                )
         if self.fmt.kind == "arc":
             self._finish_arc()
         else:
@@ -135,7 +137,9 @@ class RecordCheck:
         if 0 < excess <= _TAIL_KEEP and not self.tail[-excess:].strip(PADDING):
             return  # the record, then padding
         if excess > 0:
-            raise ExtractError("not-member", f"{self.total - expected} bytes after the {kind} record (more than one record?)")
+            raise ExtractError(
+                "not-member", f"{self.total - expected} bytes after the {kind} record (more than one record?)"
+            )
         if tail and not self.tail.endswith(tail):
             raise ExtractError("not-member", f"{kind} record not terminated by {tail!r}")
 

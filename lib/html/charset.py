@@ -21,9 +21,15 @@ _META = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([\w.:-]+)""", re.I)
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 # WHATWG encoding name -> the Python codec that decodes like a browser does
 _PYTHON_CODEC = {
-    "gbk": "gb18030", "shift_jis": "cp932", "euc-kr": "cp949", "big5": "big5hkscs",
-    "windows-1252": "cp1252", "iso-8859-8-i": "iso8859-8", "x-mac-cyrillic": "mac-cyrillic",
-    "macintosh": "mac-roman", "windows-874": "cp874",
+    "gbk": "gb18030",
+    "shift_jis": "cp932",
+    "euc-kr": "cp949",
+    "big5": "big5hkscs",
+    "windows-1252": "cp1252",
+    "iso-8859-8-i": "iso8859-8",
+    "x-mac-cyrillic": "mac-cyrillic",
+    "macintosh": "mac-roman",
+    "windows-874": "cp874",
 }
 _C1_BYTES = frozenset(b"\x81\x8d\x8f\x90\x9d")  # unassigned in Python's cp1252
 

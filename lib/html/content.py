@@ -31,7 +31,12 @@ _NOT_PLAIN = re.compile(r"//|/\.|[;\\\t\n\r]")
 _MISSING = object()
 _DESCRIPTION = ("meta[name=description]", "meta[name=Description]", "meta[property='og:description']")
 # the head fields: selector -> the one tag it can match
-_FIELDS = {"title": "title", **{sel: "meta" for sel in _DESCRIPTION}, "base[href]": "base", "link[rel=canonical][href]": "link"}
+_FIELDS = {
+    "title": "title",
+    **{sel: "meta" for sel in _DESCRIPTION},
+    "base[href]": "base",
+    "link[rel=canonical][href]": "link",
+}
 _IN_HEAD = ",".join(_FIELDS)
 JSON_LD_TYPE = "application/ld+json"
 _JSON_LD_SELECTOR = f'script[type="{JSON_LD_TYPE}"]'

@@ -19,14 +19,27 @@ from html import escape
 #: structural tags kept, by how they break the text: a line (block), a cell (td, th), nothing
 BLOCK, CELL, INLINE = 1, 2, 3
 TAGS = {
-    **dict.fromkeys(("p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "table", "caption", "tr", "pre",
-                     "blockquote"), BLOCK),
-    "td": CELL, "th": CELL, "code": INLINE, "a": INLINE,
+    **dict.fromkeys(
+        ("p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "table", "caption", "tr", "pre", "blockquote"),
+        BLOCK,
+    ),
+    "td": CELL,
+    "th": CELL,
+    "code": INLINE,
+    "a": INLINE,
 }
 #: what a content root needs around it to be where its tag may stand (a <tr> outside a table
 #: is dropped by an HTML parser)
-CONTEXT = {"tr": ("table",), "td": ("table", "tr"), "th": ("table", "tr"), "li": ("ul",),
-           "thead": ("table",), "tbody": ("table",), "tfoot": ("table",), "caption": ("table",)}
+CONTEXT = {
+    "tr": ("table",),
+    "td": ("table", "tr"),
+    "th": ("table", "tr"),
+    "li": ("ul",),
+    "thead": ("table",),
+    "tbody": ("table",),
+    "tfoot": ("table",),
+    "caption": ("table",),
+}
 
 
 def _utf8(s: str) -> bool:
@@ -118,7 +131,7 @@ class HtmlWriter:
         """Text: the open tags not yet written first (a block or cell tag is itself the break or
         space pending; a ``<br>`` or space goes before an inline tag), then the text."""
         out = self.out
-        pending = self.stack[self.written:]
+        pending = self.stack[self.written :]
         structural = any(markup is not None and TAGS[tag] != INLINE for tag, markup in pending)
         if not structural:
             self._separate()

@@ -28,10 +28,23 @@ SEP = "\x1e"  # a block boundary in the written text
 PRE_BREAKS = SEP + "\n"  # inside <pre>, a line break is a block boundary too
 
 #: never shown: dropped wherever they are
-INVISIBLE_TAGS = frozenset({
-    "script", "style", "noscript", "template", "svg", "math", "canvas", "iframe", "object", "embed",
-    "button", "select", "textarea",
-})
+INVISIBLE_TAGS = frozenset(
+    {
+        "script",
+        "style",
+        "noscript",
+        "template",
+        "svg",
+        "math",
+        "canvas",
+        "iframe",
+        "object",
+        "embed",
+        "button",
+        "select",
+        "textarea",
+    }
+)
 #: page furniture: dropped unless protected
 BOILER_TAGS = frozenset({"nav", "header", "footer", "aside", "form", "dialog", "menu", "figcaption"})
 BOILER_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary", "search"})
@@ -43,20 +56,107 @@ CLASS_EXEMPT_TAGS = frozenset({"main", "article"})
 # when its first or last part (split at '-' and '_') is, unless its first part says a state
 # ("has-nav", "no-sidebar": classes of a page wrapper, not of a menu); a last part does not count
 # after a middle part that says one ("and-w-sidebar", "page-with-sidebar": a layout, not a sidebar).
-BOILER_WORDS = frozenset({
-    "nav", "navbar", "navigation", "menu", "menubar", "breadcrumb", "breadcrumbs", "footer", "sidebar", "cookie",
-    "cookies", "consent", "banner", "share", "sharing", "social", "skip", "related", "comment", "comments",
-    "commentlist", "disqus", "respond", "reply", "replies", "ad", "ads", "advert", "adverts",
-    "advertisement", "promo", "newsletter", "subscribe", "subscription", "popup", "trending", "recommended",
-    "recommendations", "byline", "tags", "pager", "toolbar", "masthead", "copyright", "signup",
-    "login", "sponsored", "outbrain", "taboola", "caption", "meta", "credit", "credits", "author",
-})
+BOILER_WORDS = frozenset(
+    {
+        "nav",
+        "navbar",
+        "navigation",
+        "menu",
+        "menubar",
+        "breadcrumb",
+        "breadcrumbs",
+        "footer",
+        "sidebar",
+        "cookie",
+        "cookies",
+        "consent",
+        "banner",
+        "share",
+        "sharing",
+        "social",
+        "skip",
+        "related",
+        "comment",
+        "comments",
+        "commentlist",
+        "disqus",
+        "respond",
+        "reply",
+        "replies",
+        "ad",
+        "ads",
+        "advert",
+        "adverts",
+        "advertisement",
+        "promo",
+        "newsletter",
+        "subscribe",
+        "subscription",
+        "popup",
+        "trending",
+        "recommended",
+        "recommendations",
+        "byline",
+        "tags",
+        "pager",
+        "toolbar",
+        "masthead",
+        "copyright",
+        "signup",
+        "login",
+        "sponsored",
+        "outbrain",
+        "taboola",
+        "caption",
+        "meta",
+        "credit",
+        "credits",
+        "author",
+    }
+)
 STATE_PARTS = frozenset({"has", "no", "with", "w", "without", "is", "show", "hide", "js", "enable", "disable", "not"})
-BLOCK_TAGS = frozenset({
-    "p", "div", "section", "article", "main", "li", "ul", "ol", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6",
-    "br", "tr", "table", "caption", "blockquote", "pre", "figure", "figcaption", "hr", "address", "details",
-    "summary", "center", "nav", "header", "footer", "aside", "form", "fieldset", "menu", "dialog",
-})
+BLOCK_TAGS = frozenset(
+    {
+        "p",
+        "div",
+        "section",
+        "article",
+        "main",
+        "li",
+        "ul",
+        "ol",
+        "dl",
+        "dt",
+        "dd",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "br",
+        "tr",
+        "table",
+        "caption",
+        "blockquote",
+        "pre",
+        "figure",
+        "figcaption",
+        "hr",
+        "address",
+        "details",
+        "summary",
+        "center",
+        "nav",
+        "header",
+        "footer",
+        "aside",
+        "form",
+        "fieldset",
+        "menu",
+        "dialog",
+    }
+)
 #: table cells: a space, not a line, between them (a table row is one line)
 CELL_TAGS = frozenset({"td", "th"})
 #: link density: an element is link furniture when more than LINK_NUM/LINK_DEN of its visible
@@ -70,7 +170,9 @@ ROOT_NUM, ROOT_DEN, ROOT_MIN = 5, 6, 500
 #: invisible elements only
 STRICT, LENIENT, BARE = 0, 1, 2
 #: elements never judged by link density (the link itself, inline phrasing)
-LINK_EXEMPT_TAGS = frozenset({"a", "span", "b", "i", "em", "strong", "u", "small", "font", "abbr", "cite", "q", "sup", "sub", "code"})
+LINK_EXEMPT_TAGS = frozenset(
+    {"a", "span", "b", "i", "em", "strong", "u", "small", "font", "abbr", "cite", "q", "sup", "sub", "code"}
+)
 
 
 def boiler_token(token: str) -> bool:
@@ -237,8 +339,9 @@ def main_text(body, resolve=None) -> tuple[str, int] | tuple[str, int, str]:
     return (text, total) if html is None else (text, total, html.finish())
 
 
-def _write(body, stats: list[list[int]], totals: tuple[int, int], root: int, level: int,
-           html: HtmlWriter | None = None) -> str:
+def _write(
+    body, stats: list[list[int]], totals: tuple[int, int], root: int, level: int, html: HtmlWriter | None = None
+) -> str:
     """The text under the content root (``root`` -1: the body) that the rules of ``level`` keep
     (``totals``: the body's visible and all paragraph characters); ``html``, when given, is told
     what the text is told (lib/html/mainhtml.py)."""
@@ -276,9 +379,12 @@ def _write(body, stats: list[list[int]], totals: tuple[int, int], root: int, lev
                     i += 1
                 else:
                     i += size
-            elif (level != BARE and tag not in PROTECTED_TAGS
-                  and (rule := _boilerplate(tag, attrs, chars, links if level == STRICT else 0))
-                  and not _protected(s, rule, *totals)):
+            elif (
+                level != BARE
+                and tag not in PROTECTED_TAGS
+                and (rule := _boilerplate(tag, attrs, chars, links if level == STRICT else 0))
+                and not _protected(s, rule, *totals)
+            ):
                 i += size
             else:
                 i += 1

@@ -22,10 +22,10 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from lib.ciff.writer import CiffWriter
-from lib.store import layout, storage
-from lib.text.analysis import Analyzer, analyzer_from_description
-from lib.store.s3 import client as s3_client
 from lib.runtime.sparkjob import map_tasks
+from lib.store import layout, storage
+from lib.store.s3 import client as s3_client
+from lib.text.analysis import Analyzer, analyzer_from_description
 
 GZIP_LEVEL = 6
 
@@ -43,8 +43,15 @@ def anchor_terms(analyzer: Analyzer, anchors: list[str]) -> Counter:
     return c
 
 
-def write_shard(path: str, docids: list[int], collection_docids: list[str], anchors: list[list[str]],
-                analyzer: Analyzer, description: str, compresslevel: int = GZIP_LEVEL) -> dict[str, int]:
+def write_shard(
+    path: str,
+    docids: list[int],
+    collection_docids: list[str],
+    anchors: list[list[str]],
+    analyzer: Analyzer,
+    description: str,
+    compresslevel: int = GZIP_LEVEL,
+) -> dict[str, int]:
     """Write one anchor CIFF: docids are 0..n-1 in order, ``anchors[i]`` the texts of doc ``i``."""
     if docids != list(range(len(docids))):
         raise ValueError(f"{path}: metadata docids are not 0..{len(docids) - 1} in order")
@@ -58,9 +65,17 @@ def write_shard(path: str, docids: list[int], collection_docids: list[str], anch
     terms = sorted(postings, key=lambda t: t.encode("utf-8"))
     total = sum(lengths)
     n = len(docids)
-    with CiffWriter(path, num_postings_lists=len(terms), num_docs=n, total_postings_lists=len(terms), total_docs=n,
-                    total_terms_in_collection=total, average_doclength=total / n if n else 0.0,
-                    description=description, compresslevel=compresslevel) as w:
+    with CiffWriter(
+        path,
+        num_postings_lists=len(terms),
+        num_docs=n,
+        total_postings_lists=len(terms),
+        total_docs=n,
+        total_terms_in_collection=total,
+        average_doclength=total / n if n else 0.0,
+        description=description,
+        compresslevel=compresslevel,
+    ) as w:
         for t in terms:
             w.add_postings(t, [d for d, _ in postings[t]], [tf for _, tf in postings[t]])
         w.add_docs(docids, collection_docids, lengths)
@@ -71,7 +86,8 @@ def _anchors_by_url(inlinks_dir: str, urls: list[str]) -> dict[str, list[str]]:
     if not urls:
         return {}
     t = ds.dataset(inlinks_dir, format="parquet", ignore_prefixes=["_", "."]).to_table(
-        columns=["dst_url", "anchor_texts"], filter=ds.field("dst_url").isin(sorted(set(urls))))
+        columns=["dst_url", "anchor_texts"], filter=ds.field("dst_url").isin(sorted(set(urls)))
+    )
     return dict(zip(t.column("dst_url").to_pylist(), t.column("anchor_texts").to_pylist()))
 
 
@@ -97,8 +113,10 @@ def write_day_anchors(spark: Any, day_dir: str, inlinks_dir: str, stats: dict[st
 
     def run(batches: Any) -> Any:
         for b in batches:
-            rows = [write_shard_anchors(day_dir, *jobs[i], inlinks_dir, os.path.join(work, str(i)))
-                    for i in b.column(0).to_pylist()]
+            rows = [
+                write_shard_anchors(day_dir, *jobs[i], inlinks_dir, os.path.join(work, str(i)))
+                for i in b.column(0).to_pylist()
+            ]
             yield pa.record_batch([pa.array([json.dumps(r) for r in rows], pa.string())], schema=_TASK_SCHEMA)
 
     try:
@@ -132,8 +150,14 @@ def write_shard_anchors(day_uri: str, s: dict[str, Any], name: str, inlinks_dir:
     target = storage.join(day_uri, rel, anchors_name(s["shard"]))
     local = storage.local_path(target) if not storage.is_s3(target) else os.path.join(work, anchors_name(s["shard"]))
     desc = f"{name}; dailyslice anchor texts {rel} shard {s['shard']} of {s['k']}"
-    counts = write_shard(local, meta.column("docid").to_pylist(), meta.column("collection_docid").to_pylist(),
-                         [by_url.get(u) or [] for u in urls], analyzer, desc)
+    counts = write_shard(
+        local,
+        meta.column("docid").to_pylist(),
+        meta.column("collection_docid").to_pylist(),
+        [by_url.get(u) or [] for u in urls],
+        analyzer,
+        desc,
+    )
     if storage.is_s3(target):
         b, k = storage.split_s3(target)
         s3_client().upload_file(local, b, k)

@@ -35,10 +35,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from lib.store import atomic, locations
-from lib.text.analysis import get_analyzer
 from lib.index import owi
 from lib.pages.keyspace import partition_of
+from lib.store import atomic, locations
+from lib.text.analysis import get_analyzer
 
 #: metadata-{n}.parquet: schema 0.1.0 plus ours (lib.index.owi), in docid order
 #: (collection_docid = record_id = the CIFF DocRecord's collection_docid)
@@ -53,8 +53,9 @@ DOCS_SCHEMA = owi.DOCS_SCHEMA
 #: a segment's rows (``t{t}-s{seg}.post.arrow``): one per term, the term's postings of the segment
 SEGMENT_SCHEMA = pa.schema([("term", pa.string()), ("docs", pa.list_(pa.int32())), ("tfs", pa.list_(pa.int32()))])
 #: what each map task reports per (shard, input file) it wrote
-MAP_SCHEMA = pa.schema([("pidx", pa.int32()), ("t", pa.int32()), ("docs", pa.int64()), ("tokens", pa.int64()),
-                        ("segments", pa.int32())])
+MAP_SCHEMA = pa.schema(
+    [("pidx", pa.int32()), ("t", pa.int32()), ("docs", pa.int64()), ("tokens", pa.int64()), ("segments", pa.int32())]
+)
 
 STATS_SCHEMA = pa.schema(
     [
@@ -162,7 +163,9 @@ class _TaskBuffer:
         else:
             order = np.lexsort((doc, term, pidx))
             pidx, term, doc = pidx[order], term[order], doc[order]
-            first = np.flatnonzero(np.r_[True, (pidx[1:] != pidx[:-1]) | (term[1:] != term[:-1]) | (doc[1:] != doc[:-1])])
+            first = np.flatnonzero(
+                np.r_[True, (pidx[1:] != pidx[:-1]) | (term[1:] != term[:-1]) | (doc[1:] != doc[:-1])]
+            )
             tf = np.diff(np.r_[first, len(doc)]).astype(np.int32)
             pidx, term, doc = pidx[first], term[first], doc[first]
         n = len(term)
@@ -176,11 +179,17 @@ class _TaskBuffer:
             offsets = pa.array(np.r_[starts, z - a].astype(np.int32))
             seg = self.segments.get(p, 0)
             self.segments[p] = seg + 1
-            write_arrow(segment_path(self.plan.spill, p, self.t, seg), pa.record_batch([
-                pa.array([words[i] for i in tm[starts].tolist()], pa.string()),
-                pa.ListArray.from_arrays(offsets, pa.array(doc[a:z])),
-                pa.ListArray.from_arrays(offsets, pa.array(tf[a:z])),
-            ], schema=SEGMENT_SCHEMA))
+            write_arrow(
+                segment_path(self.plan.spill, p, self.t, seg),
+                pa.record_batch(
+                    [
+                        pa.array([words[i] for i in tm[starts].tolist()], pa.string()),
+                        pa.ListArray.from_arrays(offsets, pa.array(doc[a:z])),
+                        pa.ListArray.from_arrays(offsets, pa.array(tf[a:z])),
+                    ],
+                    schema=SEGMENT_SCHEMA,
+                ),
+            )
 
 
 def _file_pidx(batch: pa.RecordBatch, language: str, plan: MapPlan, path: str) -> np.ndarray:
@@ -191,8 +200,10 @@ def _file_pidx(batch: pa.RecordBatch, language: str, plan: MapPlan, path: str) -
     for i, (u, s) in enumerate(zip(urls, suffixes)):
         g = groups.get((s or "", language))
         if g is None:
-            raise RuntimeError(f"{path}: page {u!r} (suffix {s!r}, language {language!r}) is in no planned group:"
-                               " the input changed since the plan was made")
+            raise RuntimeError(
+                f"{path}: page {u!r} (suffix {s!r}, language {language!r}) is in no planned group:"
+                " the input changed since the plan was made"
+            )
         out[i] = shard_of(u, *g)
     return out
 
@@ -286,10 +297,16 @@ def index_run(t: int, files: list[tuple[str, str]], plan: MapPlan) -> Iterator[p
         write_arrow(docs_path(plan.spill, p, t), _docs_table(pages[p]))
     ps = sorted(docs)
     if ps:
-        yield pa.RecordBatch.from_arrays([
-            pa.array(ps, pa.int32()), pa.array([t] * len(ps), pa.int32()), pa.array([docs[p] for p in ps], pa.int64()),
-            pa.array([tokens.get(p, 0) for p in ps], pa.int64()), pa.array([buf.segments.get(p, 0) for p in ps], pa.int32()),
-        ], schema=MAP_SCHEMA)
+        yield pa.RecordBatch.from_arrays(
+            [
+                pa.array(ps, pa.int32()),
+                pa.array([t] * len(ps), pa.int32()),
+                pa.array([docs[p] for p in ps], pa.int64()),
+                pa.array([tokens.get(p, 0) for p in ps], pa.int64()),
+                pa.array([buf.segments.get(p, 0) for p in ps], pa.int32()),
+            ],
+            schema=MAP_SCHEMA,
+        )
 
 
 def index_file(t: int, path: str, language: str, plan: MapPlan) -> Iterator[pa.RecordBatch]:
@@ -297,8 +314,9 @@ def index_file(t: int, path: str, language: str, plan: MapPlan) -> Iterator[pa.R
     return index_run(t, [(path, language)], plan)
 
 
-def index_files(batches: Iterator[pa.RecordBatch], plan: MapPlan,
-                runs: list[tuple[int, list[tuple[str, str]]]]) -> Iterator[pa.RecordBatch]:
+def index_files(
+    batches: Iterator[pa.RecordBatch], plan: MapPlan, runs: list[tuple[int, list[tuple[str, str]]]]
+) -> Iterator[pa.RecordBatch]:
     """The map step (module doc). Input: rows whose first column indexes ``runs``, the day's
     runs of consecutive files ``(t of the first, [(path, language), ...])``."""
     for b in batches:

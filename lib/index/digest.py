@@ -12,7 +12,8 @@ postings against the old, byte for byte.
 files were numbered: per shard, the sorted (term, document, tf) triples with the header's
 counts and the (document, doclength) pairs, a document named by its URL and WARC offset
 (from the metadata beside the CIFF: ARC records' ids are derived from the archive's path),
-and the metadata rows sorted by those without ``docid``, ``collection_docid`` and ``warc_file``. The same preprocessed pages indexed
+and the metadata rows sorted by those without ``docid``, ``collection_docid`` and ``warc_file``. The same
+preprocessed pages indexed
 from another folder give the same canonical digests.
 """
 
@@ -40,8 +41,9 @@ def _canonical_ciff(path: pathlib.Path) -> str:
     r = CiffReader(str(path))
     h = r.header
     lists = [(pl.term, list(zip(pl.docids, pl.tfs))) for pl in r.postings()]
-    meta = pq.read_table(path.parent / layout.metadata_for(path.name),
-                         columns=["docid", "url", "warc_offset"]).to_pylist()
+    meta = pq.read_table(
+        path.parent / layout.metadata_for(path.name), columns=["docid", "url", "warc_offset"]
+    ).to_pylist()
     ids = {m["docid"]: f"{m['url']} {m['warc_offset']}" for m in meta}
     lines = [f"{h.num_postings_lists} {h.num_docs} {h.total_terms_in_collection} {h.description}"]
     lines += sorted(f"{t}\t{ids[d]}\t{tf}" for t, ps in lists for d, tf in ps)
@@ -63,8 +65,10 @@ def shard_digests(day: str | pathlib.Path, canonical: bool = False) -> dict[str,
     order-free digests, for small indexes)."""
     root = pathlib.Path(day)
     if canonical:
-        return {str(p.relative_to(root)): (_canonical_ciff(p) if p.match(layout.INDEX_GLOB) else _canonical_metadata(p))
-                for p in sorted([*root.rglob(layout.INDEX_GLOB), *root.rglob(layout.METADATA_GLOB)])}
+        return {
+            str(p.relative_to(root)): (_canonical_ciff(p) if p.match(layout.INDEX_GLOB) else _canonical_metadata(p))
+            for p in sorted([*root.rglob(layout.INDEX_GLOB), *root.rglob(layout.METADATA_GLOB)])
+        }
     out: dict[str, str] = {}
     for p in sorted(root.rglob(layout.INDEX_GLOB)):
         h = hashlib.sha256()

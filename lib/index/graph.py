@@ -30,12 +30,12 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lib.runtime import packing
-
-from lib.store import storage
-from lib.pages.exclusions import NONE as NO_EXCLUSIONS, Exclusions
-from lib.runtime.sparkjob import map_tasks
 from lib.index.graph_tasks import MAX_ANCHORS, map_file, reduce_partition, whole_day, write_empty
+from lib.pages.exclusions import NONE as NO_EXCLUSIONS
+from lib.pages.exclusions import Exclusions
+from lib.runtime import packing
+from lib.runtime.sparkjob import map_tasks
+from lib.store import storage
 
 __all__ = ["MAX_ANCHORS", "SINGLE_TASK_BYTES", "write_graph", "partitions_for"]
 
@@ -58,9 +58,16 @@ def partitions_for(input_bytes: int, slots: int) -> int:
     return max(1, slots, -(-input_bytes // TARGET_PARTITION_BYTES))
 
 
-def write_graph(spark: Any, files: list[str], folder_uri: str, parts: int = 0,
-                input_bytes: int = 0, exclusions: Exclusions = NO_EXCLUSIONS,
-                single_task_bytes: int = SINGLE_TASK_BYTES, sizes: list[int] | None = None) -> dict[str, int]:
+def write_graph(
+    spark: Any,
+    files: list[str],
+    folder_uri: str,
+    parts: int = 0,
+    input_bytes: int = 0,
+    exclusions: Exclusions = NO_EXCLUSIONS,
+    single_task_bytes: int = SINGLE_TASK_BYTES,
+    sizes: list[int] | None = None,
+) -> dict[str, int]:
     """Write edges/, inlinks/ and hosts/ of the page ``files`` under ``folder_uri`` (a local
     or ``file://`` folder every executor sees); return their row counts (and, with
     ``exclusions``, ``excluded_edges``: links to excluded pages, left out).
@@ -84,11 +91,22 @@ def write_graph(spark: Any, files: list[str], folder_uri: str, parts: int = 0,
             counts = {"edges": 0, "excluded": 0, "inlinks": 0, "hosts": 0}
         elif not parts and sum(sizes) <= single_task_bytes:
             threads = executor_cores(spark)
-            counts = map_tasks(spark, 1, lambda it: _whole(it, files, edges_dir, inl_dir, hst_dir, spill, exclusions,
-                                                           threads), _WHOLE_SCHEMA)[0]
+            counts = map_tasks(
+                spark,
+                1,
+                lambda it: _whole(it, files, edges_dir, inl_dir, hst_dir, spill, exclusions, threads),
+                _WHOLE_SCHEMA,
+            )[0]
         else:
-            counts = _two_stages(spark, files, sizes, (edges_dir, inl_dir, hst_dir, spill), slots,
-                                 parts or partitions_for(input_bytes or sum(sizes), slots), exclusions)
+            counts = _two_stages(
+                spark,
+                files,
+                sizes,
+                (edges_dir, inl_dir, hst_dir, spill),
+                slots,
+                parts or partitions_for(input_bytes or sum(sizes), slots),
+                exclusions,
+            )
     finally:
         shutil.rmtree(spill, ignore_errors=True)
     for d in (edges_dir, inl_dir, hst_dir):
@@ -107,8 +125,15 @@ def executor_cores(spark: Any) -> int:
     return max(1, min(slots, cores) if cores else slots)
 
 
-def _two_stages(spark: Any, files: list[str], sizes: list[int], dirs: tuple[str, str, str, str], slots: int,
-                parts: int, exclusions: Exclusions) -> dict[str, int]:
+def _two_stages(
+    spark: Any,
+    files: list[str],
+    sizes: list[int],
+    dirs: tuple[str, str, str, str],
+    slots: int,
+    parts: int,
+    exclusions: Exclusions,
+) -> dict[str, int]:
     """The map stage, then (when there are edges) the reduce stage over ``parts`` key ranges."""
     edges_dir, inl_dir, hst_dir, spill = dirs
     runs = map_runs(files, slots, sizes)
@@ -144,17 +169,29 @@ def write_empty_edges(folder: str) -> None:
     pq.write_table(schema.empty_table(), os.path.join(folder, "part-00000.parquet"))
 
 
-def _map(batches: Any, runs: list[tuple[int, list[str], int]], edges_dir: str, spill: str, parts: int,
-         exclusions: Exclusions) -> Any:
+def _map(
+    batches: Any, runs: list[tuple[int, list[str], int]], edges_dir: str, spill: str, parts: int, exclusions: Exclusions
+) -> Any:
     for b in batches:
-        out = [map_file(runs[i][1], runs[i][0], edges_dir, spill, parts, exclusions, runs[i][2])
-               for i in b.column(0).to_pylist()]
-        yield pa.record_batch([pa.array([o[0] for o in out], pa.int64()), pa.array([o[1] for o in out], pa.int64())],
-                              schema=_MAP_SCHEMA)
+        out = [
+            map_file(runs[i][1], runs[i][0], edges_dir, spill, parts, exclusions, runs[i][2])
+            for i in b.column(0).to_pylist()
+        ]
+        yield pa.record_batch(
+            [pa.array([o[0] for o in out], pa.int64()), pa.array([o[1] for o in out], pa.int64())], schema=_MAP_SCHEMA
+        )
 
 
-def _whole(batches: Any, files: list[str], edges_dir: str, inl_dir: str, hst_dir: str, spill: str,
-           exclusions: Exclusions, threads: int) -> Any:
+def _whole(
+    batches: Any,
+    files: list[str],
+    edges_dir: str,
+    inl_dir: str,
+    hst_dir: str,
+    spill: str,
+    exclusions: Exclusions,
+    threads: int,
+) -> Any:
     for b in batches:
         for _ in b.column(0).to_pylist():
             n = whole_day(files, edges_dir, inl_dir, hst_dir, os.path.join(spill, "_tmp", "whole"), exclusions, threads)
@@ -164,5 +201,7 @@ def _whole(batches: Any, files: list[str], edges_dir: str, inl_dir: str, hst_dir
 def _reduce(batches: Any, spill: str, inl_dir: str, hst_dir: str) -> Any:
     for b in batches:
         rows = [reduce_partition(k, spill, inl_dir, hst_dir) for k in b.column(0).to_pylist()]
-        yield pa.record_batch([pa.array([r[0] for r in rows], pa.int64()), pa.array([r[1] for r in rows], pa.int64())],
-                              schema=_REDUCE_SCHEMA)
+        yield pa.record_batch(
+            [pa.array([r[0] for r in rows], pa.int64()), pa.array([r[1] for r in rows], pa.int64())],
+            schema=_REDUCE_SCHEMA,
+        )

@@ -36,12 +36,13 @@ from typing import Any
 import duckdb
 import pyarrow.parquet as pq
 
-from lib.pages import exclusions as excl_mod
-from lib.store import layout, storage
-from lib.pages.exclusions import NONE as NO_EXCLUSIONS, Exclusions
-from lib.store.s3 import client as s3_client
 from lib.index.anchors import write_anchors
 from lib.index.graph_tasks import drop_excluded
+from lib.pages import exclusions as excl_mod
+from lib.pages.exclusions import NONE as NO_EXCLUSIONS
+from lib.pages.exclusions import Exclusions
+from lib.store import layout, storage
+from lib.store.s3 import client as s3_client
 
 OUTBOUND = "outbound"
 LOCAL = "inlinks_local"
@@ -82,7 +83,7 @@ def _fetch(uri: str, work: str) -> str:
     base = uri.rstrip("/") + "/"
     bucket = storage.split_s3(uri)[0]
     for f in storage.list_files(uri):
-        rel = f.uri[len(base):]
+        rel = f.uri[len(base) :]
         os.makedirs(os.path.dirname(os.path.join(dest, rel)), exist_ok=True)
         s3_client().download_file(bucket, storage.split_s3(f.uri)[1], os.path.join(dest, rel))
     os.makedirs(dest, exist_ok=True)
@@ -130,11 +131,14 @@ class _Day:
 
     def metadata(self) -> list[str]:
         if storage.is_s3(self.uri):
-            files = [f.uri for f in storage.list_files(self.uri, suffixes=[".parquet"])
-                     if os.path.basename(f.uri).startswith("metadata-")]
+            files = [
+                f.uri
+                for f in storage.list_files(self.uri, suffixes=[".parquet"])
+                if os.path.basename(f.uri).startswith("metadata-")
+            ]
             out = []
             for u in files:
-                local = os.path.join(self.work, "meta", u[len(self.uri) + 1:])
+                local = os.path.join(self.work, "meta", u[len(self.uri) + 1 :])
                 if not os.path.exists(local):
                     os.makedirs(os.path.dirname(local), exist_ok=True)
                     b, k = storage.split_s3(u)
@@ -161,8 +165,11 @@ def write_outbound(day_uri: str, work: str | None = None) -> dict[str, Any]:
         con = _connect(os.path.join(work, "_tmp"))
         try:
             _crawled_hosts(con, day.metadata(), edges)
-            src = _files_sql(edges) if edges else (
-                "(SELECT " + ", ".join(f"NULL::VARCHAR AS {c}" for c in _EDGE_COLS.split(", ")) + " LIMIT 0)")
+            src = (
+                _files_sql(edges)
+                if edges
+                else ("(SELECT " + ", ".join(f"NULL::VARCHAR AS {c}" for c in _EDGE_COLS.split(", ")) + " LIMIT 0)")
+            )
             rows = con.execute(f"""COPY (SELECT {_EDGE_COLS} FROM {src}
                                          WHERE dst_host IS NOT NULL AND dst_host NOT IN (SELECT h FROM hosts)
                                          ORDER BY dst_host, dst_url, src_url, anchor_text)
@@ -212,26 +219,44 @@ def _ensure_local_copy(day: _Day, ident: str, work: str) -> None:
     storage.upload_tree(tmp, storage.join(day.graph, LOCAL))
 
 
-def _merge(con: Any, local_parts: list[str], edges: list[str], incoming: list[str], out: str,
-           exclusions: Exclusions = NO_EXCLUSIONS) -> dict[str, int]:
+def _merge(
+    con: Any,
+    local_parts: list[str],
+    edges: list[str],
+    incoming: list[str],
+    out: str,
+    exclusions: Exclusions = NO_EXCLUSIONS,
+) -> dict[str, int]:
     """Write the merged in-links into ``out`` (module doc); row counts. Incoming links from or
     to an excluded URL are left out (``excluded_incoming``)."""
-    inc = (f"SELECT {_EDGE_COLS} FROM {_files_sql(incoming)} WHERE dst_host IN (SELECT h FROM hosts)"
-           if incoming else f"SELECT {_EDGE_COLS} FROM local_edges LIMIT 0")
-    con.execute(f"CREATE TEMP VIEW local_edges AS SELECT {_EDGE_COLS} FROM {_files_sql(edges)}" if edges else
-                "CREATE TEMP VIEW local_edges AS SELECT " + ", ".join(f"NULL::VARCHAR AS {c}" for c in _EDGE_COLS.split(", "))
-                + " LIMIT 0")
+    inc = (
+        f"SELECT {_EDGE_COLS} FROM {_files_sql(incoming)} WHERE dst_host IN (SELECT h FROM hosts)"
+        if incoming
+        else f"SELECT {_EDGE_COLS} FROM local_edges LIMIT 0"
+    )
+    con.execute(
+        f"CREATE TEMP VIEW local_edges AS SELECT {_EDGE_COLS} FROM {_files_sql(edges)}"
+        if edges
+        else "CREATE TEMP VIEW local_edges AS SELECT "
+        + ", ".join(f"NULL::VARCHAR AS {c}" for c in _EDGE_COLS.split(", "))
+        + " LIMIT 0"
+    )
     con.execute(f"CREATE TEMP TABLE incoming AS {inc}")
-    dropped = (drop_excluded(con, exclusions, "incoming", "dst_url") + drop_excluded(con, exclusions, "incoming", "src_url")
-               if exclusions else 0)
+    dropped = (
+        drop_excluded(con, exclusions, "incoming", "dst_url") + drop_excluded(con, exclusions, "incoming", "src_url")
+        if exclusions
+        else 0
+    )
     con.execute("CREATE TEMP TABLE affected AS SELECT DISTINCT dst_url FROM incoming")
     con.execute(f"""CREATE TEMP TABLE e AS
         SELECT dst_url, dst_host, src_url, src_host,
                trim(regexp_replace(anchor_text, {_q(_WS)}, ' ', 'g'), ' ') AS anchor
         FROM (SELECT * FROM local_edges WHERE dst_url IN (SELECT dst_url FROM affected)
               UNION ALL SELECT * FROM incoming)""")
-    counts = {"incoming_edges": con.execute("SELECT count(*) FROM incoming").fetchone()[0],
-              "merged_urls": con.execute("SELECT count(*) FROM affected").fetchone()[0]}
+    counts = {
+        "incoming_edges": con.execute("SELECT count(*) FROM incoming").fetchone()[0],
+        "merged_urls": con.execute("SELECT count(*) FROM affected").fetchone()[0],
+    }
     if exclusions:
         counts["excluded_incoming"] = dropped
     for p in local_parts:
@@ -281,8 +306,11 @@ def check_outbound(folder: str) -> str | None:
 
 def _inputs(record: dict[str, Any]) -> dict[str, Any]:
     """What a merge depends on: the day's build and each partner's day and outbound marker."""
-    return {"day": record.get("day"), "exclusions": record.get("exclusions"),
-            "partners": {k: (v.get("date"), v.get("outbound")) for k, v in (record.get("partners") or {}).items()}}
+    return {
+        "day": record.get("day"),
+        "exclusions": record.get("exclusions"),
+        "partners": {k: (v.get("date"), v.get("outbound")) for k, v in (record.get("partners") or {}).items()},
+    }
 
 
 def _same_inputs(prev: dict[str, Any], now: dict[str, Any]) -> bool:
@@ -302,8 +330,15 @@ def _inlinks_marker(day: _Day) -> str | None:
     return storage.read_bytes(uri).decode("utf-8", "replace") if storage.exists(uri) else None
 
 
-def exchange_day(day_uri: str, day: dt.date, partners: dict[str, str], lookback_days: int = 7,
-                 work: str | None = None, force: bool = False, exclusions_uri: str | None = None) -> dict[str, Any]:
+def exchange_day(
+    day_uri: str,
+    day: dt.date,
+    partners: dict[str, str],
+    lookback_days: int = 7,
+    work: str | None = None,
+    force: bool = False,
+    exclusions_uri: str | None = None,
+) -> dict[str, Any]:
     """Merge the partners' links into one finished index day (module doc). The exclusion list
     (``exclusions_uri``, default the day's ``ROOT/_exclusions.jsonl`` when it exists) keeps
     incoming links from and to excluded URLs out; a changed list is a new input.
@@ -332,12 +367,20 @@ def exchange_day(day_uri: str, day: dt.date, partners: dict[str, str], lookback_
                 continue
             pday, puri = found
             marker = storage.read_bytes(storage.join(puri, "graph", OUTBOUND, layout.SUCCESS))
-            merged[dc] = {"status": "merged", "date": pday.isoformat(), "outbound": _sha(marker),
-                          "same_day": pday == day}
+            merged[dc] = {
+                "status": "merged",
+                "date": pday.isoformat(),
+                "outbound": _sha(marker),
+                "same_day": pday == day,
+            }
             sources.append((dc, puri))
         excl = excl_mod.for_job(layout.root_of(day_uri), exclusions_uri)
-        record: dict[str, Any] = {"day": ident, "date": day.isoformat(), "partners": merged,
-                                  "exclusions": _sha(json.dumps([r.as_dict() for r in excl.rules]).encode()) if excl else None}
+        record: dict[str, Any] = {
+            "day": ident,
+            "date": day.isoformat(),
+            "partners": merged,
+            "exclusions": _sha(json.dumps([r.as_dict() for r in excl.rules]).encode()) if excl else None,
+        }
         prev = _read_json(storage.join(d.graph, RECORD))
         if not force and prev and _same_inputs(prev, record) and _inlinks_marker(d) == _inlinks_marker_of(prev):
             return {**prev, "changed": False}
@@ -350,7 +393,11 @@ def exchange_day(day_uri: str, day: dt.date, partners: dict[str, str], lookback_
             folder = _fetch(storage.join(puri, "graph", OUTBOUND), os.path.join(work, "in", dc))
             error = check_outbound(folder)
             if error:  # a partner's broken file must not stop this day: recorded, left out
-                merged[dc] = {**merged[dc], "status": "invalid", "error": f"{storage.join(puri, 'graph', OUTBOUND)}: {error}"}
+                merged[dc] = {
+                    **merged[dc],
+                    "status": "invalid",
+                    "error": f"{storage.join(puri, 'graph', OUTBOUND)}: {error}",
+                }
                 continue
             incoming += _parquets(folder)
         out = os.path.join(work, "inlinks.new")

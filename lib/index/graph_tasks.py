@@ -21,7 +21,8 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from lib.pages.exclusions import NONE as NO_EXCLUSIONS, Exclusions
+from lib.pages.exclusions import NONE as NO_EXCLUSIONS
+from lib.pages.exclusions import Exclusions
 
 MAX_ANCHORS = 10
 #: per-task DuckDB memory limit (beyond it the aggregation spills to disk)
@@ -34,8 +35,9 @@ _WS = r"[ \t\n\x0B\f\r]+"  # Java's \s (RE2's \s lacks \x0B)
 def connect(tmp: str, threads: int = 1, memory: str = TASK_MEMORY) -> Any:
     """A DuckDB of ``threads`` threads (one by default) with ``memory`` that spills to ``tmp``."""
     os.makedirs(tmp, exist_ok=True)
-    con = duckdb.connect(config={"threads": threads, "memory_limit": memory, "temp_directory": tmp,
-                                 "preserve_insertion_order": False})
+    con = duckdb.connect(
+        config={"threads": threads, "memory_limit": memory, "temp_directory": tmp, "preserve_insertion_order": False}
+    )
     return con
 
 
@@ -48,8 +50,15 @@ def partition_sql(expr: str, parts: int) -> str:
     return f"(hash({expr}) % {parts})::INTEGER" if parts > 1 else "0"
 
 
-def map_file(path: str | list[str], fid: int, edges_dir: str, spill: str, parts: int,
-             exclusions: Exclusions = NO_EXCLUSIONS, threads: int = 1) -> tuple[int, int]:
+def map_file(
+    path: str | list[str],
+    fid: int,
+    edges_dir: str,
+    spill: str,
+    parts: int,
+    exclusions: Exclusions = NO_EXCLUSIONS,
+    threads: int = 1,
+) -> tuple[int, int]:
     """Explode the ``outgoing_links`` of one page file, or of a run of them read as one
     (``path`` a list), into ``edges_dir/part-{fid}.parquet`` and the spill files
     ``spill/{inl,hst}/p=K/f{fid}.parquet``; returns (edges, edges dropped because their
@@ -61,17 +70,31 @@ def map_file(path: str | list[str], fid: int, edges_dir: str, spill: str, parts:
     try:
         dropped = edges_table(con, paths, exclusions)
         n = con.execute("SELECT count(*) FROM e").fetchone()[0]
-        _copy(con, "SELECT src_url, dst_url, anchor_text, src_host, dst_host FROM e",
-              os.path.join(edges_dir, f"part-{fid:05d}.parquet"))
+        _copy(
+            con,
+            "SELECT src_url, dst_url, anchor_text, src_host, dst_host FROM e",
+            os.path.join(edges_dir, f"part-{fid:05d}.parquet"),
+        )
         if n:
             anchors_table(con)
-            _copy_parts(con, f"""SELECT dst_url, dst_host, src_url, src_host, an.anchor AS anchor,
-                                        {partition_sql('dst_url', parts)} AS p
+            _copy_parts(
+                con,
+                f"""SELECT dst_url, dst_host, src_url, src_host, an.anchor AS anchor,
+                                        {partition_sql("dst_url", parts)} AS p
                                  FROM e LEFT JOIN an ON e.anchor_text IS NOT DISTINCT FROM an.a""",
-                        os.path.join(spill, "inl"), fid, parts)
-            _copy_parts(con, f"""SELECT src_host, dst_host, src_url, count(*) AS n,
-                                        {partition_sql('src_host', parts)} AS p
-                                 FROM e GROUP BY ALL""", os.path.join(spill, "hst"), fid, parts)
+                os.path.join(spill, "inl"),
+                fid,
+                parts,
+            )
+            _copy_parts(
+                con,
+                f"""SELECT src_host, dst_host, src_url, count(*) AS n,
+                                        {partition_sql("src_host", parts)} AS p
+                                 FROM e GROUP BY ALL""",
+                os.path.join(spill, "hst"),
+                fid,
+                parts,
+            )
         return n, dropped
     finally:
         con.close()
@@ -125,8 +148,9 @@ def drop_excluded(con: Any, exclusions: Exclusions, table: str = "e", column: st
     return int(n)
 
 
-def reduce_partition(k: int, spill: str, inlinks_dir: str, hosts_dir: str,
-                     max_anchors: int = MAX_ANCHORS) -> tuple[int, int]:
+def reduce_partition(
+    k: int, spill: str, inlinks_dir: str, hosts_dir: str, max_anchors: int = MAX_ANCHORS
+) -> tuple[int, int]:
     """Aggregate key range ``k``'s spill files into ``inlinks/part-{k}.parquet`` (sorted by
     dst_url) and ``hosts/part-{k}.parquet``; returns their row counts."""
     inl = os.path.join(spill, "inl", f"p={k}")
@@ -137,15 +161,23 @@ def reduce_partition(k: int, spill: str, inlinks_dir: str, hosts_dir: str,
         if _has_files(inl):
             src = f"read_parquet({_q(os.path.join(inl, '*.parquet'))})"
             con.execute(f"CREATE TEMP VIEW e AS SELECT * FROM {src}")
-            rows[0] = _copy(con, inlinks_sql("SELECT dst_url, anchor, count(*) AS n FROM e WHERE length(anchor) > 0 "
-                                             "GROUP BY dst_url, anchor", max_anchors),
-                os.path.join(inlinks_dir, f"part-{k:05d}.parquet"))
+            rows[0] = _copy(
+                con,
+                inlinks_sql(
+                    "SELECT dst_url, anchor, count(*) AS n FROM e WHERE length(anchor) > 0 GROUP BY dst_url, anchor",
+                    max_anchors,
+                ),
+                os.path.join(inlinks_dir, f"part-{k:05d}.parquet"),
+            )
         if _has_files(hst):
             src = f"read_parquet({_q(os.path.join(hst, '*.parquet'))})"
-            rows[1] = _copy(con, f"""SELECT src_host, dst_host, sum(n)::BIGINT AS links,
+            rows[1] = _copy(
+                con,
+                f"""SELECT src_host, dst_host, sum(n)::BIGINT AS links,
                                             count(DISTINCT src_url) AS pages
                                      FROM {src} GROUP BY src_host, dst_host""",
-                            os.path.join(hosts_dir, f"part-{k:05d}.parquet"))
+                os.path.join(hosts_dir, f"part-{k:05d}.parquet"),
+            )
         return rows[0], rows[1]
     finally:
         con.close()
@@ -170,9 +202,16 @@ def inlinks_sql(freq_sql: str, max_anchors: int = MAX_ANCHORS) -> str:
         FROM c LEFT JOIN t USING (dst_url) ORDER BY c.dst_url"""
 
 
-def whole_day(paths: list[str], edges_dir: str, inlinks_dir: str, hosts_dir: str, tmp: str,
-              exclusions: Exclusions = NO_EXCLUSIONS, threads: int = 1,
-              max_anchors: int = MAX_ANCHORS) -> tuple[int, int, int, int]:
+def whole_day(
+    paths: list[str],
+    edges_dir: str,
+    inlinks_dir: str,
+    hosts_dir: str,
+    tmp: str,
+    exclusions: Exclusions = NO_EXCLUSIONS,
+    threads: int = 1,
+    max_anchors: int = MAX_ANCHORS,
+) -> tuple[int, int, int, int]:
     """The three tables of the page files ``paths`` in one DuckDB (``threads`` threads, a
     memory limit of :data:`TASK_MEMORY` per thread, spilling to ``tmp``): the single-task plan
     of a small day, no spill files and no second stage. Writes ``part-00000.parquet`` in each
@@ -181,8 +220,11 @@ def whole_day(paths: list[str], edges_dir: str, inlinks_dir: str, hosts_dir: str
     try:
         dropped = edges_table(con, paths, exclusions)
         # threads finish in any order: sorted, so a re-run writes the same bytes
-        n = _copy(con, "SELECT src_url, dst_url, anchor_text, src_host, dst_host FROM e ORDER BY ALL",
-                  os.path.join(edges_dir, "part-00000.parquet"))
+        n = _copy(
+            con,
+            "SELECT src_url, dst_url, anchor_text, src_host, dst_host FROM e ORDER BY ALL",
+            os.path.join(edges_dir, "part-00000.parquet"),
+        )
         if not n:
             write_empty(inlinks_dir, hosts_dir)
             return 0, dropped, 0, 0
@@ -193,9 +235,12 @@ def whole_day(paths: list[str], edges_dir: str, inlinks_dir: str, hosts_dir: str
                   JOIN an ON g.anchor_text IS NOT DISTINCT FROM an.a
                   WHERE length(an.anchor) > 0 GROUP BY g.dst_url, an.anchor"""
         inl = _copy(con, inlinks_sql(freq, max_anchors), os.path.join(inlinks_dir, "part-00000.parquet"))
-        hst = _copy(con, """SELECT src_host, dst_host, count(*) AS links, count(DISTINCT src_url) AS pages
+        hst = _copy(
+            con,
+            """SELECT src_host, dst_host, count(*) AS links, count(DISTINCT src_url) AS pages
                             FROM e GROUP BY src_host, dst_host ORDER BY src_host, dst_host""",
-                    os.path.join(hosts_dir, "part-00000.parquet"))
+            os.path.join(hosts_dir, "part-00000.parquet"),
+        )
         return n, dropped, inl, hst
     finally:
         con.close()
@@ -204,19 +249,26 @@ def whole_day(paths: list[str], edges_dir: str, inlinks_dir: str, hosts_dir: str
 def _times(size: str, k: int) -> str:
     """``k`` times a DuckDB size such as ``1GB``."""
     num = size.rstrip("KMGTB")
-    return f"{int(num) * k}{size[len(num):]}"
+    return f"{int(num) * k}{size[len(num) :]}"
 
 
 def write_empty(inlinks_dir: str, hosts_dir: str) -> None:
     """The two aggregates of a day without links: one empty file each, with their columns."""
     con = duckdb.connect()
     try:
-        _copy(con, """SELECT ''::VARCHAR AS dst_url, ''::VARCHAR AS dst_host, 0::BIGINT AS inlinks,
+        _copy(
+            con,
+            """SELECT ''::VARCHAR AS dst_url, ''::VARCHAR AS dst_host, 0::BIGINT AS inlinks,
                              0::BIGINT AS source_pages, 0::BIGINT AS source_hosts,
                              []::VARCHAR[] AS anchor_texts LIMIT 0""",
-              os.path.join(inlinks_dir, "part-00000.parquet"))
-        _copy(con, """SELECT ''::VARCHAR AS src_host, ''::VARCHAR AS dst_host, 0::BIGINT AS links,
-                             0::BIGINT AS pages LIMIT 0""", os.path.join(hosts_dir, "part-00000.parquet"))
+            os.path.join(inlinks_dir, "part-00000.parquet"),
+        )
+        _copy(
+            con,
+            """SELECT ''::VARCHAR AS src_host, ''::VARCHAR AS dst_host, 0::BIGINT AS links,
+                             0::BIGINT AS pages LIMIT 0""",
+            os.path.join(hosts_dir, "part-00000.parquet"),
+        )
     finally:
         con.close()
 
@@ -238,5 +290,7 @@ def _copy_parts(con: Any, sql: str, folder: str, fid: int, parts: int) -> None:
     """``sql``'s rows split by its column ``p`` into ``folder/p=K/f{fid}.parquet`` in one
     pass (empty ranges get no file); a retried task overwrites its own files."""
     os.makedirs(folder, exist_ok=True)
-    con.execute(f"COPY ({sql}) TO {_q(folder)} (FORMAT parquet, COMPRESSION snappy, PARTITION_BY (p), "
-                f"FILENAME_PATTERN 'f{fid:05d}', OVERWRITE_OR_IGNORE true)")
+    con.execute(
+        f"COPY ({sql}) TO {_q(folder)} (FORMAT parquet, COMPRESSION snappy, PARTITION_BY (p), "
+        f"FILENAME_PATTERN 'f{fid:05d}', OVERWRITE_OR_IGNORE true)"
+    )

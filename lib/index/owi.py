@@ -29,40 +29,83 @@ STRMAP = pa.map_(pa.string(), pa.string())
 
 #: schema 0.1.0's base columns, in its order
 BASE_FIELDS = [
-    pa.field("id", _S, False), pa.field("record_id", _S, False), pa.field("title", _S), pa.field("plain_text", _S),
-    pa.field("json-ld", _S), pa.field("microdata", _S), pa.field("warc_date", _S), pa.field("warc_ip", _S),
-    pa.field("url", _S), pa.field("url_scheme", _S), pa.field("url_path", _S), pa.field("url_params", _S),
-    pa.field("url_query", _S), pa.field("url_fragment", _S), pa.field("url_subdomain", _S),
-    pa.field("url_domain", _S), pa.field("url_suffix", _S), pa.field("url_is_private", pa.bool_()),
-    pa.field("mime_type", _S), pa.field("charset", _S), pa.field("content_type_other", STRMAP),
-    pa.field("http_server", _S), pa.field("language", _S), pa.field("valid", pa.bool_()), pa.field("warc_file", _S),
-    pa.field("ows_canonical", _S), pa.field("ows_resource_type", _S), pa.field("ows_curlielabel", _S),
-    pa.field("ows_index", pa.bool_()), pa.field("ows_genai", pa.bool_()), pa.field("ows_genai_details", _S),
-    pa.field("ows_fetch_response_time", pa.int32()), pa.field("ows_fetch_num_errors", _S),
+    pa.field("id", _S, False),
+    pa.field("record_id", _S, False),
+    pa.field("title", _S),
+    pa.field("plain_text", _S),
+    pa.field("json-ld", _S),
+    pa.field("microdata", _S),
+    pa.field("warc_date", _S),
+    pa.field("warc_ip", _S),
+    pa.field("url", _S),
+    pa.field("url_scheme", _S),
+    pa.field("url_path", _S),
+    pa.field("url_params", _S),
+    pa.field("url_query", _S),
+    pa.field("url_fragment", _S),
+    pa.field("url_subdomain", _S),
+    pa.field("url_domain", _S),
+    pa.field("url_suffix", _S),
+    pa.field("url_is_private", pa.bool_()),
+    pa.field("mime_type", _S),
+    pa.field("charset", _S),
+    pa.field("content_type_other", STRMAP),
+    pa.field("http_server", _S),
+    pa.field("language", _S),
+    pa.field("valid", pa.bool_()),
+    pa.field("warc_file", _S),
+    pa.field("ows_canonical", _S),
+    pa.field("ows_resource_type", _S),
+    pa.field("ows_curlielabel", _S),
+    pa.field("ows_index", pa.bool_()),
+    pa.field("ows_genai", pa.bool_()),
+    pa.field("ows_genai_details", _S),
+    pa.field("ows_fetch_response_time", pa.int32()),
+    pa.field("ows_fetch_num_errors", _S),
     pa.field("schema_metadata", STRMAP),
 ]
 MEDIA = pa.list_(pa.struct([("src", _S), ("width", _S), ("height", _S)]))
-ADDRESS = pa.list_(pa.struct([
-    ("loc", pa.struct([("streetAddress", _S), ("postalCode", _S), ("addressLocality", _S), ("addressCountry", _S)])),
-    ("geo", pa.struct([("latitude", pa.float64()), ("longitude", pa.float64())])),
-]))
+ADDRESS = pa.list_(
+    pa.struct(
+        [
+            (
+                "loc",
+                pa.struct([("streetAddress", _S), ("postalCode", _S), ("addressLocality", _S), ("addressCountry", _S)]),
+            ),
+            ("geo", pa.struct([("latitude", pa.float64()), ("longitude", pa.float64())])),
+        ]
+    )
+)
 #: schema 0.1.0's module columns (links, curlielabels, geoparsing)
 MODULE_FIELDS = [
-    pa.field("outgoing_links", pa.list_(_S)), pa.field("image_links", MEDIA), pa.field("video_links", MEDIA),
-    pa.field("iframes", MEDIA), pa.field("curlielabels", pa.list_(_S)), pa.field("curlielabels_en", pa.list_(_S)),
+    pa.field("outgoing_links", pa.list_(_S)),
+    pa.field("image_links", MEDIA),
+    pa.field("video_links", MEDIA),
+    pa.field("iframes", MEDIA),
+    pa.field("curlielabels", pa.list_(_S)),
+    pa.field("curlielabels_en", pa.list_(_S)),
     pa.field("address", ADDRESS),
 ]
 #: ours, beside those (module doc)
 OUR_FIELDS = [
-    pa.field("collection_docid", _S, False), pa.field("docid", pa.int32(), False), pa.field("doclength", pa.int32()),
-    pa.field("warc_offset", pa.int64()), pa.field("warc_length", pa.int64()),
-    pa.field("outgoing_link_anchors", pa.list_(_S)), pa.field("url_host", _S),
-    pa.field("language_score", pa.float32()), pa.field("description", _S), pa.field("html_lang", _S),
-    pa.field("canonical_url", _S), pa.field("http_status", pa.int32()), pa.field("charset_source", _S),
-    pa.field("content_length", pa.int64()), pa.field("payload_digest", _S), pa.field("truncated", pa.bool_()),
+    pa.field("collection_docid", _S, False),
+    pa.field("docid", pa.int32(), False),
+    pa.field("doclength", pa.int32()),
+    pa.field("warc_offset", pa.int64()),
+    pa.field("warc_length", pa.int64()),
+    pa.field("outgoing_link_anchors", pa.list_(_S)),
+    pa.field("url_host", _S),
+    pa.field("language_score", pa.float32()),
+    pa.field("description", _S),
+    pa.field("html_lang", _S),
+    pa.field("canonical_url", _S),
+    pa.field("http_status", pa.int32()),
+    pa.field("charset_source", _S),
+    pa.field("content_length", pa.int64()),
+    pa.field("payload_digest", _S),
+    pa.field("truncated", pa.bool_()),
 ]
-METADATA_SCHEMA = pa.schema(BASE_FIELDS + MODULE_FIELDS + OUR_FIELDS,
-                            metadata={"schema_version": SCHEMA_VERSION})
+METADATA_SCHEMA = pa.schema(BASE_FIELDS + MODULE_FIELDS + OUR_FIELDS, metadata={"schema_version": SCHEMA_VERSION})
 #: what the map step spills per page: everything but ``docid`` (the reducer numbers the pages)
 DOCS_SCHEMA = pa.schema([f for f in METADATA_SCHEMA if f.name != "docid"], metadata=METADATA_SCHEMA.metadata)
 
@@ -70,25 +113,56 @@ DOCS_SCHEMA = pa.schema([f for f in METADATA_SCHEMA if f.name != "docid"], metad
 #: the page column of that name, e.g. ``microdata`` (docs/index.md says why)
 NULL_COLUMNS = ("microdata", "image_links", "video_links", "iframes", "curlielabels", "curlielabels_en", "address")
 #: preprocessed page columns copied under the same name and type
-SAME = ("id", "title", "plain_text", "warc_ip", "url", "mime_type", "charset", "http_server", "valid", "warc_file",
-        "warc_offset", "warc_length", "url_host", "language_score", "description", "html_lang", "canonical_url",
-        "http_status", "charset_source", "content_length", "payload_digest", "truncated")
+SAME = (
+    "id",
+    "title",
+    "plain_text",
+    "warc_ip",
+    "url",
+    "mime_type",
+    "charset",
+    "http_server",
+    "valid",
+    "warc_file",
+    "warc_offset",
+    "warc_length",
+    "url_host",
+    "language_score",
+    "description",
+    "html_lang",
+    "canonical_url",
+    "http_status",
+    "charset_source",
+    "content_length",
+    "payload_digest",
+    "truncated",
+)
 #: page columns metadata_batch needs
-PAGE_INPUT = sorted({"id", "record_id", "url", "title", "warc_file", "warc_offset", "warc_length", "warc_date",
-                     "url_host"})
+PAGE_INPUT = sorted(
+    {"id", "record_id", "url", "title", "warc_file", "warc_offset", "warc_length", "warc_date", "url_host"}
+)
 #: page columns it reads when the file has them, else null (pages written before they existed,
 #: or by other tools)
-OPTIONAL_PAGE_COLUMNS = tuple(sorted({*SAME, "outgoing_links", "json_ld", "content_type_other", "ows_headers"}
-                                     - set(PAGE_INPUT)))
-_PAGE_TYPES = {"outgoing_links": pa.list_(pa.struct([("url", _S), ("anchor_text", _S)])), "json_ld": _S,
-               "content_type_other": STRMAP, "ows_headers": STRMAP}
+OPTIONAL_PAGE_COLUMNS = tuple(
+    sorted({*SAME, "outgoing_links", "json_ld", "content_type_other", "ows_headers"} - set(PAGE_INPUT))
+)
+_PAGE_TYPES = {
+    "outgoing_links": pa.list_(pa.struct([("url", _S), ("anchor_text", _S)])),
+    "json_ld": _S,
+    "content_type_other": STRMAP,
+    "ows_headers": STRMAP,
+}
 
 #: OWS.* WARC headers (lowercased, as our reader keeps them) -> column and kind
 OWS_HEADERS = {
-    "ows.canonical": ("ows_canonical", "str"), "ows.resource-type": ("ows_resource_type", "str"),
-    "ows.curlielabel": ("ows_curlielabel", "label"), "ows.index": ("ows_index", "bool"),
-    "ows.genai": ("ows_genai", "bool"), "ows.genai-details": ("ows_genai_details", "str"),
-    "ows.fetch.response-time": ("ows_fetch_response_time", "int"), "ows.fetch.num-errors": ("ows_fetch_num_errors", "str"),
+    "ows.canonical": ("ows_canonical", "str"),
+    "ows.resource-type": ("ows_resource_type", "str"),
+    "ows.curlielabel": ("ows_curlielabel", "label"),
+    "ows.index": ("ows_index", "bool"),
+    "ows.genai": ("ows_genai", "bool"),
+    "ows.genai-details": ("ows_genai_details", "str"),
+    "ows.fetch.response-time": ("ows_fetch_response_time", "int"),
+    "ows.fetch.num-errors": ("ows_fetch_num_errors", "str"),
 }
 _TRUE = {"true", "1", "yes", "y", "t"}
 
@@ -146,7 +220,9 @@ def docs_schema(extra: list[pa.Field]) -> pa.Schema:
 def metadata_schema(docs: pa.Schema) -> pa.Schema:
     """:data:`METADATA_SCHEMA` plus the plugin columns a spilled docs table carries."""
     names = set(METADATA_SCHEMA.names)
-    return pa.schema(list(METADATA_SCHEMA) + [f for f in docs if f.name not in names], metadata=METADATA_SCHEMA.metadata)
+    return pa.schema(
+        list(METADATA_SCHEMA) + [f for f in docs if f.name not in names], metadata=METADATA_SCHEMA.metadata
+    )
 
 
 def _links(col: pa.Array) -> tuple[pa.Array, pa.Array]:
@@ -180,7 +256,9 @@ def metadata_batch(b: pa.RecordBatch, language: str, doclength: np.ndarray) -> p
     cols["warc_date"] = owi_date(b.column("warc_date"))
     cols["language"] = pa.array([language] * n, _S)
     cols["doclength"] = pa.array(doclength.astype(np.int32))
-    parts = [weburls.owi_url_parts(u) if u else dict.fromkeys(weburls.OWI_URL_KEYS) for u in b.column("url").to_pylist()]
+    parts = [
+        weburls.owi_url_parts(u) if u else dict.fromkeys(weburls.OWI_URL_KEYS) for u in b.column("url").to_pylist()
+    ]
     for k in weburls.OWI_URL_KEYS:
         cols[k] = pa.array([p[k] for p in parts], pa.bool_() if k == "url_is_private" else _S)
     cols["outgoing_links"], cols["outgoing_link_anchors"] = _links(col("outgoing_links"))

@@ -13,11 +13,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from lib.runtime import packing
-
-from lib.store import layout, storage
-from lib.pages.schema import PAGE_SCHEMA, spark_schema
 from lib.index.build import READ_COLUMNS
+from lib.pages.schema import PAGE_SCHEMA, spark_schema
+from lib.runtime import packing
+from lib.store import layout, storage
 
 GRAPH_COLUMNS = ["url", "url_host", "outgoing_links"]
 #: columns every preprocessed file must have (checked on the driver before anything runs)
@@ -46,7 +45,7 @@ def page_files(uri: str) -> list[str]:
     base = storage.normalize(uri).rstrip("/")
     out = []
     for f in storage.list_files(uri, [".parquet"]):
-        rel = f.uri[len(base) + 1:]
+        rel = f.uri[len(base) + 1 :]
         if rel.startswith(layout.LANG_PREFIX) and not rel.rsplit("/", 1)[-1].startswith((".", "_")):
             out.append(f.uri)
     return out
@@ -54,8 +53,9 @@ def page_files(uri: str) -> list[str]:
 
 def language_dirs(root: str) -> list[str]:
     """The ``language=*`` folders of a preprocessed day (a local folder), sorted."""
-    return sorted(d for d in os.listdir(root)
-                  if layout.language_of(d) is not None and os.path.isdir(os.path.join(root, d)))
+    return sorted(
+        d for d in os.listdir(root) if layout.language_of(d) is not None and os.path.isdir(os.path.join(root, d))
+    )
 
 
 def input_files(inp: str) -> list[tuple[str, str, int]]:

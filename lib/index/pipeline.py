@@ -16,17 +16,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from lib.runtime import packing
-
-from lib.store import storage
-from lib.text.analysis import get_analyzer
-from lib.pages.exclusions import NONE as NO_EXCLUSIONS, Exclusions
-from lib.runtime.sparkjob import Steps, log, map_tasks
 from lib.index import graph
 from lib.index import shards as index_shards
 from lib.index.build import MAP_SCHEMA, STATS_SCHEMA, MapPlan, index_files
 from lib.index.page_files import PAGE_COLUMNS, input_files
 from lib.index.write import ShardSpec, shard_inputs, write_shards
+from lib.pages.exclusions import NONE as NO_EXCLUSIONS
+from lib.pages.exclusions import Exclusions
+from lib.runtime import packing
+from lib.runtime.sparkjob import Steps, log, map_tasks
+from lib.text.analysis import get_analyzer
 
 #: map tasks a core gets at least (a day's languages cost different times per byte)
 RUNS_PER_SLOT = 3
@@ -56,10 +55,18 @@ def plan_day(inp: str, docs_per_shard: int, min_group_docs: int) -> DayPlan:
     return DayPlan(inp, files, counts, groups, assign, docs_per_shard, min_group_docs)
 
 
-def build_index(spark: Any, day: DayPlan, work: str, steps: Steps, *, gzip_level: int = 2,
-                with_graph: bool = True, date: dt.date | None = None,
-                exclusions: Exclusions = NO_EXCLUSIONS,
-                graph_single_task_bytes: int = graph.SINGLE_TASK_BYTES) -> dict[str, Any]:
+def build_index(
+    spark: Any,
+    day: DayPlan,
+    work: str,
+    steps: Steps,
+    *,
+    gzip_level: int = 2,
+    with_graph: bool = True,
+    date: dt.date | None = None,
+    exclusions: Exclusions = NO_EXCLUSIONS,
+    graph_single_task_bytes: int = graph.SINGLE_TASK_BYTES,
+) -> dict[str, Any]:
     """Write the day's shards, metadata and (``with_graph``) graph into ``work``; returns the
     statistics, with ``seconds`` of the steps (``steps``: ``map``, ``write``, ``graph``).
     ``graph_single_task_bytes``: the largest day whose graph is one task (lib.index.graph)."""
@@ -67,9 +74,11 @@ def build_index(spark: Any, day: DayPlan, work: str, steps: Steps, *, gzip_level
     # The graph is independent of the shards: its jobs run beside the index stage (Spark
     # takes jobs from several threads), filling the cores the index stage leaves idle.
     pool = ThreadPoolExecutor(1, thread_name_prefix="graph")
-    graph_job = pool.submit(_graph, spark, day, os.path.join(work, "graph"), steps, exclusions,
-                            graph_single_task_bytes) \
-        if with_graph else None
+    graph_job = (
+        pool.submit(_graph, spark, day, os.path.join(work, "graph"), steps, exclusions, graph_single_task_bytes)
+        if with_graph
+        else None
+    )
     try:
         summary = _index(spark, day, work, steps, gzip_level, date)
     finally:
@@ -81,17 +90,26 @@ def build_index(spark: Any, day: DayPlan, work: str, steps: Steps, *, gzip_level
     totals.update(groups=len(summary["groups"]), shards=len(summary["shards"]), pages_in=sum(day.counts.values()))
     summary["totals"] = totals
     if totals["docs"] + totals["duplicates"] != totals["pages_in"]:
-        raise RuntimeError(f"indexed {totals['docs']} documents and {totals['duplicates']} repeated records "
-                           f"of {totals['pages_in']} pages")
+        raise RuntimeError(
+            f"indexed {totals['docs']} documents and {totals['duplicates']} repeated records "
+            f"of {totals['pages_in']} pages"
+        )
     log.info("index: %s", totals)
     return summary
 
 
-def _graph(spark: Any, day: DayPlan, folder: str, steps: Steps, exclusions: Exclusions,
-           single_task_bytes: int) -> dict[str, int]:
+def _graph(
+    spark: Any, day: DayPlan, folder: str, steps: Steps, exclusions: Exclusions, single_task_bytes: int
+) -> dict[str, int]:
     with steps("graph"):  # the plan's file sizes: no second listing of the day
-        return graph.write_graph(spark, [f[0] for f in day.files], folder, exclusions=exclusions,
-                                 single_task_bytes=single_task_bytes, sizes=[f[2] for f in day.files])
+        return graph.write_graph(
+            spark,
+            [f[0] for f in day.files],
+            folder,
+            exclusions=exclusions,
+            single_task_bytes=single_task_bytes,
+            sizes=[f[2] for f in day.files],
+        )
 
 
 def map_runs(files: list[tuple[str, str, int]], slots: int) -> list[tuple[int, list[tuple[str, str]]]]:
@@ -107,18 +125,26 @@ def _shard_specs(day: DayPlan, work: str, gzip_level: int, date: dt.date | None)
     """Folder, shard number and CIFF description of every shard, by global shard ordinal."""
     on = f"; date={date:%Y-%m-%d}" if isinstance(date, dt.date) else ""
     return {
-        g.base + n: ShardSpec(folder=os.path.join(work, index_shards.shard_dir(g)), shard=n,
-                              description=f"{get_analyzer(g.lang).name}; dailyslice index {g.tld}/{g.lang} shard {n} of {g.k}{on}",
-                              gzip_level=gzip_level)
-        for g in day.groups for n in range(g.k)
+        g.base + n: ShardSpec(
+            folder=os.path.join(work, index_shards.shard_dir(g)),
+            shard=n,
+            description=f"{get_analyzer(g.lang).name}; dailyslice index {g.tld}/{g.lang} shard {n} of {g.k}{on}",
+            gzip_level=gzip_level,
+        )
+        for g in day.groups
+        for n in range(g.k)
     }
 
 
 def _index(spark: Any, day: DayPlan, work: str, steps: Steps, gzip_level: int, date: dt.date | None) -> dict:
     """The map (analysis) and reduce (CIFF + metadata) stages; the shards' and groups' rows."""
     groups, files = day.groups, day.files
-    summary: dict = {"groups": [], "shards": [], "docs_per_shard": day.docs_per_shard,
-                     "min_group_docs": day.min_group_docs}
+    summary: dict = {
+        "groups": [],
+        "shards": [],
+        "docs_per_shard": day.docs_per_shard,
+        "min_group_docs": day.min_group_docs,
+    }
     if sum(g.k for g in groups):
         spill = os.path.join(work, "_spill")
         plan = MapPlan(groups={key: (groups[g].base, groups[g].bits) for key, g in day.assign.items()}, spill=spill)
@@ -134,19 +160,35 @@ def _index(spark: Any, day: DayPlan, work: str, steps: Steps, gzip_level: int, d
                 # reduce: one task per shard merges its segments into its CIFF and metadata
                 # (lib/index/write.py), biggest shards first
                 shard_todo = sorted(inputs, key=lambda p: (-sum(inputs[p].docs), p))
-                written = map_tasks(spark, len(shard_todo),
-                                    lambda it: write_shards(it, shard_todo, inputs, specs, spill), STATS_SCHEMA)
+                written = map_tasks(
+                    spark, len(shard_todo), lambda it: write_shards(it, shard_todo, inputs, specs, spill), STATS_SCHEMA
+                )
                 shutil.rmtree(spill, ignore_errors=True)  # part of the step's time
         finally:
             shutil.rmtree(spill, ignore_errors=True)  # after a failed stage
         for r in sorted(written, key=lambda r: r["pidx"]):
             g, n = by_pidx[r["pidx"]]
-            summary["shards"].append({"tld": g.tld, "lang": g.lang, "shard": n, "k": g.k,
-                                      **{k: r[k] for k in STATS_SCHEMA.names if k != "pidx"}})
+            summary["shards"].append(
+                {
+                    "tld": g.tld,
+                    "lang": g.lang,
+                    "shard": n,
+                    "k": g.k,
+                    **{k: r[k] for k in STATS_SCHEMA.names if k != "pidx"},
+                }
+            )
     for g in groups:
         mine = [s for s in summary["shards"] if (s["tld"], s["lang"]) == (g.tld, g.lang)]
-        summary["groups"].append({"tld": g.tld, "lang": g.lang, "docs": g.docs, "k": g.k, "files": len(mine),
-                                  "analyzer": get_analyzer(g.lang).name})
+        summary["groups"].append(
+            {
+                "tld": g.tld,
+                "lang": g.lang,
+                "docs": g.docs,
+                "k": g.k,
+                "files": len(mine),
+                "analyzer": get_analyzer(g.lang).name,
+            }
+        )
     return summary
 
 

@@ -118,6 +118,7 @@ def count_pages(files: list[tuple[str, str]], columns: list[str], threads: int =
     Reads only the ``url_suffix`` column (dictionary-encoded: a few bytes a page), with
     pyarrow, a few files at a time; faster than a Spark job for the plan, which is all the
     driver needs before the map stage."""
+
     def one(item: tuple[str, str]) -> list[tuple[tuple[str, str], int]]:
         path, language = item
         f = pq.ParquetFile(path)

@@ -41,9 +41,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from lib.ciff.writer import CiffWriter
-from lib.store import atomic, layout
 from lib.index import owi
 from lib.index.build import METADATA_SCHEMA, STATS_SCHEMA, docs_path, segment_path
+from lib.store import atomic, layout
 
 META_ROW_GROUP = 1 << 16
 SLICE_POSTINGS = 1 << 22
@@ -82,8 +82,9 @@ def shard_inputs(rows: list[dict]) -> dict[int, ShardInput]:
         ts = [r["t"] for r in rs]
         if len(set(ts)) != len(ts):
             raise RuntimeError(f"shard {p}: an input file reported twice: {ts}")
-        out[p] = ShardInput(p, tuple(ts), tuple(r["docs"] for r in rs), tuple(r["tokens"] for r in rs),
-                            tuple(r["segments"] for r in rs))
+        out[p] = ShardInput(
+            p, tuple(ts), tuple(r["docs"] for r in rs), tuple(r["tokens"] for r in rs), tuple(r["segments"] for r in rs)
+        )
     return out
 
 
@@ -99,7 +100,9 @@ def _list_parts(col: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
         off = ch.offsets.to_numpy()
         vals.append(ch.values.to_numpy()[off[0] : off[-1]])
         counts.append(np.diff(off))
-    return (np.concatenate(vals) if vals else np.zeros(0, np.int32)), (np.concatenate(counts) if counts else np.zeros(0, np.int32))
+    return (np.concatenate(vals) if vals else np.zeros(0, np.int32)), (
+        np.concatenate(counts) if counts else np.zeros(0, np.int32)
+    )
 
 
 class _Shard:
@@ -120,10 +123,15 @@ class _Shard:
         self.meta_tmp = atomic.temp_path(self.meta_path)
         self.meta: pq.ParquetWriter | None = None
         self.ciff = CiffWriter(
-            self.ciff_path, num_postings_lists=None, total_postings_lists=None,  # counted as written
-            num_docs=self.num_docs, total_docs=self.num_docs, total_terms_in_collection=self.total_terms,
+            self.ciff_path,
+            num_postings_lists=None,
+            total_postings_lists=None,  # counted as written
+            num_docs=self.num_docs,
+            total_docs=self.num_docs,
+            total_terms_in_collection=self.total_terms,
             average_doclength=self.total_terms / self.num_docs if self.num_docs else 0.0,
-            description=spec.description, compresslevel=spec.gzip_level,
+            description=spec.description,
+            compresslevel=spec.gzip_level,
         )
         self.postings = 0
 
@@ -192,8 +200,11 @@ class _Shard:
         list_count = np.add.reduceat(c_sorted, list_first) if len(list_first) else np.zeros(0, np.int64)
         # slices of whole lists, ~SLICE_POSTINGS postings each
         cum = np.cumsum(list_count)
-        cuts = np.r_[0, np.searchsorted(cum, np.arange(SLICE_POSTINGS, int(cum[-1]), SLICE_POSTINGS), side="right"),
-                     len(list_first)]
+        cuts = np.r_[
+            0,
+            np.searchsorted(cum, np.arange(SLICE_POSTINGS, int(cum[-1]), SLICE_POSTINGS), side="right"),
+            len(list_first),
+        ]
         cuts = np.unique(cuts)
         rows_end = np.r_[list_first[1:], len(order)]
         for a, z in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
@@ -201,8 +212,9 @@ class _Shard:
             c = c_sorted[ra:rz]
             total = int(c.sum())
             idx = np.repeat(s_sorted[ra:rz] - (np.cumsum(c) - c), c) + np.arange(total)
-            self.ciff.add_postings_batch([sorted_terms[i] for i in list_rank[a:z].tolist()], list_count[a:z],
-                                         d_all[idx], t_all[idx])
+            self.ciff.add_postings_batch(
+                [sorted_terms[i] for i in list_rank[a:z].tolist()], list_count[a:z], d_all[idx], t_all[idx]
+            )
             self.postings += total
 
     def write_docs(self) -> None:
@@ -222,11 +234,14 @@ class _Shard:
                 kept = self.keep[base : base + n]
                 pages, docids = pages.filter(pa.array(kept)), self.newid[base : base + n][kept].astype(np.int32)
                 n = pages.num_rows
-            self.ciff.add_docs(docids, [r or "" for r in pages.column("record_id").to_pylist()],
-                               pages.column("doclength").to_numpy())
+            self.ciff.add_docs(
+                docids, [r or "" for r in pages.column("record_id").to_pylist()], pages.column("doclength").to_numpy()
+            )
             cols = {c: pages.column(c) for c in pages.schema.names}
             cols["docid"] = pa.chunked_array([docids])
-            pending.append(pa.table([cols[f.name] if f.name in cols else pa.nulls(n, f.type) for f in schema], schema=schema))
+            pending.append(
+                pa.table([cols[f.name] if f.name in cols else pa.nulls(n, f.type) for f in schema], schema=schema)
+            )
             rows += n
             if rows >= META_ROW_GROUP:  # one Parquet row group per ~64k pages
                 self.meta.write_table(pa.concat_tables(pending), row_group_size=1 << 30)
@@ -239,10 +254,20 @@ class _Shard:
         self.meta.close()
         atomic.replace(self.meta_tmp, self.meta_path, fsync=True)  # as the CIFF beside it
         return pa.RecordBatch.from_pylist(
-            [dict(pidx=self.inp.pidx, docs=self.num_docs, duplicates=self.duplicates, terms=self.ciff.header.num_postings_lists,
-                  postings=self.postings, total_terms=self.total_terms, ciff_bytes=os.path.getsize(self.ciff_path),
-                  metadata_bytes=os.path.getsize(self.meta_path), ciff_sha256=_sha256(self.ciff_path),
-                  metadata_sha256=_sha256(self.meta_path))],
+            [
+                dict(
+                    pidx=self.inp.pidx,
+                    docs=self.num_docs,
+                    duplicates=self.duplicates,
+                    terms=self.ciff.header.num_postings_lists,
+                    postings=self.postings,
+                    total_terms=self.total_terms,
+                    ciff_bytes=os.path.getsize(self.ciff_path),
+                    metadata_bytes=os.path.getsize(self.meta_path),
+                    ciff_sha256=_sha256(self.ciff_path),
+                    metadata_sha256=_sha256(self.meta_path),
+                )
+            ],
             schema=STATS_SCHEMA,
         )
 
@@ -271,8 +296,13 @@ def write_shard(inp: ShardInput, spec: ShardSpec, spill: str) -> pa.RecordBatch:
         raise
 
 
-def write_shards(batches: Iterator[pa.RecordBatch], todo: list[int], inputs: dict[int, ShardInput],
-                 specs: dict[int, ShardSpec], spill: str) -> Iterator[pa.RecordBatch]:
+def write_shards(
+    batches: Iterator[pa.RecordBatch],
+    todo: list[int],
+    inputs: dict[int, ShardInput],
+    specs: dict[int, ShardSpec],
+    spill: str,
+) -> Iterator[pa.RecordBatch]:
     """The reduce step: rows whose first column indexes ``todo`` (shard numbers)."""
     for b in batches:
         for i in b.column(0).to_pylist():

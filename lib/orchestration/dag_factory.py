@@ -43,7 +43,6 @@ import pendulum
 from airflow.sdk import DAG, BaseOperator, Param, get_current_context, task
 from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
-from lib.store import layout, s3, storage
 from lib.orchestration import days as daycheck
 from lib.orchestration import slurm
 from lib.orchestration.exchange_task import exchange_outputs
@@ -52,6 +51,7 @@ from lib.orchestration.sizing import size_job
 from lib.orchestration.trigger import SlurmJobTrigger, failed_marker_path
 from lib.preprocess.health import describe
 from lib.preprocess.input_manifest import compare
+from lib.store import layout, s3, storage
 from lib.warc.records import ARCHIVE_SUFFIXES
 
 log = logging.getLogger("dailyslice.dag")
@@ -102,8 +102,9 @@ def marker_path(cfg: dict[str, Any], dc: str, day: str) -> str:
     return f"{cfg['output_root']}/{layout.RUNS}/{dc}/{day}.json"
 
 
-def input_changes(runner: Any, preprocessed: str | None, input_uri: str,
-                  endpoint: str | None = None) -> dict[str, list[str]] | None:
+def input_changes(
+    runner: Any, preprocessed: str | None, input_uri: str, endpoint: str | None = None
+) -> dict[str, list[str]] | None:
     """What changed in the day's input folder since the published day recorded its inputs
     (``_inputs.json``, read where the job wrote it); None when nothing did, or when the day
     has no record (published by an older release: it is taken as it is)."""
@@ -135,8 +136,9 @@ def trigger_run(dag_id: str, run_id: str, conf: dict[str, Any]) -> bool:
     from airflow.sdk.execution_time.comms import ErrorResponse, TriggerDagRun
     from airflow.sdk.execution_time.task_runner import SUPERVISOR_COMMS
 
-    resp = SUPERVISOR_COMMS.send(TriggerDagRun(dag_id=dag_id, run_id=run_id, conf=conf,
-                                               run_after=dt.datetime.now(dt.timezone.utc)))
+    resp = SUPERVISOR_COMMS.send(
+        TriggerDagRun(dag_id=dag_id, run_id=run_id, conf=conf, run_after=dt.datetime.now(dt.timezone.utc))
+    )
     if isinstance(resp, ErrorResponse):
         if resp.error == ErrorType.DAGRUN_ALREADY_EXISTS:
             return False
@@ -189,7 +191,10 @@ def s3_pressure_env(s3cfg: dict[str, Any]) -> dict[str, str]:
 def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
     """The DAG ``dailyslice-<dc>`` for one data center's settings (see config.py)."""
     runner = slurm.Runner.from_config(cfg["slurm"])
-    default_args = {"retries": int(cfg.get("retries", 2)), "retry_delay": dt.timedelta(minutes=float(cfg.get("retry_minutes", 5)))}
+    default_args = {
+        "retries": int(cfg.get("retries", 2)),
+        "retry_delay": dt.timedelta(minutes=float(cfg.get("retry_minutes", 5))),
+    }
 
     with DAG(
         dag_id=f"dailyslice-{dc}",
@@ -199,7 +204,11 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
         max_active_runs=int(cfg["max_active_runs"]),
         default_args=default_args,
         params={
-            "date": Param(None, type=["null", "string"], description="day to process (YYYY-MM-DD); default: the day before the run"),
+            "date": Param(
+                None,
+                type=["null", "string"],
+                description="day to process (YYYY-MM-DD); default: the day before the run",
+            ),
             "force": Param(False, type="boolean", description="recompute even if the day's marker says it is done"),
         },
         tags=["dailyslice", dc],
@@ -231,22 +240,43 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
             force = bool(get_current_context()["params"].get("force"))
             done = slurm.read_marker(slurm.read_text(runner, marker), None)
             changed = None
-            if done and done.get("ok") and not force and all(
-                runner.run(["test", "-f", f"{p}/{layout.SUCCESS}"]).returncode == 0 for p in done["outputs"].values()
+            if (
+                done
+                and done.get("ok")
+                and not force
+                and all(
+                    runner.run(["test", "-f", f"{p}/{layout.SUCCESS}"]).returncode == 0
+                    for p in done["outputs"].values()
+                )
             ):
-                changed = input_changes(runner, done["outputs"].get("preprocessed"), est["input"],
-                                        cfg["s3"].get("endpoint"))
+                changed = input_changes(
+                    runner, done["outputs"].get("preprocessed"), est["input"], cfg["s3"].get("endpoint")
+                )
                 if not changed:
-                    log.info("%s already processed by job %s: not resubmitting (params.force recomputes)", day, done["job_id"])
+                    log.info(
+                        "%s already processed by job %s: not resubmitting (params.force recomputes)",
+                        day,
+                        done["job_id"],
+                    )
                     return {"job_id": None, "reused_job_id": done["job_id"], "marker_file": marker}
-                log.warning("%s: the input changed since job %s published the day (%s): running it again", day,
-                            done["job_id"], "; ".join(f"{k}: {', '.join(v)}" for k, v in changed.items() if v))
+                log.warning(
+                    "%s: the input changed since job %s published the day (%s): running it again",
+                    day,
+                    done["job_id"],
+                    "; ".join(f"{k}: {', '.join(v)}" for k, v in changed.items() if v),
+                )
             r = runner.run(["mkdir", "-p", cfg["log_dir"], os.path.dirname(marker)])
             if r.returncode != 0:
                 raise slurm.SlurmError(f"cannot create {cfg['log_dir']}: {r.stderr.strip()}")
             env = {
-                "DATE": day, "DATA_CENTER": dc, "INPUT_ROOT": input_root(cfg), "OUTPUT_ROOT": cfg["output_root"],
-                "DAILYSLICE_HOME": cfg["project_home"], "VENV": cfg["venv"], "LOG_DIR": cfg["log_dir"], "MARKER_FILE": marker,
+                "DATE": day,
+                "DATA_CENTER": dc,
+                "INPUT_ROOT": input_root(cfg),
+                "OUTPUT_ROOT": cfg["output_root"],
+                "DAILYSLICE_HOME": cfg["project_home"],
+                "VENV": cfg["venv"],
+                "LOG_DIR": cfg["log_dir"],
+                "MARKER_FILE": marker,
             }
             if cfg["s3"].get("endpoint"):
                 env["AWS_ENDPOINT_URL"] = cfg["s3"]["endpoint"]
@@ -256,39 +286,63 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
             env.update({k: str(v) for k, v in (cfg.get("job_env") or {}).items()})
             out = f"{cfg['log_dir']}/slurm-dailyslice-{dc}-{day}-%j.out"
             argv = slurm.sbatch_argv(
-                os.path.join(cfg["project_home"], cfg["slurm"]["sbatch_script"]), f"dailyslice-{dc}",
-                sized["nodes"], sized["time"], out, env, cfg["slurm"].get("partition"),
-                cfg["slurm"].get("account"), cfg["slurm"].get("extra_args"),
+                os.path.join(cfg["project_home"], cfg["slurm"]["sbatch_script"]),
+                f"dailyslice-{dc}",
+                sized["nodes"],
+                sized["time"],
+                out,
+                env,
+                cfg["slurm"].get("partition"),
+                cfg["slurm"].get("account"),
+                cfg["slurm"].get("extra_args"),
             )
             job_id = slurm.submit(runner, argv)
             log.info("submitted Slurm job %s: %s", job_id, " ".join(argv))
             return {
-                "job_id": job_id, "marker_file": marker, "nodes": sized["nodes"], "time": sized["time"],
-                "rerun_because": changed, "replaces_job_id": done.get("job_id") if changed else None,
-                "run_log": f"{cfg['log_dir']}/dailyslice-{dc}-{day}-{job_id}.log", "slurm_log": out.replace("%j", job_id),
+                "job_id": job_id,
+                "marker_file": marker,
+                "nodes": sized["nodes"],
+                "time": sized["time"],
+                "rerun_because": changed,
+                "replaces_job_id": done.get("job_id") if changed else None,
+                "run_log": f"{cfg['log_dir']}/dailyslice-{dc}-{day}-{job_id}.log",
+                "slurm_log": out.replace("%j", job_id),
             }
 
         @task(retries=0)
         def check(sub: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
-            marker = slurm.read_marker(slurm.read_text(runner, sub["marker_file"]), sub.get("job_id") or sub.get("reused_job_id"))
+            marker = slurm.read_marker(
+                slurm.read_text(runner, sub["marker_file"]), sub.get("job_id") or sub.get("reused_job_id")
+            )
             if marker and marker.get("ok"):
                 return marker
             failed = event.get("failed_marker") or slurm.read_marker(
                 slurm.read_text(runner, failed_marker_path(sub["marker_file"])), sub["job_id"]
             )
             lines = int(cfg["slurm"]["log_tail_lines"])
-            report = [f"Slurm job {sub['job_id']} failed: state {event.get('state')}, exit code {event.get('exit_code')}"]
-            unhealthy = failed.get("health") if failed and failed.get("health") and not failed["health"].get("ok") else None
+            report = [
+                f"Slurm job {sub['job_id']} failed: state {event.get('state')}, exit code {event.get('exit_code')}"
+            ]
+            unhealthy = (
+                failed.get("health") if failed and failed.get("health") and not failed["health"].get("ok") else None
+            )
             if failed:
-                report.append(f"preprocess exit {failed.get('preprocess_rc')}, index exit {failed.get('index_rc')}, "
-                              f"catalogue exit {failed.get('catalogue_rc')}")
+                report.append(
+                    f"preprocess exit {failed.get('preprocess_rc')}, index exit {failed.get('index_rc')}, "
+                    f"catalogue exit {failed.get('catalogue_rc')}"
+                )
             if failed and failed.get("input") in ("missing", "empty"):  # the day vanished or emptied after estimate
-                report[0] = (f"{dc} {failed.get('date')}: the day's input is {failed['input']} "
-                             f"(preprocess exit {failed.get('preprocess_rc')}): nothing published")
+                report[0] = (
+                    f"{dc} {failed.get('date')}: the day's input is {failed['input']} "
+                    f"(preprocess exit {failed.get('preprocess_rc')}): nothing published"
+                )
             if unhealthy:  # published and indexed, but the day lost pages: say how, not only where the logs are
                 report[0] = f"{dc} {failed.get('date')}: {describe(unhealthy)}"
-                report.insert(1, f"Slurm job {sub['job_id']}: state {event.get('state')}, exit code {event.get('exit_code')}; "
-                                 f"outputs (published, not staged): {failed.get('outputs')}")
+                report.insert(
+                    1,
+                    f"Slurm job {sub['job_id']}: state {event.get('state')}, exit code {event.get('exit_code')}; "
+                    f"outputs (published, not staged): {failed.get('outputs')}",
+                )
             for path in (sub["run_log"], sub["slurm_log"]):
                 report.append(f"--- last {lines} lines of {path} ---\n{slurm.log_tail(runner, path, lines)}")
             text = "\n".join(report)
@@ -322,8 +376,9 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
                 return {"status": "not checked: catch-up or backfill run"}
             own, end = day_of(ctx).isoformat(), nightly_day(ctx)
             with s3_endpoint(cfg["s3"].get("endpoint")):
-                rows = daycheck.check_days(input_root(cfg), cfg["output_root"], end, window,
-                                        read=lambda p: slurm.read_text(runner, p))
+                rows = daycheck.check_days(
+                    input_root(cfg), cfg["output_root"], end, window, read=lambda p: slurm.read_text(runner, p)
+                )
             ti = ctx["ti"]
             plan = daycheck.plan_catch_up(rows, own, limit, lambda rid: existing_run(ti, dag.dag_id, rid))
             queued = []
@@ -334,30 +389,57 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
                     plan["already_queued"].append({**item, "run_state": "exists"})
             plan.update(status="checked", queued=queued)
             byday = {r["day"]: r for r in rows}
-            for what, items in (("queued as run", queued), ("already queued as run", plan["already_queued"]),
-                                ("deferred to the next check (max_queue reached): run", plan["deferred"])):
+            for what, items in (
+                ("queued as run", queued),
+                ("already queued as run", plan["already_queued"]),
+                ("deferred to the next check (max_queue reached): run", plan["deferred"]),
+            ):
                 for item in items:
                     state = f" ({item['run_state']})" if "run_state" in item else ""
-                    log.warning("catch-up: %s: %s %s%s", daycheck.describe(byday[item["day"]]), what, item["run_id"], state)
+                    log.warning(
+                        "catch-up: %s: %s %s%s", daycheck.describe(byday[item["day"]]), what, item["run_id"], state
+                    )
             if byday.get(own, {}).get("state") in daycheck.NEEDS_RUN:
                 log.warning("catch-up: %s: this run's own day", daycheck.describe(byday[own]))
-            log.info("catch-up %s..%s: %s; queued %d, already queued %d, deferred %d", *plan["window"],
-                     ", ".join(f"{k} {len(v)}" for k, v in sorted(plan["states"].items())), len(queued),
-                     len(plan["already_queued"]), len(plan["deferred"]))
+            log.info(
+                "catch-up %s..%s: %s; queued %d, already queued %d, deferred %d",
+                *plan["window"],
+                ", ".join(f"{k} {len(v)}" for k, v in sorted(plan["states"].items())),
+                len(queued),
+                len(plan["already_queued"]),
+                len(plan["deferred"]),
+            )
             return plan
 
         @task
-        def summary(est: dict[str, Any], sized: dict[str, Any], sub: dict[str, Any], marker: dict[str, Any],
-                    staged: dict[str, Any], caught: dict[str, Any]) -> str:
+        def summary(
+            est: dict[str, Any],
+            sized: dict[str, Any],
+            sub: dict[str, Any],
+            marker: dict[str, Any],
+            staged: dict[str, Any],
+            caught: dict[str, Any],
+        ) -> str:
             ctx = get_current_context()
             doc = {
-                "data_center": dc, "date": est["date"], "run_id": ctx["run_id"], "input": est, "sizing": sized,
-                "job": {k: v for k, v in sub.items()}, "preprocess_rc": marker.get("preprocess_rc"),
-                "index_rc": marker.get("index_rc"), "catalogue_rc": marker.get("catalogue_rc"), "outputs": marker.get("outputs"),
-                "job_summaries": marker.get("summaries"), "staging": staged, "catch_up": caught,
+                "data_center": dc,
+                "date": est["date"],
+                "run_id": ctx["run_id"],
+                "input": est,
+                "sizing": sized,
+                "job": {k: v for k, v in sub.items()},
+                "preprocess_rc": marker.get("preprocess_rc"),
+                "index_rc": marker.get("index_rc"),
+                "catalogue_rc": marker.get("catalogue_rc"),
+                "outputs": marker.get("outputs"),
+                "job_summaries": marker.get("summaries"),
+                "staging": staged,
+                "catch_up": caught,
                 "written": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             }
-            uri = (cfg.get("summary_uri") or f"{cfg['output_root']}/{layout.RUNS}/{dc}/{{date}}.summary.json").replace("{date}", est["date"])
+            uri = (cfg.get("summary_uri") or f"{cfg['output_root']}/{layout.RUNS}/{dc}/{{date}}.summary.json").replace(
+                "{date}", est["date"]
+            )
             storage.write_bytes(uri, json.dumps(doc, indent=2, sort_keys=True, default=str).encode())
             log.info("run summary: %s", uri)
             return uri
@@ -366,8 +448,12 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
         sized = size(est)
         sub = submit(est, sized)
         waited = SlurmJobSensor(
-            task_id="wait", submission=sub, runner=runner.as_dict(), retries=0,
-            poll_seconds=float(cfg["slurm"]["poll_seconds"]), timeout_hours=float(cfg["slurm"]["timeout_hours"]),
+            task_id="wait",
+            submission=sub,
+            runner=runner.as_dict(),
+            retries=0,
+            poll_seconds=float(cfg["slurm"]["poll_seconds"]),
+            timeout_hours=float(cfg["slurm"]["timeout_hours"]),
         )
         marker = check(sub, waited.output)
         staged = stage(marker, est)

@@ -30,8 +30,14 @@ DEFAULTS: dict[str, Any] = {
     "exclusions": None,
     # S3 pressure caps (None: no cap): archives read at once by the whole preprocess job, and
     # Python workers (one stream each) per Spark executor; connections each process keeps
-    "s3": {"endpoint": None, "bucket": None, "prefix": "", "max_connections_per_job": None,
-           "max_connections_per_executor": None, "max_connections_per_process": None},
+    "s3": {
+        "endpoint": None,
+        "bucket": None,
+        "prefix": "",
+        "max_connections_per_job": None,
+        "max_connections_per_executor": None,
+        "max_connections_per_process": None,
+    },
     "slurm": {
         "submit": "local",  # or "ssh": run sbatch/squeue/scontrol on ssh_host
         "ssh_host": None,

@@ -32,8 +32,8 @@ import json
 import sys
 from typing import Any, Callable
 
-from lib.store import layout, storage
 from lib.preprocess.input_manifest import compare, entries
+from lib.store import layout, storage
 from lib.warc.records import ARCHIVE_SUFFIXES
 
 NEEDS_RUN = ("changed", "missing")
@@ -65,8 +65,12 @@ def day_state(root: str, output_root: str, day: dt.date, read: Reader | None = N
     out = layout.day_path(output_root, layout.PREPROCESSED, day)
     files = storage.list_files(inp, ARCHIVE_SUFFIXES)
     published = read(storage.join(out, layout.SUCCESS)) is not None
-    row: dict[str, Any] = {"day": day.isoformat(), "input": inp, "files": len(files),
-                           "bytes": sum(f.size for f in files)}
+    row: dict[str, Any] = {
+        "day": day.isoformat(),
+        "input": inp,
+        "files": len(files),
+        "bytes": sum(f.size for f in files),
+    }
     if not published:
         row["state"] = "missing" if files else "empty"
         if files:
@@ -85,8 +89,9 @@ def day_state(root: str, output_root: str, day: dt.date, read: Reader | None = N
     return row
 
 
-def check_days(root: str, output_root: str | None, end: dt.date, days: int,
-               read: Reader | None = None) -> list[dict[str, Any]]:
+def check_days(
+    root: str, output_root: str | None, end: dt.date, days: int, read: Reader | None = None
+) -> list[dict[str, Any]]:
     """:func:`day_state` of the ``days`` days ending at ``end``, oldest first."""
     return [day_state(root, output_root or root, end - dt.timedelta(days=i), read) for i in range(days - 1, -1, -1)]
 
@@ -99,8 +104,9 @@ def catch_up_run_id(row: dict[str, Any]) -> str:
     return f"{CATCH_UP_PREFIX}{row['day']}__{row['fingerprint']}"
 
 
-def plan_catch_up(rows: list[dict[str, Any]], own_day: str, limit: int,
-                  existing: Callable[[str], str | None]) -> dict[str, Any]:
+def plan_catch_up(
+    rows: list[dict[str, Any]], own_day: str, limit: int, existing: Callable[[str], str | None]
+) -> dict[str, Any]:
     """Which days of ``rows`` (:func:`check_days`, oldest first) a check queues.
 
     Every ``changed`` or ``missing`` day other than ``own_day`` (the run's own day, which the
@@ -113,16 +119,27 @@ def plan_catch_up(rows: list[dict[str, Any]], own_day: str, limit: int,
     for r in rows:
         states.setdefault(r["state"], []).append(r["day"])
     plan: dict[str, Any] = {
-        "window": [rows[0]["day"], rows[-1]["day"]] if rows else [], "own_day": own_day, "limit": limit,
-        "states": states, "changes": {r["day"]: {k: r[k] for k in ("added", "removed", "modified")}
-                                      for r in rows if r["state"] == "changed"},
-        "to_queue": [], "already_queued": [], "deferred": [],
+        "window": [rows[0]["day"], rows[-1]["day"]] if rows else [],
+        "own_day": own_day,
+        "limit": limit,
+        "states": states,
+        "changes": {
+            r["day"]: {k: r[k] for k in ("added", "removed", "modified")} for r in rows if r["state"] == "changed"
+        },
+        "to_queue": [],
+        "already_queued": [],
+        "deferred": [],
     }
     for r in rows:
         if r["state"] not in NEEDS_RUN or r["day"] == own_day:
             continue
-        item = {"day": r["day"], "state": r["state"], "run_id": catch_up_run_id(r), "files": r["files"],
-                "bytes": r["bytes"]}
+        item = {
+            "day": r["day"],
+            "state": r["state"],
+            "run_id": catch_up_run_id(r),
+            "files": r["files"],
+            "bytes": r["bytes"],
+        }
         found = existing(item["run_id"])
         if found is not None:
             plan["already_queued"].append({**item, "run_state": found})
@@ -137,8 +154,11 @@ def describe(row: dict[str, Any]) -> str:
     """One line for a person: day, state, and what changed."""
     extra = ""
     if row["state"] == "changed":
-        parts = [f"{k} {', '.join(row[k][:5])}{' …' if len(row[k]) > 5 else ''}" for k in ("added", "removed", "modified")
-                 if row.get(k)]
+        parts = [
+            f"{k} {', '.join(row[k][:5])}{' …' if len(row[k]) > 5 else ''}"
+            for k in ("added", "removed", "modified")
+            if row.get(k)
+        ]
         extra = " (" + "; ".join(parts) + ")"
     elif row["state"] == "missing":
         extra = f" ({row['files']} archives, {row['bytes']:,} bytes, no published day)"
@@ -149,8 +169,12 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m lib.orchestration.days", description=__doc__.split("\n")[0])
     p.add_argument("--root", required=True, help="bucket root holding warc/YYYY-MM/DD (local folder or s3://)")
     p.add_argument("--output-root", help="root of the published days (default: --root)")
-    p.add_argument("--end", type=dt.date.fromisoformat, default=dt.date.today() - dt.timedelta(days=1),
-                   help="last day of the window, YYYY-MM-DD (default: yesterday)")
+    p.add_argument(
+        "--end",
+        type=dt.date.fromisoformat,
+        default=dt.date.today() - dt.timedelta(days=1),
+        help="last day of the window, YYYY-MM-DD (default: yesterday)",
+    )
     p.add_argument("--days", type=int, default=7, help="days in the window (default 7)")
     p.add_argument("--json", action="store_true", help="one JSON document instead of a table")
     a = p.parse_args(argv)

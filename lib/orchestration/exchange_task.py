@@ -17,8 +17,9 @@ from lib.index.graph_exchange import exchange_day
 log = logging.getLogger("dailyslice.exchange")
 
 
-def exchange_outputs(spec: dict[str, Any], outputs: dict[str, str], day: str,
-                     exclusions: str | None = None) -> dict[str, Any]:
+def exchange_outputs(
+    spec: dict[str, Any], outputs: dict[str, str], day: str, exclusions: str | None = None
+) -> dict[str, Any]:
     """Run the exchange on the day's index output; ``{"status": "disabled"}`` when the data
     center's ``exchange.enabled`` is false. Partners that have no day are recorded, never
     waited for (the merge takes what exists). ``exclusions``: the data center's take-down list
@@ -27,8 +28,16 @@ def exchange_outputs(spec: dict[str, Any], outputs: dict[str, str], day: str,
         return {"status": "disabled"}
     if "index" not in outputs:
         raise ValueError(f"exchange: the day's outputs have no index folder: {sorted(outputs)}")
-    record = exchange_day(outputs["index"], dt.date.fromisoformat(day), dict(spec.get("partners") or {}),
-                          int(spec.get("lookback_days", 7)), spec.get("work_dir"), exclusions_uri=exclusions)
+    record = exchange_day(
+        outputs["index"],
+        dt.date.fromisoformat(day),
+        dict(spec.get("partners") or {}),
+        int(spec.get("lookback_days", 7)),
+        spec.get("work_dir"),
+        exclusions_uri=exclusions,
+    )
     missing = sorted(k for k, v in record["partners"].items() if v["status"] == "missing")
-    log.info("exchange %s: %s; missing partners: %s", day, "merged" if record["changed"] else "unchanged", missing or "none")
+    log.info(
+        "exchange %s: %s; missing partners: %s", day, "merged" if record["changed"] else "unchanged", missing or "none"
+    )
     return record

@@ -6,9 +6,9 @@ import datetime as dt
 import logging
 from typing import Any
 
-from lib.store import layout
 from lib.placement.publish import publish_tree
 from lib.staging import make_target, stage_tree
+from lib.store import layout
 
 log = logging.getLogger("dailyslice.stage")
 

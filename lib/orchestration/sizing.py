@@ -26,7 +26,8 @@ GIB = 1 << 30
 
 
 def size_job(total_bytes: int, files: int, sizing: dict[str, Any], s3_cap: int | None = None) -> dict[str, Any]:
-    """``{"nodes", "minutes", "time"}`` (and ``"s3_limited": True`` when the cap sets the pace) for ``total_bytes`` of input in ``files``
+    """``{"nodes", "minutes", "time"}`` (and ``"s3_limited": True`` when the cap sets the pace) for
+    ``total_bytes`` of input in ``files``
     files, under ``s3_cap`` concurrent S3 reads per job (module doc)."""
     if files <= 0:
         raise ValueError("no input files: nothing to size")
@@ -49,7 +50,11 @@ def size_job(total_bytes: int, files: int, sizing: dict[str, Any], s3_cap: int |
             pace = min(float(work_nodes), s3_nodes)
     minutes = math.ceil(float(sizing["overhead_minutes"]) + float(sizing["safety_factor"]) * 60 * gib / (rate * pace))
     minutes = max(int(sizing["min_minutes"]), min(minutes, int(sizing["max_minutes"])))
-    out: dict[str, Any] = {"nodes": work_nodes + int(sizing["extra_nodes"]), "minutes": minutes, "time": slurm_time(minutes)}
+    out: dict[str, Any] = {
+        "nodes": work_nodes + int(sizing["extra_nodes"]),
+        "minutes": minutes,
+        "time": slurm_time(minutes),
+    }
     if limited:
         out["s3_limited"] = True
     return out

@@ -21,8 +21,17 @@ from lib.errors import DailysliceError
 
 #: Slurm job states after which the job will not run again.
 TERMINAL = {
-    "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY",
-    "PREEMPTED", "BOOT_FAIL", "DEADLINE", "REVOKED", "SPECIAL_EXIT",
+    "COMPLETED",
+    "FAILED",
+    "CANCELLED",
+    "TIMEOUT",
+    "NODE_FAIL",
+    "OUT_OF_MEMORY",
+    "PREEMPTED",
+    "BOOT_FAIL",
+    "DEADLINE",
+    "REVOKED",
+    "SPECIAL_EXIT",
 }
 
 
@@ -69,14 +78,30 @@ class Runner:
         return proc.returncode or 0, out.decode(errors="replace"), err.decode(errors="replace")
 
 
-def sbatch_argv(script: str, job_name: str, nodes: int, time: str, output: str, env: dict[str, str],
-                partition: str | None = None, account: str | None = None, extra: list[str] | None = None) -> list[str]:
+def sbatch_argv(
+    script: str,
+    job_name: str,
+    nodes: int,
+    time: str,
+    output: str,
+    env: dict[str, str],
+    partition: str | None = None,
+    account: str | None = None,
+    extra: list[str] | None = None,
+) -> list[str]:
     """The sbatch command line; ``env`` goes through ``--export=ALL,K=V,...``."""
     for k, v in env.items():
         if "," in str(v) or "=" in k:
             raise SlurmError(f"cannot pass {k}={v!r} through sbatch --export (no commas allowed)")
-    argv = ["sbatch", "--parsable", f"--job-name={job_name}", "--dependency=singleton",
-            f"--nodes={nodes}", f"--time={time}", f"--output={output}"]
+    argv = [
+        "sbatch",
+        "--parsable",
+        f"--job-name={job_name}",
+        "--dependency=singleton",
+        f"--nodes={nodes}",
+        f"--time={time}",
+        f"--output={output}",
+    ]
     if partition:
         argv.append(f"--partition={partition}")
     if account:

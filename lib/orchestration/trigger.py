@@ -35,7 +35,12 @@ class SlurmJobTrigger(BaseTrigger):
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return (
             "lib.orchestration.trigger.SlurmJobTrigger",
-            {"job_id": self.job_id, "marker_file": self.marker_file, "runner": self.runner, "poll_seconds": self.poll_seconds},
+            {
+                "job_id": self.job_id,
+                "marker_file": self.marker_file,
+                "runner": self.runner,
+                "poll_seconds": self.poll_seconds,
+            },
         )
 
     async def _markers(self, runner: Runner) -> tuple[dict | None, dict | None]:

@@ -17,9 +17,9 @@ from typing import Any
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from lib.store import layout
 from lib.pages.exclusions import Exclusions
 from lib.pages.schema import ROW_GROUP_ROWS
+from lib.store import layout
 
 #: what the audit keeps of each removed row (never the text)
 REMOVED_COLUMNS = ("url", "record_id", "warc_file", "warc_offset")
@@ -56,14 +56,18 @@ def filter_file(src: str, dest: str, exclusions: Exclusions, how: str = "link") 
     return {"rows": len(urls), "excluded": hit, "removed": removed}
 
 
-def filter_day(src: str, dest: str, exclusions: Exclusions, how: str = "link",
-               captures: bool = True, pages: bool = True) -> dict[str, Any]:
+def filter_day(
+    src: str, dest: str, exclusions: Exclusions, how: str = "link", captures: bool = True, pages: bool = True
+) -> dict[str, Any]:
     """Copy the local preprocessed day ``src`` to ``dest`` without its excluded rows (module
     doc), every file but ``_SUCCESS``, which the caller writes when it publishes. ``how``:
     ``link`` (hard link, else copy) or ``symlink`` for files kept as they are. Returns counts
     per kind (``pages``, ``captures``: rows, excluded, files rewritten) and the removed rows."""
-    out: dict[str, Any] = {"pages": {"rows": 0, "excluded": 0, "files_changed": 0},
-                           "captures": {"rows": 0, "excluded": 0, "files_changed": 0}, "removed": []}
+    out: dict[str, Any] = {
+        "pages": {"rows": 0, "excluded": 0, "files_changed": 0},
+        "captures": {"rows": 0, "excluded": 0, "files_changed": 0},
+        "removed": [],
+    }
     for d, _, names in os.walk(src):
         rel_dir = os.path.relpath(d, src)
         top = rel_dir.split(os.sep, 1)[0]

@@ -36,9 +36,9 @@ from typing import Any, Iterable
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lib.store import layout, storage
 from lib.errors import ConfigError
 from lib.pages.weburls import surt_key
+from lib.store import layout, storage
 
 KINDS = ("url", "surt", "host")
 # scheme://[userinfo@]host[:port]: the host, for the cheap vectorized pre-filter

@@ -47,8 +47,15 @@ def url_parts(url: str) -> dict[str, str]:
         p = urlsplit(url)
         host = (p.hostname or "").lower()
     except ValueError:
-        return {"url_scheme": "", "url_host": "", "url_path": "", "url_query": "",
-                "url_subdomain": "", "url_domain": "", "url_suffix": ""}
+        return {
+            "url_scheme": "",
+            "url_host": "",
+            "url_path": "",
+            "url_query": "",
+            "url_subdomain": "",
+            "url_domain": "",
+            "url_suffix": "",
+        }
     ext = _extractor()(host)
     domain = f"{ext.domain}.{ext.suffix}" if ext.suffix and ext.domain else ext.domain
     return {
@@ -79,15 +86,32 @@ def owi_url_parts(url: str) -> dict[str, str | bool | None]:
     except ValueError:
         return dict.fromkeys(OWI_URL_KEYS)
     sub, dom, suf, private = _host_parts(host) if host else ("", "", "", False)
-    out = {"url_scheme": p.scheme.lower(), "url_path": p.path, "url_params": p.params, "url_query": p.query,
-           "url_fragment": p.fragment, "url_subdomain": sub, "url_domain": dom, "url_suffix": suf}
+    out = {
+        "url_scheme": p.scheme.lower(),
+        "url_path": p.path,
+        "url_params": p.params,
+        "url_query": p.query,
+        "url_fragment": p.fragment,
+        "url_subdomain": sub,
+        "url_domain": dom,
+        "url_suffix": suf,
+    }
     out = {k: v or None for k, v in out.items()}
     out["url_is_private"] = private
     return out
 
 
-OWI_URL_KEYS = ("url_scheme", "url_path", "url_params", "url_query", "url_fragment", "url_subdomain", "url_domain",
-                "url_suffix", "url_is_private")
+OWI_URL_KEYS = (
+    "url_scheme",
+    "url_path",
+    "url_params",
+    "url_query",
+    "url_fragment",
+    "url_subdomain",
+    "url_domain",
+    "url_suffix",
+    "url_is_private",
+)
 
 
 # CDXJ lines are "KEY TS JSON": a key must never contain whitespace or control characters,

@@ -198,7 +198,9 @@ class S3Root(Root):
         if prefix and self.kind(prefix) == FILE:
             yield prefix, int(s3.client().head_object(Bucket=self.bucket, Key=self._key(prefix))["ContentLength"])
             return
-        pages = s3.client().get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=self._dir_prefix(prefix))
+        pages = (
+            s3.client().get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=self._dir_prefix(prefix))
+        )
         for page in pages:
             for obj in page.get("Contents", []):
                 if not obj["Key"].endswith("/"):  # console "folder" markers are not files

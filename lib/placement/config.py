@@ -22,8 +22,8 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
-from lib.store import storage
 from lib.errors import ConfigError
+from lib.store import storage
 
 
 @dataclass
@@ -38,7 +38,8 @@ class SliceConfig:
             raise ConfigError(f"{self.path or 'config'}: 'roots' must list at least one slice root")
         if not 1 <= self.slices <= len(self.roots):
             raise ConfigError(
-                f"{self.path or 'config'}: slices={self.slices} must be between 1 and the number of roots ({len(self.roots)})"
+                f"{self.path or 'config'}: slices={self.slices} must be between 1 and the number of roots "
+                f"({len(self.roots)})"
             )
         if len(set(self.roots)) != len(self.roots):
             raise ConfigError(f"{self.path or 'config'}: the same root is listed twice")

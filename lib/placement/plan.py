@@ -9,8 +9,8 @@ from __future__ import annotations
 import datetime as _dt
 import json
 
-from lib.store import storage
 from lib.placement.errors import RebalanceError
+from lib.store import storage
 
 PLAN_FORMAT = "swap-rebalance/1"
 

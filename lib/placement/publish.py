@@ -13,9 +13,9 @@ import os
 from collections import Counter
 from typing import Iterable
 
-from lib.store import layout, storage
 from lib.placement.config import SliceConfig
 from lib.placement.swap import PlacementError, check_path, collection_of
+from lib.store import layout, storage
 
 MARKERS = (layout.SUCCESS,)
 

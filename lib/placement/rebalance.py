@@ -99,7 +99,11 @@ def rebalance(
         if rep.duplicates or rep.collisions:
             raise RebalanceError("fix the collection before rebalancing: " + "; ".join(rep.problems()[:5]))
         moves = plan_moves(coll, to)
-        header = {"from": cfg.slices, "to": to, "roots": cfg.roots[: max(cfg.slices, to, *(s + 1 for _, s, _ in moves))]}
+        header = {
+            "from": cfg.slices,
+            "to": to,
+            "roots": cfg.roots[: max(cfg.slices, to, *(s + 1 for _, s, _ in moves))],
+        }
         write_plan(plan_path, header["from"], to, header["roots"], moves)
         hook("plan", 0)
     coll = Collection(cfg)

@@ -13,10 +13,10 @@ import io
 from dataclasses import dataclass, field
 from typing import BinaryIO, Iterable
 
+from lib.pages.keyspace import md5_int
 from lib.placement.backends import DIR, FILE, TMP_SUFFIX, Root, is_temp, open_root
 from lib.placement.config import SliceConfig, from_roots, load
 from lib.placement.errors import NamespaceError, PlacementError
-from lib.pages.keyspace import md5_int
 from lib.placement.plan import read_plan_header
 
 

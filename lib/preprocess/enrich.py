@@ -98,13 +98,17 @@ def load(names: list[str], reserved: list[str] = ()) -> list[Plugin]:
     known = available()
     unknown = [n for n in names if n not in known]
     if unknown:
-        raise UsageError(f"unknown enrichment plugin(s) {', '.join(unknown)}; installed: {', '.join(sorted(known)) or 'none'}")
+        raise UsageError(
+            f"unknown enrichment plugin(s) {', '.join(unknown)}; installed: {', '.join(sorted(known)) or 'none'}"
+        )
     plugins = [_load(n, known[n]) for n in dict.fromkeys(names)]
     taken = set(reserved)
     for p in plugins:
         for f in p.fields:
             if f.name in taken:
-                raise UsageError(f"enrichment plugin {p.name!r}: column {f.name!r} is already a page column or another plugin's")
+                raise UsageError(
+                    f"enrichment plugin {p.name!r}: column {f.name!r} is already a page column or another plugin's"
+                )
             taken.add(f.name)
     return plugins
 
@@ -182,8 +186,16 @@ class Enrichment:
 
     def report(self) -> dict[str, Any]:
         """Per plugin: pages, seconds, failed, failed_by_reason, samples."""
-        return {n: {"pages": c.pages, "seconds": round(c.seconds, 6), "failed": sum(c.failed.values()),
-                    "failed_by_reason": dict(c.failed), "samples": list(c.samples)} for n, c in self.counts.items()}
+        return {
+            n: {
+                "pages": c.pages,
+                "seconds": round(c.seconds, 6),
+                "failed": sum(c.failed.values()),
+                "failed_by_reason": dict(c.failed),
+                "samples": list(c.samples),
+            }
+            for n, c in self.counts.items()
+        }
 
 
 def merge_reports(total: dict[str, Any], one: Mapping[str, Any]) -> dict[str, Any]:

@@ -56,8 +56,11 @@ def top_reasons(totals: dict[str, Any], n: int = TOP_REASONS) -> list[dict[str, 
     """The most frequent ways records were lost: failure reasons, and the skip reasons that
     drop HTML pages (binary payload, too large), most frequent first."""
     rows = [{"reason": r, "kind": "failed", "count": c} for r, c in totals.get("failed_by_reason", {}).items() if c]
-    rows += [{"reason": r, "kind": "skipped", "count": c} for r, c in totals.get("skipped_by_reason", {}).items()
-             if r in LOST_HTML_REASONS and c]
+    rows += [
+        {"reason": r, "kind": "skipped", "count": c}
+        for r, c in totals.get("skipped_by_reason", {}).items()
+        if r in LOST_HTML_REASONS and c
+    ]
     rows.sort(key=lambda x: (-x["count"], x["reason"]))
     return rows[:n]
 
@@ -79,8 +82,12 @@ def sample_errors(lines: Iterable[str], reason: str, n: int = SAMPLES) -> list[d
     return out
 
 
-def assess(totals: dict[str, Any], per_file: Iterable[dict[str, Any]], thresholds: Thresholds = Thresholds(),
-           error_lines: Iterable[str] = ()) -> dict[str, Any]:
+def assess(
+    totals: dict[str, Any],
+    per_file: Iterable[dict[str, Any]],
+    thresholds: Thresholds = Thresholds(),
+    error_lines: Iterable[str] = (),
+) -> dict[str, Any]:
     """The ``health`` block of a day from its totals and per-file counters (``_stats.json``)
     and its error report lines (for samples of the top reason)."""
     t = thresholds
@@ -99,21 +106,33 @@ def assess(totals: dict[str, Any], per_file: Iterable[dict[str, Any]], threshold
     if shares["unreadable_files"] is not None and shares["unreadable_files"] > t.max_unreadable_share:
         breached.append("max_unreadable_share")
     top = top_reasons(totals)
-    warnings = [f"HTML extraction ran on the slow path on some executors: {line} (the same output several times "
-                "slower than the compiled walker; DAILYSLICE_NATIVE_HTML=off is the way to choose it)"
-                for line in totals.get("html_extraction", []) if walk.slow_by_accident(line)]
+    warnings = [
+        f"HTML extraction ran on the slow path on some executors: {line} (the same output several times "
+        "slower than the compiled walker; DAILYSLICE_NATIVE_HTML=off is the way to choose it)"
+        for line in totals.get("html_extraction", [])
+        if walk.slow_by_accident(line)
+    ]
     if shares["empty_text"] is not None and shares["empty_text"] > t.max_empty_text_share:
-        warnings.append(f"{totals.get('empty_text', 0)} of {totals.get('kept', 0)} kept pages "
-                        f"({100 * shares['empty_text']:.2f}%, max {100 * t.max_empty_text_share:.2f}%) have an empty "
-                        "main text although their <body> has text: no word of theirs can find them")
+        warnings.append(
+            f"{totals.get('empty_text', 0)} of {totals.get('kept', 0)} kept pages "
+            f"({100 * shares['empty_text']:.2f}%, max {100 * t.max_empty_text_share:.2f}%) have an empty "
+            "main text although their <body> has text: no word of theirs can find them"
+        )
     return {
         "ok": not breached,
         "breached": breached,
         "warnings": warnings,
         "shares": shares,
         "thresholds": asdict(t),
-        "counts": {"read": totals.get("read", 0), "failed": totals.get("failed", 0), "kept": totals.get("kept", 0),
-                   "html_seen": totals.get("html_seen", 0), "empty_text": totals.get("empty_text", 0), "files": totals.get("files", 0), "unreadable_files": unreadable},
+        "counts": {
+            "read": totals.get("read", 0),
+            "failed": totals.get("failed", 0),
+            "kept": totals.get("kept", 0),
+            "html_seen": totals.get("html_seen", 0),
+            "empty_text": totals.get("empty_text", 0),
+            "files": totals.get("files", 0),
+            "unreadable_files": unreadable,
+        },
         "top_reasons": top,
         "samples": sample_errors(error_lines, top[0]["reason"]) if top and breached else [],
     }
@@ -134,14 +153,23 @@ def describe(health: dict[str, Any]) -> str:
     def pct(x):
         return "n/a" if x is None else f"{100 * x:.2f}%"
 
-    lines = ["day is healthy" if health.get("ok") else "day is UNHEALTHY (output published, but it lost pages): breached "
-             + ", ".join(f"{name} ({pct(sh.get(_LIMITS[name][0]))} {_LIMITS[name][1]} {pct(th.get(name))})"
-                         for name in breached if name in _LIMITS)]
-    lines.append(f"failed records {c.get('failed', 0)}/{c.get('read', 0)} = {pct(sh.get('failed'))} "
-                 f"(max {pct(th.get('max_failed_share'))}); kept pages {c.get('kept', 0)}/{c.get('html_seen', 0)} HTML = "
-                 f"{pct(sh.get('kept'))} (min {pct(th.get('min_kept_share'))}); unreadable files "
-                 f"{c.get('unreadable_files', 0)}/{c.get('files', 0)} = {pct(sh.get('unreadable_files'))} "
-                 f"(max {pct(th.get('max_unreadable_share'))})")
+    lines = [
+        "day is healthy"
+        if health.get("ok")
+        else "day is UNHEALTHY (output published, but it lost pages): breached "
+        + ", ".join(
+            f"{name} ({pct(sh.get(_LIMITS[name][0]))} {_LIMITS[name][1]} {pct(th.get(name))})"
+            for name in breached
+            if name in _LIMITS
+        )
+    ]
+    lines.append(
+        f"failed records {c.get('failed', 0)}/{c.get('read', 0)} = {pct(sh.get('failed'))} "
+        f"(max {pct(th.get('max_failed_share'))}); kept pages {c.get('kept', 0)}/{c.get('html_seen', 0)} HTML = "
+        f"{pct(sh.get('kept'))} (min {pct(th.get('min_kept_share'))}); unreadable files "
+        f"{c.get('unreadable_files', 0)}/{c.get('files', 0)} = {pct(sh.get('unreadable_files'))} "
+        f"(max {pct(th.get('max_unreadable_share'))})"
+    )
     lines += [f"WARNING: {w}" for w in health.get("warnings", [])]
     if health.get("top_reasons"):
         lines.append("top reasons: " + ", ".join(f"{r['reason']} {r['count']}" for r in health["top_reasons"]))

@@ -25,8 +25,11 @@ def entries(input_uri: str, files: Iterable[FileInfo]) -> dict[str, dict[str, An
 def input_record(input_uri: str, files: Iterable[FileInfo]) -> bytes:
     """``_inputs.json``: the day's input files, sorted by name."""
     files_ = entries(input_uri, files)
-    body = {"files": [{"name": n, **files_[n]} for n in sorted(files_)], "count": len(files_),
-            "bytes": sum(v["size"] for v in files_.values())}
+    body = {
+        "files": [{"name": n, **files_[n]} for n in sorted(files_)],
+        "count": len(files_),
+        "bytes": sum(v["size"] for v in files_.values()),
+    }
     return (json.dumps(body, indent=1, sort_keys=True) + "\n").encode()
 
 
@@ -35,7 +38,10 @@ def compare(recorded: dict[str, Any], input_uri: str, files: Iterable[FileInfo])
     ``added``, ``removed`` and ``modified`` names (size, or a version both sides know, differs)."""
     now = entries(input_uri, files)
     then = {f["name"]: f for f in recorded.get("files", [])}
-    modified = [n for n in sorted(set(now) & set(then))
-                if now[n]["size"] != then[n]["size"]
-                or (now[n]["version"] and then[n].get("version") and now[n]["version"] != then[n]["version"])]
+    modified = [
+        n
+        for n in sorted(set(now) & set(then))
+        if now[n]["size"] != then[n]["size"]
+        or (now[n]["version"] and then[n].get("version") and now[n]["version"] != then[n]["version"])
+    ]
     return {"added": sorted(set(now) - set(then)), "removed": sorted(set(then) - set(now)), "modified": modified}

@@ -23,10 +23,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Iterator
 
-from lib.pages import weburls
-from lib.pages.exclusions import NONE as NO_EXCLUSIONS, Exclusions
 from lib.html.charset import decode_html
 from lib.html.content import extract
+from lib.pages import weburls
+from lib.pages.exclusions import NONE as NO_EXCLUSIONS
+from lib.pages.exclusions import Exclusions
 from lib.preprocess import langid
 from lib.preprocess.enrich import Enrichment, PageInput
 from lib.warc.http import HttpError, HttpResponse, parse_response
@@ -52,11 +53,19 @@ class FileStats:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "file": self.file, "bytes": self.bytes, "seconds": round(self.seconds, 3),
-            "read": self.read, "kept": self.kept, "html_seen": self.html_seen, "empty_text": self.empty_text,
-            "skipped": sum(self.skipped.values()), "failed": sum(self.failed.values()),
-            "skipped_by_reason": dict(self.skipped), "failed_by_reason": dict(self.failed),
-            "warnings_by_reason": dict(self.warnings), "errors_not_reported": self.unreported,
+            "file": self.file,
+            "bytes": self.bytes,
+            "seconds": round(self.seconds, 3),
+            "read": self.read,
+            "kept": self.kept,
+            "html_seen": self.html_seen,
+            "empty_text": self.empty_text,
+            "skipped": sum(self.skipped.values()),
+            "failed": sum(self.failed.values()),
+            "skipped_by_reason": dict(self.skipped),
+            "failed_by_reason": dict(self.failed),
+            "warnings_by_reason": dict(self.warnings),
+            "errors_not_reported": self.unreported,
         }
 
 
@@ -74,7 +83,8 @@ _CONTROL_BYTES = bytes(b for b in range(32) if b < 9 or 13 < b < 32 and b != 27)
 
 
 _HTML_START = re.compile(
-    rb"\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body|title|meta)[\s>/]", re.I | re.S)
+    rb"\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body|title|meta)[\s>/]", re.I | re.S
+)
 
 
 def _looks_html(body: bytes) -> bool:
@@ -112,8 +122,15 @@ class FileProcessor:
     """Processes one archive stream; iterate :meth:`pages`, then read ``stats``,
     ``captures`` and ``errors``."""
 
-    def __init__(self, file: str, max_page_bytes: int = 10 << 20, name: str | None = None,
-                 exclusions: Exclusions = NO_EXCLUSIONS, enrich: Enrichment | None = None, main_html: bool = False):
+    def __init__(
+        self,
+        file: str,
+        max_page_bytes: int = 10 << 20,
+        name: str | None = None,
+        exclusions: Exclusions = NO_EXCLUSIONS,
+        enrich: Enrichment | None = None,
+        main_html: bool = False,
+    ):
         self.file = file
         self.enrich = enrich  # the run's enrichment plugins (lib.preprocess.enrich), if any
         self.main_html = main_html  # the opt-in main_html column, written in the walk that writes the text
@@ -127,7 +144,9 @@ class FileProcessor:
     # ---------------------------------------------------------------- reporting
     def _report(self, kind: str, offset: int | None, reason: str, detail: str) -> None:
         if len(self.errors) < MAX_REPORTED_PER_FILE:
-            self.errors.append({"file": self.file, "offset": offset, "kind": kind, "reason": reason, "detail": detail[:500]})
+            self.errors.append(
+                {"file": self.file, "offset": offset, "kind": kind, "reason": reason, "detail": detail[:500]}
+            )
         else:
             self.stats.unreported += 1
 
@@ -178,12 +197,21 @@ class FileProcessor:
         return sha1_digest(rec.content[resp.payload_start :])
 
     def _capture(self, rec: Record, status: int | None, mime: str, kept: bool, resp=None) -> None:
-        self.captures.append({
-            "url": rec.url, "warc_date": rec.date, "record_type": rec.rec_type,
-            "record_id": rec.record_id.strip("<>"), "http_status": status, "mime_type": mime,
-            "payload_digest": self._digest(rec, resp), "kept": kept,
-            "warc_file": self.file, "warc_offset": rec.offset, "warc_length": rec.length,
-        })
+        self.captures.append(
+            {
+                "url": rec.url,
+                "warc_date": rec.date,
+                "record_type": rec.rec_type,
+                "record_id": rec.record_id.strip("<>"),
+                "http_status": status,
+                "mime_type": mime,
+                "payload_digest": self._digest(rec, resp),
+                "kept": kept,
+                "warc_file": self.file,
+                "warc_offset": rec.offset,
+                "warc_length": rec.length,
+            }
+        )
 
     def _record(self, rec: Record) -> dict[str, Any] | None:
         for reason, detail in rec.warnings:
@@ -247,8 +275,9 @@ class FileProcessor:
         resp = HttpResponse(0, {"content-type": rec.headers.get("content-type", "")}, rec.content)
         return self._candidate(rec, resp, mime, None, bool(rec.content))
 
-    def _candidate(self, rec: Record, resp: HttpResponse, mime: str, status: int | None,
-                   stored: bool) -> dict[str, Any] | None:
+    def _candidate(
+        self, rec: Record, resp: HttpResponse, mime: str, status: int | None, stored: bool
+    ) -> dict[str, Any] | None:
         """Keep or skip a readable response/resource; ``stored``: its payload has bytes."""
         html = mime in HTML_TYPES or _looks_html(resp.body)
         ok_status = status is None or 200 <= status < 300
@@ -283,7 +312,9 @@ class FileProcessor:
     def _page(self, rec: Record, resp: HttpResponse, mime: str, status: int | None) -> dict[str, Any]:
         dec = decode_html(resp.body, resp.charset)
         if dec.replaced:
-            self._warn(rec.offset, "invalid_bytes_in_charset", f"invalid bytes for {dec.charset} ({dec.source}): replaced")
+            self._warn(
+                rec.offset, "invalid_bytes_in_charset", f"invalid bytes for {dec.charset} ({dec.source}): replaced"
+            )
         utf8 = resp.body if dec.charset == "utf-8" and dec.source != "bom" and not dec.replaced else None
         page = extract(dec.text, rec.url, utf8, self.main_html)  # the body as it is, if it is dec.text in UTF-8
         if not page.text and page.body_chars:

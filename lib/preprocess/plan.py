@@ -24,8 +24,9 @@ from lib.runtime.packing import TASK_BYTES, split_bytes  # Spark's maxPartitionB
 OPEN_COST_BYTES = 512 << 10
 
 
-def pack(files: Sequence[tuple[str, int]], task_bytes: int = TASK_BYTES, open_cost: int = OPEN_COST_BYTES,
-         slots: int = 1) -> list[list[int]]:
+def pack(
+    files: Sequence[tuple[str, int]], task_bytes: int = TASK_BYTES, open_cost: int = OPEN_COST_BYTES, slots: int = 1
+) -> list[list[int]]:
     """Indexes into ``files`` ((name, size) pairs) grouped into tasks, biggest task first.
 
     Each file costs its size plus ``open_cost`` (so a task of tiny files still ends), and no task

@@ -20,17 +20,20 @@ from typing import Any, Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lib.store import atomic, layout, locations, s3, storage
-from lib.pages.exclusions import NONE as NO_EXCLUSIONS, Exclusions
-from lib.pages.schema import CAPTURE_SCHEMA, OPT_IN_PAGE_COLUMNS, PAGE_SCHEMA, ROW_GROUP_ROWS
 from lib.html import walk
-from lib.preprocess import enrich as enrichment, health
+from lib.pages.exclusions import NONE as NO_EXCLUSIONS
+from lib.pages.exclusions import Exclusions
+from lib.pages.schema import CAPTURE_SCHEMA, OPT_IN_PAGE_COLUMNS, PAGE_SCHEMA, ROW_GROUP_ROWS
+from lib.preprocess import enrich as enrichment
+from lib.preprocess import health
 from lib.preprocess.pages import FileProcessor
 from lib.preprocess.plan import task_name
+from lib.store import atomic, layout, locations, s3, storage
 
 #: what each task returns to the driver: one row per archive; a task's output files ride on its first row
-RESULT_SCHEMA = pa.schema([("file", pa.string()), ("stats", pa.string()), ("errors", pa.string()),
-                           ("outputs", pa.list_(pa.string()))])
+RESULT_SCHEMA = pa.schema(
+    [("file", pa.string()), ("stats", pa.string()), ("errors", pa.string()), ("outputs", pa.list_(pa.string()))]
+)
 FILE_SCHEMA = PAGE_SCHEMA.remove(PAGE_SCHEMA.get_field_index("language"))
 BUFFER_BYTES = 96 << 20  # pages held before a row group is written, over all languages
 FILE_BYTES = 128 << 20  # a language's Parquet file of a task is closed, and the next begun, at this size
@@ -108,9 +111,18 @@ def _write_captures(out_dir: str, name: str, captures: list[dict[str, Any]]) -> 
     return uri
 
 
-def _read_one(uri: str, size: int, name: str, writer: LanguageWriter, captures: list[dict[str, Any]],
-              max_page_bytes: int, batch_rows: int, exclusions: Exclusions,
-              plugins: list[enrichment.Plugin], main_html: bool = False) -> dict[str, Any]:
+def _read_one(
+    uri: str,
+    size: int,
+    name: str,
+    writer: LanguageWriter,
+    captures: list[dict[str, Any]],
+    max_page_bytes: int,
+    batch_rows: int,
+    exclusions: Exclusions,
+    plugins: list[enrichment.Plugin],
+    main_html: bool = False,
+) -> dict[str, Any]:
     """Stream one archive into ``writer`` and ``captures``; returns its result row (no outputs)."""
     s3_before = s3.counters()
     enrich = enrichment.Enrichment(list(plugins))  # one per archive: its report is the archive's
@@ -122,8 +134,15 @@ def _read_one(uri: str, size: int, name: str, writer: LanguageWriter, captures: 
     except Exception as e:  # missing file, permissions, S3 gone: the file is counted, the task goes on
         proc.stats.read += 1
         proc.stats.failed["read_error"] += 1
-        proc.errors.append({"file": uri, "offset": None, "kind": "failed", "reason": "read_error",
-                            "detail": f"{type(e).__name__}: {e}"})
+        proc.errors.append(
+            {
+                "file": uri,
+                "offset": None,
+                "kind": "failed",
+                "reason": "read_error",
+                "detail": f"{type(e).__name__}: {e}",
+            }
+        )
     else:
         with stream:
             for row in proc.pages(stream):
@@ -135,46 +154,83 @@ def _read_one(uri: str, size: int, name: str, writer: LanguageWriter, captures: 
         writer.add(buf)
     captures.extend(proc.captures)
     s = proc.stats
-    print(f"preprocess: {os.path.basename(uri)}: read {s.read} kept {s.kept} skipped {sum(s.skipped.values())} "
-          f"failed {sum(s.failed.values())} in {s.seconds:.1f}s", file=sys.stderr, flush=True)
+    print(
+        f"preprocess: {os.path.basename(uri)}: read {s.read} kept {s.kept} skipped {sum(s.skipped.values())} "
+        f"failed {sum(s.failed.values())} in {s.seconds:.1f}s",
+        file=sys.stderr,
+        flush=True,
+    )
     # which HTML path ran on this executor: a cluster's workers may lack the compiled walker
     extra = {"enrich": enrich.report()} if enrich else {}
-    return {"file": uri, "stats": json.dumps(s.as_dict() | {"html_extraction": walk.status(),
-                                                            "s3": s3.counters_since(s3_before)} | extra),
-            "errors": "".join(json.dumps(e, default=str) + "\n" for e in proc.errors), "outputs": []}
+    return {
+        "file": uri,
+        "stats": json.dumps(
+            s.as_dict() | {"html_extraction": walk.status(), "s3": s3.counters_since(s3_before)} | extra
+        ),
+        "errors": "".join(json.dumps(e, default=str) + "\n" for e in proc.errors),
+        "outputs": [],
+    }
 
 
-def process_task(files: list[tuple[str, int]], out_dir: str, max_page_bytes: int, batch_rows: int,
-                 input_root: str | None = None, exclusions: Exclusions = NO_EXCLUSIONS,
-                 file_bytes: int = FILE_BYTES, plugins: list[enrichment.Plugin] = (),
-                 main_html: bool = False) -> list[dict[str, Any]]:
+def process_task(
+    files: list[tuple[str, int]],
+    out_dir: str,
+    max_page_bytes: int,
+    batch_rows: int,
+    input_root: str | None = None,
+    exclusions: Exclusions = NO_EXCLUSIONS,
+    file_bytes: int = FILE_BYTES,
+    plugins: list[enrichment.Plugin] = (),
+    main_html: bool = False,
+) -> list[dict[str, Any]]:
     """Process one task's archives in the order given (the plan gives them in name order: the
     order of their pages in the output); returns one RESULT_SCHEMA row per archive, the first
     carrying the task's output files. Ids and output names derive from the archives' paths below
     ``input_root`` (:func:`lib.store.locations.archive_name`), not from where they are read."""
     names = [locations.archive_name(uri, input_root) if input_root else uri for uri, _ in files]
     name = task_name(names)
-    writer = LanguageWriter(storage.local_path(out_dir), name, file_bytes,
-                            enrichment.schema_with(file_schema(main_html), list(plugins)))
+    writer = LanguageWriter(
+        storage.local_path(out_dir), name, file_bytes, enrichment.schema_with(file_schema(main_html), list(plugins))
+    )
     captures: list[dict[str, Any]] = []
-    rows = [_read_one(uri, size, arc, writer, captures, max_page_bytes, batch_rows, exclusions, plugins, main_html)
-            for (uri, size), arc in zip(files, names)]
+    rows = [
+        _read_one(uri, size, arc, writer, captures, max_page_bytes, batch_rows, exclusions, plugins, main_html)
+        for (uri, size), arc in zip(files, names)
+    ]
     if rows:
         rows[0]["outputs"] = writer.close() + [_write_captures(out_dir, name, captures)]
     return rows
 
 
-def make_mapper(files: list[tuple[str, int]], tasks: list[list[int]], out_dir: str, max_page_bytes: int,
-                batch_rows: int, input_root: str | None = None, exclusions: Exclusions = NO_EXCLUSIONS,
-                file_bytes: int = FILE_BYTES, plugins: list[enrichment.Plugin] = (), main_html: bool = False):
+def make_mapper(
+    files: list[tuple[str, int]],
+    tasks: list[list[int]],
+    out_dir: str,
+    max_page_bytes: int,
+    batch_rows: int,
+    input_root: str | None = None,
+    exclusions: Exclusions = NO_EXCLUSIONS,
+    file_bytes: int = FILE_BYTES,
+    plugins: list[enrichment.Plugin] = (),
+    main_html: bool = False,
+):
     """The :func:`lib.runtime.sparkjob.map_tasks` function: input rows carry indexes into ``tasks``,
     each a list of indexes into ``files`` (found below ``input_root``)."""
 
     def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for t in batch.column(0).to_pylist():
-                rows = process_task([files[i] for i in tasks[t]], out_dir, max_page_bytes, batch_rows,
-                                    input_root, exclusions, file_bytes, plugins, main_html)
+                rows = process_task(
+                    [files[i] for i in tasks[t]],
+                    out_dir,
+                    max_page_bytes,
+                    batch_rows,
+                    input_root,
+                    exclusions,
+                    file_bytes,
+                    plugins,
+                    main_html,
+                )
                 yield pa.RecordBatch.from_pylist(rows, schema=RESULT_SCHEMA)
 
     return mapper
@@ -203,8 +259,12 @@ def remove_strays(out_dir: str, results: list[dict[str, Any]]) -> int:
     return removed
 
 
-def merge_results(out_dir: str, files: list[tuple[str, int]], results: list[dict[str, Any]],
-                  thresholds: health.Thresholds = health.Thresholds()) -> tuple[dict[str, Any], int]:
+def merge_results(
+    out_dir: str,
+    files: list[tuple[str, int]],
+    results: list[dict[str, Any]],
+    thresholds: health.Thresholds = health.Thresholds(),
+) -> tuple[dict[str, Any], int]:
     """Per-file counters -> ``_stats.json`` (with the day's ``health`` block, see
     :mod:`lib.preprocess.health`), reports -> ``_errors.jsonl`` (in input order); returns (stats, number
     of report lines). Every input file must have a result."""
@@ -212,8 +272,19 @@ def merge_results(out_dir: str, files: list[tuple[str, int]], results: list[dict
     missing = [uri for uri, _ in files if uri not in by_file]
     if missing:
         raise RuntimeError(f"no result for {len(missing)} input files (first: {missing[0]})")
-    totals: dict[str, Any] = {"files": len(files), "bytes": 0, "read": 0, "kept": 0, "html_seen": 0, "empty_text": 0, "skipped": 0,
-                              "failed": 0, "skipped_by_reason": {}, "failed_by_reason": {}, "warnings_by_reason": {}}
+    totals: dict[str, Any] = {
+        "files": len(files),
+        "bytes": 0,
+        "read": 0,
+        "kept": 0,
+        "html_seen": 0,
+        "empty_text": 0,
+        "skipped": 0,
+        "failed": 0,
+        "skipped_by_reason": {},
+        "failed_by_reason": {},
+        "warnings_by_reason": {},
+    }
     per_file = []
     lines = 0
     base = storage.local_path(out_dir)

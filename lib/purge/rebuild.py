@@ -31,10 +31,10 @@ from typing import Any, Callable, Protocol
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from lib.store import layout, storage
 from lib.errors import DailysliceError
-from lib.pages.exclusions import Exclusions
 from lib.pages.exclude import day_matches, filter_day
+from lib.pages.exclusions import Exclusions
+from lib.store import layout, storage
 
 KINDS = (layout.PREPROCESSED, layout.INDEX, layout.CATALOGUE)
 NEW = ".purge-new"
@@ -52,8 +52,9 @@ class Rebuild(Protocol):
 
     def index(self, day: dt.date, inp: str, out: str, exclusions_uri: str, recorded: dict[str, Any]) -> int: ...
 
-    def catalogue(self, day: dt.date, inp: str, out: str, index: str, exclusions_uri: str,
-                  recorded: dict[str, Any]) -> int: ...
+    def catalogue(
+        self, day: dt.date, inp: str, out: str, index: str, exclusions_uri: str, recorded: dict[str, Any]
+    ) -> int: ...
 
 
 def recorded_options(path: str) -> dict[str, Any]:
@@ -165,8 +166,15 @@ def _resume(root: str, day: dt.date, dirs: dict[str, str], log: Any) -> dict[str
     return entry
 
 
-def purge_day(root: str, day: dt.date, exclusions: Exclusions, exclusions_uri: str, rebuild: Rebuild,
-              audit: Callable[[dict[str, Any]], None], log: Callable[[str], None] = print) -> dict[str, Any]:
+def purge_day(
+    root: str,
+    day: dt.date,
+    exclusions: Exclusions,
+    exclusions_uri: str,
+    rebuild: Rebuild,
+    audit: Callable[[dict[str, Any]], None],
+    log: Callable[[str], None] = print,
+) -> dict[str, Any]:
     """Purge ``day`` under the local ``root`` (module doc): ``rebuild`` runs the index and
     catalogue jobs, ``audit(entry)`` records what was removed. Returns the day's outcome:
     ``state`` is ``purged``, ``clean`` (nothing matched) or ``not published``."""
@@ -198,10 +206,17 @@ def purge_day(root: str, day: dt.date, exclusions: Exclusions, exclusions_uri: s
         raise
     after = _counts({k: new[k] if k in kinds else dirs[k] for k in KINDS})
     entry = {
-        "time": when, "day": day.isoformat(), "root": root, "folders": [dirs[k] for k in kinds],
-        "rules": [r.as_dict() for r in exclusions.rules], "exclusions": exclusions_uri,
-        "removed": {"pages": removed["pages"]["excluded"], "captures": removed["captures"]["excluded"],
-                    **{k: (before[k] or 0) - (after.get(k) or 0) for k in before if before[k] is not None}},
+        "time": when,
+        "day": day.isoformat(),
+        "root": root,
+        "folders": [dirs[k] for k in kinds],
+        "rules": [r.as_dict() for r in exclusions.rules],
+        "exclusions": exclusions_uri,
+        "removed": {
+            "pages": removed["pages"]["excluded"],
+            "captures": removed["captures"]["excluded"],
+            **{k: (before[k] or 0) - (after.get(k) or 0) for k in before if before[k] is not None},
+        },
         "records": removed["removed"],
     }
     _write_json(journal, {"phase": "swap", "day": day.isoformat(), "kinds": kinds, "audit": entry})
@@ -213,8 +228,15 @@ def purge_day(root: str, day: dt.date, exclusions: Exclusions, exclusions_uri: s
     return {"day": day.isoformat(), "state": "purged", "removed": entry["removed"]}
 
 
-def _build(rebuild: Rebuild, day: dt.date, dirs: dict[str, str], new: dict[str, str],
-           exclusions: Exclusions, exclusions_uri: str, when: str) -> tuple[dict[str, Any], list[str]]:
+def _build(
+    rebuild: Rebuild,
+    day: dt.date,
+    dirs: dict[str, str],
+    new: dict[str, str],
+    exclusions: Exclusions,
+    exclusions_uri: str,
+    when: str,
+) -> tuple[dict[str, Any], list[str]]:
     """The new folders of the day (``.purge-new``); returns the filter's counts and the kinds built."""
     pre = dirs[layout.PREPROCESSED]
     removed = filter_day(pre, new[layout.PREPROCESSED], exclusions, how="link")
@@ -224,15 +246,26 @@ def _build(rebuild: Rebuild, day: dt.date, dirs: dict[str, str], new: dict[str, 
     storage.write_bytes(os.path.join(new[layout.PREPROCESSED], layout.SUCCESS), marker, fsync=True)
     kinds = [layout.PREPROCESSED]
     if _success(dirs[layout.INDEX]):
-        rc = rebuild.index(day, new[layout.PREPROCESSED], new[layout.INDEX], exclusions_uri,
-                           recorded_options(os.path.join(dirs[layout.INDEX], layout.STATS)))
+        rc = rebuild.index(
+            day,
+            new[layout.PREPROCESSED],
+            new[layout.INDEX],
+            exclusions_uri,
+            recorded_options(os.path.join(dirs[layout.INDEX], layout.STATS)),
+        )
         if rc != 0:
             raise PurgeError(f"{day}: the index job on the purged day exited {rc}: the day is unchanged")
         kinds.append(layout.INDEX)
     if _success(dirs[layout.CATALOGUE]):
         index = new[layout.INDEX] if layout.INDEX in kinds else dirs[layout.INDEX]
-        rc = rebuild.catalogue(day, new[layout.PREPROCESSED], new[layout.CATALOGUE], index, exclusions_uri,
-                               recorded_options(os.path.join(dirs[layout.CATALOGUE], layout.SUCCESS)))
+        rc = rebuild.catalogue(
+            day,
+            new[layout.PREPROCESSED],
+            new[layout.CATALOGUE],
+            index,
+            exclusions_uri,
+            recorded_options(os.path.join(dirs[layout.CATALOGUE], layout.SUCCESS)),
+        )
         if rc != 0:
             raise PurgeError(f"{day}: the catalogue job on the purged day exited {rc}: the day is unchanged")
         kinds.append(layout.CATALOGUE)

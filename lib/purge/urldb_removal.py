@@ -40,8 +40,13 @@ def purge_urldb(db: str, exclusions: Exclusions) -> dict[str, Any]:
             table = f.read()
             urls.update(u for u in table.filter(mask).column("url").to_pylist() if u)
             tmp = os.path.join(d, "." + n + ".purge")
-            pq.write_table(table.filter(pc.invert(mask)), tmp, compression=f.metadata.row_group(0).column(0).compression.lower()
-                           if f.metadata.num_row_groups else "snappy")
+            pq.write_table(
+                table.filter(pc.invert(mask)),
+                tmp,
+                compression=f.metadata.row_group(0).column(0).compression.lower()
+                if f.metadata.num_row_groups
+                else "snappy",
+            )
             os.replace(tmp, path)
             out["rows"] += hit
             out["files"] += 1

@@ -24,8 +24,9 @@ TASK_BYTES = 128 << 20
 OPEN_COST_BYTES = 64 << 10
 
 
-def split_bytes(sizes: Sequence[int], task_bytes: int = TASK_BYTES, open_cost: int = OPEN_COST_BYTES,
-                slots: int = 1) -> int:
+def split_bytes(
+    sizes: Sequence[int], task_bytes: int = TASK_BYTES, open_cost: int = OPEN_COST_BYTES, slots: int = 1
+) -> int:
     """The most cost (sizes plus one ``open_cost`` a file) one task takes: ``task_bytes``, or
     less when the day is small, so it still makes at least ``slots`` tasks (Spark's
     ``maxSplitBytes``: ``min(maxPartitionBytes, max(openCost, total / minPartitions))``)."""
@@ -34,8 +35,9 @@ def split_bytes(sizes: Sequence[int], task_bytes: int = TASK_BYTES, open_cost: i
     return max(1, min(task_bytes, max(open_cost, per_slot)))
 
 
-def pack_in_order(sizes: Sequence[int], task_bytes: int = TASK_BYTES, open_cost: int = OPEN_COST_BYTES,
-                  slots: int = 1) -> list[range]:
+def pack_in_order(
+    sizes: Sequence[int], task_bytes: int = TASK_BYTES, open_cost: int = OPEN_COST_BYTES, slots: int = 1
+) -> list[range]:
     """The indexes ``0..len(sizes)-1`` cut into consecutive runs, one a task: a run takes the
     next file while its cost stays within :func:`split_bytes` (a file bigger than that alone
     makes a run of its own). Deterministic: the same sizes always give the same runs."""

@@ -47,15 +47,13 @@ from typing import Any, Callable, Iterator, TypeVar
 import pyarrow as pa
 from pyspark.sql import SparkSession
 
-from lib.runtime import localmode
-
-from lib.store import atomic, layout, lease, s3, storage
 from lib.errors import UsageError
+from lib.runtime import localmode
+from lib.store import atomic, layout, lease, s3, storage
 
 log = logging.getLogger("dailyslice")
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNHEALTHY, EXIT_EMPTY, EXIT_BUSY = 0, 1, 2, 3, 4, 5
-
 
 
 @dataclass
@@ -71,7 +69,7 @@ class JobResult:
         return EXIT_OK if self.ok else self.code
 
 
-O = TypeVar("O", bound="JobOptions")
+OptionsT = TypeVar("OptionsT", bound="JobOptions")
 
 
 @dataclass(frozen=True)
@@ -96,17 +94,17 @@ class JobOptions:
     exclusions: str | None = None
 
     @classmethod
-    def from_args(cls: type[O], args: argparse.Namespace) -> O:
+    def from_args(cls: type[OptionsT], args: argparse.Namespace) -> OptionsT:
         """The options of a parsed command line (lists become tuples)."""
         given = vars(args)
-        return cls(**{f.name: tuple(v) if isinstance(v := given[f.name], list) else v
-                      for f in fields(cls) if f.name in given})
+        return cls(
+            **{f.name: tuple(v) if isinstance(v := given[f.name], list) else v for f in fields(cls) if f.name in given}
+        )
 
     @classmethod
     def defaults(cls) -> dict[str, Any]:
         """Every field's default, by name (what the command line's parser defaults to)."""
-        return {f.name: f.default if f.default is not MISSING else f.default_factory()
-                for f in fields(cls)}
+        return {f.name: f.default if f.default is not MISSING else f.default_factory() for f in fields(cls)}
 
 
 class Steps:
@@ -134,8 +132,14 @@ def task_order(count: int, slots: int) -> list[int]:
     return [i for r in range(slots) for i in range(r, count, slots)]
 
 
-def map_tasks(spark: Any, count: int, fn: Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]],
-              schema: pa.Schema, partitions: int = 0, max_concurrent: int = 0) -> list[dict[str, Any]]:
+def map_tasks(
+    spark: Any,
+    count: int,
+    fn: Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]],
+    schema: pa.Schema,
+    partitions: int = 0,
+    max_concurrent: int = 0,
+) -> list[dict[str, Any]]:
     """Run ``fn`` over the task indexes ``0..count-1`` and collect its result rows as dicts.
 
     ``fn`` takes batches of one ``id`` column (the indexes of its task, one per partition
@@ -159,7 +163,11 @@ def map_tasks(spark: Any, count: int, fn: Callable[[Iterator[pa.RecordBatch]], I
             yield from pa.Table.from_batches([b]).cast(schema).to_pylist()
 
     if 0 < max_concurrent < (partitions or count):
-        return spark.sparkContext.parallelize(task_order(count, max_concurrent), max_concurrent).mapPartitions(task).collect()
+        return (
+            spark.sparkContext.parallelize(task_order(count, max_concurrent), max_concurrent)
+            .mapPartitions(task)
+            .collect()
+        )
     return spark.sparkContext.parallelize(range(count), partitions or count).mapPartitions(task).collect()
 
 
@@ -206,7 +214,9 @@ class WorkDir:
         self.to_s3 = storage.is_s3(output)
         if self.to_s3:
             if cluster and not staging:
-                raise ValueError(f"{name}: S3 output on a cluster needs --staging DIR on a file system all executors share")
+                raise ValueError(
+                    f"{name}: S3 output on a cluster needs --staging DIR on a file system all executors share"
+                )
             base = staging or tempfile.mkdtemp(prefix=f"{name}-staging-")
             self.path = os.path.join(base, f"run-{uuid.uuid4().hex[:8]}")
         else:
@@ -316,34 +326,53 @@ class SparkJob:
         p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark setting")
         p.add_argument("--summary", help="also write the run summary (JSON) to this file")
         p.add_argument("--log-level", default="WARN", help="Spark log level (default WARN)")
-        p.add_argument("--exclusions", metavar="URI",
-                       help="exclusion list (take-downs, lib.pages.exclusions) to apply: a local path or s3:// URI that "
-                            "must exist, or 'none' (default ROOT/_exclusions.jsonl when it exists)")
+        p.add_argument(
+            "--exclusions",
+            metavar="URI",
+            help="exclusion list (take-downs, lib.pages.exclusions) to apply: a local path or s3:// URI that "
+            "must exist, or 'none' (default ROOT/_exclusions.jsonl when it exists)",
+        )
         if self.checks_input:
-            p.add_argument("--wait-lock", type=float, default=0.0, metavar="SECONDS",
-                           help=f"wait this long for another run of the same output to finish (default: refuse at "
-                                f"once, exit {EXIT_BUSY})")
-            p.add_argument("--allow-empty", action="store_true",
-                           help=f"publish an empty output when the input day holds nothing (default: exit {EXIT_EMPTY}, "
-                                "nothing published)")
+            p.add_argument(
+                "--wait-lock",
+                type=float,
+                default=0.0,
+                metavar="SECONDS",
+                help=f"wait this long for another run of the same output to finish (default: refuse at "
+                f"once, exit {EXIT_BUSY})",
+            )
+            p.add_argument(
+                "--allow-empty",
+                action="store_true",
+                help=f"publish an empty output when the input day holds nothing (default: exit {EXIT_EMPTY}, "
+                "nothing published)",
+            )
         self.add_arguments(p)
         known = {a.dest for a in p._actions}
-        p.set_defaults(**{k: list(v) if isinstance(v, tuple) else v  # one place for the defaults: the options
-                          for k, v in self.options_class.defaults().items() if k in known})
+        p.set_defaults(
+            **{
+                k: list(v) if isinstance(v, tuple) else v  # one place for the defaults: the options
+                for k, v in self.options_class.defaults().items()
+                if k in known
+            }
+        )
         return p
 
     def options_from_argv(self, argv: list[str] | None = None) -> Any:
         """The options object of a command line (argparse exits 2 on a bad one)."""
         return self.options_class.from_args(self.parser().parse_args(argv))
 
-    def resolve_io(self, args: O) -> O:
+    def resolve_io(self, args: OptionsT) -> OptionsT:
         """The options with ``input``/``output`` filled from ``date``/``root`` where not given
         (:class:`UsageError` when neither is there)."""
         if args.input is None or args.output is None:
             if args.date is None or args.root is None:
                 raise UsageError(f"{self.name}: give --date and --root, or --input and --output")
-        return replace(args, input=args.input or layout.day_path(args.root, self.input_kind, args.date),
-                       output=args.output or layout.day_path(args.root, self.output_kind, args.date))
+        return replace(
+            args,
+            input=args.input or layout.day_path(args.root, self.input_kind, args.date),
+            output=args.output or layout.day_path(args.root, self.output_kind, args.date),
+        )
 
     # ------------------------------------------------------------------ spark
     def session(self, args: JobOptions) -> Any:
@@ -397,8 +426,9 @@ class SparkJob:
             except lease.Busy as e:
                 log.error("%s: %s", self.name, e)
                 print(f"{self.name}.py: {e}", file=sys.stderr)
-                self.last_result = JobResult(ok=False, summary={"job": self.name, "ok": False, "error": str(e),
-                                                                "busy": True}, code=EXIT_BUSY)
+                self.last_result = JobResult(
+                    ok=False, summary={"job": self.name, "ok": False, "error": str(e), "busy": True}, code=EXIT_BUSY
+                )
                 if args.summary:
                     storage.write_bytes(args.summary, json.dumps(self.last_result.summary, indent=2).encode())
                 return self.last_result

@@ -22,16 +22,26 @@ from lib.serve.server import bind, make_server, run, url_of
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m lib.serve", description=__doc__.split("\n")[0])
-    p.add_argument("--root", action="append", required=True, metavar="[DC=]ROOT",
-                   help="published root (local path or s3://); repeat with DC=ROOT for more data centers")
+    p.add_argument(
+        "--root",
+        action="append",
+        required=True,
+        metavar="[DC=]ROOT",
+        help="published root (local path or s3://); repeat with DC=ROOT for more data centers",
+    )
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8080, help="0: any free port (the URL is printed)")
     p.add_argument("--cache", help="folder for the serving index and downloaded S3 objects")
     p.add_argument("--max-range-days", type=int, default=31, help="widest date range one search may span")
     p.add_argument("--replay", help="pywb collection URL for replay links on the page (e.g. http://localhost:8090/day)")
-    p.add_argument("--archives", action="append", default=[], metavar="ROOT",
-                   help="folder or s3:// prefix whose archives /capture?file= may read (repeatable); captures of "
-                        "published pages by record id need none")
+    p.add_argument(
+        "--archives",
+        action="append",
+        default=[],
+        metavar="ROOT",
+        help="folder or s3:// prefix whose archives /capture?file= may read (repeatable); captures of "
+        "published pages by record id need none",
+    )
     p.add_argument("--lazy", action="store_true", help="build the search engine on the first search, not at start")
     p.add_argument("--example", help="print an example search URL for this query once started")
     return p
@@ -51,15 +61,21 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     url = url_of(sock)
     t = time.perf_counter()
-    app = create_app(roots, args.cache, max_range_days=args.max_range_days, replay_url=args.replay,
-                     archive_roots=[a if a.startswith("s3://") else os.path.abspath(a) for a in args.archives])
+    app = create_app(
+        roots,
+        args.cache,
+        max_range_days=args.max_range_days,
+        replay_url=args.replay,
+        archive_roots=[a if a.startswith("s3://") else os.path.abspath(a) for a in args.archives],
+    )
     if not args.lazy:
         try:
             app.state.searcher.get()
             print(f"serve: search engine ready in {time.perf_counter() - t:.1f} s", file=sys.stderr)
         except Exception as e:  # noqa: BLE001  (files and catalogue still work; searches will say why)
-            print(f"serve: no search engine ({type(e).__name__}: {e}); files and catalogue still served",
-                  file=sys.stderr)
+            print(
+                f"serve: no search engine ({type(e).__name__}: {e}); files and catalogue still served", file=sys.stderr
+            )
     print(f"serving {', '.join(f'{dc}={r}' for dc, r in roots.items())} on {url}/", flush=True)
     if args.example:
         print(f"  search: {url}/?q={quote(args.example)}", flush=True)

@@ -35,9 +35,14 @@ from lib.serve.files_api import files_router
 from lib.serve.http_errors import install_error_handlers
 from lib.serve.published import SliceStore, parse_day, split_values
 
+
 def hit_dict(hit: Any) -> dict[str, Any]:
     """A hit as JSON-ready fields, with MOSAIC's names as aliases (id, textSnippet, warcDate)."""
-    d = dataclasses.asdict(hit) if dataclasses.is_dataclass(hit) else dict(hit._asdict() if hasattr(hit, "_asdict") else vars(hit))
+    d = (
+        dataclasses.asdict(hit)
+        if dataclasses.is_dataclass(hit)
+        else dict(hit._asdict() if hasattr(hit, "_asdict") else vars(hit))
+    )
     out: dict[str, Any] = {}
     for key, v in d.items():
         if isinstance(v, (dt.datetime, dt.date)):
@@ -75,10 +80,18 @@ class Searcher:
         return self._engine
 
 
-def create_app(roots: dict[str, str], cache_dir: str | None = None, *, max_range_days: int = MAX_RANGE_DAYS,
-               max_query_chars: int = MAX_QUERY_CHARS, warm: bool = False, engine: Engine | None = None,
-               store: SliceStore | None = None, replay_url: str | None = None,
-               archive_roots: list[str] | None = None) -> FastAPI:
+def create_app(
+    roots: dict[str, str],
+    cache_dir: str | None = None,
+    *,
+    max_range_days: int = MAX_RANGE_DAYS,
+    max_query_chars: int = MAX_QUERY_CHARS,
+    warm: bool = False,
+    engine: Engine | None = None,
+    store: SliceStore | None = None,
+    replay_url: str | None = None,
+    archive_roots: list[str] | None = None,
+) -> FastAPI:
     """The service over ``roots`` (data center -> local path or ``s3://`` root in the published layout).
 
     ``max_range_days`` and ``max_query_chars`` are the limits of the engine built here (a given ``engine``
@@ -88,22 +101,38 @@ def create_app(roots: dict[str, str], cache_dir: str | None = None, *, max_range
     """
     if not roots:
         raise ValueError("no root: give at least one published root")
-    searcher = Searcher(lambda: engine if engine is not None else Engine(
-        roots, cache_dir=cache_dir, max_range_days=max_range_days, max_query_chars=max_query_chars))
-    app = FastAPI(title="daily-index-slice", version="1",
-                  description="Search and download published daily index slices: exact global BM25 over every "
-                              "shard of a day or a date range, filtered file manifests and ranged downloads, "
-                              "the crawl catalogue. Errors are 4xx with {\"error\": \"...\"}.")
+    searcher = Searcher(
+        lambda: (
+            engine
+            if engine is not None
+            else Engine(roots, cache_dir=cache_dir, max_range_days=max_range_days, max_query_chars=max_query_chars)
+        )
+    )
+    app = FastAPI(
+        title="daily-index-slice",
+        version="1",
+        description="Search and download published daily index slices: exact global BM25 over every "
+        "shard of a day or a date range, filtered file manifests and ranged downloads, "
+        'the crawl catalogue. Errors are 4xx with {"error": "..."}.',
+    )
     app.state.searcher = searcher
     install_error_handlers(app)  # each ServeError its status, a bad parameter 400, an unknown path 404
 
     if warm:
+
         @app.on_event("startup")
         def _warm() -> None:
             searcher.get()
 
-    def run_search(q: str | None, day: str | None, to: str | None, lang: list[str] | None, k: int,
-                   k1: float | None, b: float | None):
+    def run_search(
+        q: str | None,
+        day: str | None,
+        to: str | None,
+        lang: list[str] | None,
+        k: int,
+        k1: float | None,
+        b: float | None,
+    ):
         eng = searcher.get()
         text = check_query(q, eng.max_query_chars)  # the engine checks it too: here for the answer's meta.query
         if not day:
@@ -133,29 +162,69 @@ def create_app(roots: dict[str, str], cache_dir: str | None = None, *, max_range
     )
 
     @app.get("/search", tags=["search"], summary="Search a day or a date range (exact global BM25)")
-    def search(q: str | None = SearchParams["q"], day: str | None = SearchParams["day"],
-               to: str | None = SearchParams["to"], lang: list[str] | None = SearchParams["lang"],
-               k: int = SearchParams["k"], k1: float | None = SearchParams["k1"],
-               b: float | None = SearchParams["b"]) -> dict:
+    def search(
+        q: str | None = SearchParams["q"],
+        day: str | None = SearchParams["day"],
+        to: str | None = SearchParams["to"],
+        lang: list[str] | None = SearchParams["lang"],
+        k: int = SearchParams["k"],
+        k1: float | None = SearchParams["k1"],
+        b: float | None = SearchParams["b"],
+    ) -> dict:
         text, d0, d1, langs, res = run_search(q, day, to, lang, k, k1, b)
-        return {"meta": {"query": text, "query_time_ms": res.query_time_ms, "total_results": res.total_results,
-                         "excluded": res.excluded, "warnings": res.warnings,
-                         "days": [str(x) for x in res.days], "shards": res.shards, "languages": langs, "k": k},
-                "results": [hit_dict(h) for h in res.hits]}
+        return {
+            "meta": {
+                "query": text,
+                "query_time_ms": res.query_time_ms,
+                "total_results": res.total_results,
+                "excluded": res.excluded,
+                "warnings": res.warnings,
+                "days": [str(x) for x in res.days],
+                "shards": res.shards,
+                "languages": langs,
+                "k": k,
+            },
+            "results": [hit_dict(h) for h in res.hits],
+        }
 
-    @app.get("/searchxml", tags=["search"], summary="Search, answered as OpenSearch 1.1 Atom",
-             response_class=Response, responses={200: {"content": {"application/atom+xml": {}}}})
-    def searchxml(request: Request, q: str | None = SearchParams["q"], day: str | None = SearchParams["day"],
-                  to: str | None = SearchParams["to"], lang: list[str] | None = SearchParams["lang"],
-                  k: int = SearchParams["k"], k1: float | None = SearchParams["k1"],
-                  b: float | None = SearchParams["b"]) -> Response:
+    @app.get(
+        "/searchxml",
+        tags=["search"],
+        summary="Search, answered as OpenSearch 1.1 Atom",
+        response_class=Response,
+        responses={200: {"content": {"application/atom+xml": {}}}},
+    )
+    def searchxml(
+        request: Request,
+        q: str | None = SearchParams["q"],
+        day: str | None = SearchParams["day"],
+        to: str | None = SearchParams["to"],
+        lang: list[str] | None = SearchParams["lang"],
+        k: int = SearchParams["k"],
+        k1: float | None = SearchParams["k1"],
+        b: float | None = SearchParams["b"],
+    ) -> Response:
         text, d0, d1, langs, res = run_search(q, day, to, lang, k, k1, b)
-        body = opensearch.atom(str(request.base_url).rstrip("/"), str(request.url), text, d0, d1, langs, k,
-                               res.total_results, [hit_dict(h) for h in res.hits])
+        body = opensearch.atom(
+            str(request.base_url).rstrip("/"),
+            str(request.url),
+            text,
+            d0,
+            d1,
+            langs,
+            k,
+            res.total_results,
+            [hit_dict(h) for h in res.hits],
+        )
         return Response(body, media_type="application/atom+xml; charset=utf-8")
 
-    @app.get("/opensearch.xml", tags=["search"], summary="OpenSearch 1.1 description document",
-             response_class=Response, responses={200: {"content": {"application/opensearchdescription+xml": {}}}})
+    @app.get(
+        "/opensearch.xml",
+        tags=["search"],
+        summary="OpenSearch 1.1 description document",
+        response_class=Response,
+        responses={200: {"content": {"application/opensearchdescription+xml": {}}}},
+    )
     def opensearch_description(request: Request) -> Response:
         body = opensearch.description(str(request.base_url).rstrip("/"))
         return Response(body, media_type="application/opensearchdescription+xml; charset=utf-8")
@@ -180,8 +249,13 @@ def create_app(roots: dict[str, str], cache_dir: str | None = None, *, max_range
         return Response(_static(name), media_type=f"{kind}; charset=utf-8")
 
     app.include_router(files_router(store if store is not None else SliceStore(roots, cache_dir=cache_dir)))
-    app.include_router(capture_router(lambda rid: searcher.get().find_record(rid), list(archive_roots or []),
-                                      lambda url: searcher.get().exclusions.match(url)))
+    app.include_router(
+        capture_router(
+            lambda rid: searcher.get().find_record(rid),
+            list(archive_roots or []),
+            lambda url: searcher.get().exclusions.match(url),
+        )
+    )
     app.include_router(catalogue_router({dc: r for dc, r in roots.items()}))
     return app
 

@@ -25,12 +25,20 @@ from urllib.parse import quote
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from lib.store import locations, storage
 from lib.extract.capture import CaptureError, open_capture
+from lib.store import locations, storage
 
 #: HTTP status of each CaptureError reason
-STATUS = {"missing-file": 404, "escapes-root": 403, "bad-range": 400, "past-eof": 400, "not-archive": 400,
-          "not-record": 400, "too-large": 413, "read-error": 502}
+STATUS = {
+    "missing-file": 404,
+    "escapes-root": 403,
+    "bad-range": 400,
+    "past-eof": 400,
+    "not-archive": 400,
+    "not-record": 400,
+    "too-large": 413,
+    "read-error": 502,
+}
 
 
 def capture_path(record_id: str) -> str:
@@ -46,23 +54,35 @@ def within_roots(file: str, roots: list[str]) -> bool:
             return False
         return any(storage.is_s3(r) and uri.startswith(locations.normalize(r).rstrip("/") + "/") for r in roots)
     path = os.path.realpath(storage.local_path(uri))
-    return any(not storage.is_s3(r) and path.startswith(os.path.realpath(storage.local_path(r)).rstrip("/") + "/")
-               for r in roots)
+    return any(
+        not storage.is_s3(r) and path.startswith(os.path.realpath(storage.local_path(r)).rstrip("/") + "/")
+        for r in roots
+    )
 
 
 def _error(e: CaptureError) -> JSONResponse:
-    return JSONResponse({"error": str(e), "reason": e.reason, "file": e.file, "offset": e.offset},
-                        status_code=STATUS.get(e.reason, 400))
+    return JSONResponse(
+        {"error": str(e), "reason": e.reason, "file": e.file, "offset": e.offset}, status_code=STATUS.get(e.reason, 400)
+    )
 
 
 def withheld(url: str | None) -> JSONResponse:
     """451: the capture's URL is on the exclusion list (a take-down)."""
-    return JSONResponse({"error": "this capture is withheld: its URL is on the exclusion list", "reason": "excluded",
-                         "url": url}, status_code=451)
+    return JSONResponse(
+        {"error": "this capture is withheld: its URL is on the exclusion list", "reason": "excluded", "url": url},
+        status_code=451,
+    )
 
 
-def _respond(file: str, offset: int, length: int, content_only: bool, decode: bool,
-             extra: dict[str, str], excluded: Callable[[str | None], bool]) -> StreamingResponse | JSONResponse:
+def _respond(
+    file: str,
+    offset: int,
+    length: int,
+    content_only: bool,
+    decode: bool,
+    extra: dict[str, str],
+    excluded: Callable[[str | None], bool],
+) -> StreamingResponse | JSONResponse:
     try:
         cap = open_capture(file, offset, length, content_only=content_only, decode=decode)
     except CaptureError as e:
@@ -70,8 +90,12 @@ def _respond(file: str, offset: int, length: int, content_only: bool, decode: bo
     if excluded(cap.url or cap.warc_headers.get("warc-target-uri")):
         cap.close()
         return withheld(cap.url)
-    headers = {"X-Archive-File": quote(cap.file, safe=":/"), "X-Archive-Offset": str(offset),
-               "X-Archive-Length": str(length), **extra}
+    headers = {
+        "X-Archive-File": quote(cap.file, safe=":/"),
+        "X-Archive-Offset": str(offset),
+        "X-Archive-Length": str(length),
+        **extra,
+    }
     if cap.size is not None:
         headers["Content-Length"] = str(cap.size)
     if content_only:
@@ -87,41 +111,54 @@ def _respond(file: str, offset: int, length: int, content_only: bool, decode: bo
     return StreamingResponse(iter(cap), media_type=cap.content_type, headers=headers)
 
 
-def capture_router(lookup: Callable[[str], dict | None], archive_roots: list[str],
-                   excluded: Callable[[str | None], bool] = lambda url: False) -> APIRouter:
+def capture_router(
+    lookup: Callable[[str], dict | None],
+    archive_roots: list[str],
+    excluded: Callable[[str | None], bool] = lambda url: False,
+) -> APIRouter:
     """The capture routes; ``lookup(record_id)`` finds a published page's pointer (or None);
     a capture whose URL ``excluded`` matches is withheld (451), whichever way it is asked for."""
     router = APIRouter(tags=["captures"])
     only = Query(False, description="the HTTP payload instead of the archive member (WarcManager's contentonly)")
     dec = Query(True, description="with contentonly: undo Content-Encoding (false: the payload as transferred)")
 
-    @router.get("/capture/{record_id:path}", summary="One published page's capture, by its record id",
-                response_class=StreamingResponse)
+    @router.get(
+        "/capture/{record_id:path}",
+        summary="One published page's capture, by its record id",
+        response_class=StreamingResponse,
+    )
     def by_record(record_id: str, contentonly: bool = only, decode: bool = dec):
         page = lookup(record_id)
         if page is None:
             return JSONResponse({"error": f"no published page has record id {record_id!r}"}, status_code=404)
         if not page.get("warc_file") or page.get("warc_offset") is None or not page.get("warc_length"):
-            return JSONResponse({"error": f"record {record_id!r} has no archive pointer in its metadata"},
-                                status_code=404)
+            return JSONResponse(
+                {"error": f"record {record_id!r} has no archive pointer in its metadata"}, status_code=404
+            )
         if page.get("excluded"):
             return withheld(page.get("url"))
         extra = {"X-Record-Id": quote(record_id, safe=":@<>"), "X-Day": page["day"], "X-Data-Center": page["dc"]}
-        return _respond(page["warc_file"], int(page["warc_offset"]), int(page["warc_length"]), contentonly, decode,
-                        extra, excluded)
+        return _respond(
+            page["warc_file"], int(page["warc_offset"]), int(page["warc_length"]), contentonly, decode, extra, excluded
+        )
 
-    @router.get("/capture", summary="One capture by archive file, offset and length",
-                response_class=StreamingResponse)
-    def by_pointer(file: str = Query(..., description="archive URI (absolute path, file:// or s3://) below an "
-                                                      "archive root"),
-                   offset: int = Query(..., ge=0), length: int = Query(..., ge=1),
-                   contentonly: bool = only, decode: bool = dec):
+    @router.get("/capture", summary="One capture by archive file, offset and length", response_class=StreamingResponse)
+    def by_pointer(
+        file: str = Query(..., description="archive URI (absolute path, file:// or s3://) below an archive root"),
+        offset: int = Query(..., ge=0),
+        length: int = Query(..., ge=1),
+        contentonly: bool = only,
+        decode: bool = dec,
+    ):
         if not archive_roots:
-            return JSONResponse({"error": "captures by file are not enabled: start the service with --archives ROOT"},
-                                status_code=403)
+            return JSONResponse(
+                {"error": "captures by file are not enabled: start the service with --archives ROOT"}, status_code=403
+            )
         if not within_roots(file, archive_roots):
-            return JSONResponse({"error": f"{file} is not below an archive root of this service "
-                                          f"({', '.join(archive_roots)})"}, status_code=403)
+            return JSONResponse(
+                {"error": f"{file} is not below an archive root of this service ({', '.join(archive_roots)})"},
+                status_code=403,
+            )
         return _respond(file, offset, length, contentonly, decode, {}, excluded)
 
     return router

@@ -65,8 +65,12 @@ def catalogue_router(roots: dict[str, str]) -> APIRouter:
         return _call(lambda: query.digest(root_of(dc), digest))
 
     @r.get("/search", summary="URL-prefix / substring search in the URL database")
-    def search(prefix: str | None = None, contains: str | None = None,
-               limit: int = Query(100, ge=1, le=100_000), dc: str | None = None) -> Response:
+    def search(
+        prefix: str | None = None,
+        contains: str | None = None,
+        limit: int = Query(100, ge=1, le=100_000),
+        dc: str | None = None,
+    ) -> Response:
         return _call(lambda: query.search(root_of(dc), prefix, contains, limit))
 
     @r.get("/files", summary="Archive files of a day and their record counts")

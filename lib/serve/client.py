@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import httpx
 
-from lib.store import atomic
 from lib.errors import DailysliceError, UsageError
+from lib.store import atomic
 
 MANIFEST = "_manifest.json"
 
@@ -157,7 +157,9 @@ def run(args: argparse.Namespace, out=sys.stdout) -> int:
             r = fetch_one(client, entry, args.dest, progress)
             with lock:
                 extra = f" ({r.fetched:,} bytes)" if r.fetched else ""
-                print(f"{r.status:8} {entry['path']}{extra}" + (f": {r.error}" if r.error else ""), file=out, flush=True)
+                print(
+                    f"{r.status:8} {entry['path']}{extra}" + (f": {r.error}" if r.error else ""), file=out, flush=True
+                )
             return r
 
         with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
@@ -166,8 +168,13 @@ def run(args: argparse.Namespace, out=sys.stdout) -> int:
     fetched = sum(r.fetched for r in results)
     secs = time.monotonic() - t0
     counts = {s: sum(r.status == s for r in results) for s in ("fetched", "resumed", "skipped", "failed")}
-    print(f"done in {secs:.1f} s: " + ", ".join(f"{v} {k}" for k, v in counts.items())
-          + f"; {fetched:,} bytes transferred", file=out, flush=True)
+    print(
+        f"done in {secs:.1f} s: "
+        + ", ".join(f"{v} {k}" for k, v in counts.items())
+        + f"; {fetched:,} bytes transferred",
+        file=out,
+        flush=True,
+    )
     marker = os.path.join(args.dest, MANIFEST)
     if failed:
         if os.path.exists(marker):
@@ -176,9 +183,15 @@ def run(args: argparse.Namespace, out=sys.stdout) -> int:
         for r in failed:
             print(f"  {r.path}: {r.error}", file=out)
         return 1
-    record = {"server": args.server, "request": dict_of(params), "fetched_at": dt.datetime.now(dt.timezone.utc).isoformat(),
-              "count": len(files), "total_bytes": man["total_bytes"], "bytes_transferred": fetched,
-              "files": [{k: e[k] for k in ("dc", "day", "part", "lang", "tld", "path", "size", "sha256")} for e in files]}
+    record = {
+        "server": args.server,
+        "request": dict_of(params),
+        "fetched_at": dt.datetime.now(dt.timezone.utc).isoformat(),
+        "count": len(files),
+        "total_bytes": man["total_bytes"],
+        "bytes_transferred": fetched,
+        "files": [{k: e[k] for k in ("dc", "day", "part", "lang", "tld", "path", "size", "sha256")} for e in files],
+    }
     atomic.write_bytes(marker, json.dumps(record, indent=1).encode())
     print(f"all {len(files)} files verified; wrote {marker}", file=out)
     return 0

@@ -16,8 +16,8 @@ import json
 import re
 from dataclasses import dataclass
 
-from lib.store import layout, storage
 from lib.errors import DailysliceError
+from lib.store import layout, storage
 
 _SHARD_RE = re.compile(r"^([^/]+)/([^/]+)/index-(\d+)\.ciff(\.gz)?$")
 
@@ -52,8 +52,14 @@ class ShardFiles:
     def skipped(self, reason: str) -> dict:
         """The record of this shard left out of the serving index (info.json ``skipped``)."""
         docs = self.expected.docs if self.expected else None
-        return {"path": self.rel, "tld": self.tld, "lang": self.lang, "shard": self.number, "docs": docs,
-                "reason": reason}
+        return {
+            "path": self.rel,
+            "tld": self.tld,
+            "lang": self.lang,
+            "shard": self.number,
+            "docs": docs,
+            "reason": reason,
+        }
 
 
 def rel_path(uri: str, base: str) -> str:
@@ -61,10 +67,12 @@ def rel_path(uri: str, base: str) -> str:
     base = storage.normalize(base).rstrip("/") + "/"
     if not uri.startswith(base):
         raise ValueError(f"{uri} is not below {base}")
-    return uri[len(base):]
+    return uri[len(base) :]
 
 
-def read_manifest(base: str, files: list[storage.FileInfo]) -> tuple[dict[tuple[str, str, int], Expected] | None, str | None]:
+def read_manifest(
+    base: str, files: list[storage.FileInfo]
+) -> tuple[dict[tuple[str, str, int], Expected] | None, str | None]:
     """(shards by (tld, lang, number), note): None and why when the day has no usable ``_stats.json``."""
     stats = next((f for f in files if rel_path(f.uri, base) == layout.STATS), None)
     if stats is None:
@@ -74,8 +82,9 @@ def read_manifest(base: str, files: list[storage.FileInfo]) -> tuple[dict[tuple[
         out = {}
         for s in doc["shards"]:
             key = (str(s["tld"]), str(s["lang"]), int(s["shard"]))
-            out[key] = Expected(*(s.get(k) for k in ("docs", "ciff_bytes", "metadata_bytes", "ciff_sha256",
-                                                      "metadata_sha256")))
+            out[key] = Expected(
+                *(s.get(k) for k in ("docs", "ciff_bytes", "metadata_bytes", "ciff_sha256", "metadata_sha256"))
+            )
         return out, None
     except Exception as e:  # noqa: BLE001 - any damage: serve from the listing, and say so
         return None, f"{layout.STATS} unreadable ({type(e).__name__}: {e}): shards are not checked against it"
@@ -109,8 +118,10 @@ def check_listed(s: ShardFiles) -> None:
         raise ShardError(f"missing: the manifest ({layout.STATS}) lists it but there is no such file")
     if exp.metadata_bytes is not None and s.metadata is None:
         raise ShardError(f"its {layout.metadata_name(s.number)} is missing")
-    for what, info, want in (("", s.ciff, exp.ciff_bytes), (layout.metadata_name(s.number) + " ", s.metadata,
-                                                             exp.metadata_bytes)):
+    for what, info, want in (
+        ("", s.ciff, exp.ciff_bytes),
+        (layout.metadata_name(s.number) + " ", s.metadata, exp.metadata_bytes),
+    ):
         if want is not None and info is not None and info.size != want:
             cut = " (truncated)" if info.size < want else ""
             raise ShardError(f"{what}size {info.size} bytes, the manifest says {want}{cut}")

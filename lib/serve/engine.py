@@ -80,9 +80,16 @@ class SearchResult:
 class Engine:
     """Search over the published index days of one or more data centers (``roots``: name -> ROOT)."""
 
-    def __init__(self, roots: dict[str, str], cache_dir: str | None = None, max_range_days: int = MAX_RANGE_DAYS,
-                 max_query_chars: int = MAX_QUERY_CHARS, exclusions: Exclusions | None = None, exclusions_ttl: float = EXCLUSIONS_TTL,
-                 recheck_seconds: float = RECHECK_SECONDS):
+    def __init__(
+        self,
+        roots: dict[str, str],
+        cache_dir: str | None = None,
+        max_range_days: int = MAX_RANGE_DAYS,
+        max_query_chars: int = MAX_QUERY_CHARS,
+        exclusions: Exclusions | None = None,
+        exclusions_ttl: float = EXCLUSIONS_TTL,
+        recheck_seconds: float = RECHECK_SECONDS,
+    ):
         if not roots:
             raise ValueError("Engine needs at least one root")
         self.roots = dict(sorted(roots.items()))
@@ -112,7 +119,9 @@ class Engine:
         with self._lock:
             self._exclusions_at = time.monotonic()
             if rules != self.exclusions.rules:
-                self.exclusions = excl_mod.Exclusions(rules, ", ".join(excl_mod.default_uri(r) for r in self.roots.values()))
+                self.exclusions = excl_mod.Exclusions(
+                    rules, ", ".join(excl_mod.default_uri(r) for r in self.roots.values())
+                )
                 self._masks = {}
                 self._excluded = {}
 
@@ -137,12 +146,15 @@ class Engine:
             raise QueryError(f"the range ends ({day_to}) before it starts ({day_from})")
         width = (day_to - day_from).days + 1
         if width > self.max_range_days:
-            raise QueryError(f"range {day_from}..{day_to} of {width} days is wider than the maximum: "
-                             f"at most {self.max_range_days}")
+            raise QueryError(
+                f"range {day_from}..{day_to} of {width} days is wider than the maximum: at most {self.max_range_days}"
+            )
         days = [d for d in self.days() if day_from <= d <= day_to]
         if not days:
-            raise DayNotPublished(f"no published index day in {day_from}..{day_to}; days: "
-                                  + (", ".join(str(d) for d in self.days()) or "none"))
+            raise DayNotPublished(
+                f"no published index day in {day_from}..{day_to}; days: "
+                + (", ".join(str(d) for d in self.days()) or "none")
+            )
         return days
 
     def _partitions(self, days: list[dt.date]) -> list[DayIndex]:
@@ -210,14 +222,30 @@ class Engine:
             for s in p.shards:
                 row = pc.index(s.table.column("record_id"), record_id).as_py()
                 if row >= 0:
-                    r = {c: s.table.column(c)[row].as_py() for c in ("url", "warc_date", "warc_file", "warc_offset",
-                                                                      "warc_length") if c in s.table.column_names}
-                    return {"record_id": record_id, **r, "day": p.day.isoformat(), "dc": p.dc,
-                            "excluded": self.exclusions.match(r.get("url"))}
+                    r = {
+                        c: s.table.column(c)[row].as_py()
+                        for c in ("url", "warc_date", "warc_file", "warc_offset", "warc_length")
+                        if c in s.table.column_names
+                    }
+                    return {
+                        "record_id": record_id,
+                        **r,
+                        "day": p.day.isoformat(),
+                        "dc": p.dc,
+                        "excluded": self.exclusions.match(r.get("url")),
+                    }
         return None
 
-    def search(self, q: str, day_from: dt.date, day_to: dt.date | None = None, langs: list[str] | None = None,
-               k: int = 10, k1: float = 0.9, b: float = 0.4) -> SearchResult:
+    def search(
+        self,
+        q: str,
+        day_from: dt.date,
+        day_to: dt.date | None = None,
+        langs: list[str] | None = None,
+        k: int = 10,
+        k1: float = 0.9,
+        b: float = 0.4,
+    ) -> SearchResult:
         """Top-k pages of the selected days and languages for ``q`` (module doc: scores, filter, dedup, ties)."""
         t0 = time.perf_counter()
         q = check_query(q, self.max_query_chars)
@@ -233,13 +261,22 @@ class Engine:
         if langs:
             bad = sorted(set(langs) - known)
             if bad:
-                raise QueryError(f"unknown language(s) {', '.join(bad)} in {days[0]}..{days[-1]} (known: {', '.join(sorted(known))})")
+                raise QueryError(
+                    f"unknown language(s) {', '.join(bad)} in {days[0]}..{days[-1]} (known: {', '.join(sorted(known))})"
+                )
         sel = [(p, s) for p in parts for s in p.shards if not langs or s.lang in langs]
         hits, total = self._top_k(q, parts, sel, k, k1, b)
         out = [self._hit(p, s, row, score, q) for score, p, s, row in hits]
         withheld = sum(int(m.sum()) for p, s in sel if (m := self._excluded_mask(p, s)) is not None)
-        return SearchResult(round((time.perf_counter() - t0) * 1000, 3), total, [d.isoformat() for d in days], len(sel),
-                            out, withheld, _warnings(parts, langs))
+        return SearchResult(
+            round((time.perf_counter() - t0) * 1000, 3),
+            total,
+            [d.isoformat() for d in days],
+            len(sel),
+            out,
+            withheld,
+            _warnings(parts, langs),
+        )
 
     def _top_k(self, q: str, parts: list[DayIndex], sel: list[tuple[DayIndex, Shard]], k: int, k1: float, b: float):
         n_docs = sum(s.docs for _, s in sel)
@@ -273,8 +310,18 @@ class Engine:
                 continue
             starts, lens, w, bounds = plan
             total += int(lens.max())
-            scores, rows = _maxscore.top_k(s.docids, s.tfs, starts, lens, w, bounds, _norms(s, k1, b, avgdl),
-                                           deleted.get((id(p), s.index)), k, theta)
+            scores, rows = _maxscore.top_k(
+                s.docids,
+                s.tfs,
+                starts,
+                lens,
+                w,
+                bounds,
+                _norms(s, k1, b, avgdl),
+                deleted.get((id(p), s.index)),
+                k,
+                theta,
+            )
             for sc, row in zip(scores, rows):
                 item = (sc, -order, -row, p, s)
                 if len(best) < k:
@@ -345,10 +392,20 @@ class Engine:
 
     def _hit(self, p: DayIndex, s: Shard, row: int, score: float, q: str) -> Hit:
         r = {c: s.table.column(c)[row].as_py() for c in s.table.column_names}
-        return Hit(score=score, record_id=r["record_id"], url=r.get("url"), title=r.get("title"),
-                   snippet=snippet(p.text(s, row), q, s.analyzer), language=r.get("language") or s.lang,
-                   warc_date=r.get("warc_date"), warc_file=r.get("warc_file"), warc_offset=r.get("warc_offset"),
-                   warc_length=r.get("warc_length"), day=p.day.isoformat(), dc=p.dc)
+        return Hit(
+            score=score,
+            record_id=r["record_id"],
+            url=r.get("url"),
+            title=r.get("title"),
+            snippet=snippet(p.text(s, row), q, s.analyzer),
+            language=r.get("language") or s.lang,
+            warc_date=r.get("warc_date"),
+            warc_file=r.get("warc_file"),
+            warc_offset=r.get("warc_offset"),
+            warc_length=r.get("warc_length"),
+            day=p.day.isoformat(),
+            dc=p.dc,
+        )
 
 
 def _norms(s: Shard, k1: float, b: float, avgdl: float) -> np.ndarray:
@@ -368,8 +425,10 @@ def _warnings(parts: list[DayIndex], langs: list[str] | None) -> list[str]:
         for k in p.skipped:
             if not langs or k["lang"] in langs:
                 docs = f", {k['docs']} documents" if k.get("docs") is not None else ""
-                out.append(f"{p.dc} {p.day} shard {k['path']} not served{docs}: {k['reason']}; "
-                           "results and BM25 statistics (N, avgdl, df) cover the served shards only")
+                out.append(
+                    f"{p.dc} {p.day} shard {k['path']} not served{docs}: {k['reason']}; "
+                    "results and BM25 statistics (N, avgdl, df) cover the served shards only"
+                )
     return out
 
 

@@ -27,9 +27,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from lib.store.locations import is_s3
 from lib.serve.errors import NotFound, QueryError
 from lib.serve.published import FileEntry, SliceStore, split_values
+from lib.store.locations import is_s3
 
 BATCH_ROWS = 32_768
 MEDIA_TYPE = "application/vnd.apache.parquet"
@@ -56,7 +56,7 @@ class _RangeFile(io.RawIOBase):
 
     def readinto(self, b) -> int:  # type: ignore[override]
         data = b"".join(self.store.read(self.entry, self.pos, self.pos + len(b)))
-        b[:len(data)] = data
+        b[: len(data)] = data
         self.pos += len(data)
         return len(data)
 
@@ -128,8 +128,9 @@ def _conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(cols, schema=schema)
 
 
-def row_mask(batch: pa.RecordBatch, hosts: list[str] | None, domains: list[str] | None,
-             tld_rows: list[str] | None) -> pa.Array | None:
+def row_mask(
+    batch: pa.RecordBatch, hosts: list[str] | None, domains: list[str] | None, tld_rows: list[str] | None
+) -> pa.Array | None:
     """Rows of ``batch`` matching the host/domain filters (and the TLD for rows of ``other/``);
     None when every row matches."""
     if not (hosts or domains or tld_rows):
@@ -159,8 +160,16 @@ def row_mask(batch: pa.RecordBatch, hosts: list[str] | None, domains: list[str] 
     return pc.fill_null(mask, False)
 
 
-def export(store: SliceStore, day_from: str, day_to: str | None = None, dc: str | None = None,
-           langs=None, tlds=None, hosts=None, domains=None) -> Iterator[bytes]:
+def export(
+    store: SliceStore,
+    day_from: str,
+    day_to: str | None = None,
+    dc: str | None = None,
+    langs=None,
+    tlds=None,
+    hosts=None,
+    domains=None,
+) -> Iterator[bytes]:
     """Parquet bytes of the matching rows, in pieces (one or more row groups each). Filters are
     checked and files chosen before the first piece, so errors come before any byte."""
     hosts_l, domains_l = _norm_hosts(hosts, "host"), _norm_hosts(domains, "domain")

@@ -67,21 +67,31 @@ def files_router(store: SliceStore) -> APIRouter:
     router = APIRouter(tags=["files"])
 
     @router.get("/files", summary="Manifest of the published files matching the filters")
-    def files(day: str = Query(..., description="first day, YYYY-MM-DD"),
-              to: str | None = Query(None, description="last day (inclusive), YYYY-MM-DD"),
-              dc: str | None = Query(None, description="data center"),
-              lang: list[str] | None = Query(None, description="ISO 639-3 languages (repeat or comma-separate)"),
-              tld: list[str] | None = Query(None, description="TLD groups (folder names: de, uk, other, ...)"),
-              part: list[str] | None = Query(None, description="ciff, metadata, graph, preprocessed, catalogue")) -> dict:
+    def files(
+        day: str = Query(..., description="first day, YYYY-MM-DD"),
+        to: str | None = Query(None, description="last day (inclusive), YYYY-MM-DD"),
+        dc: str | None = Query(None, description="data center"),
+        lang: list[str] | None = Query(None, description="ISO 639-3 languages (repeat or comma-separate)"),
+        tld: list[str] | None = Query(None, description="TLD groups (folder names: de, uk, other, ...)"),
+        part: list[str] | None = Query(None, description="ciff, metadata, graph, preprocessed, catalogue"),
+    ) -> dict:
         entries = store.list_files(day, to, dc=dc, langs=lang, tlds=tld, parts=part)
-        return {"files": [e.to_json() for e in entries], "total_bytes": sum(e.size for e in entries),
-                "count": len(entries), "days": sorted({e.day for e in entries})}
+        return {
+            "files": [e.to_json() for e in entries],
+            "total_bytes": sum(e.size for e in entries),
+            "count": len(entries),
+            "days": sorted({e.day for e in entries}),
+        }
 
     # GET and HEAD as two routes over one function, so each gets its own OpenAPI operation id
-    @router.head("/download/{dc}/{path:path}", summary="Size, sha256 and ETag of one published file",
-                 operation_id="download_head")
-    @router.get("/download/{dc}/{path:path}", summary="One published file; honours a single Range",
-                operation_id="download")
+    @router.head(
+        "/download/{dc}/{path:path}",
+        summary="Size, sha256 and ETag of one published file",
+        operation_id="download_head",
+    )
+    @router.get(
+        "/download/{dc}/{path:path}", summary="One published file; honours a single Range", operation_id="download"
+    )
     def download(dc: str, path: str, request: Request) -> Response:
         entry = store.resolve(dc, path)
         etag = f'"{entry.sha256}"'
@@ -100,16 +110,20 @@ def files_router(store: SliceStore) -> APIRouter:
         return StreamingResponse(store.read(entry, start, end), status_code=status, headers=headers, media_type=media)
 
     @router.get("/metadata", summary="Rows of the matching metadata, as a Parquet stream")
-    def metadata(day: str = Query(..., description="first day, YYYY-MM-DD"),
-                 to: str | None = Query(None), dc: str | None = Query(None),
-                 lang: list[str] | None = Query(None), tld: list[str] | None = Query(None),
-                 host: list[str] | None = Query(None, description="exact host names"),
-                 domain: list[str] | None = Query(None, description="domain suffix: the domain and its subdomains")
-                 ) -> StreamingResponse:
+    def metadata(
+        day: str = Query(..., description="first day, YYYY-MM-DD"),
+        to: str | None = Query(None),
+        dc: str | None = Query(None),
+        lang: list[str] | None = Query(None),
+        tld: list[str] | None = Query(None),
+        host: list[str] | None = Query(None, description="exact host names"),
+        domain: list[str] | None = Query(None, description="domain suffix: the domain and its subdomains"),
+    ) -> StreamingResponse:
         body = export.export(store, day, to, dc=dc, langs=lang, tlds=tld, hosts=host, domains=domain)
         name = f"metadata-{day}" + (f"_{to}" if to else "") + ".parquet"
-        return StreamingResponse(body, media_type=export.MEDIA_TYPE,
-                                 headers={"Content-Disposition": f'attachment; filename="{name}"'})
+        return StreamingResponse(
+            body, media_type=export.MEDIA_TYPE, headers={"Content-Disposition": f'attachment; filename="{name}"'}
+        )
 
     return router
 

@@ -26,23 +26,39 @@ def description(base: str) -> bytes:
     """The OpenSearch 1.1 description document of the service at ``base`` (``http://host:port``)."""
     root = ET.Element(f"{{{OS_NS}}}OpenSearchDescription")
     ET.SubElement(root, f"{{{OS_NS}}}ShortName").text = SHORT_NAME
-    ET.SubElement(root, f"{{{OS_NS}}}Description").text = (
-        "Full-text search (BM25) over the pages of the published daily index slices")
+    ET.SubElement(
+        root, f"{{{OS_NS}}}Description"
+    ).text = "Full-text search (BM25) over the pages of the published daily index slices"
     ET.SubElement(root, f"{{{OS_NS}}}Tags").text = "web index slice bm25"
     ET.SubElement(root, f"{{{OS_NS}}}InputEncoding").text = "UTF-8"
     ET.SubElement(root, f"{{{OS_NS}}}OutputEncoding").text = "UTF-8"
     for kind, path in (("text/html", "/"), ("application/atom+xml", "/searchxml"), ("application/json", "/search")):
-        ET.SubElement(root, f"{{{OS_NS}}}Url", type=kind, method="get",
-                      template=f"{base}{path}?q={{searchTerms}}&k={{count?}}")
-    ET.SubElement(root, f"{{{OS_NS}}}Url", type="application/opensearchdescription+xml", rel="self",
-                  template=f"{base}/opensearch.xml")
+        ET.SubElement(
+            root, f"{{{OS_NS}}}Url", type=kind, method="get", template=f"{base}{path}?q={{searchTerms}}&k={{count?}}"
+        )
+    ET.SubElement(
+        root,
+        f"{{{OS_NS}}}Url",
+        type="application/opensearchdescription+xml",
+        rel="self",
+        template=f"{base}/opensearch.xml",
+    )
     ET.SubElement(root, f"{{{OS_NS}}}Query", role="example", searchTerms="library budget")
     ET.SubElement(root, f"{{{OS_NS}}}SyndicationRight").text = "open"
     return _xml(root)
 
 
-def atom(base: str, self_url: str, query: str, day_from: dt.date, day_to: dt.date, langs: list[str] | None,
-         k: int, total: int, hits: list[dict[str, Any]]) -> bytes:
+def atom(
+    base: str,
+    self_url: str,
+    query: str,
+    day_from: dt.date,
+    day_to: dt.date,
+    langs: list[str] | None,
+    k: int,
+    total: int,
+    hits: list[dict[str, Any]],
+) -> bytes:
     """Atom feed of search results with opensearch:totalResults/startIndex/itemsPerPage and Query."""
     feed = ET.Element(f"{{{ATOM_NS}}}feed")
     span = f"{day_from}" + (f"..{day_to}" if day_to != day_from else "")
@@ -51,8 +67,13 @@ def atom(base: str, self_url: str, query: str, day_from: dt.date, day_to: dt.dat
     ET.SubElement(feed, f"{{{ATOM_NS}}}updated").text = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     ET.SubElement(ET.SubElement(feed, f"{{{ATOM_NS}}}author"), f"{{{ATOM_NS}}}name").text = SHORT_NAME
     ET.SubElement(feed, f"{{{ATOM_NS}}}link", rel="self", href=self_url, type="application/atom+xml")
-    ET.SubElement(feed, f"{{{ATOM_NS}}}link", rel="search", href=f"{base}/opensearch.xml",
-                  type="application/opensearchdescription+xml")
+    ET.SubElement(
+        feed,
+        f"{{{ATOM_NS}}}link",
+        rel="search",
+        href=f"{base}/opensearch.xml",
+        type="application/opensearchdescription+xml",
+    )
     ET.SubElement(feed, f"{{{OS_NS}}}totalResults").text = str(total)
     ET.SubElement(feed, f"{{{OS_NS}}}startIndex").text = "1"
     ET.SubElement(feed, f"{{{OS_NS}}}itemsPerPage").text = str(k)
@@ -68,7 +89,13 @@ def atom(base: str, self_url: str, query: str, day_from: dt.date, day_to: dt.dat
         if h.get("language"):
             ET.SubElement(e, f"{{{ATOM_NS}}}category", term=str(h["language"]), label="language")
         capture = f"{base}/catalogue/captures?" + urlencode({"url": h["url"]})
-        ET.SubElement(e, f"{{{ATOM_NS}}}link", rel="related", href=capture, type="application/json",
-                      title=f"{h.get('warc_file')} offset {h.get('warc_offset')} length {h.get('warc_length')}")
+        ET.SubElement(
+            e,
+            f"{{{ATOM_NS}}}link",
+            rel="related",
+            href=capture,
+            type="application/json",
+            title=f"{h.get('warc_file')} offset {h.get('warc_offset')} length {h.get('warc_length')}",
+        )
         ET.SubElement(e, f"{{{RELEVANCE_NS}}}score").text = f"{h['score']:.6f}"
     return _xml(feed)

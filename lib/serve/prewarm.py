@@ -37,8 +37,18 @@ def main(argv: list[str] | None = None) -> int:
     rc = 0
     for d in days:
         rep = ensure_built(a.root, d, a.cache or default_cache(), a.dc)
-        print(json.dumps({"day": d.isoformat(), "path": rep.path, "seconds": round(rep.seconds, 3),
-                          "bytes": rep.bytes, "built": rep.built, "skipped": rep.skipped}))
+        print(
+            json.dumps(
+                {
+                    "day": d.isoformat(),
+                    "path": rep.path,
+                    "seconds": round(rep.seconds, 3),
+                    "bytes": rep.bytes,
+                    "built": rep.built,
+                    "skipped": rep.skipped,
+                }
+            )
+        )
         for k in rep.skipped:
             print(f"{d}: shard {k['path']} left out: {k['reason']}", file=sys.stderr)
             rc = 1

@@ -38,16 +38,22 @@ from typing import Iterable, Iterator
 
 from botocore.exceptions import ClientError
 
+from lib.serve.errors import NotFound, QueryError
 from lib.store import atomic, s3, storage
-from lib.store.storage import S3Stream
 from lib.store.layout import CATALOGUE, INDEX, LANG_PREFIX, PREPROCESSED, SUCCESS, day_suffix
 from lib.store.locations import is_s3, local_path, split_s3
-from lib.serve.errors import NotFound, QueryError
+from lib.store.storage import S3Stream
 
 PARTS = ("ciff", "anchors", "metadata", "graph", "preprocessed", "catalogue")
 #: the dimensions each part carries
-DIMENSIONS = {"ciff": {"lang", "tld"}, "anchors": {"lang", "tld"}, "metadata": {"lang", "tld"}, "graph": set(),
-              "preprocessed": {"lang"}, "catalogue": set()}
+DIMENSIONS = {
+    "ciff": {"lang", "tld"},
+    "anchors": {"lang", "tld"},
+    "metadata": {"lang", "tld"},
+    "graph": set(),
+    "preprocessed": {"lang"},
+    "catalogue": set(),
+}
 KINDS = {INDEX: ("ciff", "anchors", "metadata", "graph"), PREPROCESSED: ("preprocessed",), CATALOGUE: ("catalogue",)}
 MAX_DAYS = 31
 CHUNK = 256 * 1024
@@ -117,7 +123,7 @@ def classify(rel_in_day: str, kind: str) -> tuple[str, str | None, str | None] |
         return "catalogue", None, None
     if kind == PREPROCESSED:
         if bits[0].startswith(LANG_PREFIX) and len(bits) >= 2:
-            return "preprocessed", bits[0][len(LANG_PREFIX):], None
+            return "preprocessed", bits[0][len(LANG_PREFIX) :], None
         if bits[0] == "_captures" and len(bits) >= 2:
             return "preprocessed", None, None
         return None
@@ -133,8 +139,9 @@ def classify(rel_in_day: str, kind: str) -> tuple[str, str | None, str | None] |
     return None
 
 
-def keep(part: str, lang: str | None, tld: str | None, langs: set[str] | None, tlds: set[str] | None,
-         named: bool) -> bool:
+def keep(
+    part: str, lang: str | None, tld: str | None, langs: set[str] | None, tlds: set[str] | None, named: bool
+) -> bool:
     """The filter rule of the module docstring."""
     for dim, value, wanted in (("lang", lang, langs), ("tld", tld, tlds)):
         if wanted is None:
@@ -185,14 +192,23 @@ class SliceStore:
                             day = dt.date(int(month[:4]), int(month[5:7]), int(dd))
                         except ValueError:
                             continue
-                        if re.fullmatch(r"\d{4}-\d{2}", month) and re.fullmatch(r"\d{2}", dd) \
-                                and self._complete(root, kind, day):
+                        if (
+                            re.fullmatch(r"\d{4}-\d{2}", month)
+                            and re.fullmatch(r"\d{2}", dd)
+                            and self._complete(root, kind, day)
+                        ):
                             found.add(day.isoformat())
         return sorted(found)
 
-    def list_files(self, day_from: str | dt.date, day_to: str | dt.date | None = None, dc: str | None = None,
-                   langs: Iterable[str] | None = None, tlds: Iterable[str] | None = None,
-                   parts: Iterable[str] | None = None) -> list[FileEntry]:
+    def list_files(
+        self,
+        day_from: str | dt.date,
+        day_to: str | dt.date | None = None,
+        dc: str | None = None,
+        langs: Iterable[str] | None = None,
+        tlds: Iterable[str] | None = None,
+        parts: Iterable[str] | None = None,
+    ) -> list[FileEntry]:
         """The published files of complete days in ``[day_from, day_to]`` matching the filters (module
         docstring), sorted by data center and path, with size and sha256.
 
@@ -214,7 +230,7 @@ class SliceStore:
                     any_day = True
                     prefix = f"{kind}/{day_suffix(day)}"
                     for f in self._walk(root, prefix):
-                        c = classify(f.rel[len(prefix) + 1:], kind)
+                        c = classify(f.rel[len(prefix) + 1 :], kind)
                         if c is None or c[0] not in parts_l:
                             continue
                         seen.update({("lang", c[1]), ("tld", c[2])})
@@ -230,8 +246,10 @@ class SliceStore:
                 raise NotFound(f"unknown {dim} {', '.join(unknown)}: no published file of {span} has it")
         with ThreadPoolExecutor(HASH_THREADS) as pool:  # first manifest of a day: hash files in parallel
             sums = list(pool.map(lambda t: self.sha256(t[3]), todo))
-        out = [FileEntry(name, day.isoformat(), c[0], c[1], c[2], f.rel, f.size, digest, f"/download/{name}/{f.rel}")
-               for (name, day, c, f), digest in zip(todo, sums)]
+        out = [
+            FileEntry(name, day.isoformat(), c[0], c[1], c[2], f.rel, f.size, digest, f"/download/{name}/{f.rel}")
+            for (name, day, c, f), digest in zip(todo, sums)
+        ]
         self._save_cache()
         return sorted(out, key=lambda e: (e.dc, e.path))
 
@@ -257,8 +275,12 @@ class SliceStore:
         for v in parts_l or ():
             if v not in PARTS:
                 raise QueryError(f"unknown part {v!r} (one of {', '.join(PARTS)})")
-        return (set(langs_l) if langs_l else None, set(tlds_l) if tlds_l else None,
-                list(parts_l or PARTS), set(parts_l or ()))
+        return (
+            set(langs_l) if langs_l else None,
+            set(tlds_l) if tlds_l else None,
+            list(parts_l or PARTS),
+            set(parts_l or ()),
+        )
 
     def _dcs(self, dc: str | None) -> list[str]:
         if dc in (None, ""):
@@ -279,7 +301,7 @@ class SliceStore:
             b, k = split_s3(root)
             prefix = f"{k}/{rel}/".lstrip("/")
             pages = s3.client().get_paginator("list_objects_v2").paginate(Bucket=b, Prefix=prefix, Delimiter="/")
-            return [p["Prefix"][len(prefix):].rstrip("/") for page in pages for p in page.get("CommonPrefixes", [])]
+            return [p["Prefix"][len(prefix) :].rstrip("/") for page in pages for p in page.get("CommonPrefixes", [])]
         p = os.path.join(root, rel)
         return sorted(os.listdir(p)) if os.path.isdir(p) and not os.path.islink(p) else []
 
@@ -291,7 +313,7 @@ class SliceStore:
             pages = s3.client().get_paginator("list_objects_v2").paginate(Bucket=b, Prefix=f"{base}{prefix}/")
             for page in pages:
                 for obj in page.get("Contents", []):
-                    rel = obj["Key"][len(base):]
+                    rel = obj["Key"][len(base) :]
                     if _SAFE_PATH_RE.match(rel):
                         yield _Found(rel, f"s3://{b}/{obj['Key']}", int(obj["Size"]), obj.get("ETag", "").strip('"'))
             return

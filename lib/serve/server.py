@@ -29,8 +29,9 @@ def url_of(sock: socket.socket) -> str:
 
 def make_server(app, log_level: str = "warning", access_log: bool = False) -> uvicorn.Server:
     """A uvicorn server for ``app`` (an ASGI application); start it with :func:`run`."""
-    return uvicorn.Server(uvicorn.Config(app, log_level=log_level, access_log=access_log, lifespan="on",
-                                         timeout_keep_alive=30))
+    return uvicorn.Server(
+        uvicorn.Config(app, log_level=log_level, access_log=access_log, lifespan="on", timeout_keep_alive=30)
+    )
 
 
 def run(server: uvicorn.Server, sock: socket.socket) -> None:

@@ -43,10 +43,10 @@ from lib.ciff.errors import CiffError
 from lib.ciff.messages import check_header, decode_doc, decode_header
 from lib.ciff.stream import open_ciff
 from lib.ciff.varint import decode_varint
-from lib.store import layout, storage
-from lib.text.analysis import Analyzer, analyzer_from_description
 from lib.serve import _maxscore
 from lib.serve.day_manifest import ShardError, ShardFiles, check_file, check_listed, plan_shards, rel_path
+from lib.store import layout, storage
+from lib.text.analysis import Analyzer, analyzer_from_description
 
 READY = "_READY"
 DOC_FIELDS = ["record_id", "url", "title", "language", "warc_date", "warc_file", "warc_offset", "warc_length"]
@@ -145,15 +145,16 @@ def _read_ciff(path: str):
         raise ShardError(f"unreadable: {e}") from None
     try:
         n, pos = decode_varint(data, 0)
-        h = decode_header(data[pos:pos + n])
+        h = decode_header(data[pos : pos + n])
         check_header(h)
     except CiffError as e:
         raise ShardError(f"bad CIFF header: {e.reason}") from None
     pos += n
     # every message takes at least its length byte: counts beyond that are damage, not memory to allocate
     if h.num_postings_lists + h.num_docs > len(data) - pos:
-        raise ShardError(f"header announces {h.num_postings_lists} lists and {h.num_docs} documents "
-                         f"in {len(data) - pos} bytes")
+        raise ShardError(
+            f"header announces {h.num_postings_lists} lists and {h.num_docs} documents in {len(data) - pos} bytes"
+        )
     try:
         analyzer = analyzer_from_description(h.description)
     except ValueError as e:
@@ -169,7 +170,7 @@ def _read_ciff(path: str):
             n, pos = decode_varint(data, pos)
             if pos + n > len(data):
                 raise CiffError(f"doc record {i} ends past the end of the file")
-            doc = decode_doc(data[pos:pos + n])
+            doc = decode_doc(data[pos : pos + n])
             pos += n
             if doc.docid != i:
                 raise CiffError(f"doc record {i} has docid {doc.docid}")
@@ -179,8 +180,15 @@ def _read_ciff(path: str):
         raise ShardError(e.reason) from None
     if pos != len(data):
         raise ShardError(f"{len(data) - pos} bytes after the last doc record")
-    return (analyzer.name, terms, np.frombuffer(lens, np.int64), np.frombuffer(docids, np.uint32),
-            np.frombuffer(tfs, np.uint32), dl, cids)
+    return (
+        analyzer.name,
+        terms,
+        np.frombuffer(lens, np.int64),
+        np.frombuffer(docids, np.uint32),
+        np.frombuffer(tfs, np.uint32),
+        dl,
+        cids,
+    )
 
 
 def _metadata(path: str | None, cids: list[str]) -> pa.Table:
@@ -202,7 +210,11 @@ def _metadata(path: str | None, cids: list[str]) -> pa.Table:
         if name in t.column_names:
             col = t.column(name)
             if name == "warc_date" and not pa.types.is_string(col.type):
-                col = pc.strftime(col, format="%Y-%m-%dT%H:%M:%SZ") if pa.types.is_timestamp(col.type) else col.cast(pa.string())
+                col = (
+                    pc.strftime(col, format="%Y-%m-%dT%H:%M:%SZ")
+                    if pa.types.is_timestamp(col.type)
+                    else col.cast(pa.string())
+                )
             cols[name] = col
         elif name not in ("plain_text",):
             cols[name] = pa.nulls(n, pa.int64() if name in ("warc_offset", "warc_length") else pa.string())
@@ -276,19 +288,32 @@ def _build(root: str, day: dt.date, files: list[storage.FileInfo], out: str) -> 
         spans.tofile(os.path.join(out, f"shard-{i}.text.i64"))
         with ipc.new_file(os.path.join(out, f"shard-{i}.docs.arrow"), meta.schema) as w:
             w.write_table(meta)
-        meta_info.append({"tld": s.tld, "lang": s.lang, "shard": s.number, "analyzer": name, "docs": int(len(dl)),
-                          "length": int(dl.sum()), "postings": int(len(docids)), "source": s.rel})
+        meta_info.append(
+            {
+                "tld": s.tld,
+                "lang": s.lang,
+                "shard": s.number,
+                "analyzer": name,
+                "docs": int(len(dl)),
+                "length": int(dl.sum()),
+                "postings": int(len(docids)),
+                "source": s.rel,
+            }
+        )
     if rid_index:
         pos = _join_texts(root, day, need_text, rid_index, out, texts, pos, tmp, notes)
     texts.close()
     _write_vocab(vocab_per_shard, out)
     shutil.rmtree(tmp, ignore_errors=True)
-    json.dump({"shards": meta_info, "skipped": skipped, "notes": notes, "texts_bytes": pos},
-              open(os.path.join(out, "info.json"), "w"))
+    json.dump(
+        {"shards": meta_info, "skipped": skipped, "notes": notes, "texts_bytes": pos},
+        open(os.path.join(out, "info.json"), "w"),
+    )
 
 
-def _join_texts(root: str, day: dt.date, langs: set[str], rid_index: dict, out: str, texts, pos: int, tmp: str,
-                notes: list[str]) -> int:
+def _join_texts(
+    root: str, day: dt.date, langs: set[str], rid_index: dict, out: str, texts, pos: int, tmp: str, notes: list[str]
+) -> int:
     """Plain texts from the preprocessed day, by record_id, for shards whose metadata has none.
     A file that cannot be read leaves its pages without snippets and adds a note."""
     pre = layout.day_path(root, layout.PREPROCESSED, day)
@@ -381,14 +406,27 @@ class DayIndex:
             p = lambda ext: os.path.join(folder, f"shard-{i}.{ext}")  # noqa: E731
             mm = lambda ext, t: np.memmap(p(ext), t, "r") if os.path.getsize(p(ext)) else np.zeros(0, t)  # noqa: E731
             table = ipc.open_file(pa.memory_map(p("docs.arrow"))).read_all()
-            self.shards.append(Shard(i, s["tld"], s["lang"], s["shard"], analyzer_from_description(s["analyzer"]),
-                                     s["docs"], s["length"], mm("docids.u32", np.uint32), mm("tfs.u32", np.uint32),
-                                     mm("dl.u32", np.uint32), mm("ids.u64", np.uint64),
-                                     mm("text.i64", np.int64).reshape(-1, 2), table))
+            self.shards.append(
+                Shard(
+                    i,
+                    s["tld"],
+                    s["lang"],
+                    s["shard"],
+                    analyzer_from_description(s["analyzer"]),
+                    s["docs"],
+                    s["length"],
+                    mm("docids.u32", np.uint32),
+                    mm("tfs.u32", np.uint32),
+                    mm("dl.u32", np.uint32),
+                    mm("ids.u64", np.uint64),
+                    mm("text.i64", np.int64).reshape(-1, 2),
+                    table,
+                )
+            )
 
     def text(self, shard: Shard, row: int) -> str:
         off, n = shard.spans[row]
-        return bytes(self.texts[off:off + n]).decode("utf-8", "replace")
+        return bytes(self.texts[off : off + n]).decode("utf-8", "replace")
 
     @property
     def terms(self) -> int:

@@ -14,11 +14,11 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from lib.store.layout import SUCCESS
-from lib.store.storage import tree_files
 from lib.staging.base import StagingError, Target, checksum_file
 from lib.staging.irods import IrodsTarget, open_session
 from lib.staging.targets import FilesystemTarget, S3Target
+from lib.store.layout import SUCCESS
+from lib.store.storage import tree_files
 
 log = logging.getLogger("dailyslice.staging")
 
@@ -83,7 +83,13 @@ def stage_tree(local_dir: str, target: Target, require_success: bool = True) -> 
             target.delete(old)
             report.deleted.append(old)
     report.skipped = [r for r in files if r not in report.copied]
-    log.info("%s: copied %d, skipped %d, deleted %d", report.target, len(report.copied), len(report.skipped), len(report.deleted))
+    log.info(
+        "%s: copied %d, skipped %d, deleted %d",
+        report.target,
+        len(report.copied),
+        len(report.skipped),
+        len(report.deleted),
+    )
     return report
 
 

@@ -20,9 +20,7 @@ def open_session(env_file: str | None = None) -> Any:
     or ``~/.irods/irods_environment.json``), authenticated as ``iinit`` left it."""
     from irods.session import iRODSSession
 
-    path = os.path.expanduser(
-        env_file or os.environ.get("IRODS_ENVIRONMENT_FILE") or "~/.irods/irods_environment.json"
-    )
+    path = os.path.expanduser(env_file or os.environ.get("IRODS_ENVIRONMENT_FILE") or "~/.irods/irods_environment.json")
     if not os.path.isfile(path):
         raise StagingError(f"iRODS environment file not found: {path} (run iinit or set IRODS_ENVIRONMENT_FILE)")
     return iRODSSession(irods_env_file=path)

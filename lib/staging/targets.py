@@ -7,8 +7,8 @@ import shutil
 
 from botocore.exceptions import ClientError
 
-from lib.store import atomic, s3, storage
 from lib.staging.base import StagingError, checksum_file
+from lib.store import atomic, s3, storage
 
 #: S3 user metadata key holding the ``sha2:`` checksum of an object we uploaded.
 S3_META_KEY = "sha256"

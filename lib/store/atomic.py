@@ -102,8 +102,9 @@ def atomic_path(final: str, fsync: bool = False, tmp: str | None = None) -> Iter
 
 
 @contextlib.contextmanager
-def atomic_file(final: str, mode: str = "wb", fsync: bool = False, tmp: str | None = None,
-                **open_args: Any) -> Iterator[IO[Any]]:
+def atomic_file(
+    final: str, mode: str = "wb", fsync: bool = False, tmp: str | None = None, **open_args: Any
+) -> Iterator[IO[Any]]:
     """:func:`atomic_path`, opened: the file object to write ``final`` with (``open_args``
     go to ``open``); closed, then renamed when the block ends without error."""
     with atomic_path(final, fsync, tmp) as path, open(path, mode, **open_args) as f:

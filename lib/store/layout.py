@@ -76,7 +76,7 @@ def language_dir(lang: str) -> str:
 def language_of(name: str) -> str | None:
     """``xxx`` of a ``language=xxx`` folder name (its last path part), else None."""
     base = name.rstrip("/").rsplit("/", 1)[-1]
-    return base[len(LANG_PREFIX):] if base.startswith(LANG_PREFIX) else None
+    return base[len(LANG_PREFIX) :] if base.startswith(LANG_PREFIX) else None
 
 
 def pages_part(name: str) -> str:

@@ -24,8 +24,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from lib.store import s3, storage
 from lib.errors import DailysliceError
+from lib.store import s3, storage
 
 log = logging.getLogger("dailyslice.lease")
 DEFAULT_TTL = 120.0  # seconds; DAILYSLICE_LOCK_TTL overrides
@@ -117,8 +117,16 @@ class Lease:
         self._beat: threading.Thread | None = None
 
     def _doc(self) -> bytes:
-        return json.dumps({"owner": self.owner, "job": self.job, "host": socket.gethostname(), "pid": os.getpid(),
-                           "started": self.started, "expires": time.time() + self.ttl}).encode()
+        return json.dumps(
+            {
+                "owner": self.owner,
+                "job": self.job,
+                "host": socket.gethostname(),
+                "pid": os.getpid(),
+                "started": self.started,
+                "expires": time.time() + self.ttl,
+            }
+        ).encode()
 
     def acquire(self) -> "Lease":
         t0 = time.monotonic()
@@ -129,14 +137,21 @@ class Lease:
             if holder is None:
                 continue  # released between our attempt and the read: try again
             if _dead(holder):
-                log.warning("%s: taking over the stale lease of %s (pid %s on %s)", self.uri, holder.get("job"),
-                            holder.get("pid"), holder.get("host"))
+                log.warning(
+                    "%s: taking over the stale lease of %s (pid %s on %s)",
+                    self.uri,
+                    holder.get("job"),
+                    holder.get("pid"),
+                    holder.get("host"),
+                )
                 _delete(self.uri)
                 continue
             if time.monotonic() - t0 >= self.wait:
-                raise Busy(f"{self.uri} is held by {holder.get('job')} (pid {holder.get('pid')} on {holder.get('host')}, "
-                           f"since {time.strftime('%H:%M:%S', time.gmtime(float(holder.get('started', 0))))} UTC): "
-                           "another run of this day is publishing; not interleaving with it")
+                raise Busy(
+                    f"{self.uri} is held by {holder.get('job')} (pid {holder.get('pid')} on {holder.get('host')}, "
+                    f"since {time.strftime('%H:%M:%S', time.gmtime(float(holder.get('started', 0))))} UTC): "
+                    "another run of this day is publishing; not interleaving with it"
+                )
             time.sleep(min(2.0, max(0.2, self.wait / 20)))
         self.waited = round(time.monotonic() - t0, 1)
         self._beat = threading.Thread(target=self._heartbeat, name="lease-heartbeat", daemon=True)

@@ -60,7 +60,7 @@ def archive_name(uri: str, input_root: str) -> str:
     if uri == base:  # the input is the file itself
         rel = uri.rsplit("/", 1)[-1]
     elif uri.startswith(base + "/"):
-        rel = uri[len(base) + 1:]
+        rel = uri[len(base) + 1 :]
     else:
         return uri
     day = layout.day_of(base)

@@ -244,8 +244,13 @@ def upload_tree(local_dir: str, dest: str) -> int:
         # Arrow copies files and creates only the folders above them: the root and empty folders first
         for dirpath, _, _ in os.walk(local_dir):
             os.makedirs(os.path.join(tmp, os.path.relpath(dirpath, local_dir)), exist_ok=True)
-        pafs.copy_files(os.path.abspath(local_dir), os.path.abspath(tmp), source_filesystem=_LOCAL,
-                        destination_filesystem=_LOCAL, use_threads=True)
+        pafs.copy_files(
+            os.path.abspath(local_dir),
+            os.path.abspath(tmp),
+            source_filesystem=_LOCAL,
+            destination_filesystem=_LOCAL,
+            use_threads=True,
+        )
         for r in files:  # no marker inside the copy until the folder is in place
             if r.rsplit("/", 1)[-1] == SUCCESS:
                 os.remove(os.path.join(tmp, r))

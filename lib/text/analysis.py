@@ -48,9 +48,7 @@ TABLE_PIECES = 2_000_000  # pieces in an analyzer's batch lookup table (~150 MB)
 _NOSPACE = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}\u3005\u3006\u30fc"
 _WORDCH = rf"[[\p{{L}}\p{{M}}\p{{N}}]--[{_NOSPACE}]]"
 # group 1: a run of a no-space script (with its combining marks); group 2: a word
-_TOKEN = regex.compile(
-    rf"(?V1)([{_NOSPACE}][{_NOSPACE}\p{{M}}]*)|({_WORDCH}+(?:'{_WORDCH}+)*)"
-)
+_TOKEN = regex.compile(rf"(?V1)([{_NOSPACE}][{_NOSPACE}\p{{M}}]*)|({_WORDCH}+(?:'{_WORDCH}+)*)")
 _WORD = regex.compile(r"[\p{L}\p{M}\p{N}]+(?:'[\p{L}\p{M}\p{N}]+)*")  # no no-space script here
 _FAST_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")  # no marks, no no-space script here
 _HAS_MARK = regex.compile(r"\p{M}")
@@ -59,25 +57,88 @@ _GRAPHEME = regex.compile(r"\X")
 
 #: ISO 639-3 -> Snowball algorithm of PyStemmer (only languages it ships).
 SNOWBALL: dict[str, str] = {
-    "ara": "arabic", "hye": "armenian", "eus": "basque", "cat": "catalan", "ces": "czech",
-    "dan": "danish", "nld": "dutch", "eng": "english", "epo": "esperanto", "est": "estonian",
-    "fin": "finnish", "fra": "french", "deu": "german", "ell": "greek", "hin": "hindi",
-    "hun": "hungarian", "ind": "indonesian", "gle": "irish", "ita": "italian",
-    "lit": "lithuanian", "nep": "nepali", "npi": "nepali", "nor": "norwegian",
-    "nob": "norwegian", "nno": "norwegian", "fas": "persian", "pes": "persian",
-    "pol": "polish", "por": "portuguese", "ron": "romanian", "rus": "russian",
-    "srp": "serbian", "sot": "sesotho", "spa": "spanish", "swe": "swedish", "tam": "tamil",
-    "tur": "turkish", "yid": "yiddish",
+    "ara": "arabic",
+    "hye": "armenian",
+    "eus": "basque",
+    "cat": "catalan",
+    "ces": "czech",
+    "dan": "danish",
+    "nld": "dutch",
+    "eng": "english",
+    "epo": "esperanto",
+    "est": "estonian",
+    "fin": "finnish",
+    "fra": "french",
+    "deu": "german",
+    "ell": "greek",
+    "hin": "hindi",
+    "hun": "hungarian",
+    "ind": "indonesian",
+    "gle": "irish",
+    "ita": "italian",
+    "lit": "lithuanian",
+    "nep": "nepali",
+    "npi": "nepali",
+    "nor": "norwegian",
+    "nob": "norwegian",
+    "nno": "norwegian",
+    "fas": "persian",
+    "pes": "persian",
+    "pol": "polish",
+    "por": "portuguese",
+    "ron": "romanian",
+    "rus": "russian",
+    "srp": "serbian",
+    "sot": "sesotho",
+    "spa": "spanish",
+    "swe": "swedish",
+    "tam": "tamil",
+    "tur": "turkish",
+    "yid": "yiddish",
 }
 
 #: ISO 639-3 -> language key of the ``stopwords`` package (ISO 639-1 where it has one).
 STOPLIST: dict[str, str] = {
-    "ara": "ar", "hye": "hy", "eus": "eu", "bul": "bg", "cat": "ca", "ces": "cs", "dan": "da",
-    "nld": "nl", "eng": "en", "fin": "fi", "fra": "fr", "glg": "gl", "deu": "de", "ell": "el",
-    "hin": "hi", "hun": "hu", "ind": "id", "gle": "ga", "ita": "it", "kur": "ku", "lav": "lv",
-    "lat": "la", "lit": "lt", "mar": "mr", "nor": "no", "nob": "no", "nno": "no", "fas": "fa",
-    "pes": "fa", "pol": "pl", "por": "pt", "ron": "ro", "rus": "ru", "slk": "sk", "slv": "sl",
-    "spa": "es", "swe": "sv", "tur": "tr", "ukr": "uk", "urd": "ur",
+    "ara": "ar",
+    "hye": "hy",
+    "eus": "eu",
+    "bul": "bg",
+    "cat": "ca",
+    "ces": "cs",
+    "dan": "da",
+    "nld": "nl",
+    "eng": "en",
+    "fin": "fi",
+    "fra": "fr",
+    "glg": "gl",
+    "deu": "de",
+    "ell": "el",
+    "hin": "hi",
+    "hun": "hu",
+    "ind": "id",
+    "gle": "ga",
+    "ita": "it",
+    "kur": "ku",
+    "lav": "lv",
+    "lat": "la",
+    "lit": "lt",
+    "mar": "mr",
+    "nor": "no",
+    "nob": "no",
+    "nno": "no",
+    "fas": "fa",
+    "pes": "fa",
+    "pol": "pl",
+    "por": "pt",
+    "ron": "ro",
+    "rus": "ru",
+    "slk": "sk",
+    "slv": "sl",
+    "spa": "es",
+    "swe": "sv",
+    "tur": "tr",
+    "ukr": "uk",
+    "urd": "ur",
 }
 
 #: languages whose elided articles/prepositions (``l'``, ``dell'``, ``qu'``) are stripped
@@ -187,7 +248,11 @@ class Analyzer:
             return token
         if self.elision and "'" in token:
             head, _, tail = token.partition("'")
-            if len(head) <= 2 or head.endswith("qu") or head in ("dell", "dall", "nell", "sull", "all", "coll", "pell", "quell", "bell", "dev"):
+            if (
+                len(head) <= 2
+                or head.endswith("qu")
+                or head in ("dell", "dall", "nell", "sull", "all", "coll", "pell", "quell", "bell", "dev")
+            ):
                 token = tail
         if token in self.stopwords:
             return None

@@ -87,8 +87,11 @@ def split_head(block: bytes) -> tuple[list[str], int]:
     end = block.find(b"\r\n\r\n", 0, MAX_HEADER_BYTES)
     if end > 0 and block[:1] not in b" \t\r\n":
         head = block[:end]
-        if (b"\r\r" not in head and head.count(b"\n") == head.count(b"\r\n")
-                and (b"\n " not in head and b"\n\t" not in head or _BLANK_LINE.search(head) is None)):
+        if (
+            b"\r\r" not in head
+            and head.count(b"\n") == head.count(b"\r\n")
+            and (b"\n " not in head and b"\n\t" not in head or _BLANK_LINE.search(head) is None)
+        ):
             # the common case, checked in C: CRLF lines only, no whitespace-only line
             return _text(head).split("\r\n"), end + 4
     lines: list[str] = []
@@ -96,7 +99,9 @@ def split_head(block: bytes) -> tuple[list[str], int]:
     n = len(block)
     while pos < n:
         if pos > MAX_HEADER_BYTES:
-            raise HttpError("http_malformed", f"no end of HTTP headers (blank line) in the first {MAX_HEADER_BYTES} bytes")
+            raise HttpError(
+                "http_malformed", f"no end of HTTP headers (blank line) in the first {MAX_HEADER_BYTES} bytes"
+            )
         nl = block.find(b"\n", pos)
         end = n if nl < 0 else nl + 1
         line = block[pos:end].rstrip()
@@ -186,7 +191,10 @@ def dechunk(body: bytes) -> tuple[bytes, tuple[str, str] | None]:
         if pos >= n:
             if not out:
                 return body, None  # empty body: nothing to decode
-            return b"".join(out), ("chunked_truncated", f"chunked body ends after {len(out)} chunks without a last chunk")
+            return b"".join(out), (
+                "chunked_truncated",
+                f"chunked body ends after {len(out)} chunks without a last chunk",
+            )
         nl = body.find(b"\n", pos, pos + 1024)
         if nl < 0:
             break
@@ -208,14 +216,17 @@ def dechunk(body: bytes) -> tuple[bytes, tuple[str, str] | None]:
             pos += 1
         elif pos < n:
             break
-    return body, ("chunked_not_chunked", f"Transfer-Encoding: chunked, but no chunk structure at byte {pos}: kept as stored")
+    return body, (
+        "chunked_not_chunked",
+        f"Transfer-Encoding: chunked, but no chunk structure at byte {pos}: kept as stored",
+    )
 
 
 def decompress(body: bytes, enc: str, warnings: list[tuple[str, str]] | None = None) -> bytes:
     """gzip/deflate content coding (raw deflate too, as some servers send)."""
     if not body:
         return body
-    for wbits in ((31, 15, -15) if enc != "deflate" else (15, -15, 31)):
+    for wbits in (31, 15, -15) if enc != "deflate" else (15, -15, 31):
         try:
             d = zlib.decompressobj(wbits)
             out = d.decompress(body, MAX_DECODED_BYTES)

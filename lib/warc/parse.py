@@ -123,17 +123,38 @@ def parse_warc(r: ByteReader, file: str, cap: int) -> Record:
         raise RecordError("malformed_warc_header", f"bad Content-Length {headers.get('content-length')!r}") from None
     content, oversized, missing = read_block(r, n, cap)
     return Record(
-        file=file, offset=None, length=None, fmt="warc",
-        rec_type=headers.get("warc-type", "").strip().lower(), url=clean_uri(headers.get("warc-target-uri", "")),
+        file=file,
+        offset=None,
+        length=None,
+        fmt="warc",
+        rec_type=headers.get("warc-type", "").strip().lower(),
+        url=clean_uri(headers.get("warc-target-uri", "")),
         date=parse_warc_date(headers.get("warc-date")),
-        record_id=headers.get("warc-record-id", ""), headers=headers,
-        content=content, content_length=n, oversized=oversized, warnings=warnings, missing=missing,
+        record_id=headers.get("warc-record-id", ""),
+        headers=headers,
+        content=content,
+        content_length=n,
+        oversized=oversized,
+        warnings=warnings,
+        missing=missing,
     )
 
 
 # URL schemes of ARC records (a header line whose URL has none is misaligned, not a record)
-_ARC_SCHEMES = (b"http:", b"https:", b"ftp:", b"dns:", b"filedesc:", b"whois:", b"mailto:", b"gopher:", b"rtsp:",
-                b"mms:", b"urn:", b"file:")
+_ARC_SCHEMES = (
+    b"http:",
+    b"https:",
+    b"ftp:",
+    b"dns:",
+    b"filedesc:",
+    b"whois:",
+    b"mailto:",
+    b"gopher:",
+    b"rtsp:",
+    b"mms:",
+    b"urn:",
+    b"file:",
+)
 
 
 def _is_date(token: bytes) -> bool:
@@ -172,16 +193,25 @@ def parse_arc(r: ByteReader, file: str, cap: int, offset_hint: int, name: str | 
     is_desc = url.startswith("filedesc://")
     rid = uuid.uuid5(uuid.NAMESPACE_URL, f"{name or file}#{offset_hint}")
     return Record(
-        file=file, offset=None, length=None, fmt="arc",
-        rec_type="warcinfo" if is_desc else "response", url=clean_uri(url),
-        date=parse_warc_date(date), record_id=f"<urn:uuid:{rid}>",
+        file=file,
+        offset=None,
+        length=None,
+        fmt="arc",
+        rec_type="warcinfo" if is_desc else "response",
+        url=clean_uri(url),
+        date=parse_warc_date(date),
+        record_id=f"<urn:uuid:{rid}>",
         headers={"warc-ip-address": ip, "content-type": mime},
-        content=content, content_length=n, oversized=oversized, missing=missing,
+        content=content,
+        content_length=n,
+        oversized=oversized,
+        missing=missing,
     )
 
 
-def parse_record(r: ByteReader, file: str, cap: int, offset_hint: int, hint: str = "warc",
-                 name: str | None = None) -> Record:
+def parse_record(
+    r: ByteReader, file: str, cap: int, offset_hint: int, hint: str = "warc", name: str | None = None
+) -> Record:
     """The record at the reader's position, WARC or ARC by its first line.
 
     ``hint`` (the file's format so far) only names the error when the line is neither;

@@ -126,7 +126,9 @@ def _records_in_member(m: Member, members: Iterator[Member], st: _State) -> Iter
             if spanned:
                 rec.warnings.append(("record_spans_members", "record block continues in the next compressed member(s)"))
         else:
-            rec.warnings.append(("multi_record_member", "record shares its compressed member with others: no byte range"))
+            rec.warnings.append(
+                ("multi_record_member", "record shares its compressed member with others: no byte range")
+            )
         yield rec
         if ends or rec.truncated:
             return
@@ -192,8 +194,9 @@ def _resync_plain(r: PlainReader) -> bool:
             return False
 
 
-def iter_records(raw: BinaryIO, file: str, max_content: int = 10 << 20,
-                 name: str | None = None) -> Iterator[Record | BadRecord]:
+def iter_records(
+    raw: BinaryIO, file: str, max_content: int = 10 << 20, name: str | None = None
+) -> Iterator[Record | BadRecord]:
     """Every record of an archive stream, in order; damage as :class:`BadRecord`.
 
     ``file`` names the archive in records and reports; ``name`` (default ``file``) is what
@@ -214,6 +217,8 @@ def iter_records(raw: BinaryIO, file: str, max_content: int = 10 << 20,
     if not first:
         return
     if not _starts_archive(first):
-        yield BadRecord(file, 0, "not_an_archive", f"neither gzip, zstd, LZ4 nor a WARC/ARC record: starts with {first[:12]!r}")
+        yield BadRecord(
+            file, 0, "not_an_archive", f"neither gzip, zstd, LZ4 nor a WARC/ARC record: starts with {first[:12]!r}"
+        )
         return
     yield from _iter_plain(r, st)

@@ -104,13 +104,16 @@ def _page(rng: random.Random, lang: str, url: str, n: int, links: list[tuple[str
     )
 
 
-def _http(status: str, ctype: str, body: bytes, extra: list[tuple[str, str]] | None = None) -> tuple[StatusAndHeaders, bytes]:
+def _http(
+    status: str, ctype: str, body: bytes, extra: list[tuple[str, str]] | None = None
+) -> tuple[StatusAndHeaders, bytes]:
     headers = [("Content-Type", ctype), ("Content-Length", str(len(body))), ("Server", "sample/1.0")] + (extra or [])
     return StatusAndHeaders(status, headers, protocol="HTTP/1.1"), body
 
 
-def write_sample_crawl(root: str, date: dt.date, files: int = 2, pages_per_file: int = 40, seed: int = 7,
-                       crawler: str = "crawler1") -> list[str]:
+def write_sample_crawl(
+    root: str, date: dt.date, files: int = 2, pages_per_file: int = 40, seed: int = 7, crawler: str = "crawler1"
+) -> list[str]:
     """Write ``files`` WARC files under ``root/warc/YYYY-MM/DD/<crawler>/``; returns their paths."""
     rng = random.Random(seed)
     langs = list(SENTENCES)
@@ -127,7 +130,11 @@ def write_sample_crawl(root: str, date: dt.date, files: int = 2, pages_per_file:
         path = os.path.join(out_dir, f"{ts:%H%M%S}-{fno}.warc.gz")
         with open(path, "wb") as fh:
             w = WARCWriter(fh, gzip=True)
-            w.write_record(w.create_warcinfo_record(os.path.basename(path), {"software": "dailyslice-sample", "format": "WARC File Format 1.1"}))
+            w.write_record(
+                w.create_warcinfo_record(
+                    os.path.basename(path), {"software": "dailyslice-sample", "format": "WARC File Format 1.1"}
+                )
+            )
             chunk = all_urls[fno * pages_per_file : (fno + 1) * pages_per_file]
             for j, (lang, url) in enumerate(chunk):
                 n = fno * pages_per_file + j
@@ -138,17 +145,29 @@ def write_sample_crawl(root: str, date: dt.date, files: int = 2, pages_per_file:
                 ctype = f"text/html; charset={CHARSETS.get(lang, 'utf-8')}"
                 _write_pair(w, url, when, *_http("200 OK", ctype, html))
                 if j % 10 == 3:  # the same page again, unchanged: a revisit
-                    rec = w.create_revisit_record(url, digest=sha1_digest(html), refers_to_uri=url,
-                                                  refers_to_date=when.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                                                  http_headers=_http("200 OK", ctype, b"")[0])
-                    rec.rec_headers.replace_header("WARC-Date", (when + dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"))
+                    rec = w.create_revisit_record(
+                        url,
+                        digest=sha1_digest(html),
+                        refers_to_uri=url,
+                        refers_to_date=when.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                        http_headers=_http("200 OK", ctype, b"")[0],
+                    )
+                    rec.rec_headers.replace_header(
+                        "WARC-Date", (when + dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+                    )
                     w.write_record(rec)
             host = HOSTS["eng"][fno % 3]
             extras = [
                 (f"https://{host}/style.css", _http("200 OK", "text/css", b"body { margin: 0 }")),
                 (f"https://{host}/logo.png", _http("200 OK", "image/png", b"\x89PNG\r\n\x1a\n" + bytes(range(64)))),
-                (f"https://{host}/old", _http("301 Moved Permanently", "text/html", b"", [("Location", f"https://{host}/")])),
-                (f"https://{host}/missing", _http("404 Not Found", "text/html", b"<html><body>Not found</body></html>")),
+                (
+                    f"https://{host}/old",
+                    _http("301 Moved Permanently", "text/html", b"", [("Location", f"https://{host}/")]),
+                ),
+                (
+                    f"https://{host}/missing",
+                    _http("404 Not Found", "text/html", b"<html><body>Not found</body></html>"),
+                ),
             ]
             for k, (url, (sh, body)) in enumerate(extras):
                 _write_pair(w, url, ts + dt.timedelta(minutes=30, seconds=k), sh, body)
@@ -158,8 +177,12 @@ def write_sample_crawl(root: str, date: dt.date, files: int = 2, pages_per_file:
 
 def _write_pair(w: WARCWriter, url: str, when: dt.datetime, http: StatusAndHeaders, body: bytes) -> None:
     date = when.strftime("%Y-%m-%dT%H:%M:%SZ")
-    req = w.create_warc_record(url, "request", payload=io.BytesIO(b""),
-                               http_headers=StatusAndHeaders(f"GET {url} HTTP/1.1", [("Host", url.split('/')[2])], is_http_request=True))
+    req = w.create_warc_record(
+        url,
+        "request",
+        payload=io.BytesIO(b""),
+        http_headers=StatusAndHeaders(f"GET {url} HTTP/1.1", [("Host", url.split("/")[2])], is_http_request=True),
+    )
     req.rec_headers.replace_header("WARC-Date", date)
     resp = w.create_warc_record(url, "response", payload=io.BytesIO(body), http_headers=http)
     resp.rec_headers.replace_header("WARC-Date", date)

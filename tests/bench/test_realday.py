@@ -142,8 +142,9 @@ def test_the_same_arguments_give_the_same_bytes(day, corpus, tmp_path):
     again = realday.build_day(tmp_path, COPIES, [corpus], large_bytes=8 << 20, heavy=False, shape=False, quiet=True)
     for cut in ("small", "large"):
         first, second = day["files"][cut], again["files"][cut]
-        assert [pathlib.Path(p).relative_to(day[cut]) for p in first] == \
-            [pathlib.Path(p).relative_to(again[cut]) for p in second]
+        assert [pathlib.Path(p).relative_to(day[cut]) for p in first] == [
+            pathlib.Path(p).relative_to(again[cut]) for p in second
+        ]
         for p, q in zip(first, second):
             assert pathlib.Path(p).read_bytes() == pathlib.Path(q).read_bytes(), p
 
@@ -152,11 +153,15 @@ def test_a_copy_renames_the_registered_domain_wherever_it_stands_as_a_host():
     from benchmarks.realday_records import Renamer
 
     ren = Renamer({"bbc.co.uk", "example.com"}, 3)
-    assert ren.text("https://www.bbc.co.uk/news?u=http://Example.COM/x") == \
-        "https://www.bbc-c3.co.uk/news?u=http://Example-c3.COM/x"
+    assert (
+        ren.text("https://www.bbc.co.uk/news?u=http://Example.COM/x")
+        == "https://www.bbc-c3.co.uk/news?u=http://Example-c3.COM/x"
+    )
     # other domains, domains inside longer names and words that merely end alike stay
-    assert ren.bytes(b"notbbc.co.uk bbc.co.uk.org example.community mail@example.com") == \
-        b"notbbc.co.uk bbc.co.uk.org example.community mail@example-c3.com"
+    assert (
+        ren.bytes(b"notbbc.co.uk bbc.co.uk.org example.community mail@example.com")
+        == b"notbbc.co.uk bbc.co.uk.org example.community mail@example-c3.com"
+    )
 
 
 def _ids_by_file(files: list[str]) -> dict[str, list[tuple[str, str]]]:
@@ -171,7 +176,8 @@ def _ids_by_file(files: list[str]) -> dict[str, list[tuple[str, str]]]:
                 block = r.raw_stream.read()
                 head = r.rec_headers.to_str()
                 out[r.rec_headers.get_header("WARC-Record-ID")].append(
-                    (p, hashlib.sha1(head.encode() + block).hexdigest()))
+                    (p, hashlib.sha1(head.encode() + block).hexdigest())
+                )
     return out
 
 
@@ -202,8 +208,11 @@ def test_preprocess_keeps_both_captures_of_a_repeated_page(day, spark, tmp_path)
 
     out = tmp_path / "pre"
     assert preprocess.main(["--input", day["small"], "--output", str(out)], spark=spark) == 0
-    t = ds.dataset(str(out), format="parquet", partitioning="hive").to_table(
-        columns=["record_id", "url", "warc_file", "warc_offset"]).to_pylist()
+    t = (
+        ds.dataset(str(out), format="parquet", partitioning="hive")
+        .to_table(columns=["record_id", "url", "warc_file", "warc_offset"])
+        .to_pylist()
+    )
     assert len(t) == day["shape"]["html_pages"]
     by_id = collections.defaultdict(list)
     for r in t:

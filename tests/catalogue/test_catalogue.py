@@ -13,13 +13,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lib.preprocess import health
+from jobs.catalogue import main as build
 from lib.catalogue import cdxj, query, urldb
 from lib.catalogue.__main__ import main as cli
-from jobs.catalogue import main as build
 from lib.catalogue.keys import normalize_url, url_id
 from lib.pages.keyspace import partition_of
 from lib.pages.schema import CAPTURE_SCHEMA, PAGE_SCHEMA
+from lib.preprocess import health
 
 UTC = dt.timezone.utc
 D1, D2 = dt.date(2026, 1, 14), dt.date(2026, 1, 15)
@@ -38,14 +38,41 @@ def day_captures(root: str, day: dt.date) -> list[dict]:
     rows = []
 
     def cap(url, h, m, rtype, status, mime, digest, kept, f, off, lang=None, size=1000):
-        rows.append(dict(url=url, warc_date=_t(day, h, m), record_type=rtype, record_id=f"<urn:uuid:{day}-{len(rows)}>",
-                         http_status=status, mime_type=mime, payload_digest=digest, kept=kept, warc_file=f,
-                         warc_offset=off, warc_length=300 + len(rows), _lang=lang, _size=size))
+        rows.append(
+            dict(
+                url=url,
+                warc_date=_t(day, h, m),
+                record_type=rtype,
+                record_id=f"<urn:uuid:{day}-{len(rows)}>",
+                http_status=status,
+                mime_type=mime,
+                payload_digest=digest,
+                kept=kept,
+                warc_file=f,
+                warc_offset=off,
+                warc_length=300 + len(rows),
+                _lang=lang,
+                _size=size,
+            )
+        )
 
     if day == D1:
         cap("http://www.example.com/", 10, 0, "response", 200, "text/html", "sha1:AAAA", True, f1, 0, "eng", 5000)
         cap("http://www.example.com/", 11, 0, "response", 200, "text/html", "sha1:AAAA", True, f2, 900, "eng", 5000)
-        cap("https://example.com/news?id=2&a=1", 10, 5, "response", 200, "text/html", "sha1:BBBB", True, f1, 400, "eng", 20000)
+        cap(
+            "https://example.com/news?id=2&a=1",
+            10,
+            5,
+            "response",
+            200,
+            "text/html",
+            "sha1:BBBB",
+            True,
+            f1,
+            400,
+            "eng",
+            20000,
+        )
         cap("http://example.org/page", 10, 10, "response", 200, "text/html", "sha1:CCCC", True, f1, 800, "deu", 300)
         cap("http://example.org/page", 12, 0, "revisit", 200, "text/html", "sha1:CCCC", False, f2, 0)
         cap("http://example.de/logo.png", 10, 20, "resource", None, "image/png", "sha1:PPPP", False, f1, 1200)
@@ -53,8 +80,34 @@ def day_captures(root: str, day: dt.date) -> list[dict]:
     else:
         cap("http://www.example.com/", 9, 0, "response", 200, "text/html", "sha1:AAAA", True, f1, 0, "eng", 5000)
         cap("http://example.org/page", 9, 5, "response", 200, "text/html", "sha1:CC22", True, f1, 500, "deu", 310)
-        cap("https://example.com/news?id=2&a=1", 9, 10, "response", 200, "text/html", "sha1:BBBB", True, f1, 900, "eng", 20000)
-        cap("https://example.com/news?id=2&a=1", 13, 0, "response", 200, "text/html", "sha1:BB33", True, f2, 0, "eng", 21000)
+        cap(
+            "https://example.com/news?id=2&a=1",
+            9,
+            10,
+            "response",
+            200,
+            "text/html",
+            "sha1:BBBB",
+            True,
+            f1,
+            900,
+            "eng",
+            20000,
+        )
+        cap(
+            "https://example.com/news?id=2&a=1",
+            13,
+            0,
+            "response",
+            200,
+            "text/html",
+            "sha1:BB33",
+            True,
+            f2,
+            0,
+            "eng",
+            21000,
+        )
         cap("http://new.example.net/", 9, 20, "response", 200, "text/html", "sha1:DDDD", True, f1, 1400, "fra", 0)
         cap("http://bad-date.example.net/", 9, 30, "response", 200, "text/html", "sha1:EEEE", False, f2, 700)
         rows[-1]["warc_date"] = None  # WARC-Date the reader could not parse: not indexable
@@ -67,34 +120,77 @@ def write_day(root: str, day: dt.date) -> str:
     rows = day_captures(root, day)
     os.makedirs(os.path.join(out, "_captures"))
     caps = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
-    pq.write_table(pa.Table.from_pylist(caps, schema=CAPTURE_SCHEMA), os.path.join(out, "_captures", "part-00000.parquet"))
+    pq.write_table(
+        pa.Table.from_pylist(caps, schema=CAPTURE_SCHEMA), os.path.join(out, "_captures", "part-00000.parquet")
+    )
     page_schema = pa.schema([f for f in PAGE_SCHEMA if f.name != "language"])
     by_lang: dict[str, list[dict]] = {}
     for r in rows:
         if r["kept"]:
-            by_lang.setdefault(r["_lang"], []).append(dict(
-                id=url_id(r["url"]), record_id=r["record_id"], url=r["url"], url_host=r["url"].split("/")[2],
-                title="t", plain_text="x", http_status=r["http_status"], mime_type=r["mime_type"],
-                content_length=r["_size"], payload_digest=r["payload_digest"], warc_date=r["warc_date"],
-                warc_file=r["warc_file"], warc_offset=r["warc_offset"], warc_length=r["warc_length"], valid=True))
+            by_lang.setdefault(r["_lang"], []).append(
+                dict(
+                    id=url_id(r["url"]),
+                    record_id=r["record_id"],
+                    url=r["url"],
+                    url_host=r["url"].split("/")[2],
+                    title="t",
+                    plain_text="x",
+                    http_status=r["http_status"],
+                    mime_type=r["mime_type"],
+                    content_length=r["_size"],
+                    payload_digest=r["payload_digest"],
+                    warc_date=r["warc_date"],
+                    warc_file=r["warc_file"],
+                    warc_offset=r["warc_offset"],
+                    warc_length=r["warc_length"],
+                    valid=True,
+                )
+            )
     for lang, pages in by_lang.items():
         os.makedirs(os.path.join(out, f"language={lang}"))
-        pq.write_table(pa.Table.from_pylist(pages, schema=page_schema), os.path.join(out, f"language={lang}", "part-00000.parquet"))
-    errors = [{"file": rows[0]["warc_file"], "offset": 77, "reason": "truncated gzip member", "detail": "EOF"},
-              {"file": rows[0]["warc_file"], "offset": 99, "reason": "bad WARC header", "detail": "no WARC-Type"},
-              {"file": rows[0]["warc_file"].replace("100000-0", "120000-1"), "offset": 5,
-               "reason": "truncated gzip member", "detail": "EOF"}]
+        pq.write_table(
+            pa.Table.from_pylist(pages, schema=page_schema), os.path.join(out, f"language={lang}", "part-00000.parquet")
+        )
+    errors = [
+        {"file": rows[0]["warc_file"], "offset": 77, "reason": "truncated gzip member", "detail": "EOF"},
+        {"file": rows[0]["warc_file"], "offset": 99, "reason": "bad WARC header", "detail": "no WARC-Type"},
+        {
+            "file": rows[0]["warc_file"].replace("100000-0", "120000-1"),
+            "offset": 5,
+            "reason": "truncated gzip member",
+            "detail": "EOF",
+        },
+    ]
     with open(os.path.join(out, "_errors.jsonl"), "w") as f:
         f.writelines(json.dumps(e) + "\n" for e in errors)
     # D1 is healthy; D2 lost pages: 3 failed records of 9 read (lib.preprocess.health's block as preprocess writes it)
     failed = {"truncated gzip member": 2, "bad WARC header": 1} if day == D2 else {}
-    totals = {"files": 2, "read": 9, "kept": 6 - len(failed), "html_seen": 6 - len(failed), "failed": sum(failed.values()),
-              "failed_by_reason": failed, "skipped_by_reason": {}}
+    totals = {
+        "files": 2,
+        "read": 9,
+        "kept": 6 - len(failed),
+        "html_seen": 6 - len(failed),
+        "failed": sum(failed.values()),
+        "failed_by_reason": failed,
+        "skipped_by_reason": {},
+    }
     per_file = [{"failed_by_reason": failed}, {"failed_by_reason": {}}]
-    day_health = health.assess(totals, per_file, health.Thresholds(), [json.dumps({**e, "kind": "failed"}) for e in errors])
+    day_health = health.assess(
+        totals, per_file, health.Thresholds(), [json.dumps({**e, "kind": "failed"}) for e in errors]
+    )
     with open(os.path.join(out, "_stats.json"), "w") as f:
-        json.dump({"totals": {"records": len(rows) + 3, "captures": len(rows), "pages": sum(r["kept"] for r in rows),
-                              "errors": 3}, "health": day_health}, f)
+        json.dump(
+            {
+                "totals": {
+                    "records": len(rows) + 3,
+                    "captures": len(rows),
+                    "pages": sum(r["kept"] for r in rows),
+                    "errors": 3,
+                },
+                "health": day_health,
+            },
+            f,
+        )
     open(os.path.join(out, "_SUCCESS"), "w").close()
     return out
 
@@ -118,8 +214,18 @@ def reference_db(all_rows: list[tuple[dt.date, dict]]) -> dict[str, dict]:
     order = sorted(dated, key=lambda dr: (dr[1]["warc_date"], dr[1]["warc_file"], dr[1]["warc_offset"]))
     for day, r in order:
         i = url_id(r["url"])
-        e = out.setdefault(i, dict(url=r["url"], first_seen=r["warc_date"], captures=0, digests=set(), changed_days=[],
-                                   days=set(), last=None))
+        e = out.setdefault(
+            i,
+            dict(
+                url=r["url"],
+                first_seen=r["warc_date"],
+                captures=0,
+                digests=set(),
+                changed_days=[],
+                days=set(),
+                last=None,
+            ),
+        )
         e["last_seen"] = r["warc_date"]
         e["captures"] += 1
         e["days"].add(day)
@@ -187,7 +293,9 @@ def test_pywb_reads_and_looks_up_the_cdxj(built):
 
     hits = lookup("https://example.com/news?a=1&id=2")
     assert [(h["timestamp"], h["digest"], h["offset"]) for h in hits] == [
-        ("20260115091000", "BBBB", "900"), ("20260115130000", "BB33", "0")]
+        ("20260115091000", "BBBB", "900"),
+        ("20260115130000", "BB33", "0"),
+    ]
     assert hits[0]["filename"] == "2026-01/15/crawler1/100000-0.warc.gz" and hits[0]["status"] == "200"
     prefix = lookup("example.com/*")
     assert sorted({h["url"] for h in prefix}) == ["http://www.example.com/", "https://example.com/news?id=2&a=1"]
@@ -217,8 +325,11 @@ def test_urldb_matches_reference_fold(built):
     # the stored table is key-partitioned: each part folder holds only its own keys
     for p in os.listdir(urldb.table_path(db)):
         n = int(p.split("=")[1])
-        assert all(r["part"] == n for r in got.values() if r["id"] in
-                   {x["id"] for x in pq.read_table(os.path.join(urldb.table_path(db), p)).to_pylist()})
+        assert all(
+            r["part"] == n
+            for r in got.values()
+            if r["id"] in {x["id"] for x in pq.read_table(os.path.join(urldb.table_path(db), p)).to_pylist()}
+        )
 
 
 def test_urldb_rerun_and_out_of_order_are_idempotent(built, spark, tmp_path):
@@ -245,20 +356,28 @@ def test_query_captures_marks_duplicates(built):
     assert rows[2]["duplicate_of"] == _t(D1, 10)
     page = query.captures(root, "HTTP://EXAMPLE.ORG:80/page")  # found by normalized form
     assert [(r["record_type"], r["payload_digest"], r["duplicate"]) for r in page] == [
-        ("response", "sha1:CCCC", False), ("revisit", "sha1:CCCC", True), ("response", "sha1:CC22", False)]
+        ("response", "sha1:CCCC", False),
+        ("revisit", "sha1:CCCC", True),
+        ("response", "sha1:CC22", False),
+    ]
     assert query.captures(root, "http://absent.example/") == []
 
 
 def test_query_search_files_records_stats(built):
     root, _ = built
     assert [r["url"] for r in query.search(root, prefix="http://example.")] == [
-        "http://example.de/logo.png", "http://example.de/missing", "http://example.org/page"]
+        "http://example.de/logo.png",
+        "http://example.de/missing",
+        "http://example.org/page",
+    ]
     assert [r["url"] for r in query.search(root, contains="news")] == ["https://example.com/news?id=2&a=1"]
     with pytest.raises(query.QueryError):
         query.search(root)
     files = query.files(root, D1)
     assert [(os.path.basename(f["warc_file"]), f["records"], f["pages"], f["errors"]) for f in files] == [
-        ("100000-0.warc.gz", 5, 3, 2), ("120000-1.warc.gz", 2, 1, 1)]
+        ("100000-0.warc.gz", 5, 3, 2),
+        ("120000-1.warc.gz", 2, 1, 1),
+    ]
     recs = query.records(root, "crawler1/120000-1.warc.gz", day=D1)
     assert [(r["warc_offset"], r["record_type"]) for r in recs] == [(0, "revisit"), (900, "response")]
     st = query.stats(root, D1)
@@ -292,8 +411,13 @@ def test_rebuild_after_crash_leaves_no_half_folder(built, spark):
     open(os.path.join(final + ".tmp-deadbeef", "junk"), "w").close()
     missing = os.path.join(root, "preprocessed", "2026-01", "16")
     os.makedirs(missing)
-    assert build(["--input", missing, "--output", os.path.join(root, "catalogue", "2026-01", "16"),
-                  "--no-urldb"], spark=spark) == 1  # no _SUCCESS: refused
+    assert (
+        build(
+            ["--input", missing, "--output", os.path.join(root, "catalogue", "2026-01", "16"), "--no-urldb"],
+            spark=spark,
+        )
+        == 1
+    )  # no _SUCCESS: refused
     assert not os.path.exists(os.path.join(root, "catalogue", "2026-01", "16", "_SUCCESS"))
     shutil.rmtree(missing)
     assert build(["--date", D2.isoformat(), "--root", root, "--no-urldb"], spark=spark) == 0
@@ -334,7 +458,10 @@ def test_http_api_over_real_http(built, tmp_path):
         code, files = _get(base, f"/files?day={D2}")
         assert code == 200 and [f["records"] for f in files] == [4, 2]
         code, recs = _get(base, "/records?file=" + quote(files[1]["warc_file"], safe=""))
-        assert code == 200 and [r["url"] for r in recs] == ["https://example.com/news?id=2&a=1", "http://bad-date.example.net/"]
+        assert code == 200 and [r["url"] for r in recs] == [
+            "https://example.com/news?id=2&a=1",
+            "http://bad-date.example.net/",
+        ]
         code, st = _get(base, f"/stats?day={D2}")
         assert code == 200 and st["captures"] == 6 and st["urls"] == 5
         assert _get(base, "/stats?day=2030-01-01")[0] == 404
@@ -346,12 +473,25 @@ def test_http_api_over_real_http(built, tmp_path):
         srv.stop()
 
 
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-PLOTS = ["Pages by language", "Captures by MIME type", "Captures by HTTP status", "Top hosts",
-         "Duplicate share (same URL and payload digest as earlier that day or the day before)",
-         "Page sizes (decoded HTTP body)",
-         "Index shard sizes"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+PLOTS = [
+    "Pages by language",
+    "Captures by MIME type",
+    "Captures by HTTP status",
+    "Top hosts",
+    "Duplicate share (same URL and payload digest as earlier that day or the day before)",
+    "Page sizes (decoded HTTP body)",
+    "Index shard sizes",
+]
 
 
 def test_report_renders_in_headless_chromium(built, tmp_path):
@@ -377,8 +517,9 @@ def test_report_renders_in_headless_chromium(built, tmp_path):
     assert count_plots(dom) == PLOTS  # the browser parsed every inline SVG with its title
     assert dom.count("<figure>") == len(PLOTS) and dom.count("<svg") == len(PLOTS)
     shot = tmp_path / "report.png"
-    subprocess.run(cmd + [f"--screenshot={shot}", "--window-size=1400,2400", url],
-                   capture_output=True, timeout=90, check=True)
+    subprocess.run(
+        cmd + [f"--screenshot={shot}", "--window-size=1400,2400", url], capture_output=True, timeout=90, check=True
+    )
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
     keep = os.environ.get("CATALOGUE_SCREENSHOT")
@@ -397,7 +538,9 @@ def test_report_opens_with_the_health_banner(built):
     assert bad.startswith('<div id="health" class="health bad" role="alert"><strong>Unhealthy day</strong>')
     banner = bad.split("</div>", 1)[0]
     assert "breached max_failed_share (33.33% &gt; 1.00%)" in banner
-    assert "failed records 3/9 = 33.33%" in banner and "top reasons: truncated gzip member 2, bad WARC header 1" in banner
+    assert (
+        "failed records 3/9 = 33.33%" in banner and "top reasons: truncated gzip member 2, bad WARC header 1" in banner
+    )
     assert "offset 77: truncated gzip member: EOF" in banner and "offset 5: truncated gzip member" in banner
     good = body(D1)  # healthy: one plain green line
     assert good.startswith('<p id="health" class="health ok">Healthy day: failed records 0/9 = 0.00%')
@@ -422,12 +565,30 @@ def test_serve_command_answers_http(built, tmp_path):
     import sys
 
     root, _ = built
-    moved = subprocess.run([sys.executable, "-m", "lib.catalogue", "--root", root, "serve", "--port", "0"],
-                           capture_output=True, text=True, timeout=60)
+    moved = subprocess.run(
+        [sys.executable, "-m", "lib.catalogue", "--root", root, "serve", "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert moved.returncode == 2 and "python -m lib.serve --root ROOT" in moved.stderr
     # the index shards of this fixture are random bytes: the service still serves the catalogue
-    proc = subprocess.Popen([sys.executable, "-m", "lib.serve", "--root", root, "--port", "0", "--lazy",
-                             "--cache", str(tmp_path / "cache")], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "lib.serve",
+            "--root",
+            root,
+            "--port",
+            "0",
+            "--lazy",
+            "--cache",
+            str(tmp_path / "cache"),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = proc.stdout.readline()  # "serving default=ROOT on http://127.0.0.1:PORT/"
         assert " on http://127.0.0.1:" in line, line
@@ -448,9 +609,22 @@ def test_captures_in_many_small_files_are_read_by_few_tasks(spark, tmp_path):
     caps.mkdir(parents=True)
     when = dt.datetime(2026, 1, 15, tzinfo=dt.timezone.utc)
     for i in range(300):
-        rows = [dict(url=f"https://h{i}.example.org/{j}", warc_date=when, record_type="response",
-                     record_id=f"<urn:uuid:{i}-{j}>", http_status=200, mime_type="text/html", payload_digest=None,
-                     kept=True, warc_file="file:///x.warc.gz", warc_offset=j * 100, warc_length=99) for j in range(3)]
+        rows = [
+            dict(
+                url=f"https://h{i}.example.org/{j}",
+                warc_date=when,
+                record_type="response",
+                record_id=f"<urn:uuid:{i}-{j}>",
+                http_status=200,
+                mime_type="text/html",
+                payload_digest=None,
+                kept=True,
+                warc_file="file:///x.warc.gz",
+                warc_offset=j * 100,
+                warc_length=99,
+            )
+            for j in range(3)
+        ]
         pq.write_table(pa.Table.from_pylist(rows, schema=CAPTURE_SCHEMA), caps / f"part-{i:04d}.parquet")
     df = read_captures(spark, str(tmp_path / "day"))
     # Spark's default 4 MB open cost would make 300 files 10 tasks of 30 files at least

@@ -15,8 +15,8 @@ import pyarrow.parquet as pq
 from warcio.archiveiterator import ArchiveIterator
 
 from jobs import preprocess
-from lib.catalogue import cdxj, query, urldb
 from jobs.catalogue import main as build
+from lib.catalogue import cdxj, query, urldb
 from lib.warc.sample import write_sample_crawl
 
 DAY = dt.date(2026, 2, 3)
@@ -51,16 +51,38 @@ def test_cdxj_offsets_resolve_to_their_records(spark, tmp_path):
     indexer = os.path.join(os.path.dirname(sys.executable), "cdx-indexer")
     warcs = sorted({os.path.join(root, "warc", f["filename"]) for _, _, f in lines})
     theirs = subprocess.run([indexer, "--cdxj", "-s", *warcs], capture_output=True, text=True, check=True).stdout
+
     def comparable(key, ts, f):
         return key, ts, {k: v for k, v in f.items() if k != "filename"}, os.path.basename(f["filename"])
-    assert sorted(comparable(*cdxj.parse_line(x)) for x in theirs.splitlines() if x.strip()) == \
-        sorted(comparable(*x) for x in lines)
+
+    assert sorted(comparable(*cdxj.parse_line(x)) for x in theirs.splitlines() if x.strip()) == sorted(
+        comparable(*x) for x in lines
+    )
     # --warc-prefix as a plain path without the trailing slash gives the same relative names,
     # and pywb's resource loader finds the records with them under archive_paths
     alt = os.path.join(root, "catalogue-alt")
-    assert build(["--date", DAY.isoformat(), "--input", query.day_dir(root, DAY), "--output", alt,
-                  "--warc-prefix", os.path.join(root, "warc"), "--no-urldb", "--no-report"], spark=spark) == 0
-    with open(os.path.join(alt, "index.cdxj"), encoding="utf-8") as a, open(os.path.join(out, "index.cdxj"), encoding="utf-8") as b:
+    assert (
+        build(
+            [
+                "--date",
+                DAY.isoformat(),
+                "--input",
+                query.day_dir(root, DAY),
+                "--output",
+                alt,
+                "--warc-prefix",
+                os.path.join(root, "warc"),
+                "--no-urldb",
+                "--no-report",
+            ],
+            spark=spark,
+        )
+        == 0
+    )
+    with (
+        open(os.path.join(alt, "index.cdxj"), encoding="utf-8") as a,
+        open(os.path.join(out, "index.cdxj"), encoding="utf-8") as b,
+    ):
         assert a.read() == b.read()
     from pywb.warcserver.index.indexsource import FileIndexSource
     from pywb.warcserver.index.query import CDXQuery
@@ -98,7 +120,9 @@ def _warcio_revisits(paths: list[str]) -> dict[tuple[str, int], tuple[int | None
                     h = rec.http_headers
                     ct = (h.get_header("Content-Type") or "") if h else ""
                     out[os.path.basename(path), it.get_record_offset()] = (
-                        int(h.get_statuscode()) if h else None, ct.split(";")[0].strip().lower())
+                        int(h.get_statuscode()) if h else None,
+                        ct.split(";")[0].strip().lower(),
+                    )
                 rec.content_stream().read()
     return out
 
@@ -116,28 +140,45 @@ def test_revisits_of_real_archives_match_warcio_and_pywb(spark, corpus, tmp_path
     assert preprocess.main(["--date", DAY.isoformat(), "--root", root, "--fail-on", "never"], spark=spark) == 0
     assert build(["--date", DAY.isoformat(), "--root", root, "--url-partitions", "2", "--no-report"], spark=spark) == 0
     caps = pq.read_table(os.path.join(query.day_dir(root, DAY), "_captures")).to_pylist()
-    ours = {(os.path.basename(c["warc_file"]), c["warc_offset"]): (c["http_status"], c["mime_type"])
-            for c in caps if c["record_type"] == "revisit"}
+    ours = {
+        (os.path.basename(c["warc_file"]), c["warc_offset"]): (c["http_status"], c["mime_type"])
+        for c in caps
+        if c["record_type"] == "revisit"
+    }
     theirs = _warcio_revisits(warcs)
     assert len(theirs) == 17 and all(m for _, m in theirs.values())  # every one has an HTTP Content-Type
     assert ours == theirs
     # cdxj-indexer (webrecorder's) reads the same status from each revisit's HTTP head
     bin_dir = os.path.dirname(sys.executable)
-    webrecorder = subprocess.run([os.path.join(bin_dir, "cdxj-indexer"), *warcs], capture_output=True, text=True,
-                                 check=True).stdout
-    wr = {(f["filename"], int(f["offset"])): f for _, _, f in map(cdxj.parse_line, filter(str.strip, webrecorder.splitlines()))
-          if f.get("mime") == "warc/revisit"}
+    webrecorder = subprocess.run(
+        [os.path.join(bin_dir, "cdxj-indexer"), *warcs], capture_output=True, text=True, check=True
+    ).stdout
+    wr = {
+        (f["filename"], int(f["offset"])): f
+        for _, _, f in map(cdxj.parse_line, filter(str.strip, webrecorder.splitlines()))
+        if f.get("mime") == "warc/revisit"
+    }
     assert {k: int(f["status"]) for k, f in wr.items()} == {k: s for k, (s, _) in theirs.items()}
     # the catalogue's revisit lines are pywb's own indexer's (the one `wb-manager add` runs). Its
     # lengths for the plain .warc stop before the record's closing CRLF CRLF, ours take it: compared
     # for the gzip files only (other lines differ for dns: records, which pywb digests: not here)
     lines = list(cdxj.read_cdxj(os.path.join(root, "catalogue", f"{DAY:%Y-%m}", f"{DAY:%d}", "index.cdxj")))
-    pywb = subprocess.run([os.path.join(bin_dir, "cdx-indexer"), "--cdxj", "-s", *warcs], capture_output=True,
-                          text=True, check=True).stdout
+    pywb = subprocess.run(
+        [os.path.join(bin_dir, "cdx-indexer"), "--cdxj", "-s", *warcs], capture_output=True, text=True, check=True
+    ).stdout
+
     def revisit_lines(parsed):
-        return sorted((key, ts, os.path.basename(f["filename"]),
-                       {k: v for k, v in f.items() if k != "filename" and (k != "length" or f["filename"].endswith(".gz"))})
-                      for key, ts, f in parsed if f["mime"] == "warc/revisit")
+        return sorted(
+            (
+                key,
+                ts,
+                os.path.basename(f["filename"]),
+                {k: v for k, v in f.items() if k != "filename" and (k != "length" or f["filename"].endswith(".gz"))},
+            )
+            for key, ts, f in parsed
+            if f["mime"] == "warc/revisit"
+        )
+
     ours_lines = revisit_lines(lines)
     assert ours_lines == revisit_lines(cdxj.parse_line(x) for x in pywb.splitlines() if x.strip())
     assert len(ours_lines) == 17 and not any("status" in f for *_, f in ours_lines)

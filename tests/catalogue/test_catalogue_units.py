@@ -43,15 +43,28 @@ def test_normalize_and_id():
 
 
 def test_cdxj_line_fields_and_round_trip():
-    cap = {"url": "http://www.example.com/", "warc_date": dt.datetime(2026, 1, 14, 10, 0, 1, tzinfo=UTC),
-           "record_type": "revisit", "http_status": 200, "mime_type": "text/html",
-           "payload_digest": "sha1:AAAABBBB", "warc_file": "file:///r/warc/2026-01/14/c/a.warc.gz",
-           "warc_offset": 1234, "warc_length": 567}
+    cap = {
+        "url": "http://www.example.com/",
+        "warc_date": dt.datetime(2026, 1, 14, 10, 0, 1, tzinfo=UTC),
+        "record_type": "revisit",
+        "http_status": 200,
+        "mime_type": "text/html",
+        "payload_digest": "sha1:AAAABBBB",
+        "warc_file": "file:///r/warc/2026-01/14/c/a.warc.gz",
+        "warc_offset": 1234,
+        "warc_length": 567,
+    }
     line = cdxj.cdxj_line(cap, prefix="file:///r/warc/")
     key, ts, fields = cdxj.parse_line(line)
     assert (key, ts) == ("com,example)/", "20260114100001")
-    assert fields == {"url": "http://www.example.com/", "mime": "warc/revisit",
-                      "digest": "AAAABBBB", "length": "567", "offset": "1234", "filename": "2026-01/14/c/a.warc.gz"}
+    assert fields == {
+        "url": "http://www.example.com/",
+        "mime": "warc/revisit",
+        "digest": "AAAABBBB",
+        "length": "567",
+        "offset": "1234",
+        "filename": "2026-01/14/c/a.warc.gz",
+    }
     cap["record_type"] = "response"
     assert cdxj.parse_line(cdxj.cdxj_line(cap))[2]["status"] == "200"
     cap["http_status"] = None
@@ -62,8 +75,14 @@ def test_cdxj_line_fields_and_round_trip():
 def test_cdxj_filename_is_relative_to_a_local_prefix_however_spelled(prefix):
     assert cdxj.relative_filename("file:///r/warc/2026-01/14/c/a.warc.gz", prefix) == "2026-01/14/c/a.warc.gz"
     assert cdxj.relative_filename("file:///r/warcs/a.warc.gz", prefix) == "file:///r/warcs/a.warc.gz"  # not below it
-    cap = {"url": "http://example.com/", "warc_date": dt.datetime(2026, 1, 14, tzinfo=UTC), "record_type": "response",
-           "warc_file": "file:///r/warc/2026-01/14/c/a.warc.gz", "warc_offset": 0, "warc_length": 9}
+    cap = {
+        "url": "http://example.com/",
+        "warc_date": dt.datetime(2026, 1, 14, tzinfo=UTC),
+        "record_type": "response",
+        "warc_file": "file:///r/warc/2026-01/14/c/a.warc.gz",
+        "warc_offset": 0,
+        "warc_length": 9,
+    }
     assert cdxj.parse_line(cdxj.cdxj_line(cap, prefix))[2]["filename"] == "2026-01/14/c/a.warc.gz"
 
 
@@ -92,8 +111,10 @@ def test_read_cdxj_detects_unsorted(tmp_path):
 
 
 def test_plan_replay_in_order_rerun_and_out_of_order():
-    h = [{"version": 1, "table": "v000001", "days": ["2026-01-01"]},
-         {"version": 2, "table": "v000002", "days": ["2026-01-01", "2026-01-02"]}]
+    h = [
+        {"version": 1, "table": "v000001", "days": ["2026-01-01"]},
+        {"version": 2, "table": "v000002", "days": ["2026-01-01", "2026-01-02"]},
+    ]
     merged = ["2026-01-01", "2026-01-02"]
     base, days = urldb.plan_replay(h, merged, "2026-01-03")
     assert base["version"] == 2 and days == ["2026-01-03"]

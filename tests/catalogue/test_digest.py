@@ -34,8 +34,15 @@ def test_parse_digest_forms():
     for form in (f"sha1:{b32}", b32, b32.lower(), f"SHA1:{b32}", hexd, hexd.upper(), f"sha1:{hexd}", f" {b32}\n"):
         assert digests.parse_digest(form) == f"sha1:{b32}", form
     assert digests.parse_digest("sha256:abc") == "sha256:abc"
-    for bad, why in [("", "empty"), ("sha1:", "expected"), ("QTXZ", "got 4 characters"), (b32 + "1", "got 33"),
-                     ("g" * 40, "got 40"), ("bad algo:x", "expected"), ("sha1:" + "1" * 32, "got 32")]:
+    for bad, why in [
+        ("", "empty"),
+        ("sha1:", "expected"),
+        ("QTXZ", "got 4 characters"),
+        (b32 + "1", "got 33"),
+        ("g" * 40, "got 40"),
+        ("bad algo:x", "expected"),
+        ("sha1:" + "1" * 32, "got 32"),
+    ]:
         with pytest.raises(digests.DigestError, match=why):
             digests.parse_digest(bad)
     assert digests.digest_key("sha1:" + b32.lower()) == f"sha1:{b32}" and digests.digest_key("md5:=odd=") == "md5:=odd="
@@ -58,12 +65,18 @@ def _warcio_captures(root: str) -> dict[str, list[dict]]:
                     rec.content_stream().read()
                     if rec.rec_type not in CAPTURE_TYPES or not d or not url:
                         continue
-                    out.setdefault(digests.parse_digest(d), []).append({
-                        "url": url, "day": day, "record_type": rec.rec_type,
-                        "http_status": int(status) if status else None,
-                        "mime_type": ct.split(";")[0].strip().lower() or None,
-                        "warc_file": "file://" + path, "warc_offset": it.get_record_offset(),
-                        "warc_length": it.get_record_length()})
+                    out.setdefault(digests.parse_digest(d), []).append(
+                        {
+                            "url": url,
+                            "day": day,
+                            "record_type": rec.rec_type,
+                            "http_status": int(status) if status else None,
+                            "mime_type": ct.split(";")[0].strip().lower() or None,
+                            "warc_file": "file://" + path,
+                            "warc_offset": it.get_record_offset(),
+                            "warc_length": it.get_record_length(),
+                        }
+                    )
     return out
 
 
@@ -76,7 +89,9 @@ def two_days(spark, corpus, tmp_path_factory):
         for rel in files:
             shutil.copyfile(corpus / rel, os.path.join(folder, rel.replace("/", "-")))
         assert preprocess.main(["--date", day.isoformat(), "--root", root, "--fail-on", "never"], spark=spark) == 0
-        assert build(["--date", day.isoformat(), "--root", root, "--url-partitions", "2", "--no-report"], spark=spark) == 0
+        assert (
+            build(["--date", day.isoformat(), "--root", root, "--url-partitions", "2", "--no-report"], spark=spark) == 0
+        )
     return root, _warcio_captures(root)
 
 
@@ -102,10 +117,11 @@ def test_digest_lookup_lists_the_captures_warcio_finds(two_days):
         caps = pq.read_table(os.path.join(query.day_dir(root, day), "_captures")).to_pylist()
         n = sum(1 for c in caps if c["payload_digest"] and c["url"])
         assert n == sum(
-            pq.read_metadata(f).num_rows for f in digests.day_files(os.path.join(root, "urldb"), [day.isoformat()]))
+            pq.read_metadata(f).num_rows for f in digests.day_files(os.path.join(root, "urldb"), [day.isoformat()])
+        )
     # the pointer reads back as the very record: copy the bytes, warcio sees that digest
     one = query.digest(root, next(iter(repeated)))[0]
-    with open(one["warc_file"][len("file://"):], "rb") as f:
+    with open(one["warc_file"][len("file://") :], "rb") as f:
         f.seek(one["warc_offset"])
         rec = next(iter(ArchiveIterator(io.BytesIO(f.read(one["warc_length"])))))
     assert digests.parse_digest(rec.rec_headers.get_header("WARC-Payload-Digest")) == one["digest"]

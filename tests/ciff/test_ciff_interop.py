@@ -17,6 +17,7 @@ from lib.ciff import CiffReader, validate_file
 from lib.ciff.search import search
 from tests.fixtures_ciff import corpus, index_corpus
 
+
 @pytest.mark.parametrize("gz,counted", [(False, False), (True, False), (True, True)])
 def test_ciff_toolkit_reads_our_files(tmp_path, gz, counted):
     path, analyzer, counts = index_corpus(tmp_path, corpus(), counted=counted)
@@ -30,7 +31,12 @@ def test_ciff_toolkit_reads_our_files(tmp_path, gz, counted):
     with ToolkitReader(path) as theirs:
         h = theirs.header
         assert (h.version, h.num_postings_lists, h.num_docs, h.total_docs, h.total_terms_in_collection) == (
-            1, ours.header.num_postings_lists, 40, 40, sum(sum(c.values()) for c in counts))
+            1,
+            ours.header.num_postings_lists,
+            40,
+            40,
+            sum(sum(c.values()) for c in counts),
+        )
         assert h.description == ours.header.description and analyzer.name in h.description
         lists = list(theirs.read_postings_lists())
         docs = list(theirs.read_documents())
@@ -41,24 +47,39 @@ def test_ciff_toolkit_reads_our_files(tmp_path, gz, counted):
             prev += p.docid
             docids.append(prev)
         assert (pl.term, pl.df, pl.cf, docids, [p.tf for p in pl.postings]) == (
-            mine.term, mine.df, mine.cf, mine.docids, mine.tfs)
+            mine.term,
+            mine.df,
+            mine.cf,
+            mine.docids,
+            mine.tfs,
+        )
         assert all(counts[d][pl.term] == p.tf for d, p in zip(docids, pl.postings))
     assert [(d.docid, d.collection_docid, d.doclength) for d in docs] == [
-        (i, f"<urn:uuid:{i:04d}>", sum(counts[i].values())) for i in range(40)]
+        (i, f"<urn:uuid:{i:04d}>", sum(counts[i].values())) for i in range(40)
+    ]
 
 
 def _toolkit_file(path, terms):
     """A CIFF written by ciff-toolkit's writer: 2 docs, one posting per term in doc 0 and 1 alternately."""
-    header = PbHeader(version=1, num_postings_lists=len(terms), num_docs=2, total_postings_lists=len(terms),
-                      total_docs=2, total_terms_in_collection=len(terms), average_doclength=len(terms) / 2,
-                      description="written by ciff-toolkit")
+    header = PbHeader(
+        version=1,
+        num_postings_lists=len(terms),
+        num_docs=2,
+        total_postings_lists=len(terms),
+        total_docs=2,
+        total_terms_in_collection=len(terms),
+        average_doclength=len(terms) / 2,
+        description="written by ciff-toolkit",
+    )
     lists = []
     for i, term in enumerate(terms):
         pl = PbList(term=term, df=1, cf=1)
         pl.postings.add(docid=i % 2, tf=1)
         lists.append(pl)
-    docs = [PbDoc(docid=0, collection_docid="a", doclength=(len(terms) + 1) // 2),
-            PbDoc(docid=1, collection_docid="b", doclength=len(terms) // 2)]
+    docs = [
+        PbDoc(docid=0, collection_docid="a", doclength=(len(terms) + 1) // 2),
+        PbDoc(docid=1, collection_docid="b", doclength=len(terms) // 2),
+    ]
     with ToolkitWriter(str(path)) as w:
         w.write_header(header)
         w.write_postings_lists(lists)
@@ -92,8 +113,12 @@ def _ciff_to_pisa(ciff_file, output) -> None:
     def seq(f, values):
         f.write(struct.pack(f"<I{len(values)}I", len(values), *values))
 
-    with ToolkitReader(str(ciff_file)) as r, open(f"{output}.docs", "wb") as docs, \
-            open(f"{output}.freqs", "wb") as freqs, open(f"{output}.terms", "w") as terms:
+    with (
+        ToolkitReader(str(ciff_file)) as r,
+        open(f"{output}.docs", "wb") as docs,
+        open(f"{output}.freqs", "wb") as freqs,
+        open(f"{output}.terms", "w") as terms,
+    ):
         seq(docs, [r.header.num_docs])
         for pl in r.read_postings_lists():
             ids, prev = [], 0
@@ -152,7 +177,9 @@ def test_a_shard_without_postings_reads_everywhere(tmp_path, counted):
     h = ours.header
     assert (h.num_postings_lists, h.total_postings_lists, h.num_docs, h.total_terms_in_collection) == (0, 0, 7, 0)
     assert list(ours.postings()) == [] and list(ours.raw_postings()) == []
-    assert [(d.docid, d.collection_docid, d.doclength) for d in ours.docs()] == [(i, d[0], 0) for i, d in enumerate(docs)]
+    assert [(d.docid, d.collection_docid, d.doclength) for d in ours.docs()] == [
+        (i, d[0], 0) for i, d in enumerate(docs)
+    ]
     with ToolkitReader(path) as theirs:
         assert (theirs.header.num_postings_lists, theirs.header.num_docs) == (0, 7)
         assert list(theirs.read_postings_lists()) == []

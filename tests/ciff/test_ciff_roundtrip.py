@@ -11,8 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lib.ciff import stream
-from lib.ciff import CiffError, CiffReader, CiffWriter, DocRecord, PostingsList, validate_file
+from lib.ciff import CiffError, CiffReader, CiffWriter, DocRecord, PostingsList, stream, validate_file
 
 
 def write_index(path, lists, doclengths, collection_ids=None, description="roundtrip", **header):
@@ -73,7 +72,9 @@ def test_round_trip(tmp_path, name):
     assert r.header.average_doclength == pytest.approx(24 / 4) and r.header.description == "roundtrip"
     assert list(r.postings()) == [PostingsList(t, len(d), sum(f), d, f) for t, d, f in lists]
     assert list(r.docs()) == [
-        DocRecord(0, "<urn:uuid:a>", lengths[0]), DocRecord(1, "b", lengths[1]), DocRecord(2, "c\u00e9", lengths[2]),
+        DocRecord(0, "<urn:uuid:a>", lengths[0]),
+        DocRecord(1, "b", lengths[1]),
+        DocRecord(2, "c\u00e9", lengths[2]),
         DocRecord(3, "", lengths[3]),
     ]
     assert validate_file(str(path)).ok
@@ -94,7 +95,11 @@ def test_gzip_output_is_deterministic(tmp_path):
 def test_every_gzip_level_gives_the_same_messages_and_deterministic_bytes(tmp_path, level):
     """Levels 1-3 compress with ISA-L, 4-9 with zlib: the same gzip format and content."""
     lists = _sample_lists()
-    plain, a, b = tmp_path / "p" / "index-0.ciff", tmp_path / "a" / "index-0.ciff.gz", tmp_path / "b" / "index-0.ciff.gz"
+    plain, a, b = (
+        tmp_path / "p" / "index-0.ciff",
+        tmp_path / "a" / "index-0.ciff.gz",
+        tmp_path / "b" / "index-0.ciff.gz",
+    )
     write_index(plain, lists, _doclengths(lists, 4))
     for p in (a, b):
         write_index(p, lists, _doclengths(lists, 4), compresslevel=level)
@@ -130,8 +135,14 @@ def test_write_read_property(tmp_path_factory, coll, gz):
 
 
 def _header(n_lists=2, n_docs=2, total=3):
-    return dict(num_postings_lists=n_lists, num_docs=n_docs, total_postings_lists=n_lists, total_docs=n_docs,
-                total_terms_in_collection=total, average_doclength=total / n_docs)
+    return dict(
+        num_postings_lists=n_lists,
+        num_docs=n_docs,
+        total_postings_lists=n_lists,
+        total_docs=n_docs,
+        total_terms_in_collection=total,
+        average_doclength=total / n_docs,
+    )
 
 
 @pytest.mark.parametrize(
@@ -140,17 +151,31 @@ def _header(n_lists=2, n_docs=2, total=3):
         ([("p", "b", [0], [1]), ("p", "a", [1], [2])], "terms not in code-point order: after 'b'"),
         ([("p", "a", [0], [1]), ("p", "a", [1], [2])], "duplicate term"),
         # short lists are encoded in batches: their posting-level errors surface at the next flush
-        ([("p", "a", [1, 0], [1, 1]), ("close",)], "PostingsList #0, term 'a': posting 1: docids not strictly ascending"),
+        (
+            [("p", "a", [1, 0], [1, 1]), ("close",)],
+            "PostingsList #0, term 'a': posting 1: docids not strictly ascending",
+        ),
         ([("p", "a", [0, 2], [1, 2])], "docid 2 >= num_docs 2"),
-        ([("p", "a", [0], [1]), ("p", "b", [1], [2**31]), ("close",)], "PostingsList #1, term 'b': posting 0: tf 2147483648 exceeds int32"),
+        (
+            [("p", "a", [0], [1]), ("p", "b", [1], [2**31]), ("close",)],
+            "PostingsList #1, term 'b': posting 0: tf 2147483648 exceeds int32",
+        ),
         ([("p", "a", [], [])], "empty postings list"),
         ([("p", "a", [0], [1]), ("d", 0, "x", 1)], "doc record before all postings lists: 1 of 2 written"),
         ([("p", "a", [0], [1]), ("p", "b", [1], [2]), ("d", 1, "x", 1)], "docid 1 != its position 0"),
-        ([("p", "a", [0], [1]), ("p", "b", [1], [2]), ("d", 0, "x", 2)], "doclength 2 but the postings give docid 0 1 terms"),
+        (
+            [("p", "a", [0], [1]), ("p", "b", [1], [2]), ("d", 0, "x", 2)],
+            "doclength 2 but the postings give docid 0 1 terms",
+        ),
         ([("p", "a", [0], [1]), ("p", "b", [1], [2]), ("d", 0, "x", -1)], "doclength = -1 outside 0..2147483647"),
-        ([("p", "a", [0], [1]), ("p", "b", [1], [2]), ("d", 0, "x", 1), ("d", 1, "y", 2), ("p", "c", [0], [1])],
-         "postings list added after doc records"),
-        ([("p", "a", [0], [1]), ("p", "b", [1], [2]), ("d", 0, "x", 1), ("close",)], "1 doc records written but the header announces 2"),
+        (
+            [("p", "a", [0], [1]), ("p", "b", [1], [2]), ("d", 0, "x", 1), ("d", 1, "y", 2), ("p", "c", [0], [1])],
+            "postings list added after doc records",
+        ),
+        (
+            [("p", "a", [0], [1]), ("p", "b", [1], [2]), ("d", 0, "x", 1), ("close",)],
+            "1 doc records written but the header announces 2",
+        ),
         ([("p", "a", [0], [1]), ("close",)], "1 postings lists written but the header announces 2"),
     ],
 )
@@ -169,7 +194,9 @@ def test_writer_rejects_and_leaves_no_file(tmp_path, steps, reason):
 def test_writer_totals_and_header_limits(tmp_path):
     path = tmp_path / "t.ciff"
     with pytest.raises(CiffError, match="sum of tf 3 != total_terms_in_collection 4"):
-        write_index(path, [("a", [0], [1]), ("b", [1], [2])], [1, 2], total_terms_in_collection=4, average_doclength=2.0)
+        write_index(
+            path, [("a", [0], [1]), ("b", [1], [2])], [1, 2], total_terms_in_collection=4, average_doclength=2.0
+        )
     with pytest.raises(CiffError, match=r"num_docs = 2147483648 outside 0..2147483647 \(int32 limit\)"):
         CiffWriter(str(path), **{**_header(), "num_docs": 2**31, "total_docs": 2**31})
     with pytest.raises(CiffError, match="average_doclength 9.0 inconsistent"):
@@ -241,12 +268,24 @@ def test_batch_api_writes_the_same_bytes(tmp_path, monkeypatch):
     write_index(one_by_one, lists, lengths)
     batched = tmp_path / "b" / "index-0.ciff.gz"
     total = sum(lengths)
-    with CiffWriter(str(batched), num_postings_lists=9, num_docs=n_docs, total_postings_lists=9, total_docs=n_docs,
-                    total_terms_in_collection=total, average_doclength=total / n_docs, description="roundtrip") as w:
+    with CiffWriter(
+        str(batched),
+        num_postings_lists=9,
+        num_docs=n_docs,
+        total_postings_lists=9,
+        total_docs=n_docs,
+        total_terms_in_collection=total,
+        average_doclength=total / n_docs,
+        description="roundtrip",
+    ) as w:
         w.add_postings(*lists[0])  # mixing both APIs keeps the order
         part = lists[1:]
-        w.add_postings_batch([t for t, _, _ in part], [len(d) for _, d, _ in part],
-                             np.concatenate([d for _, d, _ in part]), np.concatenate([f for _, _, f in part]))
+        w.add_postings_batch(
+            [t for t, _, _ in part],
+            [len(d) for _, d, _ in part],
+            np.concatenate([d for _, d, _ in part]),
+            np.concatenate([f for _, _, f in part]),
+        )
         for i, n in enumerate(lengths):
             w.add_doc(i, f"doc-{i}", n)
     assert batched.read_bytes() == one_by_one.read_bytes()
@@ -256,7 +295,13 @@ def test_batch_api_writes_the_same_bytes(tmp_path, monkeypatch):
     "terms,counts,docids,tfs,reason",
     [
         (["a", "c", "b"], [1, 1, 1], [0, 1, 0], [1, 1, 1], "PostingsList #2, term 'b': terms not in code-point order"),
-        (["a", "b"], [1, 2], [0, 1, 1], [1, 1, 1], "PostingsList #1, term 'b': posting 1: docids not strictly ascending"),
+        (
+            ["a", "b"],
+            [1, 2],
+            [0, 1, 1],
+            [1, 1, 1],
+            "PostingsList #1, term 'b': posting 1: docids not strictly ascending",
+        ),
         (["a", "b"], [1, 1], [0, 2], [1, 1], "term 'b': docid 2 >= num_docs 2"),
         (["a", "b"], [1, 2], [0, 1], [1, 1], "bad batch: 2 terms, 2 counts (min 1) summing to 3, 2 docids, 2 tfs"),
     ],
@@ -317,11 +362,22 @@ def test_counted_mode_writes_the_same_messages(tmp_path):
     write_index(known, lists, lengths)
     counted = tmp_path / "b" / "index-0.ciff.gz"
     total = sum(lengths)
-    with CiffWriter(str(counted), num_postings_lists=None, total_postings_lists=None, num_docs=n_docs,
-                    total_docs=n_docs, total_terms_in_collection=total, average_doclength=total / n_docs,
-                    description="roundtrip") as w:
-        w.add_postings_batch([t for t, _, _ in lists], [len(d) for _, d, _ in lists],
-                             np.concatenate([d for _, d, _ in lists]), np.concatenate([f for _, _, f in lists]))
+    with CiffWriter(
+        str(counted),
+        num_postings_lists=None,
+        total_postings_lists=None,
+        num_docs=n_docs,
+        total_docs=n_docs,
+        total_terms_in_collection=total,
+        average_doclength=total / n_docs,
+        description="roundtrip",
+    ) as w:
+        w.add_postings_batch(
+            [t for t, _, _ in lists],
+            [len(d) for _, d, _ in lists],
+            np.concatenate([d for _, d, _ in lists]),
+            np.concatenate([f for _, _, f in lists]),
+        )
         for i, n in enumerate(lengths):
             w.add_doc(i, f"doc-{i}", n)
     assert w.header.num_postings_lists == w.header.total_postings_lists == len(lists)
@@ -336,10 +392,24 @@ def test_counted_mode_writes_the_same_messages(tmp_path):
 def test_counted_mode_checks_still_hold(tmp_path):
     path = tmp_path / "index-0.ciff.gz"
     with pytest.raises(ValueError):
-        CiffWriter(str(path), num_postings_lists=None, total_postings_lists=3, num_docs=1, total_docs=1,
-                   total_terms_in_collection=1, average_doclength=1.0)
-    w = CiffWriter(str(path), num_postings_lists=None, total_postings_lists=None, num_docs=2, total_docs=2,
-                   total_terms_in_collection=3, average_doclength=1.5)
+        CiffWriter(
+            str(path),
+            num_postings_lists=None,
+            total_postings_lists=3,
+            num_docs=1,
+            total_docs=1,
+            total_terms_in_collection=1,
+            average_doclength=1.0,
+        )
+    w = CiffWriter(
+        str(path),
+        num_postings_lists=None,
+        total_postings_lists=None,
+        num_docs=2,
+        total_docs=2,
+        total_terms_in_collection=3,
+        average_doclength=1.5,
+    )
     w.add_postings("a", [0, 1], [1, 1])  # one term missing: doc 1 should have length 2
     w.add_doc(0, "x", 1)
     with pytest.raises(CiffError, match="doclength 2 but the postings give docid 1 1 terms"):
@@ -355,8 +425,16 @@ def test_add_docs_writes_the_same_bytes_as_add_doc(tmp_path, counted):
     batched = tmp_path / "b" / "index-0.ciff.gz"
     total = sum(lengths)
     k = None if counted else len(lists)
-    with CiffWriter(str(batched), num_postings_lists=k, total_postings_lists=k, num_docs=n_docs, total_docs=n_docs,
-                    total_terms_in_collection=total, average_doclength=total / n_docs, description="roundtrip") as w:
+    with CiffWriter(
+        str(batched),
+        num_postings_lists=k,
+        total_postings_lists=k,
+        num_docs=n_docs,
+        total_docs=n_docs,
+        total_terms_in_collection=total,
+        average_doclength=total / n_docs,
+        description="roundtrip",
+    ) as w:
         for t, d, f in lists:
             w.add_postings(t, d, f)
         ids = [f"doc-{i}" if i % 7 else "" for i in range(n_docs)]  # empty ids: protobuf omits the field
@@ -370,15 +448,25 @@ def test_add_docs_writes_the_same_bytes_as_add_doc(tmp_path, counted):
         assert batched.read_bytes() == plain.read_bytes()
 
 
-@pytest.mark.parametrize("docids,lengths,reason", [
-    ([0, 2], None, "DocRecord #1: docid 2 != its position 1"),
-    ([0, 1], [None, 5], "DocRecord #1: doclength 5 but the postings give docid 1"),
-    ([0, 1, 2], None, "DocRecord #2: more doc records than the header's num_docs 2"),
-])
+@pytest.mark.parametrize(
+    "docids,lengths,reason",
+    [
+        ([0, 2], None, "DocRecord #1: docid 2 != its position 1"),
+        ([0, 1], [None, 5], "DocRecord #1: doclength 5 but the postings give docid 1"),
+        ([0, 1, 2], None, "DocRecord #2: more doc records than the header's num_docs 2"),
+    ],
+)
 def test_add_docs_names_the_first_bad_record(tmp_path, docids, lengths, reason):
     path = tmp_path / "index-0.ciff.gz"
-    w = CiffWriter(str(path), num_postings_lists=1, total_postings_lists=1, num_docs=2, total_docs=2,
-                   total_terms_in_collection=2, average_doclength=1.0)
+    w = CiffWriter(
+        str(path),
+        num_postings_lists=1,
+        total_postings_lists=1,
+        num_docs=2,
+        total_docs=2,
+        total_terms_in_collection=2,
+        average_doclength=1.0,
+    )
     w.add_postings("a", [0, 1], [1, 1])
     dl = [1 if x is None else x for x in (lengths or [None] * len(docids))]
     with pytest.raises(CiffError, match=reason):

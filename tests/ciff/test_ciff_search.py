@@ -67,8 +67,9 @@ def test_search_many_equals_search_per_query(shard):
     path, analyzer, _, docs = shard
     queries = ["ZANZIBAR", "", "zzzz unknown", *[" ".join(d[2].split()[:4]) for d in docs[:6]], docs[3][2]]
     for k in (1, 3, 10):
-        assert search_many(str(path), queries, k, analyzer=analyzer) == [search(str(path), q, k, analyzer=analyzer)
-                                                                          for q in queries]
+        assert search_many(str(path), queries, k, analyzer=analyzer) == [
+            search(str(path), q, k, analyzer=analyzer) for q in queries
+        ]
 
 
 def test_ties_break_on_collection_docid(tmp_path):

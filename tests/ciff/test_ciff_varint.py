@@ -56,7 +56,9 @@ _docids = st.one_of(
 @st.composite
 def postings(draw):
     docids = draw(_docids)
-    tfs = draw(st.lists(st.one_of(st.integers(1, 5), st.integers(1, INT32_MAX)), min_size=len(docids), max_size=len(docids)))
+    tfs = draw(
+        st.lists(st.one_of(st.integers(1, 5), st.integers(1, INT32_MAX)), min_size=len(docids), max_size=len(docids))
+    )
     return docids, tfs
 
 
@@ -95,7 +97,9 @@ def test_chunked_encoding_is_seamless(pair):
 
 def test_other_field_orders_decode_the_same():
     # tf before docid inside each Posting and an unknown field: legal protobuf, not our layout
-    body = b"\x0a\x01x\x10\x02\x18\x05" + b"\x22\x04\x10\x02\x08\x03" + b"\x22\x06\x10\x03\x08\x04\x28\x01" + b"\x30\x07"
+    body = (
+        b"\x0a\x01x\x10\x02\x18\x05" + b"\x22\x04\x10\x02\x08\x03" + b"\x22\x06\x10\x03\x08\x04\x28\x01" + b"\x30\x07"
+    )
     raw = decode_postings_list(body)
     assert (raw.term, raw.df, raw.cf) == ("x", 2, 5)
     assert check_postings(raw).tolist() == [3, 7] and raw.tfs.tolist() == [2, 3]
@@ -154,7 +158,11 @@ def test_batch_encoding_long_terms_and_large_values():
         ("\U0001f600" * 40, list(range(0, 4000, 3)), [1] * 1334),  # message longer than 2^14 bytes
         ("z", [7], [128]),
     ]
-    data, cf = encode_lists([t.encode() for t, _, _ in lists], [len(d) for _, d, _ in lists],
-                            [x for _, d, _ in lists for x in d], [x for _, _, f in lists for x in f])
+    data, cf = encode_lists(
+        [t.encode() for t, _, _ in lists],
+        [len(d) for _, d, _ in lists],
+        [x for _, d, _ in lists for x in d],
+        [x for _, _, f in lists for x in f],
+    )
     assert data == b"".join(delimited(_protobuf_bytes(t, d, f)) for t, d, f in lists)
     assert cf.tolist() == [2**31, 1334, 128]

@@ -22,9 +22,15 @@ from tests.extract.test_extract_formats import CONFORMANCE
 
 #: well-formed real ARC files (broken ones, where warcio's conversion itself is garbage, and
 #: warcio/example-space-in-url.arc, whose last record is 10 bytes shorter than declared, are left out)
-ARCS = ("warcio/example.arc", "warcio/example.arc.gz", "jwat/small_BNF.arc",
-        "jwat/1-1-20110922131213-00000-svc-VirtualBox.arc", "tika/testARC.arc", "webarchive-go/hello-world.arc",
-        "webarchive-discovery/IAH-20080430204825-00000-blackbook-truncated.arc.gz")
+ARCS = (
+    "warcio/example.arc",
+    "warcio/example.arc.gz",
+    "jwat/small_BNF.arc",
+    "jwat/1-1-20110922131213-00000-svc-VirtualBox.arc",
+    "tika/testARC.arc",
+    "webarchive-go/hello-world.arc",
+    "webarchive-discovery/IAH-20080430204825-00000-blackbook-truncated.arc.gz",
+)
 IGNORED = ("WARC-Record-ID", "Content-Length", "WARC-Block-Digest")
 
 
@@ -71,8 +77,10 @@ def test_arc_to_warc_matches_warcio(spark, arc_root, tmp_path):
     tsv = tmp_path / "list.tsv"
     tsv.write_text("\n".join(lines) + "\n")
     out = tmp_path / "out"
-    rc = ExtractJob().main(["--tsv", str(tsv), "--archives", str(arc_root), "--output", str(out),
-                            "--output-format", "warc", "--verify"], spark=spark)
+    rc = ExtractJob().main(
+        ["--tsv", str(tsv), "--archives", str(arc_root), "--output", str(out), "--output-format", "warc", "--verify"],
+        spark=spark,
+    )
     assert rc == 0
     names = sorted(n for n in os.listdir(out) if n.startswith("extract-"))
     assert {n.split(".", 1)[1] for n in names} == {"warc.gz"}
@@ -109,5 +117,7 @@ def test_arc_to_warc_matches_warcio(spark, arc_root, tmp_path):
     again = tmp_path / "again.tsv"
     again.write_text("".join(line for line in open(out / MANIFEST) if not line.startswith(("#", "filedesc:"))))
     out2 = tmp_path / "again"
-    rc = ExtractJob().main(["--tsv", str(again), "--archives", str(out), "--output", str(out2), "--verify"], spark=spark)
+    rc = ExtractJob().main(
+        ["--tsv", str(again), "--archives", str(out), "--output", str(out2), "--verify"], spark=spark
+    )
     assert rc == 0

@@ -12,14 +12,19 @@ import shutil
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from lib.store import s3
 from lib.extract.capture import CaptureError, open_capture
+from lib.store import s3
 from lib.warc.records import Record, iter_records
 from tests.extract.test_extract_formats import CONFORMANCE, zstd_warc
 
-CONFORMANCE_FILES = ("resiliparse/warcfile.warc.lz4", "tika/testARC.arc", "warcio/example.arc",
-                     "webarchive-discovery/IAH-20080430204825-00000-blackbook-truncated.arc.gz",
-                     "webarchive-discovery/transfer_compression_gzip.warc", "warcio/example-iana.org-chunked.warc")
+CONFORMANCE_FILES = (
+    "resiliparse/warcfile.warc.lz4",
+    "tika/testARC.arc",
+    "warcio/example.arc",
+    "webarchive-discovery/IAH-20080430204825-00000-blackbook-truncated.arc.gz",
+    "webarchive-discovery/transfer_compression_gzip.warc",
+    "warcio/example-iana.org-chunked.warc",
+)
 
 
 def sha1_matches(data: bytes, digest: str) -> bool:
@@ -103,7 +108,12 @@ def test_zstd_with_dictionary_and_from_s3(corpus, s3_bucket, tmp_path):
         assert got == want
         if rec.rec_type == "response":
             assert got == gz_warcio[twin.offset][1]
-    for path in (str(src), str(zst), str(corpus / "aut" / "example.arc.gz"), os.path.join(CONFORMANCE, "tika", "testARC.arc")):
+    for path in (
+        str(src),
+        str(zst),
+        str(corpus / "aut" / "example.arc.gz"),
+        os.path.join(CONFORMANCE, "tika", "testARC.arc"),
+    ):
         key = f"arch/{os.path.basename(path)}"
         s3.client().upload_file(path, s3_bucket, key)
         uri = f"s3://{s3_bucket}/{key}"
@@ -111,8 +121,10 @@ def test_zstd_with_dictionary_and_from_s3(corpus, s3_bucket, tmp_path):
         assert n["records"] > 0
     # a path below a root, S3 or local
     rec = records(str(src))[2]
-    assert open_capture("arch/warcfile.warc.gz", rec.offset, rec.length, root=f"s3://{s3_bucket}").read() == \
-        src.read_bytes()[rec.offset : rec.offset + rec.length]
+    assert (
+        open_capture("arch/warcfile.warc.gz", rec.offset, rec.length, root=f"s3://{s3_bucket}").read()
+        == src.read_bytes()[rec.offset : rec.offset + rec.length]
+    )
 
 
 def test_bad_offsets_name_file_and_offset(corpus, tmp_path):
@@ -131,7 +143,10 @@ def test_bad_offsets_name_file_and_offset(corpus, tmp_path):
         (dict(file=path, offset=rec.offset + 1, length=rec.length), "not-record"),
         (dict(file=path, offset=rec.offset + 1, length=rec.length, content_only=True), "not-record"),
         (dict(file=str(root / "b.warc"), offset=plain.offset + 7, length=50), "not-record"),
-        (dict(file=str(root / "b.warc"), offset=plain.offset, length=plain.length - 40, content_only=True), "not-record"),
+        (
+            dict(file=str(root / "b.warc"), offset=plain.offset, length=plain.length - 40, content_only=True),
+            "not-record",
+        ),
         (dict(file=str(root / "missing.warc.gz"), offset=0, length=10), "missing-file"),
         (dict(file=str(root / "notes.txt"), offset=0, length=10), "not-archive"),
         (dict(file=path, offset=-1, length=10), "bad-range"),

@@ -14,7 +14,6 @@ import os
 import shutil
 import subprocess
 
-import lz4.frame
 import pytest
 import zstandard
 from fastwarc.warc import ArchiveIterator as FastWarcIterator
@@ -22,11 +21,11 @@ from fastwarc.warc import WarcRecordType
 from warcio.archiveiterator import ArchiveIterator
 
 from jobs.extract import ExtractJob
-from lib.store import s3
 from lib.extract.driver import MANIFEST
 from lib.extract.lines import Resolver, parse_lines
 from lib.extract.listing import record_ranges
 from lib.extract.task import extract_items
+from lib.store import s3
 from lib.warc.streams import GzipMembers
 
 CONFORMANCE = os.path.realpath(os.path.join(os.path.dirname(__file__), "..", "data", "conformance"))
@@ -58,7 +57,9 @@ def formats_root(corpus, tmp_path_factory):
         "d.arc": os.path.join(conf, "tika", "testARC.arc"),
         "e.arc": os.path.join(conf, "warcio", "example.arc"),
         "f.warc.lz4": os.path.join(conf, "resiliparse", "warcfile.warc.lz4"),
-        "renamed.bin": os.path.join(conf, "webarchive-discovery", "IAH-20080430204825-00000-blackbook-truncated.arc.gz"),
+        "renamed.bin": os.path.join(
+            conf, "webarchive-discovery", "IAH-20080430204825-00000-blackbook-truncated.arc.gz"
+        ),
     }
     for name, src in copies.items():
         shutil.copy(src, root / name)
@@ -96,7 +97,9 @@ def decompressed(path: str) -> bytes:
 
 def warcio_urls(data: bytes) -> list[tuple[str, str]]:
     it = ArchiveIterator(io.BytesIO(data), arc2warc=False)
-    return [(r.rec_type, r.rec_headers.get_header("WARC-Target-URI") or r.rec_headers.get_header("uri") or "") for r in it]
+    return [
+        (r.rec_type, r.rec_headers.get_header("WARC-Target-URI") or r.rec_headers.get_header("uri") or "") for r in it
+    ]
 
 
 def check_formats_output(out):
@@ -116,8 +119,10 @@ def check_formats_output(out):
         assert [u for _, u in recs[1:]] == [u.replace(" ", "%20") if kind == "warc" else u for u in by_file[name]], name
         if kind == "warc" and not name.endswith(".zst"):  # FastWARC reads gzip, LZ4 and plain WARC
             with open(os.path.join(out, name), "rb") as f:
-                fast = [r.headers.get("WARC-Target-URI") for r in
-                        FastWarcIterator(f, record_types=WarcRecordType.any_type, parse_http=False)]
+                fast = [
+                    r.headers.get("WARC-Target-URI")
+                    for r in FastWarcIterator(f, record_types=WarcRecordType.any_type, parse_http=False)
+                ]
             assert fast[0] is None and len(fast) == len(recs), name
     return rows, names
 
@@ -128,7 +133,9 @@ def test_every_format_end_to_end(spark, formats_root, tmp_path):
     tsv = tmp_path / "list.tsv"
     tsv.write_text("\n".join(lines) + "\n")
     out = tmp_path / "out"
-    rc = ExtractJob().main(["--tsv", str(tsv), "--archives", str(root), "--output", str(out), "--partitions", "2"], spark=spark)
+    rc = ExtractJob().main(
+        ["--tsv", str(tsv), "--archives", str(root), "--output", str(out), "--partitions", "2"], spark=spark
+    )
     assert rc == 0
     rows, names = check_formats_output(out)
     assert len(rows) == len(lines)
@@ -142,8 +149,9 @@ def test_every_format_end_to_end(spark, formats_root, tmp_path):
     assert len(dict_files) == 2
     # the manifest is an input again; --verify checks every member of every format
     out2 = tmp_path / "again"
-    rc = ExtractJob().main(["--tsv", str(out / MANIFEST), "--archives", str(out), "--output", str(out2), "--verify"],
-                           spark=spark)
+    rc = ExtractJob().main(
+        ["--tsv", str(out / MANIFEST), "--archives", str(out), "--output", str(out2), "--verify"], spark=spark
+    )
     assert rc == 0
     rows2, _ = check_formats_output(out2)
     assert len(rows2) == len(lines)
@@ -156,7 +164,11 @@ def test_not_an_archive_and_wrong_offsets(formats_root, tmp_path):
     url, name, off, n = zst.split("\t")
     arc = [line for line in lines if "\td.arc\t" in line][1]
     aurl, aname, aoff, an = arc.split("\t")
-    bad = [f"u\tnotes.warc.gz\t0\t10", f"{url}\t{name}\t{int(off) + 1}\t{n}", f"{aurl}\t{aname}\t{int(aoff) + 3}\t{int(an) - 3}"]
+    bad = [
+        "u\tnotes.warc.gz\t0\t10",
+        f"{url}\t{name}\t{int(off) + 1}\t{n}",
+        f"{aurl}\t{aname}\t{int(aoff) + 3}\t{int(an) - 3}",
+    ]
     items, errors = parse_lines(bad + [zst, arc], Resolver(str(root)))
     assert errors == []
     for verify in (False, True):
@@ -164,9 +176,15 @@ def test_not_an_archive_and_wrong_offsets(formats_root, tmp_path):
         out.mkdir()
         res = extract_items(0, items, str(out), max_bytes=1 << 20, verify=verify)
         assert res["records"] == 2
-        assert sorted((no, r.split(":")[0]) for no, r in res["errors"]) == [(1, "bad-format"), (2, "not-member"), (3, "not-member")]
+        assert sorted((no, r.split(":")[0]) for no, r in res["errors"]) == [
+            (1, "bad-format"),
+            (2, "not-member"),
+            (3, "not-member"),
+        ]
         reasons = dict(res["errors"])
-        assert "starts no WARC or ARC record" in reasons[1] and "zstd member" in reasons[2] and "ARC record" in reasons[3]
+        assert (
+            "starts no WARC or ARC record" in reasons[1] and "zstd member" in reasons[2] and "ARC record" in reasons[3]
+        )
 
 
 def test_zstd_and_lz4_from_s3(formats_root, s3_bucket, tmp_path):
@@ -196,7 +214,10 @@ def test_offsets_preprocess_records_for_every_format(spark, formats_root, tmp_pa
     inp = tmp_path / "warc"
     inp.mkdir()
     for name in os.listdir(root):
-        if name.endswith((".warc.gz", ".arc.gz", ".warc", ".arc", ".warc.zst", ".warc.lz4")) and name != "notes.warc.gz":
+        if (
+            name.endswith((".warc.gz", ".arc.gz", ".warc", ".arc", ".warc.zst", ".warc.lz4"))
+            and name != "notes.warc.gz"
+        ):
             shutil.copy(root / name, inp / name)
     pre = tmp_path / "pre"
     assert preprocess.main(["--input", str(inp), "--output", str(pre), "--fail-on", "never"], spark=spark) == 0
@@ -206,9 +227,11 @@ def test_offsets_preprocess_records_for_every_format(spark, formats_root, tmp_pa
     kinds = {os.path.basename(p["warc_file"]).split(".", 1)[1] for p in pages}
     assert kinds >= {"warc.gz", "arc.gz", "warc", "arc", "warc.zst", "warc.lz4"}, kinds
     out = tmp_path / "out"
-    rc = ExtractJob().main(["--from-parquet", str(pre), "--archives", str(inp), "--output", str(out), "--verify"],
-                           spark=spark)
+    rc = ExtractJob().main(
+        ["--from-parquet", str(pre), "--archives", str(inp), "--output", str(out), "--verify"], spark=spark
+    )
     assert rc == 0
     rows, names = check_formats_output(out)
     assert sorted((r[0], r[5].removeprefix("file://"), int(r[6])) for r in rows) == sorted(
-        (p["url"], p["warc_file"].removeprefix("file://"), p["warc_offset"]) for p in pages)
+        (p["url"], p["warc_file"].removeprefix("file://"), p["warc_offset"]) for p in pages
+    )

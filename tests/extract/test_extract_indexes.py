@@ -22,8 +22,8 @@ from fastwarc.warc import ArchiveIterator as FastWarcIterator
 from fastwarc.warc import WarcRecordType
 from warcio.archiveiterator import ArchiveIterator
 
-from lib.store import s3, storage
 from lib.extract.indexes import sniff_index
+from lib.store import s3, storage
 from tests.extract.test_extract_job import error_rows, manifest_rows, run_job
 
 pytestmark = pytest.mark.slow
@@ -40,7 +40,13 @@ def warcio_records(path):
         for rec in it:
             block = rec.raw_stream.read()
             url = rec.rec_headers.get_header("WARC-Target-URI") or rec.rec_headers.get_header("uri")
-            out[it.get_record_offset()] = (it.get_record_length(), url, rec.rec_type, list(rec.rec_headers.headers), block)
+            out[it.get_record_offset()] = (
+                it.get_record_length(),
+                url,
+                rec.rec_type,
+                list(rec.rec_headers.headers),
+                block,
+            )
     return out
 
 
@@ -50,7 +56,8 @@ def check_records(out_dir, expected):
     warcio reads in the source; WARC outputs also read by FastWARC. Returns the manifest rows."""
     rows = manifest_rows(out_dir)
     assert sorted((storage.local_path(r["src"]), r["src_offset"], r["url"]) for r in rows) == sorted(
-        (str(p), off, url) for (p, off), url in expected.items())
+        (str(p), off, url) for (p, off), url in expected.items()
+    )
     sources, outputs, by_file = {}, {}, {}
     for r in rows:
         if r["src"] not in sources:
@@ -59,7 +66,9 @@ def check_records(out_dir, expected):
         if r["file"] not in outputs:
             outputs[r["file"]] = (warcio_records(out_dir / r["file"]), (out_dir / r["file"]).read_bytes())
         src, got = sources[r["src"]], outputs[r["file"]]
-        assert got[1][r["offset"] : r["offset"] + r["length"]] == src[1][r["src_offset"] : r["src_offset"] + r["length"]]
+        assert (
+            got[1][r["offset"] : r["offset"] + r["length"]] == src[1][r["src_offset"] : r["src_offset"] + r["length"]]
+        )
         assert got[0][r["offset"]][1:] == src[0][r["src_offset"]][1:]
         by_file.setdefault(r["file"], []).append(r)
     archives = sorted(n for n in os.listdir(out_dir) if n.endswith((".warc", ".warc.gz", ".arc", ".arc.gz")))
@@ -68,8 +77,10 @@ def check_records(out_dir, expected):
         assert len(outputs[name][0]) == len(by_file[name]) + 1  # the file's own header record, then ours, nothing else
         if ".warc" in name:
             with open(out_dir / name, "rb") as f:
-                fast = [(r.headers.get("WARC-Target-URI") or "").strip("<>") or None for r in
-                        FastWarcIterator(f, record_types=WarcRecordType.any_type, parse_http=False)]
+                fast = [
+                    (r.headers.get("WARC-Target-URI") or "").strip("<>") or None
+                    for r in FastWarcIterator(f, record_types=WarcRecordType.any_type, parse_http=False)
+                ]
             assert fast[0] is None and sorted(fast[1:]) == sorted(r["url"] for r in by_file[name])
     return rows
 
@@ -115,9 +126,17 @@ def test_cdxj_from_cdxj_indexer(spark, coll, tmp_path):
     base, archive, extra, files = coll
     cdxj = tmp_path / "index.cdxj"
     # names relative to each root, as a collection's indexer writes them
-    run_tool(["from cdxj_indexer.main import main; main()", "-o", str(tmp_path / "a.cdxj"), *sorted(os.listdir(archive))], archive)
-    run_tool(["from cdxj_indexer.main import main; main()", "-o", str(tmp_path / "b.cdxj"), *sorted(os.listdir(extra))], extra)
-    cdxj.write_text("!meta 0 {\"format\": \"cdxj-test\"}\n" + (tmp_path / "a.cdxj").read_text() + (tmp_path / "b.cdxj").read_text())
+    run_tool(
+        ["from cdxj_indexer.main import main; main()", "-o", str(tmp_path / "a.cdxj"), *sorted(os.listdir(archive))],
+        archive,
+    )
+    run_tool(
+        ["from cdxj_indexer.main import main; main()", "-o", str(tmp_path / "b.cdxj"), *sorted(os.listdir(extra))],
+        extra,
+    )
+    cdxj.write_text(
+        '!meta 0 {"format": "cdxj-test"}\n' + (tmp_path / "a.cdxj").read_text() + (tmp_path / "b.cdxj").read_text()
+    )
     assert sniff_index(str(cdxj)) == "cdxj"
     import json
 
@@ -129,19 +148,38 @@ def test_cdxj_from_cdxj_indexer(spark, coll, tmp_path):
     assert all(int(e["length"]) == reference[e["filename"]][int(e["offset"])][0] for e in entries)
     out = tmp_path / "out"
     rc, summary = run_job(spark, ["--index", str(cdxj), "--archives", str(archive), str(extra), "--output", str(out)])
-    assert rc == 0 and summary["extracted"] == len(entries) and summary["failed"] == 0 and summary["lines"] == len(entries)
+    assert (
+        rc == 0 and summary["extracted"] == len(entries) and summary["failed"] == 0 and summary["lines"] == len(entries)
+    )
     plain = [e for e in entries if not e["filename"].endswith(".gz")]
-    assert summary["terminators_added"] == sum(
-        plain_missing(files[name], [(int(e["offset"]), int(e["length"])) for e in plain if e["filename"] == name])
-        for name in {e["filename"] for e in plain}) > 100
+    assert (
+        summary["terminators_added"]
+        == sum(
+            plain_missing(files[name], [(int(e["offset"]), int(e["length"])) for e in plain if e["filename"] == name])
+            for name in {e["filename"] for e in plain}
+        )
+        > 100
+    )
     check_records(out, expected)
 
 
 def test_cdx11_from_pywb_and_cdx9_refused(spark, coll, tmp_path):
     base, archive, extra, files = coll
     cdx = tmp_path / "index.cdx.gz"
-    run_tool(["from pywb.indexer.cdxindexer import main; main()", "-s", "-o", str(tmp_path / "a.cdx"), *sorted(os.listdir(archive))], archive)
-    run_tool(["from pywb.indexer.cdxindexer import main; main()", "-o", str(tmp_path / "b.cdx"), *sorted(os.listdir(extra))], extra)
+    run_tool(
+        [
+            "from pywb.indexer.cdxindexer import main; main()",
+            "-s",
+            "-o",
+            str(tmp_path / "a.cdx"),
+            *sorted(os.listdir(archive)),
+        ],
+        archive,
+    )
+    run_tool(
+        ["from pywb.indexer.cdxindexer import main; main()", "-o", str(tmp_path / "b.cdx"), *sorted(os.listdir(extra))],
+        extra,
+    )
     a, b = (tmp_path / "a.cdx").read_text().splitlines(), (tmp_path / "b.cdx").read_text().splitlines()
     assert a[0] == b[0] == " CDX N b a m s k r M S V g"
     cdx.write_bytes(gzip.compress("\n".join(a + b[1:] + ["a broken line", ""]).encode()))  # gzip-compressed, sniffed
@@ -156,21 +194,36 @@ def test_cdx11_from_pywb_and_cdx9_refused(spark, coll, tmp_path):
     assert err == (len(a) + len(b), "bad-line: expected 11 space-separated CDX fields, got 3", "a broken line")
     check_records(out, expected)
     # the 9-field CDX has no length column: every line refused, named
-    run_tool(["from pywb.indexer.cdxindexer import main; main()", "-9", "-o", str(tmp_path / "c.cdx"), "issue-514.warc"], extra)
+    run_tool(
+        ["from pywb.indexer.cdxindexer import main; main()", "-9", "-o", str(tmp_path / "c.cdx"), "issue-514.warc"],
+        extra,
+    )
     out9 = tmp_path / "out9"
     rc, summary = run_job(spark, ["--index", str(tmp_path / "c.cdx"), "--archives", str(extra), "--output", str(out9)])
     n = len((tmp_path / "c.cdx").read_text().splitlines()) - 1
     assert rc == 1 and summary["extracted"] == 0 and summary["failed"] == n > 3
-    assert {r[1] for r in error_rows(out9)} == {"bad-line: the CDX has no compressed-length column (S): no length to copy"}
+    assert {r[1] for r in error_rows(out9)} == {
+        "bad-line: the CDX has no compressed-length column (S): no length to copy"
+    }
 
 
-CC_SCHEMA = pa.schema([  # cc-index table columns (github.com/commoncrawl/cc-index-table), a subset in its order
-    ("url_surtkey", pa.string()), ("url", pa.string()), ("url_host_name", pa.string()),
-    ("url_host_tld", pa.string()), ("url_path", pa.string()), ("fetch_time", pa.timestamp("us", tz="UTC")),
-    ("fetch_status", pa.int16()), ("content_digest", pa.string()), ("content_mime_type", pa.string()),
-    ("warc_filename", pa.string()), ("warc_record_offset", pa.int32()), ("warc_record_length", pa.int32()),
-    ("warc_segment", pa.string()),
-])
+CC_SCHEMA = pa.schema(
+    [  # cc-index table columns (github.com/commoncrawl/cc-index-table), a subset in its order
+        ("url_surtkey", pa.string()),
+        ("url", pa.string()),
+        ("url_host_name", pa.string()),
+        ("url_host_tld", pa.string()),
+        ("url_path", pa.string()),
+        ("fetch_time", pa.timestamp("us", tz="UTC")),
+        ("fetch_status", pa.int16()),
+        ("content_digest", pa.string()),
+        ("content_mime_type", pa.string()),
+        ("warc_filename", pa.string()),
+        ("warc_record_offset", pa.int32()),
+        ("warc_record_length", pa.int32()),
+        ("warc_segment", pa.string()),
+    ]
+)
 SEGMENT = "crawl-data/CC-MAIN-2099-01/segments/1700000000000.0/warc"
 
 
@@ -192,11 +245,23 @@ def cc_index(coll, tmp_path_factory):
                 url = rec.rec_headers.get_header("WARC-Target-URI")
                 host = url.split("/")[2].split(":")[0] if "://" in url else ""
                 status = rec.http_headers.get_statuscode() if rec.http_headers else None
-                rows.append(dict(url_surtkey=url, url=url, url_host_name=host, url_host_tld=host.rsplit(".", 1)[-1],
-                                 url_path="/", fetch_time=None, fetch_status=int(status) if status and status.isdigit() else None,
-                                 content_digest=None, content_mime_type=None, warc_filename=f"{SEGMENT}/{name}",
-                                 warc_record_offset=it.get_record_offset(), warc_record_length=it.get_record_length(),
-                                 warc_segment="1700000000000.0"))
+                rows.append(
+                    dict(
+                        url_surtkey=url,
+                        url=url,
+                        url_host_name=host,
+                        url_host_tld=host.rsplit(".", 1)[-1],
+                        url_path="/",
+                        fetch_time=None,
+                        fetch_status=int(status) if status and status.isdigit() else None,
+                        content_digest=None,
+                        content_mime_type=None,
+                        warc_filename=f"{SEGMENT}/{name}",
+                        warc_record_offset=it.get_record_offset(),
+                        warc_record_length=it.get_record_length(),
+                        warc_segment="1700000000000.0",
+                    )
+                )
     index = bucket / "cc-index" / "table" / "cc-main" / "warc" / "crawl=CC-MAIN-2099-01" / "subset=warc"
     index.mkdir(parents=True)
     half = len(rows) // 2
@@ -220,7 +285,9 @@ def test_cc_columnar_parquet_and_csv(spark, cc_index, tmp_path):
     # --where over the index's columns and its partition folders (DuckDB SQL)
     where = "crawl = 'CC-MAIN-2099-01' AND fetch_status = 200 AND url_host_tld = 'org'"
     out = tmp_path / "where"
-    rc, summary = run_job(spark, ["--index", str(table), "--where", where, "--archives", str(bucket), "--output", str(out)])
+    rc, summary = run_job(
+        spark, ["--index", str(table), "--where", where, "--archives", str(bucket), "--output", str(out)]
+    )
     chosen = [r for r in rows if r["fetch_status"] == 200 and r["url_host_tld"] == "org"]
     assert rc == 0 and 0 < summary["extracted"] == len(chosen) < len(rows)
     check_records(out, cc_expected(bucket, chosen))
@@ -229,7 +296,9 @@ def test_cc_columnar_parquet_and_csv(spark, cc_index, tmp_path):
     pacsv.write_csv(pq.read_table(table / "crawl=CC-MAIN-2099-01" / "subset=warc"), csv)
     assert sniff_index(str(csv)) == "csv"
     out = tmp_path / "csv"
-    rc, summary = run_job(spark, ["--index", str(csv), "--index-format", "csv", "--archives", str(bucket), "--output", str(out)])
+    rc, summary = run_job(
+        spark, ["--index", str(csv), "--index-format", "csv", "--archives", str(bucket), "--output", str(out)]
+    )
     assert rc == 0 and summary["extracted"] == len(rows)
     check_records(out, cc_expected(bucket, rows))
 
@@ -242,26 +311,43 @@ def test_cc_columnar_parquet_on_s3(spark, cc_index, s3_bucket, tmp_path):
             client.upload_file(str(p), s3_bucket, str(p.relative_to(bucket)))
     table = f"s3://{s3_bucket}/cc-index/table/cc-main/warc/"
     out = tmp_path / "out"
-    rc, summary = run_job(spark, ["--index", table, "--where", "url LIKE 'http://www.archive.org/%'",
-                                  "--archives", f"s3://{s3_bucket}", "--output", str(out)])
+    rc, summary = run_job(
+        spark,
+        [
+            "--index",
+            table,
+            "--where",
+            "url LIKE 'http://www.archive.org/%'",
+            "--archives",
+            f"s3://{s3_bucket}",
+            "--output",
+            str(out),
+        ],
+    )
     chosen = [r for r in rows if r["url"].startswith("http://www.archive.org/")]
     assert rc == 0 and 0 < summary["extracted"] == len(chosen)
     got = manifest_rows(out)
     assert sorted((r["src"], r["src_offset"]) for r in got) == sorted(
-        (f"s3://{s3_bucket}/{r['warc_filename']}", r["warc_record_offset"]) for r in chosen)
+        (f"s3://{s3_bucket}/{r['warc_filename']}", r["warc_record_offset"]) for r in chosen
+    )
     for r in got:  # byte identity against the local copy of the same file
         src = (bucket / r["src"].split("/", 3)[3]).read_bytes()
-        assert (out / r["file"]).read_bytes()[r["offset"] : r["offset"] + r["length"]] == src[r["src_offset"] : r["src_offset"] + r["length"]]
+        assert (out / r["file"]).read_bytes()[r["offset"] : r["offset"] + r["length"]] == src[
+            r["src_offset"] : r["src_offset"] + r["length"]
+        ]
     # a text index on S3 too (gzip-compressed CSV, sniffed from its bytes)
     csv = tmp_path / "rows.csv"
     pacsv.write_csv(pa.Table.from_pylist(chosen, schema=CC_SCHEMA), csv)
     client.put_object(Bucket=s3_bucket, Key="lists/rows.csv.gz", Body=gzip.compress(csv.read_bytes()))
     out2 = tmp_path / "out2"
-    rc, summary = run_job(spark, ["--index", f"s3://{s3_bucket}/lists/rows.csv.gz", "--archives", f"s3://{s3_bucket}",
-                                  "--output", str(out2)])
+    rc, summary = run_job(
+        spark,
+        ["--index", f"s3://{s3_bucket}/lists/rows.csv.gz", "--archives", f"s3://{s3_bucket}", "--output", str(out2)],
+    )
     assert rc == 0 and summary["extracted"] == len(chosen)
     assert [(r["url"], r["src"], r["src_offset"], r["length"]) for r in manifest_rows(out2)] == [
-        (r["url"], r["src"], r["src_offset"], r["length"]) for r in got]
+        (r["url"], r["src"], r["src_offset"], r["length"]) for r in got
+    ]
 
 
 def test_parquet_bad_rows_named_by_file_and_row(spark, cc_index, tmp_path):
@@ -275,7 +361,10 @@ def test_parquet_bad_rows_named_by_file_and_row(spark, cc_index, tmp_path):
     errs = error_rows(out)
     assert [(no, reason.split(":")[0]) for no, reason, _ in errs] == [(1, "bad-line"), (2, "escapes-root")]
     assert all(reason.endswith(f"({f} row {no})") for no, reason, _ in errs)
-    assert errs[1][2] == f"{rows[1]['url']}\t../outside.warc.gz\t{rows[1]['warc_record_offset']}\t{rows[1]['warc_record_length']}"
+    assert (
+        errs[1][2]
+        == f"{rows[1]['url']}\t../outside.warc.gz\t{rows[1]['warc_record_offset']}\t{rows[1]['warc_record_length']}"
+    )
 
 
 def test_metadata_store_with_where(spark, corpus, tmp_path):
@@ -291,13 +380,25 @@ def test_metadata_store_with_where(spark, corpus, tmp_path):
     assert preprocess.main(["--input", str(warc), "--output", str(pre)], spark=spark) == 0
     assert index.main(["--input", str(pre), "--output", str(idx), "--no-graph"], spark=spark) == 0
     meta = ds.dataset(sorted(str(p) for p in idx.rglob("metadata-*.parquet")), format="parquet").to_table(
-        columns=["url", "language", "url_host", "warc_file", "warc_offset", "warc_length"])
+        columns=["url", "language", "url_host", "warc_file", "warc_offset", "warc_length"]
+    )
     mask = pc.and_(pc.equal(meta["language"], "eng"), pc.ends_with(meta["url_host"], "archive.org"))
     chosen = meta.filter(mask).to_pylist()
     assert 0 < len(chosen) < meta.num_rows and {r["warc_file"].rsplit(".", 2)[-2] for r in chosen} == {"warc", "arc"}
     out = tmp_path / "out"
-    rc, summary = run_job(spark, ["--index", str(idx), "--where", "language = 'eng' AND url_host LIKE '%archive.org'",
-                                  "--archives", str(warc), "--output", str(out)])
+    rc, summary = run_job(
+        spark,
+        [
+            "--index",
+            str(idx),
+            "--where",
+            "language = 'eng' AND url_host LIKE '%archive.org'",
+            "--archives",
+            str(warc),
+            "--output",
+            str(out),
+        ],
+    )
     assert rc == 0 and summary["extracted"] == len(chosen) and summary["failed"] == 0
     check_records(out, {(storage.local_path(r["warc_file"]), r["warc_offset"]): r["url"] for r in chosen})
 

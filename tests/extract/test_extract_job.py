@@ -17,12 +17,12 @@ from fastwarc.warc import WarcRecordType
 from warcio.archiveiterator import ArchiveIterator
 
 from jobs.extract import ExtractJob
-from lib.store import s3, storage
-from lib.pages.schema import PAGE_SCHEMA
 from lib.extract.driver import ERRORS, MANIFEST
 from lib.extract.lines import Resolver, parse_lines
 from lib.extract.listing import record_ranges
 from lib.extract.task import extract_items
+from lib.pages.schema import PAGE_SCHEMA
+from lib.store import s3, storage
 
 pytestmark = pytest.mark.slow
 SAMPLES = ("example.warc.gz", "example.arc.gz")
@@ -41,7 +41,17 @@ def manifest_rows(out_dir):
             if line.startswith("#"):
                 continue
             url, name, off, n, line_no, src, src_off = line.rstrip("\n").split("\t")
-            rows.append(dict(url=url, file=name, offset=int(off), length=int(n), line=int(line_no), src=src, src_offset=int(src_off)))
+            rows.append(
+                dict(
+                    url=url,
+                    file=name,
+                    offset=int(off),
+                    length=int(n),
+                    line=int(line_no),
+                    src=src,
+                    src_offset=int(src_off),
+                )
+            )
     return rows
 
 
@@ -74,13 +84,18 @@ def check_output(out_dir, expected_lines=None):
     for name in archives:
         with open(os.path.join(out_dir, name), "rb") as f:
             it = ArchiveIterator(f, arc2warc=False)
-            recs = [(rec.rec_type, rec.rec_headers.get_header("WARC-Target-URI") or rec.rec_headers.get_header("uri")) for rec in it]
+            recs = [
+                (rec.rec_type, rec.rec_headers.get_header("WARC-Target-URI") or rec.rec_headers.get_header("uri"))
+                for rec in it
+            ]
         assert recs[0][0] == ("arc_header" if name.endswith(".arc.gz") else "warcinfo")
         assert sorted(u for _, u in recs[1:]) == sorted(r["url"] for r in rows if r["file"] == name)
         if name.endswith(".warc.gz"):  # a second, independent reader
             with open(os.path.join(out_dir, name), "rb") as f:
-                fast = [r.headers.get("WARC-Target-URI") for r in
-                        FastWarcIterator(f, record_types=WarcRecordType.any_type, parse_http=False)]
+                fast = [
+                    r.headers.get("WARC-Target-URI")
+                    for r in FastWarcIterator(f, record_types=WarcRecordType.any_type, parse_http=False)
+                ]
             assert fast[0] is None and sorted(fast[1:]) == sorted(u for _, u in recs[1:])
     return rows
 
@@ -95,7 +110,9 @@ def aut(corpus, tmp_path_factory):
     ranges = {}
     for name in SAMPLES:
         shutil.copy(corpus / "aut" / name, root / "2008" / name)
-        ranges[name] = [r for r in record_ranges(str(root / "2008" / name)) if r.rec_type in ("response", "request", "metadata")]
+        ranges[name] = [
+            r for r in record_ranges(str(root / "2008" / name)) if r.rec_type in ("response", "request", "metadata")
+        ]
     (root / "2008" / "link.warc.gz").symlink_to(corpus / "aut" / "example.warc.gz")
     return root, ranges
 
@@ -142,7 +159,9 @@ def test_warc_and_arc_with_every_error_kind(spark, aut, tmp_path, corpus):
 
     # the manifest is an input list again: same bytes, and --verify proves whole members with the right URLs
     out2 = tmp_path / "again"
-    rc, summary = run_job(spark, ["--tsv", str(out / MANIFEST), "--archives", str(out), "--output", str(out2), "--verify"])
+    rc, summary = run_job(
+        spark, ["--tsv", str(out / MANIFEST), "--archives", str(out), "--output", str(out2), "--verify"]
+    )
     assert rc == 0 and summary["extracted"] == len(good)
     again = {r["line"]: r for r in check_output(out2)}
     first = manifest_rows(out)
@@ -172,10 +191,26 @@ def test_verify_mode_and_rolling(spark, aut, tmp_path):
     tsv.write_text("\n".join(lines))
     out = tmp_path / "out"
     max_bytes = 150_000
-    rc, summary = run_job(spark, ["--tsv", str(tsv), "--archives", str(root), "--output", str(out),
-                                  "--verify", "--max-bytes", str(max_bytes), "--partitions", "2"])
+    rc, summary = run_job(
+        spark,
+        [
+            "--tsv",
+            str(tsv),
+            "--archives",
+            str(root),
+            "--output",
+            str(out),
+            "--verify",
+            "--max-bytes",
+            str(max_bytes),
+            "--partitions",
+            "2",
+        ],
+    )
     assert rc == 1 and summary["failed"] == 3 and summary["extracted"] == len(good)
-    assert [(no, reason.split(":")[0]) for no, reason, _ in error_rows(out)] == [(len(good) + i + 1, k) for i, (_, k) in enumerate(bad)]
+    assert [(no, reason.split(":")[0]) for no, reason, _ in error_rows(out)] == [
+        (len(good) + i + 1, k) for i, (_, k) in enumerate(bad)
+    ]
     rows = check_output(out, range(1, len(good) + 1))
     by_file = {}
     for r in rows:
@@ -200,9 +235,24 @@ def test_s3_input_and_output(spark, aut, s3_bucket, tmp_path):
     ]
     storage.write_bytes(f"s3://{s3_bucket}/lists/l.tsv", "\n".join(lines).encode())
     out = f"s3://{s3_bucket}/out/sel"
-    rc, summary = run_job(spark, ["--tsv", f"s3://{s3_bucket}/lists/l.tsv", "--archives", f"s3://{s3_bucket}/warc",
-                                  "--output", out, "--staging", str(tmp_path / "staging")])
-    assert rc == 1 and summary["extracted"] == 150 and summary["failed_by_reason"] == {"escapes-root": 1, "missing-file": 1, "past-eof": 1}
+    rc, summary = run_job(
+        spark,
+        [
+            "--tsv",
+            f"s3://{s3_bucket}/lists/l.tsv",
+            "--archives",
+            f"s3://{s3_bucket}/warc",
+            "--output",
+            out,
+            "--staging",
+            str(tmp_path / "staging"),
+        ],
+    )
+    assert (
+        rc == 1
+        and summary["extracted"] == 150
+        and summary["failed_by_reason"] == {"escapes-root": 1, "missing-file": 1, "past-eof": 1}
+    )
     local = tmp_path / "down"
     for f in storage.list_files(out):
         rel = f.uri[len(out) + 1 :]
@@ -249,15 +299,34 @@ def test_from_parquet_with_where(spark, aut, tmp_path):
     for i, r in enumerate(x for x in ranges["example.warc.gz"] if x.url.startswith("http")):
         host = r.url.split("/")[2]
         rows["eng" if i % 2 else "deu"].append(
-            dict(url=r.url, url_suffix=host.rsplit(".", 1)[-1], warc_file=uri, warc_offset=r.offset, warc_length=r.length))
-    rows["eng"].append(dict(url="http://broken.org/", url_suffix="org", warc_file=uri, warc_offset=None, warc_length=10))
+            dict(
+                url=r.url, url_suffix=host.rsplit(".", 1)[-1], warc_file=uri, warc_offset=r.offset, warc_length=r.length
+            )
+        )
+    rows["eng"].append(
+        dict(url="http://broken.org/", url_suffix="org", warc_file=uri, warc_offset=None, warc_length=10)
+    )
     for lang, rs in rows.items():
         (day / f"language={lang}").mkdir(parents=True)
         pq.write_table(_pages_table(rs), day / f"language={lang}" / "part-0.parquet")
     out = tmp_path / "out"
-    rc, summary = run_job(spark, ["--from-parquet", str(day), "--where", "language = 'eng' AND url_suffix = 'org'",
-                                  "--archives", str(root), "--output", str(out), "--verify"])
-    want = sorted((r["url"], r["warc_offset"]) for r in rows["eng"] if r["url_suffix"] == "org" and r["warc_offset"] is not None)
+    rc, summary = run_job(
+        spark,
+        [
+            "--from-parquet",
+            str(day),
+            "--where",
+            "language = 'eng' AND url_suffix = 'org'",
+            "--archives",
+            str(root),
+            "--output",
+            str(out),
+            "--verify",
+        ],
+    )
+    want = sorted(
+        (r["url"], r["warc_offset"]) for r in rows["eng"] if r["url_suffix"] == "org" and r["warc_offset"] is not None
+    )
     assert rc == 1 and summary["extracted"] == len(want) and summary["failed"] == 1
     (err,) = error_rows(out)
     assert err[1].startswith("bad-line: offset is not an integer") and err[2].startswith("http://broken.org/\t")
@@ -283,7 +352,8 @@ def test_offsets_from_preprocess_job(spark, corpus, tmp_path):
     assert rc == 0 and summary["failed"] == 0 and summary["extracted"] == len(pages)
     rows = check_output(out)
     assert sorted((r["url"], r["src"], r["src_offset"]) for r in rows) == sorted(
-        (p["url"], p["warc_file"], p["warc_offset"]) for p in pages)
+        (p["url"], p["warc_file"], p["warc_offset"]) for p in pages
+    )
     # each extracted ARC member decompresses to the record the preprocess job read
     arc = next(r for r in rows if r["file"].endswith(".arc.gz"))
     data = (out / arc["file"]).read_bytes()[arc["offset"] : arc["offset"] + arc["length"]]

@@ -15,15 +15,15 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from lib.store import atomic
-from lib.extract.formats import ArchiveFormat
 from lib.extract.archive import arc_filedesc_record, gzip_member, header_bytes
 from lib.extract.driver import plan_tasks
+from lib.extract.formats import ArchiveFormat
 from lib.extract.lines import ExtractError, Item, Resolver, parse_lines
 from lib.extract.listing import record_ranges
 from lib.extract.sources import plan_runs
 from lib.extract.task import extract_items
 from lib.extract.verify import RecordCheck
+from lib.store import atomic
 
 URLS = [f"http://example.org/page/{i}" for i in range(12)]
 
@@ -90,7 +90,11 @@ def test_parse_lines_numbers_skips_and_rejects(archive_root):
     ]
     assert items[0].uri == str(root / "sub" / "a.warc.gz")
     assert [(no, reason.split(":")[0]) for no, _, reason in errors] == [
-        (6, "bad-line"), (7, "bad-line"), (8, "bad-line"), (9, "bad-line"), (11, "bad-line"),
+        (6, "bad-line"),
+        (7, "bad-line"),
+        (8, "bad-line"),
+        (9, "bad-line"),
+        (11, "bad-line"),
     ]
     assert errors[1][1] == "u\tsub/a.warc.gz\tten\t5"
     assert "offset is not an integer" in errors[1][2]
@@ -159,7 +163,12 @@ def _item(off, n, uri="f.warc.gz", no=0):
 
 def test_plan_runs_merges_adjacent_and_small_gaps_only():
     items = [_item(0, 10), _item(10, 5), _item(20, 5), _item(20, 5), _item(100, 1)]
-    assert [[(i.offset, i.length) for i in r] for r in plan_runs(items)] == [[(0, 10), (10, 5)], [(20, 5)], [(20, 5)], [(100, 1)]]
+    assert [[(i.offset, i.length) for i in r] for r in plan_runs(items)] == [
+        [(0, 10), (10, 5)],
+        [(20, 5)],
+        [(20, 5)],
+        [(100, 1)],
+    ]
     runs = plan_runs(items, max_gap=10)
     assert [[i.offset for i in r] for r in runs] == [[0, 10, 20], [20], [100]]
 
@@ -219,17 +228,26 @@ def test_extract_items_byte_identity_and_readable(tmp_path, archive_root, verify
         assert url == chosen[line_no - 1].url and src_uri == f"file://{root}/sub/a.warc.gz"
     with open(out / "extract-00007-00000.warc.gz", "rb") as f:
         it = ArchiveIterator(f)
-        recs = [(r.rec_type, r.rec_headers.get_header("WARC-Target-URI"), r.rec_headers.get_header("WARC-Filename")) for r in it]
+        recs = [
+            (r.rec_type, r.rec_headers.get_header("WARC-Target-URI"), r.rec_headers.get_header("WARC-Filename"))
+            for r in it
+        ]
     assert recs[0] == ("warcinfo", None, "extract-00007-00000.warc.gz")
     assert sorted(u for _, u, _ in recs[1:]) == sorted(r.url for r in chosen)
-    assert res["files"] == [("extract-00007-00000.warc.gz", (out / "extract-00007-00000.warc.gz").stat().st_size, len(chosen))]
+    assert res["files"] == [
+        ("extract-00007-00000.warc.gz", (out / "extract-00007-00000.warc.gz").stat().st_size, len(chosen))
+    ]
 
 
 @pytest.mark.parametrize("verify", [False, True])
 def test_rolling_at_max_bytes(tmp_path, archive_root, verify):
     root, ranges = archive_root
     items, _ = parse_lines(tsv_lines(ranges, "sub/a.warc.gz"), Resolver(str(root)))
-    header = len(header_bytes(ArchiveFormat("gzip", "warc"), "extract-00000-00000.warc.gz", __import__("datetime").datetime.now()))
+    header = len(
+        header_bytes(
+            ArchiveFormat("gzip", "warc"), "extract-00000-00000.warc.gz", __import__("datetime").datetime.now()
+        )
+    )
     limit = header + ranges[0].length + ranges[1].length + ranges[2].length
     out = tmp_path / "out"
     out.mkdir()
@@ -320,7 +338,9 @@ def test_uncompressed_warc_copied_as_is(tmp_path):
     root.mkdir()
     ranges = write_warc(root / "plain.warc", gz=False)
     src = (root / "plain.warc").read_bytes()
-    items, _ = parse_lines(tsv_lines(ranges[1:5], "plain.warc") + [f"x\tplain.warc\t{ranges[0].offset + 2}\t10"], Resolver(str(root)))
+    items, _ = parse_lines(
+        tsv_lines(ranges[1:5], "plain.warc") + [f"x\tplain.warc\t{ranges[0].offset + 2}\t10"], Resolver(str(root))
+    )
     for verify in (False, True):
         out = tmp_path / f"out{verify}"
         out.mkdir()
@@ -332,7 +352,9 @@ def test_uncompressed_warc_copied_as_is(tmp_path):
         for _, _, off, n, _, _, src_off in read_manifest_part(res["manifest"]):
             assert data[off : off + n] == src[src_off : src_off + n]
         with open(out / "extract-00000-00000.warc", "rb") as f:
-            assert [r.rec_headers.get_header("WARC-Target-URI") for r in ArchiveIterator(f)][1:] == [r.url for r in ranges[1:5]]
+            assert [r.rec_headers.get_header("WARC-Target-URI") for r in ArchiveIterator(f)][1:] == [
+                r.url for r in ranges[1:5]
+            ]
 
 
 # ------------------------------------------------------------------ verification details
@@ -388,7 +410,10 @@ def test_local_adjacent_ranges_read_in_one_call(tmp_path, archive_root, monkeypa
     assert res["records"] == 6
     # one read of the file's head (its format is sniffed), then one per stretch
     assert calls[0][0] == 0
-    assert calls[1:] == [(ranges[0].offset, sum(r.length for r in ranges[0:4])), (ranges[6].offset, sum(r.length for r in ranges[6:8]))]
+    assert calls[1:] == [
+        (ranges[0].offset, sum(r.length for r in ranges[0:4])),
+        (ranges[6].offset, sum(r.length for r in ranges[6:8])),
+    ]
 
 
 @pytest.mark.parametrize("big, read_max", [(1 << 20, 8 << 20), (0, 8 << 20), (400, 700), (1 << 20, 1)])
@@ -423,7 +448,7 @@ def test_assemble_one_manifest_one_errors_file_and_drops_stale_attempts(tmp_path
     from lib.extract.driver import assemble
 
     root, ranges = archive_root
-    lines = tsv_lines(ranges, "sub/a.warc.gz") + ["broken line", f"u\tsub/none.warc.gz\t0\t9"]
+    lines = tsv_lines(ranges, "sub/a.warc.gz") + ["broken line", "u\tsub/none.warc.gz\t0\t9"]
     items, parse_errors = parse_lines(lines, Resolver(str(root)))
     out = tmp_path / "out"
     out.mkdir()
@@ -435,14 +460,22 @@ def test_assemble_one_manifest_one_errors_file_and_drops_stale_attempts(tmp_path
     summary = assemble(str(out), results[::-1], parse_errors, len(lines), lambda nos: {no: lines[no - 1] for no in nos})
     assert summary["lines"] == len(lines) and summary["extracted"] == len(ranges) and summary["failed"] == 2
     assert summary["failed_by_reason"] == {"bad-line": 1, "missing-file": 1}
-    assert sorted(os.listdir(out)) == ["_stats.json", "errors.tsv", "extract-00000-00000.warc.gz",
-                                       "extract-00001-00000.warc.gz", "extract-00002-00000.warc.gz", "manifest.tsv"]
+    assert sorted(os.listdir(out)) == [
+        "_stats.json",
+        "errors.tsv",
+        "extract-00000-00000.warc.gz",
+        "extract-00001-00000.warc.gz",
+        "extract-00002-00000.warc.gz",
+        "manifest.tsv",
+    ]
     manifest = (out / "manifest.tsv").read_text().splitlines()
     assert manifest[0].startswith("# url\tarchive_file\toffset\tlength")
     assert [int(x.split("\t")[4]) for x in manifest[1:]] == list(range(1, len(ranges) + 1))
     errors = (out / "errors.tsv").read_text().splitlines()
-    assert errors[1:] == [f"{len(ranges) + 1}\tbad-line: expected 4 tab-separated fields, got 1\tbroken line",
-                          f"{len(ranges) + 2}\tmissing-file: {root}/sub/none.warc.gz: no such file\tu\tsub/none.warc.gz\t0\t9"]
+    assert errors[1:] == [
+        f"{len(ranges) + 1}\tbad-line: expected 4 tab-separated fields, got 1\tbroken line",
+        f"{len(ranges) + 2}\tmissing-file: {root}/sub/none.warc.gz: no such file\tu\tsub/none.warc.gz\t0\t9",
+    ]
 
 
 def test_writer_abort_inside_buffer_and_after_flush(tmp_path):
@@ -471,8 +504,10 @@ def test_writer_abort_inside_buffer_and_after_flush(tmp_path):
 def test_pack_unpack_roundtrip():
     from lib.extract.lines import pack_items, unpack_items
 
-    items = [Item(i, f"http://x/{i}", f"/a/f{i % 3}.{fmt}", i * 1000, i + 1)
-             for i, fmt in zip(range(50), ["warc.gz", "arc.gz", "warc"] * 20)]
+    items = [
+        Item(i, f"http://x/{i}", f"/a/f{i % 3}.{fmt}", i * 1000, i + 1)
+        for i, fmt in zip(range(50), ["warc.gz", "arc.gz", "warc"] * 20)
+    ]
     assert unpack_items(pack_items(items)) == items
     assert unpack_items(pack_items([])) == []
 

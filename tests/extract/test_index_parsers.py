@@ -19,12 +19,17 @@ from lib.extract.terminator import missing_terminator
 
 
 def test_cdxj_line_and_its_refusals():
-    line = 'org,example)/ 20240101000000 {"url": "http://example.org/", "length": "120", "offset": "7", "filename": "a b.warc.gz"}'
+    line = (
+        'org,example)/ 20240101000000 {"url": "http://example.org/", "length": "120", "offset": "7", '
+        '"filename": "a b.warc.gz"}'
+    )
     assert cdxj_fields(line) == ["http://example.org/", "a b.warc.gz", "7", "120"]
     assert cdxj_fields('!meta 0 {"x": 1}') is None
-    for bad, why in [("org,example)/ 2024 {\"url\": 1", "CDXJ JSON does not parse"),
-                     ('org,example)/ 2024 {"url": "u", "offset": "1", "filename": "f"}', "CDXJ JSON lacks length"),
-                     ("org,example)/ 2024", "not a CDXJ line")]:
+    for bad, why in [
+        ('org,example)/ 2024 {"url": 1', "CDXJ JSON does not parse"),
+        ('org,example)/ 2024 {"url": "u", "offset": "1", "filename": "f"}', "CDXJ JSON lacks length"),
+        ("org,example)/ 2024", "not a CDXJ line"),
+    ]:
         with pytest.raises(ExtractError, match=why) as e:
             cdxj_fields(bad)
         assert e.value.kind == "bad-line"
@@ -46,7 +51,11 @@ def test_cdx_columns_by_header_letters():
 def test_csv_columns_quoted_and_extra():
     cols = CsvColumns('"url_surtkey","url","warc_filename","warc_record_offset","warc_record_length","fetch_status"')
     assert cols.fields('"x","http://e.org/?a=1,2","crawl-data/a.warc.gz","7","120","200"') == [
-        "http://e.org/?a=1,2", "crawl-data/a.warc.gz", "7", "120"]
+        "http://e.org/?a=1,2",
+        "crawl-data/a.warc.gz",
+        "7",
+        "120",
+    ]
     with pytest.raises(ExtractError, match="expected 6 CSV fields, got 2"):
         cols.fields("a,b")
     with pytest.raises(UsageError, match="warc_record_length"):
@@ -61,7 +70,12 @@ def test_sniffing_and_line_numbers(tmp_path):
     (tmp_path / "t.cdx").write_text("u\tf\t0\t1\n")  # the name says CDX, the content (no header) says TSV
     pq.write_table(pa.table({"url": ["u"]}), tmp_path / "p.bin")
     assert [sniff_index(str(tmp_path / n)) for n in ("x.txt", "j", "c.txt", "t.cdx", "p.bin")] == [
-        "cdx", "cdxj", "csv", "tsv", "parquet"]
+        "cdx",
+        "cdxj",
+        "csv",
+        "tsv",
+        "parquet",
+    ]
     assert sniff_index(str(tmp_path)) == "parquet"
     index = IndexInput(str(tmp_path / "x.txt"))
     items, errors = index.read(Resolver(str(tmp_path)))

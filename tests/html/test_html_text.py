@@ -16,7 +16,8 @@ PAGE = """<!doctype html><html lang="de-AT"><head><title>  Die   Bibliothek </ti
 <div id="cookie-banner">Wir verwenden Cookies</div>
 <main><h1>Öffnungszeiten</h1><p>Die Bibliothek ist <b>montags</b> geschlossen.</p>
 <p>Mehr <a href="seite2.html#x">auf Seite zwei</a> und <a href="https://other.example.org/">extern</a>
-<a href="mailto:a@b.c">mail</a><a href="javascript:void(0)">js</a><a href="bild.html"><img alt="Ein Bild"></a></p></main>
+<a href="mailto:a@b.c">mail</a><a href="javascript:void(0)">js</a><a href="bild.html"><img
+alt="Ein Bild"></a></p></main>
 <aside class="sidebar">Seitenleiste</aside><footer>Impressum</footer></body></html>"""
 
 
@@ -48,21 +49,36 @@ def test_wrapper_with_nav_like_class_is_not_dropped():
     assert extract(html, "http://x/").text == "Keep this sentence."
 
 
-@pytest.mark.parametrize("token,boiler", [
-    ("and-w-sidebar", False), ("layout-with-sidebar", False), ("page-no-nav", False),  # a layout's state
-    ("post-sidebar", True), ("nav-is-open", True), ("main-nav", True), ("has-nav", False),
-])
+@pytest.mark.parametrize(
+    "token,boiler",
+    [
+        ("and-w-sidebar", False),
+        ("layout-with-sidebar", False),
+        ("page-no-nav", False),  # a layout's state
+        ("post-sidebar", True),
+        ("nav-is-open", True),
+        ("main-nav", True),
+        ("has-nav", False),
+    ],
+)
 def test_boiler_token_state_parts(token, boiler):
     assert boiler_token(token) is boiler
-    html = f"<html><body><div class='{token}'><p>Kept or not.</p></div><div>{'Other words here. ' * 10}</div></body></html>"
+    other = "Other words here. " * 10
+    html = f"<html><body><div class='{token}'><p>Kept or not.</p></div><div>{other}</div></body></html>"
     assert ("Kept or not." in extract(html, "http://x/").text) is not boiler
 
 
-@pytest.mark.parametrize("href,expected", [
-    ("../a.html", "http://h.example/a.html"),
-    ("  //cdn.example/x  ", "http://cdn.example/x"),
-    ("#top", None), ("ftp://h/x", None), ("javascript:alert(1)", None), ("http://[bad", None),
-])
+@pytest.mark.parametrize(
+    "href,expected",
+    [
+        ("../a.html", "http://h.example/a.html"),
+        ("  //cdn.example/x  ", "http://cdn.example/x"),
+        ("#top", None),
+        ("ftp://h/x", None),
+        ("javascript:alert(1)", None),
+        ("http://[bad", None),
+    ],
+)
 def test_absolute_link(href, expected):
     assert absolute_link("http://h.example/dir/page.html", href) == expected
 

@@ -31,19 +31,25 @@ def test_real_pages_equal_extruct():
     assert sum(extract(h, "https://example.org/").json_ld is not None for h in with_ld) >= 50
 
 
-@pytest.mark.parametrize("blocks", [
-    ['{"@type": "Thing", "name": "a"}'],
-    ['[{"@type": "A"}, {}, {"@type": "B"}]', '{"@type": "C", "x": [1, 2.5, true, null]}'],
-    ['<!-- {"x": 1} -->\n{"@type": "D"}'],  # a leading comment line
-    ['{"@type": "E", "k": ["a", "b", ],}'],  # trailing commas
-    ['{"@type": "F", // comment\n "n": "x"}'],
-    ['"just a string"', '{"@type": "G", "t": "line\nbreak"}'],
-    ['{"@type": broken'],
-    ["{}"],
-])
+@pytest.mark.parametrize(
+    "blocks",
+    [
+        ['{"@type": "Thing", "name": "a"}'],
+        ['[{"@type": "A"}, {}, {"@type": "B"}]', '{"@type": "C", "x": [1, 2.5, true, null]}'],
+        ['<!-- {"x": 1} -->\n{"@type": "D"}'],  # a leading comment line
+        ['{"@type": "E", "k": ["a", "b", ],}'],  # trailing commas
+        ['{"@type": "F", // comment\n "n": "x"}'],
+        ['"just a string"', '{"@type": "G", "t": "line\nbreak"}'],
+        ['{"@type": broken'],
+        ["{}"],
+    ],
+)
 def test_edge_cases_equal_extruct(blocks):
-    html = "<html><head>" + "".join(f'<script type="application/ld+json">{b}</script>' for b in blocks) + \
-        '<script type="application/json">{"not": "ld"}</script></head><body><p>text</p></body></html>'
+    html = (
+        "<html><head>"
+        + "".join(f'<script type="application/ld+json">{b}</script>' for b in blocks)
+        + '<script type="application/json">{"not": "ld"}</script></head><body><p>text</p></body></html>'
+    )
     assert extract(html, "https://example.org/").json_ld == resilipipe_json_ld(html)
 
 

@@ -24,10 +24,46 @@ from tests.conftest import SHARED
 from tests.html.test_preprocess_equivalence import heavy_pages
 
 SCRAPINGHUB = SHARED / "extraction" / "scrapinghub"
-ALLOWED = {"p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "table", "caption", "tr", "td", "th", "pre",
-           "code", "blockquote", "a", "br"}
-BLOCKS = {"p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "table", "caption", "tr", "pre", "blockquote",
-          "br"}
+ALLOWED = {
+    "p",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "ul",
+    "ol",
+    "li",
+    "table",
+    "caption",
+    "tr",
+    "td",
+    "th",
+    "pre",
+    "code",
+    "blockquote",
+    "a",
+    "br",
+}
+BLOCKS = {
+    "p",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "ul",
+    "ol",
+    "li",
+    "table",
+    "caption",
+    "tr",
+    "pre",
+    "blockquote",
+    "br",
+}
 SEP = maintext.SEP
 
 
@@ -35,9 +71,13 @@ def scrapinghub_pages() -> list[tuple[str, str]]:
     if not (SCRAPINGHUB / "ground-truth.json").is_file():
         pytest.skip(f"the ScrapingHub benchmark is not at {SCRAPINGHUB} (../shared/extraction/scrapinghub)")
     truth = json.loads((SCRAPINGHUB / "ground-truth.json").read_text(encoding="utf-8"))
-    return [(truth[k].get("url") or "http://example.com/",
-             decode_html(gzip.decompress((SCRAPINGHUB / "html" / f"{k}.html.gz").read_bytes())).text)
-            for k in sorted(truth)]
+    return [
+        (
+            truth[k].get("url") or "http://example.com/",
+            decode_html(gzip.decompress((SCRAPINGHUB / "html" / f"{k}.html.gz").read_bytes())).text,
+        )
+        for k in sorted(truth)
+    ]
 
 
 class _Tags(HTMLParser):
@@ -123,19 +163,25 @@ def test_main_html_on_scrapinghub_pages():
 
 
 def test_main_html_holds_the_structure():
-    html = ("<body><article><h2>Head <span>line</span></h2><div>lead</div><div>second &amp; <b>bold</b></div>"
-            "<p>A <a href='/x?a=1&amp;b=\"2\"'>link</a> and <a href='#top'>an anchor</a>.<br>Next line</p>"
-            "<table><thead><tr><th>k</th><th>v</th></tr></thead><tr><td>1 <div>one</div></td><td>2</td></tr>"
-            "<tr><td></td></tr></table><pre>def f():\n    return 1 &lt; 2\n\nf()</pre>"
-            "<ul><li>a</li><li><img alt=x></li></ul><p></p><blockquote><p>said</p></blockquote></article>")
+    html = (
+        "<body><article><h2>Head <span>line</span></h2><div>lead</div><div>second &amp; <b>bold</b></div>"
+        "<p>A <a href='/x?a=1&amp;b=\"2\"'>link</a> and <a href='#top'>an anchor</a>.<br>Next line</p>"
+        "<table><thead><tr><th>k</th><th>v</th></tr></thead><tr><td>1 <div>one</div></td><td>2</td></tr>"
+        "<tr><td></td></tr></table><pre>def f():\n    return 1 &lt; 2\n\nf()</pre>"
+        "<ul><li>a</li><li><img alt=x></li></ul><p></p><blockquote><p>said</p></blockquote></article>"
+    )
     # a row is one line, its cells apart by a space (a block inside a cell still breaks it); a
     # <pre>'s lines are lines; the <div>s between blocks are <br>s; an anchor to the page itself
     # and an empty item leave no tag
     page = extract(html, "http://h.example/d/", main_html=True)
-    assert page.text == ("Head line\nlead\nsecond & bold\nA link and an anchor.\nNext line\nk v\n1\none\n2\n"
-                         "def f():\nreturn 1 < 2\nf()\na\nsaid")
+    assert page.text == (
+        "Head line\nlead\nsecond & bold\nA link and an anchor.\nNext line\nk v\n1\none\n2\n"
+        "def f():\nreturn 1 < 2\nf()\na\nsaid"
+    )
     assert page.main_html == (
-        "<h2>Head line</h2>lead<br>second &amp; bold<p>A <a href=\"http://h.example/x?a=1&amp;b=&quot;2&quot;\">"
-        "link</a> and an anchor.<br>Next line</p><table><tr><th>k</th><th>v</th></tr><tr><td>1<br>one</td><td><br>2</td>"
+        '<h2>Head line</h2>lead<br>second &amp; bold<p>A <a href="http://h.example/x?a=1&amp;b=&quot;2&quot;">'
+        "link</a> and an anchor.<br>Next line</p>"
+        "<table><tr><th>k</th><th>v</th></tr><tr><td>1<br>one</td><td><br>2</td>"
         "</tr></table><pre>def f():\n    return 1 &lt; 2\n\nf()</pre><ul><li>a</li></ul><blockquote><p>said</p>"
-        "</blockquote>")
+        "</blockquote>"
+    )

@@ -33,12 +33,14 @@ NATIVE = walk.WALK
 @pytest.fixture
 def python_path(monkeypatch):
     """Run extract's pure-Python path inside the test."""
+
     def run(*args):
         monkeypatch.setattr(walk, "WALK", None)
         try:
             return vars(content.extract(*args))
         finally:
             monkeypatch.setattr(walk, "WALK", NATIVE)
+
     return run
 
 
@@ -90,26 +92,157 @@ def test_identical_on_real_pages(corpus, python_path):
 
 
 # ---------------------------------------------------------------- generated documents
-WORDS = ["nav", "NAV", "Navbar", "navigation", "menu", "menu-top", "breadcrumbs", "breadcrumbX", "footer-x", "sidebar",
-         "cookie", "S\u212aIP-LINK", "cookies", "consent", "banner", "share-it", "social", "skip-link", "related", "xnav",
-         "has-nav", "main", "wrap", "N\u0130V", "nav\u0130", "navé", "post-comments", "comment_list", "no-sidebar",
-         "x-ad", "ad-", "-Tags", "is-menu", "and-w-sidebar", "page-with-nav", "nav-is-open", "w-menu", "a-b-c-nav", "sidebar-" + "x" * 300, "y" * 300 + "_nav", "k\u212aad"]
+WORDS = [
+    "nav",
+    "NAV",
+    "Navbar",
+    "navigation",
+    "menu",
+    "menu-top",
+    "breadcrumbs",
+    "breadcrumbX",
+    "footer-x",
+    "sidebar",
+    "cookie",
+    "S\u212aIP-LINK",
+    "cookies",
+    "consent",
+    "banner",
+    "share-it",
+    "social",
+    "skip-link",
+    "related",
+    "xnav",
+    "has-nav",
+    "main",
+    "wrap",
+    "N\u0130V",
+    "nav\u0130",
+    "navé",
+    "post-comments",
+    "comment_list",
+    "no-sidebar",
+    "x-ad",
+    "ad-",
+    "-Tags",
+    "is-menu",
+    "and-w-sidebar",
+    "page-with-nav",
+    "nav-is-open",
+    "w-menu",
+    "a-b-c-nav",
+    "sidebar-" + "x" * 300,
+    "y" * 300 + "_nav",
+    "k\u212aad",
+]
 SPACES = [" ", "\t", "\n", "\xa0", "\u2003", "\u3000", "\x1c", "\u200b", "  "]
-ATTRS = ["role=navigation", "role=dialog role=banner", "role=dialog aria-hidden=true", "role=Navigation", "role=banner", "role=search", "role=main", "ROLE=contentinfo",
-         "role=complementary", "aria-hidden=true", "aria-hidden=TRUE", "aria-hidden=false", "hidden", "HIDDEN=no",
-         "href='/x'", "href='http://h/y#f'", "href='javascript:x'", "href=''", "href", "href=' /s p '",
-         "xlink:href='/svg'", "alt='alt  text'", "alt", "lang=de", "class", "id=''"]
-TAGS = ["div", "p", "span", "a", "b", "img", "br", "li", "ul", "td", "tr", "table", "h2", "pre", "section", "article",
-        "th", "caption", "code", "ol", "h1", "blockquote", "tbody",
-        "main", "nav", "header", "footer", "aside", "form", "script", "style", "noscript", "template", "svg", "math",
-        "iframe", "button", "select", "textarea", "dialog", "menu", "center", "summary", "x-custom", "title", "body",
-        "html", "head", "meta", "object", "canvas", "q"]
-TEXTS = ["word", "Wörter", "x", "\x1e", "a\nb", "\r\n", "' \" & >", "&#x1e;", "&nbsp;", "&amp;", "<!-- c -->", "<![CDATA[cd]]>", "\x00", "\u2028",
-         "1 < 2", "é", "\u212a", "A sentence long enough to weigh as paragraph text, " * 3] + SPACES
+ATTRS = [
+    "role=navigation",
+    "role=dialog role=banner",
+    "role=dialog aria-hidden=true",
+    "role=Navigation",
+    "role=banner",
+    "role=search",
+    "role=main",
+    "ROLE=contentinfo",
+    "role=complementary",
+    "aria-hidden=true",
+    "aria-hidden=TRUE",
+    "aria-hidden=false",
+    "hidden",
+    "HIDDEN=no",
+    "href='/x'",
+    "href='http://h/y#f'",
+    "href='javascript:x'",
+    "href=''",
+    "href",
+    "href=' /s p '",
+    "xlink:href='/svg'",
+    "alt='alt  text'",
+    "alt",
+    "lang=de",
+    "class",
+    "id=''",
+]
+TAGS = [
+    "div",
+    "p",
+    "span",
+    "a",
+    "b",
+    "img",
+    "br",
+    "li",
+    "ul",
+    "td",
+    "tr",
+    "table",
+    "h2",
+    "pre",
+    "section",
+    "article",
+    "th",
+    "caption",
+    "code",
+    "ol",
+    "h1",
+    "blockquote",
+    "tbody",
+    "main",
+    "nav",
+    "header",
+    "footer",
+    "aside",
+    "form",
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "svg",
+    "math",
+    "iframe",
+    "button",
+    "select",
+    "textarea",
+    "dialog",
+    "menu",
+    "center",
+    "summary",
+    "x-custom",
+    "title",
+    "body",
+    "html",
+    "head",
+    "meta",
+    "object",
+    "canvas",
+    "q",
+]
+TEXTS = [
+    "word",
+    "Wörter",
+    "x",
+    "\x1e",
+    "a\nb",
+    "\r\n",
+    "' \" & >",
+    "&#x1e;",
+    "&nbsp;",
+    "&amp;",
+    "<!-- c -->",
+    "<![CDATA[cd]]>",
+    "\x00",
+    "\u2028",
+    "1 < 2",
+    "é",
+    "\u212a",
+    "A sentence long enough to weigh as paragraph text, " * 3,
+] + SPACES
 
 
 def document(rnd: random.Random) -> str:
     """A random document of the parts the rules look at, closed or not, nested up to 6 deep."""
+
     def attr() -> str:
         if rnd.random() < 0.5:
             return rnd.choice(ATTRS)
@@ -147,11 +280,55 @@ def test_identical_on_generated_documents(seed):
     assert got == want, html
 
 
-HREF_PARTS = ["/", ".", "?", "#", ";", ":", "\\", "@", "[", "]", "%", "a", "Z", "9", "-", " ", "\t", "\n", "\r", "\x00",
-              "\xa0", "\u3000", "\x1c", "é", "//", "..", "/./", "http://", "HTTPS://", "hTtP:", "javascript:", "mailto:",
-              "#x", "&amp;", "&#x20;", "\u212a"]
-BASES = ["http://h.example/a/b.html?q=1#f", "https://H.Example:443/", "http://h.example", "http://u@h:8/x/",
-         "https://h.example/a;p/b;q?x", "http://[::1]:80/v6/", "ftp://h/x", "notaurl", "http://h.example/\udcff/"]
+HREF_PARTS = [
+    "/",
+    ".",
+    "?",
+    "#",
+    ";",
+    ":",
+    "\\",
+    "@",
+    "[",
+    "]",
+    "%",
+    "a",
+    "Z",
+    "9",
+    "-",
+    " ",
+    "\t",
+    "\n",
+    "\r",
+    "\x00",
+    "\xa0",
+    "\u3000",
+    "\x1c",
+    "é",
+    "//",
+    "..",
+    "/./",
+    "http://",
+    "HTTPS://",
+    "hTtP:",
+    "javascript:",
+    "mailto:",
+    "#x",
+    "&amp;",
+    "&#x20;",
+    "\u212a",
+]
+BASES = [
+    "http://h.example/a/b.html?q=1#f",
+    "https://H.Example:443/",
+    "http://h.example",
+    "http://u@h:8/x/",
+    "https://h.example/a;p/b;q?x",
+    "http://[::1]:80/v6/",
+    "ftp://h/x",
+    "notaurl",
+    "http://h.example/\udcff/",
+]
 
 
 @pytest.mark.skipif(NATIVE is None, reason="walker not built")
@@ -162,7 +339,7 @@ def test_links_identical_on_generated_hrefs(seed):
     rnd = random.Random(seed)
     hrefs = ["".join(rnd.choices(HREF_PARTS, k=rnd.randint(0, 8))) for _ in range(20)]
     base = rnd.choice(BASES)
-    html = "<body>" + "".join(f"<a href=\"{h.replace(chr(34), '&quot;')}\">t{i}</a>" for i, h in enumerate(hrefs))
+    html = "<body>" + "".join(f'<a href="{h.replace(chr(34), "&quot;")}">t{i}</a>' for i, h in enumerate(hrefs))
     html += rnd.choice(["", "<base href='/other/'>", "<base href='https://b.example/x/'>"])
     got = vars(content.extract(html, base))
     walk.WALK = None
@@ -174,16 +351,26 @@ def test_links_identical_on_generated_hrefs(seed):
 
 
 @pytest.mark.skipif(NATIVE is None, reason="walker not built")
-@pytest.mark.parametrize("html, text, links", [
-    # no rule drops <body> (nor a layout word on it, nor the page-wide form of ASP.NET)
-    ("<body hidden><p>x</p><a href=/y>y</a>", "x\ny", [("http://h/y", "y")]),
-    ("<body class='a NAV-top'><p>x</p>", "x", []),
-    ("<body><form id=aspnetForm><div class=menu>m</div><p>the text</p></form><nav>n</nav>", "the text", []),
-    ("<body><div class='S\u212aIP-LINK'>k</div><div>a\x1eb</div><a href=/z><b>c</b>d<i>e</i></a>", "a\nb\ncde",
-     [("http://h/z", "c d e")]),
-    ("<body><svg><a xlink:href=/s>s</a><a href=/t>t</a></svg><p>p\xa0 q\u3000r</p>", "p q r", [("http://h/t", "t")]),
-    ("<body><a href=/i><img><img alt=' one  two '><img alt=three></a>", "", [("http://h/i", "one two")]),
-])
+@pytest.mark.parametrize(
+    "html, text, links",
+    [
+        # no rule drops <body> (nor a layout word on it, nor the page-wide form of ASP.NET)
+        ("<body hidden><p>x</p><a href=/y>y</a>", "x\ny", [("http://h/y", "y")]),
+        ("<body class='a NAV-top'><p>x</p>", "x", []),
+        ("<body><form id=aspnetForm><div class=menu>m</div><p>the text</p></form><nav>n</nav>", "the text", []),
+        (
+            "<body><div class='S\u212aIP-LINK'>k</div><div>a\x1eb</div><a href=/z><b>c</b>d<i>e</i></a>",
+            "a\nb\ncde",
+            [("http://h/z", "c d e")],
+        ),
+        (
+            "<body><svg><a xlink:href=/s>s</a><a href=/t>t</a></svg><p>p\xa0 q\u3000r</p>",
+            "p q r",
+            [("http://h/t", "t")],
+        ),
+        ("<body><a href=/i><img><img alt=' one  two '><img alt=three></a>", "", [("http://h/i", "one two")]),
+    ],
+)
 def test_cases(html, text, links, python_path):
     got, want = both(html, "http://h/", python_path)
     assert got == want
@@ -197,8 +384,10 @@ def test_content_root_inside_a_link_heavy_page_wrapper(python_path):
     # was the whole body and the text outside the wrapper came with the article)
     menu = "<ul>" + "".join(f"<li><a href=/s{i}>Section headline number {i}</a></li>" for i in range(60)) + "</ul>"
     first, second = "The council met on Tuesday to vote on the budget. " * 10, "It passed by seven votes to two. " * 10
-    html = (f"<body><div class=content>{menu}<div><p>{first}</p><p>{second}</p></div></div>"
-            "<div>Stray text outside the wrapper</div>")
+    html = (
+        f"<body><div class=content>{menu}<div><p>{first}</p><p>{second}</p></div></div>"
+        "<div>Stray text outside the wrapper</div>"
+    )
     got, want = both(html, "http://h/", python_path)
     assert got == want
     assert got["text"] == f"{first.strip()}\n{second.strip()}"

@@ -19,15 +19,14 @@ from __future__ import annotations
 
 import glob
 import gzip
-import os
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lib.preprocess import pages
 from lib.html import content as new
 from lib.html.charset import decode_html
+from lib.preprocess import pages
 from tests import legacy_extract as old
 from tests.conftest import ROOT
 
@@ -52,13 +51,17 @@ def rows_of(path: str, extract) -> list[dict]:
         with open(path, "rb") as f:
             proc = pages.FileProcessor(path)
             rows = list(proc.pages(f))
-        return rows + [{"stats": proc.stats.as_dict() | {"seconds": 0}, "captures": proc.captures, "errors": proc.errors}]
+        return rows + [
+            {"stats": proc.stats.as_dict() | {"seconds": 0}, "captures": proc.captures, "errors": proc.errors}
+        ]
     finally:
         pages.extract = saved
 
 
 def test_rows_identical_on_the_shared_samples(corpus):
-    files = sorted(p for p in glob.glob(str(corpus / "*" / "*")) if p.endswith((".warc.gz", ".warc", ".arc.gz", ".arc")))
+    files = sorted(
+        p for p in glob.glob(str(corpus / "*" / "*")) if p.endswith((".warc.gz", ".warc", ".arc.gz", ".arc"))
+    )
     assert files
     compared = 0
     for path in files:
@@ -139,10 +142,22 @@ def test_resolver_identical_on_real_hrefs():
     assert n > 15000
 
 
-HREF = st.lists(st.sampled_from(list("/.?#;:\\@[]%aZ9- \t\n\x00é") + ["//", "..", "/./", "http://", "HTTPS://", "#x"]),
-                max_size=12).map("".join)
-BASE = st.sampled_from(["http://h.example/a/b.html?q=1#f", "https://H.Example:443/", "http://h.example", "http://u@h:8/x/",
-                        "https://h.example/a;p/b;q?x", "http://[::1]:80/v6/", "ftp://h/x", "file:///tmp/x", "notaurl"])
+HREF = st.lists(
+    st.sampled_from(list("/.?#;:\\@[]%aZ9- \t\n\x00é") + ["//", "..", "/./", "http://", "HTTPS://", "#x"]), max_size=12
+).map("".join)
+BASE = st.sampled_from(
+    [
+        "http://h.example/a/b.html?q=1#f",
+        "https://H.Example:443/",
+        "http://h.example",
+        "http://u@h:8/x/",
+        "https://h.example/a;p/b;q?x",
+        "http://[::1]:80/v6/",
+        "ftp://h/x",
+        "file:///tmp/x",
+        "notaurl",
+    ]
+)
 
 
 @settings(max_examples=3000, deadline=None)

@@ -28,12 +28,19 @@ def _strings(array: str) -> list[str]:
     return re.findall(r'"([^"]*)"', body)
 
 
-@pytest.mark.parametrize("function, tags", [
-    ("is_invisible_tag", maintext.INVISIBLE_TAGS), ("is_boiler_tag", maintext.BOILER_TAGS),
-    ("is_protected_tag", maintext.PROTECTED_TAGS), ("is_class_exempt_tag", maintext.CLASS_EXEMPT_TAGS),
-    ("is_link_exempt_tag", maintext.LINK_EXEMPT_TAGS), ("is_paragraph_tag", maintext.PARAGRAPH_TAGS),
-    ("is_block_tag", maintext.BLOCK_TAGS), ("is_cell_tag", maintext.CELL_TAGS),
-])
+@pytest.mark.parametrize(
+    "function, tags",
+    [
+        ("is_invisible_tag", maintext.INVISIBLE_TAGS),
+        ("is_boiler_tag", maintext.BOILER_TAGS),
+        ("is_protected_tag", maintext.PROTECTED_TAGS),
+        ("is_class_exempt_tag", maintext.CLASS_EXEMPT_TAGS),
+        ("is_link_exempt_tag", maintext.LINK_EXEMPT_TAGS),
+        ("is_paragraph_tag", maintext.PARAGRAPH_TAGS),
+        ("is_block_tag", maintext.BLOCK_TAGS),
+        ("is_cell_tag", maintext.CELL_TAGS),
+    ],
+)
 def test_the_tag_sets_are_the_python_ones(function, tags):
     assert _cases(function) == set(tags)
 
@@ -68,8 +75,13 @@ def test_the_slow_path_by_accident_is_a_health_warning():
     assert walk.slow_by_accident("pure Python (lib.html._lexwalk not built)")
     assert not walk.slow_by_accident("pure Python (DAILYSLICE_NATIVE_HTML=off)")
     assert not walk.slow_by_accident("compiled walker (selectolax 1.0.2)")
-    totals = {"read": 10, "kept": 10, "html_seen": 10, "files": 1,
-              "html_extraction": ["compiled walker (selectolax 1.0.2)", "pure Python (lib.html._lexwalk not built)"]}
+    totals = {
+        "read": 10,
+        "kept": 10,
+        "html_seen": 10,
+        "files": 1,
+        "html_extraction": ["compiled walker (selectolax 1.0.2)", "pure Python (lib.html._lexwalk not built)"],
+    }
     h = health.assess(totals, [{"file": "a", "read": 10, "failed_by_reason": {}}])
     assert h["ok"] and len(h["warnings"]) == 1 and "_lexwalk not built" in h["warnings"][0]
     assert "WARNING: HTML extraction ran on the slow path" in health.describe(h)

@@ -12,9 +12,9 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
-from lib.pages.schema import PAGE_SCHEMA
 from lib.index import graph, graph_tasks
 from lib.index.page_files import input_files, read_links
+from lib.pages.schema import PAGE_SCHEMA
 from tests.index import spark_graph_oracle as oracle
 
 ANCHORS = ["a", "b", "c", " b ", "", "b\x0b", "b\u00a0", "\tb\n", "Ä", "ä", "  x   y ", "z", None]
@@ -35,8 +35,13 @@ def _pages(rng: random.Random, n: int) -> list[dict]:
                 links.append({"url": dst, "anchor_text": anchor})
         if rng.random() < 0.1:
             links.append({"url": None, "anchor_text": "no url"})
-        out.append({"url": src, "url_host": None if src.startswith("https://h5.") else src.split("/")[2],
-                    "outgoing_links": links if rng.random() > 0.05 else None})
+        out.append(
+            {
+                "url": src,
+                "url_host": None if src.startswith("https://h5.") else src.split("/")[2],
+                "outgoing_links": links if rng.random() > 0.05 else None,
+            }
+        )
     return out
 
 
@@ -51,8 +56,7 @@ def _write_day(root, pages: list[dict], files: int) -> str:
 
 def _rows(folder) -> list[tuple]:
     t = ds.dataset(str(folder), format="parquet", ignore_prefixes=["_", "."]).to_table()
-    return sorted((tuple(tuple(v) if isinstance(v, list) else v for v in r.values()) for r in t.to_pylist()),
-                  key=repr)
+    return sorted((tuple(tuple(v) if isinstance(v, list) else v for v in r.values()) for r in t.to_pylist()), key=repr)
 
 
 def _spark_rows(df) -> list[tuple]:
@@ -84,7 +88,10 @@ def test_graph_equals_the_spark_sql_oracle(spark, tmp_path, parts):
     counts = _assert_equals_oracle(spark, inp, tmp_path / "g", parts)
     assert counts["edges"] > 1000 and counts["inlinks"] > 20
     # the key ranges split the in-links: no dst_url in two files
-    seen = [pq.read_table(f, columns=["dst_url"]).column(0).to_pylist() for f in (tmp_path / "g" / "inlinks").glob("*.parquet")]
+    seen = [
+        pq.read_table(f, columns=["dst_url"]).column(0).to_pylist()
+        for f in (tmp_path / "g" / "inlinks").glob("*.parquet")
+    ]
     assert len(seen) == max(1, parts)
     assert sum(len(s) for s in seen) == len(set().union(*map(set, seen)))
 
@@ -107,8 +114,12 @@ def test_inlinks_and_hosts_count_links_distinct_pages_and_hosts(spark, tmp_path)
     pages = _pages(random.Random(5), 120)
     inp = _write_day(tmp_path / "day", pages, files=3)
     graph.write_graph(spark, [f[0] for f in input_files(inp)], str(tmp_path / "g"), parts=2)
-    rows = [(p["url"], ln["url"], ln["anchor_text"], p["url_host"]) for p in pages
-            for ln in p["outgoing_links"] or [] if ln["url"] is not None]
+    rows = [
+        (p["url"], ln["url"], ln["anchor_text"], p["url_host"])
+        for p in pages
+        for ln in p["outgoing_links"] or []
+        if ln["url"] is not None
+    ]
     got = {r["dst_url"]: r for r in pq.read_table(tmp_path / "g" / "inlinks").to_pylist()}
     by_dst = defaultdict(list)
     for r in rows:
@@ -123,22 +134,40 @@ def test_inlinks_and_hosts_count_links_distinct_pages_and_hosts(spark, tmp_path)
         norm = [" ".join(r[2].replace("\u00a0", "\0").split()).replace("\0", "\u00a0") for r in rs if r[2] is not None]
         freq = Counter(a for a in norm if a)
         assert g["anchor_texts"] == sorted(freq, key=lambda a: (-freq[a], a.encode()))[: graph.MAX_ANCHORS]
-    hosts = {(r["src_host"], r["dst_host"]): (r["links"], r["pages"]) for r in pq.read_table(tmp_path / "g" / "hosts").to_pylist()}
+    hosts = {
+        (r["src_host"], r["dst_host"]): (r["links"], r["pages"])
+        for r in pq.read_table(tmp_path / "g" / "hosts").to_pylist()
+    }
     assert sum(v[0] for v in hosts.values()) == len(rows)
 
 
 @pytest.mark.parametrize("single", [0, 1 << 40], ids=["two-stage", "single-task"])
 @pytest.mark.parametrize("links", [True, False], ids=["no-links", "no-files"])
 def test_a_day_without_links_gives_empty_tables_with_their_columns(spark, tmp_path, single, links):
-    inp = _write_day(tmp_path / "day", [{"url": "https://a.example/", "url_host": "a.example", "outgoing_links": []}], 1)
+    inp = _write_day(
+        tmp_path / "day", [{"url": "https://a.example/", "url_host": "a.example", "outgoing_links": []}], 1
+    )
     files = [f[0] for f in input_files(inp)] if links else []
     counts = graph.write_graph(spark, files, str(tmp_path / "g"), single_task_bytes=single)
     assert counts == {"edges": 0, "inlinks": 0, "hosts": 0}
-    want = {"edges": [("src_url", "string"), ("dst_url", "string"), ("anchor_text", "string"), ("src_host", "string"),
-                      ("dst_host", "string")],
-            "inlinks": [("dst_url", "string"), ("dst_host", "string"), ("inlinks", "int64"), ("source_pages", "int64"),
-                        ("source_hosts", "int64"), ("anchor_texts", "list<element: string>")],
-            "hosts": [("src_host", "string"), ("dst_host", "string"), ("links", "int64"), ("pages", "int64")]}
+    want = {
+        "edges": [
+            ("src_url", "string"),
+            ("dst_url", "string"),
+            ("anchor_text", "string"),
+            ("src_host", "string"),
+            ("dst_host", "string"),
+        ],
+        "inlinks": [
+            ("dst_url", "string"),
+            ("dst_host", "string"),
+            ("inlinks", "int64"),
+            ("source_pages", "int64"),
+            ("source_hosts", "int64"),
+            ("anchor_texts", "list<element: string>"),
+        ],
+        "hosts": [("src_host", "string"), ("dst_host", "string"), ("links", "int64"), ("pages", "int64")],
+    }
     for name, cols in want.items():
         t = pq.read_table(tmp_path / "g" / name)
         assert t.num_rows == 0 and [(f.name, str(f.type)) for f in t.schema] == cols, name
@@ -181,11 +210,17 @@ def test_map_of_a_run_of_files_is_the_map_of_each_file(tmp_path):
             graph_tasks.map_file(run, fid, str(edges), str(spill), 3, threads=1 + fid % 2)
         hst = Counter()
         for k in range(3):  # the host spill is summed per task: compare the sums
-            for src_host, dst_host, src_url, n in (_rows(spill / "hst" / f"p={k}") if (spill / "hst" / f"p={k}").is_dir() else []):
+            for src_host, dst_host, src_url, n in (
+                _rows(spill / "hst" / f"p={k}") if (spill / "hst" / f"p={k}").is_dir() else []
+            ):
                 hst[(k, src_host, dst_host, src_url)] += n
         out[name] = [_rows(edges), hst] + [_rows(spill / "inl" / f"p={k}") for k in range(3)]
     assert out["runs"] == out["each"] and len(out["each"][0]) > 100 and len(out["each"][1]) > 10
-    links = [(p["url"], ln["url"], ln["anchor_text"]) for p in pages for ln in (p["outgoing_links"] or [])
-             if ln["url"] is not None]
+    links = [
+        (p["url"], ln["url"], ln["anchor_text"])
+        for p in pages
+        for ln in (p["outgoing_links"] or [])
+        if ln["url"] is not None
+    ]
     assert sorted(((r[0], r[1], r[2]) for r in out["each"][0]), key=repr) == sorted(links, key=repr)
     assert Counter((r[0], r[1], r[2]) for r in out["each"][0])[links[-1]] >= 2  # the repeated capture's row

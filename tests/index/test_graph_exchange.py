@@ -16,9 +16,9 @@ import pytest
 
 from lib.ciff.reader import CiffReader
 from lib.ciff.validate import validate_file
+from lib.index.graph_exchange import exchange_day, write_outbound
 from lib.store import storage
 from lib.text.analysis import get_analyzer
-from lib.index.graph_exchange import exchange_day, write_outbound
 from tests.index.test_index_job import _page, run_index, write_day
 
 D15, D14 = dt.date(2026, 1, 15), dt.date(2026, 1, 14)
@@ -28,11 +28,16 @@ def _pages_a() -> list[dict]:
     """Data center A crawls *.alpha.com; its pages link to A's and B's hosts and to nobody's."""
     out = []
     for i in range(6):
-        links = [(f"https://www{(i + 1) % 6}.alpha.com/", "next page"), ("https://www0.beta.org/", "Beta  home"),
-                 ("https://nobody.example/x", "elsewhere")]
+        links = [
+            (f"https://www{(i + 1) % 6}.alpha.com/", "next page"),
+            ("https://www0.beta.org/", "Beta  home"),
+            ("https://nobody.example/x", "elsewhere"),
+        ]
         if i % 2:
             links.append(("https://www1.beta.org/deep", f"deep {i % 3}"))
-        out.append(_page(i, f"https://www{i}.alpha.com/", "com", "eng", f"alpha {i}", f"river valley number {i}", links))
+        out.append(
+            _page(i, f"https://www{i}.alpha.com/", "com", "eng", f"alpha {i}", f"river valley number {i}", links)
+        )
     return out
 
 
@@ -41,10 +46,16 @@ def _pages_b(n: int = 5, offset: int = 0) -> list[dict]:
     A page links to (its in-links exist only through the exchange)."""
     out = []
     for i in range(n):
-        links = [("https://www2.alpha.com/", "Alpha\ttwo"), ("https://www2.alpha.com/", f"alpha {i % 2}"),
-                 ("https://www0.alpha.com/only-from-beta", "Hidden gem"), (f"https://www{i % 2}.beta.org/", "beta"),
-                 ("https://nobody.example/x", "elsewhere")]
-        out.append(_page(1000 + offset + i, f"https://www{i}.beta.org/", "org", "eng", f"beta {i}", f"forest {i}", links))
+        links = [
+            ("https://www2.alpha.com/", "Alpha\ttwo"),
+            ("https://www2.alpha.com/", f"alpha {i % 2}"),
+            ("https://www0.alpha.com/only-from-beta", "Hidden gem"),
+            (f"https://www{i % 2}.beta.org/", "beta"),
+            ("https://nobody.example/x", "elsewhere"),
+        ]
+        out.append(
+            _page(1000 + offset + i, f"https://www{i}.beta.org/", "org", "eng", f"beta {i}", f"forest {i}", links)
+        )
     return out
 
 
@@ -56,8 +67,12 @@ def _index(spark, root, pages, day):
 
 
 def _edges(pages) -> list[tuple]:
-    return [(p["url"], u, a, p["url_host"], re.match(r"https?://([^/:]*)", u)[1].lower())
-            for p in pages for u, a in ((x["url"], x["anchor_text"]) for x in p["outgoing_links"]) if u]
+    return [
+        (p["url"], u, a, p["url_host"], re.match(r"https?://([^/:]*)", u)[1].lower())
+        for p in pages
+        for u, a in ((x["url"], x["anchor_text"]) for x in p["outgoing_links"])
+        if u
+    ]
 
 
 def _oracle(local_pages, partner_pages) -> dict[str, tuple]:
@@ -79,8 +94,9 @@ def _oracle(local_pages, partner_pages) -> dict[str, tuple]:
 def _table(folder) -> dict[str, tuple]:
     t = ds.dataset(str(folder), format="parquet", ignore_prefixes=["_", "."]).to_table().to_pylist()
     assert len({r["dst_url"] for r in t}) == len(t)
-    return {r["dst_url"]: (r["dst_host"], r["inlinks"], r["source_pages"], r["source_hosts"], r["anchor_texts"])
-            for r in t}
+    return {
+        r["dst_url"]: (r["dst_host"], r["inlinks"], r["source_pages"], r["source_hosts"], r["anchor_texts"]) for r in t
+    }
 
 
 def _files(folder) -> dict[str, bytes]:
@@ -113,8 +129,11 @@ def _anchor_docs(day) -> dict[str, Counter]:
 def days(spark, tmp_path_factory):
     base = tmp_path_factory.mktemp("dcs")
     a, b = base / "a", base / "b"
-    built = {"a15": _index(spark, a, _pages_a(), D15), "b15": _index(spark, b, _pages_b(), D15),
-             "b14": _index(spark, b, _pages_b(3, offset=50), D14)}
+    built = {
+        "a15": _index(spark, a, _pages_a(), D15),
+        "b15": _index(spark, b, _pages_b(), D15),
+        "b14": _index(spark, b, _pages_b(3, offset=50), D14),
+    }
     return base, built
 
 
@@ -189,8 +208,9 @@ def test_a_late_partner_is_merged_from_its_latest_day_then_replaced(days, tmp_pa
     assert r["changed"] and r["partners"]["b"]["date"] == "2026-01-15"
     assert _table(da / "graph/inlinks") == _oracle(_pages_a(), _pages_b())
     # beyond the lookback the older day is not taken
-    assert exchange_day(str(da), D15 + dt.timedelta(days=5), {"b": str(b)}, lookback_days=3)["partners"]["b"] == \
-        {"status": "missing"}
+    assert exchange_day(str(da), D15 + dt.timedelta(days=5), {"b": str(b)}, lookback_days=3)["partners"]["b"] == {
+        "status": "missing"
+    }
 
 
 def test_exchange_between_days_on_s3(days, tmp_path, s3_bucket):
@@ -204,7 +224,7 @@ def test_exchange_between_days_on_s3(days, tmp_path, s3_bucket):
     assert rec["changed"] and rec["partners"]["b"]["status"] == "merged"
     got = tmp_path / "got"
     for f in storage.list_files(f"{ra}/index/2026-01/15"):
-        dest = got / f.uri[len(f"{ra}/index/2026-01/15/"):]
+        dest = got / f.uri[len(f"{ra}/index/2026-01/15/") :]
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_bytes(storage.read_bytes(f.uri))
     assert _table(got / "graph/inlinks") == _oracle(_pages_a(), _pages_b())
@@ -247,8 +267,9 @@ def test_anchor_ciffs_are_read_by_ciff_toolkit_and_pisa(days, tmp_path, monkeypa
     target = next(f for f in with_empty if any(pl.term == "beta" for pl in CiffReader(str(f)).postings()))
     with ToolkitReader(target) as theirs:
         docs = list(theirs.read_documents())
-    assert [(d.docid, d.collection_docid, d.doclength) for d in docs] == \
-        [(d.docid, d.collection_docid, d.doclength) for d in CiffReader(str(target)).docs()]
+    assert [(d.docid, d.collection_docid, d.doclength) for d in docs] == [
+        (d.docid, d.collection_docid, d.doclength) for d in CiffReader(str(target)).docs()
+    ]
     pisa = pytest.importorskip("pyterrier_pisa", reason="pyterrier-pisa (PISA wheel) is not installed here")
     try:
         import pyciff  # noqa: F401
@@ -257,8 +278,11 @@ def test_anchor_ciffs_are_read_by_ciff_toolkit_and_pisa(days, tmp_path, monkeypa
     index = pisa.PisaIndex.from_ciff(str(target), str(tmp_path / "pisa"), stemmer="none")
     assert index.num_docs() == len(docs)
     hits = index.bm25(num_results=10).search("beta")
-    want = {d.collection_docid for d in CiffReader(str(target)).docs()
-            if any(pl.term == "beta" and d.docid in pl.docids for pl in CiffReader(str(target)).postings())}
+    want = {
+        d.collection_docid
+        for d in CiffReader(str(target)).docs()
+        if any(pl.term == "beta" and d.docid in pl.docids for pl in CiffReader(str(target)).postings())
+    }
     assert set(hits["docno"]) == want and want
 
 
@@ -294,8 +318,9 @@ def test_incoming_links_to_an_excluded_page_are_left_out_and_a_new_list_merges_a
     write_outbound(str(db))
     first = exchange_day(str(da), D15, {"b": str(b)})
     assert "https://www0.alpha.com/only-from-beta" in _table(da / "graph/inlinks")
-    (a / "_exclusions.jsonl").write_text(json.dumps({"url": "https://www0.alpha.com/only-from-beta",
-                                                     "date": "2026-01-16", "reason": "test"}) + "\n")
+    (a / "_exclusions.jsonl").write_text(
+        json.dumps({"url": "https://www0.alpha.com/only-from-beta", "date": "2026-01-16", "reason": "test"}) + "\n"
+    )
     r = exchange_day(str(da), D15, {"b": str(b)})
     assert r["changed"] and r["exclusions"] and first["exclusions"] is None
     assert r["counts"]["excluded_incoming"] == 5

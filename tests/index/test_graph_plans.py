@@ -8,9 +8,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from benchmarks import realday
-from lib.pages import exclusions as excl_mod
 from lib.index import graph
 from lib.index.page_files import input_files
+from lib.pages import exclusions as excl_mod
 from tests.index.test_graph import _rows
 
 TABLES = ("edges", "inlinks", "hosts")
@@ -64,4 +64,7 @@ def test_both_plans_leave_out_the_same_excluded_links(spark, real_pages, tmp_pat
     assert got["one"] == got["two"]
     counts, rows = got["one"]
     assert counts["excluded_edges"] >= linked[host] > 100
-    assert not any(r[4] == host for r in rows["edges"]) and len(rows["edges"]) == len(plain["edges"]) - counts["excluded_edges"]
+    assert (
+        not any(r[4] == host for r in rows["edges"])
+        and len(rows["edges"]) == len(plain["edges"]) - counts["excluded_edges"]
+    )

@@ -25,8 +25,23 @@ def test_shared_samples_index_equals_the_golden(spark, corpus, tmp_path):
     shutil.copytree(corpus, warc, ignore=shutil.ignore_patterns("*.md"))  # as benchmarks/bench_index.py
     assert preprocess.main(["--input", str(warc), "--output", str(pre)], spark=spark) == 0
     # small shards and groups: 15 shards in 8 groups, 7 languages (CJK bigrams, elision, stemmers)
-    assert index.main(["--input", str(pre), "--output", str(out), "--docs-per-shard", "64", "--min-group-docs", "16",
-                       "--no-graph"], spark=spark) == 0
+    assert (
+        index.main(
+            [
+                "--input",
+                str(pre),
+                "--output",
+                str(out),
+                "--docs-per-shard",
+                "64",
+                "--min-group-docs",
+                "16",
+                "--no-graph",
+            ],
+            spark=spark,
+        )
+        == 0
+    )
     want = json.loads((GOLDEN / "samples-canonical.json").read_text())
     assert len(want) == 30
     assert diff(shard_digests(out, canonical=True), want) == []

@@ -12,11 +12,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lib.text.analysis import analyzer_from_description, get_analyzer
 from lib.ciff.reader import CiffReader
 from lib.ciff.validate import validate_file
 from lib.pages.keyspace import partition_of
 from lib.pages.schema import PAGE_SCHEMA
+from lib.text.analysis import analyzer_from_description, get_analyzer
 
 DAY = dt.date(2026, 1, 15)
 OPTS = ["--docs-per-shard", "4", "--min-group-docs", "3"]
@@ -68,21 +68,55 @@ def sample_pages() -> list[dict]:
     for i in range(12):
         w1, w2 = WORDS[i % 10], WORDS[(i * 3 + 1) % 10]
         links = [("https://news.example.de/artikel", "German news"), (f"https://shop{i % 2}.example.com/", "the shop")]
-        pages.append(_page(i, f"https://site{i}.example.com/page", "com", "eng", f"About the {w1}",
-                           f"The {w1} near the {w2} is running. Walkers walked along the {w1}.", links))
+        pages.append(
+            _page(
+                i,
+                f"https://site{i}.example.com/page",
+                "com",
+                "eng",
+                f"About the {w1}",
+                f"The {w1} near the {w2} is running. Walkers walked along the {w1}.",
+                links,
+            )
+        )
     pages[3]["plain_text"] += " A quokka lives here."  # a rare term on one known page
     pages[5]["outgoing_links"].append({"url": "https://site3.example.com/page", "anchor_text": "Quokka island"})
     pages[7]["outgoing_links"].append({"url": "https://site3.example.com/page", "anchor_text": "Quokka island"})
     pages[8]["outgoing_links"].append({"url": "https://site3.example.com/page", "anchor_text": "cute animal"})
-    de = ["Die Häuser am Fluss sind schön", "Der Bäcker verkauft frisches Brot", "Die Straße führt zum Schloss",
-          "Ein Garten mit vielen Blumen", "Das Wetter ist heute sonnig", "Die Kinder spielen im Park"]
+    de = [
+        "Die Häuser am Fluss sind schön",
+        "Der Bäcker verkauft frisches Brot",
+        "Die Straße führt zum Schloss",
+        "Ein Garten mit vielen Blumen",
+        "Das Wetter ist heute sonnig",
+        "Die Kinder spielen im Park",
+    ]
     for j, t in enumerate(de):
-        pages.append(_page(100 + j, f"https://www.beispiel{j}.de/seite", "de", "deu", f"Seite {j}", t,
-                           [("https://site3.example.com/page", "Englische Seite")]))
+        pages.append(
+            _page(
+                100 + j,
+                f"https://www.beispiel{j}.de/seite",
+                "de",
+                "deu",
+                f"Seite {j}",
+                t,
+                [("https://site3.example.com/page", "Englische Seite")],
+            )
+        )
     for j in range(3):
-        pages.append(_page(200 + j, f"https://shop{j}.example.co.uk/", "co.uk", "eng", "British shop",
-                           f"Tea and biscuits, shop number {j}"))
-    pages.append(_page(300, "https://www.exemple.fr/a", "fr", "fra", "L'homme", "L'homme et l'enfant aiment le fromage"))
+        pages.append(
+            _page(
+                200 + j,
+                f"https://shop{j}.example.co.uk/",
+                "co.uk",
+                "eng",
+                "British shop",
+                f"Tea and biscuits, shop number {j}",
+            )
+        )
+    pages.append(
+        _page(300, "https://www.exemple.fr/a", "fr", "fra", "L'homme", "L'homme et l'enfant aiment le fromage")
+    )
     pages.append(_page(301, "https://www.exemple.fr/b", "fr", "fra", "Fromage", "Le fromage de chèvre"))
     pages.append(_page(400, "https://www.example.cn/", "cn", "zho", "北京大学", "北京大学是一所大学"))
     pages.append(_page(500, "http://192.0.2.7/index.html", "", "eng", "Router", "Router admin page login"))
@@ -134,7 +168,13 @@ def test_layout_and_every_ciff_valid(indexed):
     assert (out / "_SUCCESS").exists()
     rel = sorted(str(p.relative_to(out)) for p in ciff_files(out))
     assert {r.rsplit("/", 1)[0] for r in rel} == {
-        "com/eng", "de/deu", "uk/eng", "other/fra", "other/zho", "other/eng", "other/und"
+        "com/eng",
+        "de/deu",
+        "uk/eng",
+        "other/fra",
+        "other/zho",
+        "other/eng",
+        "other/und",
     }
     assert len(rel) == 4 + 6
     for p in ciff_files(out):
@@ -161,8 +201,11 @@ def test_shard_placement_follows_md5_keyspace(indexed):
 
 def test_metadata_in_docid_order_matches_ciff(indexed):
     day = indexed.parent.parent.parent / "preprocessed" / "2026-01" / "15"
-    input_order = [r for f in sorted(day.glob("language=*/part-*.parquet"))
-                   for r in pq.read_table(f, columns=["record_id"]).column(0).to_pylist()]
+    input_order = [
+        r
+        for f in sorted(day.glob("language=*/part-*.parquet"))
+        for r in pq.read_table(f, columns=["record_id"]).column(0).to_pylist()
+    ]
     for p in ciff_files(indexed):
         meta = pq.read_table(str(p).replace("index-", "metadata-").replace(".ciff.gz", ".parquet"))
         r = CiffReader(str(p))
@@ -199,8 +242,11 @@ def _assert_postings(spark, out: pathlib.Path, url: str, lang: str, text: str) -
     _, terms = _postings_of(out, url)
     expected = Counter(get_analyzer(lang).tokens(text))
     schema = "term string, tf int"
-    assert_df_equality(spark.createDataFrame(sorted(terms.items()), schema),
-                       spark.createDataFrame(sorted(expected.items()), schema), ignore_row_order=True)
+    assert_df_equality(
+        spark.createDataFrame(sorted(terms.items()), schema),
+        spark.createDataFrame(sorted(expected.items()), schema),
+        ignore_row_order=True,
+    )
     return terms
 
 
@@ -208,7 +254,9 @@ def test_postings_of_known_pages(spark, indexed):
     page = sample_pages()[3]
     terms = _assert_postings(spark, indexed, page["url"], "eng", f"{page['title']}\n{page['plain_text']}")
     assert terms["quokka"] == 1 and terms["run"] == 1 and "the" not in terms
-    de_terms = _assert_postings(spark, indexed, "https://www.beispiel0.de/seite", "deu", "Seite 0\nDie Häuser am Fluss sind schön")
+    de_terms = _assert_postings(
+        spark, indexed, "https://www.beispiel0.de/seite", "deu", "Seite 0\nDie Häuser am Fluss sind schön"
+    )
     assert de_terms == {"seit": 1, "0": 1, "haus": 1, "fluss": 1, "schon": 1}
     zh_terms = _assert_postings(spark, indexed, "https://www.example.cn/", "zho", "北京大学\n北京大学是一所大学")
     assert zh_terms["北京"] == 2 and zh_terms["大学"] == 3
@@ -229,8 +277,13 @@ def test_graph_links_and_anchor_texts(indexed):
     g = indexed / "graph"
     edges = pq.read_table(g / "edges").to_pylist()
     assert len(edges) == sum(len(p["outgoing_links"]) for p in sample_pages())
-    assert {"src_url": "https://site5.example.com/page", "dst_url": "https://site3.example.com/page",
-            "anchor_text": "Quokka island", "src_host": "site5.example.com", "dst_host": "site3.example.com"} in edges
+    assert {
+        "src_url": "https://site5.example.com/page",
+        "dst_url": "https://site3.example.com/page",
+        "anchor_text": "Quokka island",
+        "src_host": "site5.example.com",
+        "dst_host": "site3.example.com",
+    } in edges
     inl = {r["dst_url"]: r for r in pq.read_table(g / "inlinks").to_pylist()}
     q = inl["https://site3.example.com/page"]
     # 6 German pages + 3 English ones; anchors by frequency, then text
@@ -269,9 +322,11 @@ def test_anchor_ciffs_hold_each_pages_inlink_anchors(indexed):
 
 def _digests(out: pathlib.Path) -> dict[str, str]:
     """The shards and metadata (the graph and the anchor texts, which come from it, left out)."""
-    return {str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in out.rglob("*") if p.is_file() and "graph" not in p.parts and p.name != "_stats.json"
-            and not p.name.startswith("anchors-")}
+    return {
+        str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in out.rglob("*")
+        if p.is_file() and "graph" not in p.parts and p.name != "_stats.json" and not p.name.startswith("anchors-")
+    }
 
 
 def test_rerun_is_idempotent(spark, indexed):

@@ -13,14 +13,22 @@ import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.parquet as pq
 import pytest
 
-from lib.text.analysis import get_analyzer
 from lib.ciff.reader import CiffReader
 from lib.ciff.validate import validate_file
-from lib.index.build import (MAP_SCHEMA, READ_COLUMNS, MapPlan, index_files, page_text, segment_path, shard_of,
-                             write_arrow)
+from lib.index.build import (
+    MAP_SCHEMA,
+    READ_COLUMNS,
+    MapPlan,
+    index_files,
+    page_text,
+    segment_path,
+    shard_of,
+    write_arrow,
+)
 from lib.index.shards import OTHER, count_pages, lang_label, plan_groups, shard_count, tld_label
 from lib.index.write import ShardSpec, shard_inputs, write_shards
 from lib.pages.keyspace import partition_of
+from lib.text.analysis import get_analyzer
 
 
 def test_tld_label():
@@ -45,13 +53,26 @@ def test_shard_count_is_a_power_of_two():
 
 
 def test_plan_groups_merges_small_groups_per_language():
-    counts = {("com", "eng"): 25, ("co.uk", "eng"): 2, ("", "eng"): 1, ("de", "deu"): 4, ("at", "deu"): 3,
-              ("com", "deu"): 1, ("fr", None): 2}
+    counts = {
+        ("com", "eng"): 25,
+        ("co.uk", "eng"): 2,
+        ("", "eng"): 1,
+        ("de", "deu"): 4,
+        ("at", "deu"): 3,
+        ("com", "deu"): 1,
+        ("fr", None): 2,
+    }
     groups, assign = plan_groups(counts, docs_per_shard=10, min_group_docs=3)
     got = {(g.tld, g.lang): (g.docs, g.k) for g in groups}
     # uk/eng (2) and the IP host go to other/eng; com/deu (1) to other/deu; fr/und (2) to other/und
-    assert got == {("com", "eng"): (25, 4), ("other", "eng"): (3, 1), ("de", "deu"): (4, 1), ("at", "deu"): (3, 1),
-                   ("other", "deu"): (1, 1), ("other", "und"): (2, 1)}
+    assert got == {
+        ("com", "eng"): (25, 4),
+        ("other", "eng"): (3, 1),
+        ("de", "deu"): (4, 1),
+        ("at", "deu"): (3, 1),
+        ("other", "deu"): (1, 1),
+        ("other", "und"): (2, 1),
+    }
     # groups sorted by (tld, lang); com/eng (second) takes 4 consecutive global shard ordinals
     assert [g.base for g in groups] == [0, 1, 5, 6, 7, 8]
     assert [(g.tld, g.lang) for g in groups] == sorted((g.tld, g.lang) for g in groups)
@@ -62,12 +83,22 @@ def test_plan_groups_merges_small_groups_per_language():
 
 
 WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda river".split()
-SCHEMA = pa.schema([
-    ("record_id", pa.string()), ("url", pa.string()), ("url_suffix", pa.string()), ("title", pa.string()),
-    ("description", pa.string()), ("plain_text", pa.string()), ("warc_file", pa.string()),
-    ("warc_offset", pa.int64()), ("warc_length", pa.int64()), ("warc_date", pa.timestamp("us", tz="UTC")),
-    ("id", pa.string()), ("url_host", pa.string()),
-])
+SCHEMA = pa.schema(
+    [
+        ("record_id", pa.string()),
+        ("url", pa.string()),
+        ("url_suffix", pa.string()),
+        ("title", pa.string()),
+        ("description", pa.string()),
+        ("plain_text", pa.string()),
+        ("warc_file", pa.string()),
+        ("warc_offset", pa.int64()),
+        ("warc_length", pa.int64()),
+        ("warc_date", pa.timestamp("us", tz="UTC")),
+        ("id", pa.string()),
+        ("url_host", pa.string()),
+    ]
+)
 # three files: two English ones (shards 0 and 1 of com/eng), one undetermined (shard 2)
 PLAN_GROUPS = {("com", "eng"): (0, 1), ("", "eng"): (0, 1), ("com", "und"): (2, 0)}
 
@@ -77,11 +108,22 @@ def _pages(n: int, lang: str, seed: int) -> list[dict]:
     rows = []
     for i in range(n):
         text = " ".join(rnd.choice(WORDS) for _ in range(rnd.randint(0, 30)))
-        rows.append(dict(record_id=f"<urn:uuid:{lang}-{seed}-{i:05d}>", url=f"https://h{i % 7}.example.com/{seed}/{i}",
-                         url_suffix="com" if i % 5 else None, title=None if i % 4 else "Title words", description=None,
-                         plain_text=text, warc_file="file:///x.warc.gz", warc_offset=i * 100, warc_length=99,
-                         warc_date=dt.datetime(2026, 1, 15, tzinfo=dt.timezone.utc), id=f"id{seed}-{i}",
-                         url_host=f"h{i % 7}.example.com"))
+        rows.append(
+            dict(
+                record_id=f"<urn:uuid:{lang}-{seed}-{i:05d}>",
+                url=f"https://h{i % 7}.example.com/{seed}/{i}",
+                url_suffix="com" if i % 5 else None,
+                title=None if i % 4 else "Title words",
+                description=None,
+                plain_text=text,
+                warc_file="file:///x.warc.gz",
+                warc_offset=i * 100,
+                warc_length=99,
+                warc_date=dt.datetime(2026, 1, 15, tzinfo=dt.timezone.utc),
+                id=f"id{seed}-{i}",
+                url_host=f"h{i % 7}.example.com",
+            )
+        )
     if lang == "und":
         for r in rows:
             r["url_suffix"] = "com"
@@ -120,7 +162,6 @@ def _reduce(reports, spill, out) -> list[dict]:
     return pa.Table.from_batches(list(write_shards(iter([rows]), todo, inputs, specs, str(spill)))).to_pylist()
 
 
-
 def _inverted(pages: list[dict], analyzer) -> tuple[dict[str, list[tuple[int, int]]], list[int]]:
     """The postings (term -> [(docid, tf)]) and doc lengths of ``pages`` in order, counted in Python."""
     inv: dict[str, list[tuple[int, int]]] = {}
@@ -131,6 +172,7 @@ def _inverted(pages: list[dict], analyzer) -> tuple[dict[str, list[tuple[int, in
         for term, n in c.items():
             inv.setdefault(term, []).append((docid, n))
     return inv, lengths
+
 
 def _expected(files) -> dict[int, list[dict]]:
     """Each shard's pages in docid order: file by file, row by row."""
@@ -164,16 +206,23 @@ def test_map_reduce_equals_a_naive_inverted_index(tmp_path, monkeypatch, slice_p
         assert validate_file(str(path)).ok
         r = CiffReader(str(path))
         assert {pl.term: list(zip(pl.docids, pl.tfs)) for pl in r.postings()} == inv
-        assert [(d.collection_docid, d.doclength) for d in r.docs()] == list(zip([x["record_id"] for x in pages], lengths))
+        assert [(d.collection_docid, d.doclength) for d in r.docs()] == list(
+            zip([x["record_id"] for x in pages], lengths)
+        )
         assert r.header.num_postings_lists == len(inv) and r.header.total_terms_in_collection == sum(lengths)
         meta = pq.read_table(tmp_path / "out" / f"g{p}" / f"metadata-{p}.parquet").to_pylist()
         assert [m["docid"] for m in meta] == list(range(len(pages)))
         assert [(m["collection_docid"], m["url"], m["language"], m["warc_offset"], m["doclength"]) for m in meta] == [
-            (x["record_id"], x["url"], x["language"], x["warc_offset"], n) for x, n in zip(pages, lengths)]
+            (x["record_id"], x["url"], x["language"], x["warc_offset"], n) for x, n in zip(pages, lengths)
+        ]
         assert meta[0]["warc_date"] == "2026-01-15T00:00:00Z"  # schema 0.1.0: a string
         s = stats[p]
         assert (s["docs"], s["terms"], s["postings"], s["total_terms"]) == (
-            len(pages), len(inv), sum(len(v) for v in inv.values()), sum(lengths))
+            len(pages),
+            len(inv),
+            sum(len(v) for v in inv.values()),
+            sum(lengths),
+        )
 
 
 @pytest.mark.parametrize("runs", [[[0, 1, 2]], [[0, 1], [2]], [[0], [1, 2]]])
@@ -188,7 +237,9 @@ def test_runs_of_files_write_the_shards_of_one_task_a_file(tmp_path, runs, flush
         reports = _map(files, tmp_path / f"spill-{name}", cut, flush_postings=flush_postings, batch_rows=batch_rows)
         assert {r["t"] for r in reports} <= {files[r[0]][0] for r in (cut or [[0], [1], [2]])}
         _reduce(reports, tmp_path / f"spill-{name}", tmp_path / name)
-        out[name] = {f.relative_to(tmp_path / name): f.read_bytes() for f in (tmp_path / name).rglob("*") if f.is_file()}
+        out[name] = {
+            f.relative_to(tmp_path / name): f.read_bytes() for f in (tmp_path / name).rglob("*") if f.is_file()
+        }
     assert len(out["one"]) == 6 and out["runs"] == out["one"]
     segments = {n: len(list((tmp_path / f"spill-{n}").rglob("*.post.arrow"))) for n in out}
     if flush_postings == 4_000_000 and [0, 1] in runs:  # the two English files share a buffer
@@ -271,9 +322,12 @@ def test_repeated_record_ids_leave_one_document(tmp_path):
         assert validate_file(str(path)).ok
         r = CiffReader(str(path))
         assert {pl.term: list(zip(pl.docids, pl.tfs)) for pl in r.postings()} == inv
-        assert [(d.collection_docid, d.doclength) for d in r.docs()] == [(x["record_id"], n) for x, n in zip(first, lengths)]
+        assert [(d.collection_docid, d.doclength) for d in r.docs()] == [
+            (x["record_id"], n) for x, n in zip(first, lengths)
+        ]
         assert r.header.num_docs == len(first) and r.header.total_terms_in_collection == sum(lengths)
         meta = pq.read_table(tmp_path / "out" / f"g{p}" / f"metadata-{p}.parquet").to_pylist()
         assert [(m["docid"], m["record_id"], m["warc_offset"]) for m in meta] == [
-            (i, x["record_id"], x["warc_offset"]) for i, x in enumerate(first)]
+            (i, x["record_id"], x["warc_offset"]) for i, x in enumerate(first)
+        ]
         assert stats[[s["pidx"] for s in stats].index(p)]["duplicates"] == len(pages) - len(first)

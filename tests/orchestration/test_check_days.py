@@ -12,22 +12,28 @@ import shutil
 import pyarrow.dataset as ds
 
 from jobs import preprocess
-from lib.store import layout, s3, storage
 from lib.orchestration import days
 from lib.preprocess.input_manifest import compare, entries, input_record
+from lib.store import layout, s3, storage
 from lib.warc.sample import write_sample_crawl
 
 D1, D2, D3 = dt.date(2026, 3, 1), dt.date(2026, 3, 2), dt.date(2026, 3, 3)
 
 
 def _pages(out: str) -> set[tuple[str, str]]:
-    t = ds.dataset(storage.local_path(out), format="parquet", partitioning="hive", exclude_invalid_files=True,
-                   ignore_prefixes=["_", "."]).to_table(columns=["record_id", "warc_file"])
+    t = ds.dataset(
+        storage.local_path(out),
+        format="parquet",
+        partitioning="hive",
+        exclude_invalid_files=True,
+        ignore_prefixes=["_", "."],
+    ).to_table(columns=["record_id", "warc_file"])
     return set(zip(t.column("record_id").to_pylist(), t.column("warc_file").to_pylist()))
 
 
-def test_published_day_records_its_inputs_and_check_days_finds_late_files_and_missed_nights(tmp_path, spark, capsys,
-                                                                                              corpus):
+def test_published_day_records_its_inputs_and_check_days_finds_late_files_and_missed_nights(
+    tmp_path, spark, capsys, corpus
+):
     root = str(tmp_path / "bucket")
     write_sample_crawl(root, D1, files=2, pages_per_file=6)
     late = [str(corpus / "resiliparse" / "warcfile.warc.gz")]  # real crawl files from here on
@@ -63,7 +69,9 @@ def test_published_day_records_its_inputs_and_check_days_finds_late_files_and_mi
     for d in (D1, D2):
         assert preprocess.main(["--date", d.isoformat(), "--root", root], spark=spark) == 0
     after = _pages(out1)
-    assert after > before and {f for _, f in after - before} == {"file://" + os.path.join(dest, os.path.basename(late[0]))}
+    assert after > before and {f for _, f in after - before} == {
+        "file://" + os.path.join(dest, os.path.basename(late[0]))
+    }
     rec = json.loads(open(os.path.join(out1, layout.INPUTS)).read())
     assert rec["count"] == 3 and any("crawler2" in f["name"] for f in rec["files"])
     assert days.main(["--root", root, "--end", D3.isoformat(), "--days", "3", "--json"]) == 0
@@ -78,8 +86,10 @@ def test_rewritten_and_removed_files_and_s3_etags(tmp_path, s3_bucket, spark):
     for p in paths:
         key = "root/" + os.path.relpath(p, local)
         s3.client().upload_file(p, s3_bucket, key)
-    assert preprocess.main(["--date", D1.isoformat(), "--root", root, "--staging", str(tmp_path / "stage")],
-                           spark=spark) == 0
+    assert (
+        preprocess.main(["--date", D1.isoformat(), "--root", root, "--staging", str(tmp_path / "stage")], spark=spark)
+        == 0
+    )
     rec = json.loads(storage.read_bytes(storage.join(layout.day_path(root, layout.PREPROCESSED, D1), layout.INPUTS)))
     etags = {o["Key"]: o["ETag"].strip('"') for o in s3.client().list_objects_v2(Bucket=s3_bucket)["Contents"]}
     assert {f["version"] for f in rec["files"]} <= set(etags.values()) and rec["count"] == 2
@@ -130,7 +140,9 @@ def test_a_day_that_needs_a_run_has_a_run_id_per_state_and_a_reader_decides_what
     assert [r["state"] for r in rows] == ["complete", "missing"] and "fingerprint" not in rows[0]
     assert read_paths and all(p.startswith(os.path.join(root, "preprocessed")) for p in read_paths)
     missing = days.catch_up_run_id(rows[1])
-    assert missing.startswith("catchup__2026-03-02__") and missing == days.catch_up_run_id(days.day_state(root, root, D2))
+    assert missing.startswith("catchup__2026-03-02__") and missing == days.catch_up_run_id(
+        days.day_state(root, root, D2)
+    )
     late = write_sample_crawl(str(tmp_path / "late"), D2, files=1, pages_per_file=2, seed=9, crawler="c9")[0]
     dest = os.path.join(layout.day_path(root, layout.WARC, D2), "c9")
     os.makedirs(dest)
@@ -158,17 +170,31 @@ def _row(day: int, state: str) -> dict:
 
 
 def test_catch_up_plan_queues_the_oldest_up_to_the_cap_reports_the_rest_and_never_the_own_day():
-    rows = [_row(1, "missing"), _row(2, "complete"), _row(3, "changed"), _row(4, "empty"), _row(5, "missing"),
-            _row(6, "missing"), _row(7, "unrecorded"), _row(8, "missing")]
+    rows = [
+        _row(1, "missing"),
+        _row(2, "complete"),
+        _row(3, "changed"),
+        _row(4, "empty"),
+        _row(5, "missing"),
+        _row(6, "missing"),
+        _row(7, "unrecorded"),
+        _row(8, "missing"),
+    ]
     runs = {"catchup__2026-03-03__fp3": "running"}  # queued by an earlier check, now running
     plan = days.plan_catch_up(rows, "2026-03-08", 2, runs.get)
     assert plan["window"] == ["2026-03-01", "2026-03-08"] and plan["own_day"] == "2026-03-08"
-    assert plan["states"] == {"missing": ["2026-03-01", "2026-03-05", "2026-03-06", "2026-03-08"],
-                              "complete": ["2026-03-02"], "changed": ["2026-03-03"], "empty": ["2026-03-04"],
-                              "unrecorded": ["2026-03-07"]}
+    assert plan["states"] == {
+        "missing": ["2026-03-01", "2026-03-05", "2026-03-06", "2026-03-08"],
+        "complete": ["2026-03-02"],
+        "changed": ["2026-03-03"],
+        "empty": ["2026-03-04"],
+        "unrecorded": ["2026-03-07"],
+    }
     assert plan["changes"] == {"2026-03-03": {"added": ["x"], "removed": [], "modified": []}}
     assert [(i["day"], i["run_id"]) for i in plan["to_queue"]] == [
-        ("2026-03-01", "catchup__2026-03-01__fp1"), ("2026-03-05", "catchup__2026-03-05__fp5")]
+        ("2026-03-01", "catchup__2026-03-01__fp1"),
+        ("2026-03-05", "catchup__2026-03-05__fp5"),
+    ]
     assert [(i["day"], i["run_state"]) for i in plan["already_queued"]] == [("2026-03-03", "running")]
     assert [i["day"] for i in plan["deferred"]] == ["2026-03-06"]  # left for the next check, reported
     # the next check: what the first queued is found, not queued twice; the deferred day goes now
@@ -178,7 +204,11 @@ def test_catch_up_plan_queues_the_oldest_up_to_the_cap_reports_the_rest_and_neve
     assert [i["day"] for i in nxt["already_queued"]] == ["2026-03-01", "2026-03-03", "2026-03-05"]
     # a cap of 0 only reports; a window with nothing to do plans nothing
     only = days.plan_catch_up(rows, "2026-03-08", 0, {}.get)
-    assert not only["to_queue"] and [i["day"] for i in only["deferred"]] == ["2026-03-01", "2026-03-03", "2026-03-05",
-                                                                           "2026-03-06"]
+    assert not only["to_queue"] and [i["day"] for i in only["deferred"]] == [
+        "2026-03-01",
+        "2026-03-03",
+        "2026-03-05",
+        "2026-03-06",
+    ]
     quiet = days.plan_catch_up([_row(1, "complete"), _row(2, "empty")], "2026-03-02", 5, {}.get)
     assert not (quiet["to_queue"] or quiet["already_queued"] or quiet["deferred"])

@@ -61,28 +61,44 @@ def orchestra(slurm_cluster, airflow_home, s3_server, tmp_path_factory):
     sick, sick_offsets = warc_with_broken_http(good=6, broken=6)
     s3.client().put_object(Bucket=bucket, Key=f"sick/warc/{DAY:%Y-%m}/{DAY:%d}/crawler1/000000-0.warc.gz", Body=sick)
     job_env = {
-        "SPARK_WORKER_CORES": 1, "SPARK_WORKER_MEMORY": "1g", "SPARK_EXECUTOR_MEMORY": "512m",
-        "SPARK_DRIVER_MEMORY": "768m", "SPARK_MASTER_HOST": "127.0.0.1", "SPARK_LOCAL_IP": "127.0.0.1",
-        "SCRATCH_DIR": str(base / "scratch"), "INDEX_ARGS": "--min-group-docs 1",
+        "SPARK_WORKER_CORES": 1,
+        "SPARK_WORKER_MEMORY": "1g",
+        "SPARK_EXECUTOR_MEMORY": "512m",
+        "SPARK_DRIVER_MEMORY": "768m",
+        "SPARK_MASTER_HOST": "127.0.0.1",
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "SCRATCH_DIR": str(base / "scratch"),
+        "INDEX_ARGS": "--min-group-docs 1",
     }
     common = {
-        "project_home": str(ROOT), "venv": sys.prefix, "output_root": str(base / "out" / "{data_center}"),
-        "retries": 0, "s3": {"endpoint": s3_server, "bucket": bucket, "prefix": "dc1"},
+        "project_home": str(ROOT),
+        "venv": sys.prefix,
+        "output_root": str(base / "out" / "{data_center}"),
+        "retries": 0,
+        "s3": {"endpoint": s3_server, "bucket": bucket, "prefix": "dc1"},
         "slurm": {"submit": "local", "poll_seconds": 2, "timeout_hours": 0.2, "log_tail_lines": 20},
         "sizing": {"min_nodes": 2, "max_nodes": 2, "min_minutes": 10, "overhead_minutes": 5},
-        "job_env": job_env, "staging": {"type": "filesystem", "path": str(base / "archive" / "{data_center}")},
+        "job_env": job_env,
+        "staging": {"type": "filesystem", "path": str(base / "archive" / "{data_center}")},
     }
     config = {
         "defaults": common,
         "datacenters": {
-            "dc1": {}, "broken": {"venv": "/nonexistent/venv"},
+            "dc1": {},
+            "broken": {"venv": "/nonexistent/venv"},
             # spark-submit in local mode inside the allocation (SPARK_MASTER_NODE: run-day starts no
             # cluster; the later --master wins): the lightest real run of run-day.sh's two jobs
-            "sick": {"s3": {"prefix": "sick"}, "sizing": {"min_nodes": 1, "max_nodes": 1},
-                     "job_env": {"SPARK_MASTER_NODE": "127.0.0.1", "SPARK_SUBMIT_ARGS": "--master local[1]"}},
+            "sick": {
+                "s3": {"prefix": "sick"},
+                "sizing": {"min_nodes": 1, "max_nodes": 1},
+                "job_env": {"SPARK_MASTER_NODE": "127.0.0.1", "SPARK_SUBMIT_ARGS": "--master local[1]"},
+            },
             # dc "missed": a night that never ran, found and queued by the next night's catch_up (the same light job)
-            "missed": {"s3": {"prefix": "missed"}, "sizing": {"min_nodes": 1, "max_nodes": 1},
-                       "job_env": {"SPARK_MASTER_NODE": "127.0.0.1", "SPARK_SUBMIT_ARGS": "--master local[1]"}},
+            "missed": {
+                "s3": {"prefix": "missed"},
+                "sizing": {"min_nodes": 1, "max_nodes": 1},
+                "job_env": {"SPARK_MASTER_NODE": "127.0.0.1", "SPARK_SUBMIT_ARGS": "--master local[1]"},
+            },
         },
     }
     cfg_path = base / "datacenters.yaml"
@@ -90,11 +106,18 @@ def orchestra(slurm_cluster, airflow_home, s3_server, tmp_path_factory):
     saved = os.environ.get("DAILYSLICE_DATACENTERS")
     os.environ["DAILYSLICE_DATACENTERS"] = str(cfg_path)
 
-    from lib.orchestration.datacenters import load_config
     from lib.orchestration.dag_factory import build_dags
+    from lib.orchestration.datacenters import load_config
 
     dags = build_dags(load_config(str(cfg_path)))
-    yield {"base": base, "bucket": bucket, "warcs": warcs, "dags": dags, "slurm": slurm_cluster, "sick_offsets": sick_offsets}
+    yield {
+        "base": base,
+        "bucket": bucket,
+        "warcs": warcs,
+        "dags": dags,
+        "slurm": slurm_cluster,
+        "sick_offsets": sick_offsets,
+    }
     if saved is None:
         os.environ.pop("DAILYSLICE_DATACENTERS", None)
     else:
@@ -149,8 +172,12 @@ def test_day_runs_end_to_end_and_stages_the_outputs(orchestra, first_run):
     # content: the staged pages are the sample crawl's pages, partitioned by language
     import pyarrow.dataset as ds
 
-    pages = ds.dataset(str(archive / "preprocessed" / "2026-01" / "15"), format="parquet", partitioning="hive",
-                       exclude_invalid_files=True).to_table(columns=["url", "language", "warc_file"])
+    pages = ds.dataset(
+        str(archive / "preprocessed" / "2026-01" / "15"),
+        format="parquet",
+        partitioning="hive",
+        exclude_invalid_files=True,
+    ).to_table(columns=["url", "language", "warc_file"])
     pre = marker["summaries"]["preprocess"]
     assert pages.num_rows == pre["pages_kept"] > 0
     # the cluster's executors import lib from the shipped zip and still run the compiled walker
@@ -164,8 +191,17 @@ def test_day_runs_end_to_end_and_stages_the_outputs(orchestra, first_run):
 
     ciffs = sorted(glob.glob(str(archive / "index" / "2026-01" / "15" / "**" / "index-*.ciff*"), recursive=True))
     assert ciffs, "no CIFF file staged"
-    record_ids = set(ds.dataset(str(archive / "preprocessed" / "2026-01" / "15"), format="parquet", partitioning="hive",
-                                exclude_invalid_files=True).to_table(columns=["record_id"]).column("record_id").to_pylist())
+    record_ids = set(
+        ds.dataset(
+            str(archive / "preprocessed" / "2026-01" / "15"),
+            format="parquet",
+            partitioning="hive",
+            exclude_invalid_files=True,
+        )
+        .to_table(columns=["record_id"])
+        .column("record_id")
+        .to_pylist()
+    )
     indexed = []
     for path in ciffs:
         reader = CiffReader(path)
@@ -300,8 +336,18 @@ def test_a_file_written_late_into_a_published_day_runs_the_day_again(orchestra, 
         staged = orchestra["base"] / "archive" / "dc1" / "preprocessed" / "2026-01" / "15"
         rec = json.loads((staged / "_inputs.json").read_text())
         assert rec["count"] == len(orchestra["warcs"]) + 1
-        files = set(ds.dataset(str(staged), format="parquet", partitioning="hive", exclude_invalid_files=True,
-                               ignore_prefixes=["_", "."]).to_table(columns=["warc_file"]).column(0).to_pylist())
+        files = set(
+            ds.dataset(
+                str(staged),
+                format="parquet",
+                partitioning="hive",
+                exclude_invalid_files=True,
+                ignore_prefixes=["_", "."],
+            )
+            .to_table(columns=["warc_file"])
+            .column(0)
+            .to_pylist()
+        )
         assert f"s3://{orchestra['bucket']}/{key}" in files  # the real file's pages are published
         # and the run after that finds the day complete: nothing resubmitted
         dr = orchestra["dags"]["dailyslice-dc1"].test(logical_date=RUN_AT, run_conf={"date": DAY.isoformat()})
@@ -324,8 +370,10 @@ def _catch_up_runs(dag_id: str) -> list[dict]:
 
     with create_session() as session:
         runs = session.query(DagRun).filter(DagRun.dag_id == dag_id, DagRun.run_id.like("catchup__%")).all()
-        return [{"run_id": r.run_id, "state": str(r.state), "conf": dict(r.conf or {}), "run_type": str(r.run_type)}
-                for r in runs]
+        return [
+            {"run_id": r.run_id, "state": str(r.state), "conf": dict(r.conf or {}), "run_type": str(r.run_type)}
+            for r in runs
+        ]
 
 
 def _returned(dr, task_id: str):
@@ -344,8 +392,8 @@ def test_a_skipped_night_is_found_queued_once_and_run(orchestra, caplog, corpus)
     second check finds that run and does not queue the day again; the day, run, is complete."""
     import pyarrow.dataset as ds
 
-    from lib.store import s3
     from lib.orchestration import days
+    from lib.store import s3
 
     dag = orchestra["dags"]["dailyslice-missed"]
     keys = []
@@ -361,8 +409,10 @@ def test_a_skipped_night_is_found_queued_once_and_run(orchestra, caplog, corpus)
     assert states["estimate"] == "skipped" and states["summary"] == "skipped"  # the night's own day: no WARCs
     report = _returned(dr, "catch_up")
     assert report["window"] == ["2026-01-07", "2026-01-13"] and report["own_day"] == "2026-01-13"
-    assert report["states"] == {"empty": ["2026-01-07", "2026-01-08", "2026-01-09", "2026-01-10", "2026-01-11",
-                                          "2026-01-13"], "missing": [str(SKIPPED)]}
+    assert report["states"] == {
+        "empty": ["2026-01-07", "2026-01-08", "2026-01-09", "2026-01-10", "2026-01-11", "2026-01-13"],
+        "missing": [str(SKIPPED)],
+    }
     assert [(q["day"], q["state"], q["files"]) for q in report["queued"]] == [(str(SKIPPED), "missing", 1)]
     assert report["already_queued"] == [] and report["deferred"] == []
     run_id = report["queued"][0]["run_id"]
@@ -370,14 +420,16 @@ def test_a_skipped_night_is_found_queued_once_and_run(orchestra, caplog, corpus)
     assert len(warned) == 1 and warned[0].startswith(f"catch-up: {SKIPPED}  missing    (1 archives, ")
     assert warned[0].endswith(f"no published day): queued as run {run_id}")
     # the run waits in the Airflow DB for the scheduler (max_active_runs at a time) with the day as its conf
-    assert _catch_up_runs(dag.dag_id) == [{"run_id": run_id, "state": "queued", "conf": {"date": str(SKIPPED)},
-                                           "run_type": "operator_triggered"}]
+    assert _catch_up_runs(dag.dag_id) == [
+        {"run_id": run_id, "state": "queued", "conf": {"date": str(SKIPPED)}, "run_type": "operator_triggered"}
+    ]
 
     # the check again (the next night's run re-run): the day is found queued, not queued twice
     dr = dag.test(logical_date=NEXT_NIGHT, run_conf=NEXT_DAY)
     again = _returned(dr, "catch_up")
     assert again["queued"] == [] and [(a["run_id"], a["run_state"]) for a in again["already_queued"]] == [
-        (run_id, "queued")]
+        (run_id, "queued")
+    ]
     assert [r["run_id"] for r in _catch_up_runs(dag.dag_id)] == [run_id]
 
     # the queued run's work: the skipped day on the real Slurm + Spark path
@@ -390,8 +442,9 @@ def test_a_skipped_night_is_found_queued_once_and_run(orchestra, caplog, corpus)
     root = f"s3://{orchestra['bucket']}/missed"
     assert [r["state"] for r in days.check_days(root, str(out), SKIPPED, 1)] == ["complete"]
     staged = orchestra["base"] / "archive" / "missed" / "preprocessed" / f"{SKIPPED:%Y-%m}" / f"{SKIPPED:%d}"
-    pages = ds.dataset(str(staged), format="parquet", partitioning="hive", exclude_invalid_files=True,
-                       ignore_prefixes=["_", "."]).to_table(columns=["warc_file"])
+    pages = ds.dataset(
+        str(staged), format="parquet", partitioning="hive", exclude_invalid_files=True, ignore_prefixes=["_", "."]
+    ).to_table(columns=["warc_file"])
     assert pages.num_rows > 0 and set(pages.column(0).to_pylist()) == {f"s3://{orchestra['bucket']}/{k}" for k in keys}
     # and the next check finds it complete: nothing to queue
     dr = dag.test(logical_date=NEXT_NIGHT, run_conf=NEXT_DAY)

@@ -32,18 +32,25 @@ def _partner_edges(urls: list[str]) -> list[dict]:
     out = []
     for i in range(4):
         src = f"https://www{i}.partner.example/"
-        for dst, a in [(urls[0], "Partner   says"), (urls[1], f"partner {i % 2}"), (HIDDEN, "hidden"),
-                       ("https://nobody.example/", "x"), (f"https://www{(i + 1) % 4}.partner.example/", "own")]:
+        for dst, a in [
+            (urls[0], "Partner   says"),
+            (urls[1], f"partner {i % 2}"),
+            (HIDDEN, "hidden"),
+            ("https://nobody.example/", "x"),
+            (f"https://www{(i + 1) % 4}.partner.example/", "own"),
+        ]:
             host = dst.split("/")[2]
-            out.append({"src_url": src, "dst_url": dst, "anchor_text": a, "src_host": src.split("/")[2], "dst_host": host})
+            out.append(
+                {"src_url": src, "dst_url": dst, "anchor_text": a, "src_host": src.split("/")[2], "dst_host": host}
+            )
     return out
 
 
 def _publish_partner_day(root: str, work: pathlib.Path, edges: list[dict]) -> None:
     """A partner's index day as far as the exchange reads it (_stats.json, graph/edges), with
     its outbound folder written by the real function."""
-    from lib.store import storage
     from lib.index.graph_exchange import write_outbound
+    from lib.store import storage
 
     day = work / "partner-day"
     (day / "graph" / "edges").mkdir(parents=True)
@@ -62,7 +69,9 @@ def _sample_urls(paths: list[str]) -> list[str]:
     urls = []
     for p in paths:
         with open(p, "rb") as f:
-            urls += [r.rec_headers.get_header("WARC-Target-URI") for r in ArchiveIterator(f) if r.rec_type == "response"]
+            urls += [
+                r.rec_headers.get_header("WARC-Target-URI") for r in ArchiveIterator(f) if r.rec_type == "response"
+            ]
     return urls
 
 
@@ -70,9 +79,9 @@ def _sample_urls(paths: list[str]) -> list[str]:
 def exchange_run(slurm_cluster, airflow_home, s3_server, tmp_path_factory):
     import yaml
 
-    from lib.store import s3
-    from lib.orchestration.datacenters import load_config
     from lib.orchestration.dag_factory import build_dags
+    from lib.orchestration.datacenters import load_config
+    from lib.store import s3
     from lib.warc.sample import write_sample_crawl
 
     base = tmp_path_factory.mktemp("exchange")
@@ -84,17 +93,29 @@ def exchange_run(slurm_cluster, airflow_home, s3_server, tmp_path_factory):
     urls = sorted(set(_sample_urls(paths)))
     partner_root = f"s3://{bucket}/dcy"
     _publish_partner_day(partner_root, base, _partner_edges(urls))
-    config = {"datacenters": {"dcx": {
-        "project_home": str(ROOT), "venv": sys.prefix, "output_root": str(base / "out" / "{data_center}"),
-        "retries": 0, "s3": {"endpoint": s3_server, "bucket": bucket, "prefix": "dcx"},
-        "slurm": {"submit": "local", "poll_seconds": 2, "timeout_hours": 0.2, "log_tail_lines": 20},
-        "sizing": {"min_nodes": 1, "max_nodes": 1, "min_minutes": 10, "overhead_minutes": 5},
-        "job_env": {"SPARK_MASTER_NODE": "127.0.0.1", "SPARK_SUBMIT_ARGS": "--master local[1]",
-                    "SPARK_DRIVER_MEMORY": "768m", "SPARK_LOCAL_IP": "127.0.0.1",
-                    "SCRATCH_DIR": str(base / "scratch"), "INDEX_ARGS": "--min-group-docs 1"},
-        "staging": {"type": "filesystem", "path": str(base / "archive" / "{data_center}")},
-        "exchange": {"enabled": True, "partners": {"dcy": partner_root, "dcz": f"s3://{bucket}/dcz"}},
-    }}}
+    config = {
+        "datacenters": {
+            "dcx": {
+                "project_home": str(ROOT),
+                "venv": sys.prefix,
+                "output_root": str(base / "out" / "{data_center}"),
+                "retries": 0,
+                "s3": {"endpoint": s3_server, "bucket": bucket, "prefix": "dcx"},
+                "slurm": {"submit": "local", "poll_seconds": 2, "timeout_hours": 0.2, "log_tail_lines": 20},
+                "sizing": {"min_nodes": 1, "max_nodes": 1, "min_minutes": 10, "overhead_minutes": 5},
+                "job_env": {
+                    "SPARK_MASTER_NODE": "127.0.0.1",
+                    "SPARK_SUBMIT_ARGS": "--master local[1]",
+                    "SPARK_DRIVER_MEMORY": "768m",
+                    "SPARK_LOCAL_IP": "127.0.0.1",
+                    "SCRATCH_DIR": str(base / "scratch"),
+                    "INDEX_ARGS": "--min-group-docs 1",
+                },
+                "staging": {"type": "filesystem", "path": str(base / "archive" / "{data_center}")},
+                "exchange": {"enabled": True, "partners": {"dcy": partner_root, "dcz": f"s3://{bucket}/dcz"}},
+            }
+        }
+    }
     cfg_path = base / "datacenters.yaml"
     cfg_path.write_text(yaml.safe_dump(config))
     saved = os.environ.get("DAILYSLICE_DATACENTERS")
@@ -123,7 +144,9 @@ def _oracle(edges: list[dict]) -> dict[str, tuple]:
         by[e["dst_url"]].append(e)
     out = {}
     for url, es in by.items():
-        texts = Counter(t for t in (re.sub(r"[ \t\n\x0b\f\r]+", " ", e["anchor_text"] or "").strip(" ") for e in es) if t)
+        texts = Counter(
+            t for t in (re.sub(r"[ \t\n\x0b\f\r]+", " ", e["anchor_text"] or "").strip(" ") for e in es) if t
+        )
         top = [t for t, _ in sorted(texts.items(), key=lambda kv: (-kv[1], kv[0].encode()))][:10]
         out[url] = (len(es), len({e["src_url"] for e in es}), len({e["src_host"] for e in es}), top)
     return out
@@ -140,7 +163,10 @@ def test_the_nightly_run_merges_the_partner_s_links_before_staging(exchange_run)
     # the oracle: our own edges (as the job wrote them) plus the partner's edges to hosts we crawled
     local_edges = ds.dataset(str(staged / "graph" / "edges"), ignore_prefixes=["_"]).to_table().to_pylist()
     hosts = {e["src_host"] for e in local_edges} | {
-        h for f in staged.rglob("metadata-*.parquet") for h in pq.read_table(f, columns=["url_host"]).column(0).to_pylist()}
+        h
+        for f in staged.rglob("metadata-*.parquet")
+        for h in pq.read_table(f, columns=["url_host"]).column(0).to_pylist()
+    }
     incoming = [e for e in exchange_run["partner_edges"] if e["dst_host"] in hosts]
     assert len(incoming) == 12 and record["counts"]["incoming_edges"] == 12
     merged, local = _table(staged / "graph" / "inlinks"), _table(staged / "graph" / "inlinks_local")

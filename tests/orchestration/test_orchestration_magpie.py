@@ -53,16 +53,46 @@ def magpie_spark(tmp_path):
     master_log, worker_log = tmp_path / "master.log", tmp_path / "worker.log"
     procs = []
     with open(master_log, "wb") as out:
-        procs.append(subprocess.Popen(
-            [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port), "--webui-port", "0"],
-            stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True))
+        procs.append(
+            subprocess.Popen(
+                [
+                    spark_class,
+                    "org.apache.spark.deploy.master.Master",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(port),
+                    "--webui-port",
+                    "0",
+                ],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+            )
+        )
     try:
         _wait_port(port, procs[0], master_log)
         with open(worker_log, "wb") as out:
-            procs.append(subprocess.Popen(
-                [spark_class, "org.apache.spark.deploy.worker.Worker", "--cores", "2", "--memory", "1g",
-                 "--webui-port", "0", f"spark://127.0.0.1:{port}"],
-                stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True))
+            procs.append(
+                subprocess.Popen(
+                    [
+                        spark_class,
+                        "org.apache.spark.deploy.worker.Worker",
+                        "--cores",
+                        "2",
+                        "--memory",
+                        "1g",
+                        "--webui-port",
+                        "0",
+                        f"spark://127.0.0.1:{port}",
+                    ],
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    start_new_session=True,
+                )
+            )
         yield {"port": port, "master_log": master_log, "procs": procs}
     finally:
         for p in procs:
@@ -84,12 +114,21 @@ def test_run_day_uses_the_cluster_magpie_started(magpie_spark, tmp_path):
     env = {
         **os.environ,
         # what Magpie exports to a MAGPIE_JOB_TYPE=script job
-        "MAGPIE_JOB_TYPE": "script", "SPARK_MASTER_NODE": "127.0.0.1", "SPARK_MASTER_PORT": str(magpie_spark["port"]),
+        "MAGPIE_JOB_TYPE": "script",
+        "SPARK_MASTER_NODE": "127.0.0.1",
+        "SPARK_MASTER_PORT": str(magpie_spark["port"]),
         "SLURM_JOB_ID": "4242",
         # ours
-        "DATE": DAY.isoformat(), "DATA_CENTER": "dcm", "INPUT_ROOT": str(crawl), "OUTPUT_ROOT": str(out),
-        "DAILYSLICE_HOME": str(ROOT), "VENV": sys.prefix, "SCRATCH_DIR": str(tmp_path / "node-scratch"),
-        "SPARK_EXECUTOR_MEMORY": "512m", "SPARK_DRIVER_MEMORY": "768m", "SPARK_LOCAL_IP": "127.0.0.1",
+        "DATE": DAY.isoformat(),
+        "DATA_CENTER": "dcm",
+        "INPUT_ROOT": str(crawl),
+        "OUTPUT_ROOT": str(out),
+        "DAILYSLICE_HOME": str(ROOT),
+        "VENV": sys.prefix,
+        "SCRATCH_DIR": str(tmp_path / "node-scratch"),
+        "SPARK_EXECUTOR_MEMORY": "512m",
+        "SPARK_DRIVER_MEMORY": "768m",
+        "SPARK_LOCAL_IP": "127.0.0.1",
         "INDEX_ARGS": "--min-group-docs 1",
     }
     env.pop("SPARK_HOME", None)

@@ -41,7 +41,8 @@ def test_config_defaults_and_per_data_center_overrides(tmp_path):
     p = tmp_path / "dc.yaml"
     p.write_text(
         "defaults:\n  output_root: /scratch/{data_center}\n  sizing: {max_nodes: 4}\n"
-        "datacenters:\n  x1:\n    s3: {bucket: b1}\n  x2:\n    s3: {bucket: b2, prefix: p}\n    sizing: {max_nodes: 8}\n"
+        "datacenters:\n  x1:\n    s3: {bucket: b1}\n  x2:\n    s3: {bucket: b2, prefix: p}\n    sizing: "
+        "{max_nodes: 8}\n"
         "    slurm: {submit: ssh, ssh_host: login}\n"
     )
     cfg = load_config(str(p))
@@ -53,15 +54,18 @@ def test_config_defaults_and_per_data_center_overrides(tmp_path):
     assert cfg["x1"]["check_days"] == {"window": 7, "max_queue": 5}  # queues at most max_active_runs a check
 
 
-@pytest.mark.parametrize("text,error", [
-    ("datacenters: {}\n", "non-empty 'datacenters'"),
-    ("datacenters:\n  a: {}\n", "no s3.bucket"),
-    ("datacenters:\n  a: {s3: {bucket: b}, slurm: {submit: ssh}}\n", "needs slurm.ssh_host"),
-    ("datacenters:\n  a: {s3: {bucket: b}, slurm: {submit: pbs}}\n", "'local' or 'ssh'"),
-    ("datacenters:\n  'a b': {s3: {bucket: b}}\n", "letters, digits"),
-    ("datacenters:\n  a: {s3: {bucket: b}, check_days: {window: -1}}\n", "check_days.window"),
-    ("datacenters:\n  a: {s3: {bucket: b}, check_days: {max_queue: many}}\n", "check_days.max_queue"),
-])
+@pytest.mark.parametrize(
+    "text,error",
+    [
+        ("datacenters: {}\n", "non-empty 'datacenters'"),
+        ("datacenters:\n  a: {}\n", "no s3.bucket"),
+        ("datacenters:\n  a: {s3: {bucket: b}, slurm: {submit: ssh}}\n", "needs slurm.ssh_host"),
+        ("datacenters:\n  a: {s3: {bucket: b}, slurm: {submit: pbs}}\n", "'local' or 'ssh'"),
+        ("datacenters:\n  'a b': {s3: {bucket: b}}\n", "letters, digits"),
+        ("datacenters:\n  a: {s3: {bucket: b}, check_days: {window: -1}}\n", "check_days.window"),
+        ("datacenters:\n  a: {s3: {bucket: b}, check_days: {max_queue: many}}\n", "check_days.max_queue"),
+    ],
+)
 def test_config_errors_name_the_problem(tmp_path, text, error):
     p = tmp_path / "bad.yaml"
     p.write_text(text)
@@ -70,13 +74,30 @@ def test_config_errors_name_the_problem(tmp_path, text, error):
 
 
 def test_sbatch_command_line():
-    argv = sbatch_argv("/opt/ds/deploy/slurm/dailyslice.sbatch", "dailyslice-dc1", 3, "0-02:00:00",
-                       "/logs/slurm-%j.out", {"DATE": "2026-01-15", "OUTPUT_ROOT": "/scratch/x"},
-                       partition="batch", account="ows", extra=["--qos=low"])
+    argv = sbatch_argv(
+        "/opt/ds/deploy/slurm/dailyslice.sbatch",
+        "dailyslice-dc1",
+        3,
+        "0-02:00:00",
+        "/logs/slurm-%j.out",
+        {"DATE": "2026-01-15", "OUTPUT_ROOT": "/scratch/x"},
+        partition="batch",
+        account="ows",
+        extra=["--qos=low"],
+    )
     assert argv == [
-        "sbatch", "--parsable", "--job-name=dailyslice-dc1", "--dependency=singleton", "--nodes=3",
-        "--time=0-02:00:00", "--output=/logs/slurm-%j.out", "--partition=batch", "--account=ows", "--qos=low",
-        "--export=ALL,DATE=2026-01-15,OUTPUT_ROOT=/scratch/x", "/opt/ds/deploy/slurm/dailyslice.sbatch",
+        "sbatch",
+        "--parsable",
+        "--job-name=dailyslice-dc1",
+        "--dependency=singleton",
+        "--nodes=3",
+        "--time=0-02:00:00",
+        "--output=/logs/slurm-%j.out",
+        "--partition=batch",
+        "--account=ows",
+        "--qos=low",
+        "--export=ALL,DATE=2026-01-15,OUTPUT_ROOT=/scratch/x",
+        "/opt/ds/deploy/slurm/dailyslice.sbatch",
     ]
     with pytest.raises(SlurmError, match="no commas"):
         sbatch_argv("s", "j", 1, "1", "o", {"X": "a,b"})
@@ -86,7 +107,9 @@ def test_parsing_slurm_output():
     assert parse_job_id("4242\n") == "4242" and parse_job_id("17;cluster2\n") == "17"
     with pytest.raises(SlurmError, match="unexpected sbatch output"):
         parse_job_id("sbatch: error: Batch job submission failed\n")
-    info = parse_scontrol("JobId=5 JobName=dailyslice-a JobState=FAILED Reason=NonZeroExitCode ExitCode=3:0 Comment='a b'")
+    info = parse_scontrol(
+        "JobId=5 JobName=dailyslice-a JobState=FAILED Reason=NonZeroExitCode ExitCode=3:0 Comment='a b'"
+    )
     assert info["JobState"] == "FAILED" and info["ExitCode"] == "3:0" and info["Comment"] == "a b"
     assert read_marker('{"ok": true, "job_id": "5"}', "5") == {"ok": True, "job_id": "5"}
     assert read_marker('{"ok": true, "job_id": "4"}', "5") is None and read_marker("{trunc", None) is None
@@ -101,7 +124,9 @@ def test_the_day_a_run_processes(airflow_home):  # dag_factory imports Airflow
     at3 = dt.datetime(2026, 1, 16, 3, 0, tzinfo=dt.timezone.utc)
     assert day_of({"params": {"date": None}, "logical_date": at3}) == dt.date(2026, 1, 15)
     assert day_of({"params": {"date": "2026-01-02"}, "logical_date": at3}) == dt.date(2026, 1, 2)
-    assert day_of({"params": {}, "logical_date": None, "dag_run": SimpleNamespace(run_after=at3)}) == dt.date(2026, 1, 15)
+    assert day_of({"params": {}, "logical_date": None, "dag_run": SimpleNamespace(run_after=at3)}) == dt.date(
+        2026, 1, 15
+    )
 
 
 def test_dag_folder_imports_cleanly(airflow_home, monkeypatch):
@@ -117,9 +142,15 @@ def test_dag_folder_imports_cleanly(airflow_home, monkeypatch):
     assert dag.max_active_runs == 5 and dag.schedule == "0 3 * * *"
     assert type(dag.timetable).__name__ == "CronTriggerTimetable"  # logical date = the 03:00 run time
     assert {t.task_id: sorted(t.upstream_task_ids) for t in dag.tasks} == {
-        "estimate": [], "size": ["estimate"], "submit": ["estimate", "size"], "wait": ["submit"],
-        "check": ["submit", "wait"], "exchange": ["check", "estimate"], "stage": ["check", "estimate", "exchange"],
-        "summary": ["catch_up", "check", "estimate", "size", "stage", "submit"], "catch_up": [],
+        "estimate": [],
+        "size": ["estimate"],
+        "submit": ["estimate", "size"],
+        "wait": ["submit"],
+        "check": ["submit", "wait"],
+        "exchange": ["check", "estimate"],
+        "stage": ["check", "estimate", "exchange"],
+        "summary": ["catch_up", "check", "estimate", "size", "stage", "submit"],
+        "catch_up": [],
     }
     assert isinstance(dag.get_task("wait"), SlurmJobSensor)
     assert dag.get_task("submit").max_active_tis_per_dag == 1
@@ -159,12 +190,14 @@ def test_sizing_under_an_s3_connection_cap():
 
 
 def test_s3_pressure_config_reaches_the_job_environment(tmp_path):
-    from lib.orchestration.datacenters import ConfigError, load_config
     from lib.orchestration.dag_factory import s3_pressure_env
+    from lib.orchestration.datacenters import ConfigError, load_config
 
     cfg_file = tmp_path / "dc.json"
-    cfg_file.write_text('{"datacenters": {"dc1": {"s3": {"bucket": "b", "max_connections_per_job": 48, '
-                        '"max_connections_per_executor": 8}}}}')
+    cfg_file.write_text(
+        '{"datacenters": {"dc1": {"s3": {"bucket": "b", "max_connections_per_job": 48, '
+        '"max_connections_per_executor": 8}}}}'
+    )
     s3cfg = load_config(str(cfg_file))["dc1"]["s3"]
     assert s3_pressure_env(s3cfg) == {"DAILYSLICE_S3_MAX_CONNECTIONS_PER_JOB": "48", "SPARK_EXECUTOR_CORES": "8"}
     assert s3_pressure_env({**s3cfg, "max_connections_per_process": 2})["S3_MAX_CONNECTIONS"] == "2"

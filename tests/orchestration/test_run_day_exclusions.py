@@ -32,14 +32,25 @@ def test_the_nightly_script_applies_the_root_exclusion_list(tmp_path) -> None:
     write_sample_crawl(str(bucket), DAY, files=1, pages_per_file=12)
     host = HOSTS["eng"][0]
     out.mkdir()
-    (out / layout.EXCLUSIONS).write_text(json.dumps({"host": host, "date": "2026-01-14", "reason": "owner request"}) + "\n")
+    (out / layout.EXCLUSIONS).write_text(
+        json.dumps({"host": host, "date": "2026-01-14", "reason": "owner request"}) + "\n"
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK", "SPARK"))}
-    env.update(DATE=DAY.isoformat(), INPUT_ROOT=str(bucket), OUTPUT_ROOT=str(out), DATA_CENTER="dc1",
-               VENV=os.path.dirname(os.path.dirname(sys.executable)), SPARK_MASTER_NODE="127.0.0.1",
-               SPARK_SUBMIT_ARGS="--master local[1]", SCRATCH_DIR=str(tmp_path / "scratch"),
-               INDEX_ARGS="--min-group-docs 1", SPARK_DRIVER_MEMORY="768m")
-    proc = subprocess.run(["bash", str(ROOT / "deploy/common/run-day.sh")], env=env, capture_output=True,
-                          text=True, timeout=540)
+    env.update(
+        DATE=DAY.isoformat(),
+        INPUT_ROOT=str(bucket),
+        OUTPUT_ROOT=str(out),
+        DATA_CENTER="dc1",
+        VENV=os.path.dirname(os.path.dirname(sys.executable)),
+        SPARK_MASTER_NODE="127.0.0.1",
+        SPARK_SUBMIT_ARGS="--master local[1]",
+        SCRATCH_DIR=str(tmp_path / "scratch"),
+        INDEX_ARGS="--min-group-docs 1",
+        SPARK_DRIVER_MEMORY="768m",
+    )
+    proc = subprocess.run(
+        ["bash", str(ROOT / "deploy/common/run-day.sh")], env=env, capture_output=True, text=True, timeout=540
+    )
     log = next((out / "logs").glob("dailyslice-dc1-*.log")).read_text()
     assert proc.returncode == 0, log[-4000:]
     assert f"exclusion list {out / layout.EXCLUSIONS}" in log

@@ -16,11 +16,19 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 def test_missing_input_day_fails_with_its_own_code(tmp_path) -> None:
     out = tmp_path / "out"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK", "SPARK"))}
-    env.update(DATE="2026-01-15", INPUT_ROOT=str(tmp_path / "no-such-bucket"), OUTPUT_ROOT=str(out),
-               VENV=os.path.dirname(os.path.dirname(sys.executable)), SPARK_MASTER_NODE="127.0.0.1",
-               SPARK_MASTER_PORT="1", DATA_CENTER="dc1", SCRATCH_DIR=str(tmp_path / "scratch"))
-    proc = subprocess.run(["bash", str(ROOT / "deploy/common/run-day.sh")], env=env, capture_output=True,
-                          text=True, timeout=300)
+    env.update(
+        DATE="2026-01-15",
+        INPUT_ROOT=str(tmp_path / "no-such-bucket"),
+        OUTPUT_ROOT=str(out),
+        VENV=os.path.dirname(os.path.dirname(sys.executable)),
+        SPARK_MASTER_NODE="127.0.0.1",
+        SPARK_MASTER_PORT="1",
+        DATA_CENTER="dc1",
+        SCRATCH_DIR=str(tmp_path / "scratch"),
+    )
+    proc = subprocess.run(
+        ["bash", str(ROOT / "deploy/common/run-day.sh")], env=env, capture_output=True, text=True, timeout=300
+    )
     log = next((out / "logs").glob("dailyslice-dc1-2026-01-15-*.log")).read_text()
     assert proc.returncode == 2, log[-3000:]
     marker = json.loads((out / "_runs/dc1/2026-01-15.failed.json").read_text())

@@ -13,7 +13,6 @@ import time
 
 import pytest
 
-
 # shared session fixtures (one Slurm cluster, one AIRFLOW_HOME per run)
 pytest_plugins = ["tests.fixtures_airflow", "tests.fixtures_slurm"]
 pytestmark = pytest.mark.timeout(180)
@@ -43,7 +42,9 @@ def _show(cluster, job_id) -> dict:
 
 def test_batch_job_runs_a_step_on_each_node(slurm_cluster, tmp_path):
     out = tmp_path / "out.txt"
-    script = _script(tmp_path / "j.sh", "srun --overlap -N2 -n2 bash -c 'echo step $SLURM_PROCID on $SLURMD_NODENAME'\n")
+    script = _script(
+        tmp_path / "j.sh", "srun --overlap -N2 -n2 bash -c 'echo step $SLURM_PROCID on $SLURMD_NODENAME'\n"
+    )
     job = slurm_cluster.run("sbatch", "--parsable", "-N2", f"--output={out}", script).stdout.strip()
     _wait_gone(slurm_cluster, [job])
     lines = sorted(out.read_text().split("\n"))
@@ -56,8 +57,15 @@ def test_singleton_runs_one_job_per_data_center_at_a_time(slurm_cluster, tmp_pat
     script = _script(tmp_path / "s.sh", "sleep 5\n")
 
     def sub(name):
-        r = slurm_cluster.run("sbatch", "--parsable", "-N1", f"--job-name={name}", "--dependency=singleton",
-                              f"--output={tmp_path}/%j.out", script)
+        r = slurm_cluster.run(
+            "sbatch",
+            "--parsable",
+            "-N1",
+            f"--job-name={name}",
+            "--dependency=singleton",
+            f"--output={tmp_path}/%j.out",
+            script,
+        )
         return parse_job_id(r.stdout)
 
     a1, a2, b1 = sub("dailyslice-dca"), sub("dailyslice-dca"), sub("dailyslice-dcb")
@@ -87,7 +95,9 @@ def test_trigger_reports_success_from_the_marker(slurm_cluster, airflow_home, tm
     from lib.orchestration.trigger import SlurmJobTrigger
 
     marker = tmp_path / "m.json"
-    script = _script(tmp_path / "ok.sh", f"sleep 1; echo '{{\"ok\": true, \"job_id\": \"'$SLURM_JOB_ID'\"}}' > {marker}\n")
+    script = _script(
+        tmp_path / "ok.sh", f'sleep 1; echo \'{{"ok": true, "job_id": "\'$SLURM_JOB_ID\'"}}\' > {marker}\n'
+    )
     job = parse_job_id(slurm_cluster.run("sbatch", "--parsable", f"--output={tmp_path}/%j.out", script).stdout)
     trigger = SlurmJobTrigger(job, str(marker), Runner().as_dict(), poll_seconds=0.5)
     classpath, kwargs = trigger.serialize()
@@ -102,7 +112,10 @@ def test_trigger_reports_a_failed_job(slurm_cluster, airflow_home, tmp_path):
 
     marker = tmp_path / "m.json"
     failed = tmp_path / "m.failed.json"
-    script = _script(tmp_path / "bad.sh", f"echo '{{\"ok\": false, \"job_id\": \"'$SLURM_JOB_ID'\", \"preprocess_rc\": 1}}' > {failed}; exit 3\n")
+    script = _script(
+        tmp_path / "bad.sh",
+        f'echo \'{{"ok": false, "job_id": "\'$SLURM_JOB_ID\'", "preprocess_rc": 1}}\' > {failed}; exit 3\n',
+    )
     job = parse_job_id(slurm_cluster.run("sbatch", "--parsable", f"--output={tmp_path}/%j.out", script).stdout)
     event = asyncio.run(_first_event(SlurmJobTrigger(job, str(marker), Runner().as_dict(), poll_seconds=0.5)))
     assert event["state"] == "FAILED" and event["exit_code"] == "3:0" and event["marker_ok"] is False
@@ -117,8 +130,14 @@ def test_trigger_on_a_job_slurm_has_forgotten_reads_the_marker(slurm_cluster, ai
     marker = tmp_path / "m.json"
     marker.write_text(json.dumps({"ok": True, "job_id": "987654"}))
     event = asyncio.run(_first_event(SlurmJobTrigger("987654", str(marker), Runner().as_dict(), poll_seconds=0.5)))
-    assert event == {"job_id": "987654", "state": "GONE", "exit_code": None, "reason": None, "marker_ok": True,
-                     "failed_marker": None}
+    assert event == {
+        "job_id": "987654",
+        "state": "GONE",
+        "exit_code": None,
+        "reason": None,
+        "marker_ok": True,
+        "failed_marker": None,
+    }
     # a marker of another job (an earlier run of the same day) does not count
     event = asyncio.run(_first_event(SlurmJobTrigger("987655", str(marker), Runner().as_dict(), poll_seconds=0.5)))
     assert event["state"] == "GONE" and event["marker_ok"] is False
@@ -142,8 +161,14 @@ def test_submit_over_ssh_quotes_the_command(slurm_cluster, tmp_path, monkeypatch
 
     got = tmp_path / "got.txt"
     script = _script(tmp_path / "env.sh", f'printf "%s|%s" "$DATE" "$ODD" > {got}\n')
-    argv = sbatch_argv(script, "dailyslice-ssh", 1, "0-00:05:00", f"{tmp_path}/%j.out",
-                       {"DATE": "2026-01-15", "ODD": "two words; $(not run)"})
+    argv = sbatch_argv(
+        script,
+        "dailyslice-ssh",
+        1,
+        "0-00:05:00",
+        f"{tmp_path}/%j.out",
+        {"DATE": "2026-01-15", "ODD": "two words; $(not run)"},
+    )
     job = submit(runner, argv)
     _wait_gone(slurm_cluster, [job])
     assert got.read_text() == "2026-01-15|two words; $(not run)"

@@ -13,32 +13,37 @@ from hypothesis import strategies as st
 from lib.pages import exclusions
 from lib.pages.exclusions import ExclusionError
 
-LIST = "\n".join([
-    "# take-downs",
-    json.dumps({"url": "https://www.example.com/a?b=2&a=1", "date": "2026-11-20", "reason": "r1"}),
-    "",
-    json.dumps({"surt": "com,foo,", "date": "2026-11-21", "reason": "every subdomain of foo.com"}),
-    json.dumps({"surt": "http://bar.org/private/", "date": "2026-11-21", "reason": "a folder, given as a URL"}),
-    json.dumps({"host": "baz.net", "date": "2026-11-22", "reason": "one host"}),
-])
+LIST = "\n".join(
+    [
+        "# take-downs",
+        json.dumps({"url": "https://www.example.com/a?b=2&a=1", "date": "2026-11-20", "reason": "r1"}),
+        "",
+        json.dumps({"surt": "com,foo,", "date": "2026-11-21", "reason": "every subdomain of foo.com"}),
+        json.dumps({"surt": "http://bar.org/private/", "date": "2026-11-21", "reason": "a folder, given as a URL"}),
+        json.dumps({"host": "baz.net", "date": "2026-11-22", "reason": "one host"}),
+    ]
+)
 
 
-@pytest.mark.parametrize("url,excluded", [
-    ("http://example.com/a?a=1&b=2", True),  # scheme, www. and query order aside
-    ("http://EXAMPLE.com/a?b=2&a=1#frag", True),
-    ("http://example.com/a", False),
-    ("http://example.com/a?a=1&b=2&c=3", False),
-    ("http://x.foo.com/page", True),
-    ("http://a.b.foo.com/", True),
-    ("http://foo.com/", False),  # the prefix names subdomains only
-    ("http://bar.org/private/x.html", True),
-    ("http://bar.org/privately", False),
-    ("https://www.baz.net:8443/q", True),
-    ("http://sub.baz.net/", False),  # a host rule is one host
-    (None, False),
-    ("", False),
-    ("not a url", False),
-])
+@pytest.mark.parametrize(
+    "url,excluded",
+    [
+        ("http://example.com/a?a=1&b=2", True),  # scheme, www. and query order aside
+        ("http://EXAMPLE.com/a?b=2&a=1#frag", True),
+        ("http://example.com/a", False),
+        ("http://example.com/a?a=1&b=2&c=3", False),
+        ("http://x.foo.com/page", True),
+        ("http://a.b.foo.com/", True),
+        ("http://foo.com/", False),  # the prefix names subdomains only
+        ("http://bar.org/private/x.html", True),
+        ("http://bar.org/privately", False),
+        ("https://www.baz.net:8443/q", True),
+        ("http://sub.baz.net/", False),  # a host rule is one host
+        (None, False),
+        ("", False),
+        ("not a url", False),
+    ],
+)
 def test_each_kind_of_rule_matches_what_it_says(url, excluded):
     x = exclusions.parse(LIST, "list.jsonl")
     assert x.match(url) is excluded
@@ -58,14 +63,17 @@ def test_a_shorter_prefix_covers_a_longer_one():
     assert not x.match("http://b.com/y")
 
 
-@pytest.mark.parametrize("line,reason", [
-    ('{"url": "example.com/x"}', "no scheme"),
-    ('{"url": "http://a/", "host": "a"}', "exactly one of"),
-    ('{"date": "2026-01-01"}', "exactly one of"),
-    ('{"host": ""}', "non-empty"),
-    ('[1, 2]', "JSON object"),
-    ('{"url": ', "not JSON"),
-])
+@pytest.mark.parametrize(
+    "line,reason",
+    [
+        ('{"url": "example.com/x"}', "no scheme"),
+        ('{"url": "http://a/", "host": "a"}', "exactly one of"),
+        ('{"date": "2026-01-01"}', "exactly one of"),
+        ('{"host": ""}', "non-empty"),
+        ("[1, 2]", "JSON object"),
+        ('{"url": ', "not JSON"),
+    ],
+)
 def test_a_bad_line_is_an_error_naming_file_and_line(line, reason):
     with pytest.raises(ExclusionError) as e:
         exclusions.parse('{"host": "ok.org"}\n' + line, "s3://b/_exclusions.jsonl")
@@ -85,10 +93,20 @@ HOSTS = ["example.com", "www.example.com", "x.foo.com", "foo.com", "bar.org", "b
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.one_of(st.none(), st.builds(
-    lambda scheme, host, path: f"{scheme}://{host}/{path}",
-    st.sampled_from(["http", "https", "HTTP"]), st.sampled_from(HOSTS),
-    st.sampled_from(["", "a?b=2&a=1", "a", "private/x", "q", "p/q?z=1"]))), max_size=30))
+@given(
+    st.lists(
+        st.one_of(
+            st.none(),
+            st.builds(
+                lambda scheme, host, path: f"{scheme}://{host}/{path}",
+                st.sampled_from(["http", "https", "HTTP"]),
+                st.sampled_from(HOSTS),
+                st.sampled_from(["", "a?b=2&a=1", "a", "private/x", "q", "p/q?z=1"]),
+            ),
+        ),
+        max_size=30,
+    )
+)
 def test_the_vectorized_mask_is_the_one_by_one_match(urls):
     x = exclusions.parse(LIST)
     assert x.mask(pa.array(urls, pa.string())).to_pylist() == [x.match(u) for u in urls]

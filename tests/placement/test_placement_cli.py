@@ -18,7 +18,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 def cli(*args: str, stdin: bytes | None = None, ok: bool = True) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=ROOT)
-    p = subprocess.run([sys.executable, "-m", "lib.placement", *args], input=stdin, capture_output=True, cwd=ROOT, env=env)
+    p = subprocess.run(
+        [sys.executable, "-m", "lib.placement", *args], input=stdin, capture_output=True, cwd=ROOT, env=env
+    )
     if ok:
         assert p.returncode == 0, p.stderr.decode()
     return p

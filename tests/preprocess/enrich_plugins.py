@@ -12,8 +12,10 @@ def flaky(page: PageInput) -> dict:
     """Uses the parsed tree; raises on every page whose main text has a length divisible by 3."""
     if len(page.text) % 3 == 0:
         raise ValueError("text length divisible by 3")
-    return {"title_chars": len(page.tree.css_first("title").text()) if page.tree.css_first("title") else 0,
-            "h1": [n.text(strip=True) for n in page.tree.css("h1")]}
+    return {
+        "title_chars": len(page.tree.css_first("title").text()) if page.tree.css_first("title") else 0,
+        "h1": [n.text(strip=True) for n in page.tree.css("h1")],
+    }
 
 
 @enricher(server=pa.int64())

@@ -5,7 +5,6 @@ archives with plugins found through a real entry point."""
 from __future__ import annotations
 
 import gzip
-import io
 import os
 import pathlib
 import shutil
@@ -18,7 +17,8 @@ import pytest
 from selectolax.lexbor import LexborHTMLParser
 from warcio.archiveiterator import ArchiveIterator
 
-from jobs import index as index_job, preprocess
+from jobs import index as index_job
+from jobs import preprocess
 from lib.errors import UsageError
 from lib.pages.schema import PAGE_SCHEMA
 from lib.preprocess import enrich
@@ -66,13 +66,21 @@ def _picky(page):
 
 
 def test_enrichment_counts_each_failure_and_keeps_the_other_columns():
-    plugins = [enrich.Plugin("ok", _ok, tuple(pa.field(c, t) for c, t in _ok.enrich_columns.items())),
-               enrich.Plugin("picky", _picky, tuple(pa.field(c, t) for c, t in _picky.enrich_columns.items()))]
+    plugins = [
+        enrich.Plugin("ok", _ok, tuple(pa.field(c, t) for c, t in _ok.enrich_columns.items())),
+        enrich.Plugin("picky", _picky, tuple(pa.field(c, t) for c, t in _picky.enrich_columns.items())),
+    ]
     e = Enrichment(plugins)
     texts = ["fine", "boom", "wide", "extra", "list", "also fine"]
     rows = [e.run(PageInput(f"http://e.org/{i}", f"<p>{t}</p>", t, {}, {})) for i, t in enumerate(texts)]
-    assert rows == [{"n": 4, "a": "fine", "b": None}, {"n": 4, "a": None, "b": None}, {"n": 4, "a": None, "b": None},
-                    {"n": 5, "a": None, "b": None}, {"n": 4, "a": None, "b": None}, {"n": 9, "a": "also fine", "b": None}]
+    assert rows == [
+        {"n": 4, "a": "fine", "b": None},
+        {"n": 4, "a": None, "b": None},
+        {"n": 4, "a": None, "b": None},
+        {"n": 5, "a": None, "b": None},
+        {"n": 4, "a": None, "b": None},
+        {"n": 9, "a": "also fine", "b": None},
+    ]
     r = e.report()
     assert r["ok"]["pages"] == 6 and r["ok"]["failed"] == 0 and r["ok"]["seconds"] > 0
     assert r["picky"]["failed_by_reason"] == {"KeyError": 1, "bad_value:b": 1, "undeclared_column": 1, "not_a_dict": 1}
@@ -105,7 +113,8 @@ def plugin_dist(tmp_path_factory):
     (info / "entry_points.txt").write_text(
         "[dailyslice.enrichers]\nflaky = tests.preprocess.enrich_plugins:flaky\n"
         "wrong_type = tests.preprocess.enrich_plugins:wrong_type\n"
-        "clash = tests.preprocess.test_enrich:_clash\n")
+        "clash = tests.preprocess.test_enrich:_clash\n"
+    )
     sys.path.insert(0, str(site))
     yield site
     sys.path.remove(str(site))
@@ -130,8 +139,24 @@ def test_plugins_in_a_real_run(spark, corpus, tmp_path, plugin_dist):
     for rel in FILES:
         shutil.copyfile(corpus / rel, os.path.join(folder, rel.replace("/", "-")))
     job = preprocess.PreprocessJob()
-    assert job.main(["--date", DAY, "--root", root, "--fail-on", "never", "--enrich", "microdata,flaky",
-                     "--enrich", "wrong_type"], spark=spark) == 0
+    assert (
+        job.main(
+            [
+                "--date",
+                DAY,
+                "--root",
+                root,
+                "--fail-on",
+                "never",
+                "--enrich",
+                "microdata,flaky",
+                "--enrich",
+                "wrong_type",
+            ],
+            spark=spark,
+        )
+        == 0
+    )
     summary = job.last_result.summary
     day = os.path.join(root, "preprocessed", DAY[:7], DAY[8:])
     pages = pq.read_table(day).to_pylist()
@@ -151,7 +176,7 @@ def test_plugins_in_a_real_run(spark, corpus, tmp_path, plugin_dist):
     assert rep["microdata"]["failed"] == 0
     with_items = 0
     for p in pages:
-        html = _html_of(p["warc_file"][len("file://"):], p["warc_offset"], p["charset"])
+        html = _html_of(p["warc_file"][len("file://") :], p["warc_offset"], p["charset"])
         assert p["microdata"] == resilipipe_microdata(html), p["url"]
         with_items += p["microdata"] is not None
         if len(p["plain_text"]) % 3:  # flaky's values, from the tree of the HTML warcio read
@@ -168,7 +193,11 @@ def test_plugins_in_a_real_run(spark, corpus, tmp_path, plugin_dist):
     assert len(by_id) == len(pages)
     for p in pages:
         m = by_id[p["record_id"]]
-        assert (m["microdata"], m["title_chars"], m["h1"], m["server"]) == \
-            (p["microdata"], p["title_chars"], p["h1"], p["server"])
+        assert (m["microdata"], m["title_chars"], m["h1"], m["server"]) == (
+            p["microdata"],
+            p["title_chars"],
+            p["h1"],
+            p["server"],
+        )
     names = meta.schema.names
     assert names.index("microdata") == 5 and names[-3:] == ["title_chars", "h1", "server"]

@@ -37,7 +37,7 @@ def test_archive_name_is_the_path_below_the_day() -> None:
 
 def _download(prefix: str, dest: pathlib.Path) -> pathlib.Path:
     for f in storage.list_files(prefix):
-        rel = f.uri[len(prefix.rstrip("/")) + 1:]
+        rel = f.uri[len(prefix.rstrip("/")) + 1 :]
         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
         (dest / rel).write_bytes(storage.read_bytes(f.uri))
     return dest
@@ -89,8 +89,13 @@ def test_local_copy_and_s3_give_identical_outputs(corpus, tmp_path, spark, s3_bu
 
     a, b, c = _fingerprint(local), _fingerprint(moved), _fingerprint(from_s3)
     assert any(k.endswith(".ciff.gz") for k in a) and len(a["cdxj"].splitlines()) > 300
-    arc_ids = sorted(r["record_id"] for k, rows in a.items() if k.startswith("pre/language=")
-                     for r in rows if r["url"] and "archive.org" in r["url"])
+    arc_ids = sorted(
+        r["record_id"]
+        for k, rows in a.items()
+        if k.startswith("pre/language=")
+        for r in rows
+        if r["url"] and "archive.org" in r["url"]
+    )
     assert len(arc_ids) > 50 and len(set(arc_ids)) == len(arc_ids)  # ARC pages: derived ids, all distinct
     for other in (b, c):
         assert sorted(other) == sorted(a)  # the same output files (names derive from the archive's path)

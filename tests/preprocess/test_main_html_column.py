@@ -11,10 +11,10 @@ import shutil
 
 import pyarrow.parquet as pq
 from selectolax.lexbor import LexborHTMLParser
-
 from warcio.archiveiterator import ArchiveIterator
 
-from jobs import index as index_job, preprocess
+from jobs import index as index_job
+from jobs import preprocess
 from lib.html.charset import decode_html
 from lib.html.content import extract
 from lib.warc.http import HttpResponse
@@ -53,11 +53,11 @@ def test_main_html_column_in_a_real_run(spark, corpus, tmp_path):
     assert len(rows) > 50
     structured = 0
     for p in rows:
-        html = _html_of(p["warc_file"][len("file://"):], p["warc_offset"])
+        html = _html_of(p["warc_file"][len("file://") :], p["warc_offset"])
         assert p["main_html"] == extract(html, p["url"], main_html=True).main_html, p["url"]
         got = LexborHTMLParser(p["main_html"]).body.text(separator="") if p["main_html"] else ""
         assert "".join(got.split()) == "".join(p["plain_text"].split()), p["url"]
-        structured += "<p>" in p["main_html"] and "<a href=\"http" in p["main_html"]
+        structured += "<p>" in p["main_html"] and '<a href="http' in p["main_html"]
     assert structured > 20
     assert index_job.main(["--date", DAY, "--root", opted], spark=spark) == 0
     meta = pq.read_table([str(f) for f in pathlib.Path(opted, "index").rglob("metadata-*.parquet")])

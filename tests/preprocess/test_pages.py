@@ -33,16 +33,27 @@ def test_each_bad_input_is_counted_with_offset_and_reason():
     cases = [
         warc_record("http://a.example/broken-http", b"HTTP/1.1 OK-ish\r\nno status\r\n\r\n<html></html>"),
         warc_record("http://a.example/junk", http_response(bytes(range(256)) * 20)),
-        warc_record("http://a.example/latin", http_response(html_page("Bad bytes", ENGLISH + " caf\xe9").replace(b"caf", b"caf\xff"),
-                                                              ctype="text/html; charset=utf-8")),
-        warc_record("http://a.example/huge", http_response(b"<html><body>" + b"word " * ((11 << 20) // 5) + b"</body></html>")),
+        warc_record(
+            "http://a.example/latin",
+            http_response(
+                html_page("Bad bytes", ENGLISH + " caf\xe9").replace(b"caf", b"caf\xff"),
+                ctype="text/html; charset=utf-8",
+            ),
+        ),
+        warc_record(
+            "http://a.example/huge", http_response(b"<html><body>" + b"word " * ((11 << 20) // 5) + b"</body></html>")
+        ),
         warc_record("http://a.example/redirect", http_response(b"", status="301 Moved")),
         warc_record("http://a.example/style.css", http_response(b"body{}", ctype="text/css")),
     ]
     members = [gz(good[0])] + [gz(c) for c in cases] + [gz(good[1])]
     offsets = [sum(map(len, members[:i])) for i in range(len(members))]
     rows, proc, s = run(b"".join(members) + gz(good[0])[:40])  # plus a truncated last member
-    assert [r["url"] for r in rows] == ["http://example.com/page0.html", "http://a.example/latin", "http://example.com/page1.html"]
+    assert [r["url"] for r in rows] == [
+        "http://example.com/page0.html",
+        "http://a.example/latin",
+        "http://example.com/page1.html",
+    ]
     assert s["failed_by_reason"] == {"http_malformed": 1, "truncated_gzip_member": 1}
     assert s["skipped_by_reason"] == {"binary_payload": 1, "too_large": 1, "http_status_3xx": 1, "not_html": 1}
     assert s["warnings_by_reason"] == {"invalid_bytes_in_charset": 1}
@@ -77,8 +88,14 @@ def test_fifty_megabyte_page_is_skipped_in_bounded_memory():
 def test_captures_list_every_response_revisit_and_resource():
     recs = [r for _, r in good_pages(2)]
     recs.append(warc_record("http://example.com/page0.html", b"HTTP/1.1 200 OK\r\n\r\n", rec_type="revisit"))
-    recs.append(warc_record("http://example.com/req", b"GET / HTTP/1.1\r\n\r\n", rec_type="request",
-                            content_type="application/http; msgtype=request"))
+    recs.append(
+        warc_record(
+            "http://example.com/req",
+            b"GET / HTTP/1.1\r\n\r\n",
+            rec_type="request",
+            content_type="application/http; msgtype=request",
+        )
+    )
     _, proc, s = run(warc_gz(recs))
     kinds = [(c["record_type"], c["kept"], c["http_status"]) for c in proc.captures]
     assert kinds == [("response", True, 200), ("response", True, 200), ("revisit", False, 200)]
@@ -88,6 +105,7 @@ def test_captures_list_every_response_revisit_and_resource():
 def test_arc_records_get_a_computed_payload_digest(corpus):
     """ARC has no WARC-Payload-Digest; the same sha1 of the payload is computed, so the WARC
     and ARC copies of one crawl agree on every page's digest."""
+
     def digests(name):
         with open(corpus / "aut" / name, "rb") as f:
             rows, _ = process_file(f, name)
@@ -106,17 +124,23 @@ def test_page_too_large_after_content_decoding_is_not_a_kept_capture():
     block = http_response(body, extra=b"Content-Encoding: gzip\r\n")
     rows, proc, s = run(warc_gz([warc_record("http://big.example/zipped", block)] + [r for _, r in good_pages(1)]))
     assert s["skipped_by_reason"] == {"too_large": 1} and len(rows) == 1
-    assert [(c["url"], c["kept"]) for c in proc.captures] == [("http://big.example/zipped", False),
-                                                               ("http://example.com/page0.html", True)]
+    assert [(c["url"], c["kept"]) for c in proc.captures] == [
+        ("http://big.example/zipped", False),
+        ("http://example.com/page0.html", True),
+    ]
 
 
 def test_no_page_with_body_text_loses_it_and_a_lost_one_would_be_counted(monkeypatch):
     # only page furniture, none of it most of the page: the rules drop every block, so the text
     # is written again with fewer rules; a page without visible text in its body has none
-    furniture = b"<html><body><nav>Home News</nav><header>The Daily Site</header><footer>Contact us</footer></body></html>"
+    furniture = (
+        b"<html><body><nav>Home News</nav><header>The Daily Site</header><footer>Contact us</footer></body></html>"
+    )
     blank = b"<html><head><title>t</title></head><body><script>x()</script> </body></html>"
-    records = [r for _, r in good_pages(2)] + [warc_record(f"http://example.com/{n}", http_response(b))
-                                               for n, b in (("furniture", furniture), ("blank", blank))]
+    records = [r for _, r in good_pages(2)] + [
+        warc_record(f"http://example.com/{n}", http_response(b))
+        for n, b in (("furniture", furniture), ("blank", blank))
+    ]
     rows, _, s = run(warc_gz(records))
     assert s["kept"] == 4 and s["empty_text"] == 0
     assert [r["plain_text"] for r in rows[2:]] == ["Home News\nThe Daily Site\nContact us", ""]

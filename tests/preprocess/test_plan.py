@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import random
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from lib.runtime.packing import split_bytes
 from lib.preprocess.plan import pack, task_name
+from lib.runtime.packing import split_bytes
 
 MIB = 1 << 20
 SIZES = st.integers(min_value=0, max_value=400 * MIB)
-LISTING = st.lists(st.tuples(st.text("abcdefgh/._-0123456789", min_size=1, max_size=12), SIZES),
-                   max_size=60, unique_by=lambda f: f[0])
+LISTING = st.lists(
+    st.tuples(st.text("abcdefgh/._-0123456789", min_size=1, max_size=12), SIZES), max_size=60, unique_by=lambda f: f[0]
+)
 KNOBS = dict(task_bytes=st.integers(1, 256 * MIB), open_cost=st.integers(0, 8 * MIB), slots=st.integers(1, 16))
 
 
@@ -37,8 +39,9 @@ def test_the_same_listing_in_any_order_gives_the_same_tasks(files, rnd, task_byt
     shuffled = list(files)
     rnd.shuffle(shuffled)
     names = lambda fs, tasks: [[fs[i][0] for i in t] for t in tasks]  # noqa: E731
-    assert names(files, pack(files, task_bytes, open_cost, slots)) == \
-        names(shuffled, pack(shuffled, task_bytes, open_cost, slots))
+    assert names(files, pack(files, task_bytes, open_cost, slots)) == names(
+        shuffled, pack(shuffled, task_bytes, open_cost, slots)
+    )
 
 
 @settings(max_examples=200, deadline=None)

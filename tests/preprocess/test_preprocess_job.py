@@ -13,8 +13,8 @@ import pyarrow.dataset as ds
 import pytest
 
 from jobs import preprocess
-from lib.store import storage
 from lib.html import walk
+from lib.store import storage
 from lib.warc.records import Record, iter_records
 from lib.warc.sample import write_sample_crawl
 from tests.helpers_warc import good_pages, gz, warc_gz, warc_with_broken_http
@@ -23,8 +23,11 @@ DATE = dt.date(2026, 1, 15)
 
 
 def read_pages(out: str):
-    return ds.dataset(out, format="parquet", partitioning="hive",
-                      exclude_invalid_files=True, ignore_prefixes=["_", "."]).to_table().to_pylist()
+    return (
+        ds.dataset(out, format="parquet", partitioning="hive", exclude_invalid_files=True, ignore_prefixes=["_", "."])
+        .to_table()
+        .to_pylist()
+    )
 
 
 def assert_byte_ranges(rows) -> None:
@@ -76,7 +79,9 @@ def test_sample_day_output_layout_and_content(sample_day, spark):
     assert_byte_ranges(rows)
     # Spark reads the day folder as one dataset with the language partition
     df = spark.read.parquet(out)
-    assert df.count() == 60 and df.filter("language = 'zho'").count() == len([r for r in rows if r["language"] == "zho"])
+    assert df.count() == 60 and df.filter("language = 'zho'").count() == len(
+        [r for r in rows if r["language"] == "zho"]
+    )
     caps = ds.dataset(os.path.join(out, "_captures")).to_table().to_pylist()
     assert sum(c["kept"] for c in caps) == 60
     assert {c["record_type"] for c in caps} == {"response", "revisit"}
@@ -161,7 +166,9 @@ def test_bad_files_in_a_day_do_not_kill_it(tmp_path, spark):
     # except never, which still reports the health
     h = stats_of(str(out))["health"]
     assert not h["ok"] and "max_unreadable_share" in h["breached"] and h["counts"]["unreadable_files"] == 1
-    assert preprocess.main(["--input", str(inp), "--output", str(tmp_path / "out2"), "--fail-on", "any"], spark=spark) == 3
+    assert (
+        preprocess.main(["--input", str(inp), "--output", str(tmp_path / "out2"), "--fail-on", "any"], spark=spark) == 3
+    )
     job = preprocess.PreprocessJob()
     assert job.main(["--input", str(inp), "--output", str(tmp_path / "out3"), "--fail-on", "never"], spark=spark) == 0
     assert job.last_result.summary["ok"] is True and job.last_result.summary["health"]["ok"] is False
@@ -178,15 +185,22 @@ def test_a_day_that_loses_pages_is_published_but_fails_loudly(tmp_path, spark):
     offsets = _day_with_broken_http(tmp_path / "in", good=20, broken=10)
     out, summary_file = tmp_path / "out", tmp_path / "summary.json"
     job = preprocess.PreprocessJob()
-    assert job.main(["--input", str(tmp_path / "in"), "--output", str(out), "--summary", str(summary_file)], spark=spark) == 3
+    assert (
+        job.main(["--input", str(tmp_path / "in"), "--output", str(out), "--summary", str(summary_file)], spark=spark)
+        == 3
+    )
     assert (out / "_SUCCESS").exists() and len(read_pages(str(out))) == 20  # published: the best we have
     assert json.loads((out / "_SUCCESS").read_text())["healthy"] is False
     summary = json.loads(summary_file.read_text())
     h = summary["health"]
     assert summary["ok"] is False and h["ok"] is False and h["breached"] == ["max_failed_share"]
     assert h["shares"]["failed"] == round(10 / 30, 6) and h["shares"]["kept"] == 1.0
-    assert h["thresholds"] == {"max_failed_share": 0.01, "min_kept_share": 0.99, "max_unreadable_share": 0.01,
-                               "max_empty_text_share": 0.02}
+    assert h["thresholds"] == {
+        "max_failed_share": 0.01,
+        "min_kept_share": 0.99,
+        "max_unreadable_share": 0.01,
+        "max_empty_text_share": 0.02,
+    }
     assert summary["empty_text"] == 0 and h["shares"]["empty_text"] == 0.0  # the good pages all have text
     assert stats_of(str(out))["totals"]["empty_text"] == 0
     assert all(f["empty_text"] == 0 for f in stats_of(str(out))["files"])
@@ -196,10 +210,17 @@ def test_a_day_that_loses_pages_is_published_but_fails_loudly(tmp_path, spark):
     assert all(s["file"].endswith("/in/day.warc.gz") and s["detail"] for s in h["samples"])
     assert stats_of(str(out))["health"] == h  # _stats.json carries the same block
     # thresholds are options: a looser one accepts the same day
-    assert preprocess.main(["--input", str(tmp_path / "in"), "--output", str(tmp_path / "out2"),
-                            "--max-failed-share", "0.5"], spark=spark) == 0
+    assert (
+        preprocess.main(
+            ["--input", str(tmp_path / "in"), "--output", str(tmp_path / "out2"), "--max-failed-share", "0.5"],
+            spark=spark,
+        )
+        == 0
+    )
     with pytest.raises(SystemExit) as usage:  # not a share: a usage error, exit 2
-        preprocess.main(["--input", str(tmp_path / "in"), "--output", str(tmp_path / "out3"), "--max-failed-share", "2"])
+        preprocess.main(
+            ["--input", str(tmp_path / "in"), "--output", str(tmp_path / "out3"), "--max-failed-share", "2"]
+        )
     assert usage.value.code == 2
 
 
@@ -242,7 +263,10 @@ def test_s3_in_and_out_through_the_loopback_server(s3_bucket, tmp_path, spark):
         key = os.path.relpath(p, local).replace(os.sep, "/")
         s3.client().upload_file(p, s3_bucket, f"crawl/{key}")
     root = f"s3://{s3_bucket}/crawl"
-    assert preprocess.main(["--date", DATE.isoformat(), "--root", root, "--staging", str(tmp_path / "stage")], spark=spark) == 0
+    assert (
+        preprocess.main(["--date", DATE.isoformat(), "--root", root, "--staging", str(tmp_path / "stage")], spark=spark)
+        == 0
+    )
     out = f"{root}/preprocessed/2026-01/15"
     listed = [f.uri for f in storage.list_files(out)]
     assert listed[-1].endswith("_stats.json") or any(u.endswith("/_SUCCESS") for u in listed)
@@ -271,10 +295,27 @@ def test_spark_submit_entry_point(tmp_path):
     submit = os.path.join(os.path.dirname(sys.executable), "spark-submit")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK")}
     env["PYSPARK_PYTHON"] = sys.executable
-    proc = subprocess.run([submit, "--master", "local[1]", "--conf", "spark.ui.enabled=false",
-                           os.path.join(repo, "jobs", "preprocess.py"), "--input", str(inp), "--output", str(out),
-                           "--summary", str(tmp_path / "summary.json")],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            submit,
+            "--master",
+            "local[1]",
+            "--conf",
+            "spark.ui.enabled=false",
+            os.path.join(repo, "jobs", "preprocess.py"),
+            "--input",
+            str(inp),
+            "--output",
+            str(out),
+            "--summary",
+            str(tmp_path / "summary.json"),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["pages_kept"] == 4 and summary["ok"] is True

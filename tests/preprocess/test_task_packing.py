@@ -12,10 +12,10 @@ import pytest
 
 from benchmarks.bench_preprocess import cut_corpus, documents
 from jobs import preprocess
-from lib.store import storage
 from lib.preprocess import tasks
 from lib.preprocess.plan import task_name
 from lib.preprocess.tasks import process_task, remove_strays
+from lib.store import storage
 from tests.helpers_warc import good_pages, warc_gz
 
 
@@ -27,8 +27,10 @@ def _day(tmp_path):
     (inp / "c.warc.gz").write_bytes(warc_gz([r for _, r in pages[3:6]]))
     (inp / "d.warc.gz").write_bytes(b"not an archive\n" * 20)
     (inp / "e.warc.gz").write_bytes(warc_gz([r for _, r in pages[6:]]))
-    files = [(storage.normalize(str(inp / n)), (inp / n).stat().st_size if (inp / n).exists() else 10)
-             for n in ("a.warc.gz", "b.warc.gz", "c.warc.gz", "d.warc.gz", "e.warc.gz")]
+    files = [
+        (storage.normalize(str(inp / n)), (inp / n).stat().st_size if (inp / n).exists() else 10)
+        for n in ("a.warc.gz", "b.warc.gz", "c.warc.gz", "d.warc.gz", "e.warc.gz")
+    ]
     return inp, files, [u for u, _ in pages]
 
 
@@ -38,16 +40,26 @@ def test_a_task_reads_its_archives_in_turn_and_counts_each_one(tmp_path):
     rows = process_task(files, str(out), 10 << 20, 2, input_root=str(inp))
     assert [r["file"] for r in rows] == [u for u, _ in files]
     stats = [json.loads(r["stats"]) for r in rows]
-    assert [(s["read"], s["kept"], s["failed"]) for s in stats] == [(3, 3, 0), (1, 0, 1), (3, 3, 0), (1, 0, 1), (3, 3, 0)]
+    assert [(s["read"], s["kept"], s["failed"]) for s in stats] == [
+        (3, 3, 0),
+        (1, 0, 1),
+        (3, 3, 0),
+        (1, 0, 1),
+        (3, 3, 0),
+    ]
     assert stats[1]["failed_by_reason"] == {"read_error": 1} and stats[3]["failed_by_reason"] == {"not_an_archive": 1}
     assert "b.warc.gz" in rows[1]["errors"] and "read_error" in rows[1]["errors"]
     name = task_name(["a.warc.gz", "b.warc.gz", "c.warc.gz", "d.warc.gz", "e.warc.gz"])
-    assert rows[0]["outputs"] == [str(out / "language=eng" / f"part-{name}-00000.zstd.parquet"),
-                                  str(out / "_captures" / f"part-{name}.parquet")]
+    assert rows[0]["outputs"] == [
+        str(out / "language=eng" / f"part-{name}-00000.zstd.parquet"),
+        str(out / "_captures" / f"part-{name}.parquet"),
+    ]
     assert all(r["outputs"] == [] for r in rows[1:])
     written = pq.read_table(rows[0]["outputs"][0]).to_pylist()
     assert [r["url"] for r in written] == urls  # archives in the order given, records in file order
-    assert [r["warc_file"].rsplit("/", 1)[1] for r in written] == ["a.warc.gz"] * 3 + ["c.warc.gz"] * 3 + ["e.warc.gz"] * 3
+    assert [r["warc_file"].rsplit("/", 1)[1] for r in written] == ["a.warc.gz"] * 3 + ["c.warc.gz"] * 3 + [
+        "e.warc.gz"
+    ] * 3
     assert pq.read_table(rows[0]["outputs"][1]).num_rows == 9
 
 
@@ -85,8 +97,9 @@ def test_a_day_cut_small_or_large_keeps_the_same_pages_and_counts(corpus, tmp_pa
     t_small, t_large = ({k: v for k, v in stats[c]["totals"].items() if k not in keys} for c in ("small", "large"))
     assert t_small == t_large and t_small["kept"] > 300
     assert t_small["read"] == t_small["kept"] + t_small["skipped"] + t_small["failed"]
-    assert stats["small"]["totals"]["bytes"] == sum(p.stat().st_size for p in tmp_path.joinpath("cuts", "small",
-                                                                                                  "warc").iterdir())
+    assert stats["small"]["totals"]["bytes"] == sum(
+        p.stat().st_size for p in tmp_path.joinpath("cuts", "small", "warc").iterdir()
+    )
     assert documents(str(outs["small"])) == documents(str(outs["large"]))
     pages = {c: sorted(outs[c].glob("language=*/*.parquet")) for c in outs}
     languages = len({p.parent.name for p in pages["small"]})

@@ -11,24 +11,26 @@ import os
 import pathlib
 import shutil
 
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
 from jobs import catalogue, index, preprocess, purge
 from lib.ciff.search import search
 from lib.ciff.validate import validate_file
-from lib.store import layout
-from lib.runtime.sparkjob import JobResult
 from lib.purge import rebuild as purge_day
+from lib.runtime.sparkjob import JobResult
+from lib.store import layout
 
 DAY = dt.date(2026, 3, 2)
 pytestmark = pytest.mark.timeout(900)
 
 
 def _files(folder: pathlib.Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file() and not p.name.startswith(".")}
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and not p.name.startswith(".")
+    }
 
 
 def _urls(folder: pathlib.Path, pattern: str, column: str) -> set[str]:
@@ -56,15 +58,28 @@ def published(spark, corpus, tmp_path_factory):
     pages = _urls(idx, "metadata-*.parquet", "url")
     target = max((r for r in inl if r["dst_url"] in pages), key=lambda r: (r["source_pages"], r["dst_url"]))["dst_url"]
     cfg = base / "datacenters.yaml"
-    cfg.write_text(json.dumps({"datacenters": {"dc1": {
-        "s3": {"bucket": "unused"}, "output_root": str(root),
-        "staging": {"type": "filesystem", "path": str(base / "archive")}}}}))
+    cfg.write_text(
+        json.dumps(
+            {
+                "datacenters": {
+                    "dc1": {
+                        "s3": {"bucket": "unused"},
+                        "output_root": str(root),
+                        "staging": {"type": "filesystem", "path": str(base / "archive")},
+                    }
+                }
+            }
+        )
+    )
     from lib.orchestration.datacenters import load_config
     from lib.orchestration.outputs import stage_outputs
 
     spec = load_config(str(cfg))["dc1"]["staging"]
-    stage_outputs({k: layout.day_path(str(root), k, DAY) for k in (layout.PREPROCESSED, layout.INDEX, layout.CATALOGUE)},
-                  spec, DAY)
+    stage_outputs(
+        {k: layout.day_path(str(root), k, DAY) for k in (layout.PREPROCESSED, layout.INDEX, layout.CATALOGUE)},
+        spec,
+        DAY,
+    )
     return {"root": root, "base": base, "target": target, "cfg": cfg, "idx": idx}
 
 
@@ -76,8 +91,11 @@ def test_the_purge_leaves_the_day_a_day_built_without_the_page(spark, published)
     assert target in _urls(idx, "metadata-*.parquet", "url")
     # the list: the page by URL (written differently from how it was crawled: www. and scheme aside)
     rules = root / layout.EXCLUSIONS
-    rules.write_text("# take-downs\n" + json.dumps({"url": target.replace("http://", "https://"), "date": "2026-03-05",
-                                                     "reason": "test request 1"}) + "\n")
+    rules.write_text(
+        "# take-downs\n"
+        + json.dumps({"url": target.replace("http://", "https://"), "date": "2026-03-05", "reason": "test request 1"})
+        + "\n"
+    )
     staged_before = _files(base / "archive" / layout.INDEX / f"{DAY:%Y-%m}" / f"{DAY:%d}")
     removed_record = [r for r in pq.read_table(pre / layout.CAPTURES).to_pylist() if r["url"] == target]
     assert removed_record
@@ -87,13 +105,45 @@ def test_the_purge_leaves_the_day_a_day_built_without_the_page(spark, published)
 
     # the expected day: the same archive preprocessed and indexed with the list in force
     exp = base / "expected"
-    assert preprocess.main(["--input", str(root / layout.WARC / f"{DAY:%Y-%m}" / f"{DAY:%d}"), "--output", str(exp / "pre"),
-                            "--date", DAY.isoformat(), "--exclusions", str(rules)], spark=spark) == 0
+    assert (
+        preprocess.main(
+            [
+                "--input",
+                str(root / layout.WARC / f"{DAY:%Y-%m}" / f"{DAY:%d}"),
+                "--output",
+                str(exp / "pre"),
+                "--date",
+                DAY.isoformat(),
+                "--exclusions",
+                str(rules),
+            ],
+            spark=spark,
+        )
+        == 0
+    )
     stats = json.loads((exp / "pre" / layout.STATS).read_text())["totals"]
     assert stats["skipped_by_reason"]["excluded"] >= 1  # the response at least (its request too)
     assert stats["read"] == stats["kept"] + stats["skipped"] + stats["failed"]
-    assert index.main(["--input", str(exp / "pre"), "--output", str(exp / "idx"), "--date", DAY.isoformat(),
-                       "--exclusions", str(rules), "--min-group-docs", "1", "--docs-per-shard", "40"], spark=spark) == 0
+    assert (
+        index.main(
+            [
+                "--input",
+                str(exp / "pre"),
+                "--output",
+                str(exp / "idx"),
+                "--date",
+                DAY.isoformat(),
+                "--exclusions",
+                str(rules),
+                "--min-group-docs",
+                "1",
+                "--docs-per-shard",
+                "40",
+            ],
+            spark=spark,
+        )
+        == 0
+    )
     got, want = _files(idx), _files(exp / "idx")
     ciff = [k for k in want if k.endswith(".ciff.gz")]
     meta = [k for k in want if k.rsplit("/", 1)[-1].startswith("metadata-")]
@@ -102,7 +152,9 @@ def test_the_purge_leaves_the_day_a_day_built_without_the_page(spark, published)
     for k in ciff + meta:
         assert got[k] == want[k], f"{k} differs from the day built without the page"
     for part in ("edges", "inlinks", "hosts"):
-        assert pq.read_table(idx / "graph" / part).to_pylist() == pq.read_table(exp / "idx" / "graph" / part).to_pylist()
+        assert (
+            pq.read_table(idx / "graph" / part).to_pylist() == pq.read_table(exp / "idx" / "graph" / part).to_pylist()
+        )
 
     # gone from every published folder, in both directions of the graph
     assert target not in _urls(idx, "metadata-*.parquet", "url")
@@ -193,8 +245,14 @@ def test_the_rebuild_runs_each_job_with_the_options_its_day_recorded(tmp_path, m
     """The recorded ``args`` (index: ``_stats.json``, catalogue: ``_SUCCESS``) come back as the jobs'
     options objects, the purged day's paths and list over them; no argument list in between."""
     stats, marker, old = tmp_path / "_stats.json", tmp_path / "_SUCCESS", tmp_path / "old_SUCCESS"
-    stats.write_text(json.dumps({"totals": {}, "args": {"docs_per_shard": 40, "min_group_docs": 1, "gzip_level": 6,
-                                                        "graph": True, "anchors": False}}))
+    stats.write_text(
+        json.dumps(
+            {
+                "totals": {},
+                "args": {"docs_per_shard": 40, "min_group_docs": 1, "gzip_level": 6, "graph": True, "anchors": False},
+            }
+        )
+    )
     marker.write_text(json.dumps({"job": "catalogue", "args": {"warc_prefix": "s3://in/warc", "no_report": False}}))
     old.write_text("")  # a catalogue day published before the marker recorded its options
     assert purge_day.recorded_options(str(tmp_path / "absent.json")) == {} == purge_day.recorded_options(str(old))
@@ -207,20 +265,52 @@ def test_the_rebuild_runs_each_job_with_the_options_its_day_recorded(tmp_path, m
         def run(spark, options):
             calls.append((kind, spark, options))
             return JobResult(ok=kind == "index", code=4)
+
         return run
 
     monkeypatch.setattr(purge.index_job, "run", fake("index"))
     monkeypatch.setattr(purge.catalogue_job, "run", fake("catalogue"))
     rebuild = purge.JobRebuild("SESSION", "/pub")
-    assert rebuild.index(DAY, "/pre.new", "/idx.new", "/pub/_exclusions.jsonl",
-                         purge_day.recorded_options(str(stats))) == 0
-    assert rebuild.catalogue(DAY, "/pre.new", "/cat.new", "/idx.new", "/pub/_exclusions.jsonl",
-                             purge_day.recorded_options(str(marker))) == 4
+    assert (
+        rebuild.index(DAY, "/pre.new", "/idx.new", "/pub/_exclusions.jsonl", purge_day.recorded_options(str(stats)))
+        == 0
+    )
+    assert (
+        rebuild.catalogue(
+            DAY, "/pre.new", "/cat.new", "/idx.new", "/pub/_exclusions.jsonl", purge_day.recorded_options(str(marker))
+        )
+        == 4
+    )
     assert rebuild.catalogue(DAY, "/pre.new", "/cat.new", "/idx", "/x", purge_day.recorded_options(str(old))) == 4
-    assert calls[0] == ("index", "SESSION", index.IndexOptions(
-        input="/pre.new", output="/idx.new", date=DAY, exclusions="/pub/_exclusions.jsonl", allow_empty=True,
-        docs_per_shard=40, min_group_docs=1, gzip_level=6, graph=True, anchors=False))
-    assert calls[1] == ("catalogue", "SESSION", catalogue.CatalogueOptions(
-        input="/pre.new", output="/cat.new", date=DAY, root="/pub", no_urldb=True, index="/idx.new",
-        exclusions="/pub/_exclusions.jsonl", allow_empty=True, warc_prefix="s3://in/warc"))
+    assert calls[0] == (
+        "index",
+        "SESSION",
+        index.IndexOptions(
+            input="/pre.new",
+            output="/idx.new",
+            date=DAY,
+            exclusions="/pub/_exclusions.jsonl",
+            allow_empty=True,
+            docs_per_shard=40,
+            min_group_docs=1,
+            gzip_level=6,
+            graph=True,
+            anchors=False,
+        ),
+    )
+    assert calls[1] == (
+        "catalogue",
+        "SESSION",
+        catalogue.CatalogueOptions(
+            input="/pre.new",
+            output="/cat.new",
+            date=DAY,
+            root="/pub",
+            no_urldb=True,
+            index="/idx.new",
+            exclusions="/pub/_exclusions.jsonl",
+            allow_empty=True,
+            warc_prefix="s3://in/warc",
+        ),
+    )
     assert calls[2][2].warc_prefix is None and calls[2][2].index == "/idx"  # nothing recorded: the defaults

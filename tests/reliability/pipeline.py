@@ -34,8 +34,13 @@ DAY = layout.day_suffix(DATE)
 PREFIX = "crawl"
 STAGES = ("preprocess", "index", "catalogue")
 #: a small real day: an ARC file (ids derived), WARCs of four crawlers (tests/../shared/corpus)
-DAY_FILES = ("aut/example.arc.gz", "ipwb/sample-1.warc.gz", "dolma/sample-0000.warc.gz",
-             "dolma/sample-0001.warc.gz", "resiliparse/warcfile.warc.gz")
+DAY_FILES = (
+    "aut/example.arc.gz",
+    "ipwb/sample-1.warc.gz",
+    "dolma/sample-0000.warc.gz",
+    "dolma/sample-0001.warc.gz",
+    "resiliparse/warcfile.warc.gz",
+)
 
 
 def upload_day(client: Any, bucket: str, corpus: pathlib.Path, files: tuple[str, ...] = DAY_FILES) -> str:
@@ -66,8 +71,20 @@ class JobRun:
 
 
 def job_argv(stage: str, root: str, work: pathlib.Path, *extra: str) -> list[str]:
-    argv = [sys.executable, str(REPO / "jobs" / f"{stage}.py"), "--date", DATE.isoformat(), "--root", root,
-            "--master", "local[2]", "--staging", str(work / f"stage-{stage}"), "--summary", str(work / f"{stage}.json")]
+    argv = [
+        sys.executable,
+        str(REPO / "jobs" / f"{stage}.py"),
+        "--date",
+        DATE.isoformat(),
+        "--root",
+        root,
+        "--master",
+        "local[2]",
+        "--staging",
+        str(work / f"stage-{stage}"),
+        "--summary",
+        str(work / f"{stage}.json"),
+    ]
     if stage == "catalogue":
         argv += ["--urldb", str(work / "urldb")]
     return argv + list(extra)
@@ -79,8 +96,14 @@ def start_job(stage: str, root: str, work: pathlib.Path, env: dict[str, str], *e
     (work / f"{stage}.json").unlink(missing_ok=True)
     log = open(work / f"{stage}.log", "w")
     try:
-        return subprocess.Popen(job_argv(stage, root, work, *extra), env=env, cwd=REPO, stdout=log,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        return subprocess.Popen(
+            job_argv(stage, root, work, *extra),
+            env=env,
+            cwd=REPO,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     finally:
         log.close()
 
@@ -97,7 +120,9 @@ def run_job(stage: str, root: str, work: pathlib.Path, env: dict[str, str], *ext
     return finish_job(stage, start_job(stage, root, work, env, *extra), work, t0)
 
 
-def run_day(root: str, work: pathlib.Path, env: dict[str, str], extra: dict[str, list[str]] | None = None) -> list[JobRun]:
+def run_day(
+    root: str, work: pathlib.Path, env: dict[str, str], extra: dict[str, list[str]] | None = None
+) -> list[JobRun]:
     """The three jobs in order, each only after the one before it exited 0 (as run-day.sh)."""
     runs = []
     for stage in STAGES:
@@ -112,7 +137,7 @@ def _download(client: Any, bucket: str, prefix: str, dest: pathlib.Path) -> list
     keys = []
     for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix + "/"):
         for obj in page.get("Contents", []):
-            rel = obj["Key"][len(prefix) + 1:]
+            rel = obj["Key"][len(prefix) + 1 :]
             keys.append(rel)
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             (dest / rel).write_bytes(client.get_object(Bucket=bucket, Key=obj["Key"])["Body"].read())
@@ -131,6 +156,7 @@ def _rows(paths: list[pathlib.Path], drop: tuple[str, ...] = ("warc_file",)) -> 
 @dataclass
 class Published:
     """What one day published on S3 (module doc)."""
+
     keys: dict[str, list[str]]
     success: dict[str, bool]
     content: dict[str, Any] = field(default_factory=dict)
@@ -149,7 +175,9 @@ def published(client: Any, bucket: str, dest: pathlib.Path) -> Published:
         "captures": _rows(sorted(pre.glob(f"{layout.CAPTURES}/*.parquet"))),
         "page_files": sorted(str(p.relative_to(pre)) for p in pre.rglob("*.parquet")),
         "metadata": {str(p.relative_to(idx)): _rows([p]) for p in sorted(idx.rglob(layout.METADATA_GLOB))},
-        "graph": {d.name: _rows(sorted(d.rglob("*.parquet")), ()) for d in sorted((idx / "graph").glob("*")) if d.is_dir()},
+        "graph": {
+            d.name: _rows(sorted(d.rglob("*.parquet")), ()) for d in sorted((idx / "graph").glob("*")) if d.is_dir()
+        },
         "cdxj": (cat / "index.cdxj").read_text() if (cat / "index.cdxj").exists() else None,
     }
     ciff = {}

@@ -89,8 +89,11 @@ def assert_no_partial_success(c, bucket: str, work: pathlib.Path, clean: pipelin
     """After a failure: an output holds ``_SUCCESS`` only when its content equals the clean
     run's (an earlier job of the day may have published before the failure)."""
     got = pipeline.published(c, bucket, work / "after-failure")
-    parts = {"preprocessed": ("pages", "captures", "page_files"), "index": ("ciff", "metadata", "graph"),
-             "catalogue": ("cdxj",)}
+    parts = {
+        "preprocessed": ("pages", "captures", "page_files"),
+        "index": ("ciff", "metadata", "graph"),
+        "catalogue": ("cdxj",),
+    }
     for kind, ok in got.success.items():
         if ok:
             assert all(got.content[k] == clean.content[k] for k in parts[kind]), f"{kind}: _SUCCESS over other content"
@@ -229,8 +232,13 @@ def test_f_staging_disk_full(seaweed, day, clean, tmp_path, small_disk) -> None:
     assert not os.listdir(small_disk)  # the failed run cleaned its staging folder
     runs = pipeline.run_day(root, tmp_path / "room", env)
     assert_complete(c, bucket, tmp_path / "room", clean, runs)
-    record("f", "failed loudly, next run complete", time.monotonic() - t0, error=first.summary.get("error", "")[:80],
-           s3=retries_of(runs))
+    record(
+        "f",
+        "failed loudly, next run complete",
+        time.monotonic() - t0,
+        error=first.summary.get("error", "")[:80],
+        s3=retries_of(runs),
+    )
 
 
 # ---------------------------------------------------------------- (c) server restarted
@@ -252,8 +260,14 @@ def test_c_s3_server_restarted_mid_day(seaweed, day, clean, tmp_path) -> None:
     pre = pipeline.finish_job("preprocess", proc, tmp_path, t0)
     runs = [pre] + ([pipeline.run_job(s, root, tmp_path, env) for s in ("index", "catalogue")] if pre.rc == 0 else [])
     assert_complete(seaweed.client(), bucket, tmp_path, clean, runs)
-    record("c", "complete", time.monotonic() - t0, server_gap_seconds=round(gap, 1),
-           read_errors=pre.summary["failed_by_reason"].get("read_error", 0), s3=retries_of(runs))
+    record(
+        "c",
+        "complete",
+        time.monotonic() - t0,
+        server_gap_seconds=round(gap, 1),
+        read_errors=pre.summary["failed_by_reason"].get("read_error", 0),
+        s3=retries_of(runs),
+    )
 
 
 # ---------------------------------------------------------------- (g) two runs at once
@@ -287,8 +301,12 @@ def test_g_two_runs_of_the_same_day_at_once(seaweed, day, clean, tmp_path) -> No
     got = pipeline.published(c, bucket, tmp_path / "after-both")
     assert got.success["preprocessed"] and got.content["pages"] == clean.content["pages"]
     assert got.content["captures"] == clean.content["captures"]
-    record("g", "second refused (exit 5) / waited; first complete", time.monotonic() - t0,
-           waited_seconds=b2.summary["waited_for_lock_seconds"])
+    record(
+        "g",
+        "second refused (exit 5) / waited; first complete",
+        time.monotonic() - t0,
+        waited_seconds=b2.summary["waited_for_lock_seconds"],
+    )
 
 
 def _holds_lease(c, bucket: str) -> bool:

@@ -30,8 +30,9 @@ def proxied(seaweed, seaweed_bucket, monkeypatch):
 
 
 def _client(seaweed, proxy, attempts: int = 1, read_timeout: float = 10):
-    return seaweed.client(proxy.endpoint, retries={"total_max_attempts": attempts, "mode": "standard"},
-                          read_timeout=read_timeout)
+    return seaweed.client(
+        proxy.endpoint, retries={"total_max_attempts": attempts, "mode": "standard"}, read_timeout=read_timeout
+    )
 
 
 def test_forwards_unchanged(proxied) -> None:
@@ -79,8 +80,13 @@ def test_latency_and_stall(proxied) -> None:
     _client(seaweed, proxy).head_object(Bucket=bucket, Key="obj")
     assert time.monotonic() - t0 >= 0.3
     proxy.set(latency=0.0, stall_count=1, stall_seconds=3)
-    with pytest.raises((botocore.exceptions.ReadTimeoutError, botocore.exceptions.ResponseStreamingError,
-                        botocore.exceptions.IncompleteReadError)):
+    with pytest.raises(
+        (
+            botocore.exceptions.ReadTimeoutError,
+            botocore.exceptions.ResponseStreamingError,
+            botocore.exceptions.IncompleteReadError,
+        )
+    ):
         _client(seaweed, proxy, read_timeout=1).get_object(Bucket=bucket, Key="obj")["Body"].read()
     assert proxy.stats["stalls"] == 1
     assert os.environ["AWS_ENDPOINT_URL"] == proxy.endpoint

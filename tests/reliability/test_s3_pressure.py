@@ -45,5 +45,15 @@ def test_throttled_job_slows_down_and_counts_its_retries(seaweed, seaweed_bucket
     assert s3["retries"] <= s3["calls"] * (int(os.environ.get("S3_MAX_ATTEMPTS", "12")) - 1)
     assert stats["max_in_flight"] == 1  # one archive read at a time under the cap
     assert slow.summary["pages_kept"] == free.summary["pages_kept"] and slow.summary["failed"] == free.summary["failed"]
-    print("PRESSURE " + json.dumps({"free_seconds": free.seconds, "throttled_seconds": round(seconds, 1),
-                                    "retries": s3["retries"], "calls": s3["calls"], "requests": s3["requests"]}))
+    print(
+        "PRESSURE "
+        + json.dumps(
+            {
+                "free_seconds": free.seconds,
+                "throttled_seconds": round(seconds, 1),
+                "retries": s3["retries"],
+                "calls": s3["calls"],
+                "requests": s3["requests"],
+            }
+        )
+    )

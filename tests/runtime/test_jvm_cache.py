@@ -80,8 +80,20 @@ def test_key_follows_java_jars_and_heap(tmp_path):
     assert k != jvm_cache.archive_key(str(java), [str(jar)], "6g")
 
 
-@pytest.mark.parametrize("mem,big", [("6g", False), ("32g", True), ("31g", False), ("40000m", True),
-                                      ("40000", True), ("4000", False), (None, False), ("64GB", True), ("x", False)])
+@pytest.mark.parametrize(
+    "mem,big",
+    [
+        ("6g", False),
+        ("32g", True),
+        ("31g", False),
+        ("40000m", True),
+        ("40000", True),
+        ("4000", False),
+        (None, False),
+        ("64GB", True),
+        ("x", False),
+    ],
+)
 def test_big_heap(mem, big):
     assert jvm_cache.big_heap(mem) is big
 
@@ -149,8 +161,11 @@ def test_finish_does_nothing_when_the_archive_was_used(cache, monkeypatch):
 
 def _digests(out: pathlib.Path) -> dict[str, str]:
     """Shards and metadata (the graph's Spark part files carry a random name)."""
-    return {str(f.relative_to(out)): hashlib.sha256(f.read_bytes()).hexdigest()
-            for f in sorted(out.rglob("*")) if f.is_file() and "graph" not in f.parts and f.name != "_stats.json"}
+    return {
+        str(f.relative_to(out)): hashlib.sha256(f.read_bytes()).hexdigest()
+        for f in sorted(out.rglob("*"))
+        if f.is_file() and "graph" not in f.parts and f.name != "_stats.json"
+    }
 
 
 @pytest.mark.slow
@@ -159,14 +174,31 @@ def test_second_job_maps_spark_classes_from_the_archive(tmp_path):
     second's JVM loads Spark's classes from it (its class-loading log says so), and the
     index is byte for byte the same."""
     day = write_day(tmp_path, sample_pages())
-    env = {**os.environ, jvm_cache.ENV_SWITCH: "on", jvm_cache.ENV_DIR: str(tmp_path / "cache"),
-           "PYSPARK_PYTHON": sys.executable}
+    env = {
+        **os.environ,
+        jvm_cache.ENV_SWITCH: "on",
+        jvm_cache.ENV_DIR: str(tmp_path / "cache"),
+        "PYSPARK_PYTHON": sys.executable,
+    }
     env.pop("PYSPARK_GATEWAY_PORT", None)
     log = tmp_path / "classes.log"
 
     def run(out: str, *extra: str) -> subprocess.CompletedProcess:
-        cmd = [sys.executable, str(ROOT / "jobs" / "index.py"), "--input", str(day), "--output", str(tmp_path / out),
-               "--master", "local[1]", "--docs-per-shard", "4", "--min-group-docs", "3", *extra]
+        cmd = [
+            sys.executable,
+            str(ROOT / "jobs" / "index.py"),
+            "--input",
+            str(day),
+            "--output",
+            str(tmp_path / out),
+            "--master",
+            "local[1]",
+            "--docs-per-shard",
+            "4",
+            "--min-group-docs",
+            "3",
+            *extra,
+        ]
         return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
 
     first = run("out1")

@@ -17,7 +17,9 @@ def _spark_path(home: str) -> list[str]:
     """The head of PYTHONPATH that Spark gives its Python daemon (PythonUtils.sparkPythonPath)."""
     lib = os.path.join(home, "python", "lib")
     zips = sorted(os.path.join(lib, n) for n in os.listdir(lib) if n.endswith(".zip"))
-    jars = sorted(os.path.join(home, "jars", n) for n in os.listdir(os.path.join(home, "jars")) if n.startswith("spark-core"))
+    jars = sorted(
+        os.path.join(home, "jars", n) for n in os.listdir(os.path.join(home, "jars")) if n.startswith("spark-core")
+    )
     return zips + jars[:1]
 
 

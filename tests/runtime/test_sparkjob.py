@@ -17,10 +17,10 @@ import pyarrow as pa
 import pytest
 
 from lib.catalogue.__main__ import main as catalogue_cli
-from lib.runtime import jvm_cache, localmode, pydaemon, sparkjob
-from lib.store import layout
+from lib.runtime import jvm_cache, localmode, pydaemon
 from lib.runtime.localmode import LIGHT_DRIVER_OPTS, light_driver_options
 from lib.runtime.sparkjob import SparkJob, Steps, map_tasks
+from lib.store import layout
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -71,7 +71,9 @@ def test_map_tasks_casts_rows_to_the_schema_and_fails_a_task_whose_rows_do_not_f
 
     def narrow_squares(batches):
         for b in batches:
-            yield pa.RecordBatch.from_pylist([{"i": i, "square": i * i} for i in b.column(0).to_pylist()], schema=narrow)
+            yield pa.RecordBatch.from_pylist(
+                [{"i": i, "square": i * i} for i in b.column(0).to_pylist()], schema=narrow
+            )
 
     assert sorted(r["square"] for r in map_tasks(spark, 3, narrow_squares, SCHEMA)) == [0, 1, 4]
 
@@ -112,8 +114,14 @@ def test_lib_zip_for_executors_holds_the_whole_package():
     from lib.runtime.sparkjob import _zip_lib
 
     names = set(zipfile.ZipFile(_zip_lib()).namelist())
-    for module in ("lib/__init__.py", "lib/runtime/sparkjob.py", "lib/preprocess/tasks.py", "lib/index/pipeline.py",
-                   "lib/catalogue/day.py", "lib/warc/records.py"):
+    for module in (
+        "lib/__init__.py",
+        "lib/runtime/sparkjob.py",
+        "lib/preprocess/tasks.py",
+        "lib/index/pipeline.py",
+        "lib/catalogue/day.py",
+        "lib/warc/records.py",
+    ):
         assert module in names, module
     assert not any(n.startswith("jobs/") or "__pycache__" in n for n in names)
 
@@ -133,7 +141,12 @@ def test_light_driver_options_only_for_a_local_jvm_this_process_launches(monkeyp
 def test_daemon_module_only_for_a_local_jvm_this_process_launches(monkeypatch):
     monkeypatch.setattr(jvm_cache, "jvm_running", lambda: False)
     monkeypatch.delenv(localmode.ENV_DAEMON, raising=False)
-    assert localmode.daemon_module(None) == localmode.daemon_module("local[2]") == pydaemon.MODULE == "lib.runtime.pydaemon"
+    assert (
+        localmode.daemon_module(None)
+        == localmode.daemon_module("local[2]")
+        == pydaemon.MODULE
+        == "lib.runtime.pydaemon"
+    )
     assert localmode.daemon_module("spark://head:7077") is None
     monkeypatch.setenv(localmode.ENV_DAEMON, "off")
     assert localmode.daemon_module("local[2]") is None
@@ -172,10 +185,17 @@ print(json.dumps({"jvm_args": jvm_args, "stopped": stopped, "server_stopped": se
 
 
 def test_a_light_job_launches_its_driver_jvm_with_the_light_options_and_user_options_win(tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYSPARK_PYTHON": sys.executable,
-           jvm_cache.ENV_SWITCH: "off", localmode.ENV_LIGHT: "on", localmode.ENV_DAEMON: "on"}
-    p = subprocess.run([sys.executable, "-c", _PROBE], cwd=tmp_path, env=env, capture_output=True, text=True,
-                       timeout=180)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "PYSPARK_PYTHON": sys.executable,
+        jvm_cache.ENV_SWITCH: "off",
+        localmode.ENV_LIGHT: "on",
+        localmode.ENV_DAEMON: "on",
+    }
+    p = subprocess.run(
+        [sys.executable, "-c", _PROBE], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     out = json.loads(p.stdout.strip().splitlines()[-1])
     args = out["jvm_args"]

@@ -132,8 +132,9 @@ class Throttle:
                 body, more = message["body"], message.get("more_body", False)
                 for k in range(0, len(body), self.piece):
                     last = k + self.piece >= len(body)
-                    await send({"type": "http.response.body", "body": body[k:k + self.piece],
-                                "more_body": more or not last})
+                    await send(
+                        {"type": "http.response.body", "body": body[k : k + self.piece], "more_body": more or not last}
+                    )
                     await asyncio.sleep(self.delay)
                 return
             await send(message)
@@ -151,6 +152,7 @@ def server(store):
     s = Served(create_app(store))
     yield s
     s.stop()
+
 
 # the HTTP service's fixtures (a published demo day with catalogue; the full service on it)
 from tests.serve.fixtures_http import published_root, service  # noqa: E402,F401

@@ -24,8 +24,18 @@ def test_roots_from_args():
         roots_from_args(["a=/x", "a=/y"])
 
 
-@pytest.mark.parametrize("q,msg", [("", "empty"), (" \t", "empty"), (None, "empty"), ("a" * 513, "too long"),
-                                   ("AND or NOT", "operators"), ("+-()\"*", "operators"), ("___", "operators")])
+@pytest.mark.parametrize(
+    "q,msg",
+    [
+        ("", "empty"),
+        (" \t", "empty"),
+        (None, "empty"),
+        ("a" * 513, "too long"),
+        ("AND or NOT", "operators"),
+        ('+-()"*', "operators"),
+        ("___", "operators"),
+    ],
+)
 def test_check_query_refuses(q, msg):
     with pytest.raises(QueryError, match=msg):
         check_query(q)
@@ -50,11 +60,23 @@ def test_parse_langs():
 
 
 def test_atom_escapes_and_counts():
-    hit = {"score": 1.5, "record_id": "urn:uuid:1", "url": "http://x/?a=1&b=<2>", "title": "T & <b>",
-           "snippet": "a <em>b</em> &amp; c", "language": "eng", "warc_date": "2026-01-15T00:00:00Z",
-           "warc_file": "f.warc.gz", "warc_offset": 0, "warc_length": 10}
-    feed = ET.fromstring(opensearch.atom("http://h", "http://h/searchxml?q=b", "b", dt.date(2026, 1, 15),
-                                         dt.date(2026, 1, 16), None, 10, 42, [hit]))
+    hit = {
+        "score": 1.5,
+        "record_id": "urn:uuid:1",
+        "url": "http://x/?a=1&b=<2>",
+        "title": "T & <b>",
+        "snippet": "a <em>b</em> &amp; c",
+        "language": "eng",
+        "warc_date": "2026-01-15T00:00:00Z",
+        "warc_file": "f.warc.gz",
+        "warc_offset": 0,
+        "warc_length": 10,
+    }
+    feed = ET.fromstring(
+        opensearch.atom(
+            "http://h", "http://h/searchxml?q=b", "b", dt.date(2026, 1, 15), dt.date(2026, 1, 16), None, 10, 42, [hit]
+        )
+    )
     ns = {"a": opensearch.ATOM_NS, "os": opensearch.OS_NS, "r": opensearch.RELEVANCE_NS}
     assert feed.find("os:totalResults", ns).text == "42" and "2026-01-15..2026-01-16" in feed.find("a:title", ns).text
     e = feed.find("a:entry", ns)

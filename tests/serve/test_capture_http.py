@@ -34,9 +34,15 @@ def _warcio_record(path: str, offset: int, length: int) -> dict:
         data = f.read(length)
     recs = []
     for r in ArchiveIterator(io.BytesIO(data)):
-        recs.append({"id": r.rec_headers.get_header("WARC-Record-ID").strip("<>"), "type": r.rec_type,
-                     "digest": r.rec_headers.get_header("WARC-Payload-Digest"),
-                     "body": r.content_stream().read(), "raw": r.raw_stream.read()})
+        recs.append(
+            {
+                "id": r.rec_headers.get_header("WARC-Record-ID").strip("<>"),
+                "type": r.rec_type,
+                "digest": r.rec_headers.get_header("WARC-Payload-Digest"),
+                "body": r.content_stream().read(),
+                "raw": r.raw_stream.read(),
+            }
+        )
     assert len(recs) == 1, f"{path}@{offset}: {len(recs)} records"
     return recs[0]
 
@@ -69,15 +75,21 @@ def archive_bucket(s3_server) -> str:
 @pytest.fixture(scope="module")
 def capture_service(real_day, archive_bucket, tmp_path_factory):
     s3_bucket = archive_bucket
-    app = create_app({"dc1": str(real_day)}, cache_dir=str(tmp_path_factory.mktemp("cap-cache")), warm=True,
-                     archive_roots=[str(real_day / "warc"), f"s3://{s3_bucket}/archives"],
-                     replay_url="http://pywb.example:8080/day")
+    app = create_app(
+        {"dc1": str(real_day)},
+        cache_dir=str(tmp_path_factory.mktemp("cap-cache")),
+        warm=True,
+        archive_roots=[str(real_day / "warc"), f"s3://{s3_bucket}/archives"],
+        replay_url="http://pywb.example:8080/day",
+    )
     with ServerThread(app) as srv:
         yield srv.url
 
 
 def test_hit_record_id_gives_its_payload_and_member(capture_service):
-    hits = httpx.get(f"{capture_service}/search", params={"q": "archive internet", "day": DAY, "k": 20}).json()["results"]
+    hits = httpx.get(f"{capture_service}/search", params={"q": "archive internet", "day": DAY, "k": 20}).json()[
+        "results"
+    ]
     assert len(hits) >= 10
     digests = 0
     for h in hits:
@@ -116,9 +128,11 @@ def test_pointer_form_reads_local_and_s3_archives_below_the_roots(capture_servic
     remote = httpx.get(f"{capture_service}/capture", params={"file": f"s3://{s3_bucket}/{key}", **params})
     assert remote.status_code == 200, remote.text
     assert remote.content == rec["body"]
-    member = httpx.get(f"{capture_service}/capture", params={"file": f"s3://{s3_bucket}/{key}",
-                                                             "offset": hit["warc_offset"], "length": hit["warc_length"]})
-    assert member.content == open(path, "rb").read()[hit["warc_offset"]:hit["warc_offset"] + hit["warc_length"]]
+    member = httpx.get(
+        f"{capture_service}/capture",
+        params={"file": f"s3://{s3_bucket}/{key}", "offset": hit["warc_offset"], "length": hit["warc_length"]},
+    )
+    assert member.content == open(path, "rb").read()[hit["warc_offset"] : hit["warc_offset"] + hit["warc_length"]]
 
 
 def test_bad_captures_are_clear_errors(capture_service, real_day, archive_bucket, tmp_path):
@@ -143,7 +157,7 @@ def test_bad_captures_are_clear_errors(capture_service, real_day, archive_bucket
     body = r.json()
     assert r.status_code == 400 and body["reason"] == "not-record" and body["offset"] == off + 1
     assert f.removeprefix("file://") in body["error"]
-    r = get(file=f, offset=off, length=10 ** 12)
+    r = get(file=f, offset=off, length=10**12)
     assert r.status_code == 400 and r.json()["reason"] == "past-eof"
     r = get(file=str(real_day / "warc" / "2026-02" / "03" / "missing.warc.gz"), offset=0, length=10)
     assert r.status_code == 404 and r.json()["reason"] == "missing-file"
@@ -163,8 +177,13 @@ def test_page_links_hits_to_their_capture_and_to_pywb(capture_service, tmp_path)
     if browser is None:
         pytest.skip("chromium not installed (scripts/install-system-deps.sh installs it)")
     want = httpx.get(f"{capture_service}/search", params={"q": "archive", "day": DAY}).json()["results"]
-    cmd = [browser, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
-           f"{capture_service}/?q=archive&day={DAY}"]
+    cmd = [
+        browser,
+        *CHROMIUM_FLAGS,
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--dump-dom",
+        f"{capture_service}/?q=archive&day={DAY}",
+    ]
     dom = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=True).stdout
     assert want
     for h in want:
@@ -177,8 +196,9 @@ def test_an_excluded_page_is_withheld_from_search_and_capture(real_day, tmp_path
     """A take-down on the root's list applies to a running day at once: the page is no hit (the
     next best fill the k), the search counts what it withheld, and its capture answers 451 by
     record id and by pointer. Runs last: it writes the root's list and removes it after."""
-    app = create_app({"dc1": str(real_day)}, cache_dir=str(tmp_path / "c1"), warm=True,
-                     archive_roots=[str(real_day / "warc")])
+    app = create_app(
+        {"dc1": str(real_day)}, cache_dir=str(tmp_path / "c1"), warm=True, archive_roots=[str(real_day / "warc")]
+    )
     params = {"q": "archive internet", "day": DAY, "k": 10}
     with ServerThread(app) as srv:
         before = httpx.get(f"{srv.url}/search", params=params).json()
@@ -187,19 +207,23 @@ def test_an_excluded_page_is_withheld_from_search_and_capture(real_day, tmp_path
     rules = real_day / "_exclusions.jsonl"
     rules.write_text('{"url": "%s", "date": "2026-11-25", "reason": "test take-down"}\n' % victim["url"])
     try:
-        app = create_app({"dc1": str(real_day)}, cache_dir=str(tmp_path / "c2"), warm=True,
-                         archive_roots=[str(real_day / "warc")])
+        app = create_app(
+            {"dc1": str(real_day)}, cache_dir=str(tmp_path / "c2"), warm=True, archive_roots=[str(real_day / "warc")]
+        )
         with ServerThread(app) as srv:
             after = httpx.get(f"{srv.url}/search", params=params).json()
             assert victim["url"] not in {h["url"] for h in after["results"]}
             assert after["meta"]["excluded"] >= 1
             assert len(after["results"]) == len(before["results"])  # the next best take its place
-            assert [h["record_id"] for h in after["results"][:9]] == [h["record_id"] for h in before["results"][1:]
-                                                                      if h["url"] != victim["url"]][:9]
+            assert [h["record_id"] for h in after["results"][:9]] == [
+                h["record_id"] for h in before["results"][1:] if h["url"] != victim["url"]
+            ][:9]
             by_id = httpx.get(srv.url + victim["content_url"])
             assert by_id.status_code == 451 and by_id.json()["reason"] == "excluded"
-            by_pointer = httpx.get(f"{srv.url}/capture", params={"file": victim["warc_file"], "offset": victim["warc_offset"],
-                                                                  "length": victim["warc_length"]})
+            by_pointer = httpx.get(
+                f"{srv.url}/capture",
+                params={"file": victim["warc_file"], "offset": victim["warc_offset"], "length": victim["warc_length"]},
+            )
             assert by_pointer.status_code == 451 and by_pointer.json()["url"] == victim["url"]
             other = after["results"][0]
             assert httpx.get(srv.url + other["content_url"]).status_code == 200

@@ -23,13 +23,15 @@ ARGS = ["--day", "2026-05-01", "--to", "2026-05-03", "--lang", "deu", "--tld", "
 
 
 def published_set(root: pathlib.Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.glob("index/2026-05/0[123]/de/deu/*"))}
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.glob("index/2026-05/0[123]/de/deu/*"))}
 
 
 def downloaded(dest: pathlib.Path) -> dict[str, bytes]:
-    return {p.relative_to(dest).as_posix(): p.read_bytes() for p in dest.rglob("*")
-            if p.is_file() and p.name != client.MANIFEST}
+    return {
+        p.relative_to(dest).as_posix(): p.read_bytes()
+        for p in dest.rglob("*")
+        if p.is_file() and p.name != client.MANIFEST
+    }
 
 
 def test_filtered_download_resumes_after_kill_and_is_byte_identical(store, published, tmp_path):
@@ -39,14 +41,28 @@ def test_filtered_download_resumes_after_kill_and_is_byte_identical(store, publi
     slow = Throttle(create_app(store), piece=256, delay=0.05)
     slow_srv = Served(slow)
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "lib.serve.client", "--server", slow_srv.url, *ARGS,
-                                 "--dest", str(dest), "--jobs", "1"], cwd=ROOT_DIR,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "lib.serve.client",
+                "--server",
+                slow_srv.url,
+                *ARGS,
+                "--dest",
+                str(dest),
+                "--jobs",
+                "1",
+            ],
+            cwd=ROOT_DIR,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
         killed_at = None
         deadline = time.monotonic() + 30
         while killed_at is None and time.monotonic() < deadline:
             for part in dest.rglob("*.part") if dest.exists() else ():
-                rel = part.relative_to(dest).as_posix()[:-len(".part")]
+                rel = part.relative_to(dest).as_posix()[: -len(".part")]
                 size = part.stat().st_size
                 if len(want[rel]) // 3 <= size < len(want[rel]) and size >= 512:
                     proc.send_signal(signal.SIGKILL)
@@ -134,8 +150,24 @@ def test_checksum_never_matching_refuses_a_partial_result(published, tmp_path):
 
 
 def test_cli_reports_a_refused_request(tmp_path, server):
-    r = subprocess.run([sys.executable, "-m", "lib.serve.client", "--server", server.url, "--day", "2026-05-03",
-                        "--to", "2026-05-01", "--dest", str(tmp_path / "x")], cwd=ROOT_DIR, capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lib.serve.client",
+            "--server",
+            server.url,
+            "--day",
+            "2026-05-03",
+            "--to",
+            "2026-05-01",
+            "--dest",
+            str(tmp_path / "x"),
+        ],
+        cwd=ROOT_DIR,
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode != 0 and "400" in r.stderr and "before" in r.stderr
 
 
@@ -179,8 +211,20 @@ def test_cut_transfer_fails_the_run_then_resumes(store, published, tmp_path):
     srv = Served(cut)
     _servers.append(srv)
     dest = tmp_path / "d"
-    args = ["--server", srv.url, "--day", "2026-05-03", "--lang", "deu", "--tld", "de", "--part", "metadata",
-            "--dest", str(dest)]
+    args = [
+        "--server",
+        srv.url,
+        "--day",
+        "2026-05-03",
+        "--lang",
+        "deu",
+        "--tld",
+        "de",
+        "--part",
+        "metadata",
+        "--dest",
+        str(dest),
+    ]
     out = io.StringIO()
     assert client.run(client.parse_args(args), out) == 1  # the cut file is missing: no final manifest
     assert not (dest / client.MANIFEST).exists() and f"  {victim.path}:" in out.getvalue()

@@ -18,16 +18,29 @@ from google.protobuf.internal.decoder import _DecodeVarint32
 
 from jobs.index import IndexJob
 from jobs.preprocess import PreprocessJob
-from lib.text.analysis import analyzer_from_description
 from lib.serve.engine import MAX_QUERY_CHARS, Engine
 from lib.serve.errors import QueryError
+from lib.text.analysis import analyzer_from_description
 from lib.warc.sample import write_sample_crawl
 
 DAY = dt.date(2026, 1, 15)
 DAY2 = dt.date(2026, 1, 16)
-QUERIES = ["library budget", "public libraries budget", "Haushalt Bibliotheken", "the", "museum exhibition history",
-           "bicycle tyre", "图书馆 预算", "musée exposition", "bibliotecas públicas", "museum", "new",
-           "бюджет", "Ausstellung Museum Geschichte", "regio oogst"]
+QUERIES = [
+    "library budget",
+    "public libraries budget",
+    "Haushalt Bibliotheken",
+    "the",
+    "museum exhibition history",
+    "bicycle tyre",
+    "图书馆 预算",
+    "musée exposition",
+    "bibliotecas públicas",
+    "museum",
+    "new",
+    "бюджет",
+    "Ausstellung Museum Geschichte",
+    "regio oogst",
+]
 
 
 def _messages(path: pathlib.Path):
@@ -35,7 +48,7 @@ def _messages(path: pathlib.Path):
     pos = 0
     while pos < len(data):
         n, pos = _DecodeVarint32(data, pos)
-        yield data[pos:pos + n]
+        yield data[pos : pos + n]
         pos += n
 
 
@@ -71,7 +84,10 @@ def brute_force(index_days: list[pathlib.Path], q: str, k: int, k1=0.9, b=0.4, l
     path below their day folder is in ``exclude``; top-k (score, record_id)."""
     shards = []
     for day in index_days:
-        for p in sorted(day.glob("*/*/index-*.ciff.gz"), key=lambda p: (p.parent.parent.name, p.parent.name, int(p.name.split("-")[1].split(".")[0]))):
+        for p in sorted(
+            day.glob("*/*/index-*.ciff.gz"),
+            key=lambda p: (p.parent.parent.name, p.parent.name, int(p.name.split("-")[1].split(".")[0])),
+        ):
             if (langs and p.parent.name not in langs) or p.relative_to(day).as_posix() in exclude:
                 continue
             st = p.stat()
@@ -193,7 +209,9 @@ def test_unknown_day_language_and_wide_range_are_refused(engine):
         engine.search("library", DAY, DAY + dt.timedelta(days=40))
     with pytest.raises(QueryError, match="before it starts"):
         engine.search("library", DAY2, DAY)
-    assert engine.languages(DAY) == sorted({p.name for p in (pathlib.Path(engine.roots["dc1"]) / "index" / "2026-01" / "15").glob("*/*")})
+    assert engine.languages(DAY) == sorted(
+        {p.name for p in (pathlib.Path(engine.roots["dc1"]) / "index" / "2026-01" / "15").glob("*/*")}
+    )
 
 
 def test_global_bm25_on_the_real_crawl_samples(spark, corpus, tmp_path):
@@ -205,12 +223,34 @@ def test_global_bm25_on_the_real_crawl_samples(spark, corpus, tmp_path):
     warc, pre, out = tmp_path / "warc", root / "preprocessed" / "2026-01" / "15", root / "index" / "2026-01" / "15"
     shutil.copytree(corpus, warc, ignore=shutil.ignore_patterns("*.md"))
     assert preprocess.main(["--input", str(warc), "--output", str(pre)], spark=spark) == 0
-    assert index.main(["--input", str(pre), "--output", str(out), "--docs-per-shard", "64", "--min-group-docs", "16",
-                       "--no-graph"], spark=spark) == 0
+    assert (
+        index.main(
+            [
+                "--input",
+                str(pre),
+                "--output",
+                str(out),
+                "--docs-per-shard",
+                "64",
+                "--min-group-docs",
+                "16",
+                "--no-graph",
+            ],
+            spark=spark,
+        )
+        == 0
+    )
     eng = Engine({"dc1": str(root)}, cache_dir=str(tmp_path / "cache"))
     assert len(eng.languages(DAY)) >= 5
-    titles = [t for p in sorted(pre.glob("language=*/*.parquet")) for t in pq.read_table(p, columns=["title"]).column(0).to_pylist() if t]
-    qs = ["archive web", "internet archive collection", "the", "Москва", "数据"] + titles[::max(1, len(titles) // 12)][:12]
+    titles = [
+        t
+        for p in sorted(pre.glob("language=*/*.parquet"))
+        for t in pq.read_table(p, columns=["title"]).column(0).to_pylist()
+        if t
+    ]
+    qs = ["archive web", "internet archive collection", "the", "Москва", "数据"] + titles[:: max(1, len(titles) // 12)][
+        :12
+    ]
     compared = 0
     for q in qs:
         want = brute_force([out], q, 100)
@@ -232,7 +272,9 @@ def test_build_cli_reports_cost_and_rebuilds_a_republished_day(root, tmp_path, c
     cache = tmp_path / "cache"
     assert prewarm.main(["--root", str(root), "--date", "2026-01-15", "--to", "2026-01-16", "--cache", str(cache)]) == 0
     first = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
-    assert [r["day"] for r in first] == ["2026-01-15", "2026-01-16"] and all(r["built"] and r["bytes"] > 0 for r in first)
+    assert [r["day"] for r in first] == ["2026-01-15", "2026-01-16"] and all(
+        r["built"] and r["bytes"] > 0 for r in first
+    )
     assert prewarm.main(["--root", str(root), "--date", "2026-01-15", "--cache", str(cache)]) == 0
     again = json.loads(capsys.readouterr().out)
     assert not again["built"] and again["path"] == first[0]["path"]

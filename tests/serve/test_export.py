@@ -37,16 +37,27 @@ def key(r: dict):
 DAYS3 = ["2026-05-01", "2026-05-02", "2026-05-03"]
 
 
-@pytest.mark.parametrize("params,keep", [
-    ({"lang": "deu"}, lambda t, l, r: l == "deu"),
-    ({"domain": "example.com"}, lambda t, l, r: r["url_host"] == "example.com" or r["url_host"].endswith(".example.com")),
-    ({"host": "www.beispiel2.de,SITE3.example.com"}, lambda t, l, r: r["url_host"] in ("www.beispiel2.de", "site3.example.com")),
-    # .fr pages are too few for a folder of their own (other/fra); .uk has a folder on some days only
-    ({"tld": "fr"}, lambda t, l, r: r["url_host"].endswith(".fr")),
-    ({"tld": "uk", "lang": "eng"}, lambda t, l, r: r["url_host"].endswith(".uk") and l == "eng"),
-    ({"tld": "com", "domain": "example.com", "lang": "eng"},
-     lambda t, l, r: t == "com" and l == "eng" and r["url_host"].endswith(".example.com")),
-])
+@pytest.mark.parametrize(
+    "params,keep",
+    [
+        ({"lang": "deu"}, lambda t, lang, r: lang == "deu"),
+        (
+            {"domain": "example.com"},
+            lambda t, lang, r: r["url_host"] == "example.com" or r["url_host"].endswith(".example.com"),
+        ),
+        (
+            {"host": "www.beispiel2.de,SITE3.example.com"},
+            lambda t, lang, r: r["url_host"] in ("www.beispiel2.de", "site3.example.com"),
+        ),
+        # .fr pages are too few for a folder of their own (other/fra); .uk has a folder on some days only
+        ({"tld": "fr"}, lambda t, lang, r: r["url_host"].endswith(".fr")),
+        ({"tld": "uk", "lang": "eng"}, lambda t, lang, r: r["url_host"].endswith(".uk") and lang == "eng"),
+        (
+            {"tld": "com", "domain": "example.com", "lang": "eng"},
+            lambda t, lang, r: t == "com" and lang == "eng" and r["url_host"].endswith(".example.com"),
+        ),
+    ],
+)
 def test_export_equals_pyarrow_filter(server, published, params, keep):
     got = export(server, day=DAYS3[0], to=DAYS3[-1], **params)
     want = published_rows(published, DAYS3, keep)
@@ -61,13 +72,16 @@ def test_export_with_no_matching_row_is_valid_empty_parquet(server):
     assert t.num_rows == 0 and "url_host" in t.schema.names
 
 
-@pytest.mark.parametrize("params,status", [
-    ({"day": "2026-05-01", "domain": "a/b"}, 400),
-    ({"day": "2026-05-01", "host": "x@y"}, 400),
-    ({"day": "2026-05-01", "tld": "-x"}, 400),
-    ({"day": "2026-05-01", "lang": "qqq"}, 404),  # well-formed, but no shard has it
-    ({"day": "2026-04-01"}, 404),
-])
+@pytest.mark.parametrize(
+    "params,status",
+    [
+        ({"day": "2026-05-01", "domain": "a/b"}, 400),
+        ({"day": "2026-05-01", "host": "x@y"}, 400),
+        ({"day": "2026-05-01", "tld": "-x"}, 400),
+        ({"day": "2026-05-01", "lang": "qqq"}, 404),  # well-formed, but no shard has it
+        ({"day": "2026-04-01"}, 404),
+    ],
+)
 def test_export_bad_requests(server, params, status):
     r = httpx.get(f"{server.url}/metadata", params=params)
     assert r.status_code == status and r.json()["error"]

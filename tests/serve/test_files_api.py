@@ -13,9 +13,9 @@ import httpx
 import pyarrow.parquet as pq
 import pytest
 
-from lib.store import s3
 from lib.serve.files_api import create_app
 from lib.serve.published import SliceStore
+from lib.store import s3
 from tests.serve.conftest import DAYS, INCOMPLETE, Served
 
 
@@ -62,7 +62,9 @@ def test_manifest_filter_rule_for_parts_without_the_dimension(server, published)
     # a language filter drops graph and catalogue unless they are named; named, they come whole
     m = get_manifest(server, day="2026-05-02", lang="deu")
     assert {f["part"] for f in m["files"]} == {"ciff", "metadata", "preprocessed"}
-    assert {f["path"] for f in m["files"] if f["part"] == "preprocessed"} == rels(published, "preprocessed/2026-05/02/language=deu/*")
+    assert {f["path"] for f in m["files"] if f["part"] == "preprocessed"} == rels(
+        published, "preprocessed/2026-05/02/language=deu/*"
+    )
     m = get_manifest(server, day="2026-05-01", lang="deu", part=["graph", "preprocessed"])
     graph = rels(published, "index/2026-05/01/graph/**/*")
     assert {p.split("/")[4] for p in graph} == {"edges", "inlinks", "hosts"}
@@ -70,7 +72,8 @@ def test_manifest_filter_rule_for_parts_without_the_dimension(server, published)
     # preprocessed has no TLD: a tld filter keeps it only when it is named (then by language only)
     m = get_manifest(server, day="2026-05-02", tld="de", part="preprocessed,ciff")
     assert {f["path"] for f in m["files"]} == rels(published, "preprocessed/2026-05/02/*/*") | rels(
-        published, "index/2026-05/02/de/*/index-*.ciff.gz")
+        published, "index/2026-05/02/de/*/index-*.ciff.gz"
+    )
     # known values that no file combines: an empty manifest, not an error
     m = get_manifest(server, day="2026-05-01", lang="deu", tld="com")
     assert m["files"] == [] and m["count"] == 0 and m["total_bytes"] == 0
@@ -79,7 +82,8 @@ def test_manifest_filter_rule_for_parts_without_the_dimension(server, published)
     b = get_manifest(server, day="2026-05-03", lang=["eng", "deu"], part=["metadata"])
     assert a == b and {f["lang"] for f in a["files"]} == {"eng", "deu"}
     assert {f["path"] for f in a["files"]} == rels(published, "index/2026-05/03/*/eng/metadata-*") | rels(
-        published, "index/2026-05/03/*/deu/metadata-*")
+        published, "index/2026-05/03/*/deu/metadata-*"
+    )
 
 
 def test_repeated_manifest_uses_cached_sums(published, tmp_path):
@@ -91,19 +95,22 @@ def test_repeated_manifest_uses_cached_sums(published, tmp_path):
     assert again.list_files("2026-05-01", "2026-05-03") == first and calls == []
 
 
-@pytest.mark.parametrize("params,status,words", [
-    ({"day": "2026-5-1"}, 400, "YYYY-MM-DD"),
-    ({"day": "2026-05-03", "to": "2026-05-01"}, 400, "before"),
-    ({"day": "2026-01-01", "to": "2026-03-01"}, 400, "wider"),
-    ({"day": "2026-05-01", "part": "index"}, 400, "unknown part"),
-    ({"day": "2026-05-01", "lang": "German"}, 400, "lang"),
-    ({"day": "2026-05-01", "tld": ".de"}, 400, "tld"),
-    ({"day": "2026-05-01", "dc": "mars"}, 400, "data center"),
-    ({"day": "2025-05-01"}, 404, "no complete published day"),
-    ({"day": INCOMPLETE.isoformat()}, 404, "no complete published day"),
-    ({"day": "2026-05-01", "to": "2026-05-03", "lang": "deu,qqq"}, 404, "unknown lang qqq"),
-    ({"day": "2026-05-01", "tld": "zz"}, 404, "unknown tld zz"),
-])
+@pytest.mark.parametrize(
+    "params,status,words",
+    [
+        ({"day": "2026-5-1"}, 400, "YYYY-MM-DD"),
+        ({"day": "2026-05-03", "to": "2026-05-01"}, 400, "before"),
+        ({"day": "2026-01-01", "to": "2026-03-01"}, 400, "wider"),
+        ({"day": "2026-05-01", "part": "index"}, 400, "unknown part"),
+        ({"day": "2026-05-01", "lang": "German"}, 400, "lang"),
+        ({"day": "2026-05-01", "tld": ".de"}, 400, "tld"),
+        ({"day": "2026-05-01", "dc": "mars"}, 400, "data center"),
+        ({"day": "2025-05-01"}, 404, "no complete published day"),
+        ({"day": INCOMPLETE.isoformat()}, 404, "no complete published day"),
+        ({"day": "2026-05-01", "to": "2026-05-03", "lang": "deu,qqq"}, 404, "unknown lang qqq"),
+        ({"day": "2026-05-01", "tld": "zz"}, 404, "unknown tld zz"),
+    ],
+)
 def test_bad_manifest_requests_are_clear_4xx(server, params, status, words):
     r = httpx.get(f"{server.url}/files", params=params)
     assert r.status_code == status and words in r.json()["error"], r.text
@@ -117,8 +124,14 @@ def test_download_whole_and_ranges(server, published):
     assert r.status_code == 200 and r.content == data
     assert r.headers["accept-ranges"] == "bytes" and r.headers["etag"] == f'"{f["sha256"]}"'
     n = len(data)
-    for header, lo, hi in [("bytes=0-9", 0, 10), (f"bytes=10-{n + 100}", 10, n), ("bytes=7-", 7, n),
-                           ("bytes=-25", n - 25, n), (f"bytes=-{n * 2}", 0, n), (f"bytes={n - 1}-{n - 1}", n - 1, n)]:
+    for header, lo, hi in [
+        ("bytes=0-9", 0, 10),
+        (f"bytes=10-{n + 100}", 10, n),
+        ("bytes=7-", 7, n),
+        ("bytes=-25", n - 25, n),
+        (f"bytes=-{n * 2}", 0, n),
+        (f"bytes={n - 1}-{n - 1}", n - 1, n),
+    ]:
         r = httpx.get(url, headers={"Range": header})
         assert r.status_code == 206, (header, r.text)
         assert r.content == data[lo:hi]
@@ -198,8 +211,12 @@ def test_s3_root(published, s3_bucket):
     store = SliceStore({"s3dc": f"s3://{s3_bucket}/slices", "local": str(published)})
     srv = Served(create_app(store))
     try:
-        got = httpx.get(f"{srv.url}/files", params={"day": "2026-05-01", "dc": "s3dc", "lang": "deu", "tld": "de"}).json()
-        local = httpx.get(f"{srv.url}/files", params={"day": "2026-05-01", "dc": "local", "lang": "deu", "tld": "de"}).json()
+        got = httpx.get(
+            f"{srv.url}/files", params={"day": "2026-05-01", "dc": "s3dc", "lang": "deu", "tld": "de"}
+        ).json()
+        local = httpx.get(
+            f"{srv.url}/files", params={"day": "2026-05-01", "dc": "local", "lang": "deu", "tld": "de"}
+        ).json()
         strip = lambda fs: [{k: v for k, v in f.items() if k not in ("dc", "url")} for f in fs]  # noqa: E731
         assert strip(got["files"]) == strip(local["files"]) and got["count"] >= 2
         f = got["files"][-1]

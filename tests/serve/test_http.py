@@ -27,9 +27,9 @@ DAY = DEMO_DAY.isoformat()
 def _pages(root) -> dict[str, dict]:
     """record_id -> preprocessed page row (url, title, language, warc pointer) of the demo day."""
     folder = layout.day_path(str(root), layout.PREPROCESSED, DEMO_DAY)
-    t = ds.dataset(folder, format="parquet", partitioning="hive", exclude_invalid_files=True,
-                   ignore_prefixes=["_", "."]).to_table(
-        columns=["record_id", "url", "title", "language", "warc_file", "warc_offset", "warc_length"])
+    t = ds.dataset(
+        folder, format="parquet", partitioning="hive", exclude_invalid_files=True, ignore_prefixes=["_", "."]
+    ).to_table(columns=["record_id", "url", "title", "language", "warc_file", "warc_offset", "warc_length"])
     return {r["record_id"]: r for r in t.to_pylist()}
 
 
@@ -49,16 +49,34 @@ def test_search_json_contract_matches_the_published_pages_and_warc(service, publ
     meta = body["meta"]
     assert set(meta) >= {"query_time_ms", "total_results", "days", "shards"}
     assert meta["days"] == [DAY] and meta["query_time_ms"] >= 0
-    shards_on_disk = len([f for _, _, fs in os.walk(layout.day_path(str(published_root), layout.INDEX, DEMO_DAY))
-                          for f in fs if f.startswith("index-") and f.endswith(".ciff.gz")])
+    shards_on_disk = len(
+        [
+            f
+            for _, _, fs in os.walk(layout.day_path(str(published_root), layout.INDEX, DEMO_DAY))
+            for f in fs
+            if f.startswith("index-") and f.endswith(".ciff.gz")
+        ]
+    )
     assert meta["shards"] == shards_on_disk > 1
     hits = body["results"]
     assert 0 < len(hits) <= 10 and meta["total_results"] >= len(hits)
     assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
     pages = _pages(published_root)
     for h in hits:
-        assert set(h) >= {"score", "record_id", "url", "title", "snippet", "language", "warc_file", "warc_offset",
-                          "warc_length", "id", "textSnippet", "warcDate"}
+        assert set(h) >= {
+            "score",
+            "record_id",
+            "url",
+            "title",
+            "snippet",
+            "language",
+            "warc_file",
+            "warc_offset",
+            "warc_length",
+            "id",
+            "textSnippet",
+            "warcDate",
+        }
         page = pages[h["record_id"]]  # every hit is a published page, with its own url, title and pointer
         for key in ("url", "title", "language", "warc_file", "warc_offset", "warc_length"):
             assert h[key] == page[key], key
@@ -75,7 +93,9 @@ def test_language_filter_and_bm25_parameters(service):
     deu = httpx.get(f"{service}/search", params={"q": q, "day": DAY, "lang": "deu", "k": 50}).json()
     assert deu["results"] and {h["language"] for h in deu["results"]} == {"deu"}
     assert deu["meta"]["shards"] < all_langs["meta"]["shards"]
-    two = httpx.get(f"{service}/search", params=[("q", q), ("day", DAY), ("lang", "deu"), ("lang", "spa"), ("k", 50)]).json()
+    two = httpx.get(
+        f"{service}/search", params=[("q", q), ("day", DAY), ("lang", "deu"), ("lang", "spa"), ("k", 50)]
+    ).json()
     assert {h["language"] for h in two["results"]} == {"deu", "spa"}
     comma = httpx.get(f"{service}/search", params={"q": q, "day": DAY, "lang": "deu,spa", "k": 50}).json()
     assert [h["record_id"] for h in comma["results"]] == [h["record_id"] for h in two["results"]]
@@ -138,9 +158,27 @@ def test_index_info(service, published_root):
 def test_openapi_describes_the_endpoints(service):
     spec = httpx.get(f"{service}/openapi.json").json()
     paths = set(spec["paths"])
-    assert {"/search", "/searchxml", "/opensearch.xml", "/index-info", "/catalogue/days", "/catalogue/captures",
-            "/catalogue/search", "/catalogue/files", "/catalogue/records", "/catalogue/stats"} <= paths
-    assert {p["name"] for p in spec["paths"]["/search"]["get"]["parameters"]} >= {"q", "day", "to", "lang", "k", "k1", "b"}
+    assert {
+        "/search",
+        "/searchxml",
+        "/opensearch.xml",
+        "/index-info",
+        "/catalogue/days",
+        "/catalogue/captures",
+        "/catalogue/search",
+        "/catalogue/files",
+        "/catalogue/records",
+        "/catalogue/stats",
+    } <= paths
+    assert {p["name"] for p in spec["paths"]["/search"]["get"]["parameters"]} >= {
+        "q",
+        "day",
+        "to",
+        "lang",
+        "k",
+        "k1",
+        "b",
+    }
     assert httpx.get(f"{service}/docs").status_code == 200
 
 
@@ -164,9 +202,24 @@ def test_catalogue_endpoints(service, published_root):
 
 
 def test_start_command_serves_and_prints_the_url(published_root, tmp_path):
-    proc = subprocess.Popen([sys.executable, "-m", "lib.serve", "--root", f"dc1={published_root}", "--port", "0",
-                             "--cache", str(tmp_path / "cache"), "--example", "library budget"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "lib.serve",
+            "--root",
+            f"dc1={published_root}",
+            "--port",
+            "0",
+            "--cache",
+            str(tmp_path / "cache"),
+            "--example",
+            "library budget",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = proc.stdout.readline()  # "serving dc1=ROOT on http://127.0.0.1:PORT/"
         assert " on http://127.0.0.1:" in line, (line, proc.stderr.read() if proc.poll() is not None else "")
@@ -188,9 +241,17 @@ def test_catalogue_cli_points_to_the_service(published_root, capsys):
     assert "python -m lib.serve --root ROOT" in capsys.readouterr().err
 
 
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--virtual-time-budget=15000"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--virtual-time-budget=15000",
+]
 
 
 def test_search_page_in_headless_chromium(service, tmp_path):
@@ -220,8 +281,9 @@ def test_search_page_in_headless_chromium(service, tmp_path):
     assert f"{want['meta']['total_results']} results in" in dom
     assert '<input type="checkbox" name="lang" value="eng" checked="">' in dom  # the filter shows the query's
     shot = tmp_path / "search-page.png"
-    subprocess.run(cmd + [f"--screenshot={shot}", "--window-size=1200,1400", url],
-                   capture_output=True, timeout=120, check=True)
+    subprocess.run(
+        cmd + [f"--screenshot={shot}", "--window-size=1200,1400", url], capture_output=True, timeout=120, check=True
+    )
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
     print(f"search page screenshot: {shot}")

@@ -62,7 +62,7 @@ def pages_without_text_to_und(pre: pathlib.Path) -> int:
             for c in ("title", "description"):
                 gone = gone.set_column(gone.schema.get_field_index(c), c, pa.nulls(gone.num_rows, pa.string()))
             (pre / "language=und").mkdir(exist_ok=True)
-            pq.write_table(gone, pre / "language=und" / f"{folder.name[len('language='):]}-{f.name}")
+            pq.write_table(gone, pre / "language=und" / f"{folder.name[len('language=') :]}-{f.name}")
             moved += gone.num_rows
             keep = t.filter(pc.invert(empty))
             if keep.num_rows:
@@ -90,9 +90,15 @@ def real_day(spark, corpus, tmp_path_factory) -> pathlib.Path:
 @pytest.fixture(scope="module")
 def queries(real_day) -> list[str]:
     pre = real_day / "preprocessed" / "2026-01" / "15"
-    titles = [t for p in sorted(pre.glob("language=*/*.parquet"))
-              for t in pq.read_table(p, columns=["title"]).column(0).to_pylist() if t]
-    return ["archive web", "internet archive collection", "the", "Москва", "数据", "media radio"] + titles[::max(1, len(titles) // 10)][:10]
+    titles = [
+        t
+        for p in sorted(pre.glob("language=*/*.parquet"))
+        for t in pq.read_table(p, columns=["title"]).column(0).to_pylist()
+        if t
+    ]
+    return ["archive web", "internet archive collection", "the", "Москва", "数据", "media radio"] + titles[
+        :: max(1, len(titles) // 10)
+    ][:10]
 
 
 def _stats(day: pathlib.Path) -> dict:
@@ -158,11 +164,16 @@ def test_search_equals_brute_force_over_every_shard(real_day, queries, tmp_path)
         assert und["results"] == [] and und["meta"]["shards"] == sum(s["lang"] == "und" for s in stats["shards"])
         info = httpx.get(f"{srv.url}/index-info").json()
         assert info["skipped_shards"] == [] and info["warnings"] == []
-        assert (info["shards"], info["docs"]) == (len(stats["shards"]), stats["totals"]["docs"]) and "und" in info["languages"]
+        assert (info["shards"], info["docs"]) == (len(stats["shards"]), stats["totals"]["docs"]) and "und" in info[
+            "languages"
+        ]
         # a page without text and a page of the archive published twice: their captures by record id
         und_meta = next(day.glob("other/und/metadata-*.parquet"))
-        twice = [h for h in _search(srv.url, "the")["results"] + _search(srv.url, "数据")["results"]
-                 if h["warc_file"].endswith(("warcfile.warc.gz", "warcfile-again.warc.gz"))]
+        twice = [
+            h
+            for h in _search(srv.url, "the")["results"] + _search(srv.url, "数据")["results"]
+            if h["warc_file"].endswith(("warcfile.warc.gz", "warcfile-again.warc.gz"))
+        ]
         assert twice
         for rid in [pq.read_table(und_meta).column("record_id")[0].as_py(), twice[0]["record_id"]]:
             r = httpx.get(f"{srv.url}/capture/{urllib.parse.quote(rid, safe='')}", params={"contentonly": "true"})
@@ -211,9 +222,12 @@ DAMAGE = [
 ]
 
 
-@pytest.mark.parametrize("damage,checked,reason", DAMAGE, ids=[f"{d}-{'manifest' if c else 'bare'}" for d, c, _ in DAMAGE])
-def test_a_broken_shard_is_named_and_the_rest_of_the_day_served(real_day, queries, tmp_path, monkeypatch,
-                                                                 damage, checked, reason):
+@pytest.mark.parametrize(
+    "damage,checked,reason", DAMAGE, ids=[f"{d}-{'manifest' if c else 'bare'}" for d, c, _ in DAMAGE]
+)
+def test_a_broken_shard_is_named_and_the_rest_of_the_day_served(
+    real_day, queries, tmp_path, monkeypatch, damage, checked, reason
+):
     good = real_day.joinpath(*DAY_DIR)
     stats = _stats(good)
     # the broken shard: the English shard with the most documents, so that the answers change
@@ -224,8 +238,12 @@ def test_a_broken_shard_is_named_and_the_rest_of_the_day_served(real_day, querie
     shutil.copytree(good, day)
     if not checked:
         _bare_manifest(day)
-    {"truncated": _truncate, "garbage": _garbage, "gzipped garbage": _gzipped_garbage,
-     "deleted": pathlib.Path.unlink}.get(damage, lambda p: _wrong_sum(day, target))(day / target)
+    {
+        "truncated": _truncate,
+        "garbage": _garbage,
+        "gzipped garbage": _gzipped_garbage,
+        "deleted": pathlib.Path.unlink,
+    }.get(damage, lambda p: _wrong_sum(day, target))(day / target)
 
     loads: dict[str, int] = {}
     real_load = serving_index._load_shard

@@ -37,7 +37,9 @@ def test_postings_equal_the_ciff_reader(tmp_path, n):
     want = list(CiffReader(str(path)).postings())
     assert terms == [p.term for p in want] and lens.tolist() == [len(p.docids) for p in want]
     assert docids.tolist() == [d for p in want for d in p.docids] and tfs.tolist() == [t for p in want for t in p.tfs]
-    assert [(c, int(x)) for c, x in zip(cids, dl)] == [(d.collection_docid, d.doclength) for d in CiffReader(str(path)).docs()]
+    assert [(c, int(x)) for c, x in zip(cids, dl)] == [
+        (d.collection_docid, d.doclength) for d in CiffReader(str(path)).docs()
+    ]
 
 
 def _decode(tmp_path, data: bytes, name: str = "shard.ciff"):
@@ -98,8 +100,10 @@ def test_snippet_texts_reach_every_copy_of_a_record_and_a_bad_file_is_a_note(tmp
     pre = tmp_path / "root" / "preprocessed" / "2026-01" / "15"
     (pre / "language=eng").mkdir(parents=True)
     (pre / "language=deu").mkdir()
-    pq.write_table(pa.table({"record_id": ["<a>", "<b>", "<c>"], "plain_text": ["alpha text", "beta", None]}),
-                   pre / "language=eng" / "part-0.parquet")
+    pq.write_table(
+        pa.table({"record_id": ["<a>", "<b>", "<c>"], "plain_text": ["alpha text", "beta", None]}),
+        pre / "language=eng" / "part-0.parquet",
+    )
     (pre / "language=deu" / "part-0.parquet").write_bytes(b"PAR1 not parquet at all")
     out = tmp_path / "out"
     out.mkdir()
@@ -108,13 +112,14 @@ def test_snippet_texts_reach_every_copy_of_a_record_and_a_bad_file_is_a_note(tmp
     rid_index = {"<a>": [(0, 0), (1, 0)], "<b>": [(0, 2)], "<c>": [(0, 1)]}
     notes: list[str] = []
     with open(out / "texts.bin", "wb") as texts:
-        end = _join_texts(str(tmp_path / "root"), day, {"eng", "deu"}, rid_index, str(out), texts, 0,
-                          str(tmp_path), notes)
+        end = _join_texts(
+            str(tmp_path / "root"), day, {"eng", "deu"}, rid_index, str(out), texts, 0, str(tmp_path), notes
+        )
     data = (out / "texts.bin").read_bytes()
     assert end == len(data)
     s0 = np.fromfile(out / "shard-0.text.i64", np.int64).reshape(-1, 2)
     s1 = np.fromfile(out / "shard-1.text.i64", np.int64).reshape(-1, 2)
-    text = lambda span: data[span[0]:span[0] + span[1]].decode()  # noqa: E731
+    text = lambda span: data[span[0] : span[0] + span[1]].decode()  # noqa: E731
     assert [text(s0[0]), text(s1[0]), text(s0[2]), text(s0[1])] == ["alpha text", "alpha text", "beta", ""]
     [note] = notes
     assert "language=deu/part-0.parquet" in note and "unreadable" in note

@@ -12,10 +12,10 @@ import uuid
 
 import pytest
 
-from lib.store import s3, storage
 from lib.staging import StagingError, checksum_file, make_target, stage_tree
 from lib.staging.irods import IrodsTarget, open_session
 from lib.staging.targets import S3_META_KEY, FilesystemTarget, S3Target
+from lib.store import s3, storage
 
 
 def _tree(root, files: dict[str, bytes]) -> str:
@@ -181,7 +181,7 @@ class _Objs:
         data = open(local, "rb").read()
         if self.fake.corrupt_puts and data:
             data = bytes([data[0] ^ 1]) + data[1:]
-        registered = (_sha2(data) if self.fake.hash_scheme == "sha2" else hashlib.md5(data).hexdigest())
+        registered = _sha2(data) if self.fake.hash_scheme == "sha2" else hashlib.md5(data).hexdigest()
         self.fake.objects[path] = {"data": data, "checksum": registered if REG_CHKSUM_KW in kw else None}
 
     def chksum(self, path, **kw):
@@ -278,7 +278,9 @@ def test_irods_bit_rot_fails_server_verification(tmp_path):
 
 
 @pytest.mark.live
-@pytest.mark.skipif(not os.environ.get("IRODS_ENVIRONMENT_FILE"), reason="IRODS_ENVIRONMENT_FILE not set: no iRODS server")
+@pytest.mark.skipif(
+    not os.environ.get("IRODS_ENVIRONMENT_FILE"), reason="IRODS_ENVIRONMENT_FILE not set: no iRODS server"
+)
 def test_irods_live_server(tmp_path):
     from irods.helpers import home_collection
 
@@ -315,7 +317,9 @@ def test_stage_outputs_of_a_day_to_filesystem_and_to_placement_slices(tmp_path):
     fs = stage_outputs(outputs, {"type": "filesystem", "path": str(tmp_path / "archive")}, day)
     assert fs["index"]["copied"] == 2 and fs["preprocessed"]["copied"] == len(DAY)
     assert _read_tree(str(tmp_path / "archive" / "preprocessed" / "2026-01" / "15")) == DAY
-    assert (tmp_path / "archive" / "index" / "2026-01" / "15" / "com" / "eng" / "index-0.ciff.gz").read_bytes() == b"ciff"
+    assert (
+        tmp_path / "archive" / "index" / "2026-01" / "15" / "com" / "eng" / "index-0.ciff.gz"
+    ).read_bytes() == b"ciff"
 
     roots = [str(tmp_path / f"slice{i}") for i in range(3)]
     sl = stage_outputs(outputs, {"type": "slices", "config": roots}, day)

@@ -45,9 +45,11 @@ def test_crash_mid_write_leaves_no_final_file(tmp_path, existing):
     final = tmp_path / "out.bin"
     if existing is not None:
         final.write_bytes(existing)
-    code = ("import os, sys; from lib.store import atomic\n"
-            "with atomic.atomic_file(sys.argv[1], fsync=True) as f:\n"
-            "    f.write(b'half of it'); f.flush(); os._exit(9)\n")  # killed: no cleanup runs
+    code = (
+        "import os, sys; from lib.store import atomic\n"
+        "with atomic.atomic_file(sys.argv[1], fsync=True) as f:\n"
+        "    f.write(b'half of it'); f.flush(); os._exit(9)\n"
+    )  # killed: no cleanup runs
     rc = subprocess.run([sys.executable, "-c", code, str(final)], cwd=ROOT).returncode
     assert rc == 9
     if existing is None:

@@ -19,32 +19,38 @@ def test_day_paths_and_day_of_round_trip():
         assert layout.day_of(path) == DAY
 
 
-@pytest.mark.parametrize("path, day", [
-    ("/data/index/2026-01/15", dt.date(2026, 1, 15)),
-    ("/data/index/2026-01/15/", dt.date(2026, 1, 15)),
-    ("C:\\data\\warc\\2024-02\\29", dt.date(2024, 2, 29)),
-    ("s3://b/catalogue/2026-12/31", dt.date(2026, 12, 31)),
-    ("2026-03/01", dt.date(2026, 3, 1)),
-    ("/data/index/2026-13/01", None),  # no month 13
-    ("/data/index/2025-02/29", None),  # not a leap year
-    ("/data/index/2026-01/15/com", None),  # below a day folder, not one
-    ("/data/index/2026-01/150", None),
-    ("/data/index/202601/15", None),
-    ("", None),
-])
+@pytest.mark.parametrize(
+    "path, day",
+    [
+        ("/data/index/2026-01/15", dt.date(2026, 1, 15)),
+        ("/data/index/2026-01/15/", dt.date(2026, 1, 15)),
+        ("C:\\data\\warc\\2024-02\\29", dt.date(2024, 2, 29)),
+        ("s3://b/catalogue/2026-12/31", dt.date(2026, 12, 31)),
+        ("2026-03/01", dt.date(2026, 3, 1)),
+        ("/data/index/2026-13/01", None),  # no month 13
+        ("/data/index/2025-02/29", None),  # not a leap year
+        ("/data/index/2026-01/15/com", None),  # below a day folder, not one
+        ("/data/index/2026-01/150", None),
+        ("/data/index/202601/15", None),
+        ("", None),
+    ],
+)
 def test_day_of(path, day):
     assert layout.day_of(path) == day
 
 
-@pytest.mark.parametrize("name, lang", [
-    ("language=eng", "eng"),
-    ("/day/language=deu", "deu"),
-    ("/day/language=und/", "und"),
-    ("day/language=zho/part-x.zstd.parquet", None),  # the file, not its folder
-    ("eng", None),
-    ("_captures", None),
-    ("xlanguage=eng", None),
-])
+@pytest.mark.parametrize(
+    "name, lang",
+    [
+        ("language=eng", "eng"),
+        ("/day/language=deu", "deu"),
+        ("/day/language=und/", "und"),
+        ("day/language=zho/part-x.zstd.parquet", None),  # the file, not its folder
+        ("eng", None),
+        ("_captures", None),
+        ("xlanguage=eng", None),
+    ],
+)
 def test_language_of(name, lang):
     assert layout.language_of(name) == lang
 

@@ -44,8 +44,14 @@ def test_stale_leases_are_taken_over(tmp_path, s3_bucket) -> None:
     for out in _outputs(tmp_path, s3_bucket):
         dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
         pid = int(dead.stdout)  # a process of this host that has exited
-        doc = {"owner": "x", "job": "killed", "host": os.uname().nodename, "pid": pid, "started": 0,
-               "expires": time.time() + 3600}
+        doc = {
+            "owner": "x",
+            "job": "killed",
+            "host": os.uname().nodename,
+            "pid": pid,
+            "started": 0,
+            "expires": time.time() + 3600,
+        }
         storage.write_bytes(lease.lock_uri(out), json.dumps(doc).encode())
         with lease.Lease(out, "next") as held:
             assert json.loads(storage.read_bytes(lease.lock_uri(out)))["owner"] == held.owner

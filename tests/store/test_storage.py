@@ -130,8 +130,10 @@ def test_local_publish_copies_the_tree_and_puts_the_marker_last(tmp_path, monkey
     assert storage.upload_tree(str(src), "pub/day") == 3
     assert seen == [["com", "empty", "graph"]]  # no marker in the folder until it is in place
     got = {str(p.relative_to(dest)): p.read_bytes() for p in dest.rglob("*") if p.is_file()}
-    assert got == {"com/eng/index-0.ciff.gz": (src / "com" / "eng" / "index-0.ciff.gz").read_bytes(),
-                   "_SUCCESS": b"done"}
+    assert got == {
+        "com/eng/index-0.ciff.gz": (src / "com" / "eng" / "index-0.ciff.gz").read_bytes(),
+        "_SUCCESS": b"done",
+    }
     assert (dest / "empty").is_dir() and (dest / "graph" / "edges").is_dir()
     assert not (tmp_path / "pub" / "day.publishing").exists()
     assert storage.read_range("pub/day/com/eng/index-0.ciff.gz", 5, 7) == got["com/eng/index-0.ciff.gz"][5:12]

@@ -88,12 +88,19 @@ def test_term_counts_equals_counted_tokens(text, lang):
 
 # the batch path splits at ASCII whitespace only: texts dense in other whitespace, marks,
 # apostrophes, compatibility forms and unspaced scripts
-_TRICKY = st.text(st.sampled_from(list("ab1' \t\n\x1c\x85\u00a0\u1680\u2007\u2028\u202f\u3000\u0301\u00b4\u2019\ufb01Ⅻ北京ひカ\u0e01\u0e34ß_-")),
-                  max_size=60)
+_TRICKY = st.text(
+    st.sampled_from(
+        list("ab1' \t\n\x1c\x85\u00a0\u1680\u2007\u2028\u202f\u3000\u0301\u00b4\u2019\ufb01Ⅻ北京ひカ\u0e01\u0e34ß_-")
+    ),
+    max_size=60,
+)
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.one_of(st.none(), st.text(max_size=200), _TRICKY), max_size=8), st.sampled_from(["eng", "zho", "und", "fra"]))
+@given(
+    st.lists(st.one_of(st.none(), st.text(max_size=200), _TRICKY), max_size=8),
+    st.sampled_from(["eng", "zho", "und", "fra"]),
+)
 def test_analyze_batch_equals_term_counts(texts, lang):
     a = get_analyzer(lang)
     bt = a.analyze_batch(texts)
@@ -121,9 +128,31 @@ def test_piece_table_starts_anew_when_full(monkeypatch):
         assert got == [a.term_counts(t) for t in batch]
 
 
-_PIECES = st.lists(st.one_of(st.sampled_from(["the", "running", "rivers", "l'homme", "don't", "a" * 65, "x9", "über",
-                                              "北京", "ﬁsh", "and", "der", "häuser", "c3po", "'"]),
-                             st.text(st.sampled_from(list("abz09'-_äß北\u0301")), min_size=1, max_size=70)), max_size=30)
+_PIECES = st.lists(
+    st.one_of(
+        st.sampled_from(
+            [
+                "the",
+                "running",
+                "rivers",
+                "l'homme",
+                "don't",
+                "a" * 65,
+                "x9",
+                "über",
+                "北京",
+                "ﬁsh",
+                "and",
+                "der",
+                "häuser",
+                "c3po",
+                "'",
+            ]
+        ),
+        st.text(st.sampled_from(list("abz09'-_äß北\u0301")), min_size=1, max_size=70),
+    ),
+    max_size=30,
+)
 
 
 @settings(max_examples=100, deadline=None)

@@ -35,9 +35,12 @@ def test_conformance_figure_and_known_list():
     print(text)
     seen = [d for r in results for d in r.differences]
     names = {n for n, _ in FILES}
-    stale = [k for k in c.KNOWN_DIFFERENCES
-             if any(__import__("fnmatch").fnmatch(n, k[0]) for n in names)
-             and not any(c.known_reason(d) == k[3] and d.kind == k[2] for d in seen)]
+    stale = [
+        k
+        for k in c.KNOWN_DIFFERENCES
+        if any(__import__("fnmatch").fnmatch(n, k[0]) for n in names)
+        and not any(c.known_reason(d) == k[3] and d.kind == k[2] for d in seen)
+    ]
     assert not stale, f"KNOWN_DIFFERENCES entries that match nothing any more: {stale}\n{text}"
 
 
@@ -49,8 +52,11 @@ def _brotli_responses(path) -> set[str]:
     try:
         with open(path, "rb") as f:
             for rec in ArchiveIterator(f, arc2warc=True):
-                if rec.rec_type == "response" and rec.http_headers is not None \
-                        and "br" in (rec.http_headers.get_header("Content-Encoding") or "").lower():
+                if (
+                    rec.rec_type == "response"
+                    and rec.http_headers is not None
+                    and "br" in (rec.http_headers.get_header("Content-Encoding") or "").lower()
+                ):
                     out.add(c._rid(rec.rec_headers.get_header("WARC-Record-ID")))
     except Exception:  # noqa: BLE001 - broken test files: compared in full by the tests above
         pass

@@ -12,8 +12,10 @@ def test_http_parsing_chunked_gzip_and_broken():
 
     body = gzip.compress(b"<html>hi</html>")
     chunked = b"%x\r\n" % len(body) + body + b"\r\n0\r\n\r\n"
-    r = parse_response(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Encoding: gzip\r\n"
-                       b"Content-Type: text/html; charset=ISO-8859-1\r\n\r\n" + chunked)
+    r = parse_response(
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Encoding: gzip\r\n"
+        b"Content-Type: text/html; charset=ISO-8859-1\r\n\r\n" + chunked
+    )
     assert (r.status, r.body, r.mime_type, r.charset) == (200, b"<html>hi</html>", "text/html", "ISO-8859-1")
     with pytest.raises(HttpError) as e:
         parse_response(b"HTPP/1.1 200 OK\r\n\r\nbody")

@@ -39,7 +39,9 @@ def real_html_responses(corpus, n: int = 5) -> list[tuple[str, bytes]]:
         for rec in ArchiveIterator(f):
             if rec.rec_type != "response" or not rec.http_headers:
                 continue
-            if rec.http_headers.get_statuscode() != "200" or "html" not in (rec.http_headers.get_header("content-type") or ""):
+            if rec.http_headers.get_statuscode() != "200" or "html" not in (
+                rec.http_headers.get_header("content-type") or ""
+            ):
                 continue
             block = rec.http_headers.to_bytes() + rec.raw_stream.read()
             if b"chunked" in block[:2000].lower():
@@ -51,13 +53,27 @@ def real_html_responses(corpus, n: int = 5) -> list[tuple[str, bytes]]:
 
 
 # ---------------------------------------------------------------- status lines
-@pytest.mark.parametrize("line,code", [
-    ("HTTP/1.1 200 OK", 200), ("HTTP/1.1 HTTP/1.1 200 OK", 200), ("HTTP/1.0 HTTP/1.1 HTTP/1.1 404 Not Found", 404),
-    ("http/1.1 200 ok", 200), ("HTTP/1.1 200", 200), ("  HTTP/1.1   301   Moved  ", 301), ("200 OK", 200),
-    ("HTTP 200 OK", 200), ("HTTP/2 204", 204), ("HTTP/1.1 200OK", 200), ("HTTPX/1.1 200 OK", 200),
-    ("HTTP/1.1 0 No Content", 0), ("HTPP/1.1 200 OK", None), ("<!DOCTYPE html>", None), ("HTTP/1.1 OK", None),
-    ("HTTP/1.1 2000 OK", None),
-])
+@pytest.mark.parametrize(
+    "line,code",
+    [
+        ("HTTP/1.1 200 OK", 200),
+        ("HTTP/1.1 HTTP/1.1 200 OK", 200),
+        ("HTTP/1.0 HTTP/1.1 HTTP/1.1 404 Not Found", 404),
+        ("http/1.1 200 ok", 200),
+        ("HTTP/1.1 200", 200),
+        ("  HTTP/1.1   301   Moved  ", 301),
+        ("200 OK", 200),
+        ("HTTP 200 OK", 200),
+        ("HTTP/2 204", 204),
+        ("HTTP/1.1 200OK", 200),
+        ("HTTPX/1.1 200 OK", 200),
+        ("HTTP/1.1 0 No Content", 0),
+        ("HTPP/1.1 200 OK", None),
+        ("<!DOCTYPE html>", None),
+        ("HTTP/1.1 OK", None),
+        ("HTTP/1.1 2000 OK", None),
+    ],
+)
 def test_status_lines(line, code):
     assert status_code(line) == code
 
@@ -65,14 +81,17 @@ def test_status_lines(line, code):
 def test_repeated_protocol_status_line_on_real_records(corpus):
     """Quirk 1: re-archived captures say 'HTTP/1.1 HTTP/1.1 200 OK'."""
     pages = real_html_responses(corpus)
-    quirky = [(u, b.replace(b"HTTP/1.1 ", b"HTTP/1.1 HTTP/1.1 ", 1).replace(b"HTTP/1.0 ", b"HTTP/1.0 HTTP/1.0 ", 1))
-              for u, b in pages]
+    quirky = [
+        (u, b.replace(b"HTTP/1.1 ", b"HTTP/1.1 HTTP/1.1 ", 1).replace(b"HTTP/1.0 ", b"HTTP/1.0 HTTP/1.0 ", 1))
+        for u, b in pages
+    ]
     assert all(b.split(b"\r\n", 1)[0].count(b"HTTP/") == 2 for _, b in quirky)
     plain_rows, _ = run(warc_gz([warc_record(u, b) for u, b in pages]))
     rows, proc = run(warc_gz([warc_record(u, b) for u, b in quirky]))
     assert len(rows) == len(pages) and not proc.stats.failed
-    assert [(r["url"], r["http_status"], r["title"], r["plain_text"]) for r in rows] == \
-        [(r["url"], r["http_status"], r["title"], r["plain_text"]) for r in plain_rows]
+    assert [(r["url"], r["http_status"], r["title"], r["plain_text"]) for r in rows] == [
+        (r["url"], r["http_status"], r["title"], r["plain_text"]) for r in plain_rows
+    ]
 
 
 def test_lf_only_and_cr_cr_lf_heads():
@@ -85,9 +104,11 @@ def test_lf_only_and_cr_cr_lf_heads():
 
 # ---------------------------------------------------------------- header lines
 def test_junk_header_lines_cost_the_line_not_the_response():
-    block = (b"HTTP/1.1 200 OK\r\nX Bad Name: 1\r\nno colon here\r\n" + b"Y-Long: " + b"a" * 20000 + b"\r\n"
-             b"Server: caf\xe9\r\nContent-Type:text/html;charset=utf-8\r\nContent-Type: text/plain\r\n"
-             b"X-Folded: one\r\n two\r\n\r\n<html>x</html>")
+    block = (
+        b"HTTP/1.1 200 OK\r\nX Bad Name: 1\r\nno colon here\r\n" + b"Y-Long: " + b"a" * 20000 + b"\r\n"
+        b"Server: caf\xe9\r\nContent-Type:text/html;charset=utf-8\r\nContent-Type: text/plain\r\n"
+        b"X-Folded: one\r\n two\r\n\r\n<html>x</html>"
+    )
     r = parse_response(block)
     assert r.status == 200 and r.body == b"<html>x</html>"
     assert r.mime_type == "text/html" and r.charset == "utf-8"  # the first Content-Type, as readers take it
@@ -125,7 +146,9 @@ def test_chunked_header_on_a_dechunked_one_line_body_of_real_pages(corpus):
 
 
 def test_content_encoding_on_a_decoded_body_is_kept_with_a_warning():
-    r = parse_response(b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Type: text/html\r\n\r\n<html>plain</html>")
+    r = parse_response(
+        b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Type: text/html\r\n\r\n<html>plain</html>"
+    )
     assert r.body == b"<html>plain</html>" and r.warnings[0][0] == "content_encoding_not_applied"
     r = parse_response(b"HTTP/1.1 200 OK\r\nContent-Encoding: br\r\n\r\n<html>plain</html>")
     assert r.body == b"<html>plain</html>"
@@ -134,10 +157,12 @@ def test_content_encoding_on_a_decoded_body_is_kept_with_a_warning():
 # ---------------------------------------------------------------- WARC headers
 def test_folded_warc_headers_and_odd_line_ends():
     block = http_response(b"<html><title>a</title><body><p>folded headers are fine</p></body></html>")
-    head = (b"WARC/1.0\r\nWARC-Type:\r\n response\r\nWARC-Target-URI: http://a.example/\r\n"
-            b"WARC-Date: 2026-01-15T01:02:03Z\r\nWARC-Record-ID: <urn:uuid:1>\r\n"
-            b"Content-Type: application/http;\r\n msgtype=response\r\njunk line without colon\r\n"
-            b"Content-Length: %d\r\r\n\r\n" % len(block))
+    head = (
+        b"WARC/1.0\r\nWARC-Type:\r\n response\r\nWARC-Target-URI: http://a.example/\r\n"
+        b"WARC-Date: 2026-01-15T01:02:03Z\r\nWARC-Record-ID: <urn:uuid:1>\r\n"
+        b"Content-Type: application/http;\r\n msgtype=response\r\njunk line without colon\r\n"
+        b"Content-Length: %d\r\r\n\r\n" % len(block)
+    )
     (rec,) = records(gz(head + block + b"\r\n\r\n"))
     assert rec.rec_type == "response" and rec.headers["content-type"] == "application/http; msgtype=response"
     assert [w[0] for w in rec.warnings] == ["warc_header_skipped"]
@@ -152,15 +177,16 @@ def test_target_uri_in_angle_brackets_or_with_spaces():
 
 
 def test_dns_response_without_content_type_is_not_http_not_a_failure():
-    rec = warc_record("dns:example.com", b"20260115010203\nexample.com. 60 IN A 1.2.3.4\n",
-                      content_type="").replace(b"Content-Type: \r\n", b"")
+    rec = warc_record("dns:example.com", b"20260115010203\nexample.com. 60 IN A 1.2.3.4\n", content_type="").replace(
+        b"Content-Type: \r\n", b""
+    )
     rows, proc = run(gz(rec))
     assert not rows and proc.stats.skipped == {"not_http": 1} and not proc.stats.failed
 
 
 # ---------------------------------------------------------------- record boundaries
 def test_record_continued_in_the_next_gzip_member(corpus):
-    (url, block), = real_html_responses(corpus, 1)
+    ((url, block),) = real_html_responses(corpus, 1)
     rec = warc_record(url, block)
     cut = len(rec) // 2
     data = gz(rec[:cut]) + gz(rec[cut:]) + warc_gz([r for _, r in good_pages(1)])
@@ -176,7 +202,7 @@ def test_record_continued_in_the_next_gzip_member(corpus):
 
 
 def test_truncated_plain_warc_keeps_the_partial_page(corpus):
-    (url, block), = real_html_responses(corpus, 1)
+    ((url, block),) = real_html_responses(corpus, 1)
     data = b"".join(r for _, r in good_pages(1)) + warc_record(url, block)
     cut = data[: len(data) - len(block) // 2]
     rows, proc = run(cut, "t.warc")
@@ -186,16 +212,20 @@ def test_truncated_plain_warc_keeps_the_partial_page(corpus):
 
 
 # ---------------------------------------------------------------- ARC
-def arc_record(url: str, block: bytes, ip: str = "1.2.3.4", date: str = "20080430204825", mime: str = "text/html") -> bytes:
+def arc_record(
+    url: str, block: bytes, ip: str = "1.2.3.4", date: str = "20080430204825", mime: str = "text/html"
+) -> bytes:
     return f"{url} {ip} {date} {mime} {len(block)}\n".encode() + block + b"\n"
 
 
 def test_arc_without_filedesc_url_with_spaces_and_resync():
     page = http_response(b"<html><title>arc</title><body><p>an old page</p></body></html>")
-    data = (arc_record("http://a.example/one two.html", page)
-            + b"this line is no ARC header\n"
-            + arc_record("http://a.example/three", page)
-            + b"   \n  ")  # trailing space padding
+    data = (
+        arc_record("http://a.example/one two.html", page)
+        + b"this line is no ARC header\n"
+        + arc_record("http://a.example/three", page)
+        + b"   \n  "
+    )  # trailing space padding
     rows, proc = run(data, "no-name-hint")
     assert [r["url"] for r in rows] == ["http://a.example/one%20two.html", "http://a.example/three"]
     assert rows[0]["warc_ip"] == "1.2.3.4" and rows[0]["warc_date"].year == 2008
@@ -206,7 +236,11 @@ def test_arc_v2_header_line():
     page = http_response(b"<html><body><p>v2</p></body></html>")
     line = f"http://a.example/x y 1.2.3.4 20080430204825 text/html 200 ABCDEF - 0 f.arc {len(page)}\n".encode()
     (rec,) = records(line + page + b"\n", "x.arc")
-    assert (rec.url, rec.headers["warc-ip-address"], rec.headers["content-type"]) == ("http://a.example/x%20y", "1.2.3.4", "text/html")
+    assert (rec.url, rec.headers["warc-ip-address"], rec.headers["content-type"]) == (
+        "http://a.example/x%20y",
+        "1.2.3.4",
+        "text/html",
+    )
     assert rec.content == page
 
 
@@ -278,8 +312,10 @@ def test_skip_reasons_mean_what_they_say():
 
     assert one(http_response(b"")) == {"empty_body": 1}
     assert one(http_response(b"  \n ")) == {"blank_body": 1}
-    assert one(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: text/html\r\n\r\n0\r\n\r\n") == {"empty_after_decoding": 1}
-    assert one(http_response(b"{\"a\": 1}", ctype="application/json")) == {"not_html": 1}
+    assert one(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: text/html\r\n\r\n0\r\n\r\n") == {
+        "empty_after_decoding": 1
+    }
+    assert one(http_response(b'{"a": 1}', ctype="application/json")) == {"not_html": 1}
     # the body says HTML although the header does not: a page
     assert one(http_response(b"<!DOCTYPE html><html><body><p>x</p></body></html>", ctype="text/plain")) == {}
     assert one(http_response(b"<html></html>", status="404 Not Found")) == {"http_status_4xx": 1}
@@ -287,11 +323,15 @@ def test_skip_reasons_mean_what_they_say():
 
 def test_html_resource_records_are_pages_other_resources_are_not():
     html = b"<html><head><title>warcit</title></head><body><p>a site's file archived by warcit</p></body></html>"
-    data = warc_gz([
-        warc_record("http://w.example/index.html", html, rec_type="resource", content_type="text/html"),
-        warc_record("urn:text:http://w.example/", b"text", rec_type="resource", content_type="text/plain"),
-        warc_record("http://w.example/logo.png", b"\x89PNG\r\n\x1a\n\x00\x00", rec_type="resource", content_type="image/png"),
-    ])
+    data = warc_gz(
+        [
+            warc_record("http://w.example/index.html", html, rec_type="resource", content_type="text/html"),
+            warc_record("urn:text:http://w.example/", b"text", rec_type="resource", content_type="text/plain"),
+            warc_record(
+                "http://w.example/logo.png", b"\x89PNG\r\n\x1a\n\x00\x00", rec_type="resource", content_type="image/png"
+            ),
+        ]
+    )
     rows, proc = run(data)
     assert [(r["url"], r["title"], r["http_status"]) for r in rows] == [("http://w.example/index.html", "warcit", None)]
     assert proc.stats.skipped == {"not_response:resource": 1, "not_html": 1}
@@ -299,12 +339,30 @@ def test_html_resource_records_are_pages_other_resources_are_not():
 
 
 # ---------------------------------------------------------------- charsets
-@pytest.mark.parametrize("label,codec", [
-    ("gb2312", "gb18030"), ("GBK", "gb18030"), ("x-gbk", "gb18030"), ("shift_jis", "cp932"), ("Shift-JIS", "cp932"),
-    ("euc-kr", "cp949"), ("ks_c_5601-1987", "cp949"), ("iso-8859-1", "cp1252"), ("latin1", "cp1252"),
-    ("us-ascii", "cp1252"), ("big5", "big5hkscs"), ("utf8", "utf-8"), ("UTF-8", "utf-8"), ("iso-8859-9", "cp1254"),
-    ("tis-620", "cp874"), ("koi8-r", "koi8-r"), ("windows-1251", "cp1251"), ("iso-2022-kr", None), ("bogus", None),
-])
+@pytest.mark.parametrize(
+    "label,codec",
+    [
+        ("gb2312", "gb18030"),
+        ("GBK", "gb18030"),
+        ("x-gbk", "gb18030"),
+        ("shift_jis", "cp932"),
+        ("Shift-JIS", "cp932"),
+        ("euc-kr", "cp949"),
+        ("ks_c_5601-1987", "cp949"),
+        ("iso-8859-1", "cp1252"),
+        ("latin1", "cp1252"),
+        ("us-ascii", "cp1252"),
+        ("big5", "big5hkscs"),
+        ("utf8", "utf-8"),
+        ("UTF-8", "utf-8"),
+        ("iso-8859-9", "cp1254"),
+        ("tis-620", "cp874"),
+        ("koi8-r", "koi8-r"),
+        ("windows-1251", "cp1251"),
+        ("iso-2022-kr", None),
+        ("bogus", None),
+    ],
+)
 def test_charset_labels_map_as_the_whatwg_encoding_standard_says(label, codec):
     assert codec_name(label) == codec
 

@@ -31,8 +31,17 @@ def test_member_offsets_are_byte_exact():
         pos += len(m)
 
 
-@pytest.mark.parametrize("name", ["aut/example.warc.gz", "ipwb/sample-1.warc.gz", "resiliparse/warcfile.warc.gz",
-                                  "dolma/sample-0000.warc.gz", "aut/example.arc.gz", "aut/issue-493.warc"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "aut/example.warc.gz",
+        "ipwb/sample-1.warc.gz",
+        "resiliparse/warcfile.warc.gz",
+        "dolma/sample-0000.warc.gz",
+        "aut/example.arc.gz",
+        "aut/issue-493.warc",
+    ],
+)
 def test_offsets_agree_with_warcio_on_real_crawls(corpus, name):
     path = corpus / name
     with open(path, "rb") as f:
@@ -42,7 +51,9 @@ def test_offsets_agree_with_warcio_on_real_crawls(corpus, name):
         theirs = []
         for rec in it:
             rec.content_stream().read()
-            theirs.append((it.get_record_offset(), it.get_record_length(), rec.rec_headers.get_header("WARC-Target-URI")))
+            theirs.append(
+                (it.get_record_offset(), it.get_record_length(), rec.rec_headers.get_header("WARC-Target-URI"))
+            )
     assert len(ours) == len(theirs) > 0
     for r, (off, length, url) in zip(ours, theirs):
         assert r.offset == off
@@ -75,7 +86,7 @@ def test_truncated_last_member_keeps_the_records_before_it_and_what_is_left_of_i
 def test_truncated_header_is_a_failure():
     data = warc_gz([r for _, r in good_pages(2)])
     second = len(gz(good_pages(2)[0][1]))
-    cut = data[: second] + gz(good_pages(2)[1][1][:40])[:-8]  # member cut inside the WARC header
+    cut = data[:second] + gz(good_pages(2)[1][1][:40])[:-8]  # member cut inside the WARC header
     out = records(cut)
     assert isinstance(out[0], Record) and isinstance(out[1], BadRecord)
     assert out[1].reason == "truncated_gzip_member" and out[1].offset == second
