@@ -51,7 +51,7 @@ import sys
 import time
 import uuid
 
-from benchmarks import WORK as BENCH_WORK
+from benchmarks import WORK as BENCH_WORK, proctree
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -256,15 +256,23 @@ def run_job(files: list[str], work: str, cores: int) -> dict:
            "--master", f"local[{cores}]", "--summary", summary, "--conf", f"spark.driver.memory={JOB_HEAP}",
            "--conf", "spark.ui.enabled=false"]
     l0 = load()
-    t0 = time.perf_counter()
-    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
-    wall = time.perf_counter() - t0
-    if r.returncode != 0:
-        sys.stderr.write(r.stderr.decode(errors="replace")[-3000:])
-        raise SystemExit(f"preprocess job failed ({r.returncode})")
+    launched = time.time()
+    err = os.path.join(work, "job-stderr.txt")
+    with open(err, "wb") as e:
+        r = proctree.run(cmd, stdout=subprocess.DEVNULL, stderr=e, cwd=ROOT)
+    ended = launched + r["wall"]
+    if r["returncode"] != 0:
+        sys.stderr.write(open(err, errors="replace").read()[-3000:])
+        raise SystemExit(f"preprocess job failed ({r['returncode']})")
     with open(summary) as f:
         s = json.load(f)
-    return {"pages": s["pages_kept"], "wall": round(wall, 2), "load_before": l0, "load_after": load()}
+    out = {"pages": s["pages_kept"], "wall": round(r["wall"], 2), "cpu": r["cpu"], "load_before": l0, "load_after": load()}
+    tt = s.get("task_timing", {})
+    if tt.get("tasks"):  # fixed start (launch to the first task), the tasks' span, the end (last task to exit)
+        out["phases"] = {"start": round(tt["first_start"] - launched, 2), "tasks": tt["span"],
+                         "end": round(ended - tt["last_end"], 2)}
+        out["task_timing"] = {k: v for k, v in tt.items() if k != "tasks"} | {"tasks": len(tt["tasks"])}
+    return out
 
 
 def ensure_class_archive(files: list[str], work: str, cores: int) -> float | None:
@@ -324,7 +332,14 @@ def bench_set(name: str, files: list[str], warm: list[str], a) -> dict:
                 res["selectolax_parallel"]["wall"] / job["wall"], 3)
         res["core_hours_per_tib_job"] = round((1 << 40) / (size / job["wall"]) / 3600 * a.cores, 1)
         print(f"[{name}] job local[{a.cores}] {job['pages']} pages, {job['wall']:.1f} s, {job['pages_per_s']:.0f} pages/s, "
-              f"load {job['load_after']}", flush=True)
+              f"load {job['load_after']}, cpu {json.dumps(job['cpu'])}", flush=True)
+        if "phases" in job:  # the rate once the tasks run, against two cores of our loop by CPU
+            tt = job["task_timing"]
+            two = a.cores * rates["ours"]["pages_per_cpu_s"]
+            res["ratios"][f"job whole run / {a.cores} cores of ours (cpu rate)"] = round(job["pages"] / job["wall"] / two, 3)
+            res["ratios"][f"job tasks' span / {a.cores} cores of ours (cpu rate)"] = round(tt["pages_per_span_second"] / two, 3)
+            res["ratios"]["job task cpu per page / ours"] = round(rates["ours"]["pages_per_cpu_s"] / tt["pages_per_task_cpu_second"], 3)
+            print(f"[{name}] job phases {json.dumps(job['phases'])} s; tasks {json.dumps(tt)}", flush=True)
     print(f"[{name}] ratios {json.dumps(res['ratios'])}", flush=True)
     return res
 
