@@ -14,7 +14,10 @@ then the selectolax loop in ``--cores`` processes at once (the files dealt among
 machine's cores give a peer when all are busy, the ceiling of any job's scaling), then
 ``jobs/preprocess.py --master local[2]`` on the same files (JVM start and Parquet output
 included; the driver JVM maps Spark's classes from lib/core/jvm_cache.py's archive, written by one
-untimed run when missing, as on any machine where the job ran before).
+untimed run when missing, as on any machine where the job ran before). The job's line gives its
+CPU seconds by process (benchmarks/proctree.py) and its phases from the summary's ``task_timing``:
+start (launch to the first task), the tasks' span, end (last task to exit), the tasks' CPU per
+page against our loop's, and the span's rate against two cores of our loop.
 
 Inputs (``--set``, repeatable; default all three):
 

@@ -22,12 +22,15 @@ def _stat(pid: int) -> tuple[int, float] | None:
     return int(fields[1]), (int(fields[11]) + int(fields[12])) / TICK
 
 
-def _kind(pid: int) -> str:
+def _kind(pid: int) -> str | None:
+    """What ``pid`` is, from its command line; None when it has none (gone, or a zombie)."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
             argv = f.read().split(b"\0")
     except OSError:
-        return "driver"
+        return None
+    if not argv[0]:
+        return None
     if os.path.basename(argv[0]) == b"java":
         return "jvm"
     if b"pyspark.worker" in argv:  # the daemon's command line, which the workers it forks keep
@@ -57,7 +60,7 @@ def run(cmd: list[str], poll: float = 0.05, **popen: Any) -> dict[str, Any]:
             tree.extend(parents.get(pid, []))
         for pid in tree:
             if pid in now:  # the kind again each time: a launcher script execs java in the same process
-                seen[pid] = (_kind(pid), now[pid])
+                seen[pid] = (_kind(pid) or (seen[pid][0] if pid in seen else "driver"), now[pid])
         time.sleep(poll)
     cpu: dict[str, float] = {}
     for kind, seconds in seen.values():
