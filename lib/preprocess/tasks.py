@@ -159,8 +159,9 @@ def process_task(files: list[tuple[str, int]], out_dir: str, max_page_bytes: int
                  file_bytes: int = FILE_BYTES, plugins: list[enrichment.Plugin] = ()) -> list[dict[str, Any]]:
     """Process one task's archives in the order given (the plan gives them in name order: the
     order of their pages in the output); returns one RESULT_SCHEMA row per archive, the first
-    carrying the task's output files and its timing (:mod:`lib.preprocess.tasktime`). Ids and output names derive from the archives' paths below
-    ``input_root`` (:func:`lib.core.locations.archive_name`), not from where they are read."""
+    carrying the task's output files and its timing (:mod:`lib.preprocess.tasktime`). Ids and
+    output names derive from the archives' paths below ``input_root``
+    (:func:`lib.core.locations.archive_name`), not from where they are read."""
     clock = tasktime.Clock()
     names = [locations.archive_name(uri, input_root) if input_root else uri for uri, _ in files]
     name = task_name(names)
