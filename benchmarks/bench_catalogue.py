@@ -8,7 +8,7 @@ The digest rows time ``query.digest`` (DuckDB over the side table sorted by dige
 group read per day file) for one digest and for a batch of many digests, against its peer: DuckDB scanning every day's ``_captures`` for the same digests (the only way
 without the side table), and print the ratio.
 
-Writes ``--days`` preprocess-shaped days (``_captures`` Parquet per lib.core.schema, no pages)
+Writes ``--days`` preprocess-shaped days (``_captures`` Parquet per lib.pages.schema, no pages)
 under benchmarks/work/catalogue/, with ``--captures`` records per day over ``--urls``
 distinct URLs (each day re-captures most URLs; ~30% of them change digest), runs the job
 per day on one local Spark session (session start not counted), then times the queries.
@@ -34,7 +34,7 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
 from benchmarks import WORK as BENCH_WORK  # noqa: E402
-from lib.core.schema import CAPTURE_SCHEMA  # noqa: E402
+from lib.pages.schema import CAPTURE_SCHEMA  # noqa: E402
 
 WORK = BENCH_WORK / "catalogue"
 DAY0 = dt.date(2026, 3, 1)
@@ -180,7 +180,7 @@ def main() -> None:
     from lib.serve.app import create_app
     from lib.serve.server import ServerThread
     from jobs import catalogue
-    from lib.core.sparkjob import use_this_python
+    from lib.runtime.sparkjob import use_this_python
 
     use_this_python()  # the workers need the venv's packages (pandas, pyarrow) when it is not activated
     spark = (SparkSession.builder.master(args.master).config("spark.sql.shuffle.partitions", "8")

@@ -22,6 +22,11 @@ ours: ``lib.html.content.extract(html, url).text`` (the whole extract the prepro
 head fields and links too); Resiliparse: ``extract_plain_text(html, main_content=True)``;
 trafilatura: ``trafilatura.extract(html, include_comments=False, include_tables=True)`` (the
 settings of its own evaluation). ms per page is the median over the set's pages, one core.
+
+With ours in the run, the cost of the opt-in ``main_html`` column (``--main-html``: the main
+content as structural HTML, written in the walk that writes the text) is measured too: ours with
+and without it, alternating page by page (3 rounds), on the ScrapingHub pages and on the heavy
+pages of benchmarks/data/heavy_pages.
 """
 
 from __future__ import annotations
@@ -83,6 +88,38 @@ def run(fns: dict, pages: list[tuple[str, str, str]]) -> tuple[dict, dict]:
     return texts, ms
 
 
+def main_html_cost(title: str, pages: list[tuple[str, str, str]], rounds: int = 3) -> None:
+    """ms per page of ours without and with main_html, the two alternating page by page so that
+    the machine's load weighs on both alike; per page the best of ``rounds``."""
+    best = {False: [], True: []}
+    for _, url, html in pages:
+        times = {False: [], True: []}
+        for _ in range(rounds):
+            for with_html in (False, True):
+                t0 = time.perf_counter()
+                ours_extract(html, url, None, with_html)
+                times[with_html].append(time.perf_counter() - t0)
+        for k in times:
+            best[k].append(min(times[k]))
+    med = {k: 1000 * statistics.median(v) for k, v in best.items()}
+    tot = {k: sum(v) for k, v in best.items()}
+    size = statistics.median(len(ours_extract(html, url, None, True).main_html) for _, url, html in pages)
+    print(f"| {title} ({len(pages)}) | {med[False]:.2f} | {med[True]:.2f} | {med[True] / med[False]:.2f}x "
+          f"| {tot[True] / tot[False]:.2f}x | {size / 1000:.1f} kB |")
+
+
+def heavy_pages() -> list[tuple[str, str, str]]:
+    """(key, url, html) of benchmarks/data/heavy_pages."""
+    folder = ROOT / "benchmarks" / "data" / "heavy_pages"
+    out = []
+    with open(folder / "pages.tsv") as f:
+        next(f)
+        for line in f:
+            name, url = line.split("\t")[:2]
+            out.append((name, url, decode_html(gzip.decompress((folder / name).read_bytes())).text))
+    return out
+
+
 def load_module(path: pathlib.Path, name: str):
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
@@ -90,15 +127,21 @@ def load_module(path: pathlib.Path, name: str):
     return module
 
 
+def scrapinghub_pages(folder: pathlib.Path, limit: int | None) -> tuple[dict, list[tuple[str, str, str]]]:
+    """The ScrapingHub ground truth and (key, url, html) of its pages."""
+    truth = json.loads((folder / "ground-truth.json").read_text(encoding="utf-8"))
+    pages = []
+    for key in sorted(truth)[:limit]:
+        raw = gzip.decompress((folder / "html" / f"{key}.html.gz").read_bytes())
+        pages.append((key, truth[key].get("url") or "http://example.com/", decode_html(raw).text))
+    return truth, pages
+
+
 def scrapinghub(folder: pathlib.Path, fns: dict, limit: int | None) -> list[tuple]:
     """(extractor, F1, precision, recall, ms, empty pages) on the ScrapingHub set, its own scorer."""
     evaluate = load_module(folder / "evaluate.py", "scrapinghub_evaluate")
-    truth = json.loads((folder / "ground-truth.json").read_text(encoding="utf-8"))
-    keys = sorted(truth)[:limit]
-    pages = []
-    for key in keys:
-        raw = gzip.decompress((folder / "html" / f"{key}.html.gz").read_bytes())
-        pages.append((key, truth[key].get("url") or "http://example.com/", decode_html(raw).text))
+    truth, pages = scrapinghub_pages(folder, limit)
+    keys = [key for key, _, _ in pages]
     texts, ms = run(fns, pages)
     truth = {k: truth[k] for k in keys}
     rows = []
@@ -175,6 +218,13 @@ def main(argv: list[str] | None = None) -> None:
         table("trafilatura's multilingual evaluation set, its with/without snippet scores", rows, n)
     else:
         print("\ntrafilatura evaluation set: skipped (give --trafilatura-eval DIR, its repository's tests/)")
+    if "ours" in fns:
+        print("\nmain_html's cost: ours without and with it, alternating page by page (best of 3 per page)\n")
+        print("| pages | ms per page (median) | with main_html | ratio of medians | ratio of totals | main_html (median) |")
+        print("|---|---:|---:|---:|---:|---:|")
+        if (args.scrapinghub / "ground-truth.json").exists():
+            main_html_cost("ScrapingHub", scrapinghub_pages(args.scrapinghub, args.limit)[1])
+        main_html_cost("heavy pages", heavy_pages()[:args.limit])
     print(f"\nload {os.getloadavg()[0]:.2f} (1 min) at end")
 
 

@@ -77,7 +77,7 @@ GRAPH_ONLY = """
 import sys, json
 from jobs.index import IndexJob, IndexOptions
 from lib.index import graph
-from lib.index.inputs import input_files
+from lib.index.page_files import input_files
 spark = IndexJob().session(IndexOptions(master=sys.argv[3], conf=("spark.ui.enabled=false", "spark.driver.memory=6g")))
 files = input_files(sys.argv[1])
 print(json.dumps(graph.write_graph(spark, [f[0] for f in files], sys.argv[2], input_bytes=sum(f[2] for f in files))))
@@ -88,9 +88,9 @@ spark.stop()
 IN_SESSION = """
 import sys, json, time
 from jobs.index import IndexJob
-from lib.core.sparkjob import map_tasks
+from lib.runtime.sparkjob import map_tasks
 from lib.index import graph
-from lib.index.inputs import input_files
+from lib.index.page_files import input_files
 import pyarrow as pa
 job = IndexJob()
 args = job.parser().parse_args(["--input", sys.argv[1], "--output", sys.argv[2], "--master", sys.argv[3],

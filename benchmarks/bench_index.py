@@ -4,7 +4,7 @@
     python -m benchmarks.bench_index --day real [--copies 10]   # the real-shaped day, both cuts
 
 ``--day real`` indexes the real-shaped day of benchmarks/realday.py in both cuts against Anserini
-with its per-language analyzers (bench_index_real.real_shaped), its shape beside each figure.
+with its per-language analyzers (bench_index_real's run, started as a process), its shape beside each figure.
 The default, ``--day own``, is the synthetic day below (large, but not real-shaped):
 
 1. Real text: the shared crawl samples (../shared/corpus) go through jobs/preprocess.py once;
@@ -21,7 +21,7 @@ The default, ``--day own``, is the synthetic day below (large, but not real-shap
    (launcher, JVM, Python workers), sampled every 0.2 s. The first run's shards are checked
    against the old code's golden digests (tests/data/index_golden/) when there is one for
    this input. The driver JVM maps
-   Spark's classes from the class archive of lib/core/jvm_cache.py, like every run after the
+   Spark's classes from the class archive of lib/runtime/jvm_cache.py, like every run after the
    first on a machine; without one yet, an untimed run writes it first.
 4. Anserini: IndexCollection (DefaultLuceneDocumentGenerator, English analyzer with Porter
    stemming, no positions, -threads CORES) from the fat jar inside the pyserini source
@@ -53,11 +53,12 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 from benchmarks import WORK as BENCH_WORK  # noqa: E402
+from benchmarks import realday  # noqa: E402
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
-from lib.core.schema import PAGE_SCHEMA  # noqa: E402
+from lib.pages.schema import PAGE_SCHEMA  # noqa: E402
 
 WORK = BENCH_WORK / "index"
 TOOLS = ROOT / "benchmarks" / "work" / "index" / "tools"  # a download cache: not moved by $DAILYSLICE_BENCH_WORK
@@ -209,9 +210,9 @@ def anserini_tools() -> tuple[str, str]:
 
 def ensure_class_archive(day: pathlib.Path, cores: int, docs_per_shard: int) -> float | None:
     """The nightly job runs on a machine where it ran before, so its driver JVM maps Spark's
-    classes from the archive of lib/core/jvm_cache.py. When there is none yet, one untimed run
+    classes from the archive of lib/runtime/jvm_cache.py. When there is none yet, one untimed run
     writes it; returns that run's wall time (what the very first run on a machine costs)."""
-    from lib.core import jvm_cache
+    from lib.runtime import jvm_cache
 
     p = jvm_cache.plan(HEAP)
     if p is None or not p.creating:
@@ -375,14 +376,14 @@ def main() -> None:
                     help="index the --docs day this many times over (copy_inputs: distinct URLs and ids, same texts);"
                          " with --day real, the copies of the real-shaped day")
     ap.add_argument("--driver-memory", default=HEAP, help=f"our driver (and, in local mode, executor) heap (default {HEAP})")
-    from benchmarks.bench_index_real import add_day_options, real_shaped
-
-    add_day_options(ap, "own")
+    realday.add_day_options(ap, "own")
     a = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
-    if a.day == "real":  # --copies: of the real-shaped day here, not of the synthetic one
-        report(real_shaped(a), a.append)
-        return
+    if a.day == "real":  # bench_index_real's run of the real-shaped day (--copies: of that day)
+        argv = ["--day", "real", "--copies", str(a.copies), "--corpus", a.corpus, "--cores", str(a.cores),
+                "--repeat", str(a.repeat), "--docs-per-shard", str(a.docs_per_shard)]
+        argv += ["--no-full"] * a.no_full + ["--append"] * a.append
+        raise SystemExit(subprocess.call([sys.executable, "-m", "benchmarks.bench_index_real", *argv], cwd=ROOT))
     pool = text_pool(a.cores)
     t = time.time()
     day, jsonl, nbytes = write_inputs(a.docs, a.words, a.seed, pool)
@@ -450,7 +451,7 @@ def main() -> None:
         ours["golden"] = alone[0]["golden"]
     lines += ["", f"Shards against the old code's golden digests ({golden.name}): "
               f"{alone[0]['golden'] or 'no golden for this input'}."]
-    lines += ["", "Ours maps Spark's classes from the driver JVM's class archive (lib/core/jvm_cache.py), as every run after"
+    lines += ["", "Ours maps Spark's classes from the driver JVM's class archive (lib/runtime/jvm_cache.py), as every run after"
               " the first on a machine does" + (f"; this benchmark's first run, which wrote it, took {first:.1f} s." if first else ".")]
     lines += ["", f"Our job's steps (s, median run without the graph): {json.dumps(ours['steps'])}; {tot['postings']:,} postings,"
               f" {tot['terms']:,} terms (sum over shards), {tot['total_terms']:,} tokens indexed.", ""]

@@ -42,6 +42,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 
+from benchmarks import realday
 from benchmarks.bench_index import (HEAP, WORK, _median_run, _timed, anserini_tools, machine, parser, report,
                                     run_ours, text_pool)  # noqa: E402
 
@@ -127,8 +128,6 @@ def real_shaped(a) -> list[str]:
     """Ours against Anserini on the real-shaped day of benchmarks/realday.py, in both cuts: each
     cut through jobs/preprocess.py, then the index job on its Parquet and Anserini on the same
     pages (per-analyzer JsonCollections), ``a.repeat`` alternating rounds; Markdown lines."""
-    from benchmarks import realday
-
     rd = realday.cached_day(WORK / f"realday-{a.copies}x", a.copies, a.corpus)
     lines = []
     for cut in realday.CUTS:
@@ -185,23 +184,12 @@ def run_anserini_langs(colls: dict, cores: int) -> dict:
     return {"wall": sum(walls.values()), "walls": walls, "docs": docs, "rss": peak}
 
 
-def add_day_options(ap, default: str) -> None:
-    """``--day``, ``--copies`` and ``--corpus``: the real-shaped day (benchmarks/realday.py) or the script's own."""
-    from benchmarks import realday
-
-    ap.add_argument("--day", choices=["real", "own"], default=default,
-                    help=f"real: the real-shaped day in both cuts; own: this script's own day (default {default})")
-    if not any("--copies" in act.option_strings for act in ap._actions):  # bench_index has its own (also for --day real)
-        ap.add_argument("--copies", type=int, default=1, help="--day real: copies of the real-shaped day")
-    ap.add_argument("--corpus", default=str(realday.CORPUS), help="--day real: the real samples (default ../shared/corpus)")
-
-
 def main() -> None:
     ap = parser(__doc__, 30_000)
     ap.add_argument("--docs-per-shard", type=int, default=25_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-full", action="store_true")
-    add_day_options(ap, "real")
+    realday.add_day_options(ap, "real")
     a = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     if a.day == "real":

@@ -17,9 +17,9 @@ import time
 from collections import Counter
 
 from lib.placement.consistent import ConsistentHashRing, imbalance, moved_fraction
-from lib.core.keyspace import md5_int, partition_of
+from lib.pages.keyspace import md5_int, partition_of
 from lib.placement.rebalance import rebalance
-from lib.placement.slices import Collection, locate
+from lib.placement.swap import Collection, locate
 from lib.placement.config import load
 
 

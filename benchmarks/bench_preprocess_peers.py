@@ -13,7 +13,7 @@ Loops (one process, one core each), timed on the same WARC files:
 then the selectolax loop in ``--cores`` processes at once (the files dealt among them: what the
 machine's cores give a peer when all are busy, the ceiling of any job's scaling), then
 ``jobs/preprocess.py --master local[2]`` on the same files (JVM start and Parquet output
-included; the driver JVM maps Spark's classes from lib/core/jvm_cache.py's archive, written by one
+included; the driver JVM maps Spark's classes from lib/runtime/jvm_cache.py's archive, written by one
 untimed run when missing, as on any machine where the job ran before). The job's line gives its
 CPU seconds by process (benchmarks/proctree.py) and its phases from the summary's ``task_timing``:
 start (launch to the first task), the tasks' span, end (last task to exit), the tasks' CPU per
@@ -281,7 +281,7 @@ def run_job(files: list[str], work: str, cores: int) -> dict:
 def ensure_class_archive(files: list[str], work: str, cores: int) -> float | None:
     """The nightly job runs where it ran before: its driver JVM maps Spark's classes from
     the archive. When there is none yet, one untimed run on one file writes it."""
-    from lib.core import jvm_cache
+    from lib.runtime import jvm_cache
 
     p = jvm_cache.plan(JOB_HEAP)
     if p is None or not p.creating:

@@ -27,7 +27,7 @@ from fastapi.staticfiles import StaticFiles  # noqa: E402
 
 from benchmarks import WORK as BENCH_WORK  # noqa: E402
 from lib.serve.files_api import create_app  # noqa: E402
-from lib.serve.slices import SliceStore  # noqa: E402
+from lib.serve.published import SliceStore  # noqa: E402
 
 WORK = BENCH_WORK / "serve"
 

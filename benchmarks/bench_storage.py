@@ -1,4 +1,4 @@
-"""Benchmark ``lib.core.storage`` against ``pyarrow.fs`` on real WARC bytes, local and on S3.
+"""Benchmark ``lib.store.storage`` against ``pyarrow.fs`` on real WARC bytes, local and on S3.
 
     python -m benchmarks.bench_storage [--mb 256] [--files 400] [--ranges 2000] [--repeat 3] [--no-s3]
     python -m benchmarks.bench_storage --day real [--copies 10] [--corpus DIR] [--ranges 2000] ...
@@ -40,7 +40,7 @@ from typing import Callable
 import pyarrow.fs as pafs
 
 from benchmarks import WORK as BENCH_WORK
-from lib.core import s3, storage
+from lib.store import s3, storage
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 WORK = BENCH_WORK / "storage"

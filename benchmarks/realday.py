@@ -342,6 +342,15 @@ def cut_line(shape: dict, cut: str) -> str:
     return f"{cut} cut, {n} file{'s' if n > 1 else ''} ({sizes}); " + describe(shape).removeprefix("day shape: ")
 
 
+def add_day_options(ap, default: str) -> None:
+    """``--day``, ``--copies`` and ``--corpus``: the real-shaped day (benchmarks/realday.py) or the script's own."""
+    ap.add_argument("--day", choices=["real", "own"], default=default,
+                    help=f"real: the real-shaped day in both cuts; own: this script's own day (default {default})")
+    if not any("--copies" in act.option_strings for act in ap._actions):  # bench_index has its own (also for --day real)
+        ap.add_argument("--copies", type=int, default=1, help="--day real: copies of the real-shaped day")
+    ap.add_argument("--corpus", default=str(CORPUS), help="--day real: the real samples (default ../shared/corpus)")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, help="folder of the day: small/, large/ and shape.json go there")

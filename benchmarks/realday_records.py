@@ -192,7 +192,7 @@ def html_payloads(rec: Rec):
 def collect_domains(records: list[Rec]) -> set[str]:
     """Registered domains (``name.suffix``, lowercase) of every target URI and of every
     absolute link host in the HTML bodies: what the copies rename."""
-    from lib.core.weburls import _extractor
+    from lib.pages.weburls import _extractor
 
     hosts: set[str] = set()
     for rec in records:

@@ -25,10 +25,11 @@ from typing import Any
 from lib.catalogue import report, urldb
 from lib.catalogue.urldb import DEFAULT_KEEP, DEFAULT_PARTITIONS
 from lib.catalogue.day import copy_day, day_has_captures, local_day, read_captures, write_day_cdxj
-from lib.core import exclusions, layout, storage
-from lib.core.errors import UsageError
-from lib.core.sparkjob import DayJobOptions, JobResult, SparkJob, empty_input
-from lib.preprocess.exclude import filter_day
+from lib.pages import exclusions
+from lib.store import layout, storage
+from lib.errors import UsageError
+from lib.runtime.sparkjob import DayJobOptions, JobResult, SparkJob, empty_input
+from lib.pages.exclude import filter_day
 
 
 @dataclass(frozen=True)

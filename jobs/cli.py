@@ -25,7 +25,7 @@ COMMANDS = {
     "demo": ("jobs.demo", "sample crawl -> the whole pipeline -> the service, locally"),
     "serve": ("lib.serve.__main__", "the HTTP service over published days"),
     "download": ("lib.serve.client", "download parts of the published index by filter"),
-    "build-serving": ("lib.serve.build", "build a day's serving index ahead of the first search"),
+    "build-serving": ("lib.serve.prewarm", "build a day's serving index ahead of the first search"),
     "check-days": ("lib.orchestration.days", "which recent days are complete, changed or missing"),
     "ciff": ("lib.ciff.__main__", "validate, dump or search CIFF files"),
     "query": ("lib.catalogue.__main__", "catalogue queries (captures, URL database)"),

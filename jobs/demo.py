@@ -24,8 +24,8 @@ from pyspark.sql import SparkSession
 from jobs import catalogue, index, preprocess
 from lib.catalogue.report import REPORT
 from lib.ciff.__main__ import main as ciff_main
-from lib.core import layout, storage
-from lib.core.sparkjob import setup_logging, use_this_python
+from lib.store import layout, storage
+from lib.runtime.sparkjob import setup_logging, use_this_python
 from lib.serve.app import create_app
 from lib.serve.server import ServerThread
 from lib.warc.sample import write_sample_crawl

@@ -21,7 +21,7 @@ import json
 import os
 import sys
 
-from lib.core import layout, storage
+from lib.store import layout, storage
 from lib.index.graph_exchange import exchange_day
 
 

@@ -21,9 +21,9 @@ import sys
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from lib.core import layout, storage
-from lib.core.errors import UsageError
-from lib.core.sparkjob import JobOptions, JobResult, SparkJob, log
+from lib.store import layout, storage
+from lib.errors import UsageError
+from lib.runtime.sparkjob import JobOptions, JobResult, SparkJob, log
 from lib.extract.driver import ERRORS, assemble, plan_tasks
 from lib.extract.indexes import FORMATS as INDEX_FORMATS
 from lib.extract.indexes import IndexInput

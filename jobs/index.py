@@ -23,13 +23,15 @@ import sys
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from lib.core import exclusions, layout, storage
-from lib.core.sparkjob import DayJobOptions, JobResult, SparkJob, empty_input
+from lib.pages import exclusions
+
+from lib.store import layout, storage
+from lib.runtime.sparkjob import DayJobOptions, JobResult, SparkJob, empty_input
 from lib.index import graph
 from lib.index.anchors import write_day_anchors
-from lib.index.inputs import local_copy, page_files
+from lib.index.page_files import local_copy, page_files
 from lib.index.pipeline import build_index, plan_day
-from lib.preprocess.exclude import filter_day
+from lib.pages.exclude import filter_day
 
 
 @dataclass(frozen=True)

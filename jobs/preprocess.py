@@ -25,11 +25,13 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from lib.core import exclusions, layout, storage
-from lib.core.sparkjob import EXIT_UNHEALTHY, DayJobOptions, JobResult, SparkJob, empty_input, map_tasks
-from lib.core.schema import PAGE_SCHEMA
+from lib.pages import exclusions
+
+from lib.store import layout, storage
+from lib.runtime.sparkjob import EXIT_UNHEALTHY, DayJobOptions, JobResult, SparkJob, empty_input, map_tasks
+from lib.pages.schema import PAGE_SCHEMA
 from lib.preprocess import enrich, health, plan, tasktime
-from lib.preprocess.inputs import input_record
+from lib.preprocess.input_manifest import input_record
 from lib.preprocess.tasks import FILE_BYTES, RESULT_SCHEMA, make_mapper, merge_results, remove_strays
 from lib.warc.records import ARCHIVE_SUFFIXES
 
@@ -68,6 +70,7 @@ class PreprocessOptions(DayJobOptions):
     s3_max_connections: int = field(default_factory=s3_connections_default)  # 0: one per task slot
     enrich: tuple[str, ...] = ()  # enrichment plugins, "NAME" or "NAME,NAME" each
     fail_on: str = "health"  # health, unreadable, any or never (exit 3 when...)
+    main_html: bool = False  # the main_html column (structural tags only), written in the text's walk
 
 
 def thresholds(options: PreprocessOptions) -> health.Thresholds:
@@ -120,6 +123,9 @@ class PreprocessJob(SparkJob):
         p.add_argument("--enrich", action="append", metavar="NAME[,NAME]",
                        help="run these enrichment plugins (entry-point group dailyslice.enrichers, e.g. microdata); "
                             "their columns are added to the pages (docs/enrich.md)")
+        p.add_argument("--main-html", action="store_true",
+                       help="add the main_html column: the main content with structural tags only (p, h1-h6, lists, "
+                            "tables, pre/code, blockquote, links), written in the walk that writes plain_text")
         p.add_argument("--fail-on", choices=("health", "unreadable", "any", "never"),
                        help="exit 3 (published, unhealthy) when: a health threshold is breached (default); that or "
                             "any unreadable file; that or any failed record; never (health is still reported)")
@@ -136,7 +142,7 @@ class PreprocessJob(SparkJob):
             with self.steps("map"):  # tasks by bytes, biggest first; one small result row per input file
                 tasks = plan.pack(files, options.task_bytes, options.open_cost_bytes, spark.sparkContext.defaultParallelism)
                 mapper = make_mapper(files, tasks, tmp, options.max_page_bytes, options.batch_rows, options.input, excluded,
-                                     options.file_bytes, plugins)
+                                     options.file_bytes, plugins, options.main_html)
                 results = map_tasks(spark, len(tasks), mapper, RESULT_SCHEMA, options.partitions,
                                     max_concurrent=options.s3_max_connections if storage.is_s3(options.input) else 0)
             with self.steps("write"):

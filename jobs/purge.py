@@ -6,8 +6,8 @@
 
 For each published day in range (default: every day under ``ROOT/preprocessed``) that holds
 a page, capture or in-link the list matches, the day is rebuilt without them and swapped in
-(:mod:`lib.purge.day`; the index and catalogue jobs run in this process's Spark session); then the URL database loses the matching rows
-(:mod:`lib.purge.urldb`) and, with ``--stage-config``, each purged day is staged again to the
+(:mod:`lib.purge.rebuild`; the index and catalogue jobs run in this process's Spark session); then the URL database loses the matching rows
+(:mod:`lib.purge.urldb_removal`) and, with ``--stage-config``, each purged day is staged again to the
 data center's staging target (stale files there are deleted, ``_SUCCESS`` last). Every
 removal is appended to ``ROOT/_purge/audit.jsonl`` (:mod:`lib.purge.audit`): when, which rules, which day and
 folders, how many pages, captures, documents, graph rows and CDXJ lines, and the removed
@@ -30,17 +30,17 @@ from typing import Any
 
 from jobs import catalogue as catalogue_job
 from jobs import index as index_job
-from lib.core import exclusions as excl_mod
-from lib.core import layout, storage
-from lib.core.errors import UsageError
-from lib.core.localmode import stop_session
-from lib.core.sparkjob import EXIT_USAGE, JobResult, setup_logging
-from lib.orchestration.config import load_config
+from lib.pages import exclusions as excl_mod
+from lib.store import layout, storage
+from lib.errors import UsageError
+from lib.runtime.localmode import stop_session
+from lib.runtime.sparkjob import EXIT_USAGE, JobResult, setup_logging
+from lib.orchestration.datacenters import load_config
 from lib.orchestration.outputs import stage_outputs
-from lib.preprocess.exclude import day_matches
+from lib.pages.exclude import day_matches
 from lib.purge.audit import append_audit, audit_path, day_folders
-from lib.purge.day import PurgeError, graph_hits, now, purge_day
-from lib.purge.urldb import purge_urldb
+from lib.purge.rebuild import PurgeError, graph_hits, now, purge_day
+from lib.purge.urldb_removal import purge_urldb
 
 
 def _exit_code(run: Any) -> int:
@@ -54,7 +54,7 @@ def _exit_code(run: Any) -> int:
 
 
 class JobRebuild:
-    """:class:`lib.purge.day.Rebuild` with the project's jobs, called as functions in one Spark
+    """:class:`lib.purge.rebuild.Rebuild` with the project's jobs, called as functions in one Spark
     session, each with the options the day was built with (recorded in its output) and the
     purged day's paths and exclusion list over them."""
 

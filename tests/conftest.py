@@ -21,7 +21,7 @@ SHARED_CORPUS = SHARED / "corpus"
 pytest_plugins: list[str] = []
 
 # Jobs started in subprocesses (spark-submit, Slurm, Airflow tests) would each write a ~190 MB
-# JVM class archive into the user's cache on their first run; tests/core/test_jvm_cache.py turns
+# JVM class archive into the user's cache on their first run; tests/runtime/test_jvm_cache.py turns
 # it on where it is the subject.
 os.environ["DAILYSLICE_JVM_CACHE"] = "off"
 
@@ -53,7 +53,7 @@ def s3_server():
         AWS_SECRET_ACCESS_KEY="testing",
         AWS_DEFAULT_REGION="us-east-1",
     )
-    from lib.core import s3
+    from lib.store import s3
 
     s3.reset()
     yield endpoint
@@ -69,7 +69,7 @@ def s3_server():
 @pytest.fixture
 def s3_bucket(s3_server) -> str:
     """A fresh, empty bucket; returns its name."""
-    from lib.core import s3
+    from lib.store import s3
 
     name = f"test-{uuid.uuid4().hex[:12]}"
     s3.client().create_bucket(Bucket=name)
@@ -81,8 +81,8 @@ def spark(s3_server, tmp_path_factory):
     """One local Spark session for the whole run (2 cores, like CI)."""
     from pyspark.sql import SparkSession
 
-    from lib.core import pydaemon
-    from lib.core.sparkjob import use_this_python
+    from lib.runtime import pydaemon
+    from lib.runtime.sparkjob import use_this_python
 
     use_this_python()  # CI runs .venv/bin/python without activating the venv
     warehouse = tmp_path_factory.mktemp("spark-warehouse")
@@ -98,7 +98,7 @@ def spark(s3_server, tmp_path_factory):
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.hadoop.mapreduce.fileoutputcommitter.marksuccessfuljobs", "false")
         .config("spark.python.worker.reuse", "true")
-        .config(pydaemon.CONF, pydaemon.MODULE)  # workers import pyspark compiled (lib/core/pydaemon.py)
+        .config(pydaemon.CONF, pydaemon.MODULE)  # workers import pyspark compiled (lib/runtime/pydaemon.py)
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")

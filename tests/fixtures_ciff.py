@@ -78,13 +78,13 @@ def good_messages(header: dict | None = None, lists=None, docs=None) -> list[byt
 
 def index_corpus(folder: pathlib.Path, docs: list[tuple[str, str, str]], lang: str = "eng", n: int = 0,
                  counted: bool = False):
-    """Index (collection_docid, url, text) documents with lib.core.analysis + CiffWriter.
+    """Index (collection_docid, url, text) documents with lib.text.analysis + CiffWriter.
 
     Writes ``index-{n}.ciff.gz`` and ``metadata-{n}.parquet`` into folder; returns
     (ciff path, analyzer, per-document term counts). ``counted``: the writer counts the
     postings lists itself, as the index job's reducers do (header in its own gzip member).
     """
-    from lib.core.analysis import get_analyzer
+    from lib.text.analysis import get_analyzer
     from lib.ciff import CiffWriter
 
     analyzer = get_analyzer(lang)

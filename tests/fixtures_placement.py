@@ -8,7 +8,7 @@ import os
 
 from hypothesis import strategies as st
 
-from lib.placement.slices import Collection, ancestors
+from lib.placement.swap import Collection, ancestors
 from lib.placement.config import load
 
 # few short names, so generated paths share folders and would collide often if not filtered

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pathlib
 
-from lib.core.schema import CAPTURE_COLUMNS, PAGE_COLUMNS
+from lib.pages.schema import CAPTURE_COLUMNS, OPT_IN_PAGE_COLUMNS, PAGE_COLUMNS
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
@@ -12,7 +12,7 @@ PREPROCESS_DOC = (ROOT / "docs" / "preprocess.md").read_text()
 
 
 def test_every_column_is_documented():
-    for name, _, desc in PAGE_COLUMNS + CAPTURE_COLUMNS:
+    for name, _, desc in PAGE_COLUMNS + OPT_IN_PAGE_COLUMNS + CAPTURE_COLUMNS:
         assert f"| `{name}` |" in PREPROCESS_DOC, name
         assert desc in PREPROCESS_DOC, name
 

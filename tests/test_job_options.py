@@ -1,4 +1,4 @@
-"""The Spark jobs' command lines are a shell around typed options (lib.core.sparkjob.JobOptions).
+"""The Spark jobs' command lines are a shell around typed options (lib.runtime.sparkjob.JobOptions).
 
 Every command line the project documents (README, docs/, the jobs' docstrings, deploy/ scripts)
 still parses, and to the options argparse reads from it, field for field; the command lines
@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from jobs import catalogue, extract, index, preprocess
-from lib.core.errors import UsageError
-from lib.core.sparkjob import JobOptions
+from lib.errors import UsageError
+from lib.runtime.sparkjob import JobOptions
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "data" / "job_command_lines.json"
@@ -201,7 +201,7 @@ def _published(folder: pathlib.Path) -> dict[str, bytes]:
 
 
 def test_a_job_called_as_a_function_publishes_what_its_command_line_does(spark, tmp_path):
-    from lib.core import layout
+    from lib.store import layout
     from lib.warc.sample import write_sample_crawl
 
     day, root = dt.date(2026, 1, 15), tmp_path / "root"

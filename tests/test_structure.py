@@ -1,6 +1,7 @@
 """The code's shape: imports run downward, no cycles, no hidden imports, docs/layout.md lists it all.
 
-Layers, top to bottom: ``jobs/`` -> lib stage packages -> lib format packages -> ``lib/core``.
+Layers, top to bottom: ``jobs/`` -> lib stage packages -> lib format packages -> lib base packages
+(``store``, ``runtime``, ``pages`` and the ``errors`` module).
 A module may import its own layer or a lower one, never a higher one; module-level imports
 form no cycle; an import inside a function is only allowed for an optional dependency
 (one that ``pyproject.toml`` does not require), because a function-level import is
@@ -30,11 +31,11 @@ def _project_root() -> pathlib.Path:
 
 ROOT = _project_root()
 
-CORE = {"core"}
-FORMATS = {"warc", "html", "ciff"}
+BASE = {"store", "runtime", "pages", "errors"}
+FORMATS = {"warc", "html", "ciff", "text"}
 STAGES = {"preprocess", "index", "extract", "catalogue", "placement", "staging", "orchestration", "serve", "purge"}
 #: rank of each layer: an import may only go to the same rank or a lower one
-RANK = {"core": 0, "format": 1, "stage": 2, "jobs": 3}
+RANK = {"base": 0, "format": 1, "stage": 2, "jobs": 3}
 
 #: Top-level modules a function may import, and why each may not sit at module level.
 #: Only optional dependencies belong here: everything in ``[project].dependencies`` is
@@ -199,14 +200,14 @@ def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def layer_of(module: str) -> str | None:
-    """``jobs``, ``stage``, ``format`` or ``core``; None for ``lib`` itself and unknown packages."""
+    """``jobs``, ``stage``, ``format`` or ``base``; None for ``lib`` itself and unknown packages."""
     parts = module.split(".")
     if parts[0] == "jobs":
         return "jobs"
     if parts[0] != "lib" or len(parts) < 2:
         return None
     pkg = parts[1]
-    return "core" if pkg in CORE else "format" if pkg in FORMATS else "stage" if pkg in STAGES else None
+    return "base" if pkg in BASE else "format" if pkg in FORMATS else "stage" if pkg in STAGES else None
 
 
 def upward_imports(root: pathlib.Path, source_layers: set[str], target_layers: set[str]) -> list[Import]:
@@ -223,7 +224,7 @@ def upward_imports(root: pathlib.Path, source_layers: set[str], target_layers: s
 def unplaced_packages(root: pathlib.Path) -> list[str]:
     """lib/ packages that belong to no layer (a new package must be given one here)."""
     return sorted(p.name for p in (root / "lib").iterdir()
-                  if (p / "__init__.py").is_file() and p.name not in CORE | FORMATS | STAGES)
+                  if (p / "__init__.py").is_file() and p.name not in BASE | FORMATS | STAGES)
 
 
 def hidden_imports(root: pathlib.Path, allowed: dict[str, str]) -> list[Import]:
@@ -276,13 +277,13 @@ def test_no_import_cycles():
 
 
 def test_lib_never_imports_jobs():
-    bad = upward_imports(ROOT, {"core", "format", "stage"}, {"jobs"})
+    bad = upward_imports(ROOT, {"base", "format", "stage"}, {"jobs"})
     assert not bad, "lib/ imports jobs/:\n" + "\n".join(map(str, bad))
 
 
-def test_core_imports_no_other_lib_package():
-    bad = upward_imports(ROOT, {"core"}, {"format", "stage", "jobs"})
-    assert not bad, "lib/core imports another lib package:\n" + "\n".join(map(str, bad))
+def test_base_imports_no_other_lib_package():
+    bad = upward_imports(ROOT, {"base"}, {"format", "stage", "jobs"})
+    assert not bad, "a base package (store, runtime, pages, errors) imports a higher lib package:\n" + "\n".join(map(str, bad))
 
 
 def test_format_packages_import_no_stage_package():
@@ -364,44 +365,44 @@ def test_cycle_check_ignores_function_level_and_type_checking_imports(tmp_path):
 
 def test_layer_checks_fail_on_upward_imports(tmp_path):
     root = _tree(tmp_path, {
-        "lib/core/__init__.py": "",
-        "lib/core/store.py": "from lib.warc import records\n",
+        "lib/store/__init__.py": "",
+        "lib/store/disk.py": "from lib.warc import records\n",
         "lib/warc/__init__.py": "",
         "lib/warc/records.py": "def f():\n    import lib.extract.task\n",
         "lib/extract/__init__.py": "",
-        "lib/extract/task.py": "from jobs.extract import main\nfrom lib.core import store\n",
+        "lib/extract/task.py": "from jobs.extract import main\nfrom lib.store import disk\n",
         "jobs/extract.py": "from lib.extract import task\n",
     })
-    assert [str(i) for i in upward_imports(root, {"core", "format", "stage"}, {"jobs"})] == [
+    assert [str(i) for i in upward_imports(root, {"base", "format", "stage"}, {"jobs"})] == [
         "lib.extract.task:1 imports jobs.extract (at module level)"]
-    assert [str(i) for i in upward_imports(root, {"core"}, {"format", "stage", "jobs"})] == [
-        "lib.core.store:1 imports lib.warc.records (at module level)"]
+    assert [str(i) for i in upward_imports(root, {"base"}, {"format", "stage", "jobs"})] == [
+        "lib.store.disk:1 imports lib.warc.records (at module level)"]
     assert [str(i) for i in upward_imports(root, {"format"}, {"stage", "jobs"})] == [
         "lib.warc.records:2 imports lib.extract.task (inside a function)"]
 
 
 def test_unplaced_package_is_reported(tmp_path):
-    root = _tree(tmp_path, {"lib/core/__init__.py": "", "lib/misc/__init__.py": ""})
+    root = _tree(tmp_path, {"lib/store/__init__.py": "", "lib/misc/__init__.py": ""})
     assert unplaced_packages(root) == ["misc"]
 
 
 def test_hidden_import_check_fails_on_a_function_level_import(tmp_path):
     root = _tree(tmp_path, {
-        "lib/core/__init__.py": "",
-        "lib/core/m.py": ("import json\n\n"
+        "lib/store/__init__.py": "",
+        "lib/store/m.py": ("import json\n\n"
                           "def f():\n    import numpy as np\n    from airflow.sdk import dag\n\n"
-                          "class C:\n    def g(self):\n        from lib.core import m\n"),
+                          "class C:\n    def g(self):\n        from lib.store import m\n"),
     })
     assert [str(i) for i in hidden_imports(root, OPTIONAL_IMPORTS)] == [
-        "lib.core.m:4 imports numpy (inside a function)",
-        "lib.core.m:9 imports lib.core.m (inside a function)",
+        "lib.store.m:4 imports numpy (inside a function)",
+        "lib.store.m:9 imports lib.store.m (inside a function)",
     ]
 
 
 def test_layout_check_reports_what_the_layout_doc_misses(tmp_path):
-    files = {"lib/core/__init__.py": "", "lib/index/__init__.py": "", "lib/indexer/__init__.py": "",
+    files = {"lib/store/__init__.py": "", "lib/index/__init__.py": "", "lib/indexer/__init__.py": "",
              "jobs/index.py": "", "jobs/demo.py": ""}
-    readme = ("# x\n\n## Layout\n\n| `lib/core/` | core |\n| `lib/indexer/` | x |\n| `jobs/index.py` | y |\n\n"
+    readme = ("# x\n\n## Layout\n\n| `lib/store/` | store |\n| `lib/indexer/` | x |\n| `jobs/index.py` | y |\n\n"
               "## Other\n\n`lib/index/` and `jobs/demo.py` are mentioned, but outside the section\n")
     assert layout_missing(_tree(tmp_path, files, readme)) == ["lib/index", "jobs/demo.py"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from lib.orchestration.config import load_config
+from lib.orchestration.datacenters import load_config
 from lib.orchestration.dag_factory import build_dag
 
 _config = os.environ.get("DAILYSLICE_DATACENTERS") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "datacenters.yaml")

@@ -34,7 +34,7 @@
 #   SPARK_MASTER_HOST ($(hostname)), DAILYSLICE_SPARK_PORT (a free port),
 #   URLDB ($OUTPUT_ROOT/urldb)       the URL database the catalogue merges each day into
 #   EXCLUSIONS ($OUTPUT_ROOT/_exclusions.jsonl when it exists)  the take-down list the three jobs
-#                                    apply (lib/core/exclusions.py); a given URI must exist
+#                                    apply (lib/pages/exclusions.py); a given URI must exist
 #   SPARK_SUBMIT_ARGS, PREPROCESS_ARGS, INDEX_ARGS, CATALOGUE_ARGS (extra arguments, word-split),
 #   KEEP_SCRATCH (unset: scratch is removed at the end), WORKER_START_TIMEOUT (300 s)
 set -uo pipefail
@@ -52,7 +52,7 @@ VENV=${VENV:-$DAILYSLICE_HOME/.venv}
 [ -x "$VENV/bin/python" ] || die "Python environment not found: $VENV/bin/python (set VENV)"
 PY=$VENV/bin/python
 # the jobs import the installed project (pip install -e "$DAILYSLICE_HOME"), not the checkout by path
-(cd / && "$PY" -c "import jobs.index, lib.core.layout") >/dev/null 2>&1 \
+(cd / && "$PY" -c "import jobs.index, lib.store.layout") >/dev/null 2>&1 \
   || die "the project is not installed in $VENV: $VENV/bin/pip install -e $DAILYSLICE_HOME"
 YM=${DATE:0:7}; DD=${DATE:8:2}
 LOG_DIR=${LOG_DIR:-$OUTPUT_ROOT/logs}
@@ -207,6 +207,6 @@ echo "run-day: preprocess exit $PRE_RC, index exit ${IDX_RC:-not run}, catalogue
 [ "$PRE_RC" -eq 3 ] && [ "${IDX_RC:-1}" -eq 0 ] && [ "${CAT_RC:-1}" -eq 0 ] && exit 3
 # no input folder (2) or no archives in it (4): nothing published, say which
 [ "$PRE_RC" -eq 2 ] || [ "$PRE_RC" -eq 4 ] && exit "$PRE_RC"
-# another run of the day holds the output's lease (lib/core/lease.py): this one did nothing
+# another run of the day holds the output's lease (lib/store/lease.py): this one did nothing
 [ "$PRE_RC" -eq 5 ] && exit 5
 exit 1

@@ -28,7 +28,7 @@ import sys
 from typing import Any
 
 from lib.catalogue import query, report
-from lib.core import layout
+from lib.store import layout
 
 SERVE_MOVED = ("catalogue: the HTTP API is served by the one service: python -m lib.serve --root ROOT "
                "[--host 127.0.0.1] [--port 8080]; the catalogue queries are under /catalogue/ "

@@ -19,8 +19,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.functions import pandas_udf
 
 from lib.catalogue.keys import strip_digest, surt_key, timestamp14
-from lib.core import atomic, storage
-from lib.core.errors import DailysliceError
+from lib.store import atomic, storage
+from lib.errors import DailysliceError
 
 
 class CDXJError(DailysliceError, ValueError):

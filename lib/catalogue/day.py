@@ -1,7 +1,7 @@
 """One day's catalogue as jobs/catalogue.py builds it: the day's captures, its CDXJ index
 and the default paths around a ``ROOT/preprocessed/YYYY-MM/DD`` input.
 
-The captures are the preprocessed day's ``_captures/`` (:data:`lib.core.schema.CAPTURE_SCHEMA`),
+The captures are the preprocessed day's ``_captures/`` (:data:`lib.pages.schema.CAPTURE_SCHEMA`),
 read with Spark from a local or cluster filesystem (Spark has no S3 connector here): an S3
 day is copied there first (:func:`copy_day`).
 """
@@ -13,8 +13,9 @@ import shutil
 from typing import Any
 
 from lib.catalogue import cdxj, urldb
-from lib.core import layout, packing, storage
-from lib.core.schema import CAPTURE_SCHEMA, spark_schema
+from lib.runtime import packing
+from lib.store import layout, storage
+from lib.pages.schema import CAPTURE_SCHEMA, spark_schema
 
 CDXJ_NAME = "index.cdxj"
 

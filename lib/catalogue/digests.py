@@ -31,8 +31,8 @@ import pyarrow as pa
 from pyspark.sql import functions as F
 from pyspark.sql.functions import pandas_udf
 
-from lib.core import storage
-from lib.core.errors import UsageError
+from lib.store import storage
+from lib.errors import UsageError
 
 DIGESTS = "digests"
 #: Rows per row group are about this many bytes of Parquet (parquet-mr's block size): small

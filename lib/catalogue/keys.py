@@ -1,4 +1,4 @@
-"""Record-level keys of the catalogue: SURT keys, CDX timestamps, digests (URL ids: lib.core.weburls).
+"""Record-level keys of the catalogue: SURT keys, CDX timestamps, digests (URL ids: lib.pages.weburls).
 
 Plain functions (no Spark) so they are testable alone and usable in pandas UDFs.
 """
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from lib.core.weburls import normalize_url, surt_key, url_id  # noqa: F401  (re-exported: ids and SURT keys)
+from lib.pages.weburls import normalize_url, surt_key, url_id  # noqa: F401  (re-exported: ids and SURT keys)
 
 
 def timestamp14(micros: int) -> str:

@@ -19,8 +19,8 @@ import duckdb
 
 from lib.catalogue import digests, urldb
 from lib.catalogue.keys import normalize_url
-from lib.core import layout, storage
-from lib.core.errors import DailysliceError
+from lib.store import layout, storage
+from lib.errors import DailysliceError
 
 
 def to_json(obj: Any) -> bytes:

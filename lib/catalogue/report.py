@@ -19,7 +19,7 @@ matplotlib.use("Agg", force=False)  # before pyplot: no GUI backend, the plots g
 import matplotlib.pyplot as plt  # noqa: E402
 
 from lib.catalogue import query  # noqa: E402
-from lib.core import layout, storage  # noqa: E402
+from lib.store import layout, storage  # noqa: E402
 from lib.preprocess import health  # noqa: E402
 
 REPORT = "report.html"

@@ -7,7 +7,7 @@ Layout under the database folder (default ``ROOT/urldb``)::
     v000007/part=P/                 table version 7, key-partitioned, sorted by id
     digests/date=YYYY-MM-DD/        the day's captures sorted by payload digest (lib.catalogue.digests)
 
-``part = partition_of(normalized URL, k)`` (lib.core.keyspace): partition P owns one
+``part = partition_of(normalized URL, k)`` (lib.pages.keyspace): partition P owns one
 MD5 range, like a Nutch WebDB writer. Merging day D joins the previous version with D's
 edits on (part, id) and writes the next version; ``_state.json`` is replaced atomically
 last, so readers always see a complete version. A re-run or an out-of-order day replays
@@ -31,9 +31,9 @@ from pyspark.sql.functions import pandas_udf
 
 from lib.catalogue import digests
 from lib.catalogue.keys import normalize_url
-from lib.core import storage
-from lib.core.errors import DailysliceError
-from lib.core.keyspace import partition_of
+from lib.store import storage
+from lib.errors import DailysliceError
+from lib.pages.keyspace import partition_of
 
 STATE = "_state.json"
 _TS_CONF = "spark.sql.parquet.outputTimestampType"

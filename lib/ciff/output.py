@@ -1,4 +1,4 @@
-"""Where a CIFF writer's bytes go: a temporary file beside the target (:mod:`lib.core.atomic`), gzip by suffix,
+"""Where a CIFF writer's bytes go: a temporary file beside the target (:mod:`lib.store.atomic`), gzip by suffix,
 synced and renamed into place."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import shutil
 from isal import igzip
 
 from lib.ciff.stream import is_gzip_name
-from lib.core import atomic
+from lib.store import atomic
 
 FLUSH_BYTES = 1 << 20
 #: levels up to this one are ISA-L's (igzip, the same gzip format): on CIFF postings ~4x faster
@@ -26,7 +26,7 @@ def gzip_writer(name: str, fileobj, level: int) -> gzip.GzipFile:
 
 
 class AtomicOutput:
-    """Buffered output to a temporary file (:func:`lib.core.atomic.temp_path`); ``commit`` renames it.
+    """Buffered output to a temporary file (:func:`lib.store.atomic.temp_path`); ``commit`` renames it.
 
     ``header_last``: the first message is only known at the end (counted mode). The body then
     goes to the temporary file and ``commit(head)`` writes ``head`` as a gzip member of its

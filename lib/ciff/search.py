@@ -26,8 +26,8 @@ import pyarrow.parquet as pq
 from lib.ciff.errors import CiffError
 from lib.ciff.reader import iter_docs, iter_postings, read_header
 from lib.ciff.stream import MessageStream
-from lib.core import layout, locations
-from lib.core.analysis import analyzer_from_description
+from lib.store import layout, locations
+from lib.text.analysis import analyzer_from_description
 
 K1 = 0.9
 B = 0.4
@@ -58,7 +58,7 @@ class Hit:
 
 
 def analyzer_for(description: str) -> AnalyzerLike:
-    """The analyzer named in a CIFF header description (see lib.core.analysis)."""
+    """The analyzer named in a CIFF header description (see lib.text.analysis)."""
     try:
         return analyzer_from_description(description)
     except ValueError as e:

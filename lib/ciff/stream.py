@@ -9,7 +9,7 @@ from typing import BinaryIO
 from lib.ciff.errors import CiffError
 from lib.ciff.messages import MAX_MESSAGE
 from lib.ciff.varint import decode_varint
-from lib.core import locations
+from lib.store import locations
 
 READ_CHUNK = 1 << 20
 

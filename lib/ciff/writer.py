@@ -20,7 +20,7 @@ from lib.ciff.messages import (
 )
 from lib.ciff.output import AtomicOutput
 from lib.ciff.varint import INT32_MAX, encode_postings, encode_varint
-from lib.core import locations
+from lib.store import locations
 
 BATCH_LIST = 256  # lists up to this many postings are queued and encoded in batches
 BATCH_POSTINGS = 1 << 16  # postings queued before a batch is encoded

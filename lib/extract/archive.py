@@ -22,7 +22,7 @@ from typing import Callable, NamedTuple
 import lz4.frame
 import zstandard
 
-from lib.core import atomic
+from lib.store import atomic
 from lib.extract.formats import ArchiveFormat
 
 SOFTWARE = "dailyslice-extract"
@@ -162,7 +162,7 @@ class ArchiveWriter:
         self.out_dir, self.fmt, self.max_bytes, self.namer, self.when = out_dir, fmt, max_bytes, namer, when
         self.fd: int | None = None
         self.name = ""
-        # Written under a temp name unique to this task attempt (lib.core.atomic), renamed when
+        # Written under a temp name unique to this task attempt (lib.store.atomic), renamed when
         # complete: a retried or speculative attempt never writes into a file another one writes.
         self.tmp = ""
         self.size = 0

@@ -1,7 +1,7 @@
 """One capture by (file, offset, length): the archive member as stored, or its HTTP payload.
 
 What the service calls to hand out a page behind a search hit. Everything is a ranged read
-of the one record (``os.pread`` locally, ranged GETs on S3 through ``lib.core.storage``),
+of the one record (``os.pread`` locally, ranged GETs on S3 through ``lib.store.storage``),
 never the whole file; only the file's first bytes are read besides, to learn its format
 (compression, WARC or ARC, and the dictionary of a WARC-zstd file).
 
@@ -25,8 +25,8 @@ import os
 from dataclasses import dataclass, field
 from typing import BinaryIO, Iterator
 
-from lib.core import storage
-from lib.core.errors import DailysliceError
+from lib.store import storage
+from lib.errors import DailysliceError
 from lib.extract.formats import ArchiveFormat, FormatError, first_bytes, record_kind, sniff_format
 from lib.extract.lines import ExtractError, Resolver, check_real_path
 from lib.warc.http import HttpError, parse_head, parse_response, split_head

@@ -10,7 +10,7 @@ import os
 import shutil
 from typing import Any, Callable, Iterable
 
-from lib.core import atomic, layout
+from lib.store import atomic, layout
 from lib.extract.lines import ErrorRow, Item, tsv_escape
 from lib.extract.task import PARTS_DIR
 

@@ -17,7 +17,7 @@ from typing import Callable
 
 import zstandard
 
-from lib.core.errors import DailysliceError
+from lib.errors import DailysliceError
 from lib.warc.parse import arc_fields
 from lib.warc.streams import CODECS, GZIP_MAGIC, LZ4_MAGIC, PADDING, ZSTD_MAGIC, sniff_codec
 

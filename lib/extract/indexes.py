@@ -27,8 +27,8 @@ import os
 import re
 from typing import Callable, Iterator
 
-from lib.core import storage
-from lib.core.errors import UsageError
+from lib.store import storage
+from lib.errors import UsageError
 from lib.extract import parquet_index
 from lib.extract.lines import ErrorRow, ExtractError, Item, Resolver, make_item, parse_lines
 

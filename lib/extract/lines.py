@@ -13,8 +13,8 @@ import os
 from array import array
 from typing import Iterable, Iterator, NamedTuple
 
-from lib.core import storage
-from lib.core.errors import DailysliceError
+from lib.store import storage
+from lib.errors import DailysliceError
 
 class ExtractError(DailysliceError):
     """A line that cannot be extracted; ``kind`` is a short stable code for counting."""

@@ -17,7 +17,7 @@ import os
 import sys
 from typing import Iterator, NamedTuple
 
-from lib.core import storage
+from lib.store import storage
 from lib.warc.records import Record, iter_records
 
 

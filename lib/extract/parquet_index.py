@@ -21,8 +21,8 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lib.core import storage
-from lib.core.errors import UsageError
+from lib.store import storage
+from lib.errors import UsageError
 from lib.extract.lines import ErrorRow, ExtractError, Item, Resolver, make_item, row_line, tsv_escape
 
 CC_NAMES = ("url", "warc_filename", "warc_record_offset", "warc_record_length")

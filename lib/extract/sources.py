@@ -15,7 +15,7 @@ from typing import BinaryIO, Iterable
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from lib.core import s3, storage
+from lib.store import s3, storage
 from lib.extract.lines import ExtractError, Item, check_real_path
 
 #: On S3 a gap up to this size is read and discarded rather than starting a new GET.

@@ -13,7 +13,7 @@ import itertools
 import os
 from typing import Any
 
-from lib.core import atomic, storage
+from lib.store import atomic, storage
 from lib.extract.arc2warc import arc_to_warc
 from lib.extract.archive import ArchiveWriter, gzip_member, task_namer
 from lib.extract.formats import ArchiveFormat, FormatError, sniff_format

@@ -50,6 +50,7 @@ class Page:
     body_chars: int = 0  # visible characters in <body>: an empty text with some means the page lost it
     links: list[tuple[str, str]] = field(default_factory=list)
     json_ld: str | None = None
+    main_html: str | None = None  # the main content with structural tags only, when asked (lib/html/mainhtml.py)
 
 
 def _clean(s: str | None) -> str:
@@ -109,10 +110,11 @@ class LinkResolver:
         return url
 
 
-def extract(html: str, url: str, utf8: bytes | None = None) -> Page:
+def extract(html: str, url: str, utf8: bytes | None = None, main_html: bool = False) -> Page:
     """Parse ``html`` (already decoded) fetched from ``url``. ``utf8``, when given, is the
     same document as UTF-8 bytes (``html.encode()``, e.g. the body of a page that decoded as
-    UTF-8): lexbor parses those bytes directly instead of encoding ``html`` again."""
+    UTF-8): lexbor parses those bytes directly instead of encoding ``html`` again.
+    ``main_html``: also write :attr:`Page.main_html` (in the walk that writes the text)."""
     tree = LexborHTMLParser(html if utf8 is None else utf8)
     page = Page()
     first = _first_matches(tree)
@@ -157,7 +159,10 @@ def extract(html: str, url: str, utf8: bytes | None = None) -> Page:
             seen.add(key)
             links.append(key)
 
-    page.text, page.body_chars = main_text_and_size(tree)
+    if main_html:
+        page.text, page.body_chars, page.main_html = main_text_and_size(tree, resolve)
+    else:
+        page.text, page.body_chars = main_text_and_size(tree)
     return page
 
 
@@ -227,15 +232,18 @@ def _take_first(nodes: list, selectors: dict, first: dict) -> None:
                 first[sel] = node
 
 
-def main_text_and_size(tree: LexborHTMLParser) -> tuple[str, int]:
+def main_text_and_size(tree: LexborHTMLParser, resolve: LinkResolver | None = None) -> tuple:
     """Visible main text, boilerplate removed, one block per line (lib.html.maintext's rules;
-    the compiled walker computes the same in C), and the body's visible characters."""
+    the compiled walker computes the same in C), and the body's visible characters; with
+    ``resolve`` (the page's links' resolver), the main content as HTML third (main_html)."""
     body = tree.body
     if body is None:
-        return "", 0
+        return ("", 0) if resolve is None else ("", 0, "")
     if walk.WALK is not None:
-        return walk.WALK.main_text(body.mem_id)
-    return maintext.main_text(body)
+        if resolve is None:
+            return walk.WALK.main_text(body.mem_id)
+        return walk.WALK.main_text(body.mem_id, resolve, resolve.origin)
+    return maintext.main_text(body, resolve)
 
 
 def main_text(tree: LexborHTMLParser) -> str:

@@ -22,7 +22,10 @@ text from the same tree in C (tests/html/test_native_walk.py holds them equal).
 
 from __future__ import annotations
 
+from lib.html.mainhtml import HtmlWriter
+
 SEP = "\x1e"  # a block boundary in the written text
+PRE_BREAKS = SEP + "\n"  # inside <pre>, a line break is a block boundary too
 
 #: never shown: dropped wherever they are
 INVISIBLE_TAGS = frozenset({
@@ -51,9 +54,11 @@ BOILER_WORDS = frozenset({
 STATE_PARTS = frozenset({"has", "no", "with", "w", "without", "is", "show", "hide", "js", "enable", "disable", "not"})
 BLOCK_TAGS = frozenset({
     "p", "div", "section", "article", "main", "li", "ul", "ol", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6",
-    "br", "tr", "td", "th", "table", "blockquote", "pre", "figure", "figcaption", "hr", "address", "details",
+    "br", "tr", "table", "caption", "blockquote", "pre", "figure", "figcaption", "hr", "address", "details",
     "summary", "center", "nav", "header", "footer", "aside", "form", "fieldset", "menu", "dialog",
 })
+#: table cells: a space, not a line, between them (a table row is one line)
+CELL_TAGS = frozenset({"td", "th"})
 #: link density: an element is link furniture when more than LINK_NUM/LINK_DEN of its visible
 #: characters are link text (lists of links: menus, related articles, tag clouds, pagers)
 LINK_NUM, LINK_DEN = 3, 5
@@ -87,23 +92,35 @@ def _invisible(tag: str, attrs: dict) -> bool:
     return tag in INVISIBLE_TAGS or "hidden" in attrs
 
 
-def _boilerplate(tag: str, attrs: dict, chars: int, links: int) -> bool:
-    """Whether a boilerplate rule matches (protection aside)."""
+#: what marks an element as boilerplate: no rule, its tag (or role, aria-hidden) or link density, a class or id word
+NO_RULE, BY_TAG, BY_WORD = 0, 1, 2
+
+
+def _boilerplate(tag: str, attrs: dict, chars: int, links: int) -> int:
+    """Which boilerplate rule matches (protection aside): NO_RULE, BY_TAG or BY_WORD."""
     if tag in BOILER_TAGS or attrs.get("role") in BOILER_ROLES or attrs.get("aria-hidden") == "true":
-        return True
+        return BY_TAG
     if tag not in CLASS_EXEMPT_TAGS and is_boiler_class(attrs):
-        return True
-    return tag not in LINK_EXEMPT_TAGS and chars > 0 and links * LINK_DEN > chars * LINK_NUM
+        return BY_WORD
+    return BY_TAG if tag not in LINK_EXEMPT_TAGS and chars > 0 and links * LINK_DEN > chars * LINK_NUM else NO_RULE
 
 
-def _measure(body) -> tuple[list[list[int]], int, int]:
-    """Per element under ``body`` in document order: [size, chars, link chars, paragraph chars]
-    (size: the element and its indexed descendants; paragraph chars: visible characters outside
-    links inside PARAGRAPH_TAGS, not counting those of elements a boilerplate rule matches);
-    and the body's visible characters and paragraph characters."""
+def _protected(s: list[int], rule: int, total: int, rtotal: int) -> bool:
+    """Whether no boilerplate rule drops the element of ``s``: it holds more than half of the
+    body's visible characters, or a class or id word is all that marks it and it holds more than
+    half of the page's paragraph text (``<div class="entry share">`` around the article)."""
+    return s[1] * 2 > total or (rule == BY_WORD and rtotal >= ROOT_MIN and s[5] * 2 > rtotal)
+
+
+def _measure(body) -> tuple[list[list[int]], int, int, int]:
+    """Per element under ``body`` in document order: [size, chars, link chars, paragraph chars,
+    boilerplate rule, all paragraph chars] (size: the element and its indexed descendants;
+    paragraph chars: visible characters outside links inside PARAGRAPH_TAGS, not counting those of
+    elements a boilerplate rule matches; all paragraph chars: counting those too); and the body's
+    visible characters, paragraph characters and all paragraph characters."""
     stats: list[list[int]] = []
     stack: list[tuple[int, int]] = []  # (index, 1 for a link + 2 for a paragraph) of the open elements
-    total = ptotal = 0
+    total = ptotal = rtotal = 0
     in_link = in_par = 0
     node = body.child
     while node is not None:
@@ -119,11 +136,12 @@ def _measure(body) -> tuple[list[list[int]], int, int]:
                         top[2] += n
                     elif in_par:
                         top[3] += n
+                        top[5] += n
                 else:
                     total += n
         elif node.is_element_node:
             i = len(stats)
-            stats.append([1, 0, 0, 0, 0])
+            stats.append([1, 0, 0, 0, NO_RULE, 0])
             attrs = node.attributes
             if not _invisible(tag, attrs) and node.child is not None:
                 kind = (tag == "a" and "href" in attrs) + 2 * (tag in PARAGRAPH_TAGS)
@@ -137,35 +155,37 @@ def _measure(body) -> tuple[list[list[int]], int, int]:
         while node.next is None:
             node = node.parent
             if node is None or node.mem_id == body.mem_id:
-                return stats, total, ptotal
+                return stats, total, ptotal, rtotal
             i, kind = stack.pop()
             s = stats[i]
             s[0] = len(stats) - i
             in_link -= kind & 1
             in_par -= kind >> 1
-            s[4] = node.tag not in PROTECTED_TAGS and _boilerplate(node.tag, node.attributes, s[1], s[2])
+            s[4] = NO_RULE if node.tag in PROTECTED_TAGS else _boilerplate(node.tag, node.attributes, s[1], s[2])
             par = 0 if s[4] else s[3]
             if stack:
                 parent = stats[stack[-1][0]]
                 parent[1] += s[1]
                 parent[2] += s[2]
                 parent[3] += par
+                parent[5] += s[5]
             else:
                 total += s[1]
                 ptotal += par
+                rtotal += s[5]
         node = node.next
-    return stats, total, ptotal
+    return stats, total, ptotal, rtotal
 
 
-def _unprotect(stats: list[list[int]], total: int, ptotal: int) -> int:
-    """Clear the boilerplate mark of the elements that hold more than half of the body's visible
-    characters (the write walk never drops them: a link-heavy page wrapper, a layout class) and
+def _unprotect(stats: list[list[int]], total: int, ptotal: int, rtotal: int) -> int:
+    """Clear the boilerplate mark of the elements that the write walk never drops (:func:`_protected`:
+    a link-heavy page wrapper, a layout class, an article container with a stray class word) and
     count their paragraph text in their ancestors again; the body's paragraph characters after.
-    Such elements form one chain, each holding the next, so they are taken from the top down and
-    no ancestor of one is still marked."""
+    Such elements form a chain per criterion, each holding the next, so they are taken from the
+    top down: an ancestor of one is protected too, unless its tag marks it."""
     for i, s in enumerate(stats):
-        if s[4] and s[1] * 2 > total:
-            s[4] = False
+        if s[4] and _protected(s, s[4], total, rtotal):
+            s[4] = NO_RULE
             k = 0
             while k < i:  # down the chain of i's ancestors, skipping siblings whole
                 if k + stats[k][0] > i:
@@ -195,27 +215,37 @@ def content_root(stats: list[list[int]], ptotal: int) -> int:
     return root
 
 
-def main_text(body) -> tuple[str, int]:
+def main_text(body, resolve=None) -> tuple[str, int] | tuple[str, int, str]:
     """The main text under ``body`` (a selectolax node), blocks on lines of their own, and the
-    body's visible characters (a page whose text is empty although its body has some lost it).
+    body's visible characters (a page whose text is empty although its body has some lost it);
+    with ``resolve`` (href -> absolute URL or None), the main content as HTML third
+    (lib/html/mainhtml.py), written in the same walk.
 
     When the rules leave nothing of a body that has text (a page of links: a listing, a shop's
     page, a directory), the text is written again with fewer rules: without the content root
     and link density (STRICT, LENIENT), and at last with only the invisible elements left out
     (BARE), so that no page loses all its words to a rule."""
-    stats, total, ptotal = _measure(body)
-    ptotal = _unprotect(stats, total, ptotal)
-    text = _write(body, stats, total, content_root(stats, ptotal), STRICT)
-    if not text and total:
-        text = _write(body, stats, total, -1, LENIENT) or _write(body, stats, total, -1, BARE)
-    return text, total
+    stats, total, ptotal, rtotal = _measure(body)
+    ptotal = _unprotect(stats, total, ptotal, rtotal)
+    html = None if resolve is None else HtmlWriter(resolve)
+    text = _write(body, stats, (total, rtotal), content_root(stats, ptotal), STRICT, html)
+    for level in (LENIENT, BARE):
+        if text or not total:
+            break
+        html = None if resolve is None else HtmlWriter(resolve)
+        text = _write(body, stats, (total, rtotal), -1, level, html)
+    return (text, total) if html is None else (text, total, html.finish())
 
 
-def _write(body, stats: list[list[int]], total: int, root: int, level: int) -> str:
-    """The text under the content root (``root`` -1: the body) that the rules of ``level`` keep."""
+def _write(body, stats: list[list[int]], totals: tuple[int, int], root: int, level: int,
+           html: HtmlWriter | None = None) -> str:
+    """The text under the content root (``root`` -1: the body) that the rules of ``level`` keep
+    (``totals``: the body's visible and all paragraph characters); ``html``, when given, is told
+    what the text is told (lib/html/mainhtml.py)."""
     parts: list[str] = []
     i = 0
     inside = root < 0  # within the content root: text is written
+    pre = 0  # <pre> elements entered: their line breaks are the text's
     root_id = body.mem_id  # the content root, once entered: its end ends the walk
     node = body.child
     while node is not None:
@@ -223,33 +253,41 @@ def _write(body, stats: list[list[int]], total: int, root: int, level: int) -> s
         tag = node.tag
         if tag == "-text":
             if inside:
-                parts.append(node.text_content or "")
+                t = node.text_content or ""
+                parts.append(t.replace("\n", SEP) if pre else t)
+                if html is not None:
+                    html.text(t, PRE_BREAKS if pre else SEP)
         elif node.is_element_node:
-            size, chars, links = stats[i][:3]
+            s = stats[i]
+            size, chars, links = s[:3]
             attrs = node.attributes
             if _invisible(tag, attrs):
                 i += size
             elif not inside:
                 if i == root:
                     inside, root_id = True, node.mem_id
-                    if tag in BLOCK_TAGS:
-                        parts.append(SEP)
+                    _enter(tag, parts, html)
                     descend = node.child is not None
+                    if descend and html is not None:
+                        html.push(tag, attrs, root=True)
                     i += 1
                 elif i < root < i + size:  # an ancestor of the root
                     descend = True
                     i += 1
                 else:
                     i += size
-            elif (level != BARE and tag not in PROTECTED_TAGS and chars * 2 <= total
-                  and _boilerplate(tag, attrs, chars, links if level == STRICT else 0)):
+            elif (level != BARE and tag not in PROTECTED_TAGS
+                  and (rule := _boilerplate(tag, attrs, chars, links if level == STRICT else 0))
+                  and not _protected(s, rule, *totals)):
                 i += size
             else:
                 i += 1
-                if tag in BLOCK_TAGS:
-                    parts.append(SEP)
+                _enter(tag, parts, html)
                 descend = node.child is not None
+                if descend and html is not None:
+                    html.push(tag, attrs)
         if descend:
+            pre += tag == "pre"
             node = node.child
             continue
         while node.next is None:
@@ -257,9 +295,24 @@ def _write(body, stats: list[list[int]], total: int, root: int, level: int) -> s
             if node is None or node.mem_id in (body.mem_id, root_id):
                 node = None
                 break
-            if inside and node.tag in BLOCK_TAGS:  # a block's end ends its line too
-                parts.append(SEP)
+            pre -= node.tag == "pre"
+            if inside:  # a block's end ends its line too
+                _enter(node.tag, parts, html)
+                if html is not None:
+                    html.pop()
         if node is not None:
             node = node.next
     lines = (" ".join(part.split()) for part in "".join(parts).split(SEP))
     return "\n".join(line for line in lines if line)
+
+
+def _enter(tag: str, parts: list[str], html: HtmlWriter | None) -> None:
+    """The boundary an element's start or end makes: a line for a block, a space for a cell."""
+    if tag in BLOCK_TAGS:
+        parts.append(SEP)
+        if html is not None:
+            html.brk()
+    elif tag in CELL_TAGS:
+        parts.append(" ")
+        if html is not None:
+            html.space()

@@ -22,10 +22,10 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from lib.ciff.writer import CiffWriter
-from lib.core import layout, storage
-from lib.core.analysis import Analyzer, analyzer_from_description
-from lib.core.s3 import client as s3_client
-from lib.core.sparkjob import map_tasks
+from lib.store import layout, storage
+from lib.text.analysis import Analyzer, analyzer_from_description
+from lib.store.s3 import client as s3_client
+from lib.runtime.sparkjob import map_tasks
 
 GZIP_LEVEL = 6
 

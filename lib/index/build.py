@@ -1,7 +1,7 @@
 """Map side of the index job: preprocessed Parquet files in, partial inverted lists out (no Spark imports).
 
-:func:`index_files` is a :func:`lib.core.sparkjob.map_tasks` function over runs of consecutive preprocessed
-files, planned by bytes (:mod:`lib.core.packing`); ``t`` is the position of a run's first file in the day's
+:func:`index_files` is a :func:`lib.runtime.sparkjob.map_tasks` function over runs of consecutive preprocessed
+files, planned by bytes (:mod:`lib.runtime.packing`); ``t`` is the position of a run's first file in the day's
 sorted file list. For each run (each file of it in turn, numbered on as one) it reads
 the pages with pyarrow (the text never goes through the JVM), finds each page's shard
 (``pidx``: its TLD/LANG group and the first bits of MD5(url)), numbers the pages of each shard
@@ -35,10 +35,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from lib.core import atomic, locations
-from lib.core.analysis import get_analyzer
+from lib.store import atomic, locations
+from lib.text.analysis import get_analyzer
 from lib.index import owi
-from lib.core.keyspace import partition_of
+from lib.pages.keyspace import partition_of
 
 #: metadata-{n}.parquet: schema 0.1.0 plus ours (lib.index.owi), in docid order
 #: (collection_docid = record_id = the CIFF DocRecord's collection_docid)

@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lib.ciff.reader import CiffReader
-from lib.core import layout
+from lib.store import layout
 
 
 def _sha(data: bytes) -> str:

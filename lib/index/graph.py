@@ -14,7 +14,7 @@ Two plans (:mod:`lib.index.graph_tasks` holds the tasks). A day of at most
 ``single_task_bytes`` of page files (:data:`SINGLE_TASK_BYTES` by default) is ONE task: one
 DuckDB with the executor's cores as threads reads every file and writes the three tables
 from its temp tables (no spill files, no second stage). A larger day takes two stages. Map:
-one task per run of consecutive page files, packed by bytes (:mod:`lib.core.packing`: a day
+one task per run of consecutive page files, packed by bytes (:mod:`lib.runtime.packing`: a day
 in thousands of small files costs what its bytes cost), writes its edges file and spills its
 edges by key range (destination URL for the in-links, source host for the host graph).
 Reduce: one task per key range aggregates it. Both plans give the same rows. No edge reaches
@@ -30,9 +30,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lib.core import packing, storage
-from lib.core.exclusions import NONE as NO_EXCLUSIONS, Exclusions
-from lib.core.sparkjob import map_tasks
+from lib.runtime import packing
+
+from lib.store import storage
+from lib.pages.exclusions import NONE as NO_EXCLUSIONS, Exclusions
+from lib.runtime.sparkjob import map_tasks
 from lib.index.graph_tasks import MAX_ANCHORS, map_file, reduce_partition, whole_day, write_empty
 
 __all__ = ["MAX_ANCHORS", "SINGLE_TASK_BYTES", "write_graph", "partitions_for"]

@@ -36,10 +36,10 @@ from typing import Any
 import duckdb
 import pyarrow.parquet as pq
 
-from lib.core import exclusions as excl_mod
-from lib.core import layout, storage
-from lib.core.exclusions import NONE as NO_EXCLUSIONS, Exclusions
-from lib.core.s3 import client as s3_client
+from lib.pages import exclusions as excl_mod
+from lib.store import layout, storage
+from lib.pages.exclusions import NONE as NO_EXCLUSIONS, Exclusions
+from lib.store.s3 import client as s3_client
 from lib.index.anchors import write_anchors
 from lib.index.graph_tasks import drop_excluded
 

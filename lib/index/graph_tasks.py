@@ -21,7 +21,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from lib.core.exclusions import NONE as NO_EXCLUSIONS, Exclusions
+from lib.pages.exclusions import NONE as NO_EXCLUSIONS, Exclusions
 
 MAX_ANCHORS = 10
 #: per-task DuckDB memory limit (beyond it the aggregation spills to disk)

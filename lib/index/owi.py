@@ -9,7 +9,7 @@ Our own columns stay beside those under names that do not clash (docs/index.md):
 (byte-copy extraction), ``outgoing_link_anchors`` (anchor text of each ``outgoing_links``
 entry, same position), ``url_host``, ``language_score`` and the rest of the page columns.
 
-:func:`metadata_batch` turns a batch of preprocessed pages (lib.core.schema ``PAGE_SCHEMA``)
+:func:`metadata_batch` turns a batch of preprocessed pages (lib.pages.schema ``PAGE_SCHEMA``)
 into these columns; the index's map step calls it, the reduce step adds ``docid``.
 """
 
@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lib.core import weburls
+from lib.pages import weburls
 
 SCHEMA_VERSION = "0.1.0"
 SCHEMA_METADATA = [("schema_version", SCHEMA_VERSION)]

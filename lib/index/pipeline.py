@@ -16,14 +16,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from lib.core import packing, storage
-from lib.core.analysis import get_analyzer
-from lib.core.exclusions import NONE as NO_EXCLUSIONS, Exclusions
-from lib.core.sparkjob import Steps, log, map_tasks
+from lib.runtime import packing
+
+from lib.store import storage
+from lib.text.analysis import get_analyzer
+from lib.pages.exclusions import NONE as NO_EXCLUSIONS, Exclusions
+from lib.runtime.sparkjob import Steps, log, map_tasks
 from lib.index import graph
 from lib.index import shards as index_shards
 from lib.index.build import MAP_SCHEMA, STATS_SCHEMA, MapPlan, index_files
-from lib.index.inputs import PAGE_COLUMNS, input_files
+from lib.index.page_files import PAGE_COLUMNS, input_files
 from lib.index.write import ShardSpec, shard_inputs, write_shards
 
 #: map tasks a core gets at least (a day's languages cost different times per byte)

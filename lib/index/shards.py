@@ -14,7 +14,7 @@ Rules (docs/index.md):
   analyzer serves the whole shard.
 * A group of ``n`` pages gets ``k = 2^ceil(log2(ceil(n / docs_per_shard)))`` shards (at
   least 1) and a page goes to shard ``partition_of(url, k)`` of the MD5 key space
-  (lib.core.keyspace): with the same ``k`` a URL lands in the same shard every day,
+  (lib.pages.keyspace): with the same ``k`` a URL lands in the same shard every day,
   and when ``k`` doubles shard ``i`` splits into ``i`` and ``i + k``.
 """
 
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from lib.core import layout
+from lib.store import layout
 
 OTHER = "other"
 _LABEL = re.compile(r"[a-z0-9-]{1,63}")

@@ -1,6 +1,6 @@
 """Reduce side of the index job: one task merges each shard's segments into its CIFF and metadata (no Spark imports).
 
-:func:`write_shards` is a :func:`lib.core.sparkjob.map_tasks` function over shard numbers; for each shard it
+:func:`write_shards` is a :func:`lib.runtime.sparkjob.map_tasks` function over shard numbers; for each shard it
 gets, from the driver, the map tasks' report (lib.index.build ``MAP_SCHEMA``: per input
 file ``t`` with pages of the shard, its pages, tokens and segments) and reads the files
 the map tasks wrote into the spill folder:
@@ -41,7 +41,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from lib.ciff.writer import CiffWriter
-from lib.core import atomic, layout
+from lib.store import atomic, layout
 from lib.index import owi
 from lib.index.build import METADATA_SCHEMA, STATS_SCHEMA, docs_path, segment_path
 

@@ -11,7 +11,7 @@ wait defers to :class:`~lib.orchestration.trigger.SlurmJobTrigger`; check reads 
 and, on failure, copies the tails of the job's logs into the task log (for a day preprocess
 published but found unhealthy, exit 3, the health text first: shares, breached thresholds,
 top reasons, sample offsets, also in the exception); exchange merges the partner data
-centers' links into the day's index (:mod:`lib.orchestration.exchange`); stage mirrors the
+centers' links into the day's index (:mod:`lib.orchestration.exchange_task`); stage mirrors the
 output to the staging target (filesystem, S3, iRODS or placement slices); summary writes
 the run summary JSON.
 
@@ -43,15 +43,15 @@ import pendulum
 from airflow.sdk import DAG, BaseOperator, Param, get_current_context, task
 from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
-from lib.core import layout, s3, storage
+from lib.store import layout, s3, storage
 from lib.orchestration import days as daycheck
 from lib.orchestration import slurm
-from lib.orchestration.exchange import exchange_outputs
+from lib.orchestration.exchange_task import exchange_outputs
 from lib.orchestration.outputs import stage_outputs
 from lib.orchestration.sizing import size_job
 from lib.orchestration.trigger import SlurmJobTrigger, failed_marker_path
 from lib.preprocess.health import describe
-from lib.preprocess.inputs import compare
+from lib.preprocess.input_manifest import compare
 from lib.warc.records import ARCHIVE_SUFFIXES
 
 log = logging.getLogger("dailyslice.dag")
@@ -76,7 +76,7 @@ def nightly_day(context: dict[str, Any]) -> dt.date:
 
 @contextlib.contextmanager
 def s3_endpoint(endpoint: str | None) -> Iterator[None]:
-    """Point lib.core.s3 at ``endpoint`` (None: leave the environment's) for the block."""
+    """Point lib.store.s3 at ``endpoint`` (None: leave the environment's) for the block."""
     if not endpoint:
         yield
         return

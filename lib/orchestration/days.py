@@ -2,7 +2,7 @@
 
 For each day of a window ending at ``--end`` (default yesterday), the day's input folder
 (``ROOT/warc/YYYY-MM/DD``) is listed and compared with the input record the published
-preprocessed day keeps (``_inputs.json``, :mod:`lib.preprocess.inputs`):
+preprocessed day keeps (``_inputs.json``, :mod:`lib.preprocess.input_manifest`):
 
 =============  ===============================================================  ===========
 state          meaning                                                          needs a run
@@ -32,8 +32,8 @@ import json
 import sys
 from typing import Any, Callable
 
-from lib.core import layout, storage
-from lib.preprocess.inputs import compare, entries
+from lib.store import layout, storage
+from lib.preprocess.input_manifest import compare, entries
 from lib.warc.records import ARCHIVE_SUFFIXES
 
 NEEDS_RUN = ("changed", "missing")
@@ -58,7 +58,7 @@ def day_state(root: str, output_root: str, day: dt.date, read: Reader | None = N
     """The state of ``day`` (module table) with what changed and the counts behind it.
 
     ``read(uri)`` reads a file below ``output_root`` (None: absent); the default reads it
-    through :mod:`lib.core.storage`, the DAG passes one that runs ``cat`` where the Slurm jobs
+    through :mod:`lib.store.storage`, the DAG passes one that runs ``cat`` where the Slurm jobs
     write (locally or over SSH). A day that needs a run carries a ``fingerprint`` of its state."""
     read = read or read_output
     inp = layout.day_path(root, layout.WARC, day)

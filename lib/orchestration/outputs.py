@@ -6,7 +6,7 @@ import datetime as dt
 import logging
 from typing import Any
 
-from lib.core import layout
+from lib.store import layout
 from lib.placement.publish import publish_tree
 from lib.staging import make_target, stage_tree
 

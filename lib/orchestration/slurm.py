@@ -17,7 +17,7 @@ import subprocess
 from dataclasses import dataclass, field
 from typing import Any
 
-from lib.core.errors import DailysliceError
+from lib.errors import DailysliceError
 
 #: Slurm job states after which the job will not run again.
 TERMINAL = {

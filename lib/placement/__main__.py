@@ -16,7 +16,7 @@ import sys
 from lib.placement import config as _config
 from lib.placement.publish import local_files, publish_tree
 from lib.placement.rebalance import RebalanceError, plan_moves, rebalance
-from lib.placement.slices import Collection, PlacementError, check_path, locate
+from lib.placement.swap import Collection, PlacementError, check_path, locate
 
 
 def _coll(args: argparse.Namespace) -> Collection:

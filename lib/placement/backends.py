@@ -2,7 +2,7 @@
 
 Paths inside a root are collection-relative with ``/`` separators. Writes never leave a
 partial file under its final name: local files are written to a hidden temp name in the
-same folder (``.NAME.swaptmp``), synced and renamed (:func:`lib.core.atomic.atomic_file`);
+same folder (``.NAME.swaptmp``), synced and renamed (:func:`lib.store.atomic.atomic_file`);
 S3 uploads appear atomically on completion.
 Temp names are never listed, so a crash mid-write cannot add a file to the collection.
 """
@@ -16,7 +16,7 @@ import shutil
 from abc import ABC, abstractmethod
 from typing import BinaryIO, Iterator
 
-from lib.core import atomic, s3, storage
+from lib.store import atomic, s3, storage
 
 TMP_SUFFIX = ".swaptmp"
 CHUNK = 1 << 20

@@ -22,8 +22,8 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
-from lib.core import storage
-from lib.core.errors import ConfigError
+from lib.store import storage
+from lib.errors import ConfigError
 
 
 @dataclass

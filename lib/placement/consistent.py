@@ -12,7 +12,7 @@ import bisect
 from collections import Counter
 from typing import Iterable
 
-from lib.core.keyspace import md5_int
+from lib.pages.keyspace import md5_int
 
 
 class ConsistentHashRing:

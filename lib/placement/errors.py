@@ -1,6 +1,6 @@
 """The placement errors, in a module of their own so that every placement module can raise them."""
 
-from lib.core.errors import DailysliceError
+from lib.errors import DailysliceError
 
 
 class PlacementError(DailysliceError, RuntimeError):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 
-from lib.core import storage
+from lib.store import storage
 from lib.placement.errors import RebalanceError
 
 PLAN_FORMAT = "swap-rebalance/1"

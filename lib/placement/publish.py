@@ -13,9 +13,9 @@ import os
 from collections import Counter
 from typing import Iterable
 
-from lib.core import layout, storage
+from lib.store import layout, storage
 from lib.placement.config import SliceConfig
-from lib.placement.slices import PlacementError, check_path, collection_of
+from lib.placement.swap import PlacementError, check_path, collection_of
 
 MARKERS = (layout.SUCCESS,)
 

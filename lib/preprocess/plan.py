@@ -15,7 +15,7 @@ import hashlib
 import heapq
 from typing import Sequence
 
-from lib.core.packing import TASK_BYTES, split_bytes  # Spark's maxPartitionBytes and maxSplitBytes
+from lib.runtime.packing import TASK_BYTES, split_bytes  # Spark's maxPartitionBytes and maxSplitBytes
 
 #: Spark's ``openCostInBytes`` is 4 MiB; opening an archive costs us an S3 request's first byte
 #: (tens of ms) and a reader's setup, a few hundred KB of our per-core throughput. With 4 MiB a
@@ -29,7 +29,7 @@ def pack(files: Sequence[tuple[str, int]], task_bytes: int = TASK_BYTES, open_co
     """Indexes into ``files`` ((name, size) pairs) grouped into tasks, biggest task first.
 
     Each file costs its size plus ``open_cost`` (so a task of tiny files still ends), and no task
-    of several files costs more than :func:`lib.core.packing.split_bytes`, Spark's limit. Unlike
+    of several files costs more than :func:`lib.runtime.packing.split_bytes`, Spark's limit. Unlike
     Spark's next fit, the tasks are balanced over the slots: as many tasks as the limit needs,
     rounded up to a multiple of ``slots``, filled largest file first into the least-loaded task
     (a day of 8 files of 36 MB made 3 tasks of next fit for 2 slots, one slot idle a third of the

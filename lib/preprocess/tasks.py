@@ -21,9 +21,9 @@ from typing import Any, Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lib.core import atomic, layout, locations, s3, storage
-from lib.core.exclusions import NONE as NO_EXCLUSIONS, Exclusions
-from lib.core.schema import CAPTURE_SCHEMA, PAGE_SCHEMA
+from lib.store import atomic, layout, locations, s3, storage
+from lib.pages.exclusions import NONE as NO_EXCLUSIONS, Exclusions
+from lib.pages.schema import CAPTURE_SCHEMA, OPT_IN_PAGE_COLUMNS, PAGE_SCHEMA, ROW_GROUP_ROWS
 from lib.html import walk
 from lib.preprocess import enrich as enrichment, health, tasktime
 from lib.preprocess.pages import FileProcessor
@@ -34,7 +34,6 @@ from lib.preprocess.plan import task_name
 RESULT_SCHEMA = pa.schema([("file", pa.string()), ("stats", pa.string()), ("errors", pa.string()),
                            ("outputs", pa.list_(pa.string())), ("timing", pa.string())])
 FILE_SCHEMA = PAGE_SCHEMA.remove(PAGE_SCHEMA.get_field_index("language"))
-ROW_GROUP_ROWS = 20_000
 BUFFER_BYTES = 96 << 20  # pages held before a row group is written, over all languages
 FILE_BYTES = 128 << 20  # a language's Parquet file of a task is closed, and the next begun, at this size
 
@@ -120,11 +119,11 @@ def _write_captures(out_dir: str, name: str, captures: list[dict[str, Any]]) -> 
 
 def _read_one(uri: str, size: int, name: str, writer: LanguageWriter, captures: list[dict[str, Any]],
               max_page_bytes: int, batch_rows: int, exclusions: Exclusions,
-              plugins: list[enrichment.Plugin]) -> dict[str, Any]:
+              plugins: list[enrichment.Plugin], main_html: bool = False) -> dict[str, Any]:
     """Stream one archive into ``writer`` and ``captures``; returns its result row (no outputs)."""
     s3_before = s3.counters()
     enrich = enrichment.Enrichment(list(plugins))  # one per archive: its report is the archive's
-    proc = FileProcessor(uri, max_page_bytes, name=name, exclusions=exclusions, enrich=enrich)
+    proc = FileProcessor(uri, max_page_bytes, name=name, exclusions=exclusions, enrich=enrich, main_html=main_html)
     proc.stats.bytes = size
     buf: list[dict[str, Any]] = []
     try:
@@ -156,19 +155,20 @@ def _read_one(uri: str, size: int, name: str, writer: LanguageWriter, captures: 
 
 def process_task(files: list[tuple[str, int]], out_dir: str, max_page_bytes: int, batch_rows: int,
                  input_root: str | None = None, exclusions: Exclusions = NO_EXCLUSIONS,
-                 file_bytes: int = FILE_BYTES, plugins: list[enrichment.Plugin] = ()) -> list[dict[str, Any]]:
+                 file_bytes: int = FILE_BYTES, plugins: list[enrichment.Plugin] = (),
+                 main_html: bool = False) -> list[dict[str, Any]]:
     """Process one task's archives in the order given (the plan gives them in name order: the
     order of their pages in the output); returns one RESULT_SCHEMA row per archive, the first
     carrying the task's output files and its timing (:mod:`lib.preprocess.tasktime`). Ids and
     output names derive from the archives' paths below ``input_root``
-    (:func:`lib.core.locations.archive_name`), not from where they are read."""
+    (:func:`lib.store.locations.archive_name`), not from where they are read."""
     clock = tasktime.Clock()
     names = [locations.archive_name(uri, input_root) if input_root else uri for uri, _ in files]
     name = task_name(names)
     writer = LanguageWriter(storage.local_path(out_dir), name, file_bytes,
-                            enrichment.schema_with(FILE_SCHEMA, list(plugins)))
+                            enrichment.schema_with(file_schema(main_html), list(plugins)))
     captures: list[dict[str, Any]] = []
-    rows = [_read_one(uri, size, arc, writer, captures, max_page_bytes, batch_rows, exclusions, plugins)
+    rows = [_read_one(uri, size, arc, writer, captures, max_page_bytes, batch_rows, exclusions, plugins, main_html)
             for (uri, size), arc in zip(files, names)]
     if rows:
         pages = writer.close()
@@ -183,18 +183,28 @@ def process_task(files: list[tuple[str, int]], out_dir: str, max_page_bytes: int
 
 def make_mapper(files: list[tuple[str, int]], tasks: list[list[int]], out_dir: str, max_page_bytes: int,
                 batch_rows: int, input_root: str | None = None, exclusions: Exclusions = NO_EXCLUSIONS,
-                file_bytes: int = FILE_BYTES, plugins: list[enrichment.Plugin] = ()):
-    """The :func:`lib.core.sparkjob.map_tasks` function: input rows carry indexes into ``tasks``,
+                file_bytes: int = FILE_BYTES, plugins: list[enrichment.Plugin] = (), main_html: bool = False):
+    """The :func:`lib.runtime.sparkjob.map_tasks` function: input rows carry indexes into ``tasks``,
     each a list of indexes into ``files`` (found below ``input_root``)."""
 
     def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for t in batch.column(0).to_pylist():
                 rows = process_task([files[i] for i in tasks[t]], out_dir, max_page_bytes, batch_rows,
-                                    input_root, exclusions, file_bytes, plugins)
+                                    input_root, exclusions, file_bytes, plugins, main_html)
                 yield pa.RecordBatch.from_pylist(rows, schema=RESULT_SCHEMA)
 
     return mapper
+
+
+def file_schema(main_html: bool = False) -> pa.Schema:
+    """The schema of a page file: FILE_SCHEMA, plus main_html when asked. It is marked as a
+    plugin's column is (field metadata ``dailyslice.enricher``), so that the index carries it
+    into the metadata store as it carries theirs (lib.index.owi.plugin_fields)."""
+    schema = FILE_SCHEMA
+    for name, type_, _ in OPT_IN_PAGE_COLUMNS if main_html else ():
+        schema = schema.append(pa.field(name, type_).with_metadata({enrichment.PLUGIN_KEY: name}))
+    return schema
 
 
 def remove_strays(out_dir: str, results: list[dict[str, Any]]) -> int:

@@ -12,7 +12,7 @@ import json
 import os
 from typing import Any
 
-from lib.core import layout
+from lib.store import layout
 
 AUDIT = "audit.jsonl"
 

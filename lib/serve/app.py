@@ -33,7 +33,7 @@ from lib.serve.engine import MAX_K, MAX_QUERY_CHARS, MAX_RANGE_DAYS, Engine, che
 from lib.serve.errors import NotFound
 from lib.serve.files_api import files_router
 from lib.serve.http_errors import install_error_handlers
-from lib.serve.slices import SliceStore, parse_day, split_values
+from lib.serve.published import SliceStore, parse_day, split_values
 
 def hit_dict(hit: Any) -> dict[str, Any]:
     """A hit as JSON-ready fields, with MOSAIC's names as aliases (id, textSnippet, warcDate)."""

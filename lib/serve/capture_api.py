@@ -25,7 +25,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from lib.core import locations, storage
+from lib.store import locations, storage
 from lib.extract.capture import CaptureError, open_capture
 
 #: HTTP status of each CaptureError reason

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import httpx
 
-from lib.core import atomic
-from lib.core.errors import DailysliceError, UsageError
+from lib.store import atomic
+from lib.errors import DailysliceError, UsageError
 
 MANIFEST = "_manifest.json"
 

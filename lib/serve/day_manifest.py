@@ -16,8 +16,8 @@ import json
 import re
 from dataclasses import dataclass
 
-from lib.core import layout, storage
-from lib.core.errors import DailysliceError
+from lib.store import layout, storage
+from lib.errors import DailysliceError
 
 _SHARD_RE = re.compile(r"^([^/]+)/([^/]+)/index-(\d+)\.ciff(\.gz)?$")
 

@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow.compute as pc
 
-from lib.core import exclusions as excl_mod
-from lib.core.exclusions import Exclusions
+from lib.pages import exclusions as excl_mod
+from lib.pages.exclusions import Exclusions
 from lib.serve import _maxscore
 from lib.serve.errors import DayNotPublished, QueryError
 from lib.serve.serving_index import DayIndex, Shard, day_key, default_cache, ensure_built, published_days

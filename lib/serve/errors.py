@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lib.core.errors import DailysliceError
+from lib.errors import DailysliceError
 
 
 class ServeError(DailysliceError):

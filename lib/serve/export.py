@@ -27,9 +27,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from lib.core.locations import is_s3
+from lib.store.locations import is_s3
 from lib.serve.errors import NotFound, QueryError
-from lib.serve.slices import FileEntry, SliceStore, split_values
+from lib.serve.published import FileEntry, SliceStore, split_values
 
 BATCH_ROWS = 32_768
 MEDIA_TYPE = "application/vnd.apache.parquet"

@@ -18,7 +18,7 @@ from fastapi.responses import Response, StreamingResponse
 from lib.serve import export
 from lib.serve.errors import QueryError
 from lib.serve.http_errors import install_error_handlers
-from lib.serve.slices import SliceStore
+from lib.serve.published import SliceStore
 
 _RANGE_RE = re.compile(r"^bytes=(\d*)-(\d*)$")
 

@@ -43,8 +43,8 @@ from lib.ciff.errors import CiffError
 from lib.ciff.messages import check_header, decode_doc, decode_header
 from lib.ciff.stream import open_ciff
 from lib.ciff.varint import decode_varint
-from lib.core import layout, storage
-from lib.core.analysis import Analyzer, analyzer_from_description
+from lib.store import layout, storage
+from lib.text.analysis import Analyzer, analyzer_from_description
 from lib.serve import _maxscore
 from lib.serve.day_manifest import ShardError, ShardFiles, check_file, check_listed, plan_shards, rel_path
 

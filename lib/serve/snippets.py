@@ -10,7 +10,7 @@ import html
 import re
 import unicodedata
 
-from lib.core.analysis import Analyzer
+from lib.text.analysis import Analyzer
 
 CHARS = 240  # characters in a snippet (about 35 words)
 SCAN = 20_000  # characters of a page searched for the window

@@ -14,8 +14,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from lib.core.layout import SUCCESS
-from lib.core.storage import tree_files
+from lib.store.layout import SUCCESS
+from lib.store.storage import tree_files
 from lib.staging.base import StagingError, Target, checksum_file
 from lib.staging.irods import IrodsTarget, open_session
 from lib.staging.targets import FilesystemTarget, S3Target

@@ -9,7 +9,7 @@ import base64
 import hashlib
 from typing import Protocol
 
-from lib.core.errors import DailysliceError
+from lib.errors import DailysliceError
 
 
 class StagingError(DailysliceError, RuntimeError):

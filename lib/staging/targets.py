@@ -7,7 +7,7 @@ import shutil
 
 from botocore.exceptions import ClientError
 
-from lib.core import atomic, s3, storage
+from lib.store import atomic, s3, storage
 from lib.staging.base import StagingError, checksum_file
 
 #: S3 user metadata key holding the ``sha2:`` checksum of an object we uploaded.
@@ -15,7 +15,7 @@ S3_META_KEY = "sha256"
 
 
 class FilesystemTarget:
-    """A folder on a (shared) filesystem; copies are written to a temp name (:mod:`lib.core.atomic`),
+    """A folder on a (shared) filesystem; copies are written to a temp name (:mod:`lib.store.atomic`),
     re-read and checked, synced and renamed."""
 
     def __init__(self, root: str):

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import brotli
 
-from lib.core.errors import DailysliceError
+from lib.errors import DailysliceError
 
 MAX_HEADER_BYTES = 256 << 10  # where we give up looking for the end of the HTTP head
 MAX_HEADER_LINE = 16 << 10  # a longer header line is skipped (with a warning)

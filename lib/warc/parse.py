@@ -13,7 +13,7 @@ import datetime as dt
 import uuid
 from dataclasses import dataclass, field
 
-from lib.core.errors import DailysliceError
+from lib.errors import DailysliceError
 from lib.warc.streams import ByteReader
 
 MAX_HEADER_LINES = 512

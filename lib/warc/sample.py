@@ -19,7 +19,7 @@ from html import escape
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from lib.core import layout
+from lib.store import layout
 from lib.warc.records import sha1_digest
 
 SENTENCES = {

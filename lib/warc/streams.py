@@ -14,7 +14,7 @@ import lz4.frame
 import zstandard
 from isal import isal_zlib
 
-from lib.core.errors import DailysliceError
+from lib.errors import DailysliceError
 
 GZIP_MAGIC = b"\x1f\x8b\x08"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"

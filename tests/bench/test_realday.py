@@ -14,7 +14,7 @@ import pytest
 
 from benchmarks import realday
 from benchmarks.realday_records import collect_domains
-from lib.core.weburls import _extractor
+from lib.pages.weburls import _extractor
 
 COPIES = 3
 

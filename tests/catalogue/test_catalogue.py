@@ -1,4 +1,4 @@
-"""Catalogue end to end on tiny Parquet days that follow lib.core.schema: the Spark job
+"""Catalogue end to end on tiny Parquet days that follow lib.pages.schema: the Spark job
 (CDXJ + URL database + report), DuckDB queries, the CLI and the HTTP API."""
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from lib.catalogue import cdxj, query, urldb
 from lib.catalogue.__main__ import main as cli
 from jobs.catalogue import main as build
 from lib.catalogue.keys import normalize_url, url_id
-from lib.core.keyspace import partition_of
-from lib.core.schema import CAPTURE_SCHEMA, PAGE_SCHEMA
+from lib.pages.keyspace import partition_of
+from lib.pages.schema import CAPTURE_SCHEMA, PAGE_SCHEMA
 
 UTC = dt.timezone.utc
 D1, D2 = dt.date(2026, 1, 14), dt.date(2026, 1, 15)
@@ -405,7 +405,7 @@ def test_report_opens_with_the_health_banner(built):
 
 
 def test_output_to_s3_has_success_last(built, spark, s3_bucket):
-    from lib.core import storage
+    from lib.store import storage
 
     root, _ = built
     dest = f"s3://{s3_bucket}/catalogue/2026-01/14"

@@ -12,7 +12,7 @@ import shutil
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from lib.core import s3
+from lib.store import s3
 from lib.extract.capture import CaptureError, open_capture
 from lib.warc.records import Record, iter_records
 from tests.extract.test_extract_formats import CONFORMANCE, zstd_warc

@@ -22,7 +22,7 @@ from fastwarc.warc import WarcRecordType
 from warcio.archiveiterator import ArchiveIterator
 
 from jobs.extract import ExtractJob
-from lib.core import s3
+from lib.store import s3
 from lib.extract.driver import MANIFEST
 from lib.extract.lines import Resolver, parse_lines
 from lib.extract.listing import record_ranges

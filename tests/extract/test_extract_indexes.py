@@ -22,7 +22,7 @@ from fastwarc.warc import ArchiveIterator as FastWarcIterator
 from fastwarc.warc import WarcRecordType
 from warcio.archiveiterator import ArchiveIterator
 
-from lib.core import s3, storage
+from lib.store import s3, storage
 from lib.extract.indexes import sniff_index
 from tests.extract.test_extract_job import error_rows, manifest_rows, run_job
 

@@ -17,8 +17,8 @@ from fastwarc.warc import WarcRecordType
 from warcio.archiveiterator import ArchiveIterator
 
 from jobs.extract import ExtractJob
-from lib.core import s3, storage
-from lib.core.schema import PAGE_SCHEMA
+from lib.store import s3, storage
+from lib.pages.schema import PAGE_SCHEMA
 from lib.extract.driver import ERRORS, MANIFEST
 from lib.extract.lines import Resolver, parse_lines
 from lib.extract.listing import record_ranges

@@ -15,7 +15,7 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from lib.core import atomic
+from lib.store import atomic
 from lib.extract.formats import ArchiveFormat
 from lib.extract.archive import arc_filedesc_record, gzip_member, header_bytes
 from lib.extract.driver import plan_tasks

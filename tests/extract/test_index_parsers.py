@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from lib.core.errors import UsageError
+from lib.errors import UsageError
 from lib.extract.indexes import CdxColumns, CsvColumns, IndexInput, cdxj_fields, sniff_index
 from lib.extract.lines import ExtractError, Resolver, check_real_path
 from lib.extract.terminator import missing_terminator

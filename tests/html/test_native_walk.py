@@ -48,8 +48,8 @@ def test_the_walker_is_built_and_used():
     assert walk.status().startswith("compiled walker")
 
 
-def both(html: str, url: str, python_path) -> tuple[dict, dict]:
-    return vars(content.extract(html, url)), python_path(html, url)
+def both(html: str, url: str, python_path, main_html: bool = False) -> tuple[dict, dict]:
+    return vars(content.extract(html, url, None, main_html)), python_path(html, url, None, main_html)
 
 
 def real_documents(corpus) -> list[tuple[str, str]]:
@@ -78,12 +78,15 @@ def real_documents(corpus) -> list[tuple[str, str]]:
 def test_identical_on_real_pages(corpus, python_path):
     docs = real_documents(corpus)
     assert len(docs) > 400
-    links = 0
-    for url, html in docs:
-        got, want = both(html, url, python_path)
+    links = anchors = 0
+    for url, html in docs:  # main_html too: the text the walk writes with it is the text without it
+        got, want = both(html, url, python_path, main_html=True)
         assert got == want, url
+        assert got["text"] == content.extract(html, url).text, url
         links += len(got["links"])
+        anchors += got["main_html"].count("<a href=")
     assert links > 15000  # the comparison saw real link lists, not empty ones
+    assert anchors > 1000  # and main_html with links in it
 
 
 # ---------------------------------------------------------------- generated documents
@@ -97,10 +100,11 @@ ATTRS = ["role=navigation", "role=dialog role=banner", "role=dialog aria-hidden=
          "href='/x'", "href='http://h/y#f'", "href='javascript:x'", "href=''", "href", "href=' /s p '",
          "xlink:href='/svg'", "alt='alt  text'", "alt", "lang=de", "class", "id=''"]
 TAGS = ["div", "p", "span", "a", "b", "img", "br", "li", "ul", "td", "tr", "table", "h2", "pre", "section", "article",
+        "th", "caption", "code", "ol", "h1", "blockquote", "tbody",
         "main", "nav", "header", "footer", "aside", "form", "script", "style", "noscript", "template", "svg", "math",
         "iframe", "button", "select", "textarea", "dialog", "menu", "center", "summary", "x-custom", "title", "body",
         "html", "head", "meta", "object", "canvas", "q"]
-TEXTS = ["word", "Wörter", "x", "\x1e", "&#x1e;", "&nbsp;", "&amp;", "<!-- c -->", "<![CDATA[cd]]>", "\x00", "\u2028",
+TEXTS = ["word", "Wörter", "x", "\x1e", "a\nb", "\r\n", "' \" & >", "&#x1e;", "&nbsp;", "&amp;", "<!-- c -->", "<![CDATA[cd]]>", "\x00", "\u2028",
          "1 < 2", "é", "\u212a", "A sentence long enough to weigh as paragraph text, " * 3] + SPACES
 
 
@@ -133,10 +137,11 @@ def document(rnd: random.Random) -> str:
 @given(st.integers(0, 2**32 - 1))
 def test_identical_on_generated_documents(seed):
     html = document(random.Random(seed))  # a seed, not Hypothesis' randoms: each of their calls is a draw
-    got = vars(content.extract(html, "http://h.example/a/b"))
+    with_html = seed % 2 == 0  # main_html written alongside (the text must not change) or not
+    got = vars(content.extract(html, "http://h.example/a/b", None, with_html))
     walk.WALK = None
     try:
-        want = vars(content.extract(html, "http://h.example/a/b"))
+        want = vars(content.extract(html, "http://h.example/a/b", None, with_html))
     finally:
         walk.WALK = NATIVE
     assert got == want, html
@@ -258,3 +263,20 @@ def test_found_from_a_zipped_lib():
     assert module.main_text(tree.body.mem_id) == ("a\nb c", 4)  # <nav> closes the <p>; "</p>" opens an empty one
     assert module.links(tree.root.mem_id, "http://h") == [(None, "b c", "http://h/x")]  # resolved in C
     assert module.links(tree.root.mem_id, None) == [("/x", "b c", None)]  # no origin: for LinkResolver
+
+
+@pytest.mark.skipif(NATIVE is None, reason="walker not built")
+def test_a_class_word_never_drops_the_container_of_most_paragraphs(python_path):
+    # the article's container carries a boilerplate word ("share": a WordPress theme's) and holds
+    # less than half of the page's visible characters (menus and a link list fill the rest), but
+    # more than half of its paragraph text: no class word drops it; a tag still would
+    menu = "<ul>" + "".join(f"<li><a href=/s{i}>Section headline number {i}</a></li>" for i in range(60)) + "</ul>"
+    article = "The council met on Tuesday to vote on the budget, which passed by seven votes to two. " * 8
+    promo = "<div class=promo><p>Subscribe to our newsletter for the week's news.</p></div>"
+    for wrap, kept in (("div class='entry themeform share'", True), ("aside", False)):
+        tag = wrap.split()[0]
+        html = f"<body><div>{menu}</div><{wrap}><p>{article}</p></{tag}>{promo}<div>{menu}</div>"
+        got, want = both(html, "http://h/", python_path, main_html=True)
+        assert got == want
+        assert (article.strip() in got["text"]) is kept, wrap
+        assert "Subscribe" not in got["text"]

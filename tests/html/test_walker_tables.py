@@ -32,7 +32,7 @@ def _strings(array: str) -> list[str]:
     ("is_invisible_tag", maintext.INVISIBLE_TAGS), ("is_boiler_tag", maintext.BOILER_TAGS),
     ("is_protected_tag", maintext.PROTECTED_TAGS), ("is_class_exempt_tag", maintext.CLASS_EXEMPT_TAGS),
     ("is_link_exempt_tag", maintext.LINK_EXEMPT_TAGS), ("is_paragraph_tag", maintext.PARAGRAPH_TAGS),
-    ("is_block_tag", maintext.BLOCK_TAGS),
+    ("is_block_tag", maintext.BLOCK_TAGS), ("is_cell_tag", maintext.CELL_TAGS),
 ])
 def test_the_tag_sets_are_the_python_ones(function, tags):
     assert _cases(function) == set(tags)

@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 from pyspark.sql import Window, functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from lib.core import storage
+from lib.store import storage
 
 MAX_ANCHORS = 10
 # scheme://[userinfo@]host[:port]...: the host, as lib's url_host writes it (lowercased)

@@ -12,9 +12,9 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
-from lib.core.schema import PAGE_SCHEMA
+from lib.pages.schema import PAGE_SCHEMA
 from lib.index import graph, graph_tasks
-from lib.index.inputs import input_files, read_links
+from lib.index.page_files import input_files, read_links
 from tests.index import spark_graph_oracle as oracle
 
 ANCHORS = ["a", "b", "c", " b ", "", "b\x0b", "b\u00a0", "\tb\n", "Ä", "ä", "  x   y ", "z", None]

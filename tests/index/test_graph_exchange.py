@@ -16,8 +16,8 @@ import pytest
 
 from lib.ciff.reader import CiffReader
 from lib.ciff.validate import validate_file
-from lib.core import storage
-from lib.core.analysis import get_analyzer
+from lib.store import storage
+from lib.text.analysis import get_analyzer
 from lib.index.graph_exchange import exchange_day, write_outbound
 from tests.index.test_index_job import _page, run_index, write_day
 

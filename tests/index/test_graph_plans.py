@@ -8,9 +8,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from benchmarks import realday
-from lib.core import exclusions as excl_mod
+from lib.pages import exclusions as excl_mod
 from lib.index import graph
-from lib.index.inputs import input_files
+from lib.index.page_files import input_files
 from tests.index.test_graph import _rows
 
 TABLES = ("edges", "inlinks", "hosts")

@@ -12,11 +12,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lib.core.analysis import analyzer_from_description, get_analyzer
+from lib.text.analysis import analyzer_from_description, get_analyzer
 from lib.ciff.reader import CiffReader
 from lib.ciff.validate import validate_file
-from lib.core.keyspace import partition_of
-from lib.core.schema import PAGE_SCHEMA
+from lib.pages.keyspace import partition_of
+from lib.pages.schema import PAGE_SCHEMA
 
 DAY = dt.date(2026, 1, 15)
 OPTS = ["--docs-per-shard", "4", "--min-group-docs", "3"]
@@ -317,7 +317,7 @@ def test_incomplete_input_is_refused(spark, tmp_path):
 
 
 def test_empty_day_to_s3(spark, tmp_path, s3_bucket):
-    from lib.core import storage
+    from lib.store import storage
 
     inp = tmp_path / "pre"
     inp.mkdir()
@@ -382,7 +382,7 @@ def test_real_crawls_preprocessed_then_indexed(spark, corpus, tmp_path):
 
 
 def test_day_from_s3_to_s3(spark, tmp_path, s3_bucket):
-    from lib.core import storage
+    from lib.store import storage
 
     local = write_day(tmp_path / "local", sample_pages()[:4])
     src = f"s3://{s3_bucket}/preprocessed/2026-01/15"

@@ -13,14 +13,14 @@ import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.parquet as pq
 import pytest
 
-from lib.core.analysis import get_analyzer
+from lib.text.analysis import get_analyzer
 from lib.ciff.reader import CiffReader
 from lib.ciff.validate import validate_file
 from lib.index.build import (MAP_SCHEMA, READ_COLUMNS, MapPlan, index_files, page_text, segment_path, shard_of,
                              write_arrow)
 from lib.index.shards import OTHER, count_pages, lang_label, plan_groups, shard_count, tld_label
 from lib.index.write import ShardSpec, shard_inputs, write_shards
-from lib.core.keyspace import partition_of
+from lib.pages.keyspace import partition_of
 
 
 def test_tld_label():

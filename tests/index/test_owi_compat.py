@@ -135,7 +135,7 @@ def test_real_day_reads_as_schema_010(spark, corpus, tmp_path):
     ("http://192.168.0.1/x", None, "192.168.0.1", None),
 ])
 def test_url_parts_as_resilipipe(url, sub, dom, suf):
-    from lib.core.weburls import owi_url_parts
+    from lib.pages.weburls import owi_url_parts
 
     p = owi_url_parts(url)
     assert (p["url_subdomain"], p["url_domain"], p["url_suffix"]) == (sub, dom, suf)
@@ -150,7 +150,7 @@ def test_page_row_to_owi_columns():
 
     import numpy as np
 
-    from lib.core.schema import PAGE_SCHEMA
+    from lib.pages.schema import PAGE_SCHEMA
     from lib.index.owi import DOCS_SCHEMA, metadata_batch
     from lib.preprocess.pages import process_file
     from tests.helpers_warc import ENGLISH, http_response, warc_gz, warc_record

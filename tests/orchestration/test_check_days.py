@@ -12,9 +12,9 @@ import shutil
 import pyarrow.dataset as ds
 
 from jobs import preprocess
-from lib.core import layout, s3, storage
+from lib.store import layout, s3, storage
 from lib.orchestration import days
-from lib.preprocess.inputs import compare, entries, input_record
+from lib.preprocess.input_manifest import compare, entries, input_record
 from lib.warc.sample import write_sample_crawl
 
 D1, D2, D3 = dt.date(2026, 3, 1), dt.date(2026, 3, 2), dt.date(2026, 3, 3)

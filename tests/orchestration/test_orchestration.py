@@ -42,7 +42,7 @@ def orchestra(slurm_cluster, airflow_home, s3_server, tmp_path_factory):
     """Bucket with DAY's sample crawl, a datacenters.yaml for it, the DAGs built from it."""
     import yaml
 
-    from lib.core import s3
+    from lib.store import s3
     from lib.warc.sample import write_sample_crawl
 
     base = tmp_path_factory.mktemp("orchestra")
@@ -90,7 +90,7 @@ def orchestra(slurm_cluster, airflow_home, s3_server, tmp_path_factory):
     saved = os.environ.get("DAILYSLICE_DATACENTERS")
     os.environ["DAILYSLICE_DATACENTERS"] = str(cfg_path)
 
-    from lib.orchestration.config import load_config
+    from lib.orchestration.datacenters import load_config
     from lib.orchestration.dag_factory import build_dags
 
     dags = build_dags(load_config(str(cfg_path)))
@@ -283,7 +283,7 @@ def test_a_file_written_late_into_a_published_day_runs_the_day_again(orchestra, 
     on the real Slurm + Spark path; the re-published, re-staged day has the late file's pages."""
     import pyarrow.dataset as ds
 
-    from lib.core import s3
+    from lib.store import s3
 
     before = json.loads(first_run["summary_path"].read_text())["job"]
     late = str(corpus / "dolma" / "sample-0000.warc.gz")  # a real crawl file (48 records, 22 pages)
@@ -344,7 +344,7 @@ def test_a_skipped_night_is_found_queued_once_and_run(orchestra, caplog, corpus)
     second check finds that run and does not queue the day again; the day, run, is complete."""
     import pyarrow.dataset as ds
 
-    from lib.core import s3
+    from lib.store import s3
     from lib.orchestration import days
 
     dag = orchestra["dags"]["dailyslice-missed"]

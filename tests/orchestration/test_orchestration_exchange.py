@@ -42,7 +42,7 @@ def _partner_edges(urls: list[str]) -> list[dict]:
 def _publish_partner_day(root: str, work: pathlib.Path, edges: list[dict]) -> None:
     """A partner's index day as far as the exchange reads it (_stats.json, graph/edges), with
     its outbound folder written by the real function."""
-    from lib.core import storage
+    from lib.store import storage
     from lib.index.graph_exchange import write_outbound
 
     day = work / "partner-day"
@@ -70,8 +70,8 @@ def _sample_urls(paths: list[str]) -> list[str]:
 def exchange_run(slurm_cluster, airflow_home, s3_server, tmp_path_factory):
     import yaml
 
-    from lib.core import s3
-    from lib.orchestration.config import load_config
+    from lib.store import s3
+    from lib.orchestration.datacenters import load_config
     from lib.orchestration.dag_factory import build_dags
     from lib.warc.sample import write_sample_crawl
 

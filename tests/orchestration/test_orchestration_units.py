@@ -8,7 +8,7 @@ import pathlib
 
 import pytest
 
-from lib.orchestration.config import DEFAULTS, ConfigError, load_config
+from lib.orchestration.datacenters import DEFAULTS, ConfigError, load_config
 from lib.orchestration.sizing import GIB, size_job, slurm_time
 from lib.orchestration.slurm import Runner, SlurmError, parse_job_id, parse_scontrol, read_marker, sbatch_argv
 
@@ -159,7 +159,7 @@ def test_sizing_under_an_s3_connection_cap():
 
 
 def test_s3_pressure_config_reaches_the_job_environment(tmp_path):
-    from lib.orchestration.config import ConfigError, load_config
+    from lib.orchestration.datacenters import ConfigError, load_config
     from lib.orchestration.dag_factory import s3_pressure_env
 
     cfg_file = tmp_path / "dc.json"

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from lib.catalogue.keys import surt_key
-from lib.core import layout
+from lib.store import layout
 from lib.warc.sample import HOSTS, write_sample_crawl
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

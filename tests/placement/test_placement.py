@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lib.core import keyspace
+from lib.pages import keyspace
 from lib.placement.consistent import ConsistentHashRing, imbalance, load as ring_load, moved_fraction
 from lib.placement.config import ConfigError, load
 from lib.placement.publish import publish_tree
-from lib.placement.slices import Collection, NamespaceError, PlacementError, check_path, locate
+from lib.placement.swap import Collection, NamespaceError, PlacementError, check_path, locate
 from tests.fixtures_placement import COLLECTION, PATH, fill, make_config, snapshot
 
 SETTINGS = settings(max_examples=30, deadline=None)

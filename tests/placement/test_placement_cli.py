@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from lib.placement.config import load
-from lib.placement.slices import Collection, locate
+from lib.placement.swap import Collection, locate
 from tests.fixtures_placement import make_config, snapshot
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from lib.placement.config import load
 from lib.placement.rebalance import RebalanceError, plan_moves, read_plan, rebalance
-from lib.placement.slices import Collection, PlacementError, locate
+from lib.placement.swap import Collection, PlacementError, locate
 from tests.fixtures_placement import COLLECTION, fill, layout, make_config, snapshot
 
 SETTINGS = settings(max_examples=30, deadline=None)

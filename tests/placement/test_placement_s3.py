@@ -7,11 +7,11 @@ import tomllib
 
 import pytest
 
-from lib.core import s3
+from lib.store import s3
 from lib.placement.config import load
 from lib.placement.publish import publish_tree
 from lib.placement.rebalance import rebalance
-from lib.placement.slices import Collection, NamespaceError, locate
+from lib.placement.swap import Collection, NamespaceError, locate
 from tests.fixtures_placement import make_config, snapshot
 
 FILES = {f"crawl/{d}/{i}.warc.gz": b"W%d-%s" % (i, d.encode()) * (i + 1) for d in ("x", "y") for i in range(10)}

@@ -10,7 +10,7 @@ import datetime as dt
 import pytest
 
 from jobs import catalogue, index, preprocess
-from lib.core import s3, storage
+from lib.store import s3, storage
 
 DATE = dt.date(2026, 1, 15)
 

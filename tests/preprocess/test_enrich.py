@@ -19,8 +19,8 @@ from selectolax.lexbor import LexborHTMLParser
 from warcio.archiveiterator import ArchiveIterator
 
 from jobs import index as index_job, preprocess
-from lib.core.errors import UsageError
-from lib.core.schema import PAGE_SCHEMA
+from lib.errors import UsageError
+from lib.pages.schema import PAGE_SCHEMA
 from lib.preprocess import enrich
 from lib.preprocess.enrich import Enrichment, PageInput, enricher
 from lib.preprocess.microdata import microdata

@@ -19,8 +19,8 @@ import shutil
 import pyarrow.parquet as pq
 
 from jobs import catalogue, index, preprocess
-from lib.core import layout, s3, storage
-from lib.core.locations import archive_name
+from lib.store import layout, s3, storage
+from lib.store.locations import archive_name
 
 DATE = dt.date(2026, 1, 15)
 DAY = "2026-01/15"

@@ -123,8 +123,8 @@ def test_no_page_with_body_text_loses_it_and_a_lost_one_would_be_counted(monkeyp
     # an extractor that lost a page's text (a future rule): counted, per file
     real = pages.extract
 
-    def losing(html, url, utf8=None):
-        page = real(html, url, utf8)
+    def losing(html, url, utf8=None, main_html=False):
+        page = real(html, url, utf8, main_html)
         if "furniture" in url:
             page.text = ""
         return page

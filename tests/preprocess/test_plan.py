@@ -9,7 +9,7 @@ import random
 
 from hypothesis import given, settings, strategies as st
 
-from lib.core.packing import split_bytes
+from lib.runtime.packing import split_bytes
 from lib.preprocess.plan import pack, task_name
 
 MIB = 1 << 20

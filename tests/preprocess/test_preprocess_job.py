@@ -13,7 +13,7 @@ import pyarrow.dataset as ds
 import pytest
 
 from jobs import preprocess
-from lib.core import storage
+from lib.store import storage
 from lib.html import walk
 from lib.warc.records import Record, iter_records
 from lib.warc.sample import write_sample_crawl
@@ -236,7 +236,7 @@ def test_empty_day_publishes_nothing_unless_allowed(tmp_path, spark, capsys):
 def test_s3_in_and_out_through_the_loopback_server(s3_bucket, tmp_path, spark):
     local = tmp_path / "src"
     paths = write_sample_crawl(str(local), DATE, files=2, pages_per_file=10)
-    from lib.core import s3
+    from lib.store import s3
 
     for p in paths:
         key = os.path.relpath(p, local).replace(os.sep, "/")

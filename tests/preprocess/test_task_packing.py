@@ -12,7 +12,7 @@ import pytest
 
 from benchmarks.bench_preprocess import cut_corpus, documents
 from jobs import preprocess
-from lib.core import storage
+from lib.store import storage
 from lib.preprocess import tasks, tasktime
 from lib.preprocess.plan import task_name
 from lib.preprocess.tasks import process_task, remove_strays

@@ -18,9 +18,9 @@ import pytest
 from jobs import catalogue, index, preprocess, purge
 from lib.ciff.search import search
 from lib.ciff.validate import validate_file
-from lib.core import layout
-from lib.core.sparkjob import JobResult
-from lib.purge import day as purge_day
+from lib.store import layout
+from lib.runtime.sparkjob import JobResult
+from lib.purge import rebuild as purge_day
 
 DAY = dt.date(2026, 3, 2)
 pytestmark = pytest.mark.timeout(900)
@@ -59,7 +59,7 @@ def published(spark, corpus, tmp_path_factory):
     cfg.write_text(json.dumps({"datacenters": {"dc1": {
         "s3": {"bucket": "unused"}, "output_root": str(root),
         "staging": {"type": "filesystem", "path": str(base / "archive")}}}}))
-    from lib.orchestration.config import load_config
+    from lib.orchestration.datacenters import load_config
     from lib.orchestration.outputs import stage_outputs
 
     spec = load_config(str(cfg))["dc1"]["staging"]

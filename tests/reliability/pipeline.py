@@ -26,7 +26,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from lib.core import layout
+from lib.store import layout
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 DATE = dt.date(2026, 1, 15)

@@ -9,7 +9,7 @@ import time
 import botocore.exceptions
 import pytest
 
-from lib.core import s3, storage
+from lib.store import s3, storage
 from tests.faultproxy import FaultProxy
 
 pytest_plugins = ["tests.fixtures_seaweed"]

@@ -21,9 +21,9 @@ import pyarrow.parquet as pq
 import pytest
 import uvicorn
 
-from lib.core.schema import PAGE_SCHEMA
+from lib.pages.schema import PAGE_SCHEMA
 from lib.serve.files_api import create_app
-from lib.serve.slices import SliceStore
+from lib.serve.published import SliceStore
 from tests.index.test_index_job import sample_pages
 
 ROOT_DIR = pathlib.Path(__file__).resolve().parents[2]

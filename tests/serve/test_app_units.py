@@ -12,7 +12,7 @@ from lib.serve import opensearch
 from lib.serve.app import roots_from_args
 from lib.serve.engine import check_query
 from lib.serve.errors import QueryError
-from lib.serve.slices import split_values as parse_langs
+from lib.serve.published import split_values as parse_langs
 
 
 def test_roots_from_args():

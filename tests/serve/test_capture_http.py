@@ -60,7 +60,7 @@ def real_day(spark, corpus, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def archive_bucket(s3_server) -> str:
-    from lib.core import s3
+    from lib.store import s3
 
     s3.client().create_bucket(Bucket="capture-archives")
     return "capture-archives"
@@ -103,7 +103,7 @@ def test_hit_record_id_gives_its_payload_and_member(capture_service):
 
 def test_pointer_form_reads_local_and_s3_archives_below_the_roots(capture_service, real_day, archive_bucket):
     s3_bucket = archive_bucket
-    from lib.core import s3
+    from lib.store import s3
 
     hit = httpx.get(f"{capture_service}/search", params={"q": "archive", "day": DAY}).json()["results"][0]
     path = hit["warc_file"].removeprefix("file://")

@@ -16,7 +16,7 @@ import pytest
 
 from lib.serve import client
 from lib.serve.files_api import create_app
-from lib.serve.slices import SliceStore
+from lib.serve.published import SliceStore
 from tests.serve.conftest import ROOT_DIR, Served, Throttle
 
 ARGS = ["--day", "2026-05-01", "--to", "2026-05-03", "--lang", "deu", "--tld", "de"]

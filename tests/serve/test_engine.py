@@ -18,7 +18,7 @@ from google.protobuf.internal.decoder import _DecodeVarint32
 
 from jobs.index import IndexJob
 from jobs.preprocess import PreprocessJob
-from lib.core.analysis import analyzer_from_description
+from lib.text.analysis import analyzer_from_description
 from lib.serve.engine import MAX_QUERY_CHARS, Engine
 from lib.serve.errors import QueryError
 from lib.warc.sample import write_sample_crawl
@@ -227,23 +227,23 @@ def test_global_bm25_on_the_real_crawl_samples(spark, corpus, tmp_path):
 def test_build_cli_reports_cost_and_rebuilds_a_republished_day(root, tmp_path, capsys):
     import json
 
-    from lib.serve import build
+    from lib.serve import prewarm
 
     cache = tmp_path / "cache"
-    assert build.main(["--root", str(root), "--date", "2026-01-15", "--to", "2026-01-16", "--cache", str(cache)]) == 0
+    assert prewarm.main(["--root", str(root), "--date", "2026-01-15", "--to", "2026-01-16", "--cache", str(cache)]) == 0
     first = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert [r["day"] for r in first] == ["2026-01-15", "2026-01-16"] and all(r["built"] and r["bytes"] > 0 for r in first)
-    assert build.main(["--root", str(root), "--date", "2026-01-15", "--cache", str(cache)]) == 0
+    assert prewarm.main(["--root", str(root), "--date", "2026-01-15", "--cache", str(cache)]) == 0
     again = json.loads(capsys.readouterr().out)
     assert not again["built"] and again["path"] == first[0]["path"]
     # a re-published day (new _stats.json) gets a new folder; the old one is removed
     copy = tmp_path / "root"
     shutil.copytree(root / "index" / "2026-01" / "15", copy / "index" / "2026-01" / "15")
-    assert build.main(["--root", str(copy), "--date", "2026-01-15", "--cache", str(cache), "--dc", "x"]) == 0
+    assert prewarm.main(["--root", str(copy), "--date", "2026-01-15", "--cache", str(cache), "--dc", "x"]) == 0
     before = json.loads(capsys.readouterr().out)
     stats = copy / "index" / "2026-01" / "15" / "_stats.json"
     stats.write_text(stats.read_text() + " ")
-    assert build.main(["--root", str(copy), "--date", "2026-01-15", "--cache", str(cache), "--dc", "x"]) == 0
+    assert prewarm.main(["--root", str(copy), "--date", "2026-01-15", "--cache", str(cache), "--dc", "x"]) == 0
     after = json.loads(capsys.readouterr().out)
     assert after["built"] and after["path"] != before["path"] and not pathlib.Path(before["path"]).exists()
-    assert build.main(["--root", str(copy), "--date", "2020-01-01", "--cache", str(cache)]) == 2
+    assert prewarm.main(["--root", str(copy), "--date", "2020-01-01", "--cache", str(cache)]) == 2

@@ -13,9 +13,9 @@ import httpx
 import pyarrow.parquet as pq
 import pytest
 
-from lib.core import s3
+from lib.store import s3
 from lib.serve.files_api import create_app
-from lib.serve.slices import SliceStore
+from lib.serve.published import SliceStore
 from tests.serve.conftest import DAYS, INCOMPLETE, Served
 
 

@@ -16,7 +16,7 @@ import pyarrow.dataset as ds
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from lib.core import layout
+from lib.store import layout
 from tests.serve.fixtures_http import DEMO_DAY
 
 OS = "{http://a9.com/-/spec/opensearch/1.1/}"

@@ -35,7 +35,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from lib.serve import build, serving_index
+from lib.serve import prewarm, serving_index
 from lib.serve.app import create_app
 from lib.serve.engine import Engine
 from lib.serve.server import ServerThread
@@ -167,7 +167,7 @@ def test_search_equals_brute_force_over_every_shard(real_day, queries, tmp_path)
         for rid in [pq.read_table(und_meta).column("record_id")[0].as_py(), twice[0]["record_id"]]:
             r = httpx.get(f"{srv.url}/capture/{urllib.parse.quote(rid, safe='')}", params={"contentonly": "true"})
             assert r.status_code == 200 and b"<" in r.content
-    assert build.main(["--root", str(real_day), "--date", DAY.isoformat(), "--cache", str(tmp_path / "cli")]) == 0
+    assert prewarm.main(["--root", str(real_day), "--date", DAY.isoformat(), "--cache", str(tmp_path / "cli")]) == 0
 
 
 def _truncate(p: pathlib.Path) -> None:
@@ -273,7 +273,7 @@ def test_the_build_command_names_a_broken_shard(real_day, tmp_path, capsys):
     shutil.copytree(real_day.joinpath(*DAY_DIR), day)
     target = next(p for p in sorted(day.glob("*/und/index-*.ciff.gz")))
     _truncate(target)
-    assert build.main(["--root", str(root), "--date", DAY.isoformat(), "--cache", str(tmp_path / "cache")]) == 1
+    assert prewarm.main(["--root", str(root), "--date", DAY.isoformat(), "--cache", str(tmp_path / "cache")]) == 1
     out = capsys.readouterr()
     [line] = out.out.splitlines()
     [sk] = json.loads(line)["skipped"]

@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from lib.core import s3, storage
+from lib.store import s3, storage
 from lib.staging import StagingError, checksum_file, make_target, stage_tree
 from lib.staging.irods import IrodsTarget, open_session
 from lib.staging.targets import S3_META_KEY, FilesystemTarget, S3Target
@@ -305,7 +305,7 @@ def test_stage_outputs_of_a_day_to_filesystem_and_to_placement_slices(tmp_path):
     import datetime as dt
 
     from lib.orchestration.outputs import stage_outputs
-    from lib.placement.slices import collection_of
+    from lib.placement.swap import collection_of
 
     outputs = {
         "preprocessed": _tree(tmp_path / "out" / "pre", DAY),

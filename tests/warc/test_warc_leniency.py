@@ -324,7 +324,7 @@ def test_windows_1252_unassigned_bytes_are_c1_controls_not_errors():
 
 
 def test_day_listing_finds_archives_whatever_their_case_or_compression(tmp_path):
-    from lib.core import storage
+    from lib.store import storage
     from lib.warc.records import ARCHIVE_SUFFIXES
 
     for name in ("a.warc.gz", "B.ARC.GZ", "c.Warc", "d.warc.zst", "e.warc.lz4", "notes.txt", "f.cdx"):

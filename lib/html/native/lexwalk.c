@@ -26,7 +26,7 @@
 #include "lexbor/tag/const.h"
 
 #define SELECTOLAX_VERSION "1.0.2"
-#define API 2 /* lib/html/walk.py's API: what main_text returns (2: text and the body's size) */
+#define API 3 /* lib/html/walk.py's API: what main_text returns (2: text and the body's size; 3: main_html too) */
 #define SEP 0x1e /* lib.html.maintext.SEP: a block boundary */
 
 /* ------------------------------------------------------------------ a growing buffer */
@@ -93,14 +93,21 @@ static inline void w_space(writer_t *w) {
     if (w->content) w->space = 1;
 }
 
-static void w_text(writer_t *w, const unsigned char *p, size_t n, int sep_breaks) {
+/* the characters that break a line in text: none, SEP, SEP and '\n' (inside <pre>) */
+enum { NO_BREAKS, SEP_BREAKS, PRE_BREAKS };
+
+static inline int is_break(unsigned char c, int breaks) {
+    return (breaks && c == SEP) || (breaks == PRE_BREAKS && c == '\n');
+}
+
+static void w_text(writer_t *w, const unsigned char *p, size_t n, int breaks) {
     const unsigned char *end = p + n;
     while (p < end) {
-        if (sep_breaks && *p == SEP) { w_break(w); p++; continue; }
+        if (is_break(*p, breaks)) { w_break(w); p++; continue; }
         int k = ws_len(p, end);
         if (k) { w_space(w); p += k; continue; }
         const unsigned char *start = p;  /* a run of content bytes, copied at once */
-        do { p++; } while (p < end && !(sep_breaks && *p == SEP) && !ws_len(p, end));
+        do { p++; } while (p < end && !is_break(*p, breaks) && !ws_len(p, end));
         if (w->newline) { buf_byte(&w->out, '\n'); w->newline = 0; }
         else if (w->space) buf_byte(&w->out, ' ');
         w->space = 0;
@@ -207,11 +214,20 @@ static int is_block_tag(uintptr_t t) {
     case LXB_TAG_P: case LXB_TAG_DIV: case LXB_TAG_SECTION: case LXB_TAG_ARTICLE: case LXB_TAG_MAIN:
     case LXB_TAG_LI: case LXB_TAG_UL: case LXB_TAG_OL: case LXB_TAG_DL: case LXB_TAG_DT: case LXB_TAG_DD:
     case LXB_TAG_H1: case LXB_TAG_H2: case LXB_TAG_H3: case LXB_TAG_H4: case LXB_TAG_H5: case LXB_TAG_H6:
-    case LXB_TAG_BR: case LXB_TAG_TR: case LXB_TAG_TD: case LXB_TAG_TH: case LXB_TAG_TABLE:
+    case LXB_TAG_BR: case LXB_TAG_TR: case LXB_TAG_TABLE: case LXB_TAG_CAPTION:
     case LXB_TAG_BLOCKQUOTE: case LXB_TAG_PRE: case LXB_TAG_FIGURE: case LXB_TAG_FIGCAPTION: case LXB_TAG_HR:
     case LXB_TAG_ADDRESS: case LXB_TAG_DETAILS: case LXB_TAG_SUMMARY: case LXB_TAG_CENTER: case LXB_TAG_NAV:
     case LXB_TAG_HEADER: case LXB_TAG_FOOTER: case LXB_TAG_ASIDE: case LXB_TAG_FORM: case LXB_TAG_FIELDSET:
     case LXB_TAG_MENU: case LXB_TAG_DIALOG:
+        return 1;
+    }
+    return 0;
+}
+
+/* CELL_TAGS: a space, not a line, between table cells (a row is one line) */
+static int is_cell_tag(uintptr_t t) {
+    switch (t) {
+    case LXB_TAG_TD: case LXB_TAG_TH:
         return 1;
     }
     return 0;
@@ -314,15 +330,19 @@ static int boiler_value(const lexbor_str_t *v) {
     return 0;
 }
 
-/* maintext._boilerplate: a boilerplate tag or attribute, class or id word, or mostly link text */
+/* maintext.NO_RULE, BY_TAG, BY_WORD: what marks an element as boilerplate */
+enum { NO_RULE, BY_TAG, BY_WORD };
+
+/* maintext._boilerplate: a boilerplate tag or attribute (BY_TAG), class or id word (BY_WORD), or
+ * mostly link text (BY_TAG) */
 static int is_boilerplate(const lxb_dom_element_t *el, uintptr_t tag, uint64_t chars, uint64_t links) {
-    if (is_boiler_tag(tag) || has_boiler_attr(el)) return 1;
+    if (is_boiler_tag(tag) || has_boiler_attr(el)) return BY_TAG;
     if (!is_class_exempt_tag(tag)) {
         int present;
-        if (boiler_value(attr_value(el, LXB_DOM_ATTR_CLASS, &present))) return 1;
-        if (boiler_value(attr_value(el, LXB_DOM_ATTR_ID, &present))) return 1;
+        if (boiler_value(attr_value(el, LXB_DOM_ATTR_CLASS, &present))) return BY_WORD;
+        if (boiler_value(attr_value(el, LXB_DOM_ATTR_ID, &present))) return BY_WORD;
     }
-    return !is_link_exempt_tag(tag) && chars > 0 && links * LINK_DEN > chars * LINK_NUM;
+    return !is_link_exempt_tag(tag) && chars > 0 && links * LINK_DEN > chars * LINK_NUM ? BY_TAG : NO_RULE;
 }
 
 /* ------------------------------------------------------------------ main text */
@@ -348,15 +368,23 @@ static uint32_t visible_chars(const unsigned char *p, size_t n) {
 }
 
 typedef struct {
-    uint32_t size, chars, links, par;
-    int boiler;
+    uint32_t size, chars, links, par, rawpar;  /* rawpar: paragraph chars, those in boilerplate too */
+    int boiler;  /* the rule that marks it (NO_RULE: none) */
 } stat_t;
 
 typedef struct {
     stat_t *s;
     size_t n, cap;
-    uint64_t total, ptotal;
+    uint64_t total, ptotal, rtotal;
 } stats_t;
+
+/* maintext._protected: no rule drops an element holding more than half of the body's visible
+ * characters, nor one that only a class or id word marks and that holds more than half of the
+ * page's paragraph text */
+static int is_protected(const stat_t *s, int rule, const stats_t *st) {
+    return (uint64_t) s->chars * 2 > st->total
+        || (rule == BY_WORD && st->rtotal >= ROOT_MIN && (uint64_t) s->rawpar * 2 > st->rtotal);
+}
 
 typedef struct { size_t i; int kind; } open_t;
 
@@ -387,7 +415,7 @@ static int measure(stats_t *st, const lxb_dom_node_t *body) {
                     stat_t *top = &st->s[stack[depth - 1].i];
                     top->chars += k;
                     if (in_link) top->links += k;
-                    else if (in_par) top->par += k;
+                    else if (in_par) { top->par += k; top->rawpar += k; }
                 }
                 else st->total += k;
             }
@@ -397,7 +425,7 @@ static int measure(stats_t *st, const lxb_dom_node_t *body) {
             uintptr_t tag = n->local_name;
             if (grow((void **) &st->s, &st->cap, st->n + 1, sizeof(stat_t)) < 0) { rc = -1; break; }
             size_t i = st->n++;
-            st->s[i] = (stat_t) {1, 0, 0, 0, 0};
+            st->s[i] = (stat_t) {1, 0, 0, 0, 0, NO_RULE};
             if (!is_invisible(el, tag) && n->first_child != NULL) {
                 if (grow((void **) &stack, &stack_cap, depth + 1, sizeof(open_t)) < 0) { rc = -1; break; }
                 int kind = (tag == LXB_TAG_A && has_attr_id(el, LXB_DOM_ATTR_HREF)) + 2 * is_paragraph_tag(tag);
@@ -416,16 +444,17 @@ static int measure(stats_t *st, const lxb_dom_node_t *body) {
             s->size = (uint32_t) (st->n - o.i);
             in_link -= o.kind & 1;
             in_par -= o.kind >> 1;
-            s->boiler = !is_protected_tag(n->local_name)
-                && is_boilerplate((const lxb_dom_element_t *) n, n->local_name, s->chars, s->links);
+            s->boiler = is_protected_tag(n->local_name) ? NO_RULE
+                : is_boilerplate((const lxb_dom_element_t *) n, n->local_name, s->chars, s->links);
             uint32_t par = s->boiler ? 0 : s->par;
             if (depth) {
                 stat_t *parent = &st->s[stack[depth - 1].i];
                 parent->chars += s->chars;
                 parent->links += s->links;
                 parent->par += par;
+                parent->rawpar += s->rawpar;
             }
-            else { st->total += s->chars; st->ptotal += par; }
+            else { st->total += s->chars; st->ptotal += par; st->rtotal += s->rawpar; }
         }
         n = n->next;
     }
@@ -434,13 +463,13 @@ done:
     return rc;
 }
 
-/* maintext._unprotect: elements holding more than half of the body's visible characters are no
- * boilerplate; their paragraph characters count in their ancestors (and the body's) again */
+/* maintext._unprotect: elements the write walk never drops (is_protected) are no boilerplate;
+ * their paragraph characters count in their ancestors (and the body's) again */
 static void unprotect(stats_t *st) {
     for (size_t i = 0; i < st->n; i++) {
         stat_t *s = &st->s[i];
-        if (!s->boiler || (uint64_t) s->chars * 2 <= st->total) continue;
-        s->boiler = 0;
+        if (!s->boiler || !is_protected(s, s->boiler, st)) continue;
+        s->boiler = NO_RULE;
         size_t k = 0;
         while (k < i) {  /* down the chain of i's ancestors, skipping siblings whole */
             if (k + st->s[k].size > i) { st->s[k].par += s->par; k++; }
@@ -465,19 +494,253 @@ static long content_root(const stats_t *st) {
     return root;
 }
 
+/* ------------------------------------------------------------------ main_html (lib/html/mainhtml.py) */
+/* The main content with structural tags only, written in the walk that writes the text: the
+ * same calls in the same order as lib/html/mainhtml.HtmlWriter gets, the same bytes out. */
+enum { H_DROP, H_BLOCK, H_CELL, H_INLINE };  /* mainhtml.TAGS: how a kept tag breaks the text */
+
+static int html_kind(uintptr_t t) {
+    switch (t) {
+    case LXB_TAG_P: case LXB_TAG_H1: case LXB_TAG_H2: case LXB_TAG_H3: case LXB_TAG_H4: case LXB_TAG_H5:
+    case LXB_TAG_H6: case LXB_TAG_UL: case LXB_TAG_OL: case LXB_TAG_LI: case LXB_TAG_TABLE: case LXB_TAG_CAPTION:
+    case LXB_TAG_TR: case LXB_TAG_PRE: case LXB_TAG_BLOCKQUOTE:
+        return H_BLOCK;
+    case LXB_TAG_TD: case LXB_TAG_TH:
+        return H_CELL;
+    case LXB_TAG_CODE: case LXB_TAG_A:
+        return H_INLINE;
+    }
+    return H_DROP;
+}
+
+static const char *html_name(uintptr_t t) {
+    switch (t) {
+    case LXB_TAG_P: return "p";
+    case LXB_TAG_H1: return "h1";
+    case LXB_TAG_H2: return "h2";
+    case LXB_TAG_H3: return "h3";
+    case LXB_TAG_H4: return "h4";
+    case LXB_TAG_H5: return "h5";
+    case LXB_TAG_H6: return "h6";
+    case LXB_TAG_UL: return "ul";
+    case LXB_TAG_OL: return "ol";
+    case LXB_TAG_LI: return "li";
+    case LXB_TAG_TABLE: return "table";
+    case LXB_TAG_CAPTION: return "caption";
+    case LXB_TAG_TR: return "tr";
+    case LXB_TAG_TD: return "td";
+    case LXB_TAG_TH: return "th";
+    case LXB_TAG_PRE: return "pre";
+    case LXB_TAG_BLOCKQUOTE: return "blockquote";
+    case LXB_TAG_CODE: return "code";
+    case LXB_TAG_A: return "a";
+    }
+    return "";
+}
+
+typedef struct { uintptr_t tag; size_t off, len; int kind; } hopen_t;  /* kind H_DROP: no tag written */
+
+typedef struct {
+    buf_t out, marks, ws;  /* marks: the open tags of the stack's entries; ws: whitespace pending */
+    hopen_t *stack;
+    size_t depth, cap, written;  /* the stack's first `written` open tags are written */
+    int content, pre, error;  /* error: the resolver raised */
+    size_t breaks;
+    PyObject *resolver;
+    const char *origin;
+    Py_ssize_t origin_len;
+} html_t;
+
+static void esc_put(buf_t *b, const unsigned char *p, size_t n, int attr) {
+    const unsigned char *start = p, *end = p + n;
+    for (; p < end; p++) {
+        const char *e = NULL;
+        switch (*p) {
+        case '&': e = "&amp;"; break;
+        case '<': e = "&lt;"; break;
+        case '>': e = "&gt;"; break;
+        case '"': e = attr ? "&quot;" : NULL; break;
+        case '\'': e = attr ? "&#x27;" : NULL; break;
+        }
+        if (e == NULL) continue;
+        buf_put(b, (const char *) start, (size_t) (p - start));
+        buf_put(b, e, strlen(e));
+        start = p + 1;
+    }
+    buf_put(b, (const char *) start, (size_t) (end - start));
+}
+
+static PyObject *resolve_fast(const lexbor_str_t *v, const char *origin, Py_ssize_t origin_len);
+static PyObject *str_of(const lexbor_str_t *v);
+
+/* the absolute URL of an <a>'s href as a new str, or NULL (no link, or an error: h->error) */
+static PyObject *h_url(html_t *h, const lxb_dom_element_t *el) {
+    if (!has_attr_id(el, LXB_DOM_ATTR_HREF)) return NULL;
+    int present;
+    const lexbor_str_t *v = attr_value(el, LXB_DOM_ATTR_HREF, &present);
+    PyObject *url = resolve_fast(present ? v : NULL, h->origin, h->origin_len);
+    if (url == NULL && !PyErr_Occurred()) {  /* LinkResolver decides */
+        PyObject *href = str_of(present ? v : NULL);
+        url = href != NULL ? PyObject_CallOneArg(h->resolver, href) : NULL;
+        Py_XDECREF(href);
+    }
+    if (url == NULL) { h->error = 1; return NULL; }
+    if (!PyUnicode_Check(url) || PyUnicode_GET_LENGTH(url) == 0) { Py_DECREF(url); return NULL; }
+    return url;
+}
+
+static void h_entry(html_t *h, uintptr_t tag, int kind, const char *markup, size_t len) {
+    if (grow((void **) &h->stack, &h->cap, h->depth + 1, sizeof(hopen_t)) < 0) { h->out.failed = 1; return; }
+    hopen_t *e = &h->stack[h->depth++];
+    *e = (hopen_t) {tag, h->marks.len, len, kind};
+    buf_put(&h->marks, markup, len);
+}
+
+static void h_tag(html_t *h, uintptr_t tag) {
+    char markup[16];
+    int len = snprintf(markup, sizeof markup, "<%s>", html_name(tag));
+    h_entry(h, tag, html_kind(tag), markup, (size_t) len);
+}
+
+/* HtmlWriter.push: an element kept by the walk is entered (root: the content root) */
+static void h_push(html_t *h, const lxb_dom_element_t *el, uintptr_t tag, int root) {
+    if (root) {  /* mainhtml.CONTEXT */
+        if (tag == LXB_TAG_TD || tag == LXB_TAG_TH) { h_tag(h, LXB_TAG_TABLE); h_tag(h, LXB_TAG_TR); }
+        else if (tag == LXB_TAG_TR || tag == LXB_TAG_THEAD || tag == LXB_TAG_TBODY || tag == LXB_TAG_TFOOT
+                 || tag == LXB_TAG_CAPTION) h_tag(h, LXB_TAG_TABLE);
+        else if (tag == LXB_TAG_LI) h_tag(h, LXB_TAG_UL);
+    }
+    int kind = html_kind(tag);
+    if (kind == H_DROP || (tag == LXB_TAG_A && h->error)) { h_entry(h, tag, H_DROP, "", 0); return; }
+    if (tag != LXB_TAG_A) { h->pre += tag == LXB_TAG_PRE; h_tag(h, tag); return; }
+    PyObject *url = h_url(h, el);
+    Py_ssize_t n;
+    const char *u = url != NULL ? PyUnicode_AsUTF8AndSize(url, &n) : NULL;
+    if (u == NULL) {  /* no link, or one without a UTF-8 form (a lone surrogate): its text alone */
+        if (url != NULL) PyErr_Clear();
+        Py_XDECREF(url);
+        h_entry(h, tag, H_DROP, "", 0);
+        return;
+    }
+    buf_t m = {0};
+    buf_put(&m, "<a href=\"", 9);
+    esc_put(&m, (const unsigned char *) u, (size_t) n, 1);
+    buf_put(&m, "\">", 2);
+    Py_DECREF(url);
+    if (m.failed) h->out.failed = 1;
+    else h_entry(h, tag, H_INLINE, m.data, m.len);
+    free(m.data);
+}
+
+/* HtmlWriter.pop: the innermost element entered is left */
+static void h_pop(html_t *h) {
+    hopen_t e = h->stack[--h->depth];
+    int written = h->depth < h->written;
+    if (written) h->written--;
+    h->marks.len = e.off;
+    if (e.kind == H_DROP) return;
+    h->pre -= e.tag == LXB_TAG_PRE;
+    if (!written) return;
+    buf_put(&h->out, "</", 2);
+    buf_put(&h->out, html_name(e.tag), strlen(html_name(e.tag)));
+    buf_byte(&h->out, '>');
+    if (e.kind == H_BLOCK) { h->content = 0; h->breaks = 0; h->ws.len = 0; }
+    else if (e.kind == H_CELL) h->ws.len = 0;
+}
+
+static inline void h_brk(html_t *h) {
+    if (h->content || h->breaks) h->breaks++;
+    h->content = 0;
+    h->ws.len = 0;
+}
+
+static inline void h_space(html_t *h) { buf_byte(&h->ws, ' '); }
+
+/* HtmlWriter._separate: the break or space pending before text, inside <pre> as it is */
+static void h_separate(html_t *h) {
+    if (h->pre) {
+        for (size_t k = 0; k < h->breaks; k++) buf_byte(&h->out, '\n');
+        buf_put(&h->out, h->ws.data, h->ws.len);
+    }
+    else if (h->breaks) buf_put(&h->out, "<br>", 4);
+    else if (h->ws.len && h->content) buf_byte(&h->out, ' ');
+    h->breaks = 0;
+    h->ws.len = 0;
+}
+
+/* HtmlWriter._content: the open tags not yet written, then the text */
+static void h_content(html_t *h, const unsigned char *p, size_t n) {
+    int structural = 0;
+    for (size_t k = h->written; k < h->depth; k++)
+        if (h->stack[k].kind == H_BLOCK || h->stack[k].kind == H_CELL) structural = 1;
+    if (!structural) h_separate(h);
+    for (size_t k = h->written; k < h->depth; k++) {
+        const hopen_t *e = &h->stack[k];
+        if (e->kind == H_DROP) continue;
+        if (e->kind == H_BLOCK) { h->breaks = 0; h->ws.len = 0; }
+        else if (e->kind == H_CELL) h->ws.len = 0;
+        buf_put(&h->out, h->marks.data + e->off, e->len);
+    }
+    h->written = h->depth;
+    if (structural) h_separate(h);
+    h->content = 1;
+    esc_put(&h->out, p, n, 0);
+}
+
+/* HtmlWriter.text: a text node; breaks: the characters that break the line */
+static void h_text(html_t *h, const unsigned char *p, size_t n, int breaks) {
+    const unsigned char *end = p + n;
+    while (p < end) {
+        if (is_break(*p, breaks)) { h_brk(h); p++; continue; }
+        int k = ws_len(p, end);
+        if (k) { buf_byte(&h->ws, k == 1 && (*p == ' ' || *p == '\t') ? (char) *p : ' '); p += k; continue; }
+        const unsigned char *start = p;
+        do { p++; } while (p < end && !is_break(*p, breaks) && !ws_len(p, end));
+        h_content(h, start, (size_t) (p - start));
+    }
+}
+
+/* HtmlWriter.finish: every element written closed */
+static void h_finish(html_t *h) {
+    while (h->depth) h_pop(h);
+}
+
+static void h_clear(html_t *h) {
+    free(h->out.data);
+    free(h->marks.data);
+    free(h->ws.data);
+    free(h->stack);
+    PyObject *resolver = h->resolver;
+    const char *origin = h->origin;
+    Py_ssize_t origin_len = h->origin_len;
+    *h = (html_t) {0};
+    h->resolver = resolver;
+    h->origin = origin;
+    h->origin_len = origin_len;
+}
+
+/* the boundary an element's start or end makes: a line for a block, a space for a cell */
+static inline void enter(writer_t *w, html_t *h, uintptr_t tag) {
+    if (is_block_tag(tag)) { w_break(w); if (h) h_brk(h); }
+    else if (is_cell_tag(tag)) { w_space(w); if (h) h_space(h); }
+}
+
 /* maintext.main_text: the text of the content root (the body without one), what no rule drops */
 enum { STRICT, LENIENT, BARE };
 
-static void text_walk(writer_t *w, const lxb_dom_node_t *body, const stats_t *st, long root, int level) {
+static void text_walk(writer_t *w, html_t *h, const lxb_dom_node_t *body, const stats_t *st, long root, int level) {
     size_t i = 0;
-    int inside = root < 0;
+    int inside = root < 0, pre = 0;  /* pre: <pre> elements entered, whose line breaks are the text's */
     const lxb_dom_node_t *root_node = body;
     const lxb_dom_node_t *n = body->first_child;
     while (n != NULL) {
-        int descend = 0;
+        int descend = 0, rule;
         if (n->local_name == LXB_TAG__TEXT) {
             const lexbor_str_t *s = &((const lxb_dom_character_data_t *) n)->data;
-            if (inside && s->data != NULL) w_text(w, s->data, s->length, 1);
+            if (inside && s->data != NULL) {
+                w_text(w, s->data, s->length, pre ? PRE_BREAKS : SEP_BREAKS);
+                if (h) h_text(h, s->data, s->length, pre ? PRE_BREAKS : SEP_BREAKS);
+            }
         }
         else if (is_element(n)) {
             const lxb_dom_element_t *el = (const lxb_dom_element_t *) n;
@@ -488,27 +751,34 @@ static void text_walk(writer_t *w, const lxb_dom_node_t *body, const stats_t *st
                 if ((long) i == root) {
                     inside = 1;
                     root_node = n;
-                    if (is_block_tag(tag)) w_break(w);
+                    enter(w, h, tag);
                     descend = n->first_child != NULL;
+                    if (descend && h) h_push(h, el, tag, 1);
                     i++;
                 }
                 else if ((long) i < root && root < (long) (i + s->size)) { descend = 1; i++; }
                 else i += s->size;
             }
-            else if (level != BARE && !is_protected_tag(tag) && (uint64_t) s->chars * 2 <= st->total
-                     && is_boilerplate(el, tag, s->chars, level == STRICT ? s->links : 0))
+            else if (level != BARE && !is_protected_tag(tag)
+                     && (rule = is_boilerplate(el, tag, s->chars, level == STRICT ? s->links : 0)) != NO_RULE
+                     && !is_protected(s, rule, st))
                 i += s->size;
             else {
                 i++;
-                if (is_block_tag(tag)) w_break(w);
+                enter(w, h, tag);
                 descend = n->first_child != NULL;
+                if (descend && h) h_push(h, el, tag, 0);
             }
         }
-        if (descend) { n = n->first_child; continue; }
+        if (descend) { pre += n->local_name == LXB_TAG_PRE; n = n->first_child; continue; }
         while (n->next == NULL) {
             n = n->parent;
             if (n == NULL || n == body || n == root_node) return;
-            if (inside && is_block_tag(n->local_name)) w_break(w);
+            pre -= n->local_name == LXB_TAG_PRE;
+            if (inside) {  /* a block's end ends its line too */
+                enter(w, h, n->local_name);
+                if (h) h_pop(h);
+            }
         }
         n = n->next;
     }
@@ -521,22 +791,46 @@ static PyObject *finish(buf_t *b) {
     return s;
 }
 
-static PyObject *py_main_text(PyObject *self, PyObject *arg) {
-    const lxb_dom_node_t *body = (const lxb_dom_node_t *) PyLong_AsVoidPtr(arg);
-    if (body == NULL) return PyErr_Occurred() ? NULL : PyUnicode_FromString("");
+static PyObject *py_main_text(PyObject *self, PyObject *args) {
+    PyObject *addr, *resolver = Py_None, *origin = Py_None;
+    if (!PyArg_ParseTuple(args, "O|OO", &addr, &resolver, &origin)) return NULL;
+    const lxb_dom_node_t *body = (const lxb_dom_node_t *) PyLong_AsVoidPtr(addr);
+    int with_html = resolver != Py_None;
+    if (body == NULL) {
+        if (PyErr_Occurred()) return NULL;
+        return with_html ? Py_BuildValue("(sis)", "", 0, "") : Py_BuildValue("(si)", "", 0);
+    }
+    html_t html = {0}, *h = with_html ? &html : NULL;
+    if (h) {
+        h->resolver = resolver;
+        if (origin != Py_None && (h->origin = PyUnicode_AsUTF8AndSize(origin, &h->origin_len)) == NULL)
+            PyErr_Clear();  /* not UTF-8 (surrogates): the Python resolver joins */
+    }
     stats_t st = {0};
     if (measure(&st, body) < 0) { free(st.s); return PyErr_NoMemory(); }
     unprotect(&st);
     writer_t w = {0};
-    text_walk(&w, body, &st, content_root(&st), STRICT);
+    text_walk(&w, h, body, &st, content_root(&st), STRICT);
     /* nothing left of a body with text: fewer rules (maintext.main_text) */
-    if (w.out.len == 0 && !w.out.failed && st.total) text_walk(&w, body, &st, -1, LENIENT);
-    if (w.out.len == 0 && !w.out.failed && st.total) text_walk(&w, body, &st, -1, BARE);
+    for (int level = LENIENT; level <= BARE && w.out.len == 0 && !w.out.failed && st.total; level++) {
+        if (h && h->error) break;
+        if (h) h_clear(h);
+        text_walk(&w, h, body, &st, -1, level);
+    }
     unsigned long long total = st.total;
     free(st.s);
-    PyObject *text = finish(&w.out);
-    if (text == NULL) return NULL;
-    return Py_BuildValue("(NK)", text, total);
+    PyObject *text = NULL, *out = NULL;
+    if (h && !h->error) h_finish(h);
+    if (h && h->error) { free(w.out.data); h_clear(h); return NULL; }
+    if (h && (h->out.failed || h->marks.failed || h->ws.failed)) w.out.failed = 1;
+    text = finish(&w.out);
+    if (text == NULL) { if (h) h_clear(h); return NULL; }
+    if (!h) return Py_BuildValue("(NK)", text, total);
+    out = finish(&h->out);
+    h->out = (buf_t) {0};
+    h_clear(h);
+    if (out == NULL) { Py_DECREF(text); return NULL; }
+    return Py_BuildValue("(NKN)", text, total, out);
 }
 
 /* ------------------------------------------------------------------ links */
@@ -687,8 +981,9 @@ static PyObject *py_links(PyObject *self, PyObject *args) {
 }
 
 static PyMethodDef methods[] = {
-    {"main_text", py_main_text, METH_O,
-     "main_text(body.mem_id) -> (main text, visible characters of the body): lib.html.maintext's walks in C"},
+    {"main_text", py_main_text, METH_VARARGS,
+     "main_text(body.mem_id[, resolver, origin]) -> (main text, visible characters of the body[, main_html]):\n"
+     "lib.html.maintext's walks in C; with a resolver (lib.html.content.LinkResolver, its origin), main_html too"},
     {"links", py_links, METH_VARARGS,
      "links(root.mem_id, origin or None) -> [(href or None, anchor text, URL or None)] of the a[href] that may\n"
      "be links, in document order: the URL where LinkResolver needs no urljoin (href then None), else None\n"

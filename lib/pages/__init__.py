@@ -1,0 +1,1 @@
+"""What a page row is: its schema, URL ids and host parts, key space and exclusions."""

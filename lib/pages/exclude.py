@@ -1,0 +1,101 @@
+"""A preprocessed day without its excluded records (:mod:`lib.pages.exclusions`).
+
+:func:`filter_day` copies a local preprocessed day folder, dropping the page rows
+(``language=*/``) and capture rows (``_captures/``) whose URL the exclusion list matches.
+Files without a match are linked, not rewritten; files left without rows are not written,
+as preprocess writes no file for a language a file has no page of. The index and catalogue
+jobs read such a copy when a list is in force; the purge command publishes it in place of
+the day. Plain pyarrow, no Spark.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import Any
+
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from lib.store import layout
+from lib.pages.exclusions import Exclusions
+from lib.pages.schema import ROW_GROUP_ROWS
+
+#: what the audit keeps of each removed row (never the text)
+REMOVED_COLUMNS = ("url", "record_id", "warc_file", "warc_offset")
+
+
+def _place(src: str, dest: str, how: str) -> None:
+    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    if how == "symlink":
+        os.symlink(os.path.abspath(src), dest)
+        return
+    try:
+        os.link(src, dest)
+    except OSError:  # another filesystem
+        shutil.copy2(src, dest)
+
+
+def filter_file(src: str, dest: str, exclusions: Exclusions, how: str = "link") -> dict[str, Any]:
+    """One Parquet file (pages or captures) without its excluded rows; returns the counts and
+    the removed rows' :data:`REMOVED_COLUMNS`."""
+    urls = pq.read_table(src, columns=["url"]).column("url")
+    mask = exclusions.mask(urls)
+    hit = pc.sum(mask).as_py() or 0
+    if not hit:
+        _place(src, dest, how)
+        return {"rows": len(urls), "excluded": 0, "removed": []}
+    table = pq.read_table(src)
+    removed = table.filter(mask).select([c for c in REMOVED_COLUMNS if c in table.column_names]).to_pylist()
+    kept = table.filter(pc.invert(mask))
+    if kept.num_rows:
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        tmp = dest + ".tmp"
+        pq.write_table(kept, tmp, compression="zstd", row_group_size=ROW_GROUP_ROWS)
+        os.replace(tmp, dest)
+    return {"rows": len(urls), "excluded": hit, "removed": removed}
+
+
+def filter_day(src: str, dest: str, exclusions: Exclusions, how: str = "link",
+               captures: bool = True, pages: bool = True) -> dict[str, Any]:
+    """Copy the local preprocessed day ``src`` to ``dest`` without its excluded rows (module
+    doc), every file but ``_SUCCESS``, which the caller writes when it publishes. ``how``:
+    ``link`` (hard link, else copy) or ``symlink`` for files kept as they are. Returns counts
+    per kind (``pages``, ``captures``: rows, excluded, files rewritten) and the removed rows."""
+    out: dict[str, Any] = {"pages": {"rows": 0, "excluded": 0, "files_changed": 0},
+                           "captures": {"rows": 0, "excluded": 0, "files_changed": 0}, "removed": []}
+    for d, _, names in os.walk(src):
+        rel_dir = os.path.relpath(d, src)
+        top = rel_dir.split(os.sep, 1)[0]
+        for n in sorted(names):
+            path = os.path.join(d, n)
+            rel = os.path.normpath(os.path.join(rel_dir, n))
+            target = os.path.join(dest, rel)
+            if rel == layout.SUCCESS or n.startswith("."):
+                continue
+            kind = "pages" if top.startswith(layout.LANG_PREFIX) else "captures" if top == layout.CAPTURES else None
+            if kind and n.endswith(".parquet") and (pages if kind == "pages" else captures):
+                r = filter_file(path, target, exclusions, how)
+                c = out[kind]
+                c["rows"] += r["rows"]
+                c["excluded"] += r["excluded"]
+                c["files_changed"] += bool(r["excluded"])
+                out["removed"] += [dict(row, kind=kind) for row in r["removed"]]
+            else:
+                _place(path, target, how)
+    return out
+
+
+def day_matches(src: str, exclusions: Exclusions) -> int:
+    """How many page and capture rows of the local day ``src`` the list matches (reads the
+    ``url`` columns only)."""
+    n = 0
+    for d, _, names in os.walk(src):
+        top = os.path.relpath(d, src).split(os.sep, 1)[0]
+        if not (top.startswith(layout.LANG_PREFIX) or top == layout.CAPTURES):
+            continue
+        for name in names:
+            if name.endswith(".parquet") and not name.startswith((".", "_")):
+                urls = pq.read_table(os.path.join(d, name), columns=["url"]).column("url")
+                n += pc.sum(exclusions.mask(urls)).as_py() or 0
+    return n

@@ -1,0 +1,49 @@
+"""Remove excluded URLs from the URL database (:mod:`lib.catalogue.urldb`).
+
+Every Parquet file of the database holds URL rows: the kept table versions
+(``vNNNNNN/part=P/``) and the stored day edits (``days/date=D/part=P/``), which a later
+out-of-order merge replays. Each file with a match is rewritten without it under a
+temporary name and renamed over the old one, so a reader sees the old file or the new one,
+and a second run finds nothing left. Files are rewritten with their own Arrow schema
+(timestamps stay UTC micros), so Spark reads them as before.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from lib.pages.exclusions import Exclusions
+
+
+def purge_urldb(db: str, exclusions: Exclusions) -> dict[str, Any]:
+    """Drop the rows of excluded URLs from every file under ``db``; returns the rows removed
+    (``rows``), the files rewritten and the distinct URLs."""
+    out: dict[str, Any] = {"urldb": db, "rows": 0, "files": 0, "urls": []}
+    if not os.path.isdir(db):
+        return out
+    urls: set[str] = set()
+    for d, _, names in sorted(os.walk(db)):
+        for n in sorted(names):
+            if not n.endswith(".parquet") or n.startswith("."):
+                continue
+            path = os.path.join(d, n)
+            col = pq.read_table(path, columns=["url"]).column("url")
+            mask = exclusions.mask(col)
+            hit = pc.sum(mask).as_py() or 0
+            if not hit:
+                continue
+            f = pq.ParquetFile(path)
+            table = f.read()
+            urls.update(u for u in table.filter(mask).column("url").to_pylist() if u)
+            tmp = os.path.join(d, "." + n + ".purge")
+            pq.write_table(table.filter(pc.invert(mask)), tmp, compression=f.metadata.row_group(0).column(0).compression.lower()
+                           if f.metadata.num_row_groups else "snappy")
+            os.replace(tmp, path)
+            out["rows"] += hit
+            out["files"] += 1
+    out["urls"] = sorted(urls)
+    return out

@@ -1,0 +1,1 @@
+"""The Spark job runtime: the job base class, local-mode start-up, task packing."""

@@ -1,0 +1,1 @@
+"""Text analysis: the per-language analyzers the index, CIFF and the service share."""
