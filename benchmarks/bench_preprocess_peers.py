@@ -14,7 +14,10 @@ then the selectolax loop in ``--cores`` processes at once (the files dealt among
 machine's cores give a peer when all are busy, the ceiling of any job's scaling), then
 ``jobs/preprocess.py --master local[2]`` on the same files (JVM start and Parquet output
 included; the driver JVM maps Spark's classes from lib/runtime/jvm_cache.py's archive, written by one
-untimed run when missing, as on any machine where the job ran before).
+untimed run when missing, as on any machine where the job ran before). The job's line gives its
+CPU seconds by process (benchmarks/proctree.py) and its phases from the summary's ``task_timing``:
+start (launch to the first task), the tasks' span, end (last task to exit), the tasks' CPU per
+page against our loop's, and the span's rate against two cores of our loop.
 
 Inputs (``--set``, repeatable; default all three):
 
@@ -53,6 +56,7 @@ import time
 import uuid
 
 from benchmarks import WORK as BENCH_WORK
+from benchmarks import proctree
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -274,15 +278,32 @@ def run_job(files: list[str], work: str, cores: int) -> dict:
         "spark.ui.enabled=false",
     ]
     l0 = load()
-    t0 = time.perf_counter()
-    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
-    wall = time.perf_counter() - t0
-    if r.returncode != 0:
-        sys.stderr.write(r.stderr.decode(errors="replace")[-3000:])
-        raise SystemExit(f"preprocess job failed ({r.returncode})")
+    launched = time.time()
+    err = os.path.join(work, "job-stderr.txt")
+    with open(err, "wb") as e:
+        r = proctree.run(cmd, stdout=subprocess.DEVNULL, stderr=e, cwd=ROOT)
+    ended = launched + r["wall"]
+    if r["returncode"] != 0:
+        sys.stderr.write(open(err, errors="replace").read()[-3000:])
+        raise SystemExit(f"preprocess job failed ({r['returncode']})")
     with open(summary) as f:
         s = json.load(f)
-    return {"pages": s["pages_kept"], "wall": round(wall, 2), "load_before": l0, "load_after": load()}
+    out = {
+        "pages": s["pages_kept"],
+        "wall": round(r["wall"], 2),
+        "cpu": r["cpu"],
+        "load_before": l0,
+        "load_after": load(),
+    }
+    tt = s.get("task_timing", {})
+    if tt.get("tasks"):  # fixed start (launch to the first task), the tasks' span, the end (last task to exit)
+        out["phases"] = {
+            "start": round(tt["first_start"] - launched, 2),
+            "tasks": tt["span"],
+            "end": round(ended - tt["last_end"], 2),
+        }
+        out["task_timing"] = {k: v for k, v in tt.items() if k != "tasks"} | {"tasks": len(tt["tasks"])}
+    return out
 
 
 def ensure_class_archive(files: list[str], work: str, cores: int) -> float | None:
@@ -356,9 +377,22 @@ def bench_set(name: str, files: list[str], warm: list[str], a) -> dict:
         print(
             f"[{name}] job local[{a.cores}] {job['pages']} pages, {job['wall']:.1f} s, {job['pages_per_s']:.0f} "
             "pages/s, "
-            f"load {job['load_after']}",
+            f"load {job['load_after']}, cpu {json.dumps(job['cpu'])}",
             flush=True,
         )
+        if "phases" in job:  # the rate once the tasks run, against two cores of our loop by CPU
+            tt = job["task_timing"]
+            two = a.cores * rates["ours"]["pages_per_cpu_s"]
+            res["ratios"][f"job whole run / {a.cores} cores of ours (cpu rate)"] = round(
+                job["pages"] / job["wall"] / two, 3
+            )
+            res["ratios"][f"job tasks' span / {a.cores} cores of ours (cpu rate)"] = round(
+                tt["pages_per_span_second"] / two, 3
+            )
+            res["ratios"]["job task cpu per page / ours"] = round(
+                rates["ours"]["pages_per_cpu_s"] / tt["pages_per_task_cpu_second"], 3
+            )
+            print(f"[{name}] job phases {json.dumps(job['phases'])} s; tasks {json.dumps(tt)}", flush=True)
     print(f"[{name}] ratios {json.dumps(res['ratios'])}", flush=True)
     return res
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from lib.pages import exclusions
 from lib.pages.schema import PAGE_SCHEMA
-from lib.preprocess import enrich, health, plan
+from lib.preprocess import enrich, health, plan, tasktime
 from lib.preprocess.input_manifest import input_record
 from lib.preprocess.tasks import FILE_BYTES, RESULT_SCHEMA, make_mapper, merge_results, remove_strays
 from lib.runtime.sparkjob import EXIT_UNHEALTHY, DayJobOptions, JobResult, SparkJob, empty_input, map_tasks
@@ -250,6 +250,7 @@ class PreprocessJob(SparkJob):
             "html_extraction": t.get("html_extraction", []),
             "s3_executors": t.get("s3", {}),  # the tasks' share of "s3" (driver and tasks together)
             "enrich": t.get("enrich", {}),  # per plugin: pages, seconds, failed (by reason), samples
+            "task_timing": tasktime.summarize(r.get("timing") for r in results),  # docs/preprocess.md
         }
         return JobResult(
             ok=day["ok"] or options.fail_on == "never", summary=summary, output=options.output, code=EXIT_UNHEALTHY

@@ -15,6 +15,7 @@ import io
 import json
 import os
 import sys
+import time
 from typing import Any, Iterator
 
 import pyarrow as pa
@@ -25,14 +26,21 @@ from lib.pages.exclusions import NONE as NO_EXCLUSIONS
 from lib.pages.exclusions import Exclusions
 from lib.pages.schema import CAPTURE_SCHEMA, OPT_IN_PAGE_COLUMNS, PAGE_SCHEMA, ROW_GROUP_ROWS
 from lib.preprocess import enrich as enrichment
-from lib.preprocess import health
+from lib.preprocess import health, tasktime
 from lib.preprocess.pages import FileProcessor
 from lib.preprocess.plan import task_name
 from lib.store import atomic, layout, locations, s3, storage
 
-#: what each task returns to the driver: one row per archive; a task's output files ride on its first row
+#: what each task returns to the driver: one row per archive; a task's output files and its timing
+#: (:mod:`lib.preprocess.tasktime`) ride on its first row
 RESULT_SCHEMA = pa.schema(
-    [("file", pa.string()), ("stats", pa.string()), ("errors", pa.string()), ("outputs", pa.list_(pa.string()))]
+    [
+        ("file", pa.string()),
+        ("stats", pa.string()),
+        ("errors", pa.string()),
+        ("outputs", pa.list_(pa.string())),
+        ("timing", pa.string()),
+    ]
 )
 FILE_SCHEMA = PAGE_SCHEMA.remove(PAGE_SCHEMA.get_field_index("language"))
 BUFFER_BYTES = 96 << 20  # pages held before a row group is written, over all languages
@@ -54,13 +62,16 @@ class LanguageWriter:
         self.writers: dict[str, tuple[pq.ParquetWriter, str, str]] = {}
         self.counters: dict[str, int] = {}
         self.done: list[str] = []
+        self.cpu = {"arrow": 0.0, "parquet": 0.0}  # CPU seconds of Arrow conversion and Parquet writing
 
     def add(self, rows: list[dict[str, Any]]) -> None:
         by_lang: dict[str, list[dict[str, Any]]] = {}
         for r in rows:
             by_lang.setdefault(r["language"], []).append(r)
         for lang, part in by_lang.items():
+            c0 = time.process_time()
             batch = pa.RecordBatch.from_pylist(part, schema=self.schema)
+            self.cpu["arrow"] += time.process_time() - c0
             self.buffers.setdefault(lang, []).append(batch)
             self.buffered_rows[lang] = self.buffered_rows.get(lang, 0) + batch.num_rows
             self.buffered_bytes += batch.nbytes
@@ -75,6 +86,7 @@ class LanguageWriter:
         self.buffered_rows.pop(lang, None)
         if not batches:
             return
+        c0 = time.process_time()
         self.buffered_bytes -= sum(b.nbytes for b in batches)
         if lang not in self.writers:
             n = self.counters.get(lang, 0)
@@ -86,13 +98,16 @@ class LanguageWriter:
             self.writers[lang] = (pq.ParquetWriter(tmp, self.schema, compression="zstd"), tmp, final)
         writer, tmp, _ = self.writers[lang]
         writer.write_table(pa.Table.from_batches(batches), row_group_size=ROW_GROUP_ROWS)
+        self.cpu["parquet"] += time.process_time() - c0
         if os.path.getsize(tmp) >= self.file_bytes:
             self._close(lang)
 
     def _close(self, lang: str) -> None:
+        c0 = time.process_time()
         writer, tmp, final = self.writers.pop(lang)
         writer.close()
         atomic.replace(tmp, final)
+        self.cpu["parquet"] += time.process_time() - c0
         self.done.append(final)
 
     def close(self) -> list[str]:
@@ -185,8 +200,10 @@ def process_task(
 ) -> list[dict[str, Any]]:
     """Process one task's archives in the order given (the plan gives them in name order: the
     order of their pages in the output); returns one RESULT_SCHEMA row per archive, the first
-    carrying the task's output files. Ids and output names derive from the archives' paths below
-    ``input_root`` (:func:`lib.store.locations.archive_name`), not from where they are read."""
+    carrying the task's output files and its timing (:mod:`lib.preprocess.tasktime`). Ids and
+    output names derive from the archives' paths below ``input_root``
+    (:func:`lib.store.locations.archive_name`), not from where they are read."""
+    clock = tasktime.Clock()
     names = [locations.archive_name(uri, input_root) if input_root else uri for uri, _ in files]
     name = task_name(names)
     writer = LanguageWriter(
@@ -198,7 +215,13 @@ def process_task(
         for (uri, size), arc in zip(files, names)
     ]
     if rows:
-        rows[0]["outputs"] = writer.close() + [_write_captures(out_dir, name, captures)]
+        pages = writer.close()
+        c0 = time.process_time()
+        rows[0]["outputs"] = pages + [_write_captures(out_dir, name, captures)]
+        clock.add("parquet", time.process_time() - c0)
+        for part, cpu in writer.cpu.items():
+            clock.add(part, cpu)
+        rows[0]["timing"] = clock.record(name, len(rows), sum(json.loads(r["stats"])["kept"] for r in rows))
     return rows
 
 

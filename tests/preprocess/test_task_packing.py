@@ -12,7 +12,7 @@ import pytest
 
 from benchmarks.bench_preprocess import cut_corpus, documents
 from jobs import preprocess
-from lib.preprocess import tasks
+from lib.preprocess import tasks, tasktime
 from lib.preprocess.plan import task_name
 from lib.preprocess.tasks import process_task, remove_strays
 from lib.store import storage
@@ -112,3 +112,25 @@ def test_a_day_cut_small_or_large_keeps_the_same_pages_and_counts(corpus, tmp_pa
     assert len(pages["small"]) <= tasks_small * languages
     if task_mb == 128:  # was a file per archive and language
         assert len(pages["small"]) <= 2 * slots * languages < len(small_files) // 3
+
+
+def test_a_task_times_itself_and_the_run_adds_the_tasks_up(tmp_path):
+    inp, files, urls = _day(tmp_path)
+    first = process_task(files[:3], str(tmp_path / "o1"), 10 << 20, 2, input_root=str(inp))
+    second = process_task(files[3:], str(tmp_path / "o2"), 10 << 20, 2, input_root=str(inp))
+    assert all(r.get("timing") is None for r in first[1:] + second[1:])  # the task's first row carries it
+    t1, t2 = (json.loads(rows[0]["timing"]) for rows in (first, second))
+    assert (t1["files"], t1["pages"], t2["files"], t2["pages"]) == (3, 6, 2, 3)
+    assert (
+        t1["task"] == task_name(["a.warc.gz", "b.warc.gz", "c.warc.gz"]) and t2["worker_task"] == t1["worker_task"] + 1
+    )
+    assert t1["start"] <= t1["end"] <= t2["start"] <= t2["end"] and t1["wall"] == pytest.approx(
+        t1["end"] - t1["start"], abs=0.002
+    )
+    assert 0 < t1["arrow_cpu"] + t1["parquet_cpu"] <= t1["cpu"]
+    run = tasktime.summarize([None, second[0]["timing"], first[0]["timing"]])  # rows without timing are skipped
+    assert [t["task"] for t in run["tasks"]] == [t1["task"], t2["task"]] and run["tasks"][0]["start"] == 0.0
+    assert (run["pages"], run["workers"]) == (9, 1) and run["span"] == pytest.approx(t2["end"] - t1["start"], abs=0.002)
+    assert run["task_cpu"] == pytest.approx(t1["cpu"] + t2["cpu"], abs=0.002)
+    assert run["pages_per_task_cpu_second"] == pytest.approx(9 / run["task_cpu"], rel=0.01)
+    assert tasktime.summarize([None]) == {"tasks": []}
