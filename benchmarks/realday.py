@@ -50,6 +50,7 @@ import shutil
 import sys
 import time
 
+from benchmarks.heavypages import heavy_pages, warc_member
 from benchmarks.realday_records import Rec, Renamer, collect_domains, read_archive
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -71,8 +72,6 @@ def find_archives(path: str | os.PathLike) -> list[str]:
 
 def heavy_records() -> list[Rec]:
     """The committed heavy pages as response records (bench_preprocess_peers.build_heavy's first round)."""
-    from benchmarks.bench_preprocess_peers import heavy_pages, warc_member
-
     data = b"".join(warc_member(url, body, i) for i, (url, body) in enumerate(heavy_pages()))
     return read_archive("heavy_pages", "heavy_pages", data=data)
 
