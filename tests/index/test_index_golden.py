@@ -11,37 +11,17 @@ from __future__ import annotations
 
 import json
 import pathlib
-import shutil
 
 from lib.index.digest import diff, shard_digests
+from tests.helpers_day import index_corpus_small_shards
 
 GOLDEN = pathlib.Path(__file__).parents[1] / "data" / "index_golden"
 
 
 def test_shared_samples_index_equals_the_golden(spark, corpus, tmp_path):
-    from jobs import index, preprocess
-
     warc, pre, out = tmp_path / "warc", tmp_path / "pre", tmp_path / "idx"
-    shutil.copytree(corpus, warc, ignore=shutil.ignore_patterns("*.md"))  # as benchmarks/bench_index.py
-    assert preprocess.main(["--input", str(warc), "--output", str(pre)], spark=spark) == 0
     # small shards and groups: 15 shards in 8 groups, 7 languages (CJK bigrams, elision, stemmers)
-    assert (
-        index.main(
-            [
-                "--input",
-                str(pre),
-                "--output",
-                str(out),
-                "--docs-per-shard",
-                "64",
-                "--min-group-docs",
-                "16",
-                "--no-graph",
-            ],
-            spark=spark,
-        )
-        == 0
-    )
+    index_corpus_small_shards(spark, corpus, warc, pre, out)
     want = json.loads((GOLDEN / "samples-canonical.json").read_text())
     assert len(want) == 30
     assert diff(shard_digests(out, canonical=True), want) == []

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime as dt
 import pathlib
-import shutil
 from urllib.parse import urlparse
 
 import duckdb
@@ -22,6 +21,7 @@ import pytest
 import tldextract
 
 from lib.ciff.reader import CiffReader
+from tests.helpers_day import index_corpus_small_shards
 
 S, B = pa.string(), pa.bool_()
 SMAP = pa.map_(pa.string(), pa.string())
@@ -165,28 +165,8 @@ def test_demo_day_reads_as_schema_010(spark, tmp_path):
 
 
 def test_real_day_reads_as_schema_010(spark, corpus, tmp_path):
-    from jobs import index, preprocess
-
     warc, pre, out = tmp_path / "warc", tmp_path / "pre", tmp_path / "idx"
-    shutil.copytree(corpus, warc, ignore=shutil.ignore_patterns("*.md"))
-    assert preprocess.main(["--input", str(warc), "--output", str(pre)], spark=spark) == 0
-    assert (
-        index.main(
-            [
-                "--input",
-                str(pre),
-                "--output",
-                str(out),
-                "--docs-per-shard",
-                "64",
-                "--min-group-docs",
-                "16",
-                "--no-graph",
-            ],
-            spark=spark,
-        )
-        == 0
-    )
+    index_corpus_small_shards(spark, corpus, warc, pre, out)
     seen = check_store(out)
     assert seen["rows"] > 100 and seen["with_links"] > 50
     # a ClueWeb file writes WARC-Date as '2008-10-294T05:21:46-0700': no date, in the pages as here

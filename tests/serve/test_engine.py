@@ -22,6 +22,7 @@ from lib.serve.engine import MAX_QUERY_CHARS, Engine
 from lib.serve.errors import QueryError
 from lib.text.analysis import analyzer_from_description
 from lib.warc.sample import write_sample_crawl
+from tests.helpers_day import index_corpus_small_shards
 
 DAY = dt.date(2026, 1, 15)
 DAY2 = dt.date(2026, 1, 16)
@@ -217,29 +218,9 @@ def test_unknown_day_language_and_wide_range_are_refused(engine):
 def test_global_bm25_on_the_real_crawl_samples(spark, corpus, tmp_path):
     """The shared real crawl samples, preprocessed and indexed into 17 shards of 9 languages:
     the top-100 equals the brute force over the union for queries of their own titles."""
-    from jobs import index, preprocess
-
     root = tmp_path / "root"
     warc, pre, out = tmp_path / "warc", root / "preprocessed" / "2026-01" / "15", root / "index" / "2026-01" / "15"
-    shutil.copytree(corpus, warc, ignore=shutil.ignore_patterns("*.md"))
-    assert preprocess.main(["--input", str(warc), "--output", str(pre)], spark=spark) == 0
-    assert (
-        index.main(
-            [
-                "--input",
-                str(pre),
-                "--output",
-                str(out),
-                "--docs-per-shard",
-                "64",
-                "--min-group-docs",
-                "16",
-                "--no-graph",
-            ],
-            spark=spark,
-        )
-        == 0
-    )
+    index_corpus_small_shards(spark, corpus, warc, pre, out)
     eng = Engine({"dc1": str(root)}, cache_dir=str(tmp_path / "cache"))
     assert len(eng.languages(DAY)) >= 5
     titles = [
