@@ -11,51 +11,23 @@ from urllib.parse import urldefrag, urljoin
 from selectolax.lexbor import LexborHTMLParser
 
 # Elements whose content is never main text.
+# fmt: off
 DROP_TAGS = [
-    "script",
-    "style",
-    "noscript",
-    "template",
-    "svg",
-    "math",
-    "canvas",
-    "iframe",
-    "object",
-    "embed",
-    "nav",
-    "header",
-    "footer",
-    "aside",
-    "form",
-    "button",
-    "select",
-    "textarea",
-    "dialog",
-    "menu",
+    "script", "style", "noscript", "template", "svg", "math", "canvas", "iframe", "object", "embed", "nav",
+    "header", "footer", "aside", "form", "button", "select", "textarea", "dialog", "menu"
 ]
+# fmt: on
 DROP_SELECTORS = (
     "[role=navigation],[role=banner],[role=contentinfo],[role=complementary],[role=search],[aria-hidden=true],[hidden]"
 )
 # class/id tokens that mark boilerplate blocks (whole tokens or these prefixes only: a
 # page wrapper called "has-nav" must not take the page with it)
+# fmt: off
 _BOILER_TOKENS = {
-    "nav",
-    "navbar",
-    "navigation",
-    "menu",
-    "breadcrumb",
-    "breadcrumbs",
-    "footer",
-    "sidebar",
-    "cookie",
-    "cookies",
-    "consent",
-    "banner",
-    "share",
-    "social",
-    "skip-link",
-    "related",
+    "nav", "navbar", "navigation", "menu", "breadcrumb", "breadcrumbs", "footer", "sidebar", "cookie",
+    "cookies", "consent", "banner", "share", "social", "skip-link", "related"
 }
+# fmt: on
 _BOILER_PREFIXES = ("nav-", "navbar-", "menu-", "footer-", "sidebar-", "cookie-", "breadcrumb", "social-", "share-")
 BLOCK_TAGS = (
     "p,div,section,article,main,li,ul,ol,dl,dt,dd,h1,h2,h3,h4,h5,h6,br,tr,td,th,table,blockquote,pre,"

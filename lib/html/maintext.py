@@ -28,23 +28,12 @@ SEP = "\x1e"  # a block boundary in the written text
 PRE_BREAKS = SEP + "\n"  # inside <pre>, a line break is a block boundary too
 
 #: never shown: dropped wherever they are
-INVISIBLE_TAGS = frozenset(
-    {
-        "script",
-        "style",
-        "noscript",
-        "template",
-        "svg",
-        "math",
-        "canvas",
-        "iframe",
-        "object",
-        "embed",
-        "button",
-        "select",
-        "textarea",
-    }
-)
+# fmt: off
+INVISIBLE_TAGS = frozenset({
+    "script", "style", "noscript", "template", "svg", "math", "canvas", "iframe", "object", "embed", "button",
+    "select", "textarea"
+})
+# fmt: on
 #: page furniture: dropped unless protected
 BOILER_TAGS = frozenset({"nav", "header", "footer", "aside", "form", "dialog", "menu", "figcaption"})
 BOILER_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary", "search"})
@@ -56,107 +45,24 @@ CLASS_EXEMPT_TAGS = frozenset({"main", "article"})
 # when its first or last part (split at '-' and '_') is, unless its first part says a state
 # ("has-nav", "no-sidebar": classes of a page wrapper, not of a menu); a last part does not count
 # after a middle part that says one ("and-w-sidebar", "page-with-sidebar": a layout, not a sidebar).
-BOILER_WORDS = frozenset(
-    {
-        "nav",
-        "navbar",
-        "navigation",
-        "menu",
-        "menubar",
-        "breadcrumb",
-        "breadcrumbs",
-        "footer",
-        "sidebar",
-        "cookie",
-        "cookies",
-        "consent",
-        "banner",
-        "share",
-        "sharing",
-        "social",
-        "skip",
-        "related",
-        "comment",
-        "comments",
-        "commentlist",
-        "disqus",
-        "respond",
-        "reply",
-        "replies",
-        "ad",
-        "ads",
-        "advert",
-        "adverts",
-        "advertisement",
-        "promo",
-        "newsletter",
-        "subscribe",
-        "subscription",
-        "popup",
-        "trending",
-        "recommended",
-        "recommendations",
-        "byline",
-        "tags",
-        "pager",
-        "toolbar",
-        "masthead",
-        "copyright",
-        "signup",
-        "login",
-        "sponsored",
-        "outbrain",
-        "taboola",
-        "caption",
-        "meta",
-        "credit",
-        "credits",
-        "author",
-    }
-)
+# fmt: off
+BOILER_WORDS = frozenset({
+    "nav", "navbar", "navigation", "menu", "menubar", "breadcrumb", "breadcrumbs", "footer", "sidebar",
+    "cookie", "cookies", "consent", "banner", "share", "sharing", "social", "skip", "related", "comment",
+    "comments", "commentlist", "disqus", "respond", "reply", "replies", "ad", "ads", "advert", "adverts",
+    "advertisement", "promo", "newsletter", "subscribe", "subscription", "popup", "trending", "recommended",
+    "recommendations", "byline", "tags", "pager", "toolbar", "masthead", "copyright", "signup", "login",
+    "sponsored", "outbrain", "taboola", "caption", "meta", "credit", "credits", "author"
+})
+# fmt: on
 STATE_PARTS = frozenset({"has", "no", "with", "w", "without", "is", "show", "hide", "js", "enable", "disable", "not"})
-BLOCK_TAGS = frozenset(
-    {
-        "p",
-        "div",
-        "section",
-        "article",
-        "main",
-        "li",
-        "ul",
-        "ol",
-        "dl",
-        "dt",
-        "dd",
-        "h1",
-        "h2",
-        "h3",
-        "h4",
-        "h5",
-        "h6",
-        "br",
-        "tr",
-        "table",
-        "caption",
-        "blockquote",
-        "pre",
-        "figure",
-        "figcaption",
-        "hr",
-        "address",
-        "details",
-        "summary",
-        "center",
-        "nav",
-        "header",
-        "footer",
-        "aside",
-        "form",
-        "fieldset",
-        "menu",
-        "dialog",
-    }
-)
+# fmt: off
+BLOCK_TAGS = frozenset({
+    "p", "div", "section", "article", "main", "li", "ul", "ol", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5",
+    "h6", "br", "tr", "table", "caption", "blockquote", "pre", "figure", "figcaption", "hr", "address",
+    "details", "summary", "center", "nav", "header", "footer", "aside", "form", "fieldset", "menu", "dialog"
+})
+# fmt: on
 #: table cells: a space, not a line, between them (a table row is one line)
 CELL_TAGS = frozenset({"td", "th"})
 #: link density: an element is link furniture when more than LINK_NUM/LINK_DEN of its visible

@@ -24,46 +24,18 @@ from tests.conftest import SHARED
 from tests.html.test_preprocess_equivalence import heavy_pages
 
 SCRAPINGHUB = SHARED / "extraction" / "scrapinghub"
+# fmt: off
 ALLOWED = {
-    "p",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "ul",
-    "ol",
-    "li",
-    "table",
-    "caption",
-    "tr",
-    "td",
-    "th",
-    "pre",
-    "code",
-    "blockquote",
-    "a",
-    "br",
+    "p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "table", "caption", "tr", "td", "th", "pre",
+    "code", "blockquote", "a", "br"
 }
+# fmt: on
+# fmt: off
 BLOCKS = {
-    "p",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "ul",
-    "ol",
-    "li",
-    "table",
-    "caption",
-    "tr",
-    "pre",
-    "blockquote",
-    "br",
+    "p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "table", "caption", "tr", "pre", "blockquote",
+    "br"
 }
+# fmt: on
 SEP = maintext.SEP
 
 
