@@ -2,8 +2,26 @@
 
 import os
 import pathlib
+import sys
 
 #: Where the scripts build their inputs and keep their outputs: benchmarks/work, or the folder
 #: in $DAILYSLICE_BENCH_WORK (benchmarks/smoke.py's small runs go there, so that no full-size run
 #: reuses what they built: several scripts keep a built day or index by folder name only).
 WORK = pathlib.Path(os.environ.get("DAILYSLICE_BENCH_WORK") or pathlib.Path(__file__).resolve().parent / "work")
+
+#: the checkout the scripts run from
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def job_cmd(job: str, inp: object, out: object, cores: object) -> list[str]:
+    """The start of ``jobs/{job}.py``'s command line: ``inp`` -> ``out`` on ``local[cores]`` (options follow)."""
+    return [
+        sys.executable,
+        str(ROOT / "jobs" / f"{job}.py"),
+        "--input",
+        str(inp),
+        "--output",
+        str(out),
+        "--master",
+        f"local[{cores}]",
+    ]

@@ -39,7 +39,7 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 from benchmarks import WORK as BENCH_WORK  # noqa: E402
-from benchmarks import bench_graph  # noqa: E402
+from benchmarks import bench_graph, job_cmd  # noqa: E402
 from benchmarks.bench_index import _timed, machine, report  # noqa: E402
 from benchmarks.recut import recut  # noqa: E402
 
@@ -62,14 +62,7 @@ def corpus_day(corpus: pathlib.Path, cores: int) -> pathlib.Path:
             os.symlink(f, src / f"{f.parent.name}-{f.name}")
     subprocess.run(
         [
-            sys.executable,
-            str(ROOT / "jobs" / "preprocess.py"),
-            "--input",
-            str(src),
-            "--output",
-            str(day),
-            "--master",
-            f"local[{cores}]",
+            *job_cmd("preprocess", src, day, cores),
         ],
         check=True,
         cwd=ROOT,

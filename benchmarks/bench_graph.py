@@ -46,7 +46,7 @@ import pyarrow.parquet as pq
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 from benchmarks import WORK as BENCH_WORK  # noqa: E402
-from benchmarks import realday  # noqa: E402
+from benchmarks import job_cmd, realday  # noqa: E402
 from benchmarks.bench_index import _timed, machine, report, run_ours  # noqa: E402
 from benchmarks.bench_preprocess_peers import build_heavy  # noqa: E402
 
@@ -124,14 +124,7 @@ def preprocessed_day(records: int, cores: int) -> pathlib.Path:
         os.symlink(w, src / os.path.basename(w))
     subprocess.run(
         [
-            sys.executable,
-            str(ROOT / "jobs" / "preprocess.py"),
-            "--input",
-            str(src),
-            "--output",
-            str(day),
-            "--master",
-            f"local[{cores}]",
+            *job_cmd("preprocess", src, day, cores),
         ],
         check=True,
         cwd=ROOT,

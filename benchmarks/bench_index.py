@@ -57,7 +57,7 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
 from benchmarks import WORK as BENCH_WORK  # noqa: E402
-from benchmarks import realday  # noqa: E402
+from benchmarks import job_cmd, realday  # noqa: E402
 from lib.pages.schema import PAGE_SCHEMA  # noqa: E402
 
 WORK = BENCH_WORK / "index"
@@ -79,14 +79,7 @@ def text_pool(cores: int) -> list[str]:
         shutil.copytree(CORPUS, warc, ignore=shutil.ignore_patterns("*.md"))
         subprocess.run(
             [
-                sys.executable,
-                str(ROOT / "jobs" / "preprocess.py"),
-                "--input",
-                str(warc),
-                "--output",
-                str(pre),
-                "--master",
-                f"local[{cores}]",
+                *job_cmd("preprocess", warc, pre, cores),
             ],
             check=True,
             stderr=subprocess.DEVNULL,
@@ -337,14 +330,7 @@ def run_ours(
     shutil.rmtree(out, ignore_errors=True)
     summary = WORK / f"{name}-summary.json"
     cmd = [
-        sys.executable,
-        str(ROOT / "jobs" / "index.py"),
-        "--input",
-        str(day),
-        "--output",
-        str(out),
-        "--master",
-        f"local[{cores}]",
+        *job_cmd("index", day, out, cores),
         "--docs-per-shard",
         str(docs_per_shard),
         "--summary",
@@ -387,27 +373,20 @@ def run_ours(
     }
 
 
+def anserini_index_cmd(
+    java: str, jar: str, src: pathlib.Path, out: pathlib.Path, cores: int, language: str = "en"
+) -> list[str]:
+    """Anserini's IndexCollection of a JsonCollection ``src`` into ``out`` (English unless ``language``)."""
+    cmd = [java, f"-Xmx{HEAP}", "-cp", jar, "io.anserini.index.IndexCollection", "-collection", "JsonCollection"]
+    cmd += ["-input", str(src), "-index", str(out), "-generator", "DefaultLuceneDocumentGenerator"]
+    return cmd + ["-threads", str(cores)] + ([] if language == "en" else ["-language", language])
+
+
 def run_anserini(jsonl: pathlib.Path, cores: int) -> dict:
     java, jar = anserini_tools()
     out = WORK / "out-anserini"
     shutil.rmtree(out, ignore_errors=True)
-    cmd = [
-        java,
-        f"-Xmx{HEAP}",
-        "-cp",
-        jar,
-        "io.anserini.index.IndexCollection",
-        "-collection",
-        "JsonCollection",
-        "-input",
-        str(jsonl),
-        "-index",
-        str(out),
-        "-generator",
-        "DefaultLuceneDocumentGenerator",
-        "-threads",
-        str(cores),
-    ]
+    cmd = anserini_index_cmd(java, jar, jsonl, out, cores)
     p, wall, rss = _timed(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     m = re.search(r"Total ([\d,]+) documents indexed", p.stdout + p.stderr)
     if p.returncode != 0 or not m:

@@ -43,10 +43,10 @@ import pyarrow.parquet as pq
 
 from benchmarks import realday
 from benchmarks.bench_index import (
-    HEAP,
     WORK,
     _median_run,
     _timed,
+    anserini_index_cmd,
     anserini_tools,
     machine,
     parser,
@@ -220,23 +220,7 @@ def run_anserini_langs(colls: dict, cores: int) -> dict:
     for alang, folder in sorted(colls.items()):
         out = WORK / "out-anserini-real" / alang
         shutil.rmtree(out, ignore_errors=True)
-        cmd = [
-            java,
-            f"-Xmx{HEAP}",
-            "-cp",
-            jar,
-            "io.anserini.index.IndexCollection",
-            "-collection",
-            "JsonCollection",
-            "-input",
-            str(folder),
-            "-index",
-            str(out),
-            "-generator",
-            "DefaultLuceneDocumentGenerator",
-            "-threads",
-            str(cores),
-        ] + ([] if alang == "en" else ["-language", alang])
+        cmd = anserini_index_cmd(java, jar, folder, out, cores, alang)
         p, wall, rss = _timed(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         m = re.search(r"Total ([\d,]+) documents indexed", p.stdout + p.stderr)
         if p.returncode != 0 or not m:

@@ -41,12 +41,12 @@ import random
 import re
 import shutil
 import subprocess
-import sys
 import time
 
 import pyarrow.parquet as pq
 
-from benchmarks.bench_index import HEAP, WORK, anserini_tools, machine, parser, report  # noqa: E402
+from benchmarks import job_cmd
+from benchmarks.bench_index import HEAP, WORK, anserini_index_cmd, anserini_tools, machine, parser, report  # noqa: E402
 
 
 def pick_queries(day, n: int, seed: int) -> list[tuple[str, str, str]]:
@@ -70,14 +70,7 @@ def ours(
     if not (out / "_SUCCESS").exists():  # built once per day
         subprocess.run(
             [
-                sys.executable,
-                "jobs/index.py",
-                "--input",
-                str(day),
-                "--output",
-                str(out),
-                "--master",
-                f"local[{cores}]",
+                *job_cmd("index", day, out, cores),
                 "--docs-per-shard",
                 str(docs),
                 "--min-group-docs",
@@ -112,23 +105,7 @@ def anserini(jsonl, queries, cores: int, tag: str = "") -> tuple[dict[str, list[
     if not (idx / "_done").exists():
         shutil.rmtree(idx, ignore_errors=True)
         subprocess.run(
-            [
-                java,
-                f"-Xmx{HEAP}",
-                "-cp",
-                jar,
-                "io.anserini.index.IndexCollection",
-                "-collection",
-                "JsonCollection",
-                "-input",
-                str(jsonl),
-                "-index",
-                str(idx),
-                "-generator",
-                "DefaultLuceneDocumentGenerator",
-                "-threads",
-                str(cores),
-            ],
+            anserini_index_cmd(java, jar, jsonl, idx, cores),
             check=True,
             capture_output=True,
         )

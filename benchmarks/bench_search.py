@@ -52,7 +52,7 @@ import pyarrow.parquet as pq  # noqa: E402
 
 from benchmarks import WORK as BENCH_WORK  # noqa: E402
 from benchmarks import bench_index as bi  # noqa: E402
-from benchmarks import realday  # noqa: E402
+from benchmarks import job_cmd, realday  # noqa: E402
 from lib.serve import serving_index  # noqa: E402
 from lib.serve.engine import Engine  # noqa: E402
 
@@ -72,14 +72,7 @@ def make_day(docs: int, copies: int, cores: int) -> pathlib.Path:
         out.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(
             [
-                sys.executable,
-                str(ROOT / "jobs" / "index.py"),
-                "--input",
-                str(day),
-                "--output",
-                str(out),
-                "--master",
-                f"local[{cores}]",
+                *job_cmd("index", day, out, cores),
                 "--docs-per-shard",
                 "25000",
                 "--no-graph",

@@ -50,6 +50,7 @@ import shutil
 import sys
 import time
 
+from benchmarks import job_cmd
 from benchmarks.heavypages import heavy_pages, warc_member
 from benchmarks.realday_records import Rec, Renamer, collect_domains, read_archive
 
@@ -378,14 +379,7 @@ def indexed(pre: str | os.PathLike, out: str | os.PathLike, cores: int, *args: s
     out.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run(
         [
-            sys.executable,
-            str(ROOT / "jobs" / "index.py"),
-            "--input",
-            str(pre),
-            "--output",
-            str(out),
-            "--master",
-            f"local[{cores}]",
+            *job_cmd("index", pre, out, cores),
             "--conf",
             "spark.ui.enabled=false",
             *args,
