@@ -20,10 +20,12 @@ from lib.catalogue.keys import normalize_url, url_id
 from lib.pages.keyspace import partition_of
 from lib.pages.schema import CAPTURE_SCHEMA, PAGE_SCHEMA
 from lib.preprocess import health
+from tests.helpers_browser import chromium
 
 UTC = dt.timezone.utc
 D1, D2 = dt.date(2026, 1, 14), dt.date(2026, 1, 15)
 K = 4
+NEWS = "https://example.com/news?id=2&a=1"
 
 
 def _t(day: dt.date, h: int, m: int = 0) -> dt.datetime:
@@ -59,20 +61,7 @@ def day_captures(root: str, day: dt.date) -> list[dict]:
     if day == D1:
         cap("http://www.example.com/", 10, 0, "response", 200, "text/html", "sha1:AAAA", True, f1, 0, "eng", 5000)
         cap("http://www.example.com/", 11, 0, "response", 200, "text/html", "sha1:AAAA", True, f2, 900, "eng", 5000)
-        cap(
-            "https://example.com/news?id=2&a=1",
-            10,
-            5,
-            "response",
-            200,
-            "text/html",
-            "sha1:BBBB",
-            True,
-            f1,
-            400,
-            "eng",
-            20000,
-        )
+        cap(NEWS, 10, 5, "response", 200, "text/html", "sha1:BBBB", True, f1, 400, "eng", 20000)
         cap("http://example.org/page", 10, 10, "response", 200, "text/html", "sha1:CCCC", True, f1, 800, "deu", 300)
         cap("http://example.org/page", 12, 0, "revisit", 200, "text/html", "sha1:CCCC", False, f2, 0)
         cap("http://example.de/logo.png", 10, 20, "resource", None, "image/png", "sha1:PPPP", False, f1, 1200)
@@ -80,34 +69,8 @@ def day_captures(root: str, day: dt.date) -> list[dict]:
     else:
         cap("http://www.example.com/", 9, 0, "response", 200, "text/html", "sha1:AAAA", True, f1, 0, "eng", 5000)
         cap("http://example.org/page", 9, 5, "response", 200, "text/html", "sha1:CC22", True, f1, 500, "deu", 310)
-        cap(
-            "https://example.com/news?id=2&a=1",
-            9,
-            10,
-            "response",
-            200,
-            "text/html",
-            "sha1:BBBB",
-            True,
-            f1,
-            900,
-            "eng",
-            20000,
-        )
-        cap(
-            "https://example.com/news?id=2&a=1",
-            13,
-            0,
-            "response",
-            200,
-            "text/html",
-            "sha1:BB33",
-            True,
-            f2,
-            0,
-            "eng",
-            21000,
-        )
+        cap(NEWS, 9, 10, "response", 200, "text/html", "sha1:BBBB", True, f1, 900, "eng", 20000)
+        cap(NEWS, 13, 0, "response", 200, "text/html", "sha1:BB33", True, f2, 0, "eng", 21000)
         cap("http://new.example.net/", 9, 20, "response", 200, "text/html", "sha1:DDDD", True, f1, 1400, "fra", 0)
         cap("http://bad-date.example.net/", 9, 30, "response", 200, "text/html", "sha1:EEEE", False, f2, 700)
         rows[-1]["warc_date"] = None  # WARC-Date the reader could not parse: not indexable
@@ -473,16 +436,6 @@ def test_http_api_over_real_http(built, tmp_path):
         srv.stop()
 
 
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 PLOTS = [
     "Pages by language",
     "Captures by MIME type",
@@ -499,9 +452,7 @@ def test_report_renders_in_headless_chromium(built, tmp_path):
 
     from lib.catalogue.report import count_plots
 
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    if browser is None:
-        pytest.skip("chromium not installed (scripts/install-system-deps.sh installs it)")
+    cmd = chromium(tmp_path)
     root, shard_sizes = built
     page_path = os.path.join(os.path.dirname(cdxj_path(root, D2)), "report.html")
     with open(page_path, encoding="utf-8") as f:
@@ -511,7 +462,6 @@ def test_report_renders_in_headless_chromium(built, tmp_path):
     for size in shard_sizes:  # the shard plot labels each shard and its size in KiB
         assert f">{size / 1024:,.0f}<" in page
     assert ">truncated gzip member<" in page and ">bad WARC header<" in page
-    cmd = [browser, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}"]
     url = "file://" + page_path
     dom = subprocess.run(cmd + ["--dump-dom", url], capture_output=True, text=True, timeout=90, check=True).stdout
     assert count_plots(dom) == PLOTS  # the browser parsed every inline SVG with its title

@@ -13,10 +13,10 @@ import xml.etree.ElementTree as ET
 
 import httpx
 import pyarrow.dataset as ds
-import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from lib.store import layout
+from tests.helpers_browser import chromium
 from tests.serve.fixtures_http import DEMO_DAY
 
 OS = "{http://a9.com/-/spec/opensearch/1.1/}"
@@ -241,26 +241,10 @@ def test_catalogue_cli_points_to_the_service(published_root, capsys):
     assert "python -m lib.serve --root ROOT" in capsys.readouterr().err
 
 
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--virtual-time-budget=15000",
-]
-
-
 def test_search_page_in_headless_chromium(service, tmp_path):
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    if browser is None:
-        pytest.skip("chromium not installed (scripts/install-system-deps.sh installs it)")
+    cmd = chromium(tmp_path, "--virtual-time-budget=15000")
     want = httpx.get(f"{service}/search", params={"q": "library budget", "day": DAY, "lang": "eng"}).json()
     url = f"{service}/?q=library+budget&day={DAY}&to={DAY}&lang=eng"
-    cmd = [browser, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}"]
     dom = subprocess.run(cmd + ["--dump-dom", url], capture_output=True, text=True, timeout=120, check=True).stdout
     assert 'data-ready="1"' in dom, dom[:2000]
     assert f'data-total="{want["meta"]["total_results"]}"' in dom
