@@ -131,8 +131,11 @@ def write_real(n: int, cores: int) -> tuple:
     return day, {p.name: p for p in coll.iterdir() if p.is_dir()}, nbytes, langs
 
 
-def write_collection(coll: pathlib.Path, lang: str, pages: pa.Table) -> int:
-    """The pages of one language as JsonCollection files in ``coll/ANALYZER/``; bytes of text."""
+def write_collection(coll: pathlib.Path, lang: str, pages: pa.Table, seen: set | None = None) -> int:
+    """The pages of one language as JsonCollection files in ``coll/ANALYZER/``; bytes of text.
+    A record id already in ``seen`` (a capture archived twice) is written once, as the index job
+    keeps it once."""
+    seen = set() if seen is None else seen
     texts = pc.binary_join_element_wise(
         *[pages.column(c).cast(pa.string()) for c in ("title", "description", "plain_text")], "\n", null_handling="skip"
     ).to_pylist()
@@ -143,6 +146,9 @@ def write_collection(coll: pathlib.Path, lang: str, pages: pa.Table) -> int:
     for k, off in enumerate(range(0, len(rids), PER_JSONL)):
         with open(folder / f"{lang}-{k:04d}.jsonl", "w") as out:
             for rid, text in zip(rids[off : off + PER_JSONL], texts[off : off + PER_JSONL]):
+                if rid in seen:
+                    continue
+                seen.add(rid)
                 out.write(json.dumps({"id": rid, "contents": text or ""}) + "\n")
                 nbytes += len((text or "").encode())
     return nbytes
@@ -151,12 +157,12 @@ def write_collection(coll: pathlib.Path, lang: str, pages: pa.Table) -> int:
 def collections_of(day: pathlib.Path, coll: pathlib.Path) -> tuple[dict, int, dict]:
     """Per-analyzer JsonCollections of a preprocessed day's pages: ({analyzer: folder}, bytes, {lang: pages})."""
     shutil.rmtree(coll, ignore_errors=True)
-    nbytes, langs = 0, {}
+    nbytes, langs, seen = 0, {}, set()
     for folder in sorted(day.glob("language=*")):
         lang = folder.name.split("=", 1)[1]
         t = pa.concat_tables([pq.read_table(f) for f in sorted(folder.glob("*.parquet"))], promote_options="default")
         langs[lang] = t.num_rows
-        nbytes += write_collection(coll, lang, t)
+        nbytes += write_collection(coll, lang, t, seen)
     return {p.name: p for p in coll.iterdir() if p.is_dir()}, nbytes, langs
 
 
