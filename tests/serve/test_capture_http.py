@@ -17,7 +17,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from lib.serve.app import create_app
 from lib.serve.server import ServerThread
-from tests.serve.test_http import CHROMIUM_FLAGS
+from tests.helpers_browser import chromium
 
 DAY = "2026-02-03"
 REAL = ("aut/example.warc.gz", "resiliparse/warcfile.warc.gz")
@@ -173,17 +173,9 @@ def test_pointer_form_is_off_without_archive_roots(real_day, tmp_path):
 
 
 def test_page_links_hits_to_their_capture_and_to_pywb(capture_service, tmp_path):
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    if browser is None:
-        pytest.skip("chromium not installed (scripts/install-system-deps.sh installs it)")
+    cmd = chromium(tmp_path, "--virtual-time-budget=15000")
     want = httpx.get(f"{capture_service}/search", params={"q": "archive", "day": DAY}).json()["results"]
-    cmd = [
-        browser,
-        *CHROMIUM_FLAGS,
-        f"--user-data-dir={tmp_path / 'profile'}",
-        "--dump-dom",
-        f"{capture_service}/?q=archive&day={DAY}",
-    ]
+    cmd += ["--dump-dom", f"{capture_service}/?q=archive&day={DAY}"]
     dom = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=True).stdout
     assert want
     for h in want:
