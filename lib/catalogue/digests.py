@@ -117,13 +117,7 @@ def write_day(captures: Any, db: str, day: str) -> int:
         key("payload_digest").alias("digest"),
         "url",
         F.lit(day).cast("date").alias("day"),
-        "warc_date",
-        "record_type",
-        "http_status",
-        "mime_type",
-        "warc_file",
-        "warc_offset",
-        "warc_length",
+        *COLUMNS[3:],
     )
     n = rows.count()
     dest = day_dir(db, day)
