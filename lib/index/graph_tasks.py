@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from lib.pages.exclusions import NONE as NO_EXCLUSIONS
 from lib.pages.exclusions import Exclusions
+from lib.store import storage
 
 MAX_ANCHORS = 10
 #: per-task DuckDB memory limit (beyond it the aggregation spills to disk)
@@ -100,26 +101,37 @@ def map_file(
         con.close()
 
 
-def edges_table(con: Any, paths: list[str], exclusions: Exclusions = NO_EXCLUSIONS) -> int:
+def edges_table(con: Any, paths: list[str], exclusions: Exclusions = NO_EXCLUSIONS, keyed: bool = False) -> int:
     """Temp table ``e`` (src_url, dst_url, anchor_text, src_host, dst_host): the outgoing links
     of the page files ``paths`` read as one, links to excluded pages left out; returns how many
-    were left out."""
-    source = "read_parquet([" + ", ".join(_q(p) for p in paths) + "])"
+    were left out. ``keyed``: ``e`` also has the link's place in the input, ``kf`` (its file's
+    index in ``paths``), ``kr`` (its page's row in the file) and ``kp`` (its place in the page's
+    list), so that threads' output can be put back in the input's order by a sort on integers."""
+    files = "[" + ", ".join(_q(p) for p in paths) + "]"
+    if keyed:
+        pages = f"""SELECT url AS src_url, url_host AS src_host, list_position({files}, filename) AS kf,
+                           file_row_number AS kr, unnest(outgoing_links) AS l,
+                           unnest(generate_series(1, len(outgoing_links))) AS kp
+                    FROM read_parquet({files}, filename=true, file_row_number=true)"""
+    else:
+        pages = f"SELECT url AS src_url, url_host AS src_host, unnest(outgoing_links) AS l FROM read_parquet({files})"
+    key = ", kf, kr, kp" if keyed else ""
     # the regular expressions run once per distinct destination URL and distinct anchor text,
     # not once per edge: a day's pages link to few distinct URLs (nav bars, footers), so this
     # takes most of the map's time away (benchmarks.md, "Web graph against DuckDB")
     con.execute(f"""
         CREATE TEMP TABLE e0 AS
-        SELECT src_url, l.url AS dst_url, l.anchor_text AS anchor_text, src_host
-        FROM (SELECT url AS src_url, url_host AS src_host, unnest(outgoing_links) AS l
-              FROM {source})
+        SELECT src_url, l.url AS dst_url, l.anchor_text AS anchor_text, src_host{key}
+        FROM ({pages})
         WHERE l.url IS NOT NULL""")
+    if keyed and con.execute("SELECT count(*) FROM e0 WHERE kf IS NULL").fetchone()[0]:
+        raise RuntimeError(f"DuckDB named a page file other than as given ({paths[0]!r}, ...): no input order")
     con.execute(f"""
         CREATE TEMP TABLE h AS
         SELECT u, lower(regexp_extract(u, {_q(HOST_RE)}, 1)) AS host FROM (SELECT DISTINCT dst_url AS u FROM e0)""")
-    con.execute("""
+    con.execute(f"""
         CREATE TEMP TABLE e AS
-        SELECT src_url, dst_url, anchor_text, src_host, h.host AS dst_host FROM e0 JOIN h ON e0.dst_url = h.u""")
+        SELECT src_url, dst_url, anchor_text, src_host, h.host AS dst_host{key} FROM e0 JOIN h ON e0.dst_url = h.u""")
     con.execute("DROP TABLE e0")
     con.execute("DROP TABLE h")
     return drop_excluded(con, exclusions) if exclusions else 0
@@ -218,11 +230,11 @@ def whole_day(
     folder (inlinks sorted by dst_url); returns (edges, edges left out as excluded, inlinks, hosts)."""
     con = connect(tmp, threads, memory=_times(TASK_MEMORY, threads))
     try:
-        dropped = edges_table(con, paths, exclusions)
-        # threads finish in any order: sorted, so a re-run writes the same bytes
+        dropped = edges_table(con, [storage.local_path(p) for p in paths], exclusions, keyed=True)
+        # threads finish in any order: put back in the input's order, so a re-run writes the same bytes
         n = _copy(
             con,
-            "SELECT src_url, dst_url, anchor_text, src_host, dst_host FROM e ORDER BY ALL",
+            "SELECT src_url, dst_url, anchor_text, src_host, dst_host FROM e ORDER BY kf, kr, kp",
             os.path.join(edges_dir, "part-00000.parquet"),
         )
         if not n:
