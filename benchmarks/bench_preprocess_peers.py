@@ -197,17 +197,19 @@ def timed(fn, files: list[str]) -> dict:
     return {"pages": n, "wall": round(wall, 2), "cpu": round(cpu, 2), "load_before": l0, "load_after": load()}
 
 
-def parallel_peer(files: list[str], procs: int) -> dict:
-    """The selectolax loop in ``procs`` processes at once, the files dealt among them: what the
-    machine's cores give a peer when all are busy (the ceiling a job's scaling is held to)."""
+def parallel_peer(files: list[str], procs: int, loop=None) -> dict:
+    """A loop (the selectolax loop by default) in ``procs`` processes at once, the files dealt
+    among them: what the machine's cores give a loop when all are busy (the ceiling a job's
+    scaling is held to: two processes at once need not each run at one's speed)."""
     import multiprocessing as mp
 
+    loop = loop or loop_selectolax
     shares = [files[i::procs] for i in range(procs)]
     l0 = load()
     with mp.get_context("spawn").Pool(procs) as pool:
-        pool.map(loop_selectolax, [s[:1] for s in shares])  # imports and the model, untimed
+        pool.map(loop, [s[:1] for s in shares])  # imports and the model, untimed
         t0 = time.perf_counter()
-        pages = sum(pool.map(loop_selectolax, shares))
+        pages = sum(pool.map(loop, shares))
         wall = time.perf_counter() - t0
     return {"pages": pages, "wall": round(wall, 2), "load_before": l0, "load_after": load()}
 
@@ -313,13 +315,13 @@ def bench_set(name: str, files: list[str], warm: list[str], a) -> dict:
             res["ratios"][f"ours/{k} ({clock})"] = round(rates[k][clock] / rates["ours"][clock], 3)
     # core-hours for 1 TiB of such compressed WARC, at our single-core CPU rate
     res["core_hours_per_tib"] = round((1 << 40) / (size / rates["ours"]["cpu"]) / 3600, 1)
-    if a.cores > 1:
-        par = parallel_peer(files, a.cores)
+    for k in [k for k in ("selectolax", "ours") if k in LOOPS and a.cores > 1]:
+        par = parallel_peer(files, a.cores, LOOPS[k])
         par["pages_per_s"] = round(par["pages"] / par["wall"], 1)
-        res["selectolax_parallel"] = par
-        res["ratios"][f"selectolax {a.cores} processes / one (wall)"] = round(peer["wall"] / par["wall"], 3)
+        res[f"{k}_parallel"] = par
+        res["ratios"][f"{k} {a.cores} processes / one (wall)"] = round(rates[k]["wall"] / par["wall"], 3)
         print(
-            f"[{name}] selectolax x{a.cores} processes {par['pages']} pages, {par['wall']:.1f} s, "
+            f"[{name}] {k} x{a.cores} processes {par['pages']} pages, {par['wall']:.1f} s, "
             f"{par['pages_per_s']:.0f} pages/s, load {par['load_after']}",
             flush=True,
         )
@@ -330,10 +332,11 @@ def bench_set(name: str, files: list[str], warm: list[str], a) -> dict:
         res["job"] = job
         res["ratios"][f"job local[{a.cores}] / selectolax one core (wall)"] = round(peer["wall"] / job["wall"], 3)
         res["ratios"][f"job local[{a.cores}] / ours one core (wall)"] = round(rates["ours"]["wall"] / job["wall"], 3)
-        if "selectolax_parallel" in res:
-            res["ratios"][f"job local[{a.cores}] / selectolax {a.cores} processes (wall)"] = round(
-                res["selectolax_parallel"]["wall"] / job["wall"], 3
-            )
+        for k in ("selectolax", "ours"):
+            if f"{k}_parallel" in res:
+                res["ratios"][f"job local[{a.cores}] / {k} {a.cores} processes (wall)"] = round(
+                    res[f"{k}_parallel"]["wall"] / job["wall"], 3
+                )
         res["core_hours_per_tib_job"] = round((1 << 40) / (size / job["wall"]) / 3600 * a.cores, 1)
         print(
             f"[{name}] job local[{a.cores}] {job['pages']} pages, {job['wall']:.1f} s, {job['pages_per_s']:.0f} "
