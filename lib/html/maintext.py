@@ -57,7 +57,7 @@ BOILER_WORDS = frozenset({
     "recommendations", "byline", "tags", "pager", "toolbar", "masthead", "copyright", "signup", "login",
     "sponsored", "outbrain", "taboola", "caption", "meta", "credit", "credits", "author", "relatedposts",
     "sharedaddy", "addthis", "shariff", "likes", "rating", "ratings", "donation", "donate", "kommentar",
-    "kommentare", "commentaires", "comentarios"
+    "kommentare", "commentaires", "comentarios", "form", "legend", "disclaimer"
 })
 # fmt: on
 STATE_PARTS = frozenset({"has", "no", "with", "w", "without", "is", "show", "hide", "js", "enable", "disable", "not"})
@@ -120,6 +120,9 @@ def _invisible(tag: str, attrs: dict) -> bool:
 #: what marks an element as boilerplate: no rule, its tag (or role, aria-hidden), a class or id
 #: word, its links (link density, or a residue of boilerplate blocks)
 NO_RULE, BY_TAG, BY_WORD, BY_LINKS = 0, 1, 2, 3
+#: a heading that only dropped blocks follow in its parent: the title of a boilerplate block
+TRAILING = 4
+HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 
 
 def _boilerplate(tag: str, attrs: dict, chars: int, links: int) -> int:
@@ -132,7 +135,10 @@ def _boilerplate(tag: str, attrs: dict, chars: int, links: int) -> int:
 
 
 def _residue(tag: str, s: list[int]) -> int:
-    """BY_LINKS when the block of ``s`` is what remains of boilerplate blocks (RESIDUE_MAX)."""
+    """BY_LINKS when the block of ``s`` is what remains of boilerplate blocks (RESIDUE_MAX),
+    TRAILING when :func:`_trailing` marked it."""
+    if s[4] == TRAILING:
+        return TRAILING
     return BY_LINKS if tag in BLOCK_TAGS and s[6] < RESIDUE_MAX and s[6] * RESIDUE_DEN < s[1] else NO_RULE
 
 
@@ -146,7 +152,7 @@ def _protected(s: list[int], rule: int, total: int, rtotal: int) -> bool:
 
 def _measure(body) -> tuple[list[list[int]], int, int, int, int]:
     """Per element under ``body`` in document order: [size, chars, link chars, paragraph chars,
-    boilerplate rule, all paragraph chars, clean chars] (size: the element and its indexed
+    boilerplate rule, all paragraph chars, clean chars, a heading] (size: the element and its indexed
     descendants; paragraph chars: visible characters outside links inside PARAGRAPH_TAGS, not
     counting those of elements a boilerplate rule matches; all paragraph chars: counting those
     too; clean chars: visible characters outside links, not counting those of elements a
@@ -178,7 +184,7 @@ def _measure(body) -> tuple[list[list[int]], int, int, int, int]:
                     ctotal += n
         elif node.is_element_node:
             i = len(stats)
-            stats.append([1, 0, 0, 0, NO_RULE, 0, 0])
+            stats.append([1, 0, 0, 0, NO_RULE, 0, 0, tag in HEADING_TAGS])
             attrs = node.attributes
             if not _invisible(tag, attrs) and node.child is not None:
                 kind = (tag == "a" and "href" in attrs) + 2 * (tag in PARAGRAPH_TAGS)
@@ -238,6 +244,38 @@ def _unprotect(stats: list[list[int]], total: int, ptotal: int, rtotal: int, cto
             ptotal += s[3]
             ctotal += s[6]
     return ptotal, ctotal
+
+
+def _trailing(stats: list[list[int]], ctotal: int) -> None:
+    """Mark TRAILING the headings (under RESIDUE_MAX clean characters) that only blocks a rule
+    drops follow in their parent, one of them with text at least: the title of a related-articles,
+    comments or sharing block whose body the rules dropped. A parent with text of its own (not
+    in an element) is left alone: where that text sits is not measured."""
+    for p in range(-1, len(stats)):
+        if p < 0:
+            j, end, direct = 0, len(stats), ctotal
+        else:
+            s = stats[p]
+            if s[0] == 1 or s[4]:
+                continue
+            j, end, direct = p + 1, p + s[0], s[6]
+        kids = []
+        while j < end:
+            kids.append(j)
+            if not stats[j][4]:
+                direct -= stats[j][6]
+            j += stats[j][0]
+        if direct:
+            continue
+        dropped = False
+        for k in reversed(kids):
+            t = stats[k]
+            if t[4]:
+                dropped = dropped or t[1] > 0
+            elif t[6]:
+                if not (dropped and t[7] and t[6] < RESIDUE_MAX):
+                    break
+                t[4] = TRAILING
 
 
 def content_root(stats: list[list[int]], ptotal: int, f: int = 3) -> int:
@@ -307,6 +345,7 @@ def main_text(body, resolve=None) -> tuple[str, int] | tuple[str, int, str]:
     (BARE), so that no page loses all its words to a rule."""
     stats, total, ptotal, rtotal, ctotal = _measure(body)
     ptotal, ctotal = _unprotect(stats, total, ptotal, rtotal, ctotal)
+    _trailing(stats, ctotal)
     html = None if resolve is None else HtmlWriter(resolve)
     text = _write(body, stats, (total, rtotal), content_roots(stats, ptotal, ctotal), STRICT, html)
     for level in (LENIENT, BARE):

@@ -337,6 +337,24 @@ def test_residue_of_a_boilerplate_block(python_path):
 
 
 @pytest.mark.skipif(NATIVE is None, reason="walker not built")
+def test_a_heading_that_only_dropped_blocks_follow(python_path):
+    # the title of a related-articles block in the article's container, the list a class word
+    # drops: the heading goes too; a heading followed by text stays, and so does a last heading
+    # with only empty blocks after it
+    story = "The story itself is told in these words. " * 20
+    related = "<ul class=related>" + "".join(f"<li><a href=/r{i}>Story {i}</a> and more</li>" for i in range(5))
+    start = f"<body><div class=post><h2>The story</h2><p>{story}</p><p>{story}</p><h3>More on this</h3>"
+    for html, last in (
+        (f"{start}{related}</ul><div class=share><a href=/s>Share</a></div></div>", []),
+        (f"{start}<div></div></div>", ["More on this"]),
+    ):
+        got, want = both(html, "http://h/", python_path, True)
+        assert got == want
+        assert got["text"].split("\n") == ["The story", story.strip(), story.strip(), *last]
+        assert got["main_html"].endswith(f"</p>{''.join(f'<h3>{x}</h3>' for x in last)}")
+
+
+@pytest.mark.skipif(NATIVE is None, reason="walker not built")
 def test_deep_documents(python_path):
     # 20,000 nested elements (lexbor's parser is quadratic in depth: deeper costs seconds);
     # the walks are loops, not recursion, so depth costs them no stack

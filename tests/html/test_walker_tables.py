@@ -39,6 +39,7 @@ def _strings(array: str) -> list[str]:
         ("is_paragraph_tag", maintext.PARAGRAPH_TAGS),
         ("is_block_tag", maintext.BLOCK_TAGS),
         ("is_cell_tag", maintext.CELL_TAGS),
+        ("is_heading_tag", maintext.HEADING_TAGS),
     ],
 )
 def test_the_tag_sets_are_the_python_ones(function, tags):

@@ -209,6 +209,14 @@ static int is_paragraph_tag(uintptr_t t) {
     return 0;
 }
 
+static int is_heading_tag(uintptr_t t) {
+    switch (t) {
+    case LXB_TAG_H1: case LXB_TAG_H2: case LXB_TAG_H3: case LXB_TAG_H4: case LXB_TAG_H5: case LXB_TAG_H6:
+        return 1;
+    }
+    return 0;
+}
+
 static int is_block_tag(uintptr_t t) {
     switch (t) {
     case LXB_TAG_P: case LXB_TAG_DIV: case LXB_TAG_SECTION: case LXB_TAG_ARTICLE: case LXB_TAG_MAIN:
@@ -290,7 +298,7 @@ static const char *const BOILER_WORDS[] = {
     "recommendations", "byline", "tags", "pager", "toolbar", "masthead", "copyright", "signup",
     "login", "sponsored", "outbrain", "taboola", "caption", "meta", "credit", "credits", "author",
     "relatedposts", "sharedaddy", "addthis", "shariff", "likes", "rating", "ratings", "donation", "donate",
-    "kommentar", "kommentare", "commentaires", "comentarios", NULL};
+    "kommentar", "kommentare", "commentaires", "comentarios", "form", "legend", "disclaimer", NULL};
 static const char *const STATE_PARTS[] = {
     "has", "no", "with", "w", "without", "is", "show", "hide", "js", "enable", "disable", "not", NULL};
 
@@ -341,8 +349,8 @@ static int boiler_value(const lexbor_str_t *v) {
     return 0;
 }
 
-/* maintext.NO_RULE, BY_TAG, BY_WORD, BY_LINKS: what marks an element as boilerplate */
-enum { NO_RULE, BY_TAG, BY_WORD, BY_LINKS };
+/* maintext.NO_RULE, BY_TAG, BY_WORD, BY_LINKS, TRAILING: what marks an element as boilerplate */
+enum { NO_RULE, BY_TAG, BY_WORD, BY_LINKS, TRAILING };
 
 /* maintext._boilerplate: a boilerplate tag or attribute (BY_TAG), class or id word (BY_WORD), or
  * mostly link text (BY_LINKS) */
@@ -382,6 +390,7 @@ typedef struct {
     uint32_t size, chars, links, par, rawpar;  /* rawpar: paragraph chars, those in boilerplate too */
     int boiler;  /* the rule that marks it (NO_RULE: none) */
     uint32_t clean;  /* visible chars outside links and boilerplate blocks */
+    int heading;  /* h1-h6 (maintext.HEADING_TAGS) */
     int root;  /* ROOT_IN: a content root (maintext.content_roots), ROOT_ABOVE: an ancestor of one */
 } stat_t;
 
@@ -391,8 +400,10 @@ typedef struct {
     uint64_t total, ptotal, rtotal, ctotal;
 } stats_t;
 
-/* maintext._residue: what remains of boilerplate blocks (BY_LINKS) */
+/* maintext._residue: what remains of boilerplate blocks (BY_LINKS), or a heading that trailing
+ * marked (TRAILING) */
 static int is_residue(uintptr_t tag, const stat_t *s) {
+    if (s->boiler == TRAILING) return TRAILING;
     return is_block_tag(tag) && s->clean < RESIDUE_MAX && (uint64_t) s->clean * RESIDUE_DEN < s->chars
         ? BY_LINKS : NO_RULE;
 }
@@ -448,7 +459,7 @@ static int measure(stats_t *st, const lxb_dom_node_t *body) {
             uintptr_t tag = n->local_name;
             if (grow((void **) &st->s, &st->cap, st->n + 1, sizeof(stat_t)) < 0) { rc = -1; break; }
             size_t i = st->n++;
-            st->s[i] = (stat_t) {1, 0, 0, 0, 0, NO_RULE, 0, 0};
+            st->s[i] = (stat_t) {1, 0, 0, 0, 0, NO_RULE, 0, is_heading_tag(tag), 0};
             if (!is_invisible(el, tag) && n->first_child != NULL) {
                 if (grow((void **) &stack, &stack_cap, depth + 1, sizeof(open_t)) < 0) { rc = -1; break; }
                 int kind = (tag == LXB_TAG_A && has_attr_id(el, LXB_DOM_ATTR_HREF)) + 2 * is_paragraph_tag(tag);
@@ -525,6 +536,39 @@ static long content_root(const stats_t *st, int clean) {
         i++;
     }
     return root;
+}
+
+/* maintext._trailing: headings under RESIDUE_MAX clean chars that only dropped blocks (one with
+ * text at least) follow in their parent, a parent without text of its own, are TRAILING */
+static int trailing(stats_t *st) {
+    size_t *kids = malloc((st->n ? st->n : 1) * sizeof(size_t));
+    if (kids == NULL) return -1;
+    for (long p = -1; p < (long) st->n; p++) {
+        size_t j, end, m = 0;
+        uint64_t direct;
+        if (p < 0) { j = 0; end = st->n; direct = st->ctotal; }
+        else {
+            const stat_t *s = &st->s[p];
+            if (s->size == 1 || s->boiler) continue;
+            j = (size_t) p + 1; end = (size_t) p + s->size; direct = s->clean;
+        }
+        for (; j < end; j += st->s[j].size) {
+            kids[m++] = j;
+            if (!st->s[j].boiler) direct -= st->s[j].clean;
+        }
+        if (direct) continue;
+        int dropped = 0;
+        while (m-- > 0) {
+            stat_t *t = &st->s[kids[m]];
+            if (t->boiler) { if (t->chars) dropped = 1; }
+            else if (t->clean) {
+                if (!(dropped && t->heading && t->clean < RESIDUE_MAX)) break;
+                t->boiler = TRAILING;
+            }
+        }
+    }
+    free(kids);
+    return 0;
 }
 
 /* marks the ancestors of element r as ancestors of a content root (ROOT_ABOVE) */
@@ -907,6 +951,7 @@ static PyObject *py_main_text(PyObject *self, PyObject *args) {
     stats_t st = {0};
     if (measure(&st, body) < 0) { free(st.s); return PyErr_NoMemory(); }
     unprotect(&st);
+    if (trailing(&st) < 0) { free(st.s); return PyErr_NoMemory(); }
     writer_t w = {0};
     text_walk(&w, h, body, &st, content_roots(&st), STRICT);
     /* nothing left of a body with text: fewer rules (maintext.main_text) */
