@@ -301,14 +301,16 @@ def content_roots(stats: list[list[int]], ptotal: int, ctotal: int) -> list[int]
     """The content root (:func:`content_root`) and, in document order with it, those of its
     siblings and of its parent's siblings (SIB_LEVELS) outside boilerplate blocks that carry
     paragraph text of their own (SIB_MIN); when the
-    paragraphs' root holds less than CLEAN_NUM/CLEAN_DEN of the body's clean text, the root that
-    the clean text locates, alone (paragraphs do not say what the page's text is); ``[-1]``: the
-    body is the root."""
-    root = content_root(stats, ptotal)
-    if root >= 0 and stats[root][6] * CLEAN_DEN < ctotal * CLEAN_NUM:
+    body has less than ROOT_MIN paragraph characters or their root holds less than
+    CLEAN_NUM/CLEAN_DEN of the body's clean text, the root that the clean text locates, alone
+    (paragraphs do not say what the page's text is); ``[-1]``: the body is the root."""
+    if ptotal < ROOT_MIN:  # too few paragraphs to say where the text is
         return [content_root(stats, ctotal, 6)]
+    root = content_root(stats, ptotal)
     if root < 0:
         return [root]
+    if stats[root][6] * CLEAN_DEN < ctotal * CLEAN_NUM:
+        return [content_root(stats, ctotal, 6)]
     chain = []  # the root's ancestors, the innermost last
     k = 0
     while k < root:

@@ -581,12 +581,13 @@ static void mark_above(stats_t *st, size_t r) {
 }
 
 /* maintext.content_roots: the content root and the siblings of it and of its parent (SIB_LEVELS)
- * with paragraph text of their own (or the root the clean text locates, alone, when the
- * paragraphs' root holds less than CLEAN_NUM/CLEAN_DEN of it), marked ROOT_IN in st with their
+ * with paragraph text of their own (or the root the clean text locates, alone, when the body has
+ * less than ROOT_MIN paragraph chars or their root holds less than CLEAN_NUM/CLEAN_DEN of the
+ * clean text), marked ROOT_IN in st with their
  * ancestors ROOT_ABOVE; 0 when the body is the root */
 static int content_roots(stats_t *st) {
     long root = content_root(st, 0);
-    if (root >= 0 && (uint64_t) st->s[root].clean * CLEAN_DEN < st->ctotal * CLEAN_NUM)
+    if (st->ptotal < ROOT_MIN || (root >= 0 && (uint64_t) st->s[root].clean * CLEAN_DEN < st->ctotal * CLEAN_NUM))
         root = content_root(st, 1);  /* alone: paragraphs do not say what the page's text is */
     else if (root >= 0) {
         long inner = root;
