@@ -4,13 +4,16 @@ Two walks over the ``<body>`` subtree, both in document order:
 
 1. **measure**: for every element, the visible characters under it (text nodes outside the
    invisible elements, whitespace not counted) and how many of them are inside an ``<a href>``;
-2. **write**: the text of every element that no rule drops, a line break at each block element.
+2. **write**: the text of the content roots (the deepest element holding most of the paragraph
+   text, and those of its siblings and its parent's siblings that have paragraph text of their
+   own), of every element in them that no rule drops, a line break at each block element.
 
 An element is dropped when
 
 - it is never shown (:data:`INVISIBLE_TAGS`, or the ``hidden`` attribute): always;
 - a boilerplate rule matches it (a boilerplate tag or ``role``, ``aria-hidden=true``, a
-  boilerplate word among its class and id tokens, or most of its text is link text), **unless it
+  boilerplate word among its class and id tokens, most of its text is link text, or it is the
+  residue of boilerplate blocks: a heading left over a dropped list), **unless it
   is protected**: ``<body>``, ``<main>`` and ``<html>`` are, and so is every element that holds
   more than half of the body's visible characters. A layout word on a page wrapper
   (``<body class="one-sidebar sidebar-second">``, ``<div id="nav-below-header">``) or an
@@ -22,7 +25,7 @@ text from the same tree in C (tests/html/test_native_walk.py holds them equal).
 
 from __future__ import annotations
 
-from lib.html.mainhtml import HtmlWriter
+from lib.html.mainhtml import CONTEXT, HtmlWriter
 
 SEP = "\x1e"  # a block boundary in the written text
 PRE_BREAKS = SEP + "\n"  # inside <pre>, a line break is a block boundary too
@@ -52,7 +55,9 @@ BOILER_WORDS = frozenset({
     "comments", "commentlist", "disqus", "respond", "reply", "replies", "ad", "ads", "advert", "adverts",
     "advertisement", "promo", "newsletter", "subscribe", "subscription", "popup", "trending", "recommended",
     "recommendations", "byline", "tags", "pager", "toolbar", "masthead", "copyright", "signup", "login",
-    "sponsored", "outbrain", "taboola", "caption", "meta", "credit", "credits", "author"
+    "sponsored", "outbrain", "taboola", "caption", "meta", "credit", "credits", "author", "relatedposts",
+    "sharedaddy", "addthis", "shariff", "likes", "rating", "ratings", "donation", "donate", "kommentar",
+    "kommentare", "commentaires", "comentarios", "form", "legend", "disclaimer"
 })
 # fmt: on
 STATE_PARTS = frozenset({"has", "no", "with", "w", "without", "is", "show", "hide", "js", "enable", "disable", "not"})
@@ -72,6 +77,18 @@ LINK_NUM, LINK_DEN = 3, 5
 PARAGRAPH_TAGS = frozenset({"p", "pre", "blockquote"})
 #: the content root holds ROOT_NUM/ROOT_DEN of the body's paragraph text, when it has ROOT_MIN characters
 ROOT_NUM, ROOT_DEN, ROOT_MIN = 5, 6, 500
+#: ... and at least CLEAN_NUM/CLEAN_DEN of its clean text (visible, outside links and boilerplate
+#: blocks); else the paragraphs sit in a side block (the article's text is not in <p>) and the
+#: root is located by the clean text instead
+CLEAN_NUM, CLEAN_DEN = 1, 4
+#: a sibling of the content root or of its parent is written too when it holds SIB_MIN paragraph
+#: characters that are SIB_NUM/SIB_DEN of its visible text (a lead, the second half of an article
+#: after an ad slot, a forum's next post)
+SIB_MIN, SIB_NUM, SIB_DEN, SIB_LEVELS = 100, 1, 2, 2
+#: a block whose clean text is under RESIDUE_MAX characters and under 1/RESIDUE_DEN of its
+#: visible text is what remains of a boilerplate block (a "Related articles" heading above a
+#: link list the rules dropped): dropped too
+RESIDUE_MAX, RESIDUE_DEN = 100, 3
 #: the rule sets of main_text's attempts: all rules; without the content root and link density;
 #: invisible elements only
 STRICT, LENIENT, BARE = 0, 1, 2
@@ -100,35 +117,50 @@ def _invisible(tag: str, attrs: dict) -> bool:
     return tag in INVISIBLE_TAGS or "hidden" in attrs
 
 
-#: what marks an element as boilerplate: no rule, its tag (or role, aria-hidden) or link density, a class or id word
-NO_RULE, BY_TAG, BY_WORD = 0, 1, 2
+#: what marks an element as boilerplate: no rule, its tag (or role, aria-hidden), a class or id
+#: word, its links (link density, or a residue of boilerplate blocks)
+NO_RULE, BY_TAG, BY_WORD, BY_LINKS = 0, 1, 2, 3
+#: a heading that only dropped blocks follow in its parent: the title of a boilerplate block
+TRAILING = 4
+HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 
 
 def _boilerplate(tag: str, attrs: dict, chars: int, links: int) -> int:
-    """Which boilerplate rule matches (protection aside): NO_RULE, BY_TAG or BY_WORD."""
+    """Which boilerplate rule matches (protection aside): NO_RULE, BY_TAG, BY_WORD or BY_LINKS."""
     if tag in BOILER_TAGS or attrs.get("role") in BOILER_ROLES or attrs.get("aria-hidden") == "true":
         return BY_TAG
     if tag not in CLASS_EXEMPT_TAGS and is_boiler_class(attrs):
         return BY_WORD
-    return BY_TAG if tag not in LINK_EXEMPT_TAGS and chars > 0 and links * LINK_DEN > chars * LINK_NUM else NO_RULE
+    return BY_LINKS if tag not in LINK_EXEMPT_TAGS and chars > 0 and links * LINK_DEN > chars * LINK_NUM else NO_RULE
+
+
+def _residue(tag: str, s: list[int]) -> int:
+    """BY_LINKS when the block of ``s`` is what remains of boilerplate blocks (RESIDUE_MAX),
+    TRAILING when :func:`_trailing` marked it."""
+    if s[4] == TRAILING:
+        return TRAILING
+    return BY_LINKS if tag in BLOCK_TAGS and s[6] < RESIDUE_MAX and s[6] * RESIDUE_DEN < s[1] else NO_RULE
 
 
 def _protected(s: list[int], rule: int, total: int, rtotal: int) -> bool:
     """Whether no boilerplate rule drops the element of ``s``: it holds more than half of the
-    body's visible characters, or a class or id word is all that marks it and it holds more than
-    half of the page's paragraph text (``<div class="entry share">`` around the article)."""
-    return s[1] * 2 > total or (rule == BY_WORD and rtotal >= ROOT_MIN and s[5] * 2 > rtotal)
+    body's visible characters, or a class or id word or its links are all that mark it and it
+    holds more than half of the page's paragraph text (``<div class="entry share">`` around the
+    article, an article container with its share buttons and teaser lists inside)."""
+    return s[1] * 2 > total or (rule >= BY_WORD and rtotal >= ROOT_MIN and s[5] * 2 > rtotal)
 
 
-def _measure(body) -> tuple[list[list[int]], int, int, int]:
+def _measure(body) -> tuple[list[list[int]], int, int, int, int]:
     """Per element under ``body`` in document order: [size, chars, link chars, paragraph chars,
-    boilerplate rule, all paragraph chars] (size: the element and its indexed descendants;
-    paragraph chars: visible characters outside links inside PARAGRAPH_TAGS, not counting those of
-    elements a boilerplate rule matches; all paragraph chars: counting those too); and the body's
-    visible characters, paragraph characters and all paragraph characters."""
+    boilerplate rule, all paragraph chars, clean chars, a heading] (size: the element and its indexed
+    descendants; paragraph chars: visible characters outside links inside PARAGRAPH_TAGS, not
+    counting those of elements a boilerplate rule matches; all paragraph chars: counting those
+    too; clean chars: visible characters outside links, not counting those of elements a
+    boilerplate rule matches); and the body's visible, paragraph, all paragraph and clean
+    characters."""
     stats: list[list[int]] = []
     stack: list[tuple[int, int]] = []  # (index, 1 for a link + 2 for a paragraph) of the open elements
-    total = ptotal = rtotal = 0
+    total = ptotal = rtotal = ctotal = 0
     in_link = in_par = 0
     node = body.child
     while node is not None:
@@ -142,14 +174,17 @@ def _measure(body) -> tuple[list[list[int]], int, int, int]:
                     top[1] += n
                     if in_link:
                         top[2] += n
-                    elif in_par:
-                        top[3] += n
-                        top[5] += n
+                    else:
+                        top[6] += n
+                        if in_par:
+                            top[3] += n
+                            top[5] += n
                 else:
                     total += n
+                    ctotal += n
         elif node.is_element_node:
             i = len(stats)
-            stats.append([1, 0, 0, 0, NO_RULE, 0])
+            stats.append([1, 0, 0, 0, NO_RULE, 0, 0, tag in HEADING_TAGS])
             attrs = node.attributes
             if not _invisible(tag, attrs) and node.child is not None:
                 kind = (tag == "a" and "href" in attrs) + 2 * (tag in PARAGRAPH_TAGS)
@@ -163,32 +198,36 @@ def _measure(body) -> tuple[list[list[int]], int, int, int]:
         while node.next is None:
             node = node.parent
             if node is None or node.mem_id == body.mem_id:
-                return stats, total, ptotal, rtotal
+                return stats, total, ptotal, rtotal, ctotal
             i, kind = stack.pop()
             s = stats[i]
             s[0] = len(stats) - i
             in_link -= kind & 1
             in_par -= kind >> 1
-            s[4] = NO_RULE if node.tag in PROTECTED_TAGS else _boilerplate(node.tag, node.attributes, s[1], s[2])
-            par = 0 if s[4] else s[3]
+            if node.tag not in PROTECTED_TAGS:
+                s[4] = _boilerplate(node.tag, node.attributes, s[1], s[2]) or _residue(node.tag, s)
+            par, clean = (0, 0) if s[4] else (s[3], s[6])
             if stack:
                 parent = stats[stack[-1][0]]
                 parent[1] += s[1]
                 parent[2] += s[2]
                 parent[3] += par
                 parent[5] += s[5]
+                parent[6] += clean
             else:
                 total += s[1]
                 ptotal += par
                 rtotal += s[5]
+                ctotal += clean
         node = node.next
-    return stats, total, ptotal, rtotal
+    return stats, total, ptotal, rtotal, ctotal
 
 
-def _unprotect(stats: list[list[int]], total: int, ptotal: int, rtotal: int) -> int:
+def _unprotect(stats: list[list[int]], total: int, ptotal: int, rtotal: int, ctotal: int) -> tuple[int, int]:
     """Clear the boilerplate mark of the elements that the write walk never drops (:func:`_protected`:
     a link-heavy page wrapper, a layout class, an article container with a stray class word) and
-    count their paragraph text in their ancestors again; the body's paragraph characters after.
+    count their paragraph and clean text in their ancestors again; the body's paragraph and clean
+    characters after.
     Such elements form a chain per criterion, each holding the next, so they are taken from the
     top down: an ancestor of one is protected too, unless its tag marks it."""
     for i, s in enumerate(stats):
@@ -198,16 +237,51 @@ def _unprotect(stats: list[list[int]], total: int, ptotal: int, rtotal: int) -> 
             while k < i:  # down the chain of i's ancestors, skipping siblings whole
                 if k + stats[k][0] > i:
                     stats[k][3] += s[3]
+                    stats[k][6] += s[6]
                     k += 1
                 else:
                     k += stats[k][0]
             ptotal += s[3]
-    return ptotal
+            ctotal += s[6]
+    return ptotal, ctotal
 
 
-def content_root(stats: list[list[int]], ptotal: int) -> int:
+def _trailing(stats: list[list[int]], ctotal: int) -> None:
+    """Mark TRAILING the headings (under RESIDUE_MAX clean characters) that only blocks a rule
+    drops follow in their parent, one of them with text at least: the title of a related-articles,
+    comments or sharing block whose body the rules dropped. A parent with text of its own (not
+    in an element) is left alone: where that text sits is not measured."""
+    for p in range(-1, len(stats)):
+        if p < 0:
+            j, end, direct = 0, len(stats), ctotal
+        else:
+            s = stats[p]
+            if s[0] == 1 or s[4]:
+                continue
+            j, end, direct = p + 1, p + s[0], s[6]
+        kids = []
+        while j < end:
+            kids.append(j)
+            if not stats[j][4]:
+                direct -= stats[j][6]
+            j += stats[j][0]
+        if direct:
+            continue
+        dropped = False
+        for k in reversed(kids):
+            t = stats[k]
+            if t[4]:
+                dropped = dropped or t[1] > 0
+            elif t[6]:
+                if not (dropped and t[7] and t[6] < RESIDUE_MAX):
+                    break
+                t[4] = TRAILING
+
+
+def content_root(stats: list[list[int]], ptotal: int, f: int = 3) -> int:
     """Index of the deepest element holding ROOT_NUM/ROOT_DEN of the body's paragraph text (-1:
-    none, the body is the root): the article's container, whatever its markup calls it."""
+    none, the body is the root): the article's container, whatever its markup calls it. With
+    ``f`` 6 and the clean characters as ``ptotal``: of the body's clean text."""
     if ptotal < ROOT_MIN:
         return -1
     root = -1
@@ -217,10 +291,48 @@ def content_root(stats: list[list[int]], ptotal: int) -> int:
         if s[4]:  # nothing inside a boilerplate block is the root
             i += s[0]
             continue
-        if s[3] * ROOT_DEN >= ptotal * ROOT_NUM:
+        if s[f] * ROOT_DEN >= ptotal * ROOT_NUM:
             root = i
         i += 1
     return root
+
+
+def content_roots(stats: list[list[int]], ptotal: int, ctotal: int) -> list[int]:
+    """The content root (:func:`content_root`) and, in document order with it, those of its
+    siblings and of its parent's siblings (SIB_LEVELS) outside boilerplate blocks that carry
+    paragraph text of their own (SIB_MIN); when the
+    body has less than ROOT_MIN paragraph characters or their root holds less than
+    CLEAN_NUM/CLEAN_DEN of the body's clean text, the root that the clean text locates, alone
+    (paragraphs do not say what the page's text is); ``[-1]``: the body is the root."""
+    if ptotal < ROOT_MIN:  # too few paragraphs to say where the text is
+        return [content_root(stats, ctotal, 6)]
+    root = content_root(stats, ptotal)
+    if root < 0:
+        return [root]
+    if stats[root][6] * CLEAN_DEN < ctotal * CLEAN_NUM:
+        return [content_root(stats, ctotal, 6)]
+    chain = []  # the root's ancestors, the innermost last
+    k = 0
+    while k < root:
+        if k + stats[k][0] > root:
+            chain.append(k)
+            k += 1
+        else:
+            k += stats[k][0]
+    roots = [root]
+    inner = root
+    for _ in range(SIB_LEVELS):
+        parent = chain.pop() if chain else -1
+        j, end = (parent + 1, parent + stats[parent][0]) if parent >= 0 else (0, len(stats))
+        while j < end:
+            s = stats[j]
+            if j != inner and not s[4] and s[3] >= SIB_MIN and s[3] * SIB_DEN >= s[1] * SIB_NUM:
+                roots.append(j)
+            j += s[0]
+        if parent < 0:
+            break
+        inner = parent
+    return sorted(roots)
 
 
 def main_text(body, resolve=None) -> tuple[str, int] | tuple[str, int, str]:
@@ -233,29 +345,39 @@ def main_text(body, resolve=None) -> tuple[str, int] | tuple[str, int, str]:
     page, a directory), the text is written again with fewer rules: without the content root
     and link density (STRICT, LENIENT), and at last with only the invisible elements left out
     (BARE), so that no page loses all its words to a rule."""
-    stats, total, ptotal, rtotal = _measure(body)
-    ptotal = _unprotect(stats, total, ptotal, rtotal)
+    stats, total, ptotal, rtotal, ctotal = _measure(body)
+    ptotal, ctotal = _unprotect(stats, total, ptotal, rtotal, ctotal)
+    _trailing(stats, ctotal)
     html = None if resolve is None else HtmlWriter(resolve)
-    text = _write(body, stats, (total, rtotal), content_root(stats, ptotal), STRICT, html)
+    text = _write(body, stats, (total, rtotal), content_roots(stats, ptotal, ctotal), STRICT, html)
     for level in (LENIENT, BARE):
         if text or not total:
             break
         html = None if resolve is None else HtmlWriter(resolve)
-        text = _write(body, stats, (total, rtotal), -1, level, html)
+        text = _write(body, stats, (total, rtotal), [-1], level, html)
     return (text, total) if html is None else (text, total, html.finish())
 
 
 def _write(
-    body, stats: list[list[int]], totals: tuple[int, int], root: int, level: int, html: HtmlWriter | None = None
+    body, stats: list[list[int]], totals: tuple[int, int], roots: list[int], level: int, html: HtmlWriter | None = None
 ) -> str:
-    """The text under the content root (``root`` -1: the body) that the rules of ``level`` keep
-    (``totals``: the body's visible and all paragraph characters); ``html``, when given, is told
-    what the text is told (lib/html/mainhtml.py)."""
+    """The text under the content roots (``roots``, in document order, none inside another; ``[-1]``: the
+    body) that the rules of ``level`` keep (``totals``: the body's visible and all paragraph
+    characters); ``html``, when given, is told what the text is told (lib/html/mainhtml.py)."""
     parts: list[str] = []
     i = 0
-    inside = root < 0  # within the content root: text is written
+    inside = roots[0] < 0  # within a content root: text is written
     pre = 0  # <pre> elements entered: their line breaks are the text's
-    root_id = body.mem_id  # the content root, once entered: its end ends the walk
+    root_id = None  # the content root entered: its end ends the writing until the next one
+    above = set()  # the ancestors of the roots
+    for root in roots:
+        k = 0
+        while k < root:  # down the chain of the root's ancestors, skipping siblings whole
+            if k + stats[k][0] > root:
+                above.add(k)
+                k += 1
+            else:
+                k += stats[k][0]
     node = body.child
     while node is not None:
         descend = False
@@ -273,14 +395,15 @@ def _write(
             if _invisible(tag, attrs):
                 i += size
             elif not inside:
-                if i == root:
-                    inside, root_id = True, node.mem_id
-                    _enter(tag, parts, html)
+                if i in roots:
                     descend = node.child is not None
-                    if descend and html is not None:
-                        html.push(tag, attrs, root=True)
+                    if descend:
+                        inside, root_id = True, node.mem_id
+                        _enter(tag, parts, html)
+                        if html is not None:
+                            html.push(tag, attrs, root=True)
                     i += 1
-                elif i < root < i + size:  # an ancestor of the root
+                elif i in above:
                     descend = True
                     i += 1
                 else:
@@ -288,7 +411,10 @@ def _write(
             elif (
                 level != BARE
                 and tag not in PROTECTED_TAGS
-                and (rule := _boilerplate(tag, attrs, chars, links if level == STRICT else 0))
+                and (
+                    rule := _boilerplate(tag, attrs, chars, links if level == STRICT else 0)
+                    or (level == STRICT and _residue(tag, s))
+                )
                 and not _protected(s, rule, *totals)
             ):
                 i += size
@@ -304,7 +430,7 @@ def _write(
             continue
         while node.next is None:
             node = node.parent
-            if node is None or node.mem_id in (body.mem_id, root_id):
+            if node is None or node.mem_id == body.mem_id:
                 node = None
                 break
             pre -= node.tag == "pre"
@@ -312,6 +438,13 @@ def _write(
                 _enter(node.tag, parts, html)
                 if html is not None:
                     html.pop()
+                if node.mem_id == root_id:  # a content root ends
+                    inside = False
+                    parts.append(SEP)
+                    if html is not None:
+                        html.brk()
+                        for _ in CONTEXT.get(node.tag, ()):
+                            html.pop()
         if node is not None:
             node = node.next
     lines = (" ".join(part.split()) for part in "".join(parts).split(SEP))

@@ -294,6 +294,67 @@ def test_content_root_inside_a_link_heavy_page_wrapper(python_path):
 
 
 @pytest.mark.skipif(NATIVE is None, reason="walker not built")
+def test_siblings_of_the_content_root(python_path):
+    # the root holds 5/6 of the paragraph text; its siblings with paragraph text of their own
+    # (a lead in its own <div>, the article's second half after an ad slot) come with it, a
+    # teaser list beside them does not; main_html holds the same blocks
+    lead, body, tail = "A lead paragraph of the story. " * 5, "The body of the story goes on. " * 40, "The end. " * 20
+    teasers = "".join(f"<li><a href=/t{i}>Another story {i}</a></li>" for i in range(10))
+    html = (
+        f"<body><nav><a href=/>Home</a></nav><div><div class=lead><p>{lead}</p></div><div><p>{body}</p></div>"
+        f"<div><ul>{teasers}</ul></div><div><p>{tail}</p></div></div><p>Stray words outside</p>"
+    )
+    got, want = both(html, "http://h/", python_path, True)
+    assert got == want
+    assert got["text"] == "\n".join(x.strip() for x in (lead, body, tail))
+    assert got["main_html"] == "".join(f"<p>{x.strip()}</p>" for x in (lead, body, tail))
+
+
+@pytest.mark.skipif(NATIVE is None, reason="walker not built")
+def test_root_by_clean_text_when_the_article_is_not_in_paragraphs(python_path):
+    # the article's text sits in <div>s; the only <p>s are a side box's: the paragraphs' root
+    # holds less than a quarter of the page's clean text, so the clean text locates the root
+    side = "Subscribe to our print edition today and save. " * 14
+    article = "".join(f"<div>Sentence {i} of the article, in a div of its own.</div>" for i in range(80))
+    html = f"<body><div><div class=article>{article}</div><div class=box><p>{side}</p></div></div>"
+    got, want = both(html, "http://h/", python_path)
+    assert got == want
+    assert got["text"] == "\n".join(f"Sentence {i} of the article, in a div of its own." for i in range(80))
+
+
+@pytest.mark.skipif(NATIVE is None, reason="walker not built")
+def test_residue_of_a_boilerplate_block(python_path):
+    # a heading over a comment list that a class word drops: what remains of the block (under a
+    # third of its text, under 100 characters) is dropped with it; a block with a short text of
+    # its own and a link stays
+    story = "The story itself is told in these words. " * 20
+    comments = "<div><h3>Three comments</h3><ol class=commentlist>" + "<li>I read it and I disagree.</li>" * 3
+    kept = "<div><p>Kept words here.</p><a href=/x>x</a></div>"
+    html = f"<body><div class=post><p>{story}</p>{kept}{comments}</ol></div><p>{story}</p></div>"
+    got, want = both(html, "http://h/", python_path)
+    assert got == want
+    assert got["text"] == f"{story.strip()}\nKept words here.\nx\n{story.strip()}"
+
+
+@pytest.mark.skipif(NATIVE is None, reason="walker not built")
+def test_a_heading_that_only_dropped_blocks_follow(python_path):
+    # the title of a related-articles block in the article's container, the list a class word
+    # drops: the heading goes too; a heading followed by text stays, and so does a last heading
+    # with only empty blocks after it
+    story = "The story itself is told in these words. " * 20
+    related = "<ul class=related>" + "".join(f"<li><a href=/r{i}>Story {i}</a> and more</li>" for i in range(5))
+    start = f"<body><div class=post><h2>The story</h2><p>{story}</p><p>{story}</p><h3>More on this</h3>"
+    for html, last in (
+        (f"{start}{related}</ul><div class=share><a href=/s>Share</a></div></div>", []),
+        (f"{start}<div></div></div>", ["More on this"]),
+    ):
+        got, want = both(html, "http://h/", python_path, True)
+        assert got == want
+        assert got["text"].split("\n") == ["The story", story.strip(), story.strip(), *last]
+        assert got["main_html"].endswith(f"</p>{''.join(f'<h3>{x}</h3>' for x in last)}")
+
+
+@pytest.mark.skipif(NATIVE is None, reason="walker not built")
 def test_deep_documents(python_path):
     # 20,000 nested elements (lexbor's parser is quadratic in depth: deeper costs seconds);
     # the walks are loops, not recursion, so depth costs them no stack
@@ -301,7 +362,9 @@ def test_deep_documents(python_path):
     deep = "<body>" + "<div><span>w " * 10000 + "<a href=/d>d</a>" + "</span></div>" * 10000
     got = vars(content.extract(deep, "http://h/"))
     assert got["links"] == [("http://h/d", "d")]
-    assert got["text"] == "\n".join(["w"] * 9999 + ["w d"])
+    # no paragraphs: the clean text locates the root, the deepest <div> holding 5/6 of it (the
+    # 1667th: 10,002 - 1667 of the 10,001 characters)
+    assert got["text"] == "\n".join(["w"] * 8333 + ["w d"])
     assert got == python_path(deep, "http://h/")
 
 

@@ -39,6 +39,7 @@ def _strings(array: str) -> list[str]:
         ("is_paragraph_tag", maintext.PARAGRAPH_TAGS),
         ("is_block_tag", maintext.BLOCK_TAGS),
         ("is_cell_tag", maintext.CELL_TAGS),
+        ("is_heading_tag", maintext.HEADING_TAGS),
     ],
 )
 def test_the_tag_sets_are_the_python_ones(function, tags):
@@ -51,7 +52,24 @@ def test_the_word_lists_are_the_python_ones():
     assert set(_strings("BOILER_ROLES")) == maintext.BOILER_ROLES
 
 
-@pytest.mark.parametrize("name", ["LINK_NUM", "LINK_DEN", "ROOT_NUM", "ROOT_DEN", "ROOT_MIN"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "LINK_NUM",
+        "LINK_DEN",
+        "ROOT_NUM",
+        "ROOT_DEN",
+        "ROOT_MIN",
+        "CLEAN_NUM",
+        "CLEAN_DEN",
+        "SIB_MIN",
+        "SIB_NUM",
+        "SIB_DEN",
+        "SIB_LEVELS",
+        "RESIDUE_MAX",
+        "RESIDUE_DEN",
+    ],
+)
 def test_the_thresholds_are_the_python_ones(name):
     assert int(re.search(rf"#define {name} (\d+)", C)[1]) == getattr(maintext, name)
 

@@ -209,6 +209,14 @@ static int is_paragraph_tag(uintptr_t t) {
     return 0;
 }
 
+static int is_heading_tag(uintptr_t t) {
+    switch (t) {
+    case LXB_TAG_H1: case LXB_TAG_H2: case LXB_TAG_H3: case LXB_TAG_H4: case LXB_TAG_H5: case LXB_TAG_H6:
+        return 1;
+    }
+    return 0;
+}
+
 static int is_block_tag(uintptr_t t) {
     switch (t) {
     case LXB_TAG_P: case LXB_TAG_DIV: case LXB_TAG_SECTION: case LXB_TAG_ARTICLE: case LXB_TAG_MAIN:
@@ -238,6 +246,15 @@ static int is_cell_tag(uintptr_t t) {
 #define ROOT_NUM 5
 #define ROOT_DEN 6
 #define ROOT_MIN 500
+#define CLEAN_NUM 1
+#define CLEAN_DEN 4
+#define SIB_MIN 100
+#define SIB_NUM 1
+#define SIB_DEN 2
+#define SIB_LEVELS 2
+enum { ROOT_OUT, ROOT_IN, ROOT_ABOVE };
+#define RESIDUE_MAX 100
+#define RESIDUE_DEN 3
 
 static const char *const BOILER_ROLES[] = {"navigation", "banner", "contentinfo", "complementary", "search", NULL};
 
@@ -279,7 +296,9 @@ static const char *const BOILER_WORDS[] = {
     "commentlist", "disqus", "respond", "reply", "replies", "ad", "ads", "advert", "adverts",
     "advertisement", "promo", "newsletter", "subscribe", "subscription", "popup", "trending", "recommended",
     "recommendations", "byline", "tags", "pager", "toolbar", "masthead", "copyright", "signup",
-    "login", "sponsored", "outbrain", "taboola", "caption", "meta", "credit", "credits", "author", NULL};
+    "login", "sponsored", "outbrain", "taboola", "caption", "meta", "credit", "credits", "author",
+    "relatedposts", "sharedaddy", "addthis", "shariff", "likes", "rating", "ratings", "donation", "donate",
+    "kommentar", "kommentare", "commentaires", "comentarios", "form", "legend", "disclaimer", NULL};
 static const char *const STATE_PARTS[] = {
     "has", "no", "with", "w", "without", "is", "show", "hide", "js", "enable", "disable", "not", NULL};
 
@@ -330,11 +349,11 @@ static int boiler_value(const lexbor_str_t *v) {
     return 0;
 }
 
-/* maintext.NO_RULE, BY_TAG, BY_WORD: what marks an element as boilerplate */
-enum { NO_RULE, BY_TAG, BY_WORD };
+/* maintext.NO_RULE, BY_TAG, BY_WORD, BY_LINKS, TRAILING: what marks an element as boilerplate */
+enum { NO_RULE, BY_TAG, BY_WORD, BY_LINKS, TRAILING };
 
 /* maintext._boilerplate: a boilerplate tag or attribute (BY_TAG), class or id word (BY_WORD), or
- * mostly link text (BY_TAG) */
+ * mostly link text (BY_LINKS) */
 static int is_boilerplate(const lxb_dom_element_t *el, uintptr_t tag, uint64_t chars, uint64_t links) {
     if (is_boiler_tag(tag) || has_boiler_attr(el)) return BY_TAG;
     if (!is_class_exempt_tag(tag)) {
@@ -342,7 +361,7 @@ static int is_boilerplate(const lxb_dom_element_t *el, uintptr_t tag, uint64_t c
         if (boiler_value(attr_value(el, LXB_DOM_ATTR_CLASS, &present))) return BY_WORD;
         if (boiler_value(attr_value(el, LXB_DOM_ATTR_ID, &present))) return BY_WORD;
     }
-    return !is_link_exempt_tag(tag) && chars > 0 && links * LINK_DEN > chars * LINK_NUM ? BY_TAG : NO_RULE;
+    return !is_link_exempt_tag(tag) && chars > 0 && links * LINK_DEN > chars * LINK_NUM ? BY_LINKS : NO_RULE;
 }
 
 /* ------------------------------------------------------------------ main text */
@@ -370,20 +389,31 @@ static uint32_t visible_chars(const unsigned char *p, size_t n) {
 typedef struct {
     uint32_t size, chars, links, par, rawpar;  /* rawpar: paragraph chars, those in boilerplate too */
     int boiler;  /* the rule that marks it (NO_RULE: none) */
+    uint32_t clean;  /* visible chars outside links and boilerplate blocks */
+    int heading;  /* h1-h6 (maintext.HEADING_TAGS) */
+    int root;  /* ROOT_IN: a content root (maintext.content_roots), ROOT_ABOVE: an ancestor of one */
 } stat_t;
 
 typedef struct {
     stat_t *s;
     size_t n, cap;
-    uint64_t total, ptotal, rtotal;
+    uint64_t total, ptotal, rtotal, ctotal;
 } stats_t;
 
+/* maintext._residue: what remains of boilerplate blocks (BY_LINKS), or a heading that trailing
+ * marked (TRAILING) */
+static int is_residue(uintptr_t tag, const stat_t *s) {
+    if (s->boiler == TRAILING) return TRAILING;
+    return is_block_tag(tag) && s->clean < RESIDUE_MAX && (uint64_t) s->clean * RESIDUE_DEN < s->chars
+        ? BY_LINKS : NO_RULE;
+}
+
 /* maintext._protected: no rule drops an element holding more than half of the body's visible
- * characters, nor one that only a class or id word marks and that holds more than half of the
- * page's paragraph text */
+ * characters, nor one that only a class or id word or its links mark and that holds more than
+ * half of the page's paragraph text */
 static int is_protected(const stat_t *s, int rule, const stats_t *st) {
     return (uint64_t) s->chars * 2 > st->total
-        || (rule == BY_WORD && st->rtotal >= ROOT_MIN && (uint64_t) s->rawpar * 2 > st->rtotal);
+        || (rule >= BY_WORD && st->rtotal >= ROOT_MIN && (uint64_t) s->rawpar * 2 > st->rtotal);
 }
 
 typedef struct { size_t i; int kind; } open_t;
@@ -399,7 +429,8 @@ static int grow(void **data, size_t *cap, size_t need, size_t item) {
     return 0;
 }
 
-/* maintext._measure: per element under body, [size, chars, link chars, paragraph chars, boiler] */
+/* maintext._measure: per element under body, [size, chars, link chars, paragraph chars, boiler,
+ * all paragraph chars, clean chars] */
 static int measure(stats_t *st, const lxb_dom_node_t *body) {
     open_t *stack = NULL;
     size_t depth = 0, stack_cap = 0;
@@ -415,9 +446,12 @@ static int measure(stats_t *st, const lxb_dom_node_t *body) {
                     stat_t *top = &st->s[stack[depth - 1].i];
                     top->chars += k;
                     if (in_link) top->links += k;
-                    else if (in_par) { top->par += k; top->rawpar += k; }
+                    else {
+                        top->clean += k;
+                        if (in_par) { top->par += k; top->rawpar += k; }
+                    }
                 }
-                else st->total += k;
+                else { st->total += k; st->ctotal += k; }
             }
         }
         else if (is_element(n)) {
@@ -425,7 +459,7 @@ static int measure(stats_t *st, const lxb_dom_node_t *body) {
             uintptr_t tag = n->local_name;
             if (grow((void **) &st->s, &st->cap, st->n + 1, sizeof(stat_t)) < 0) { rc = -1; break; }
             size_t i = st->n++;
-            st->s[i] = (stat_t) {1, 0, 0, 0, 0, NO_RULE};
+            st->s[i] = (stat_t) {1, 0, 0, 0, 0, NO_RULE, 0, is_heading_tag(tag), 0};
             if (!is_invisible(el, tag) && n->first_child != NULL) {
                 if (grow((void **) &stack, &stack_cap, depth + 1, sizeof(open_t)) < 0) { rc = -1; break; }
                 int kind = (tag == LXB_TAG_A && has_attr_id(el, LXB_DOM_ATTR_HREF)) + 2 * is_paragraph_tag(tag);
@@ -444,17 +478,25 @@ static int measure(stats_t *st, const lxb_dom_node_t *body) {
             s->size = (uint32_t) (st->n - o.i);
             in_link -= o.kind & 1;
             in_par -= o.kind >> 1;
-            s->boiler = is_protected_tag(n->local_name) ? NO_RULE
-                : is_boilerplate((const lxb_dom_element_t *) n, n->local_name, s->chars, s->links);
-            uint32_t par = s->boiler ? 0 : s->par;
+            if (!is_protected_tag(n->local_name)) {
+                s->boiler = is_boilerplate((const lxb_dom_element_t *) n, n->local_name, s->chars, s->links);
+                if (s->boiler == NO_RULE) s->boiler = is_residue(n->local_name, s);
+            }
+            uint32_t par = s->boiler ? 0 : s->par, clean = s->boiler ? 0 : s->clean;
             if (depth) {
                 stat_t *parent = &st->s[stack[depth - 1].i];
                 parent->chars += s->chars;
                 parent->links += s->links;
                 parent->par += par;
                 parent->rawpar += s->rawpar;
+                parent->clean += clean;
             }
-            else { st->total += s->chars; st->ptotal += par; st->rtotal += s->rawpar; }
+            else {
+                st->total += s->chars;
+                st->ptotal += par;
+                st->rtotal += s->rawpar;
+                st->ctotal += clean;
+            }
         }
         n = n->next;
     }
@@ -464,7 +506,7 @@ done:
 }
 
 /* maintext._unprotect: elements the write walk never drops (is_protected) are no boilerplate;
- * their paragraph characters count in their ancestors (and the body's) again */
+ * their paragraph and clean characters count in their ancestors (and the body's) again */
 static void unprotect(stats_t *st) {
     for (size_t i = 0; i < st->n; i++) {
         stat_t *s = &st->s[i];
@@ -472,26 +514,108 @@ static void unprotect(stats_t *st) {
         s->boiler = NO_RULE;
         size_t k = 0;
         while (k < i) {  /* down the chain of i's ancestors, skipping siblings whole */
-            if (k + st->s[k].size > i) { st->s[k].par += s->par; k++; }
+            if (k + st->s[k].size > i) { st->s[k].par += s->par; st->s[k].clean += s->clean; k++; }
             else k += st->s[k].size;
         }
         st->ptotal += s->par;
+        st->ctotal += s->clean;
     }
 }
 
 /* maintext.content_root: the deepest element outside boilerplate blocks holding ROOT_NUM/ROOT_DEN
- * of the body's paragraph characters, or -1 */
-static long content_root(const stats_t *st) {
-    if (st->ptotal < ROOT_MIN) return -1;
+ * of the body's paragraph characters (clean: of its clean characters), or -1 */
+static long content_root(const stats_t *st, int clean) {
+    uint64_t whole = clean ? st->ctotal : st->ptotal;
+    if (whole < ROOT_MIN) return -1;
     long root = -1;
     size_t i = 0;
     while (i < st->n) {
         const stat_t *s = &st->s[i];
         if (s->boiler) { i += s->size; continue; }
-        if ((uint64_t) s->par * ROOT_DEN >= st->ptotal * ROOT_NUM) root = (long) i;
+        if ((uint64_t) (clean ? s->clean : s->par) * ROOT_DEN >= whole * ROOT_NUM) root = (long) i;
         i++;
     }
     return root;
+}
+
+/* maintext._trailing: headings under RESIDUE_MAX clean chars that only dropped blocks (one with
+ * text at least) follow in their parent, a parent without text of its own, are TRAILING */
+static int trailing(stats_t *st) {
+    size_t *kids = malloc((st->n ? st->n : 1) * sizeof(size_t));
+    if (kids == NULL) return -1;
+    for (long p = -1; p < (long) st->n; p++) {
+        size_t j, end, m = 0;
+        uint64_t direct;
+        if (p < 0) { j = 0; end = st->n; direct = st->ctotal; }
+        else {
+            const stat_t *s = &st->s[p];
+            if (s->size == 1 || s->boiler) continue;
+            j = (size_t) p + 1; end = (size_t) p + s->size; direct = s->clean;
+        }
+        for (; j < end; j += st->s[j].size) {
+            kids[m++] = j;
+            if (!st->s[j].boiler) direct -= st->s[j].clean;
+        }
+        if (direct) continue;
+        int dropped = 0;
+        while (m-- > 0) {
+            stat_t *t = &st->s[kids[m]];
+            if (t->boiler) { if (t->chars) dropped = 1; }
+            else if (t->clean) {
+                if (!(dropped && t->heading && t->clean < RESIDUE_MAX)) break;
+                t->boiler = TRAILING;
+            }
+        }
+    }
+    free(kids);
+    return 0;
+}
+
+/* marks the ancestors of element r as ancestors of a content root (ROOT_ABOVE) */
+static void mark_above(stats_t *st, size_t r) {
+    size_t k = 0;
+    while (k < r) {  /* down the chain of r's ancestors, skipping siblings whole */
+        if (k + st->s[k].size > r) { if (!st->s[k].root) st->s[k].root = ROOT_ABOVE; k++; }
+        else k += st->s[k].size;
+    }
+}
+
+/* maintext.content_roots: the content root and the siblings of it and of its parent (SIB_LEVELS)
+ * with paragraph text of their own (or the root the clean text locates, alone, when the body has
+ * less than ROOT_MIN paragraph chars or their root holds less than CLEAN_NUM/CLEAN_DEN of the
+ * clean text), marked ROOT_IN in st with their
+ * ancestors ROOT_ABOVE; 0 when the body is the root */
+static int content_roots(stats_t *st) {
+    long root = content_root(st, 0);
+    if (st->ptotal < ROOT_MIN || (root >= 0 && (uint64_t) st->s[root].clean * CLEAN_DEN < st->ctotal * CLEAN_NUM))
+        root = content_root(st, 1);  /* alone: paragraphs do not say what the page's text is */
+    else if (root >= 0) {
+        long inner = root;
+        for (int level = 0; level < SIB_LEVELS; level++) {
+            long parent = -1;
+            size_t k = 0, j, end;
+            while ((long) k < inner) {  /* inner's parent: the last of its ancestors */
+                if ((long) (k + st->s[k].size) > inner) { parent = (long) k; k++; }
+                else k += st->s[k].size;
+            }
+            if (parent >= 0) { j = (size_t) parent + 1; end = (size_t) parent + st->s[parent].size; }
+            else { j = 0; end = st->n; }
+            for (; j < end; j += st->s[j].size) {
+                const stat_t *s = &st->s[j];
+                if ((long) j != inner && !s->boiler && s->par >= SIB_MIN
+                    && (uint64_t) s->par * SIB_DEN >= (uint64_t) s->chars * SIB_NUM) {
+                    st->s[j].root = ROOT_IN;
+                    mark_above(st, j);
+                }
+            }
+            if (parent < 0) break;
+            inner = parent;
+        }
+    }
+    if (root < 0) return 0;
+    st->s[root].root = ROOT_IN;
+    mark_above(st, (size_t) root);
+    return 1;
 }
 
 /* ------------------------------------------------------------------ main_html (lib/html/mainhtml.py) */
@@ -633,6 +757,16 @@ static void h_push(html_t *h, const lxb_dom_element_t *el, uintptr_t tag, int ro
 }
 
 /* HtmlWriter.pop: the innermost element entered is left */
+static void h_pop(html_t *h);
+
+/* a content root left: the context h_push gave it (mainhtml.CONTEXT) is left too */
+static void h_unroot(html_t *h, uintptr_t tag) {
+    int k = tag == LXB_TAG_TD || tag == LXB_TAG_TH ? 2
+        : tag == LXB_TAG_TR || tag == LXB_TAG_THEAD || tag == LXB_TAG_TBODY || tag == LXB_TAG_TFOOT
+            || tag == LXB_TAG_CAPTION || tag == LXB_TAG_LI ? 1 : 0;
+    while (k-- > 0 && h->depth) h_pop(h);
+}
+
 static void h_pop(html_t *h) {
     hopen_t e = h->stack[--h->depth];
     int written = h->depth < h->written;
@@ -725,13 +859,14 @@ static inline void enter(writer_t *w, html_t *h, uintptr_t tag) {
     else if (is_cell_tag(tag)) { w_space(w); if (h) h_space(h); }
 }
 
-/* maintext.main_text: the text of the content root (the body without one), what no rule drops */
+/* maintext.main_text: the text of the content roots (with rooted 0: the body's), what no rule
+ * drops */
 enum { STRICT, LENIENT, BARE };
 
-static void text_walk(writer_t *w, html_t *h, const lxb_dom_node_t *body, const stats_t *st, long root, int level) {
+static void text_walk(writer_t *w, html_t *h, const lxb_dom_node_t *body, const stats_t *st, int rooted, int level) {
     size_t i = 0;
-    int inside = root < 0, pre = 0;  /* pre: <pre> elements entered, whose line breaks are the text's */
-    const lxb_dom_node_t *root_node = body;
+    int inside = !rooted, pre = 0;  /* pre: <pre> elements entered, whose line breaks are the text's */
+    const lxb_dom_node_t *root_node = NULL;  /* the content root entered: its end ends the writing until the next */
     const lxb_dom_node_t *n = body->first_child;
     while (n != NULL) {
         int descend = 0, rule;
@@ -748,19 +883,22 @@ static void text_walk(writer_t *w, html_t *h, const lxb_dom_node_t *body, const 
             const stat_t *s = &st->s[i];
             if (is_invisible(el, tag)) i += s->size;
             else if (!inside) {
-                if ((long) i == root) {
-                    inside = 1;
-                    root_node = n;
-                    enter(w, h, tag);
+                if (s->root == ROOT_IN) {
                     descend = n->first_child != NULL;
-                    if (descend && h) h_push(h, el, tag, 1);
+                    if (descend) {
+                        inside = 1;
+                        root_node = n;
+                        enter(w, h, tag);
+                        if (h) h_push(h, el, tag, 1);
+                    }
                     i++;
                 }
-                else if ((long) i < root && root < (long) (i + s->size)) { descend = 1; i++; }
+                else if (s->root == ROOT_ABOVE) { descend = 1; i++; }
                 else i += s->size;
             }
             else if (level != BARE && !is_protected_tag(tag)
-                     && (rule = is_boilerplate(el, tag, s->chars, level == STRICT ? s->links : 0)) != NO_RULE
+                     && ((rule = is_boilerplate(el, tag, s->chars, level == STRICT ? s->links : 0)) != NO_RULE
+                         || (level == STRICT && (rule = is_residue(tag, s)) != NO_RULE))
                      && !is_protected(s, rule, st))
                 i += s->size;
             else {
@@ -773,11 +911,16 @@ static void text_walk(writer_t *w, html_t *h, const lxb_dom_node_t *body, const 
         if (descend) { pre += n->local_name == LXB_TAG_PRE; n = n->first_child; continue; }
         while (n->next == NULL) {
             n = n->parent;
-            if (n == NULL || n == body || n == root_node) return;
+            if (n == NULL || n == body) return;
             pre -= n->local_name == LXB_TAG_PRE;
             if (inside) {  /* a block's end ends its line too */
                 enter(w, h, n->local_name);
                 if (h) h_pop(h);
+                if (n == root_node) {  /* a content root ends */
+                    inside = 0;
+                    w_break(w);
+                    if (h) { h_brk(h); h_unroot(h, n->local_name); }
+                }
             }
         }
         n = n->next;
@@ -809,13 +952,14 @@ static PyObject *py_main_text(PyObject *self, PyObject *args) {
     stats_t st = {0};
     if (measure(&st, body) < 0) { free(st.s); return PyErr_NoMemory(); }
     unprotect(&st);
+    if (trailing(&st) < 0) { free(st.s); return PyErr_NoMemory(); }
     writer_t w = {0};
-    text_walk(&w, h, body, &st, content_root(&st), STRICT);
+    text_walk(&w, h, body, &st, content_roots(&st), STRICT);
     /* nothing left of a body with text: fewer rules (maintext.main_text) */
     for (int level = LENIENT; level <= BARE && w.out.len == 0 && !w.out.failed && st.total; level++) {
         if (h && h->error) break;
         if (h) h_clear(h);
-        text_walk(&w, h, body, &st, -1, level);
+        text_walk(&w, h, body, &st, 0, level);
     }
     unsigned long long total = st.total;
     free(st.s);
