@@ -80,6 +80,11 @@ class SearchArgs:
     b: float | None = Query(None, ge=0.0, le=1.0, description="BM25 b (default 0.4)")
 
 
+#: the media types of the OpenSearch answers: Atom results and the description document
+ATOM = "application/atom+xml"
+DESCRIPTION = "application/opensearchdescription+xml"
+
+
 class Searcher:
     """The engine, built on first use (a root without an index still serves files and the catalogue)."""
 
@@ -178,13 +183,7 @@ def create_app(
             "results": [hit_dict(h) for h in res.hits],
         }
 
-    @app.get(
-        "/searchxml",
-        tags=["search"],
-        summary="Search, answered as OpenSearch 1.1 Atom",
-        response_class=Response,
-        responses={200: {"content": {"application/atom+xml": {}}}},
-    )
+    @app.get("/searchxml", **_xml_route("Search, answered as OpenSearch 1.1 Atom", ATOM))
     def searchxml(request: Request, args: SearchArgs = Depends()) -> Response:
         text, d0, d1, langs, res = run_search(args)
         body = opensearch.atom(
@@ -198,18 +197,12 @@ def create_app(
             res.total_results,
             [hit_dict(h) for h in res.hits],
         )
-        return Response(body, media_type="application/atom+xml; charset=utf-8")
+        return Response(body, media_type=f"{ATOM}; charset=utf-8")
 
-    @app.get(
-        "/opensearch.xml",
-        tags=["search"],
-        summary="OpenSearch 1.1 description document",
-        response_class=Response,
-        responses={200: {"content": {"application/opensearchdescription+xml": {}}}},
-    )
+    @app.get("/opensearch.xml", **_xml_route("OpenSearch 1.1 description document", DESCRIPTION))
     def opensearch_description(request: Request) -> Response:
         body = opensearch.description(str(request.base_url).rstrip("/"))
-        return Response(body, media_type="application/opensearchdescription+xml; charset=utf-8")
+        return Response(body, media_type=f"{DESCRIPTION}; charset=utf-8")
 
     @app.get("/index-info", tags=["search"], summary="Days, languages, shards and documents of the index")
     def index_info() -> Response:
@@ -240,6 +233,16 @@ def create_app(
     )
     app.include_router(catalogue_router({dc: r for dc, r in roots.items()}))
     return app
+
+
+def _xml_route(summary: str, media_type: str) -> dict[str, Any]:
+    """The route options of a search endpoint that answers ``media_type`` (OpenSearch XML), not JSON."""
+    return {
+        "tags": ["search"],
+        "summary": summary,
+        "response_class": Response,
+        "responses": {200: {"content": {media_type: {}}}},
+    }
 
 
 def _attr(text: str) -> str:
