@@ -16,7 +16,7 @@ import pathlib
 import pytest
 
 from lib.html import walk
-from tests.fixtures_airflow import LOCAL_SPARK, datacenter_entry
+from tests.helpers_datacenters import LOCAL_SPARK, datacenter_entry
 
 # shared session fixtures (one Slurm cluster, one AIRFLOW_HOME per run)
 pytest_plugins = ["tests.fixtures_airflow", "tests.fixtures_slurm"]

@@ -16,7 +16,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
-from tests.fixtures_airflow import LOCAL_SPARK, datacenter_entry
+from tests.helpers_datacenters import LOCAL_SPARK, datacenter_entry
 
 pytest_plugins = ["tests.fixtures_airflow", "tests.fixtures_slurm"]
 ROOT = pathlib.Path(__file__).resolve().parents[2]
