@@ -13,11 +13,12 @@ WORK = pathlib.Path(os.environ.get("DAILYSLICE_BENCH_WORK") or pathlib.Path(__fi
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
-def job_cmd(job: str, inp: object, out: object, cores: object) -> list[str]:
-    """The start of ``jobs/{job}.py``'s command line: ``inp`` -> ``out`` on ``local[cores]`` (options follow)."""
+def job_cmd(job: str, inp: object, out: object, cores: object, root: object = ROOT) -> list[str]:
+    """The start of ``jobs/{job}.py``'s command line: ``inp`` -> ``out`` on ``local[cores]`` (options follow);
+    ``root``: the checkout whose job runs (this one by default)."""
     return [
         sys.executable,
-        str(ROOT / "jobs" / f"{job}.py"),
+        str(pathlib.Path(root) / "jobs" / f"{job}.py"),
         "--input",
         str(inp),
         "--output",

@@ -38,6 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 from benchmarks import WORK as BENCH_WORK  # noqa: E402
+from benchmarks import job_cmd  # noqa: E402
 from lib.warc.streams import GzipMembers  # noqa: E402
 
 
@@ -152,14 +153,7 @@ def run_cuts(a: argparse.Namespace) -> None:
             out = outs[cut] = os.path.join(a.work, f"cut-{cut}")
             shutil.rmtree(out, ignore_errors=True)
             cmd = [
-                sys.executable,
-                os.path.join(job_root, "jobs", "preprocess.py"),
-                "--input",
-                inp,
-                "--output",
-                out,
-                "--master",
-                "local[2]",
+                *job_cmd("preprocess", inp, out, 2, root=job_root),
                 "--conf",
                 "spark.driver.memory=2g",
                 "--summary",
@@ -295,14 +289,7 @@ def main() -> None:
     out = os.path.join(a.work, "out")
     shutil.rmtree(out, ignore_errors=True)
     cmd = [
-        sys.executable,
-        "jobs/preprocess.py",
-        "--input",
-        day,
-        "--output",
-        out,
-        "--master",
-        "local[2]",
+        *job_cmd("preprocess", day, out, 2),
         "--conf",
         "spark.driver.memory=2g",
         "--summary",
@@ -331,14 +318,7 @@ def main() -> None:
             o = os.path.join(a.work, f"out-{label}")
             shutil.rmtree(o, ignore_errors=True)
             cmd = [
-                sys.executable,
-                "jobs/preprocess.py",
-                "--input",
-                d,
-                "--output",
-                o,
-                "--master",
-                "local[1]",
+                *job_cmd("preprocess", d, o, 1),
                 "--conf",
                 "spark.driver.memory=1g",
                 "--conf",

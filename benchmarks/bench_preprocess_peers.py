@@ -52,7 +52,7 @@ import sys
 import time
 
 from benchmarks import WORK as BENCH_WORK
-from benchmarks import proctree
+from benchmarks import job_cmd, proctree
 from benchmarks.heavypages import heavy_pages, warc_member
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -225,14 +225,7 @@ def run_job(files: list[str], work: str, cores: int) -> dict:
     shutil.rmtree(out, ignore_errors=True)
     summary = os.path.join(work, "job-summary.json")
     cmd = [
-        sys.executable,
-        os.path.join(ROOT, "jobs", "preprocess.py"),
-        "--input",
-        day,
-        "--output",
-        out,
-        "--master",
-        f"local[{cores}]",
+        *job_cmd("preprocess", day, out, cores),
         "--summary",
         summary,
         "--conf",

@@ -336,54 +336,17 @@ def shared_day(copies: int, corpus: str | os.PathLike = CORPUS) -> dict:
     return cached_day(WORK / "realday" / f"real-{copies}x", copies, corpus)
 
 
-def preprocessed(day: dict, cut: str, cores: int, out: str | os.PathLike | None = None) -> pathlib.Path:
-    """The Parquet day of one cut (``jobs/preprocess.py --input CUT``), built once beside the cut."""
+def _run_once(job: str, inp: object, out: pathlib.Path, cores: int, stamp: str, *args: str) -> pathlib.Path:
+    """``jobs/{job}.py --input INP --output OUT ARGS`` unless OUT is complete and its ``.from``
+    holds ``stamp`` (what it was built from); the stamp is written once the job has succeeded."""
     import subprocess
 
-    src = pathlib.Path(day[cut])  # CUT/warc/YYYY-MM/DD: the Parquet day goes to CUT/preprocessed/YYYY-MM/DD
-    dest = pathlib.Path(out) if out else src.parents[2] / "preprocessed" / src.parent.name / src.name
-    if (dest / "_SUCCESS").exists() and (dest / ".from").exists() and (dest / ".from").read_text() == day[cut]:
-        return dest
-    shutil.rmtree(dest, ignore_errors=True)
-    subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "jobs" / "preprocess.py"),
-            "--input",
-            day[cut],
-            "--output",
-            str(dest),
-            "--master",
-            f"local[{cores}]",
-            "--conf",
-            "spark.ui.enabled=false",
-        ],
-        check=True,
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    (dest / ".from").write_text(day[cut])
-    return dest
-
-
-def indexed(pre: str | os.PathLike, out: str | os.PathLike, cores: int, *args: str) -> pathlib.Path:
-    """``jobs/index.py --input PRE --output OUT ARGS`` once (rerun when PRE or ARGS change)."""
-    import subprocess
-
-    out = pathlib.Path(out)
-    stamp = json.dumps([str(pre), list(args)])
     if (out / "_SUCCESS").exists() and (out / ".from").exists() and (out / ".from").read_text() == stamp:
         return out
     shutil.rmtree(out, ignore_errors=True)
     out.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run(
-        [
-            *job_cmd("index", pre, out, cores),
-            "--conf",
-            "spark.ui.enabled=false",
-            *args,
-        ],
+        [*job_cmd(job, inp, out, cores), "--conf", "spark.ui.enabled=false", *args],
         check=True,
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
@@ -391,6 +354,18 @@ def indexed(pre: str | os.PathLike, out: str | os.PathLike, cores: int, *args: s
     )
     (out / ".from").write_text(stamp)
     return out
+
+
+def preprocessed(day: dict, cut: str, cores: int, out: str | os.PathLike | None = None) -> pathlib.Path:
+    """The Parquet day of one cut (``jobs/preprocess.py --input CUT``), built once beside the cut."""
+    src = pathlib.Path(day[cut])  # CUT/warc/YYYY-MM/DD: the Parquet day goes to CUT/preprocessed/YYYY-MM/DD
+    dest = pathlib.Path(out) if out else src.parents[2] / "preprocessed" / src.parent.name / src.name
+    return _run_once("preprocess", day[cut], dest, cores, day[cut])
+
+
+def indexed(pre: str | os.PathLike, out: str | os.PathLike, cores: int, *args: str) -> pathlib.Path:
+    """``jobs/index.py --input PRE --output OUT ARGS`` once (rerun when PRE or ARGS change)."""
+    return _run_once("index", pre, pathlib.Path(out), cores, json.dumps([str(pre), list(args)]), *args)
 
 
 def day_index(day: dict, cut: str, cores: int) -> pathlib.Path:

@@ -29,7 +29,7 @@ from lib.pages import exclusions
 from lib.pages.schema import PAGE_SCHEMA
 from lib.preprocess import enrich, health, plan, tasktime
 from lib.preprocess.input_manifest import input_record
-from lib.preprocess.tasks import FILE_BYTES, RESULT_SCHEMA, make_mapper, merge_results, remove_strays
+from lib.preprocess.tasks import FILE_BYTES, RESULT_SCHEMA, TaskSettings, make_mapper, merge_results, remove_strays
 from lib.runtime.sparkjob import EXIT_UNHEALTHY, DayJobOptions, JobResult, SparkJob, empty_input, map_tasks
 from lib.store import layout, storage
 from lib.warc.records import ARCHIVE_SUFFIXES
@@ -182,18 +182,17 @@ class PreprocessJob(SparkJob):
                 tasks = plan.pack(
                     files, options.task_bytes, options.open_cost_bytes, spark.sparkContext.defaultParallelism
                 )
-                mapper = make_mapper(
-                    files,
-                    tasks,
+                settings = TaskSettings(
                     tmp,
                     options.max_page_bytes,
                     options.batch_rows,
                     options.input,
                     excluded,
                     options.file_bytes,
-                    plugins,
+                    tuple(plugins),
                     options.main_html,
                 )
+                mapper = make_mapper(files, tasks, settings)
                 results = map_tasks(
                     spark,
                     len(tasks),

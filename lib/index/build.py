@@ -57,20 +57,13 @@ MAP_SCHEMA = pa.schema(
     [("pidx", pa.int32()), ("t", pa.int32()), ("docs", pa.int64()), ("tokens", pa.int64()), ("segments", pa.int32())]
 )
 
+#: what each shard's task reports: its counts and its files' sizes, then the files' sha256 (hex: the
+#: day's manifest, checked by the search service, docs/serve.md)
+_STATS_COUNTS = ("docs", "duplicates", "terms", "postings", "total_terms", "ciff_bytes", "metadata_bytes")
 STATS_SCHEMA = pa.schema(
-    [
-        ("pidx", pa.int32()),
-        ("docs", pa.int64()),
-        ("duplicates", pa.int64()),
-        ("terms", pa.int64()),
-        ("postings", pa.int64()),
-        ("total_terms", pa.int64()),
-        ("ciff_bytes", pa.int64()),
-        ("metadata_bytes", pa.int64()),
-        # the files' sha256 (hex): the day's manifest, checked by the search service (docs/serve.md)
-        ("ciff_sha256", pa.string()),
-        ("metadata_sha256", pa.string()),
-    ]
+    [("pidx", pa.int32())]
+    + [(n, pa.int64()) for n in _STATS_COUNTS]
+    + [(n, pa.string()) for n in ("ciff_sha256", "metadata_sha256")]
 )
 
 

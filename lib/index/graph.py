@@ -30,7 +30,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lib.index.graph_tasks import MAX_ANCHORS, map_file, reduce_partition, whole_day, write_empty
+from lib.index.graph_tasks import MAX_ANCHORS, GraphDirs, map_file, reduce_partition, whole_day, write_empty
 from lib.pages.exclusions import NONE as NO_EXCLUSIONS
 from lib.pages.exclusions import Exclusions
 from lib.runtime import packing
@@ -75,10 +75,8 @@ def write_graph(
     ``sizes``: the files' bytes when the caller has them (else read from the filesystem). A
     day of at most ``single_task_bytes`` (0: never) is one task, unless ``parts`` asks for
     that many key ranges of the two-stage plan."""
-    root = storage.local_path(folder_uri)
-    edges_dir, inl_dir, hst_dir = (os.path.join(root, n) for n in ("edges", "inlinks", "hosts"))
-    spill = os.path.join(root, "_spill")
-    for d in (edges_dir, inl_dir, hst_dir, spill):
+    dirs = GraphDirs.under(storage.local_path(folder_uri))
+    for d in dirs:
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
     if sizes is None:
@@ -86,30 +84,25 @@ def write_graph(
     slots = spark.sparkContext.defaultParallelism
     try:
         if not files:
-            write_empty_edges(edges_dir)
-            write_empty(inl_dir, hst_dir)
+            write_empty_edges(dirs.edges)
+            write_empty(dirs.inlinks, dirs.hosts)
             counts = {"edges": 0, "excluded": 0, "inlinks": 0, "hosts": 0}
         elif not parts and sum(sizes) <= single_task_bytes:
             threads = executor_cores(spark)
-            counts = map_tasks(
-                spark,
-                1,
-                lambda it: _whole(it, files, edges_dir, inl_dir, hst_dir, spill, exclusions, threads),
-                _WHOLE_SCHEMA,
-            )[0]
+            counts = map_tasks(spark, 1, lambda it: _whole(it, files, dirs, exclusions, threads), _WHOLE_SCHEMA)[0]
         else:
             counts = _two_stages(
                 spark,
                 files,
                 sizes,
-                (edges_dir, inl_dir, hst_dir, spill),
+                dirs,
                 slots,
                 parts or partitions_for(input_bytes or sum(sizes), slots),
                 exclusions,
             )
     finally:
-        shutil.rmtree(spill, ignore_errors=True)
-    for d in (edges_dir, inl_dir, hst_dir):
+        shutil.rmtree(dirs.spill, ignore_errors=True)
+    for d in (dirs.edges, dirs.inlinks, dirs.hosts):
         open(os.path.join(d, "_SUCCESS"), "wb").close()
     out = {k: int(counts[k]) for k in ("edges", "inlinks", "hosts")}
     if exclusions:
@@ -129,20 +122,19 @@ def _two_stages(
     spark: Any,
     files: list[str],
     sizes: list[int],
-    dirs: tuple[str, str, str, str],
+    dirs: GraphDirs,
     slots: int,
     parts: int,
     exclusions: Exclusions,
 ) -> dict[str, int]:
     """The map stage, then (when there are edges) the reduce stage over ``parts`` key ranges."""
-    edges_dir, inl_dir, hst_dir, spill = dirs
     runs = map_runs(files, slots, sizes)
-    mapped = map_tasks(spark, len(runs), lambda it: _map(it, runs, edges_dir, spill, parts, exclusions), _MAP_SCHEMA)
+    mapped = map_tasks(spark, len(runs), lambda it: _map(it, runs, dirs, parts, exclusions), _MAP_SCHEMA)
     counts = {"edges": sum(r["edges"] for r in mapped), "excluded": sum(r["excluded"] for r in mapped)}
     if counts["edges"] == 0:
-        write_empty(inl_dir, hst_dir)
+        write_empty(dirs.inlinks, dirs.hosts)
         return {**counts, "inlinks": 0, "hosts": 0}
-    reduced = map_tasks(spark, parts, lambda it: _reduce(it, spill, inl_dir, hst_dir), _REDUCE_SCHEMA)
+    reduced = map_tasks(spark, parts, lambda it: _reduce(it, dirs), _REDUCE_SCHEMA)
     return {**counts, "inlinks": sum(r["inlinks"] for r in reduced), "hosts": sum(r["hosts"] for r in reduced)}
 
 
@@ -170,37 +162,25 @@ def write_empty_edges(folder: str) -> None:
 
 
 def _map(
-    batches: Any, runs: list[tuple[int, list[str], int]], edges_dir: str, spill: str, parts: int, exclusions: Exclusions
+    batches: Any, runs: list[tuple[int, list[str], int]], dirs: GraphDirs, parts: int, exclusions: Exclusions
 ) -> Any:
     for b in batches:
-        out = [
-            map_file(runs[i][1], runs[i][0], edges_dir, spill, parts, exclusions, runs[i][2])
-            for i in b.column(0).to_pylist()
-        ]
+        out = [map_file(runs[i][1], runs[i][0], dirs, parts, exclusions, runs[i][2]) for i in b.column(0).to_pylist()]
         yield pa.record_batch(
             [pa.array([o[0] for o in out], pa.int64()), pa.array([o[1] for o in out], pa.int64())], schema=_MAP_SCHEMA
         )
 
 
-def _whole(
-    batches: Any,
-    files: list[str],
-    edges_dir: str,
-    inl_dir: str,
-    hst_dir: str,
-    spill: str,
-    exclusions: Exclusions,
-    threads: int,
-) -> Any:
+def _whole(batches: Any, files: list[str], dirs: GraphDirs, exclusions: Exclusions, threads: int) -> Any:
     for b in batches:
         for _ in b.column(0).to_pylist():
-            n = whole_day(files, edges_dir, inl_dir, hst_dir, os.path.join(spill, "_tmp", "whole"), exclusions, threads)
+            n = whole_day(files, dirs, exclusions, threads)
             yield pa.record_batch([pa.array([v], pa.int64()) for v in n], schema=_WHOLE_SCHEMA)
 
 
-def _reduce(batches: Any, spill: str, inl_dir: str, hst_dir: str) -> Any:
+def _reduce(batches: Any, dirs: GraphDirs) -> Any:
     for b in batches:
-        rows = [reduce_partition(k, spill, inl_dir, hst_dir) for k in b.column(0).to_pylist()]
+        rows = [reduce_partition(k, dirs) for k in b.column(0).to_pylist()]
         yield pa.record_batch(
             [pa.array([r[0] for r in rows], pa.int64()), pa.array([r[1] for r in rows], pa.int64())],
             schema=_REDUCE_SCHEMA,

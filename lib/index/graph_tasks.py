@@ -16,7 +16,7 @@ engines compare strings by their UTF-8 bytes, so ties order the same.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, NamedTuple
 
 import duckdb
 import pyarrow as pa
@@ -26,6 +26,22 @@ from lib.pages.exclusions import Exclusions
 from lib.store import storage
 
 MAX_ANCHORS = 10
+
+
+class GraphDirs(NamedTuple):
+    """The day's three graph folders and the spill folder the tasks share (lib.index.graph's layout)."""
+
+    edges: str
+    inlinks: str
+    hosts: str
+    spill: str
+
+    @classmethod
+    def under(cls, root: str) -> GraphDirs:
+        """``root``'s ``edges``, ``inlinks``, ``hosts`` and ``_spill`` folders."""
+        return cls(*(os.path.join(root, n) for n in ("edges", "inlinks", "hosts", "_spill")))
+
+
 #: per-task DuckDB memory limit (beyond it the aggregation spills to disk)
 TASK_MEMORY = "1GB"
 # scheme://[userinfo@]host[:port]...: the host, as lib's url_host writes it (lowercased)
@@ -54,27 +70,26 @@ def partition_sql(expr: str, parts: int) -> str:
 def map_file(
     path: str | list[str],
     fid: int,
-    edges_dir: str,
-    spill: str,
+    dirs: GraphDirs,
     parts: int,
     exclusions: Exclusions = NO_EXCLUSIONS,
     threads: int = 1,
 ) -> tuple[int, int]:
     """Explode the ``outgoing_links`` of one page file, or of a run of them read as one
-    (``path`` a list), into ``edges_dir/part-{fid}.parquet`` and the spill files
-    ``spill/{inl,hst}/p=K/f{fid}.parquet``; returns (edges, edges dropped because their
+    (``path`` a list), into ``edges/part-{fid}.parquet`` and the spill files
+    ``spill/{inl,hst}/p=K/f{fid}.parquet`` of ``dirs``; returns (edges, edges dropped because their
     destination is excluded). Each file is written under a temporary name and renamed, so a
     retried task rewrites its own files. ``threads``: DuckDB's threads (the memory limit is
     the same whatever their number)."""
     paths = [path] if isinstance(path, str) else list(path)
-    con = connect(os.path.join(spill, "_tmp", f"m{fid}"), threads)
+    con = connect(os.path.join(dirs.spill, "_tmp", f"m{fid}"), threads)
     try:
         dropped = edges_table(con, paths, exclusions)
         n = con.execute("SELECT count(*) FROM e").fetchone()[0]
         _copy(
             con,
             "SELECT src_url, dst_url, anchor_text, src_host, dst_host FROM e",
-            os.path.join(edges_dir, f"part-{fid:05d}.parquet"),
+            os.path.join(dirs.edges, f"part-{fid:05d}.parquet"),
         )
         if n:
             anchors_table(con)
@@ -83,7 +98,7 @@ def map_file(
                 f"""SELECT dst_url, dst_host, src_url, src_host, an.anchor AS anchor,
                                         {partition_sql("dst_url", parts)} AS p
                                  FROM e LEFT JOIN an ON e.anchor_text IS NOT DISTINCT FROM an.a""",
-                os.path.join(spill, "inl"),
+                os.path.join(dirs.spill, "inl"),
                 fid,
                 parts,
             )
@@ -92,7 +107,7 @@ def map_file(
                 f"""SELECT src_host, dst_host, src_url, count(*) AS n,
                                         {partition_sql("src_host", parts)} AS p
                                  FROM e GROUP BY ALL""",
-                os.path.join(spill, "hst"),
+                os.path.join(dirs.spill, "hst"),
                 fid,
                 parts,
             )
@@ -160,14 +175,12 @@ def drop_excluded(con: Any, exclusions: Exclusions, table: str = "e", column: st
     return int(n)
 
 
-def reduce_partition(
-    k: int, spill: str, inlinks_dir: str, hosts_dir: str, max_anchors: int = MAX_ANCHORS
-) -> tuple[int, int]:
+def reduce_partition(k: int, dirs: GraphDirs, max_anchors: int = MAX_ANCHORS) -> tuple[int, int]:
     """Aggregate key range ``k``'s spill files into ``inlinks/part-{k}.parquet`` (sorted by
-    dst_url) and ``hosts/part-{k}.parquet``; returns their row counts."""
-    inl = os.path.join(spill, "inl", f"p={k}")
-    hst = os.path.join(spill, "hst", f"p={k}")
-    con = connect(os.path.join(spill, "_tmp", f"r{k}"))
+    dst_url) and ``hosts/part-{k}.parquet`` of ``dirs``; returns their row counts."""
+    inl = os.path.join(dirs.spill, "inl", f"p={k}")
+    hst = os.path.join(dirs.spill, "hst", f"p={k}")
+    con = connect(os.path.join(dirs.spill, "_tmp", f"r{k}"))
     try:
         rows = [0, 0]
         if _has_files(inl):
@@ -179,7 +192,7 @@ def reduce_partition(
                     "SELECT dst_url, anchor, count(*) AS n FROM e WHERE length(anchor) > 0 GROUP BY dst_url, anchor",
                     max_anchors,
                 ),
-                os.path.join(inlinks_dir, f"part-{k:05d}.parquet"),
+                os.path.join(dirs.inlinks, f"part-{k:05d}.parquet"),
             )
         if _has_files(hst):
             src = f"read_parquet({_q(os.path.join(hst, '*.parquet'))})"
@@ -188,7 +201,7 @@ def reduce_partition(
                 f"""SELECT src_host, dst_host, sum(n)::BIGINT AS links,
                                             count(DISTINCT src_url) AS pages
                                      FROM {src} GROUP BY src_host, dst_host""",
-                os.path.join(hosts_dir, f"part-{k:05d}.parquet"),
+                os.path.join(dirs.hosts, f"part-{k:05d}.parquet"),
             )
         return rows[0], rows[1]
     finally:
@@ -216,29 +229,27 @@ def inlinks_sql(freq_sql: str, max_anchors: int = MAX_ANCHORS) -> str:
 
 def whole_day(
     paths: list[str],
-    edges_dir: str,
-    inlinks_dir: str,
-    hosts_dir: str,
-    tmp: str,
+    dirs: GraphDirs,
     exclusions: Exclusions = NO_EXCLUSIONS,
     threads: int = 1,
     max_anchors: int = MAX_ANCHORS,
 ) -> tuple[int, int, int, int]:
     """The three tables of the page files ``paths`` in one DuckDB (``threads`` threads, a
-    memory limit of :data:`TASK_MEMORY` per thread, spilling to ``tmp``): the single-task plan
-    of a small day, no spill files and no second stage. Writes ``part-00000.parquet`` in each
-    folder (inlinks sorted by dst_url); returns (edges, edges left out as excluded, inlinks, hosts)."""
-    con = connect(tmp, threads, memory=_times(TASK_MEMORY, threads))
+    memory limit of :data:`TASK_MEMORY` per thread, spilling to ``spill/_tmp/whole`` of ``dirs``):
+    the single-task plan of a small day, no spill files and no second stage. Writes
+    ``part-00000.parquet`` in each of the three folders (inlinks sorted by dst_url); returns
+    (edges, edges left out as excluded, inlinks, hosts)."""
+    con = connect(os.path.join(dirs.spill, "_tmp", "whole"), threads, memory=_times(TASK_MEMORY, threads))
     try:
         dropped = edges_table(con, [storage.local_path(p) for p in paths], exclusions, keyed=True)
         # threads finish in any order: put back in the input's order, so a re-run writes the same bytes
         n = _copy(
             con,
             "SELECT src_url, dst_url, anchor_text, src_host, dst_host FROM e ORDER BY kf, kr, kp",
-            os.path.join(edges_dir, "part-00000.parquet"),
+            os.path.join(dirs.edges, "part-00000.parquet"),
         )
         if not n:
-            write_empty(inlinks_dir, hosts_dir)
+            write_empty(dirs.inlinks, dirs.hosts)
             return 0, dropped, 0, 0
         anchors_table(con)
         # anchors counted per raw text first (fewer rows than edges), then per normalized text
@@ -246,12 +257,12 @@ def whole_day(
                   FROM (SELECT dst_url, anchor_text, count(*) AS n FROM e GROUP BY dst_url, anchor_text) g
                   JOIN an ON g.anchor_text IS NOT DISTINCT FROM an.a
                   WHERE length(an.anchor) > 0 GROUP BY g.dst_url, an.anchor"""
-        inl = _copy(con, inlinks_sql(freq, max_anchors), os.path.join(inlinks_dir, "part-00000.parquet"))
+        inl = _copy(con, inlinks_sql(freq, max_anchors), os.path.join(dirs.inlinks, "part-00000.parquet"))
         hst = _copy(
             con,
             """SELECT src_host, dst_host, count(*) AS links, count(DISTINCT src_url) AS pages
                             FROM e GROUP BY src_host, dst_host ORDER BY src_host, dst_host""",
-            os.path.join(hosts_dir, "part-00000.parquet"),
+            os.path.join(dirs.hosts, "part-00000.parquet"),
         )
         return n, dropped, inl, hst
     finally:

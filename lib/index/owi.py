@@ -27,43 +27,20 @@ SCHEMA_METADATA = [("schema_version", SCHEMA_VERSION)]
 _S = pa.string()
 STRMAP = pa.map_(pa.string(), pa.string())
 
-#: schema 0.1.0's base columns, in its order
-BASE_FIELDS = [
-    pa.field("id", _S, False),
-    pa.field("record_id", _S, False),
-    pa.field("title", _S),
-    pa.field("plain_text", _S),
-    pa.field("json-ld", _S),
-    pa.field("microdata", _S),
-    pa.field("warc_date", _S),
-    pa.field("warc_ip", _S),
-    pa.field("url", _S),
-    pa.field("url_scheme", _S),
-    pa.field("url_path", _S),
-    pa.field("url_params", _S),
-    pa.field("url_query", _S),
-    pa.field("url_fragment", _S),
-    pa.field("url_subdomain", _S),
-    pa.field("url_domain", _S),
-    pa.field("url_suffix", _S),
-    pa.field("url_is_private", pa.bool_()),
-    pa.field("mime_type", _S),
-    pa.field("charset", _S),
-    pa.field("content_type_other", STRMAP),
-    pa.field("http_server", _S),
-    pa.field("language", _S),
-    pa.field("valid", pa.bool_()),
-    pa.field("warc_file", _S),
-    pa.field("ows_canonical", _S),
-    pa.field("ows_resource_type", _S),
-    pa.field("ows_curlielabel", _S),
-    pa.field("ows_index", pa.bool_()),
-    pa.field("ows_genai", pa.bool_()),
-    pa.field("ows_genai_details", _S),
-    pa.field("ows_fetch_response_time", pa.int32()),
-    pa.field("ows_fetch_num_errors", _S),
-    pa.field("schema_metadata", STRMAP),
-]
+#: schema 0.1.0's base columns, in its order: strings unless _BASE_TYPES says otherwise, nullable
+#: but for the two ids
+_BASE_NAMES = """
+    id record_id title plain_text json-ld microdata warc_date warc_ip url url_scheme url_path url_params
+    url_query url_fragment url_subdomain url_domain url_suffix url_is_private mime_type charset
+    content_type_other http_server language valid warc_file ows_canonical ows_resource_type ows_curlielabel
+    ows_index ows_genai ows_genai_details ows_fetch_response_time ows_fetch_num_errors schema_metadata
+""".split()
+_BASE_TYPES = {
+    **dict.fromkeys(("url_is_private", "valid", "ows_index", "ows_genai"), pa.bool_()),
+    **dict.fromkeys(("content_type_other", "schema_metadata"), STRMAP),
+    "ows_fetch_response_time": pa.int32(),
+}
+BASE_FIELDS = [pa.field(n, _BASE_TYPES.get(n, _S), n not in ("id", "record_id")) for n in _BASE_NAMES]
 MEDIA = pa.list_(pa.struct([("src", _S), ("width", _S), ("height", _S)]))
 ADDRESS = pa.list_(
     pa.struct(

@@ -11,6 +11,7 @@ sorted or re-encoded in the JVM, which keeps Spark's share of the two cores smal
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -187,37 +188,47 @@ def _read_one(
     }
 
 
-def process_task(
-    files: list[tuple[str, int]],
-    out_dir: str,
-    max_page_bytes: int,
-    batch_rows: int,
-    input_root: str | None = None,
-    exclusions: Exclusions = NO_EXCLUSIONS,
-    file_bytes: int = FILE_BYTES,
-    plugins: list[enrichment.Plugin] = (),
-    main_html: bool = False,
-) -> list[dict[str, Any]]:
+@dataclasses.dataclass(frozen=True)
+class TaskSettings:
+    """What every task of a run shares: the job's options as the tasks use them."""
+
+    out_dir: str
+    max_page_bytes: int
+    batch_rows: int
+    input_root: str | None = None
+    exclusions: Exclusions = dataclasses.field(default_factory=lambda: NO_EXCLUSIONS)  # the one shared empty list
+    file_bytes: int = FILE_BYTES
+    plugins: tuple[enrichment.Plugin, ...] = ()
+    main_html: bool = False
+
+
+def process_task(files: list[tuple[str, int]], settings: TaskSettings) -> list[dict[str, Any]]:
     """Process one task's archives in the order given (the plan gives them in name order: the
     order of their pages in the output); returns one RESULT_SCHEMA row per archive, the first
     carrying the task's output files and its timing (:mod:`lib.preprocess.tasktime`). Ids and
-    output names derive from the archives' paths below ``input_root``
+    output names derive from the archives' paths below ``settings.input_root``
     (:func:`lib.store.locations.archive_name`), not from where they are read."""
+    s = settings
     clock = tasktime.Clock()
-    names = [locations.archive_name(uri, input_root) if input_root else uri for uri, _ in files]
+    names = [locations.archive_name(uri, s.input_root) if s.input_root else uri for uri, _ in files]
     name = task_name(names)
     writer = LanguageWriter(
-        storage.local_path(out_dir), name, file_bytes, enrichment.schema_with(file_schema(main_html), list(plugins))
+        storage.local_path(s.out_dir),
+        name,
+        s.file_bytes,
+        enrichment.schema_with(file_schema(s.main_html), list(s.plugins)),
     )
     captures: list[dict[str, Any]] = []
     rows = [
-        _read_one(uri, size, arc, writer, captures, max_page_bytes, batch_rows, exclusions, plugins, main_html)
+        _read_one(
+            uri, size, arc, writer, captures, s.max_page_bytes, s.batch_rows, s.exclusions, s.plugins, s.main_html
+        )
         for (uri, size), arc in zip(files, names)
     ]
     if rows:
         pages = writer.close()
         c0 = time.process_time()
-        rows[0]["outputs"] = pages + [_write_captures(out_dir, name, captures)]
+        rows[0]["outputs"] = pages + [_write_captures(s.out_dir, name, captures)]
         clock.add("parquet", time.process_time() - c0)
         for part, cpu in writer.cpu.items():
             clock.add(part, cpu)
@@ -225,35 +236,14 @@ def process_task(
     return rows
 
 
-def make_mapper(
-    files: list[tuple[str, int]],
-    tasks: list[list[int]],
-    out_dir: str,
-    max_page_bytes: int,
-    batch_rows: int,
-    input_root: str | None = None,
-    exclusions: Exclusions = NO_EXCLUSIONS,
-    file_bytes: int = FILE_BYTES,
-    plugins: list[enrichment.Plugin] = (),
-    main_html: bool = False,
-):
+def make_mapper(files: list[tuple[str, int]], tasks: list[list[int]], settings: TaskSettings):
     """The :func:`lib.runtime.sparkjob.map_tasks` function: input rows carry indexes into ``tasks``,
-    each a list of indexes into ``files`` (found below ``input_root``)."""
+    each a list of indexes into ``files`` (found below ``settings.input_root``)."""
 
     def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for t in batch.column(0).to_pylist():
-                rows = process_task(
-                    [files[i] for i in tasks[t]],
-                    out_dir,
-                    max_page_bytes,
-                    batch_rows,
-                    input_root,
-                    exclusions,
-                    file_bytes,
-                    plugins,
-                    main_html,
-                )
+                rows = process_task([files[i] for i in tasks[t]], settings)
                 yield pa.RecordBatch.from_pylist(rows, schema=RESULT_SCHEMA)
 
     return mapper

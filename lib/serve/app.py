@@ -22,7 +22,7 @@ import threading
 from importlib import resources
 from typing import Any, Callable
 
-from fastapi import FastAPI, Query, Request
+from fastapi import Depends, FastAPI, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
 from lib.catalogue.query import to_json
@@ -62,6 +62,27 @@ def hit_dict(hit: Any) -> dict[str, Any]:
 
 def _static(name: str) -> str:
     return resources.files("lib.serve").joinpath("static", name).read_text(encoding="utf-8")
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchArgs:
+    """The query parameters of /search and /searchxml, declared once: the class is their FastAPI
+    dependency (``Depends()``), so both endpoints take, check and describe the same parameters."""
+
+    q: str | None = Query(None, description="query words (BM25, OR of the terms)")
+    day: str | None = Query(None, description="first day, YYYY-MM-DD (default: the newest published day)")
+    to: str | None = Query(None, description="last day of the range, YYYY-MM-DD (default: day)")
+    lang: list[str] | None = Query(
+        None, description="languages (ISO 639-3 as in the index: eng, deu, ...); repeat or comma-separate"
+    )
+    k: int = Query(10, ge=1, le=MAX_K, description="number of hits")
+    k1: float | None = Query(None, ge=0.0, le=10.0, description="BM25 k1 (default 0.9)")
+    b: float | None = Query(None, ge=0.0, le=1.0, description="BM25 b (default 0.4)")
+
+
+#: the media types of the OpenSearch answers: Atom results and the description document
+ATOM = "application/atom+xml"
+DESCRIPTION = "application/opensearchdescription+xml"
 
 
 class Searcher:
@@ -124,54 +145,29 @@ def create_app(
         def _warm() -> None:
             searcher.get()
 
-    def run_search(
-        q: str | None,
-        day: str | None,
-        to: str | None,
-        lang: list[str] | None,
-        k: int,
-        k1: float | None,
-        b: float | None,
-    ):
+    def run_search(args: SearchArgs):
         eng = searcher.get()
-        text = check_query(q, eng.max_query_chars)  # the engine checks it too: here for the answer's meta.query
+        text = check_query(args.q, eng.max_query_chars)  # the engine checks it too: here for the answer's meta.query
+        day = args.day
         if not day:
             known = eng.days()
             if not known:
                 raise NotFound("no searchable day is published under the roots")
             day = known[-1].isoformat()
         d0 = parse_day(day, "day")
-        d1 = parse_day(to, "to") if to else d0
-        langs = split_values(lang)
+        d1 = parse_day(args.to, "to") if args.to else d0
+        langs = split_values(args.lang)
         kw: dict[str, Any] = {}
-        if k1 is not None:
-            kw["k1"] = k1
-        if b is not None:
-            kw["b"] = b
-        res = eng.search(text, d0, d1, langs=langs, k=k, **kw)  # range, languages, k, k1, b: the engine's rules
+        if args.k1 is not None:
+            kw["k1"] = args.k1
+        if args.b is not None:
+            kw["b"] = args.b
+        res = eng.search(text, d0, d1, langs=langs, k=args.k, **kw)  # range, languages, k, k1, b: the engine's rules
         return text, d0, d1, langs, res
 
-    SearchParams = dict(
-        q=Query(None, description="query words (BM25, OR of the terms)"),
-        day=Query(None, description="first day, YYYY-MM-DD (default: the newest published day)"),
-        to=Query(None, description="last day of the range, YYYY-MM-DD (default: day)"),
-        lang=Query(None, description="languages (ISO 639-3 as in the index: eng, deu, ...); repeat or comma-separate"),
-        k=Query(10, ge=1, le=MAX_K, description="number of hits"),
-        k1=Query(None, ge=0.0, le=10.0, description="BM25 k1 (default 0.9)"),
-        b=Query(None, ge=0.0, le=1.0, description="BM25 b (default 0.4)"),
-    )
-
     @app.get("/search", tags=["search"], summary="Search a day or a date range (exact global BM25)")
-    def search(
-        q: str | None = SearchParams["q"],
-        day: str | None = SearchParams["day"],
-        to: str | None = SearchParams["to"],
-        lang: list[str] | None = SearchParams["lang"],
-        k: int = SearchParams["k"],
-        k1: float | None = SearchParams["k1"],
-        b: float | None = SearchParams["b"],
-    ) -> dict:
-        text, d0, d1, langs, res = run_search(q, day, to, lang, k, k1, b)
+    def search(args: SearchArgs = Depends()) -> dict:
+        text, d0, d1, langs, res = run_search(args)
         return {
             "meta": {
                 "query": text,
@@ -182,29 +178,14 @@ def create_app(
                 "days": [str(x) for x in res.days],
                 "shards": res.shards,
                 "languages": langs,
-                "k": k,
+                "k": args.k,
             },
             "results": [hit_dict(h) for h in res.hits],
         }
 
-    @app.get(
-        "/searchxml",
-        tags=["search"],
-        summary="Search, answered as OpenSearch 1.1 Atom",
-        response_class=Response,
-        responses={200: {"content": {"application/atom+xml": {}}}},
-    )
-    def searchxml(
-        request: Request,
-        q: str | None = SearchParams["q"],
-        day: str | None = SearchParams["day"],
-        to: str | None = SearchParams["to"],
-        lang: list[str] | None = SearchParams["lang"],
-        k: int = SearchParams["k"],
-        k1: float | None = SearchParams["k1"],
-        b: float | None = SearchParams["b"],
-    ) -> Response:
-        text, d0, d1, langs, res = run_search(q, day, to, lang, k, k1, b)
+    @app.get("/searchxml", **_xml_route("Search, answered as OpenSearch 1.1 Atom", ATOM))
+    def searchxml(request: Request, args: SearchArgs = Depends()) -> Response:
+        text, d0, d1, langs, res = run_search(args)
         body = opensearch.atom(
             str(request.base_url).rstrip("/"),
             str(request.url),
@@ -212,22 +193,16 @@ def create_app(
             d0,
             d1,
             langs,
-            k,
+            args.k,
             res.total_results,
             [hit_dict(h) for h in res.hits],
         )
-        return Response(body, media_type="application/atom+xml; charset=utf-8")
+        return Response(body, media_type=f"{ATOM}; charset=utf-8")
 
-    @app.get(
-        "/opensearch.xml",
-        tags=["search"],
-        summary="OpenSearch 1.1 description document",
-        response_class=Response,
-        responses={200: {"content": {"application/opensearchdescription+xml": {}}}},
-    )
+    @app.get("/opensearch.xml", **_xml_route("OpenSearch 1.1 description document", DESCRIPTION))
     def opensearch_description(request: Request) -> Response:
         body = opensearch.description(str(request.base_url).rstrip("/"))
-        return Response(body, media_type="application/opensearchdescription+xml; charset=utf-8")
+        return Response(body, media_type=f"{DESCRIPTION}; charset=utf-8")
 
     @app.get("/index-info", tags=["search"], summary="Days, languages, shards and documents of the index")
     def index_info() -> Response:
@@ -258,6 +233,16 @@ def create_app(
     )
     app.include_router(catalogue_router({dc: r for dc, r in roots.items()}))
     return app
+
+
+def _xml_route(summary: str, media_type: str) -> dict[str, Any]:
+    """The route options of a search endpoint that answers ``media_type`` (OpenSearch XML), not JSON."""
+    return {
+        "tags": ["search"],
+        "summary": summary,
+        "response_class": Response,
+        "responses": {200: {"content": {media_type: {}}}},
+    }
 
 
 def _attr(text: str) -> str:

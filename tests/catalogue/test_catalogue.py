@@ -40,23 +40,10 @@ def day_captures(root: str, day: dt.date) -> list[dict]:
     rows = []
 
     def cap(url, h, m, rtype, status, mime, digest, kept, f, off, lang=None, size=1000):
-        rows.append(
-            dict(
-                url=url,
-                warc_date=_t(day, h, m),
-                record_type=rtype,
-                record_id=f"<urn:uuid:{day}-{len(rows)}>",
-                http_status=status,
-                mime_type=mime,
-                payload_digest=digest,
-                kept=kept,
-                warc_file=f,
-                warc_offset=off,
-                warc_length=300 + len(rows),
-                _lang=lang,
-                _size=size,
-            )
-        )
+        """A row of CAPTURE_SCHEMA's columns, in its order, and the page's language and size."""
+        rid, length = f"<urn:uuid:{day}-{len(rows)}>", 300 + len(rows)
+        values = (url, _t(day, h, m), rtype, rid, status, mime, digest, kept, f, off, length)
+        rows.append(dict(zip(CAPTURE_SCHEMA.names, values, strict=True), _lang=lang, _size=size))
 
     if day == D1:
         cap("http://www.example.com/", 10, 0, "response", 200, "text/html", "sha1:AAAA", True, f1, 0, "eng", 5000)

@@ -135,6 +135,8 @@ def test_write_read_property(tmp_path_factory, coll, gz):
 
 
 def _header(n_lists=2, n_docs=2, total=3):
+    """CiffWriter's header counts for ``n_lists`` lists (None: counted mode), ``n_docs`` documents
+    and ``total`` terms."""
     return dict(
         num_postings_lists=n_lists,
         num_docs=n_docs,
@@ -268,16 +270,7 @@ def test_batch_api_writes_the_same_bytes(tmp_path, monkeypatch):
     write_index(one_by_one, lists, lengths)
     batched = tmp_path / "b" / "index-0.ciff.gz"
     total = sum(lengths)
-    with CiffWriter(
-        str(batched),
-        num_postings_lists=9,
-        num_docs=n_docs,
-        total_postings_lists=9,
-        total_docs=n_docs,
-        total_terms_in_collection=total,
-        average_doclength=total / n_docs,
-        description="roundtrip",
-    ) as w:
+    with CiffWriter(str(batched), **_header(9, n_docs, total), description="roundtrip") as w:
         w.add_postings(*lists[0])  # mixing both APIs keeps the order
         part = lists[1:]
         w.add_postings_batch(
@@ -362,16 +355,7 @@ def test_counted_mode_writes_the_same_messages(tmp_path):
     write_index(known, lists, lengths)
     counted = tmp_path / "b" / "index-0.ciff.gz"
     total = sum(lengths)
-    with CiffWriter(
-        str(counted),
-        num_postings_lists=None,
-        total_postings_lists=None,
-        num_docs=n_docs,
-        total_docs=n_docs,
-        total_terms_in_collection=total,
-        average_doclength=total / n_docs,
-        description="roundtrip",
-    ) as w:
+    with CiffWriter(str(counted), **_header(None, n_docs, total), description="roundtrip") as w:
         w.add_postings_batch(
             [t for t, _, _ in lists],
             [len(d) for _, d, _ in lists],
@@ -392,24 +376,8 @@ def test_counted_mode_writes_the_same_messages(tmp_path):
 def test_counted_mode_checks_still_hold(tmp_path):
     path = tmp_path / "index-0.ciff.gz"
     with pytest.raises(ValueError):
-        CiffWriter(
-            str(path),
-            num_postings_lists=None,
-            total_postings_lists=3,
-            num_docs=1,
-            total_docs=1,
-            total_terms_in_collection=1,
-            average_doclength=1.0,
-        )
-    w = CiffWriter(
-        str(path),
-        num_postings_lists=None,
-        total_postings_lists=None,
-        num_docs=2,
-        total_docs=2,
-        total_terms_in_collection=3,
-        average_doclength=1.5,
-    )
+        CiffWriter(str(path), **{**_header(None, 1, 1), "total_postings_lists": 3})
+    w = CiffWriter(str(path), **_header(None))
     w.add_postings("a", [0, 1], [1, 1])  # one term missing: doc 1 should have length 2
     w.add_doc(0, "x", 1)
     with pytest.raises(CiffError, match="doclength 2 but the postings give docid 1 1 terms"):
@@ -425,16 +393,7 @@ def test_add_docs_writes_the_same_bytes_as_add_doc(tmp_path, counted):
     batched = tmp_path / "b" / "index-0.ciff.gz"
     total = sum(lengths)
     k = None if counted else len(lists)
-    with CiffWriter(
-        str(batched),
-        num_postings_lists=k,
-        total_postings_lists=k,
-        num_docs=n_docs,
-        total_docs=n_docs,
-        total_terms_in_collection=total,
-        average_doclength=total / n_docs,
-        description="roundtrip",
-    ) as w:
+    with CiffWriter(str(batched), **_header(k, n_docs, total), description="roundtrip") as w:
         for t, d, f in lists:
             w.add_postings(t, d, f)
         ids = [f"doc-{i}" if i % 7 else "" for i in range(n_docs)]  # empty ids: protobuf omits the field
@@ -458,15 +417,7 @@ def test_add_docs_writes_the_same_bytes_as_add_doc(tmp_path, counted):
 )
 def test_add_docs_names_the_first_bad_record(tmp_path, docids, lengths, reason):
     path = tmp_path / "index-0.ciff.gz"
-    w = CiffWriter(
-        str(path),
-        num_postings_lists=1,
-        total_postings_lists=1,
-        num_docs=2,
-        total_docs=2,
-        total_terms_in_collection=2,
-        average_doclength=1.0,
-    )
+    w = CiffWriter(str(path), **_header(1, 2, 2))
     w.add_postings("a", [0, 1], [1, 1])
     dl = [1 if x is None else x for x in (lengths or [None] * len(docids))]
     with pytest.raises(CiffError, match=reason):

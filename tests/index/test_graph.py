@@ -206,8 +206,9 @@ def test_map_of_a_run_of_files_is_the_map_of_each_file(tmp_path):
     for name, runs in (("each", [[f] for f in files]), ("runs", [files[:4], files[4:]])):
         edges, spill = tmp_path / name / "edges", tmp_path / name / "spill"
         edges.mkdir(parents=True)
+        dirs = graph_tasks.GraphDirs(str(edges), "", "", str(spill))  # a map task writes edges and spill only
         for fid, run in enumerate(runs):
-            graph_tasks.map_file(run, fid, str(edges), str(spill), 3, threads=1 + fid % 2)
+            graph_tasks.map_file(run, fid, dirs, 3, threads=1 + fid % 2)
         hst = Counter()
         for k in range(3):  # the host spill is summed per task: compare the sums
             for src_host, dst_host, src_url, n in (

@@ -28,6 +28,7 @@ from lib.index.build import (
 from lib.index.shards import OTHER, count_pages, lang_label, plan_groups, shard_count, tld_label
 from lib.index.write import ShardSpec, shard_inputs, write_shards
 from lib.pages.keyspace import partition_of
+from lib.pages.schema import PAGE_SCHEMA
 from lib.text.analysis import get_analyzer
 
 
@@ -83,22 +84,11 @@ def test_plan_groups_merges_small_groups_per_language():
 
 
 WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda river".split()
-SCHEMA = pa.schema(
-    [
-        ("record_id", pa.string()),
-        ("url", pa.string()),
-        ("url_suffix", pa.string()),
-        ("title", pa.string()),
-        ("description", pa.string()),
-        ("plain_text", pa.string()),
-        ("warc_file", pa.string()),
-        ("warc_offset", pa.int64()),
-        ("warc_length", pa.int64()),
-        ("warc_date", pa.timestamp("us", tz="UTC")),
-        ("id", pa.string()),
-        ("url_host", pa.string()),
-    ]
+#: the test's page files: these columns of the page schema, typed as the preprocess job writes them
+COLUMNS = (
+    "record_id url url_suffix title description plain_text warc_file warc_offset warc_length warc_date id url_host"
 )
+SCHEMA = pa.schema([PAGE_SCHEMA.field(n) for n in COLUMNS.split()])
 # three files: two English ones (shards 0 and 1 of com/eng), one undetermined (shard 2)
 PLAN_GROUPS = {("com", "eng"): (0, 1), ("", "eng"): (0, 1), ("com", "und"): (2, 0)}
 

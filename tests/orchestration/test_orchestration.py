@@ -12,11 +12,11 @@ import glob
 import json
 import os
 import pathlib
-import sys
 
 import pytest
 
 from lib.html import walk
+from tests.helpers_datacenters import LOCAL_SPARK, datacenter_entry
 
 # shared session fixtures (one Slurm cluster, one AIRFLOW_HOME per run)
 pytest_plugins = ["tests.fixtures_airflow", "tests.fixtures_slurm"]
@@ -64,41 +64,28 @@ def orchestra(slurm_cluster, airflow_home, s3_server, tmp_path_factory):
         "SPARK_WORKER_CORES": 1,
         "SPARK_WORKER_MEMORY": "1g",
         "SPARK_EXECUTOR_MEMORY": "512m",
-        "SPARK_DRIVER_MEMORY": "768m",
         "SPARK_MASTER_HOST": "127.0.0.1",
-        "SPARK_LOCAL_IP": "127.0.0.1",
-        "SCRATCH_DIR": str(base / "scratch"),
         # a day this small gets its graph in one task by default; two stages are what the cluster test below checks
         "INDEX_ARGS": "--min-group-docs 1 --graph-single-task-bytes 0",
     }
-    common = {
-        "project_home": str(ROOT),
-        "venv": sys.prefix,
-        "output_root": str(base / "out" / "{data_center}"),
-        "retries": 0,
-        "s3": {"endpoint": s3_server, "bucket": bucket, "prefix": "dc1"},
-        "slurm": {"submit": "local", "poll_seconds": 2, "timeout_hours": 0.2, "log_tail_lines": 20},
-        "sizing": {"min_nodes": 2, "max_nodes": 2, "min_minutes": 10, "overhead_minutes": 5},
-        "job_env": job_env,
-        "staging": {"type": "filesystem", "path": str(base / "archive" / "{data_center}")},
-    }
+    common = datacenter_entry(base, s3_server, bucket, "dc1", 2, job_env)
     config = {
         "defaults": common,
         "datacenters": {
             "dc1": {},
             "broken": {"venv": "/nonexistent/venv"},
-            # spark-submit in local mode inside the allocation (SPARK_MASTER_NODE: run-day starts no
-            # cluster; the later --master wins): the lightest real run of run-day.sh's two jobs
+            # spark-submit in local mode inside the allocation (LOCAL_SPARK): the lightest real run of
+            # run-day.sh's two jobs
             "sick": {
                 "s3": {"prefix": "sick"},
                 "sizing": {"min_nodes": 1, "max_nodes": 1},
-                "job_env": {"SPARK_MASTER_NODE": "127.0.0.1", "SPARK_SUBMIT_ARGS": "--master local[1]"},
+                "job_env": LOCAL_SPARK,
             },
             # dc "missed": a night that never ran, found and queued by the next night's catch_up (the same light job)
             "missed": {
                 "s3": {"prefix": "missed"},
                 "sizing": {"min_nodes": 1, "max_nodes": 1},
-                "job_env": {"SPARK_MASTER_NODE": "127.0.0.1", "SPARK_SUBMIT_ARGS": "--master local[1]"},
+                "job_env": LOCAL_SPARK,
             },
         },
     }

@@ -9,13 +9,14 @@ import datetime as dt
 import json
 import os
 import pathlib
-import sys
 from collections import Counter, defaultdict
 
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
+
+from tests.helpers_datacenters import LOCAL_SPARK, datacenter_entry
 
 pytest_plugins = ["tests.fixtures_airflow", "tests.fixtures_slurm"]
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -93,29 +94,9 @@ def exchange_run(slurm_cluster, airflow_home, s3_server, tmp_path_factory):
     urls = sorted(set(_sample_urls(paths)))
     partner_root = f"s3://{bucket}/dcy"
     _publish_partner_day(partner_root, base, _partner_edges(urls))
-    config = {
-        "datacenters": {
-            "dcx": {
-                "project_home": str(ROOT),
-                "venv": sys.prefix,
-                "output_root": str(base / "out" / "{data_center}"),
-                "retries": 0,
-                "s3": {"endpoint": s3_server, "bucket": bucket, "prefix": "dcx"},
-                "slurm": {"submit": "local", "poll_seconds": 2, "timeout_hours": 0.2, "log_tail_lines": 20},
-                "sizing": {"min_nodes": 1, "max_nodes": 1, "min_minutes": 10, "overhead_minutes": 5},
-                "job_env": {
-                    "SPARK_MASTER_NODE": "127.0.0.1",
-                    "SPARK_SUBMIT_ARGS": "--master local[1]",
-                    "SPARK_DRIVER_MEMORY": "768m",
-                    "SPARK_LOCAL_IP": "127.0.0.1",
-                    "SCRATCH_DIR": str(base / "scratch"),
-                    "INDEX_ARGS": "--min-group-docs 1",
-                },
-                "staging": {"type": "filesystem", "path": str(base / "archive" / "{data_center}")},
-                "exchange": {"enabled": True, "partners": {"dcy": partner_root, "dcz": f"s3://{bucket}/dcz"}},
-            }
-        }
-    }
+    dcx = datacenter_entry(base, s3_server, bucket, "dcx", 1, LOCAL_SPARK)
+    dcx["exchange"] = {"enabled": True, "partners": {"dcy": partner_root, "dcz": f"s3://{bucket}/dcz"}}
+    config = {"datacenters": {"dcx": dcx}}
     cfg_path = base / "datacenters.yaml"
     cfg_path.write_text(yaml.safe_dump(config))
     saved = os.environ.get("DAILYSLICE_DATACENTERS")

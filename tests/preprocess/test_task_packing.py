@@ -14,7 +14,7 @@ from benchmarks.bench_preprocess import cut_corpus, documents
 from jobs import preprocess
 from lib.preprocess import tasks, tasktime
 from lib.preprocess.plan import task_name
-from lib.preprocess.tasks import process_task, remove_strays
+from lib.preprocess.tasks import TaskSettings, process_task, remove_strays
 from lib.store import storage
 from tests.helpers_warc import good_pages, warc_gz
 
@@ -37,7 +37,7 @@ def _day(tmp_path):
 def test_a_task_reads_its_archives_in_turn_and_counts_each_one(tmp_path):
     inp, files, urls = _day(tmp_path)  # b.warc.gz is listed but gone when the task opens it
     out = tmp_path / "out"
-    rows = process_task(files, str(out), 10 << 20, 2, input_root=str(inp))
+    rows = process_task(files, TaskSettings(str(out), 10 << 20, 2, input_root=str(inp)))
     assert [r["file"] for r in rows] == [u for u, _ in files]
     stats = [json.loads(r["stats"]) for r in rows]
     assert [(s["read"], s["kept"], s["failed"]) for s in stats] == [
@@ -68,14 +68,15 @@ def test_files_roll_by_size_and_a_retry_rewrites_them_byte_for_byte(tmp_path, mo
     files = [f for f in files if not f[0].endswith(("b.warc.gz", "d.warc.gz"))]
     monkeypatch.setattr(tasks, "ROW_GROUP_ROWS", 2)  # a row group every 2 pages; each one over 1 byte: a file each
     out = tmp_path / "out"
-    first = process_task(files, str(out), 10 << 20, 1, input_root=str(inp), file_bytes=1)
+    settings = TaskSettings(str(out), 10 << 20, 1, input_root=str(inp), file_bytes=1)
+    first = process_task(files, settings)
     parts = [p for p in first[0]["outputs"] if "language=" in p]
     assert [p.rsplit("-", 1)[1] for p in parts] == [f"{i:05d}.zstd.parquet" for i in range(5)]
     assert [r["url"] for p in parts for r in pq.read_table(p).to_pylist()] == urls
     before = {p: open(p, "rb").read() for p in first[0]["outputs"]}
     (out / "language=eng" / ".part-killed-attempt.zstd.parquet").write_bytes(b"half")
     (out / "language=eng" / "part-an-old-plan-00000.zstd.parquet").write_bytes(b"PAR1")
-    again = process_task(files, str(out), 10 << 20, 1, input_root=str(inp), file_bytes=1)  # a retried attempt
+    again = process_task(files, settings)  # a retried attempt
     assert again[0]["outputs"] == first[0]["outputs"]
     assert {p: open(p, "rb").read() for p in again[0]["outputs"]} == before
     assert remove_strays(str(out), again) == 2
@@ -116,8 +117,8 @@ def test_a_day_cut_small_or_large_keeps_the_same_pages_and_counts(corpus, tmp_pa
 
 def test_a_task_times_itself_and_the_run_adds_the_tasks_up(tmp_path):
     inp, files, urls = _day(tmp_path)
-    first = process_task(files[:3], str(tmp_path / "o1"), 10 << 20, 2, input_root=str(inp))
-    second = process_task(files[3:], str(tmp_path / "o2"), 10 << 20, 2, input_root=str(inp))
+    first = process_task(files[:3], TaskSettings(str(tmp_path / "o1"), 10 << 20, 2, input_root=str(inp)))
+    second = process_task(files[3:], TaskSettings(str(tmp_path / "o2"), 10 << 20, 2, input_root=str(inp)))
     assert all(r.get("timing") is None for r in first[1:] + second[1:])  # the task's first row carries it
     t1, t2 = (json.loads(rows[0]["timing"]) for rows in (first, second))
     assert (t1["files"], t1["pages"], t2["files"], t2["pages"]) == (3, 6, 2, 3)

@@ -245,14 +245,8 @@ def test_the_rebuild_runs_each_job_with_the_options_its_day_recorded(tmp_path, m
     """The recorded ``args`` (index: ``_stats.json``, catalogue: ``_SUCCESS``) come back as the jobs'
     options objects, the purged day's paths and list over them; no argument list in between."""
     stats, marker, old = tmp_path / "_stats.json", tmp_path / "_SUCCESS", tmp_path / "old_SUCCESS"
-    stats.write_text(
-        json.dumps(
-            {
-                "totals": {},
-                "args": {"docs_per_shard": 40, "min_group_docs": 1, "gzip_level": 6, "graph": True, "anchors": False},
-            }
-        )
-    )
+    index_args = {"docs_per_shard": 40, "min_group_docs": 1, "gzip_level": 6, "graph": True, "anchors": False}
+    stats.write_text(json.dumps({"totals": {}, "args": index_args}))
     marker.write_text(json.dumps({"job": "catalogue", "args": {"warc_prefix": "s3://in/warc", "no_report": False}}))
     old.write_text("")  # a catalogue day published before the marker recorded its options
     assert purge_day.recorded_options(str(tmp_path / "absent.json")) == {} == purge_day.recorded_options(str(old))
@@ -282,35 +276,14 @@ def test_the_rebuild_runs_each_job_with_the_options_its_day_recorded(tmp_path, m
         == 4
     )
     assert rebuild.catalogue(DAY, "/pre.new", "/cat.new", "/idx", "/x", purge_day.recorded_options(str(old))) == 4
-    assert calls[0] == (
-        "index",
-        "SESSION",
-        index.IndexOptions(
-            input="/pre.new",
-            output="/idx.new",
-            date=DAY,
-            exclusions="/pub/_exclusions.jsonl",
-            allow_empty=True,
-            docs_per_shard=40,
-            min_group_docs=1,
-            gzip_level=6,
-            graph=True,
-            anchors=False,
-        ),
-    )
+    # both jobs: the purged day's new pages, its date and exclusion list, an empty day allowed
+    day = {"input": "/pre.new", "date": DAY, "exclusions": "/pub/_exclusions.jsonl", "allow_empty": True}
+    assert calls[0] == ("index", "SESSION", index.IndexOptions(**day, output="/idx.new", **index_args))
     assert calls[1] == (
         "catalogue",
         "SESSION",
         catalogue.CatalogueOptions(
-            input="/pre.new",
-            output="/cat.new",
-            date=DAY,
-            root="/pub",
-            no_urldb=True,
-            index="/idx.new",
-            exclusions="/pub/_exclusions.jsonl",
-            allow_empty=True,
-            warc_prefix="s3://in/warc",
+            **day, output="/cat.new", root="/pub", no_urldb=True, index="/idx.new", warc_prefix="s3://in/warc"
         ),
     )
     assert calls[2][2].warc_prefix is None and calls[2][2].index == "/idx"  # nothing recorded: the defaults

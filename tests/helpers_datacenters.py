@@ -1,0 +1,35 @@
+"""A data center's datacenters.yaml entry for the nightly DAG's tests (tests/orchestration)."""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+#: a job_env running spark-submit in local mode inside the allocation (SPARK_MASTER_NODE: run-day
+#: starts no cluster; the later --master wins): the lightest real run of run-day.sh's jobs
+LOCAL_SPARK = {"SPARK_MASTER_NODE": "127.0.0.1", "SPARK_SUBMIT_ARGS": "--master local[1]"}
+
+
+def datacenter_entry(base: pathlib.Path, s3_endpoint: str, bucket: str, prefix: str, nodes: int, job_env: dict) -> dict:
+    """A data center's datacenters.yaml entry for the DAG tests: this checkout and venv, outputs, scratch and
+    staging below ``base``, the day's archives in ``bucket``/``prefix``, a local sbatch on ``nodes`` nodes;
+    ``job_env`` adds to (or overrides) a small driver on loopback and an index of groups of any size."""
+    job_env = {
+        "SPARK_DRIVER_MEMORY": "768m",
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "SCRATCH_DIR": str(base / "scratch"),
+        "INDEX_ARGS": "--min-group-docs 1",
+    } | job_env
+    return {
+        "project_home": str(ROOT),
+        "venv": sys.prefix,
+        "output_root": str(base / "out" / "{data_center}"),
+        "retries": 0,
+        "s3": {"endpoint": s3_endpoint, "bucket": bucket, "prefix": prefix},
+        "slurm": {"submit": "local", "poll_seconds": 2, "timeout_hours": 0.2, "log_tail_lines": 20},
+        "sizing": {"min_nodes": nodes, "max_nodes": nodes, "min_minutes": 10, "overhead_minutes": 5},
+        "job_env": job_env,
+        "staging": {"type": "filesystem", "path": str(base / "archive" / "{data_center}")},
+    }
