@@ -45,9 +45,10 @@ PROTECTED_TAGS = frozenset({"html", "body", "main"})
 #: exempt from the class/id rule (an <article class="post-nav"> is still the article)
 CLASS_EXEMPT_TAGS = frozenset({"main", "article"})
 # class/id words that mark boilerplate blocks. A token is boilerplate when it is one of them, or
-# when its first or last part (split at '-' and '_') is, unless its first part says a state
-# ("has-nav", "no-sidebar": classes of a page wrapper, not of a menu); a last part does not count
-# after a middle part that says one ("and-w-sidebar", "page-with-sidebar": a layout, not a sidebar).
+# when one of its parts (split at '-' and '_') is (`cb-related-posts`, `rp4wp-related-posts`,
+# `c-menu-print__list`), unless its first part says a state ("has-nav", "no-sidebar": classes of a
+# page wrapper, not of a menu); a later part does not count after a part that says one
+# ("and-w-sidebar", "page-with-sidebar": a layout, not a sidebar).
 # fmt: off
 BOILER_WORDS = frozenset({
     "nav", "navbar", "navigation", "menu", "menubar", "breadcrumb", "breadcrumbs", "footer", "sidebar",
@@ -57,9 +58,13 @@ BOILER_WORDS = frozenset({
     "recommendations", "byline", "tags", "pager", "toolbar", "masthead", "copyright", "signup", "login",
     "sponsored", "outbrain", "taboola", "caption", "meta", "credit", "credits", "author", "relatedposts",
     "sharedaddy", "addthis", "shariff", "likes", "rating", "ratings", "donation", "donate", "kommentar",
-    "kommentare", "commentaires", "comentarios", "form", "legend", "disclaimer"
+    "kommentare", "commentaires", "comentarios", "form", "legend", "disclaimer", "flyout", "cta", "authorbox"
 })
 # fmt: on
+#: a block hidden when the page is printed is furniture: a token that is one of NOPRINT_WORDS, or
+#: has a part "print" and a part of NOPRINT_PARTS (`hidden-print`, `d-print-none`, `u-hide-print`)
+NOPRINT_WORDS = frozenset({"noprint", "dontprint", "notforprint", "nonprint"})
+NOPRINT_PARTS = frozenset({"no", "not", "none", "hide", "hidden", "dont", "dn"})
 STATE_PARTS = frozenset({"has", "no", "with", "w", "without", "is", "show", "hide", "js", "enable", "disable", "not"})
 # fmt: off
 BLOCK_TAGS = frozenset({
@@ -100,12 +105,19 @@ LINK_EXEMPT_TAGS = frozenset(
 
 def boiler_token(token: str) -> bool:
     """Whether one class or id token (lowercased) marks boilerplate (see BOILER_WORDS)."""
-    if token in BOILER_WORDS:
+    if token in BOILER_WORDS or token in NOPRINT_WORDS:
         return True
     parts = token.replace("_", "-").split("-")
+    if "print" in parts and not NOPRINT_PARTS.isdisjoint(parts):
+        return True
     if len(parts) < 2 or parts[0] in STATE_PARTS:
         return False
-    return parts[0] in BOILER_WORDS or (parts[-1] in BOILER_WORDS and STATE_PARTS.isdisjoint(parts[1:-1]))
+    for part in parts:
+        if part in BOILER_WORDS:
+            return True
+        if part in STATE_PARTS:
+            return False
+    return False
 
 
 def is_boiler_class(attrs: dict) -> bool:
@@ -125,9 +137,12 @@ TRAILING = 4
 HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 
 
-def _boilerplate(tag: str, attrs: dict, chars: int, links: int) -> int:
-    """Which boilerplate rule matches (protection aside): NO_RULE, BY_TAG, BY_WORD or BY_LINKS."""
-    if tag in BOILER_TAGS or attrs.get("role") in BOILER_ROLES or attrs.get("aria-hidden") == "true":
+def _boilerplate(tag: str, attrs: dict, chars: int, links: int, par: int = 0) -> int:
+    """Which boilerplate rule matches (protection aside): NO_RULE, BY_TAG, BY_WORD or BY_LINKS
+    (``par``: the element's paragraph characters, those in boilerplate blocks included)."""
+    if (tag in BOILER_TAGS or attrs.get("role") in BOILER_ROLES or attrs.get("aria-hidden") == "true") and not (
+        tag == "header" and par >= SIB_MIN and par * SIB_DEN >= chars * SIB_NUM
+    ):  # a <header> with paragraph text of its own (as a sibling root needs) is an article's lead
         return BY_TAG
     if tag not in CLASS_EXEMPT_TAGS and is_boiler_class(attrs):
         return BY_WORD
@@ -205,7 +220,7 @@ def _measure(body) -> tuple[list[list[int]], int, int, int, int]:
             in_link -= kind & 1
             in_par -= kind >> 1
             if node.tag not in PROTECTED_TAGS:
-                s[4] = _boilerplate(node.tag, node.attributes, s[1], s[2]) or _residue(node.tag, s)
+                s[4] = _boilerplate(node.tag, node.attributes, s[1], s[2], s[5]) or _residue(node.tag, s)
             par, clean = (0, 0) if s[4] else (s[3], s[6])
             if stack:
                 parent = stats[stack[-1][0]]
@@ -412,7 +427,7 @@ def _write(
                 level != BARE
                 and tag not in PROTECTED_TAGS
                 and (
-                    rule := _boilerplate(tag, attrs, chars, links if level == STRICT else 0)
+                    rule := _boilerplate(tag, attrs, chars, links if level == STRICT else 0, s[5])
                     or (level == STRICT and _residue(tag, s))
                 )
                 and not _protected(s, rule, *totals)

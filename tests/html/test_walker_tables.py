@@ -50,6 +50,8 @@ def test_the_word_lists_are_the_python_ones():
     assert set(_strings("BOILER_WORDS")) == maintext.BOILER_WORDS
     assert set(_strings("STATE_PARTS")) == maintext.STATE_PARTS
     assert set(_strings("BOILER_ROLES")) == maintext.BOILER_ROLES
+    assert set(_strings("NOPRINT_WORDS")) == maintext.NOPRINT_WORDS
+    assert set(_strings("NOPRINT_PARTS")) == maintext.NOPRINT_PARTS
 
 
 @pytest.mark.parametrize(

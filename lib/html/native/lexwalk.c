@@ -298,9 +298,12 @@ static const char *const BOILER_WORDS[] = {
     "recommendations", "byline", "tags", "pager", "toolbar", "masthead", "copyright", "signup",
     "login", "sponsored", "outbrain", "taboola", "caption", "meta", "credit", "credits", "author",
     "relatedposts", "sharedaddy", "addthis", "shariff", "likes", "rating", "ratings", "donation", "donate",
-    "kommentar", "kommentare", "commentaires", "comentarios", "form", "legend", "disclaimer", NULL};
+    "kommentar", "kommentare", "commentaires", "comentarios", "form", "legend", "disclaimer", "flyout", "cta",
+    "authorbox", NULL};
 static const char *const STATE_PARTS[] = {
     "has", "no", "with", "w", "without", "is", "show", "hide", "js", "enable", "disable", "not", NULL};
+static const char *const NOPRINT_WORDS[] = {"noprint", "dontprint", "notforprint", "nonprint", NULL};
+static const char *const NOPRINT_PARTS[] = {"no", "not", "none", "hide", "hidden", "dont", "dn", NULL};
 
 static int word_in(const char *p, size_t n, const char *const *list) {
     for (; *list; list++)
@@ -319,18 +322,30 @@ static int boiler_token(const unsigned char *p, size_t n) {
         if (c == 0xe2 && i + 2 < n && p[i + 1] == 0x84 && p[i + 2] == 0xaa) { low[m++] = 'k'; i += 2; }
         else low[m++] = (char) (c >= 'A' && c <= 'Z' ? c + 32 : c);
     }
-    int hit = word_in(low, m, BOILER_WORDS);
+    int hit = word_in(low, m, BOILER_WORDS) || word_in(low, m, NOPRINT_WORDS);
     if (!hit) {
-        size_t first = m, last = 0;  /* the first part ends at the first '-' or '_', the last starts after the last */
-        int state = 0;  /* a middle part says a state ("and-w-sidebar", "page-no-sidebar") */
+        /* parts split at '-' and '_': "print" with a part that negates it; else the first part a word
+         * and not a state, or a later part a word with no state part before it */
+        int print = 0, noprint = 0, state = 0, word = 0, k = 0;
         for (size_t i = 0, start = 0; i <= m; i++)
             if (i == m || low[i] == '-' || low[i] == '_') {
-                if (i < m) { if (first == m) first = i; last = i + 1; }
-                if (start > 0 && i < m && word_in(low + start, i - start, STATE_PARTS)) state = 1;
+                const char *q = low + start;
+                size_t len = i - start;
+                if (len == 5 && memcmp(q, "print", 5) == 0) print = 1;
+                if (word_in(q, len, NOPRINT_PARTS)) noprint = 1;
+                if (k > 0 && !word && !state) {  /* a later part: the first decides alone */
+                    if (word_in(q, len, STATE_PARTS)) state = 1;
+                    else if (word_in(q, len, BOILER_WORDS)) word = 1;
+                }
+                if (k == 0) {
+                    if (i == m) break;  /* one part: the whole token, looked up above */
+                    if (word_in(q, len, STATE_PARTS)) state = 2;  /* "has-nav", "no-sidebar" */
+                    else if (word_in(q, len, BOILER_WORDS)) word = 2;
+                }
+                k++;
                 start = i + 1;
             }
-        if (first < m && !word_in(low, first, STATE_PARTS))
-            hit = word_in(low, first, BOILER_WORDS) || (!state && word_in(low + last, m - last, BOILER_WORDS));
+        hit = (print && noprint) || (k > 1 && state != 2 && word);
     }
     if (low != small) free(low);
     return hit;
@@ -354,8 +369,11 @@ enum { NO_RULE, BY_TAG, BY_WORD, BY_LINKS, TRAILING };
 
 /* maintext._boilerplate: a boilerplate tag or attribute (BY_TAG), class or id word (BY_WORD), or
  * mostly link text (BY_LINKS) */
-static int is_boilerplate(const lxb_dom_element_t *el, uintptr_t tag, uint64_t chars, uint64_t links) {
-    if (is_boiler_tag(tag) || has_boiler_attr(el)) return BY_TAG;
+static int is_boilerplate(const lxb_dom_element_t *el, uintptr_t tag, uint64_t chars, uint64_t links, uint64_t rawpar) {
+    /* a <header> with paragraph text of its own (SIB_MIN, SIB_NUM/SIB_DEN): an article's lead */
+    if ((is_boiler_tag(tag) || has_boiler_attr(el))
+        && !(tag == LXB_TAG_HEADER && rawpar >= SIB_MIN && rawpar * SIB_DEN >= chars * SIB_NUM))
+        return BY_TAG;
     if (!is_class_exempt_tag(tag)) {
         int present;
         if (boiler_value(attr_value(el, LXB_DOM_ATTR_CLASS, &present))) return BY_WORD;
@@ -479,7 +497,7 @@ static int measure(stats_t *st, const lxb_dom_node_t *body) {
             in_link -= o.kind & 1;
             in_par -= o.kind >> 1;
             if (!is_protected_tag(n->local_name)) {
-                s->boiler = is_boilerplate((const lxb_dom_element_t *) n, n->local_name, s->chars, s->links);
+                s->boiler = is_boilerplate((const lxb_dom_element_t *) n, n->local_name, s->chars, s->links, s->rawpar);
                 if (s->boiler == NO_RULE) s->boiler = is_residue(n->local_name, s);
             }
             uint32_t par = s->boiler ? 0 : s->par, clean = s->boiler ? 0 : s->clean;
@@ -897,7 +915,7 @@ static void text_walk(writer_t *w, html_t *h, const lxb_dom_node_t *body, const 
                 else i += s->size;
             }
             else if (level != BARE && !is_protected_tag(tag)
-                     && ((rule = is_boilerplate(el, tag, s->chars, level == STRICT ? s->links : 0)) != NO_RULE
+                     && ((rule = is_boilerplate(el, tag, s->chars, level == STRICT ? s->links : 0, s->rawpar)) != NO_RULE
                          || (level == STRICT && (rule = is_residue(tag, s)) != NO_RULE))
                      && !is_protected(s, rule, st))
                 i += s->size;
