@@ -94,6 +94,11 @@ SIB_MIN, SIB_NUM, SIB_DEN, SIB_LEVELS = 100, 1, 2, 2
 #: visible text is what remains of a boilerplate block (a "Related articles" heading above a
 #: link list the rules dropped): dropped too
 RESIDUE_MAX, RESIDUE_DEN = 100, 3
+#: a teaser list: an element with at least TEASER_N children that have text, each of them one of
+#: TEASER_TAGS, under TEASER_MAX visible characters and at least 1/TEASER_DEN link text (a title
+#: that links to another page, a line or two of its lead): related, latest, popular articles
+TEASER_N, TEASER_MAX, TEASER_DEN = 3, 400, 5
+TEASER_TAGS = frozenset({"li", "div", "article", "section"})
 #: the rule sets of main_text's attempts: all rules; without the content root and link density;
 #: invisible elements only
 STRICT, LENIENT, BARE = 0, 1, 2
@@ -134,6 +139,8 @@ def _invisible(tag: str, attrs: dict) -> bool:
 NO_RULE, BY_TAG, BY_WORD, BY_LINKS = 0, 1, 2, 3
 #: a heading that only dropped blocks follow in its parent: the title of a boilerplate block
 TRAILING = 4
+#: a teaser list (TEASER_N): judged as link text is
+TEASERS = 5
 HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 
 
@@ -150,10 +157,12 @@ def _boilerplate(tag: str, attrs: dict, chars: int, links: int, par: int = 0) ->
 
 
 def _residue(tag: str, s: list[int]) -> int:
-    """BY_LINKS when the block of ``s`` is what remains of boilerplate blocks (RESIDUE_MAX),
-    TRAILING when :func:`_trailing` marked it."""
+    """BY_LINKS when the block of ``s`` is what remains of boilerplate blocks (RESIDUE_MAX) or a
+    teaser list (:func:`_teasers` marked it), TRAILING when :func:`_trailing` marked it."""
     if s[4] == TRAILING:
         return TRAILING
+    if s[4] == TEASERS:
+        return BY_LINKS
     return BY_LINKS if tag in BLOCK_TAGS and s[6] < RESIDUE_MAX and s[6] * RESIDUE_DEN < s[1] else NO_RULE
 
 
@@ -165,10 +174,24 @@ def _protected(s: list[int], rule: int, total: int, rtotal: int) -> bool:
     return s[1] * 2 > total or (rule >= BY_WORD and rtotal >= ROOT_MIN and s[5] * 2 > rtotal)
 
 
+def _teasers(stats: list[list[int]], i: int) -> bool:
+    """Whether the element ``i`` is a teaser list (TEASER_N): its children with text are at least
+    TEASER_N, all of TEASER_TAGS, each short and partly link text."""
+    j, end, n = i + 1, i + stats[i][0], 0
+    while j < end:
+        t = stats[j]
+        if t[1]:
+            if not (t[8] and t[1] < TEASER_MAX and t[2] * TEASER_DEN >= t[1]):
+                return False
+            n += 1
+        j += t[0]
+    return n >= TEASER_N
+
+
 def _measure(body) -> tuple[list[list[int]], int, int, int, int]:
     """Per element under ``body`` in document order: [size, chars, link chars, paragraph chars,
-    boilerplate rule, all paragraph chars, clean chars, a heading] (size: the element and its indexed
-    descendants; paragraph chars: visible characters outside links inside PARAGRAPH_TAGS, not
+    boilerplate rule, all paragraph chars, clean chars, a heading, one of TEASER_TAGS] (size: the
+    element and its indexed descendants; paragraph chars: visible characters outside links inside PARAGRAPH_TAGS, not
     counting those of elements a boilerplate rule matches; all paragraph chars: counting those
     too; clean chars: visible characters outside links, not counting those of elements a
     boilerplate rule matches); and the body's visible, paragraph, all paragraph and clean
@@ -199,7 +222,7 @@ def _measure(body) -> tuple[list[list[int]], int, int, int, int]:
                     ctotal += n
         elif node.is_element_node:
             i = len(stats)
-            stats.append([1, 0, 0, 0, NO_RULE, 0, 0, tag in HEADING_TAGS])
+            stats.append([1, 0, 0, 0, NO_RULE, 0, 0, tag in HEADING_TAGS, tag in TEASER_TAGS])
             attrs = node.attributes
             if not _invisible(tag, attrs) and node.child is not None:
                 kind = (tag == "a" and "href" in attrs) + 2 * (tag in PARAGRAPH_TAGS)
@@ -221,6 +244,8 @@ def _measure(body) -> tuple[list[list[int]], int, int, int, int]:
             in_par -= kind >> 1
             if node.tag not in PROTECTED_TAGS:
                 s[4] = _boilerplate(node.tag, node.attributes, s[1], s[2], s[5]) or _residue(node.tag, s)
+                if not s[4] and _teasers(stats, i):
+                    s[4] = TEASERS
             par, clean = (0, 0) if s[4] else (s[3], s[6])
             if stack:
                 parent = stats[stack[-1][0]]

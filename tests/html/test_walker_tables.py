@@ -40,6 +40,7 @@ def _strings(array: str) -> list[str]:
         ("is_block_tag", maintext.BLOCK_TAGS),
         ("is_cell_tag", maintext.CELL_TAGS),
         ("is_heading_tag", maintext.HEADING_TAGS),
+        ("is_teaser_tag", maintext.TEASER_TAGS),
     ],
 )
 def test_the_tag_sets_are_the_python_ones(function, tags):
@@ -70,6 +71,9 @@ def test_the_word_lists_are_the_python_ones():
         "SIB_LEVELS",
         "RESIDUE_MAX",
         "RESIDUE_DEN",
+        "TEASER_N",
+        "TEASER_MAX",
+        "TEASER_DEN",
     ],
 )
 def test_the_thresholds_are_the_python_ones(name):

@@ -209,6 +209,15 @@ static int is_paragraph_tag(uintptr_t t) {
     return 0;
 }
 
+/* maintext.TEASER_TAGS: the items of a teaser list */
+static int is_teaser_tag(uintptr_t t) {
+    switch (t) {
+    case LXB_TAG_LI: case LXB_TAG_DIV: case LXB_TAG_ARTICLE: case LXB_TAG_SECTION:
+        return 1;
+    }
+    return 0;
+}
+
 static int is_heading_tag(uintptr_t t) {
     switch (t) {
     case LXB_TAG_H1: case LXB_TAG_H2: case LXB_TAG_H3: case LXB_TAG_H4: case LXB_TAG_H5: case LXB_TAG_H6:
@@ -255,6 +264,11 @@ static int is_cell_tag(uintptr_t t) {
 enum { ROOT_OUT, ROOT_IN, ROOT_ABOVE };
 #define RESIDUE_MAX 100
 #define RESIDUE_DEN 3
+/* maintext.TEASER_N, TEASER_MAX, TEASER_DEN: a teaser list has TEASER_N children with text or more,
+ * each of TEASER_TAGS, under TEASER_MAX characters and 1/TEASER_DEN link text at least */
+#define TEASER_N 3
+#define TEASER_MAX 400
+#define TEASER_DEN 5
 
 static const char *const BOILER_ROLES[] = {"navigation", "banner", "contentinfo", "complementary", "search", NULL};
 
@@ -364,8 +378,8 @@ static int boiler_value(const lexbor_str_t *v) {
     return 0;
 }
 
-/* maintext.NO_RULE, BY_TAG, BY_WORD, BY_LINKS, TRAILING: what marks an element as boilerplate */
-enum { NO_RULE, BY_TAG, BY_WORD, BY_LINKS, TRAILING };
+/* maintext.NO_RULE, BY_TAG, BY_WORD, BY_LINKS, TRAILING, TEASERS: what marks an element as boilerplate */
+enum { NO_RULE, BY_TAG, BY_WORD, BY_LINKS, TRAILING, TEASERS };
 
 /* maintext._boilerplate: a boilerplate tag or attribute (BY_TAG), class or id word (BY_WORD), or
  * mostly link text (BY_LINKS) */
@@ -409,6 +423,7 @@ typedef struct {
     int boiler;  /* the rule that marks it (NO_RULE: none) */
     uint32_t clean;  /* visible chars outside links and boilerplate blocks */
     int heading;  /* h1-h6 (maintext.HEADING_TAGS) */
+    int item;  /* one of maintext.TEASER_TAGS */
     int root;  /* ROOT_IN: a content root (maintext.content_roots), ROOT_ABOVE: an ancestor of one */
 } stat_t;
 
@@ -418,10 +433,23 @@ typedef struct {
     uint64_t total, ptotal, rtotal, ctotal;
 } stats_t;
 
-/* maintext._residue: what remains of boilerplate blocks (BY_LINKS), or a heading that trailing
- * marked (TRAILING) */
+/* maintext._teasers: the element i is a teaser list (its children with text are TEASER_N or more,
+ * all of TEASER_TAGS, each short and partly link text) */
+static int is_teasers(const stat_t *s, size_t i) {
+    size_t j = i + 1, end = i + s[i].size, n = 0;
+    for (; j < end; j += s[j].size) {
+        if (!s[j].chars) continue;
+        if (!(s[j].item && s[j].chars < TEASER_MAX && (uint64_t) s[j].links * TEASER_DEN >= s[j].chars)) return 0;
+        n++;
+    }
+    return n >= TEASER_N;
+}
+
+/* maintext._residue: what remains of boilerplate blocks or a teaser list (BY_LINKS), or a heading
+ * that trailing marked (TRAILING) */
 static int is_residue(uintptr_t tag, const stat_t *s) {
     if (s->boiler == TRAILING) return TRAILING;
+    if (s->boiler == TEASERS) return BY_LINKS;
     return is_block_tag(tag) && s->clean < RESIDUE_MAX && (uint64_t) s->clean * RESIDUE_DEN < s->chars
         ? BY_LINKS : NO_RULE;
 }
@@ -477,7 +505,7 @@ static int measure(stats_t *st, const lxb_dom_node_t *body) {
             uintptr_t tag = n->local_name;
             if (grow((void **) &st->s, &st->cap, st->n + 1, sizeof(stat_t)) < 0) { rc = -1; break; }
             size_t i = st->n++;
-            st->s[i] = (stat_t) {1, 0, 0, 0, 0, NO_RULE, 0, is_heading_tag(tag), 0};
+            st->s[i] = (stat_t) {1, 0, 0, 0, 0, NO_RULE, 0, is_heading_tag(tag), is_teaser_tag(tag), 0};
             if (!is_invisible(el, tag) && n->first_child != NULL) {
                 if (grow((void **) &stack, &stack_cap, depth + 1, sizeof(open_t)) < 0) { rc = -1; break; }
                 int kind = (tag == LXB_TAG_A && has_attr_id(el, LXB_DOM_ATTR_HREF)) + 2 * is_paragraph_tag(tag);
@@ -499,6 +527,7 @@ static int measure(stats_t *st, const lxb_dom_node_t *body) {
             if (!is_protected_tag(n->local_name)) {
                 s->boiler = is_boilerplate((const lxb_dom_element_t *) n, n->local_name, s->chars, s->links, s->rawpar);
                 if (s->boiler == NO_RULE) s->boiler = is_residue(n->local_name, s);
+                if (s->boiler == NO_RULE && is_teasers(st->s, o.i)) s->boiler = TEASERS;
             }
             uint32_t par = s->boiler ? 0 : s->par, clean = s->boiler ? 0 : s->clean;
             if (depth) {
