@@ -69,6 +69,7 @@ def test_the_word_lists_are_the_python_ones():
         "SIB_NUM",
         "SIB_DEN",
         "SIB_LEVELS",
+        "LEAD_MIN",
         "RESIDUE_MAX",
         "RESIDUE_DEN",
         "TEASER_N",
