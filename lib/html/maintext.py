@@ -91,8 +91,9 @@ CLEAN_NUM, CLEAN_DEN = 1, 4
 #: after an ad slot, a forum's next post)
 SIB_MIN, SIB_NUM, SIB_DEN, SIB_LEVELS = 100, 1, 2, 2
 #: ... and a sibling before them when it holds LEAD_MIN clean characters that are SIB_NUM/SIB_DEN of
-#: its visible text, in <p> or not: a lead in a <div> or a heading of its own, a summary box
-LEAD_MIN = 150
+#: its visible text, in <p> or not: a lead in a <div> or a heading of its own, a summary box; up
+#: to LEAD_LEVELS levels (a lead in the article's header, beside the body's wrappers)
+LEAD_MIN, LEAD_LEVELS = 150, 3
 #: a block whose clean text is under RESIDUE_MAX characters and under 1/RESIDUE_DEN of its
 #: visible text is what remains of a boilerplate block (a "Related articles" heading above a
 #: link list the rules dropped): dropped too
@@ -343,7 +344,7 @@ def content_root(stats: list[list[int]], ptotal: int, f: int = 3) -> int:
 def content_roots(stats: list[list[int]], ptotal: int, ctotal: int) -> list[int]:
     """The content root (:func:`content_root`) and, in document order with it, those of its
     siblings and of its parent's siblings (SIB_LEVELS) outside boilerplate blocks that carry
-    paragraph text of their own (SIB_MIN), or before it, clean text (LEAD_MIN); when the
+    paragraph text of their own (SIB_MIN), or before it, clean text (LEAD_MIN, LEAD_LEVELS); when the
     body has less than ROOT_MIN paragraph characters or their root holds less than
     CLEAN_NUM/CLEAN_DEN of the body's clean text, the root that the clean text locates, alone
     (paragraphs do not say what the page's text is); ``[-1]``: the body is the root."""
@@ -364,7 +365,7 @@ def content_roots(stats: list[list[int]], ptotal: int, ctotal: int) -> list[int]
             k += stats[k][0]
     roots = [root]
     inner = root
-    for _ in range(SIB_LEVELS):
+    for level in range(max(SIB_LEVELS, LEAD_LEVELS)):
         parent = chain.pop() if chain else -1
         j, end = (parent + 1, parent + stats[parent][0]) if parent >= 0 else (0, len(stats))
         while j < end:
@@ -373,9 +374,11 @@ def content_roots(stats: list[list[int]], ptotal: int, ctotal: int) -> list[int]
                 j != inner
                 and not s[4]
                 and (
-                    s[3] >= SIB_MIN
+                    level < SIB_LEVELS
+                    and s[3] >= SIB_MIN
                     and s[3] * SIB_DEN >= s[1] * SIB_NUM
-                    or j < inner
+                    or level < LEAD_LEVELS
+                    and j < inner
                     and s[6] >= LEAD_MIN
                     and s[6] * SIB_DEN >= s[1] * SIB_NUM
                 )

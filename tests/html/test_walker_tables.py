@@ -70,6 +70,7 @@ def test_the_word_lists_are_the_python_ones():
         "SIB_DEN",
         "SIB_LEVELS",
         "LEAD_MIN",
+        "LEAD_LEVELS",
         "RESIDUE_MAX",
         "RESIDUE_DEN",
         "TEASER_N",

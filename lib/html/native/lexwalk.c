@@ -261,7 +261,9 @@ static int is_cell_tag(uintptr_t t) {
 #define SIB_NUM 1
 #define SIB_DEN 2
 #define SIB_LEVELS 2
-#define LEAD_MIN 150  /* maintext.LEAD_MIN: a sibling before the root, by clean text (a lead) */
+/* maintext.LEAD_MIN, LEAD_LEVELS: a sibling before the root, by clean text (a lead) */
+#define LEAD_MIN 150
+#define LEAD_LEVELS 3
 enum { ROOT_OUT, ROOT_IN, ROOT_ABOVE };
 #define RESIDUE_MAX 100
 #define RESIDUE_DEN 3
@@ -629,7 +631,7 @@ static void mark_above(stats_t *st, size_t r) {
 }
 
 /* maintext.content_roots: the content root and the siblings of it and of its parent (SIB_LEVELS)
- * with paragraph text of their own, or before it clean text (LEAD_MIN) (or the root the clean text locates, alone, when the body has
+ * with paragraph text of their own, or before it clean text (LEAD_MIN, LEAD_LEVELS) (or the root the clean text locates, alone, when the body has
  * less than ROOT_MIN paragraph chars or their root holds less than CLEAN_NUM/CLEAN_DEN of the
  * clean text), marked ROOT_IN in st with their
  * ancestors ROOT_ABOVE; 0 when the body is the root */
@@ -639,7 +641,7 @@ static int content_roots(stats_t *st) {
         root = content_root(st, 1);  /* alone: paragraphs do not say what the page's text is */
     else if (root >= 0) {
         long inner = root;
-        for (int level = 0; level < SIB_LEVELS; level++) {
+        for (int level = 0; level < SIB_LEVELS || level < LEAD_LEVELS; level++) {
             long parent = -1;
             size_t k = 0, j, end;
             while ((long) k < inner) {  /* inner's parent: the last of its ancestors */
@@ -651,8 +653,9 @@ static int content_roots(stats_t *st) {
             for (; j < end; j += st->s[j].size) {
                 const stat_t *s = &st->s[j];
                 if ((long) j != inner && !s->boiler
-                    && ((s->par >= SIB_MIN && (uint64_t) s->par * SIB_DEN >= (uint64_t) s->chars * SIB_NUM)
-                        || ((long) j < inner && s->clean >= LEAD_MIN
+                    && ((level < SIB_LEVELS && s->par >= SIB_MIN
+                         && (uint64_t) s->par * SIB_DEN >= (uint64_t) s->chars * SIB_NUM)
+                        || (level < LEAD_LEVELS && (long) j < inner && s->clean >= LEAD_MIN
                             && (uint64_t) s->clean * SIB_DEN >= (uint64_t) s->chars * SIB_NUM))) {
                     st->s[j].root = ROOT_IN;
                     mark_above(st, j);
