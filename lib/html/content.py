@@ -29,6 +29,10 @@ from lib.html import maintext, walk
 # urldefrag: '//' (urljoin drops empty segments), a dot segment, ';' (path parameters),
 # tab/CR/LF (urlsplit deletes them), backslash; and an empty query ('/p?': the '?' is dropped)
 _NOT_PLAIN = re.compile(r"//|/\.|[;\\\t\n\r]")
+# a network-path reference ('//host/path?q') that urljoin + urldefrag only prefix with the base's
+# scheme: an ASCII host without brackets (urlsplit checks those), and after it no ';' (path
+# parameters), backslash, tab, CR or LF; an empty query ('?' last) is excluded as above
+_NET_PATH = re.compile(r"//[A-Za-z0-9.\-_~%!$&'()*+,=:@]+(?:[/?][^;\\\t\n\r]*)?")
 _MISSING = object()
 _DESCRIPTION = ("meta[name=description]", "meta[name=Description]", "meta[property='og:description']")
 # the head fields: selector -> the one tag it can match
@@ -91,18 +95,19 @@ class LinkResolver:
     each distinct href is resolved once, and root-relative ones ('/path?q') are joined to the
     base's scheme and host without urljoin."""
 
-    __slots__ = ("base", "origin", "memo")
+    __slots__ = ("base", "origin", "scheme", "memo")
 
     def __init__(self, base: str):
         self.base = base
         self.memo: dict[str, str | None] = {}
-        self.origin = None
+        self.origin = self.scheme = None
         try:
             p = urlsplit(base)
         except ValueError:
             return
         if p.scheme in ("http", "https") and p.netloc:
             self.origin = f"{p.scheme}://{p.netloc}"
+            self.scheme = p.scheme
 
     def __call__(self, href: str) -> str | None:
         url = self.memo.get(href, _MISSING)
@@ -112,6 +117,8 @@ class LinkResolver:
         path = h.split("#", 1)[0]
         if path[:1] == "/" and self.origin is not None and path[-1] != "?" and not _NOT_PLAIN.search(path):
             url = self.origin + path
+        elif path[:2] == "//" and self.scheme is not None and path[-1] != "?" and _NET_PATH.fullmatch(path):
+            url = f"{self.scheme}:{path}"
         else:
             url = absolute_link(self.base, href)
         self.memo[href] = url
