@@ -41,6 +41,10 @@ class GraphDirs(NamedTuple):
         """``root``'s ``edges``, ``inlinks``, ``hosts`` and ``_spill`` folders."""
         return cls(*(os.path.join(root, n) for n in ("edges", "inlinks", "hosts", "_spill")))
 
+    def scratch(self, name: str) -> str:
+        """The temporary folder of one task's DuckDB (``name``: which task) under the spill folder."""
+        return os.path.join(self.spill, "_tmp", name)
+
 
 #: per-task DuckDB memory limit (beyond it the aggregation spills to disk)
 TASK_MEMORY = "1GB"
@@ -82,7 +86,7 @@ def map_file(
     retried task rewrites its own files. ``threads``: DuckDB's threads (the memory limit is
     the same whatever their number)."""
     paths = [path] if isinstance(path, str) else list(path)
-    con = connect(os.path.join(dirs.spill, "_tmp", f"m{fid}"), threads)
+    con = connect(dirs.scratch(f"m{fid}"), threads)
     try:
         dropped = edges_table(con, paths, exclusions)
         n = con.execute("SELECT count(*) FROM e").fetchone()[0]
@@ -180,7 +184,7 @@ def reduce_partition(k: int, dirs: GraphDirs, max_anchors: int = MAX_ANCHORS) ->
     dst_url) and ``hosts/part-{k}.parquet`` of ``dirs``; returns their row counts."""
     inl = os.path.join(dirs.spill, "inl", f"p={k}")
     hst = os.path.join(dirs.spill, "hst", f"p={k}")
-    con = connect(os.path.join(dirs.spill, "_tmp", f"r{k}"))
+    con = connect(dirs.scratch(f"r{k}"))
     try:
         rows = [0, 0]
         if _has_files(inl):
@@ -239,7 +243,7 @@ def whole_day(
     the single-task plan of a small day, no spill files and no second stage. Writes
     ``part-00000.parquet`` in each of the three folders (inlinks sorted by dst_url); returns
     (edges, edges left out as excluded, inlinks, hosts)."""
-    con = connect(os.path.join(dirs.spill, "_tmp", "whole"), threads, memory=_times(TASK_MEMORY, threads))
+    con = connect(dirs.scratch("whole"), threads, memory=_times(TASK_MEMORY, threads))
     try:
         dropped = edges_table(con, [storage.local_path(p) for p in paths], exclusions, keyed=True)
         # threads finish in any order: put back in the input's order, so a re-run writes the same bytes
