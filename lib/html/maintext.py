@@ -145,7 +145,59 @@ NO_RULE, BY_TAG, BY_WORD, BY_LINKS = 0, 1, 2, 3
 TRAILING = 4
 #: a teaser list (TEASER_N): judged as link text is
 TEASERS = 5
+#: a heading whose whole text is one of BOILER_HEADINGS
+HEADED = 6
 HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+# the whole text of a heading that titles a boilerplate block (author box, related or recommended
+# articles, sharing, comments, newsletter, tags), in the languages we index; compared after
+# heading_key (ASCII and Latin-1 capitals lowered, whitespace collapsed, trailing ":.!?" cut)
+# fmt: off
+BOILER_HEADINGS = frozenset({
+    # en
+    "about the author", "about the authors", "related articles", "related posts", "related stories",
+    "related content", "related", "more on this topic", "more on this story", "read more", "read also",
+    "read next", "you may also like", "you might also like", "recommended for you", "recommended",
+    "share this", "share this article", "share this post", "share this story", "share", "comments",
+    "leave a comment", "leave a reply", "post a comment", "newsletter", "subscribe to our newsletter",
+    "sign up for our newsletter", "tags", "popular posts", "most popular", "most read", "trending",
+    # de
+    "über den autor", "über die autorin", "über die autoren", "mehr zum thema", "das könnte sie auch interessieren",
+    "das könnte dich auch interessieren", "weitere artikel", "ähnliche artikel", "ähnliche beiträge",
+    "verwandte artikel", "verwandte beiträge", "artikel teilen", "beitrag teilen", "teilen", "diesen artikel teilen",
+    "kommentare", "kommentar schreiben", "kommentieren", "schlagworte", "schlagwörter", "meistgelesen",
+    "meistgelesene artikel", "lesen sie auch", "auch interessant", "mit freunden teilen",
+    # fr
+    "à propos de l'auteur", "articles similaires", "articles liés", "sur le même sujet", "à lire aussi",
+    "lire aussi", "vous aimerez aussi", "partager", "partager cet article", "commentaires",
+    "laisser un commentaire", "mots-clés", "les plus lus",
+    # es
+    "sobre el autor", "artículos relacionados", "noticias relacionadas", "te puede interesar",
+    "también te puede interesar", "lee también", "compartir", "comparte este artículo", "comentarios",
+    "deja un comentario", "etiquetas", "lo más leído",
+    # it
+    "articoli correlati", "potrebbe interessarti anche", "ti potrebbe interessare", "leggi anche", "condividi",
+    "commenti", "lascia un commento", "i più letti",
+    # pt
+    "sobre o autor", "artigos relacionados", "notícias relacionadas", "leia também", "veja também",
+    "compartilhe", "compartilhar", "comentários", "deixe um comentário", "mais lidas",
+    # nl
+    "over de auteur", "gerelateerde artikelen", "lees ook", "lees meer", "delen", "deel dit artikel",
+    "reacties", "laat een reactie achter", "meest gelezen",
+    # pl
+    "o autorze", "podobne artykuły", "zobacz też", "czytaj także", "komentarze", "udostępnij",
+})
+# fmt: on
+HEADING_KEY_MAX = 64  # longer headings are titles of content, not of a block
+#: ... and what follows such a heading in its parent, up to the next heading, goes with it unless it
+#: holds HEADED_MAX clean characters or more
+HEADED_MAX = 800
+_LOWER = {c: c + 32 for c in (*range(65, 91), *range(0xC0, 0xDF)) if c != 0xD7}
+
+
+def heading_key(text: str) -> str:
+    """A heading's text (all its text nodes) as BOILER_HEADINGS holds it: ASCII and Latin-1
+    capitals lowered (the compiled walk lowers the same letters), whitespace collapsed."""
+    return " ".join(text.translate(_LOWER).split()).rstrip(" :.!?")
 
 
 def _boilerplate(tag: str, attrs: dict, chars: int, links: int, par: int = 0) -> int:
@@ -163,8 +215,8 @@ def _boilerplate(tag: str, attrs: dict, chars: int, links: int, par: int = 0) ->
 def _residue(tag: str, s: list[int]) -> int:
     """BY_LINKS when the block of ``s`` is what remains of boilerplate blocks (RESIDUE_MAX) or a
     teaser list (:func:`_teasers` marked it), TRAILING when :func:`_trailing` marked it."""
-    if s[4] == TRAILING:
-        return TRAILING
+    if s[4] == TRAILING or s[4] == HEADED:
+        return s[4]
     if s[4] == TEASERS:
         return BY_LINKS
     return BY_LINKS if tag in BLOCK_TAGS and s[6] < RESIDUE_MAX and s[6] * RESIDUE_DEN < s[1] else NO_RULE
@@ -248,6 +300,8 @@ def _measure(body) -> tuple[list[list[int]], int, int, int, int]:
             in_par -= kind >> 1
             if node.tag not in PROTECTED_TAGS:
                 s[4] = _boilerplate(node.tag, node.attributes, s[1], s[2], s[5]) or _residue(node.tag, s)
+                if not s[4] and s[7] and s[1] < HEADING_KEY_MAX and heading_key(node.text()) in BOILER_HEADINGS:
+                    s[4] = HEADED
                 if not s[4] and _teasers(stats, i):
                     s[4] = TEASERS
             par, clean = (0, 0) if s[4] else (s[3], s[6])
@@ -265,6 +319,40 @@ def _measure(body) -> tuple[list[list[int]], int, int, int, int]:
                 ctotal += clean
         node = node.next
     return stats, total, ptotal, rtotal, ctotal
+
+
+def _headed(stats: list[list[int]], ptotal: int, ctotal: int) -> tuple[int, int]:
+    """Mark HEADED what follows a HEADED heading in its parent up to the next heading (the block it
+    titles), unless that holds HEADED_MAX clean characters or more (the article goes on after a
+    teaser box titled inside it), and take its paragraph and clean text out of its ancestors; the
+    body's paragraph and clean characters after."""
+    for h, s in enumerate(stats):
+        if s[4] != HEADED or not s[7]:
+            continue
+        chain, k, end = [], 0, len(stats)
+        while k < h:  # down the chain of h's ancestors, skipping siblings whole
+            if k + stats[k][0] > h:
+                chain.append(k)
+                end = k + stats[k][0]
+                k += 1
+            else:
+                k += stats[k][0]
+        follow, j = [], h + s[0]
+        while j < end and not stats[j][7]:
+            if not stats[j][4]:
+                follow.append(j)
+            j += stats[j][0]
+        if sum(stats[j][6] for j in follow) >= HEADED_MAX:
+            continue
+        for j in follow:
+            t = stats[j]
+            t[4] = HEADED
+            for a in chain:
+                stats[a][3] -= t[3]
+                stats[a][6] -= t[6]
+            ptotal -= t[3]
+            ctotal -= t[6]
+    return ptotal, ctotal
 
 
 def _unprotect(stats: list[list[int]], total: int, ptotal: int, rtotal: int, ctotal: int) -> tuple[int, int]:
@@ -402,6 +490,7 @@ def main_text(body, resolve=None) -> tuple[str, int] | tuple[str, int, str]:
     and link density (STRICT, LENIENT), and at last with only the invisible elements left out
     (BARE), so that no page loses all its words to a rule."""
     stats, total, ptotal, rtotal, ctotal = _measure(body)
+    ptotal, ctotal = _headed(stats, ptotal, ctotal)
     ptotal, ctotal = _unprotect(stats, total, ptotal, rtotal, ctotal)
     _trailing(stats, ctotal)
     html = None if resolve is None else HtmlWriter(resolve)

@@ -172,6 +172,10 @@ TEXTS = [
     "1 < 2",
     "é",
     "\u212a",
+    "Related",  # BOILER_HEADINGS, as a heading's whole text or a part of it
+    "ÄHNLICHE Beiträge:",
+    " Über den\xa0AUTOR ",
+    "À PROPOS DE L'AUTEUR",
     "A sentence long enough to weigh as paragraph text, " * 3,
 ] + SPACES
 
@@ -352,6 +356,40 @@ def test_a_heading_that_only_dropped_blocks_follow(python_path):
         assert got == want
         assert got["text"].split("\n") == ["The story", story.strip(), story.strip(), *last]
         assert got["main_html"].endswith(f"</p>{''.join(f'<h3>{x}</h3>' for x in last)}")
+
+
+@pytest.mark.skipif(NATIVE is None, reason="walker not built")
+def test_a_boilerplate_heading_and_the_block_it_titles(python_path):
+    # a heading whose whole text titles a boilerplate block ("Ähnliche Beiträge", any case, a
+    # colon after it) goes with what follows it in its parent up to the next heading; a heading
+    # that only begins so stays, and a titled box inside the article is dropped alone when the
+    # article goes on after it (HEADED_MAX clean characters)
+    story = "The story itself is told in these words. " * 20
+    teasers = "<ul><li>Another story</li><li>And one more</li></ul><p>Written by the desk.</p>"
+    html = (
+        f"<body><div class=post><h2>The story</h2><p>{story}</p><p>{story}</p><h3>ÄHNLICHE  Beiträge:</h3>{teasers}"
+        f"<h3>Related matters of state</h3><p>Kept words here.</p></div>"
+    )
+    got, want = both(html, "http://h/", python_path, True)
+    assert got == want
+    assert got["text"].split("\n") == [
+        "The story",
+        story.strip(),
+        story.strip(),
+        "Related matters of state",
+        "Kept words here.",
+    ]
+    html = f"<body><div class=post><p>{story}</p><h4>Auch interessant</h4>{teasers}<p>{story}</p><p>{story}</p></div>"
+    got, want = both(html, "http://h/", python_path, True)
+    assert got == want
+    assert got["text"].split("\n") == [
+        story.strip(),
+        "Another story",
+        "And one more",
+        "Written by the desk.",
+        story.strip(),
+        story.strip(),
+    ]
 
 
 @pytest.mark.skipif(NATIVE is None, reason="walker not built")

@@ -53,6 +53,7 @@ def test_the_word_lists_are_the_python_ones():
     assert set(_strings("BOILER_ROLES")) == maintext.BOILER_ROLES
     assert set(_strings("NOPRINT_WORDS")) == maintext.NOPRINT_WORDS
     assert set(_strings("NOPRINT_PARTS")) == maintext.NOPRINT_PARTS
+    assert set(_strings("BOILER_HEADINGS")) == maintext.BOILER_HEADINGS
 
 
 @pytest.mark.parametrize(
@@ -76,6 +77,8 @@ def test_the_word_lists_are_the_python_ones():
         "TEASER_N",
         "TEASER_MAX",
         "TEASER_DEN",
+        "HEADING_KEY_MAX",
+        "HEADED_MAX",
     ],
 )
 def test_the_thresholds_are_the_python_ones(name):

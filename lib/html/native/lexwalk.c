@@ -272,6 +272,11 @@ enum { ROOT_OUT, ROOT_IN, ROOT_ABOVE };
 #define TEASER_N 3
 #define TEASER_MAX 400
 #define TEASER_DEN 5
+/* maintext.HEADING_KEY_MAX, HEADED_MAX: a heading under HEADING_KEY_MAX visible chars whose text is
+ * one of BOILER_HEADINGS, and what follows it in its parent up to the next heading unless that holds
+ * HEADED_MAX clean chars, are HEADED */
+#define HEADING_KEY_MAX 64
+#define HEADED_MAX 800
 
 static const char *const BOILER_ROLES[] = {"navigation", "banner", "contentinfo", "complementary", "search", NULL};
 
@@ -317,6 +322,39 @@ static const char *const BOILER_WORDS[] = {
     "relatedposts", "sharedaddy", "addthis", "shariff", "likes", "rating", "ratings", "donation", "donate",
     "kommentar", "kommentare", "commentaires", "comentarios", "form", "legend", "disclaimer", "flyout", "cta",
     "authorbox", NULL};
+static const char *const BOILER_HEADINGS[] = {
+    /* en */
+    "about the author", "about the authors", "related articles", "related posts", "related stories",
+    "related content", "related", "more on this topic", "more on this story", "read more", "read also",
+    "read next", "you may also like", "you might also like", "recommended for you", "recommended",
+    "share this", "share this article", "share this post", "share this story", "share", "comments",
+    "leave a comment", "leave a reply", "post a comment", "newsletter", "subscribe to our newsletter",
+    "sign up for our newsletter", "tags", "popular posts", "most popular", "most read", "trending",
+    /* de */
+    "über den autor", "über die autorin", "über die autoren", "mehr zum thema", "das könnte sie auch interessieren",
+    "das könnte dich auch interessieren", "weitere artikel", "ähnliche artikel", "ähnliche beiträge",
+    "verwandte artikel", "verwandte beiträge", "artikel teilen", "beitrag teilen", "teilen", "diesen artikel teilen",
+    "kommentare", "kommentar schreiben", "kommentieren", "schlagworte", "schlagwörter", "meistgelesen",
+    "meistgelesene artikel", "lesen sie auch", "auch interessant", "mit freunden teilen",
+    /* fr */
+    "à propos de l'auteur", "articles similaires", "articles liés", "sur le même sujet", "à lire aussi",
+    "lire aussi", "vous aimerez aussi", "partager", "partager cet article", "commentaires",
+    "laisser un commentaire", "mots-clés", "les plus lus",
+    /* es */
+    "sobre el autor", "artículos relacionados", "noticias relacionadas", "te puede interesar",
+    "también te puede interesar", "lee también", "compartir", "comparte este artículo", "comentarios",
+    "deja un comentario", "etiquetas", "lo más leído",
+    /* it */
+    "articoli correlati", "potrebbe interessarti anche", "ti potrebbe interessare", "leggi anche", "condividi",
+    "commenti", "lascia un commento", "i più letti",
+    /* pt */
+    "sobre o autor", "artigos relacionados", "notícias relacionadas", "leia também", "veja também",
+    "compartilhe", "compartilhar", "comentários", "deixe um comentário", "mais lidas",
+    /* nl */
+    "over de auteur", "gerelateerde artikelen", "lees ook", "lees meer", "delen", "deel dit artikel",
+    "reacties", "laat een reactie achter", "meest gelezen",
+    /* pl */
+    "o autorze", "podobne artykuły", "zobacz też", "czytaj także", "komentarze", "udostępnij", NULL};
 static const char *const STATE_PARTS[] = {
     "has", "no", "with", "w", "without", "is", "show", "hide", "js", "enable", "disable", "not", NULL};
 static const char *const NOPRINT_WORDS[] = {"noprint", "dontprint", "notforprint", "nonprint", NULL};
@@ -381,8 +419,8 @@ static int boiler_value(const lexbor_str_t *v) {
     return 0;
 }
 
-/* maintext.NO_RULE, BY_TAG, BY_WORD, BY_LINKS, TRAILING, TEASERS: what marks an element as boilerplate */
-enum { NO_RULE, BY_TAG, BY_WORD, BY_LINKS, TRAILING, TEASERS };
+/* maintext.NO_RULE, BY_TAG, BY_WORD, BY_LINKS, TRAILING, TEASERS, HEADED: what marks an element as boilerplate */
+enum { NO_RULE, BY_TAG, BY_WORD, BY_LINKS, TRAILING, TEASERS, HEADED };
 
 /* maintext._boilerplate: a boilerplate tag or attribute (BY_TAG), class or id word (BY_WORD), or
  * mostly link text (BY_LINKS) */
@@ -421,6 +459,38 @@ static uint32_t visible_chars(const unsigned char *p, size_t n) {
     return count;
 }
 
+/* maintext.heading_key(node.text()) in BOILER_HEADINGS: the text of all text nodes under n,
+ * whitespace runs (ws_len: str.split's) collapsed to one space, ASCII and Latin-1 capitals
+ * (U+00C0-U+00DE but U+00D7) lowered, trailing " :.!?" cut */
+static int is_boiler_heading(const lxb_dom_node_t *n) {
+    char key[256];
+    size_t m = 0;
+    int space = 0;
+    const lxb_dom_node_t *c = n->first_child;
+    while (c != NULL) {
+        if (c->local_name == LXB_TAG__TEXT) {
+            const lexbor_str_t *t = &((const lxb_dom_character_data_t *) c)->data;
+            const unsigned char *p = t->data, *end = p ? p + t->length : NULL;
+            while (p != NULL && p < end) {
+                int k = ws_len(p, end);
+                if (k) { space = m > 0; p += k; continue; }
+                if (m + 3 >= sizeof key) return 0;  /* longer than any heading of the list */
+                if (space) { key[m++] = ' '; space = 0; }
+                unsigned char b = *p++;
+                if (b >= 'A' && b <= 'Z') b += 32;
+                key[m++] = (char) b;
+                if (b == 0xc3 && p < end && *p >= 0x80 && *p <= 0x9e && *p != 0x97) { key[m++] = (char) (*p + 0x20); p++; }
+            }
+        }
+        if (c->first_child != NULL) { c = c->first_child; continue; }
+        while (c != n && c->next == NULL) c = c->parent;
+        if (c == n) break;
+        c = c->next;
+    }
+    while (m > 0 && strchr(" :.!?", key[m - 1]) != NULL) m--;
+    return word_in(key, m, BOILER_HEADINGS);
+}
+
 typedef struct {
     uint32_t size, chars, links, par, rawpar;  /* rawpar: paragraph chars, those in boilerplate too */
     int boiler;  /* the rule that marks it (NO_RULE: none) */
@@ -449,9 +519,9 @@ static int is_teasers(const stat_t *s, size_t i) {
 }
 
 /* maintext._residue: what remains of boilerplate blocks or a teaser list (BY_LINKS), or a heading
- * that trailing marked (TRAILING) */
+ * that trailing marked (TRAILING), or what headed marked (HEADED) */
 static int is_residue(uintptr_t tag, const stat_t *s) {
-    if (s->boiler == TRAILING) return TRAILING;
+    if (s->boiler == TRAILING || s->boiler == HEADED) return s->boiler;
     if (s->boiler == TEASERS) return BY_LINKS;
     return is_block_tag(tag) && s->clean < RESIDUE_MAX && (uint64_t) s->clean * RESIDUE_DEN < s->chars
         ? BY_LINKS : NO_RULE;
@@ -530,6 +600,8 @@ static int measure(stats_t *st, const lxb_dom_node_t *body) {
             if (!is_protected_tag(n->local_name)) {
                 s->boiler = is_boilerplate((const lxb_dom_element_t *) n, n->local_name, s->chars, s->links, s->rawpar);
                 if (s->boiler == NO_RULE) s->boiler = is_residue(n->local_name, s);
+                if (s->boiler == NO_RULE && s->heading && s->chars < HEADING_KEY_MAX && is_boiler_heading(n))
+                    s->boiler = HEADED;
                 if (s->boiler == NO_RULE && is_teasers(st->s, o.i)) s->boiler = TEASERS;
             }
             uint32_t par = s->boiler ? 0 : s->par, clean = s->boiler ? 0 : s->clean;
@@ -553,6 +625,35 @@ static int measure(stats_t *st, const lxb_dom_node_t *body) {
 done:
     free(stack);
     return rc;
+}
+
+/* maintext._headed: what follows a HEADED heading in its parent up to the next heading, unless it
+ * holds HEADED_MAX clean chars, is HEADED; its paragraph and clean chars leave its ancestors' */
+static void headed(stats_t *st) {
+    for (size_t h = 0; h < st->n; h++) {
+        if (st->s[h].boiler != HEADED || !st->s[h].heading) continue;
+        size_t k = 0, end = st->n, j;
+        while (k < h) {  /* down the chain of h's ancestors, skipping siblings whole */
+            if (k + st->s[k].size > h) { end = k + st->s[k].size; k++; }
+            else k += st->s[k].size;
+        }
+        uint64_t clean = 0;
+        for (j = h + st->s[h].size; j < end && !st->s[j].heading; j += st->s[j].size)
+            if (!st->s[j].boiler) clean += st->s[j].clean;
+        if (clean >= HEADED_MAX) continue;
+        for (j = h + st->s[h].size; j < end && !st->s[j].heading; j += st->s[j].size) {
+            stat_t *t = &st->s[j];
+            if (t->boiler) continue;
+            t->boiler = HEADED;
+            k = 0;
+            while (k < h) {
+                if (k + st->s[k].size > h) { st->s[k].par -= t->par; st->s[k].clean -= t->clean; k++; }
+                else k += st->s[k].size;
+            }
+            st->ptotal -= t->par;
+            st->ctotal -= t->clean;
+        }
+    }
 }
 
 /* maintext._unprotect: elements the write walk never drops (is_protected) are no boilerplate;
@@ -1004,6 +1105,7 @@ static PyObject *py_main_text(PyObject *self, PyObject *args) {
     }
     stats_t st = {0};
     if (measure(&st, body) < 0) { free(st.s); return PyErr_NoMemory(); }
+    headed(&st);
     unprotect(&st);
     if (trailing(&st) < 0) { free(st.s); return PyErr_NoMemory(); }
     writer_t w = {0};
