@@ -25,6 +25,7 @@ text from the same tree in C (tests/html/test_native_walk.py holds them equal).
 
 from __future__ import annotations
 
+from lib.html.headings import BOILER_HEADINGS, HEADING_KEY_MAX, heading_key
 from lib.html.mainhtml import CONTEXT, HtmlWriter
 
 SEP = "\x1e"  # a block boundary in the written text
@@ -148,56 +149,10 @@ TEASERS = 5
 #: a heading whose whole text is one of BOILER_HEADINGS
 HEADED = 6
 HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
-# the whole text of a heading that titles a boilerplate block (author box, related or recommended
-# articles, sharing, comments, newsletter, tags), in the languages we index; compared after
-# heading_key (ASCII and Latin-1 capitals lowered, whitespace collapsed, trailing ":.!?" cut)
-# fmt: off
-BOILER_HEADINGS = frozenset({
-    # en
-    "about the author", "about the authors", "related articles", "related posts", "related stories",
-    "related content", "related", "more on this topic", "more on this story", "read more", "read also",
-    "read next", "you may also like", "you might also like", "recommended for you", "recommended",
-    "share this", "share this article", "share this post", "share this story", "share", "comments",
-    "leave a comment", "leave a reply", "post a comment", "newsletter", "subscribe to our newsletter",
-    "sign up for our newsletter", "tags", "popular posts", "most popular", "most read", "trending",
-    # de
-    "über den autor", "über die autorin", "über die autoren", "mehr zum thema", "das könnte sie auch interessieren",
-    "das könnte dich auch interessieren", "weitere artikel", "ähnliche artikel", "ähnliche beiträge",
-    "verwandte artikel", "verwandte beiträge", "artikel teilen", "beitrag teilen", "teilen", "diesen artikel teilen",
-    "kommentare", "kommentar schreiben", "kommentieren", "schlagworte", "schlagwörter", "meistgelesen",
-    "meistgelesene artikel", "lesen sie auch", "auch interessant", "mit freunden teilen",
-    # fr
-    "à propos de l'auteur", "articles similaires", "articles liés", "sur le même sujet", "à lire aussi",
-    "lire aussi", "vous aimerez aussi", "partager", "partager cet article", "commentaires",
-    "laisser un commentaire", "mots-clés", "les plus lus",
-    # es
-    "sobre el autor", "artículos relacionados", "noticias relacionadas", "te puede interesar",
-    "también te puede interesar", "lee también", "compartir", "comparte este artículo", "comentarios",
-    "deja un comentario", "etiquetas", "lo más leído",
-    # it
-    "articoli correlati", "potrebbe interessarti anche", "ti potrebbe interessare", "leggi anche", "condividi",
-    "commenti", "lascia un commento", "i più letti",
-    # pt
-    "sobre o autor", "artigos relacionados", "notícias relacionadas", "leia também", "veja também",
-    "compartilhe", "compartilhar", "comentários", "deixe um comentário", "mais lidas",
-    # nl
-    "over de auteur", "gerelateerde artikelen", "lees ook", "lees meer", "delen", "deel dit artikel",
-    "reacties", "laat een reactie achter", "meest gelezen",
-    # pl
-    "o autorze", "podobne artykuły", "zobacz też", "czytaj także", "komentarze", "udostępnij",
-})
-# fmt: on
-HEADING_KEY_MAX = 64  # longer headings are titles of content, not of a block
-#: ... and what follows such a heading in its parent, up to the next heading, goes with it unless it
+#: a heading under HEADING_KEY_MAX characters whose text is one of BOILER_HEADINGS (lib/html/headings.py)
+#: is HEADED; and what follows such a heading in its parent, up to the next heading, goes with it unless it
 #: holds HEADED_MAX clean characters or more
 HEADED_MAX = 800
-_LOWER = {c: c + 32 for c in (*range(65, 91), *range(0xC0, 0xDF)) if c != 0xD7}
-
-
-def heading_key(text: str) -> str:
-    """A heading's text (all its text nodes) as BOILER_HEADINGS holds it: ASCII and Latin-1
-    capitals lowered (the compiled walk lowers the same letters), whitespace collapsed."""
-    return " ".join(text.translate(_LOWER).split()).rstrip(" :.!?")
 
 
 def _boilerplate(tag: str, attrs: dict, chars: int, links: int, par: int = 0) -> int:

@@ -272,7 +272,7 @@ enum { ROOT_OUT, ROOT_IN, ROOT_ABOVE };
 #define TEASER_N 3
 #define TEASER_MAX 400
 #define TEASER_DEN 5
-/* maintext.HEADING_KEY_MAX, HEADED_MAX: a heading under HEADING_KEY_MAX visible chars whose text is
+/* headings.HEADING_KEY_MAX, maintext.HEADED_MAX: a heading under HEADING_KEY_MAX visible chars whose text is
  * one of BOILER_HEADINGS, and what follows it in its parent up to the next heading unless that holds
  * HEADED_MAX clean chars, are HEADED */
 #define HEADING_KEY_MAX 64
@@ -459,7 +459,7 @@ static uint32_t visible_chars(const unsigned char *p, size_t n) {
     return count;
 }
 
-/* maintext.heading_key(node.text()) in BOILER_HEADINGS: the text of all text nodes under n,
+/* lib.html.headings: heading_key(node.text()) in BOILER_HEADINGS: the text of all text nodes under n,
  * whitespace runs (ws_len: str.split's) collapsed to one space, ASCII and Latin-1 capitals
  * (U+00C0-U+00DE but U+00D7) lowered, trailing " :.!?" cut */
 static int is_boiler_heading(const lxb_dom_node_t *n) {

@@ -1,0 +1,60 @@
+"""The titles that page templates give their boilerplate blocks, in the languages we index.
+
+A heading whose whole text is one of :data:`BOILER_HEADINGS` titles an author box, a list of
+related or recommended articles, sharing buttons, comments, a newsletter form or a tag list, and
+lib/html/maintext.py drops it with the block it titles. Written from what templates call these
+blocks, never from an evaluation set's pages; whole headings only, so that an article's own
+section titled "Comments on the draft law" is never matched. lib/html/native/lexwalk.c holds the
+same list and lowers the same letters (tests/html/test_walker_tables.py holds them equal).
+"""
+
+from __future__ import annotations
+
+#: the whole text of a heading that titles a boilerplate block (author box, related or recommended
+#: articles, sharing, comments, newsletter, tags), compared after heading_key
+# fmt: off
+BOILER_HEADINGS = frozenset({
+    # en
+    "about the author", "about the authors", "related articles", "related posts", "related stories",
+    "related content", "related", "more on this topic", "more on this story", "read more", "read also",
+    "read next", "you may also like", "you might also like", "recommended for you", "recommended",
+    "share this", "share this article", "share this post", "share this story", "share", "comments",
+    "leave a comment", "leave a reply", "post a comment", "newsletter", "subscribe to our newsletter",
+    "sign up for our newsletter", "tags", "popular posts", "most popular", "most read", "trending",
+    # de
+    "über den autor", "über die autorin", "über die autoren", "mehr zum thema", "das könnte sie auch interessieren",
+    "das könnte dich auch interessieren", "weitere artikel", "ähnliche artikel", "ähnliche beiträge",
+    "verwandte artikel", "verwandte beiträge", "artikel teilen", "beitrag teilen", "teilen", "diesen artikel teilen",
+    "kommentare", "kommentar schreiben", "kommentieren", "schlagworte", "schlagwörter", "meistgelesen",
+    "meistgelesene artikel", "lesen sie auch", "auch interessant", "mit freunden teilen",
+    # fr
+    "à propos de l'auteur", "articles similaires", "articles liés", "sur le même sujet", "à lire aussi",
+    "lire aussi", "vous aimerez aussi", "partager", "partager cet article", "commentaires",
+    "laisser un commentaire", "mots-clés", "les plus lus",
+    # es
+    "sobre el autor", "artículos relacionados", "noticias relacionadas", "te puede interesar",
+    "también te puede interesar", "lee también", "compartir", "comparte este artículo", "comentarios",
+    "deja un comentario", "etiquetas", "lo más leído",
+    # it
+    "articoli correlati", "potrebbe interessarti anche", "ti potrebbe interessare", "leggi anche", "condividi",
+    "commenti", "lascia un commento", "i più letti",
+    # pt
+    "sobre o autor", "artigos relacionados", "notícias relacionadas", "leia também", "veja também",
+    "compartilhe", "compartilhar", "comentários", "deixe um comentário", "mais lidas",
+    # nl
+    "over de auteur", "gerelateerde artikelen", "lees ook", "lees meer", "delen", "deel dit artikel",
+    "reacties", "laat een reactie achter", "meest gelezen",
+    # pl
+    "o autorze", "podobne artykuły", "zobacz też", "czytaj także", "komentarze", "udostępnij",
+})
+# fmt: on
+#: headings of HEADING_KEY_MAX visible characters or more are titles of content, not of a block
+HEADING_KEY_MAX = 64
+_LOWER = {c: c + 32 for c in (*range(65, 91), *range(0xC0, 0xDF)) if c != 0xD7}
+
+
+def heading_key(text: str) -> str:
+    """A heading's text (all its text nodes) as BOILER_HEADINGS holds it: ASCII and Latin-1
+    capitals (U+00C0-U+00DE but U+00D7) lowered, as the compiled walk lowers them; whitespace runs
+    collapsed to one space; a trailing ``:.!?`` cut ("Share this:")."""
+    return " ".join(text.translate(_LOWER).split()).rstrip(" :.!?")
