@@ -4,8 +4,8 @@ A heading whose whole text is one of :data:`BOILER_HEADINGS` titles an author bo
 related or recommended articles, sharing buttons, comments, a newsletter form or a tag list, and
 lib/html/maintext.py drops it with the block it titles. Written from what templates call these
 blocks, never from an evaluation set's pages; whole headings only, so that an article's own
-section titled "Comments on the draft law" is never matched. lib/html/native/lexwalk.c holds the
-same list and lowers the same letters (tests/html/test_walker_tables.py holds them equal).
+section titled "Comments on the draft law" is never matched. lib/html/native/lexwalk.c reads this
+list when it is imported (no copy) and lowers the same letters (tests/html/test_native_walk.py).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
 
-from lib.html import content, walk
+from lib.html import content, headings, walk
 from lib.html.charset import decode_html
 from lib.warc.http import HttpError, parse_response
 from lib.warc.records import BadRecord, iter_records
@@ -390,6 +390,23 @@ def test_a_boilerplate_heading_and_the_block_it_titles(python_path):
         story.strip(),
         story.strip(),
     ]
+
+
+@pytest.mark.skipif(NATIVE is None, reason="walker not built")
+def test_every_boilerplate_heading_of_the_python_list(python_path):
+    # the compiled walk reads lib.html.headings.BOILER_HEADINGS when it is imported: every phrase
+    # drops its heading and the paragraph it titles in both walks; a heading of the list's shape
+    # that is not in it keeps both
+    story = "The story itself is told in these words. " * 20
+    after = "The desk of the paper wrote these words after the story, and they are its own. " * 3
+    page = "<body><div class=post><p>{}</p><h3>{}:</h3><p>{}</p></div>"
+    for phrase in sorted(headings.BOILER_HEADINGS):
+        got, want = both(page.format(story, phrase, after), "http://h/", python_path)
+        assert got == want, phrase
+        assert got["text"] == story.strip(), phrase
+    got, want = both(page.format(story, "The desk", after), "http://h/", python_path)
+    assert got == want
+    assert got["text"].split("\n") == [story.strip(), "The desk:", after.strip()]
 
 
 @pytest.mark.skipif(NATIVE is None, reason="walker not built")

@@ -53,7 +53,6 @@ def test_the_word_lists_are_the_python_ones():
     assert set(_strings("BOILER_ROLES")) == maintext.BOILER_ROLES
     assert set(_strings("NOPRINT_WORDS")) == maintext.NOPRINT_WORDS
     assert set(_strings("NOPRINT_PARTS")) == maintext.NOPRINT_PARTS
-    assert set(_strings("BOILER_HEADINGS")) == maintext.BOILER_HEADINGS
 
 
 @pytest.mark.parametrize(

@@ -322,39 +322,10 @@ static const char *const BOILER_WORDS[] = {
     "relatedposts", "sharedaddy", "addthis", "shariff", "likes", "rating", "ratings", "donation", "donate",
     "kommentar", "kommentare", "commentaires", "comentarios", "form", "legend", "disclaimer", "flyout", "cta",
     "authorbox", NULL};
-static const char *const BOILER_HEADINGS[] = {
-    /* en */
-    "about the author", "about the authors", "related articles", "related posts", "related stories",
-    "related content", "related", "more on this topic", "more on this story", "read more", "read also",
-    "read next", "you may also like", "you might also like", "recommended for you", "recommended",
-    "share this", "share this article", "share this post", "share this story", "share", "comments",
-    "leave a comment", "leave a reply", "post a comment", "newsletter", "subscribe to our newsletter",
-    "sign up for our newsletter", "tags", "popular posts", "most popular", "most read", "trending",
-    /* de */
-    "über den autor", "über die autorin", "über die autoren", "mehr zum thema", "das könnte sie auch interessieren",
-    "das könnte dich auch interessieren", "weitere artikel", "ähnliche artikel", "ähnliche beiträge",
-    "verwandte artikel", "verwandte beiträge", "artikel teilen", "beitrag teilen", "teilen", "diesen artikel teilen",
-    "kommentare", "kommentar schreiben", "kommentieren", "schlagworte", "schlagwörter", "meistgelesen",
-    "meistgelesene artikel", "lesen sie auch", "auch interessant", "mit freunden teilen",
-    /* fr */
-    "à propos de l'auteur", "articles similaires", "articles liés", "sur le même sujet", "à lire aussi",
-    "lire aussi", "vous aimerez aussi", "partager", "partager cet article", "commentaires",
-    "laisser un commentaire", "mots-clés", "les plus lus",
-    /* es */
-    "sobre el autor", "artículos relacionados", "noticias relacionadas", "te puede interesar",
-    "también te puede interesar", "lee también", "compartir", "comparte este artículo", "comentarios",
-    "deja un comentario", "etiquetas", "lo más leído",
-    /* it */
-    "articoli correlati", "potrebbe interessarti anche", "ti potrebbe interessare", "leggi anche", "condividi",
-    "commenti", "lascia un commento", "i più letti",
-    /* pt */
-    "sobre o autor", "artigos relacionados", "notícias relacionadas", "leia também", "veja também",
-    "compartilhe", "compartilhar", "comentários", "deixe um comentário", "mais lidas",
-    /* nl */
-    "over de auteur", "gerelateerde artikelen", "lees ook", "lees meer", "delen", "deel dit artikel",
-    "reacties", "laat een reactie achter", "meest gelezen",
-    /* pl */
-    "o autorze", "podobne artykuły", "zobacz też", "czytaj także", "komentarze", "udostępnij", NULL};
+/* lib.html.headings.BOILER_HEADINGS, read from that module when this one is imported (one list, not
+ * a copy): UTF-8 strings kept alive by heading_bytes, NULL-terminated */
+static PyObject *heading_bytes = NULL;
+static const char **BOILER_HEADINGS = NULL;
 static const char *const STATE_PARTS[] = {
     "has", "no", "with", "w", "without", "is", "show", "hide", "js", "enable", "disable", "not", NULL};
 static const char *const NOPRINT_WORDS[] = {"noprint", "dontprint", "notforprint", "nonprint", NULL};
@@ -488,7 +459,7 @@ static int is_boiler_heading(const lxb_dom_node_t *n) {
         c = c->next;
     }
     while (m > 0 && strchr(" :.!?", key[m - 1]) != NULL) m--;
-    return word_in(key, m, BOILER_HEADINGS);
+    return word_in(key, m, (const char *const *) BOILER_HEADINGS);
 }
 
 typedef struct {
@@ -1291,7 +1262,32 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_lexwalk", NULL, -1, methods, NULL, NULL, NULL, NULL};
 
+/* BOILER_HEADINGS from lib.html.headings: the module's frozenset, each string as UTF-8 */
+static int load_headings(void) {
+    PyObject *mod = PyImport_ImportModule("lib.html.headings");
+    if (mod == NULL) return -1;
+    PyObject *set = PyObject_GetAttrString(mod, "BOILER_HEADINGS");
+    Py_DECREF(mod);
+    if (set == NULL) return -1;
+    PyObject *seq = PySequence_Tuple(set);
+    Py_DECREF(set);
+    if (seq == NULL) return -1;
+    Py_ssize_t n = PyTuple_GET_SIZE(seq);
+    heading_bytes = PyTuple_New(n);
+    BOILER_HEADINGS = PyMem_Calloc((size_t) n + 1, sizeof(char *));
+    if (heading_bytes == NULL || BOILER_HEADINGS == NULL) { Py_DECREF(seq); PyErr_NoMemory(); return -1; }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *b = PyUnicode_AsUTF8String(PyTuple_GET_ITEM(seq, i));
+        if (b == NULL) { Py_DECREF(seq); return -1; }
+        PyTuple_SET_ITEM(heading_bytes, i, b);
+        BOILER_HEADINGS[i] = PyBytes_AS_STRING(b);
+    }
+    Py_DECREF(seq);
+    return 0;
+}
+
 PyMODINIT_FUNC PyInit__lexwalk(void) {
+    if (BOILER_HEADINGS == NULL && load_headings() < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m != NULL && (PyModule_AddStringConstant(m, "SELECTOLAX_VERSION", SELECTOLAX_VERSION) < 0
                       || PyModule_AddIntConstant(m, "API", API) < 0)) {
