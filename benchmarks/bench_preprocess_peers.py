@@ -197,13 +197,12 @@ def timed(fn, files: list[str]) -> dict:
     return {"pages": n, "wall": round(wall, 2), "cpu": round(cpu, 2), "load_before": l0, "load_after": load()}
 
 
-def parallel_peer(files: list[str], procs: int, loop=None) -> dict:
-    """A loop (the selectolax loop by default) in ``procs`` processes at once, the files dealt
-    among them: what the machine's cores give a loop when all are busy (the ceiling a job's
-    scaling is held to: two processes at once need not each run at one's speed)."""
+def parallel_loop(loop, files: list[str], procs: int) -> dict:
+    """``loop`` in ``procs`` processes at once, the files dealt among them: what the machine's
+    cores give a loop when all are busy (the ceiling a job's scaling is held to: two processes
+    at once need not each run at one's speed)."""
     import multiprocessing as mp
 
-    loop = loop or loop_selectolax
     shares = [files[i::procs] for i in range(procs)]
     l0 = load()
     with mp.get_context("spawn").Pool(procs) as pool:
@@ -309,7 +308,7 @@ def bench_set(name: str, files: list[str], warm: list[str], a) -> dict:
     # core-hours for 1 TiB of such compressed WARC, at our single-core CPU rate
     res["core_hours_per_tib"] = round((1 << 40) / (size / rates["ours"]["cpu"]) / 3600, 1)
     for k in [k for k in ("selectolax", "ours") if k in LOOPS and a.cores > 1]:
-        par = parallel_peer(files, a.cores, LOOPS[k])
+        par = parallel_loop(LOOPS[k], files, a.cores)
         par["pages_per_s"] = round(par["pages"] / par["wall"], 1)
         res[f"{k}_parallel"] = par
         res["ratios"][f"{k} {a.cores} processes / one (wall)"] = round(rates[k]["wall"] / par["wall"], 3)
@@ -325,11 +324,10 @@ def bench_set(name: str, files: list[str], warm: list[str], a) -> dict:
         res["job"] = job
         res["ratios"][f"job local[{a.cores}] / selectolax one core (wall)"] = round(peer["wall"] / job["wall"], 3)
         res["ratios"][f"job local[{a.cores}] / ours one core (wall)"] = round(rates["ours"]["wall"] / job["wall"], 3)
-        for k in ("selectolax", "ours"):
-            if f"{k}_parallel" in res:
-                res["ratios"][f"job local[{a.cores}] / {k} {a.cores} processes (wall)"] = round(
-                    res[f"{k}_parallel"]["wall"] / job["wall"], 3
-                )
+        for k in [k for k in ("selectolax", "ours") if f"{k}_parallel" in res]:
+            res["ratios"][f"job local[{a.cores}] / {k} {a.cores} processes (wall)"] = round(
+                res[f"{k}_parallel"]["wall"] / job["wall"], 3
+            )
         res["core_hours_per_tib_job"] = round((1 << 40) / (size / job["wall"]) / 3600 * a.cores, 1)
         print(
             f"[{name}] job local[{a.cores}] {job['pages']} pages, {job['wall']:.1f} s, {job['pages_per_s']:.0f} "

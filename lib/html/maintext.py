@@ -276,6 +276,20 @@ def _measure(body) -> tuple[list[list[int]], int, int, int, int]:
     return stats, total, ptotal, rtotal, ctotal
 
 
+def _ancestors(stats: list[list[int]], i: int) -> list[int]:
+    """The indexes of element ``i``'s ancestors in ``stats`` (document order, each entry's first
+    field its subtree's size), the outermost first: down the chain, skipping siblings whole."""
+    chain = []
+    k = 0
+    while k < i:
+        if k + stats[k][0] > i:
+            chain.append(k)
+            k += 1
+        else:
+            k += stats[k][0]
+    return chain
+
+
 def _headed(stats: list[list[int]], ptotal: int, ctotal: int) -> tuple[int, int]:
     """Mark HEADED what follows a HEADED heading in its parent up to the next heading (the block it
     titles), unless that holds HEADED_MAX clean characters or more (the article goes on after a
@@ -284,14 +298,8 @@ def _headed(stats: list[list[int]], ptotal: int, ctotal: int) -> tuple[int, int]
     for h, s in enumerate(stats):
         if s[4] != HEADED or not s[7]:
             continue
-        chain, k, end = [], 0, len(stats)
-        while k < h:  # down the chain of h's ancestors, skipping siblings whole
-            if k + stats[k][0] > h:
-                chain.append(k)
-                end = k + stats[k][0]
-                k += 1
-            else:
-                k += stats[k][0]
+        chain = _ancestors(stats, h)
+        end = chain[-1] + stats[chain[-1]][0] if chain else len(stats)
         follow, j = [], h + s[0]
         while j < end and not stats[j][7]:
             if not stats[j][4]:
@@ -320,14 +328,9 @@ def _unprotect(stats: list[list[int]], total: int, ptotal: int, rtotal: int, cto
     for i, s in enumerate(stats):
         if s[4] and _protected(s, s[4], total, rtotal):
             s[4] = NO_RULE
-            k = 0
-            while k < i:  # down the chain of i's ancestors, skipping siblings whole
-                if k + stats[k][0] > i:
-                    stats[k][3] += s[3]
-                    stats[k][6] += s[6]
-                    k += 1
-                else:
-                    k += stats[k][0]
+            for k in _ancestors(stats, i):
+                stats[k][3] += s[3]
+                stats[k][6] += s[6]
             ptotal += s[3]
             ctotal += s[6]
     return ptotal, ctotal
@@ -398,14 +401,7 @@ def content_roots(stats: list[list[int]], ptotal: int, ctotal: int) -> list[int]
         return [root]
     if stats[root][6] * CLEAN_DEN < ctotal * CLEAN_NUM:
         return [content_root(stats, ctotal, 6)]
-    chain = []  # the root's ancestors, the innermost last
-    k = 0
-    while k < root:
-        if k + stats[k][0] > root:
-            chain.append(k)
-            k += 1
-        else:
-            k += stats[k][0]
+    chain = _ancestors(stats, root)  # the innermost last
     roots = [root]
     inner = root
     for level in range(max(SIB_LEVELS, LEAD_LEVELS)):
@@ -471,13 +467,7 @@ def _write(
     root_id = None  # the content root entered: its end ends the writing until the next one
     above = set()  # the ancestors of the roots
     for root in roots:
-        k = 0
-        while k < root:  # down the chain of the root's ancestors, skipping siblings whole
-            if k + stats[k][0] > root:
-                above.add(k)
-                k += 1
-            else:
-                k += stats[k][0]
+        above.update(_ancestors(stats, root))
     node = body.child
     while node is not None:
         descend = False
