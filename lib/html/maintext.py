@@ -293,8 +293,9 @@ def _ancestors(stats: list[list[int]], i: int) -> list[int]:
 def _headed(stats: list[list[int]], ptotal: int, ctotal: int) -> tuple[int, int]:
     """Mark HEADED what follows a HEADED heading in its parent up to the next heading (the block it
     titles), unless that holds HEADED_MAX clean characters or more (the article goes on after a
-    teaser box titled inside it), and take its paragraph and clean text out of its ancestors; the
-    body's paragraph and clean characters after."""
+    teaser box titled inside it), and take its paragraph and clean text out of the ancestors that
+    counted it: up to the innermost one that a rule marks (which counts its own text but passes
+    none up), else all of them and the body's; the body's paragraph and clean characters after."""
     for h, s in enumerate(stats):
         if s[4] != HEADED or not s[7]:
             continue
@@ -310,11 +311,14 @@ def _headed(stats: list[list[int]], ptotal: int, ctotal: int) -> tuple[int, int]
         for j in follow:
             t = stats[j]
             t[4] = HEADED
-            for a in chain:
+            for a in reversed(chain):
                 stats[a][3] -= t[3]
                 stats[a][6] -= t[6]
-            ptotal -= t[3]
-            ctotal -= t[6]
+                if stats[a][4]:
+                    break
+            else:
+                ptotal -= t[3]
+                ctotal -= t[6]
     return ptotal, ctotal
 
 

@@ -393,6 +393,20 @@ def test_a_boilerplate_heading_and_the_block_it_titles(python_path):
 
 
 @pytest.mark.skipif(NATIVE is None, reason="walker not built")
+def test_a_boilerplate_heading_inside_a_block_a_rule_marks(python_path):
+    # the paragraph an author heading titles inside a block that a class word marks (then
+    # unprotected: it holds the page's text) was never counted in the body's paragraph text, so
+    # it leaves only the ancestors up to that block: the body's paragraph text stays 0, not -5
+    # (the compiled walk's unsigned total wrapped, took the body as the root and kept the sidebar;
+    # generated seed 230875)
+    story = "The story itself is told in these words. " * 20
+    html = f"<body><div>Sidebar words</div><div class=social><h2>About the author</h2><p>A bio.</p>{story}</div>"
+    got, want = both(html, "http://h/", python_path)
+    assert got == want
+    assert got["text"] == story.strip()
+
+
+@pytest.mark.skipif(NATIVE is None, reason="walker not built")
 def test_every_boilerplate_heading_of_the_python_list(python_path):
     # the compiled walk reads lib.html.headings.BOILER_HEADINGS when it is imported: every phrase
     # drops its heading and the paragraph it titles in both walks; a heading of the list's shape

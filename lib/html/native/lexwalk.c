@@ -599,13 +599,19 @@ done:
 }
 
 /* maintext._headed: what follows a HEADED heading in its parent up to the next heading, unless it
- * holds HEADED_MAX clean chars, is HEADED; its paragraph and clean chars leave its ancestors' */
+ * holds HEADED_MAX clean chars, is HEADED; its paragraph and clean chars leave the ancestors that
+ * counted them: those from the innermost marked one (it passes none up) down, else all and the body's */
 static void headed(stats_t *st) {
     for (size_t h = 0; h < st->n; h++) {
         if (st->s[h].boiler != HEADED || !st->s[h].heading) continue;
-        size_t k = 0, end = st->n, j;
+        size_t k = 0, end = st->n, from = 0, j;
+        int marked = 0;  /* an ancestor is marked: from is the innermost such */
         while (k < h) {  /* down the chain of h's ancestors, skipping siblings whole */
-            if (k + st->s[k].size > h) { end = k + st->s[k].size; k++; }
+            if (k + st->s[k].size > h) {
+                if (st->s[k].boiler) { from = k; marked = 1; }
+                end = k + st->s[k].size;
+                k++;
+            }
             else k += st->s[k].size;
         }
         uint64_t clean = 0;
@@ -616,13 +622,12 @@ static void headed(stats_t *st) {
             stat_t *t = &st->s[j];
             if (t->boiler) continue;
             t->boiler = HEADED;
-            k = 0;
+            k = from;
             while (k < h) {
                 if (k + st->s[k].size > h) { st->s[k].par -= t->par; st->s[k].clean -= t->clean; k++; }
                 else k += st->s[k].size;
             }
-            st->ptotal -= t->par;
-            st->ctotal -= t->clean;
+            if (!marked) { st->ptotal -= t->par; st->ctotal -= t->clean; }
         }
     }
 }
