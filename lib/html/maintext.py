@@ -31,11 +31,12 @@ from lib.html.mainhtml import CONTEXT, HtmlWriter
 SEP = "\x1e"  # a block boundary in the written text
 PRE_BREAKS = SEP + "\n"  # inside <pre>, a line break is a block boundary too
 
-#: never shown: dropped wherever they are
+#: never shown, or (rt, rp) a ruby annotation: the reading printed over the characters it follows
+#: (furigana, pinyin), which written inline would split their word; dropped wherever they are
 # fmt: off
 INVISIBLE_TAGS = frozenset({
     "script", "style", "noscript", "template", "svg", "math", "canvas", "iframe", "object", "embed", "button",
-    "select", "textarea"
+    "select", "textarea", "rt", "rp"
 })
 # fmt: on
 #: page furniture: dropped unless protected
@@ -107,10 +108,15 @@ TEASER_TAGS = frozenset({"li", "div", "article", "section"})
 #: the rule sets of main_text's attempts: all rules; without the content root and link density;
 #: invisible elements only
 STRICT, LENIENT, BARE = 0, 1, 2
-#: elements never judged by link density (the link itself, inline phrasing)
-LINK_EXEMPT_TAGS = frozenset(
-    {"a", "span", "b", "i", "em", "strong", "u", "small", "font", "abbr", "cite", "q", "sup", "sub", "code"}
-)
+#: elements never judged by link density (the link itself, inline phrasing: inside a link, all of
+#: its text is link text, as a <ruby> word that links to its glossary entry)
+# fmt: off
+LINK_EXEMPT_TAGS = frozenset({
+    "a", "span", "b", "i", "em", "strong", "u", "small", "font", "abbr", "cite", "q", "sup", "sub", "code", "ruby",
+    "rb", "rt", "rp", "rtc", "mark", "time", "s", "del", "ins", "kbd", "samp", "var", "dfn", "bdi", "bdo", "data",
+    "tt", "big", "strike", "nobr", "label"
+})
+# fmt: on
 
 
 def boiler_token(token: str) -> bool:

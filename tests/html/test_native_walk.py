@@ -151,7 +151,7 @@ TAGS = [
     "article", "th", "caption", "code", "ol", "h1", "blockquote", "tbody", "main", "nav", "header", "footer",
     "aside", "form", "script", "style", "noscript", "template", "svg", "math", "iframe", "button", "select",
     "textarea", "dialog", "menu", "center", "summary", "x-custom", "title", "body", "html", "head", "meta",
-    "object", "canvas", "q"
+    "object", "canvas", "q", "ruby", "rt", "mark"
 ]
 # fmt: on
 TEXTS = [
@@ -404,6 +404,23 @@ def test_a_boilerplate_heading_inside_a_block_a_rule_marks(python_path):
     got, want = both(html, "http://h/", python_path)
     assert got == want
     assert got["text"] == story.strip()
+
+
+@pytest.mark.skipif(NATIVE is None, reason="walker not built")
+def test_ruby_words_in_glossary_links(python_path):
+    # a word that links to its glossary entry, with its reading over it (<ruby>, furigana): the
+    # <ruby> inside the link is not judged by link density (inline phrasing), and the reading
+    # (<rt>, <rp>) is left out, so the sentence's words stay whole
+    gloss = "<a href='javascript:void(0)' class=dicWin><ruby><span class=under>{}</span><rt>{}</rt></ruby></a>"
+    sentence = (
+        "<p><ruby>子<rp>(</rp><rt>こ</rt><rp>)</rp></ruby>どもへの" + gloss.format("虐待", "ぎゃくたい") + "をなくすための"
+        "<ruby>法律<rt>ほうりつ</rt></ruby>ができて、" + gloss.format("親", "おや") + "が子どもを教育するために。</p>"
+    )
+    got, want = both("<body><div>" + sentence * 12 + "</div>", "http://h/", python_path, True)
+    assert got == want
+    line = "子どもへの虐待をなくすための法律ができて、親が子どもを教育するために。"
+    assert got["text"].split("\n") == [line] * 12
+    assert "<rt>" not in got["main_html"] and "ぎゃくたい" not in got["main_html"]
 
 
 @pytest.mark.skipif(NATIVE is None, reason="walker not built")

@@ -154,12 +154,12 @@ static inline int value_is(const lexbor_str_t *v, const char *s) {
 }
 
 /* ------------------------------------------------------------------ lib/html/maintext.py's rules */
-/* INVISIBLE_TAGS: never shown, dropped wherever they are */
+/* INVISIBLE_TAGS: never shown, or a ruby annotation (rt, rp): dropped wherever they are */
 static int is_invisible_tag(uintptr_t t) {
     switch (t) {
     case LXB_TAG_SCRIPT: case LXB_TAG_STYLE: case LXB_TAG_NOSCRIPT: case LXB_TAG_TEMPLATE: case LXB_TAG_SVG:
     case LXB_TAG_MATH: case LXB_TAG_CANVAS: case LXB_TAG_IFRAME: case LXB_TAG_OBJECT: case LXB_TAG_EMBED:
-    case LXB_TAG_BUTTON: case LXB_TAG_SELECT: case LXB_TAG_TEXTAREA:
+    case LXB_TAG_BUTTON: case LXB_TAG_SELECT: case LXB_TAG_TEXTAREA: case LXB_TAG_RT: case LXB_TAG_RP:
         return 1;
     }
     return 0;
@@ -195,7 +195,11 @@ static int is_link_exempt_tag(uintptr_t t) {
     switch (t) {
     case LXB_TAG_A: case LXB_TAG_SPAN: case LXB_TAG_B: case LXB_TAG_I: case LXB_TAG_EM: case LXB_TAG_STRONG:
     case LXB_TAG_U: case LXB_TAG_SMALL: case LXB_TAG_FONT: case LXB_TAG_ABBR: case LXB_TAG_CITE: case LXB_TAG_Q:
-    case LXB_TAG_SUP: case LXB_TAG_SUB: case LXB_TAG_CODE:
+    case LXB_TAG_SUP: case LXB_TAG_SUB: case LXB_TAG_CODE: case LXB_TAG_RUBY: case LXB_TAG_RB: case LXB_TAG_RT:
+    case LXB_TAG_RP: case LXB_TAG_RTC: case LXB_TAG_MARK: case LXB_TAG_TIME: case LXB_TAG_S: case LXB_TAG_DEL:
+    case LXB_TAG_INS: case LXB_TAG_KBD: case LXB_TAG_SAMP: case LXB_TAG_VAR: case LXB_TAG_DFN: case LXB_TAG_BDI:
+    case LXB_TAG_BDO: case LXB_TAG_DATA: case LXB_TAG_TT: case LXB_TAG_BIG: case LXB_TAG_STRIKE: case LXB_TAG_NOBR:
+    case LXB_TAG_LABEL:
         return 1;
     }
     return 0;
