@@ -30,6 +30,7 @@ from lib.html.mainhtml import CONTEXT, HtmlWriter
 
 SEP = "\x1e"  # a block boundary in the written text
 PRE_BREAKS = SEP + "\n"  # inside <pre>, a line break is a block boundary too
+SHY = "\xad"  # a soft hyphen: left out of the text
 
 #: never shown, or (rt, rp) a ruby annotation: the reading printed over the characters it follows
 #: (furigana, pinyin), which written inline would split their word; dropped wherever they are
@@ -547,7 +548,8 @@ def _write(
                             html.pop()
         if node is not None:
             node = node.next
-    lines = (" ".join(part.split()) for part in "".join(parts).split(SEP))
+    # a soft hyphen (U+00AD) only says where a word may break: written, it would split the word
+    lines = (" ".join(part.split()) for part in "".join(parts).replace(SHY, "").split(SEP))
     return "\n".join(line for line in lines if line)
 
 

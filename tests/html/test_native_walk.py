@@ -176,6 +176,8 @@ TEXTS = [
     "ÄHNLICHE Beiträge:",
     " Über den\xa0AUTOR ",
     "À PROPOS DE L'AUTEUR",
+    "Ita\xadli&shy;ens",  # soft hyphens, left out of the text
+    "&shy;",
     "A sentence long enough to weigh as paragraph text, " * 3,
 ] + SPACES
 
@@ -412,15 +414,28 @@ def test_ruby_words_in_glossary_links(python_path):
     # <ruby> inside the link is not judged by link density (inline phrasing), and the reading
     # (<rt>, <rp>) is left out, so the sentence's words stay whole
     gloss = "<a href='javascript:void(0)' class=dicWin><ruby><span class=under>{}</span><rt>{}</rt></ruby></a>"
-    sentence = (
-        "<p><ruby>子<rp>(</rp><rt>こ</rt><rp>)</rp></ruby>どもへの" + gloss.format("虐待", "ぎゃくたい") + "をなくすための"
-        "<ruby>法律<rt>ほうりつ</rt></ruby>ができて、" + gloss.format("親", "おや") + "が子どもを教育するために。</p>"
-    )
+    child = "<ruby>子<rp>(</rp><rt>こ</rt><rp>)</rp></ruby>"
+    law = "<ruby>法律<rt>ほうりつ</rt></ruby>"
+    abuse, parent = gloss.format("虐待", "ぎゃくたい"), gloss.format("親", "おや")
+    sentence = f"<p>{child}どもへの{abuse}をなくすための{law}ができて、{parent}が子どもを教育するために。</p>"
     got, want = both("<body><div>" + sentence * 12 + "</div>", "http://h/", python_path, True)
     assert got == want
     line = "子どもへの虐待をなくすための法律ができて、親が子どもを教育するために。"
     assert got["text"].split("\n") == [line] * 12
     assert "<rt>" not in got["main_html"] and "ぎゃくたい" not in got["main_html"]
+
+
+@pytest.mark.skipif(NATIVE is None, reason="walker not built")
+def test_soft_hyphens_are_left_out_of_the_text(python_path):
+    # a soft hyphen (U+00AD, &shy;) only says where a word may break: the text holds the word whole
+    # (its index term), a line of soft hyphens alone is no line; main_html keeps them for display
+    words = "Schon im Mit\xadtel\xadal\xadter war der St. Mag&shy;da&shy;le&shy;ner das Aus\xadhän\xadge\xadschild. "
+    html = f"<body><div><p>{words * 6}</p><p>\xad &shy; \xad</p><pre>{words * 6}Ita\xadli\xad\nens</pre></div>"
+    got, want = both(html, "http://h/", python_path, True)
+    assert got == want
+    line = " ".join(["Schon im Mittelalter war der St. Magdalener das Aushängeschild."] * 6)
+    assert got["text"].split("\n") == [line, line + " Itali", "ens"]
+    assert "\xad" in got["main_html"]
 
 
 @pytest.mark.skipif(NATIVE is None, reason="walker not built")

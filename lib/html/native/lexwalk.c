@@ -76,12 +76,13 @@ static inline int ws_len(const unsigned char *p, const unsigned char *end) {
 /* ------------------------------------------------------------------ collapsing writer */
 /* Writes text with whitespace runs collapsed to one space and each line stripped; SEP ends a
  * line, and lines without content are left out: "\n".join(l for l in (" ".join(p.split())
- * for p in s.split(SEP)) if l), as extract.main_text computes it. */
+ * for p in s.replace(SHY, "").split(SEP)) if l), as maintext._write computes it. */
 typedef struct {
     buf_t out;
     int content;  /* the current line has content */
     int space;    /* whitespace since the last content character */
     int newline;  /* a line with content ended since */
+    int shy;      /* soft hyphens are left out (the main text; anchor text keeps them, as anchor_text) */
 } writer_t;
 
 static inline void w_break(writer_t *w) {
@@ -100,14 +101,20 @@ static inline int is_break(unsigned char c, int breaks) {
     return (breaks && c == SEP) || (breaks == PRE_BREAKS && c == '\n');
 }
 
+/* maintext.SHY: a soft hyphen (U+00AD, UTF-8 C2 AD), left out of the text */
+static inline int is_shy(const unsigned char *p, const unsigned char *end) {
+    return p[0] == 0xc2 && end - p >= 2 && p[1] == 0xad;
+}
+
 static void w_text(writer_t *w, const unsigned char *p, size_t n, int breaks) {
     const unsigned char *end = p + n;
     while (p < end) {
         if (is_break(*p, breaks)) { w_break(w); p++; continue; }
+        if (w->shy && is_shy(p, end)) { p += 2; continue; }
         int k = ws_len(p, end);
         if (k) { w_space(w); p += k; continue; }
         const unsigned char *start = p;  /* a run of content bytes, copied at once */
-        do { p++; } while (p < end && !is_break(*p, breaks) && !ws_len(p, end));
+        do { p++; } while (p < end && !is_break(*p, breaks) && !ws_len(p, end) && !(w->shy && is_shy(p, end)));
         if (w->newline) { buf_byte(&w->out, '\n'); w->newline = 0; }
         else if (w->space) buf_byte(&w->out, ' ');
         w->space = 0;
@@ -1088,7 +1095,7 @@ static PyObject *py_main_text(PyObject *self, PyObject *args) {
     headed(&st);
     unprotect(&st);
     if (trailing(&st) < 0) { free(st.s); return PyErr_NoMemory(); }
-    writer_t w = {0};
+    writer_t w = {.shy = 1};
     text_walk(&w, h, body, &st, content_roots(&st), STRICT);
     /* nothing left of a body with text: fewer rules (maintext.main_text) */
     for (int level = LENIENT; level <= BARE && w.out.len == 0 && !w.out.failed && st.total; level++) {
