@@ -164,7 +164,10 @@ HEADED_MAX = 800
 
 def _boilerplate(tag: str, attrs: dict, chars: int, links: int, par: int = 0) -> int:
     """Which boilerplate rule matches (protection aside): NO_RULE, BY_TAG, BY_WORD or BY_LINKS
-    (``par``: the element's paragraph characters, those in boilerplate blocks included)."""
+    (``chars``, ``links``: the element's own visible and link characters, outside the blocks inside it
+    that a rule marks, so that a related-articles list dropped inside an article's container does
+    not make the container link-heavy; ``par``: its paragraph characters, those in boilerplate
+    blocks included)."""
     if (tag in BOILER_TAGS or attrs.get("role") in BOILER_ROLES or attrs.get("aria-hidden") == "true") and not (
         tag == "header" and par >= SIB_MIN and par * SIB_DEN >= chars * SIB_NUM
     ):  # a <header> with paragraph text of its own (as a sibling root needs) is an article's lead
@@ -208,12 +211,13 @@ def _teasers(stats: list[list[int]], i: int) -> bool:
 
 def _measure(body) -> tuple[list[list[int]], int, int, int, int]:
     """Per element under ``body`` in document order: [size, chars, link chars, paragraph chars,
-    boilerplate rule, all paragraph chars, clean chars, a heading, one of TEASER_TAGS] (size: the
-    element and its indexed descendants; paragraph chars: visible characters outside links inside PARAGRAPH_TAGS, not
-    counting those of elements a boilerplate rule matches; all paragraph chars: counting those
-    too; clean chars: visible characters outside links, not counting those of elements a
-    boilerplate rule matches); and the body's visible, paragraph, all paragraph and clean
-    characters."""
+    boilerplate rule, all paragraph chars, clean chars, a heading, one of TEASER_TAGS, own link
+    chars, own chars] (size: the element and its indexed descendants; paragraph chars: visible
+    characters outside links inside PARAGRAPH_TAGS, not counting those of elements a boilerplate
+    rule matches; all paragraph chars: counting those too; clean chars: visible characters outside
+    links, not counting those of elements a boilerplate rule matches; own (link) chars: visible
+    (link) characters, not counting those of elements a boilerplate rule matches, which
+    _boilerplate judges); and the body's visible, paragraph, all paragraph and clean characters."""
     stats: list[list[int]] = []
     stack: list[tuple[int, int]] = []  # (index, 1 for a link + 2 for a paragraph) of the open elements
     total = ptotal = rtotal = ctotal = 0
@@ -228,8 +232,10 @@ def _measure(body) -> tuple[list[list[int]], int, int, int, int]:
                 if stack:
                     top = stats[stack[-1][0]]
                     top[1] += n
+                    top[10] += n
                     if in_link:
                         top[2] += n
+                        top[9] += n
                     else:
                         top[6] += n
                         if in_par:
@@ -240,7 +246,7 @@ def _measure(body) -> tuple[list[list[int]], int, int, int, int]:
                     ctotal += n
         elif node.is_element_node:
             i = len(stats)
-            stats.append([1, 0, 0, 0, NO_RULE, 0, 0, tag in HEADING_TAGS, tag in TEASER_TAGS])
+            stats.append([1, 0, 0, 0, NO_RULE, 0, 0, tag in HEADING_TAGS, tag in TEASER_TAGS, 0, 0])
             attrs = node.attributes
             if not _invisible(tag, attrs) and node.child is not None:
                 kind = (tag == "a" and "href" in attrs) + 2 * (tag in PARAGRAPH_TAGS)
@@ -261,7 +267,7 @@ def _measure(body) -> tuple[list[list[int]], int, int, int, int]:
             in_link -= kind & 1
             in_par -= kind >> 1
             if node.tag not in PROTECTED_TAGS:
-                s[4] = _boilerplate(node.tag, node.attributes, s[1], s[2], s[5]) or _residue(node.tag, s)
+                s[4] = _boilerplate(node.tag, node.attributes, s[10], s[9], s[5]) or _residue(node.tag, s)
                 if not s[4] and s[7] and s[1] < HEADING_KEY_MAX and heading_key(node.text()) in BOILER_HEADINGS:
                     s[4] = HEADED
                 if not s[4] and _teasers(stats, i):
@@ -271,6 +277,9 @@ def _measure(body) -> tuple[list[list[int]], int, int, int, int]:
                 parent = stats[stack[-1][0]]
                 parent[1] += s[1]
                 parent[2] += s[2]
+                if not s[4]:
+                    parent[9] += s[9]
+                    parent[10] += s[10]
                 parent[3] += par
                 parent[5] += s[5]
                 parent[6] += clean
@@ -513,7 +522,7 @@ def _write(
                 level != BARE
                 and tag not in PROTECTED_TAGS
                 and (
-                    rule := _boilerplate(tag, attrs, chars, links if level == STRICT else 0, s[5])
+                    rule := _boilerplate(tag, attrs, s[10], s[9] if level == STRICT else 0, s[5])
                     or (level == STRICT and _residue(tag, s))
                 )
                 and not _protected(s, rule, *totals)

@@ -426,6 +426,21 @@ def test_ruby_words_in_glossary_links(python_path):
 
 
 @pytest.mark.skipif(NATIVE is None, reason="walker not built")
+def test_link_density_counts_what_the_rules_leave(python_path):
+    # an article container whose links are all in a related-articles list that a class word drops
+    # is judged by what remains (its title and paragraph), not dropped as link-heavy with its story
+    story = "The story itself is told in these words, and they are few. " * 3
+    links = "".join(
+        f"<li><a href=/a{i}>Another story that the desk wrote about the town {i}</a></li>" for i in range(12)
+    )
+    other = "The desk of the paper sits in the old town hall and answers every letter. " * 12
+    html = f"<body><div class=post><h1>The story</h1><p>{story}</p><div class=related><ul>{links}</ul></div></div>"
+    got, want = both(html + f"<div>{other}</div>", "http://h/", python_path, True)
+    assert got == want
+    assert got["text"].split("\n") == ["The story", story.strip(), other.strip()]
+
+
+@pytest.mark.skipif(NATIVE is None, reason="walker not built")
 def test_soft_hyphens_are_left_out_of_the_text(python_path):
     # a soft hyphen (U+00AD, &shy;) only says where a word may break: the text holds the word whole
     # (its index term), a line of soft hyphens alone is no line; main_html keeps them for display

@@ -405,7 +405,7 @@ static int boiler_value(const lexbor_str_t *v) {
 enum { NO_RULE, BY_TAG, BY_WORD, BY_LINKS, TRAILING, TEASERS, HEADED };
 
 /* maintext._boilerplate: a boilerplate tag or attribute (BY_TAG), class or id word (BY_WORD), or
- * mostly link text (BY_LINKS) */
+ * mostly link text (BY_LINKS); chars and links: the element's own (outside the boilerplate blocks in it) */
 static int is_boilerplate(const lxb_dom_element_t *el, uintptr_t tag, uint64_t chars, uint64_t links, uint64_t rawpar) {
     /* a <header> with paragraph text of its own (SIB_MIN, SIB_NUM/SIB_DEN): an article's lead */
     if ((is_boiler_tag(tag) || has_boiler_attr(el))
@@ -480,6 +480,7 @@ typedef struct {
     int heading;  /* h1-h6 (maintext.HEADING_TAGS) */
     int item;  /* one of maintext.TEASER_TAGS */
     int root;  /* ROOT_IN: a content root (maintext.content_roots), ROOT_ABOVE: an ancestor of one */
+    uint32_t own, ownlinks;  /* visible and link chars outside boilerplate blocks (is_boilerplate judges them) */
 } stat_t;
 
 typedef struct {
@@ -546,7 +547,8 @@ static int measure(stats_t *st, const lxb_dom_node_t *body) {
                 if (depth) {
                     stat_t *top = &st->s[stack[depth - 1].i];
                     top->chars += k;
-                    if (in_link) top->links += k;
+                    top->own += k;
+                    if (in_link) { top->links += k; top->ownlinks += k; }
                     else {
                         top->clean += k;
                         if (in_par) { top->par += k; top->rawpar += k; }
@@ -560,7 +562,7 @@ static int measure(stats_t *st, const lxb_dom_node_t *body) {
             uintptr_t tag = n->local_name;
             if (grow((void **) &st->s, &st->cap, st->n + 1, sizeof(stat_t)) < 0) { rc = -1; break; }
             size_t i = st->n++;
-            st->s[i] = (stat_t) {1, 0, 0, 0, 0, NO_RULE, 0, is_heading_tag(tag), is_teaser_tag(tag), 0};
+            st->s[i] = (stat_t) {1, 0, 0, 0, 0, NO_RULE, 0, is_heading_tag(tag), is_teaser_tag(tag), 0, 0, 0};
             if (!is_invisible(el, tag) && n->first_child != NULL) {
                 if (grow((void **) &stack, &stack_cap, depth + 1, sizeof(open_t)) < 0) { rc = -1; break; }
                 int kind = (tag == LXB_TAG_A && has_attr_id(el, LXB_DOM_ATTR_HREF)) + 2 * is_paragraph_tag(tag);
@@ -580,7 +582,7 @@ static int measure(stats_t *st, const lxb_dom_node_t *body) {
             in_link -= o.kind & 1;
             in_par -= o.kind >> 1;
             if (!is_protected_tag(n->local_name)) {
-                s->boiler = is_boilerplate((const lxb_dom_element_t *) n, n->local_name, s->chars, s->links, s->rawpar);
+                s->boiler = is_boilerplate((const lxb_dom_element_t *) n, n->local_name, s->own, s->ownlinks, s->rawpar);
                 if (s->boiler == NO_RULE) s->boiler = is_residue(n->local_name, s);
                 if (s->boiler == NO_RULE && s->heading && s->chars < HEADING_KEY_MAX && is_boiler_heading(n))
                     s->boiler = HEADED;
@@ -591,6 +593,7 @@ static int measure(stats_t *st, const lxb_dom_node_t *body) {
                 stat_t *parent = &st->s[stack[depth - 1].i];
                 parent->chars += s->chars;
                 parent->links += s->links;
+                if (!s->boiler) { parent->own += s->own; parent->ownlinks += s->ownlinks; }
                 parent->par += par;
                 parent->rawpar += s->rawpar;
                 parent->clean += clean;
@@ -1038,7 +1041,7 @@ static void text_walk(writer_t *w, html_t *h, const lxb_dom_node_t *body, const 
                 else i += s->size;
             }
             else if (level != BARE && !is_protected_tag(tag)
-                     && ((rule = is_boilerplate(el, tag, s->chars, level == STRICT ? s->links : 0, s->rawpar)) != NO_RULE
+                     && ((rule = is_boilerplate(el, tag, s->own, level == STRICT ? s->ownlinks : 0, s->rawpar)) != NO_RULE
                          || (level == STRICT && (rule = is_residue(tag, s)) != NO_RULE))
                      && !is_protected(s, rule, st))
                 i += s->size;
