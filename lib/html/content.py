@@ -244,6 +244,22 @@ def main_text_and_size(tree: LexborHTMLParser, resolve: LinkResolver | None = No
     body = tree.body
     if body is None:
         return ("", 0) if resolve is None else ("", 0, "")
+    out = _main_text(body, resolve)
+    if not out[1]:
+        # Nothing visible: lexbor parses as a browser without scripts does, so a tag left open in a
+        # <noscript> (``<noscript><div id="nojs"></noscript>``, closed at the page's end) takes
+        # the whole page into it, where a browser that runs scripts reads raw text and shows the
+        # page. Such a <noscript> (ROOT_MIN characters or more) is taken as the page then.
+        swallowing = [n for n in body.css("noscript") if len("".join(n.text().split())) >= maintext.ROOT_MIN]
+        if swallowing:
+            for n in swallowing:
+                n.unwrap()
+            out = _main_text(body, resolve)
+    return out
+
+
+def _main_text(body, resolve: LinkResolver | None) -> tuple:
+    """main_text_and_size's walk of ``body``: the compiled one when built."""
     if walk.WALK is not None:
         if resolve is None:
             return walk.WALK.main_text(body.mem_id)

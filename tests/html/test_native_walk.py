@@ -441,6 +441,26 @@ def test_link_density_counts_what_the_rules_leave(python_path):
 
 
 @pytest.mark.skipif(NATIVE is None, reason="walker not built")
+def test_a_page_that_a_noscript_swallows(python_path):
+    # <noscript><div id=nojs></noscript> ... <noscript></div></noscript>: lexbor parses without
+    # scripts, so the open <div> keeps the page inside the first <noscript> (nothing visible);
+    # such a <noscript> is then taken as the page, in both walks
+    story = "The story itself is told in these words, and they are its own. " * 12
+    page = "<body><noscript><div id=nojs></noscript><div class=page><nav><a href=/>Home</a></nav><p>{}</p></div>"
+    html = page.format(story) + "<noscript></div></noscript><script>var x = 1;</script>"
+    for main_html in (False, True):
+        got, want = both(html, "http://h/", python_path, main_html)
+        assert got == want
+        assert got["text"] == story.strip()
+        assert got["body_chars"] == len("".join(story.split())) + len("Home")
+    # a page run by scripts with a short <noscript> notice stays without text: no page is in it
+    html = "<body><noscript>You need to enable JavaScript to run this app.</noscript><div id=root></div>"
+    got, want = both(html, "http://h/", python_path)
+    assert got == want
+    assert (got["text"], got["body_chars"]) == ("", 0)
+
+
+@pytest.mark.skipif(NATIVE is None, reason="walker not built")
 def test_soft_hyphens_are_left_out_of_the_text(python_path):
     # a soft hyphen (U+00AD, &shy;) only says where a word may break: the text holds the word whole
     # (its index term), a line of soft hyphens alone is no line; main_html keeps them for display
