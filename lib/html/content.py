@@ -245,14 +245,17 @@ def main_text_and_size(tree: LexborHTMLParser, resolve: LinkResolver | None = No
     if body is None:
         return ("", 0) if resolve is None else ("", 0, "")
     out = _main_text(body, resolve)
-    if not out[1]:
-        # Nothing visible: lexbor parses as a browser without scripts does, so a tag left open in a
-        # <noscript> (``<noscript><div id="nojs"></noscript>``, closed at the page's end) takes
-        # the whole page into it, where a browser that runs scripts reads raw text and shows the
-        # page. Such a <noscript> (ROOT_MIN characters or more) is taken as the page then.
-        swallowing = [n for n in body.css("noscript") if len("".join(n.text().split())) >= maintext.ROOT_MIN]
-        if swallowing:
-            for n in swallowing:
+    if len(out[0]) < maintext.ROOT_MIN:
+        # Little text: the page may be in a <noscript>, ROOT_MIN characters or more and more than
+        # the body shows: a copy for readers without scripts of what a script writes (a blog
+        # whose posts are script templates), or the page itself, taken in by a tag left open in a
+        # <noscript> (``<noscript><div id="nojs"></noscript>``): lexbor parses as a browser
+        # without scripts does, where a browser running them reads raw text and shows the page.
+        # Such a <noscript> is read as part of the page then.
+        least = max(maintext.ROOT_MIN, out[1] + 1)
+        fallback = [n for n in body.css("noscript") if len("".join(n.text().split())) >= least]
+        if fallback:
+            for n in fallback:
                 n.unwrap()
             out = _main_text(body, resolve)
     return out
