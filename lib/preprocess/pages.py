@@ -344,7 +344,7 @@ class FileProcessor:
             "warc_file": self.file,
             "warc_offset": rec.offset,
             "warc_length": rec.length,
-            "outgoing_links": [{"url": u, "anchor_text": a} for u, a in page.links],
+            "outgoing_links": page.links,  # (url, anchor_text) pairs: Arrow takes a tuple for a struct
             "valid": not dec.replaced and bool(page.text),
             "truncated": rec.truncated,
             "json_ld": page.json_ld,

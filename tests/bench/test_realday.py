@@ -100,12 +100,12 @@ def test_copies_link_within_themselves_and_keep_link_diversity(day, corpus):
                 k = _copy_of(domains, urlsplit(row["url"]).hostname or "")
                 assert k is not None, row["url"]
                 pages[k] += 1
-                for ln in row["outgoing_links"]:
-                    j = _copy_of(domains, urlsplit(ln["url"]).hostname or "")
+                for target, _ in row["outgoing_links"]:
+                    j = _copy_of(domains, urlsplit(target).hostname or "")
                     if j is not None and j != k:
-                        crossing.append((row["url"], ln["url"]))
+                        crossing.append((row["url"], target))
                     links[k] += 1
-                    targets[k].add(ln["url"])
+                    targets[k].add(target)
     assert set(pages) == set(range(COPIES)) and len(set(pages.values())) == 1, pages
     assert len(set(links.values())) == 1, links
     assert not crossing, crossing[:5]

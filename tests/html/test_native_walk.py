@@ -576,3 +576,22 @@ def test_a_class_word_never_drops_the_container_of_most_paragraphs(python_path):
         assert got == want
         assert (article.strip() in got["text"]) is kept, wrap
         assert "Subscribe" not in got["text"]
+
+
+@pytest.mark.skipif(NATIVE is None, reason="walker not built")
+def test_links_tell_the_head_fields_outside_head():
+    # extract asks the whole document for a field <head> lacks only where its tag occurs
+    # outside <head> (bits: title 1, meta 2, base 4, link 8); the links are the same either way
+    html = (
+        "<html><head><title>t</title><meta name=a content=b><link rel=x href=/y><base href=/z/></head>"
+        "<body><a href=/x>b <i>c</i></a><svg><title>icon</title></svg><div><meta itemprop=p content=q></div>"
+        "</body></html>"
+    )
+    tree = LexborHTMLParser(html)
+    links = NATIVE.links(tree.root.mem_id, "http://h")
+    assert NATIVE.links(tree.root.mem_id, "http://h", tree.head.mem_id) == (links, 1 | 2)
+    assert links == [(None, "b c", "http://h/x")]
+    late = LexborHTMLParser("<html><head></head><body><p>x</p><link rel=canonical href=/c><base href=/b/></body>")
+    assert NATIVE.links(late.root.mem_id, None, late.head.mem_id) == ([], 4 | 8)
+    assert NATIVE.links(tree.root.mem_id, "http://h", None) == (links, 1 | 2 | 4 | 8)  # no head: all outside
+    assert content.extract(html, "http://h/p").title == "t"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import glob
 import gzip
+import itertools
 
 import pytest
 from hypothesis import given, settings
@@ -164,3 +165,18 @@ BASE = st.sampled_from(
 @given(BASE, HREF)
 def test_resolver_identical_on_generated_hrefs(base, href):
     assert new.LinkResolver(base)(href) == old.absolute_link(base, href)
+
+
+def test_resolver_identical_on_network_paths():
+    # '//host/path' skips urljoin when only the base's scheme goes in front: every mix of up to
+    # three of these parts after '//' (hosts, brackets, ports, dots, parameters, controls)
+    parts = ["h", "H.Ex", "é", "[", "]", "::1", "/", "?", "#", ";", "\\", "\t", "%2F", "@", ":80", ".", ".."]
+    parts += [" ", "\x00"]
+    n = 0
+    for k in range(1, 4):
+        for combo in itertools.product(parts, repeat=k):
+            href = "//" + "".join(combo)
+            for base in ("http://h.example/a/b", "HTTPS://X.org", "https://u@h:8/x;p?q", "ftp://h/x"):
+                assert new.LinkResolver(base)(href) == old.absolute_link(base, href), (base, href)
+                n += 1
+    assert n == 4 * (19 + 19**2 + 19**3)

@@ -23,7 +23,7 @@ def test_good_pages_become_rows_with_all_columns():
     r = rows[0]
     assert r["url"] == "http://example.com/page0.html" and r["title"] == "Page 0"
     assert r["language"] == "eng" and r["language_score"] > 0.8 and r["valid"]
-    assert r["outgoing_links"] == [{"url": "http://example.com/page1.html", "anchor_text": "next page"}]
+    assert r["outgoing_links"] == [("http://example.com/page1.html", "next page")]
     assert r["warc_offset"] == 0 and r["warc_length"] > 0 and r["http_status"] == 200
     assert r["record_id"].startswith("urn:uuid:") and r["url_domain"] == "example.com" and r["url_suffix"] == "com"
 
