@@ -271,6 +271,25 @@ def main_text_and_size(tree: LexborHTMLParser, resolve: LinkResolver | None = No
     body = tree.body
     if body is None:
         return ("", 0) if resolve is None else ("", 0, "")
+    out = _main_text(body, resolve)
+    if len(out[0]) < maintext.ROOT_MIN:
+        # Little text: the page may be in a <noscript>, ROOT_MIN characters or more and more than
+        # the body shows: a copy for readers without scripts of what a script writes (a blog
+        # whose posts are script templates), or the page itself, taken in by a tag left open in a
+        # <noscript> (``<noscript><div id="nojs"></noscript>``): lexbor parses as a browser
+        # without scripts does, where a browser running them reads raw text and shows the page.
+        # Such a <noscript> is read as part of the page then.
+        least = max(maintext.ROOT_MIN, out[1] + 1)
+        fallback = [n for n in body.css("noscript") if len("".join(n.text().split())) >= least]
+        if fallback:
+            for n in fallback:
+                n.unwrap()
+            out = _main_text(body, resolve)
+    return out
+
+
+def _main_text(body, resolve: LinkResolver | None) -> tuple:
+    """main_text_and_size's walk of ``body``: the compiled one when built."""
     if walk.WALK is not None:
         if resolve is None:
             return walk.WALK.main_text(body.mem_id)

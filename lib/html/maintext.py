@@ -25,16 +25,19 @@ text from the same tree in C (tests/html/test_native_walk.py holds them equal).
 
 from __future__ import annotations
 
+from lib.html.headings import BOILER_HEADINGS, HEADING_KEY_MAX, heading_key
 from lib.html.mainhtml import CONTEXT, HtmlWriter
 
 SEP = "\x1e"  # a block boundary in the written text
 PRE_BREAKS = SEP + "\n"  # inside <pre>, a line break is a block boundary too
+SHY = "\xad"  # a soft hyphen: left out of the text
 
-#: never shown: dropped wherever they are
+#: never shown, or (rt, rp) a ruby annotation: the reading printed over the characters it follows
+#: (furigana, pinyin), which written inline would split their word; dropped wherever they are
 # fmt: off
 INVISIBLE_TAGS = frozenset({
     "script", "style", "noscript", "template", "svg", "math", "canvas", "iframe", "object", "embed", "button",
-    "select", "textarea"
+    "select", "textarea", "rt", "rp"
 })
 # fmt: on
 #: page furniture: dropped unless protected
@@ -106,10 +109,15 @@ TEASER_TAGS = frozenset({"li", "div", "article", "section"})
 #: the rule sets of main_text's attempts: all rules; without the content root and link density;
 #: invisible elements only
 STRICT, LENIENT, BARE = 0, 1, 2
-#: elements never judged by link density (the link itself, inline phrasing)
-LINK_EXEMPT_TAGS = frozenset(
-    {"a", "span", "b", "i", "em", "strong", "u", "small", "font", "abbr", "cite", "q", "sup", "sub", "code"}
-)
+#: elements never judged by link density (the link itself, inline phrasing: inside a link, all of
+#: its text is link text, as a <ruby> word that links to its glossary entry)
+# fmt: off
+LINK_EXEMPT_TAGS = frozenset({
+    "a", "span", "b", "i", "em", "strong", "u", "small", "font", "abbr", "cite", "q", "sup", "sub", "code", "ruby",
+    "rb", "rt", "rp", "rtc", "mark", "time", "s", "del", "ins", "kbd", "samp", "var", "dfn", "bdi", "bdo", "data",
+    "tt", "big", "strike", "nobr", "label"
+})
+# fmt: on
 
 
 def boiler_token(token: str) -> bool:
@@ -145,12 +153,21 @@ NO_RULE, BY_TAG, BY_WORD, BY_LINKS = 0, 1, 2, 3
 TRAILING = 4
 #: a teaser list (TEASER_N): judged as link text is
 TEASERS = 5
+#: a heading whose whole text is one of BOILER_HEADINGS
+HEADED = 6
 HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+#: a heading under HEADING_KEY_MAX characters whose text is one of BOILER_HEADINGS (lib/html/headings.py)
+#: is HEADED; and what follows such a heading in its parent, up to the next heading, goes with it unless it
+#: holds HEADED_MAX clean characters or more
+HEADED_MAX = 800
 
 
 def _boilerplate(tag: str, attrs: dict, chars: int, links: int, par: int = 0) -> int:
     """Which boilerplate rule matches (protection aside): NO_RULE, BY_TAG, BY_WORD or BY_LINKS
-    (``par``: the element's paragraph characters, those in boilerplate blocks included)."""
+    (``chars``, ``links``: the element's own visible and link characters, outside the blocks inside it
+    that a rule marks, so that a related-articles list dropped inside an article's container does
+    not make the container link-heavy; ``par``: its paragraph characters, those in boilerplate
+    blocks included)."""
     if (tag in BOILER_TAGS or attrs.get("role") in BOILER_ROLES or attrs.get("aria-hidden") == "true") and not (
         tag == "header" and par >= SIB_MIN and par * SIB_DEN >= chars * SIB_NUM
     ):  # a <header> with paragraph text of its own (as a sibling root needs) is an article's lead
@@ -163,8 +180,8 @@ def _boilerplate(tag: str, attrs: dict, chars: int, links: int, par: int = 0) ->
 def _residue(tag: str, s: list[int]) -> int:
     """BY_LINKS when the block of ``s`` is what remains of boilerplate blocks (RESIDUE_MAX) or a
     teaser list (:func:`_teasers` marked it), TRAILING when :func:`_trailing` marked it."""
-    if s[4] == TRAILING:
-        return TRAILING
+    if s[4] == TRAILING or s[4] == HEADED:
+        return s[4]
     if s[4] == TEASERS:
         return BY_LINKS
     return BY_LINKS if tag in BLOCK_TAGS and s[6] < RESIDUE_MAX and s[6] * RESIDUE_DEN < s[1] else NO_RULE
@@ -194,12 +211,13 @@ def _teasers(stats: list[list[int]], i: int) -> bool:
 
 def _measure(body) -> tuple[list[list[int]], int, int, int, int]:
     """Per element under ``body`` in document order: [size, chars, link chars, paragraph chars,
-    boilerplate rule, all paragraph chars, clean chars, a heading, one of TEASER_TAGS] (size: the
-    element and its indexed descendants; paragraph chars: visible characters outside links inside PARAGRAPH_TAGS, not
-    counting those of elements a boilerplate rule matches; all paragraph chars: counting those
-    too; clean chars: visible characters outside links, not counting those of elements a
-    boilerplate rule matches); and the body's visible, paragraph, all paragraph and clean
-    characters."""
+    boilerplate rule, all paragraph chars, clean chars, a heading, one of TEASER_TAGS, own link
+    chars, own chars] (size: the element and its indexed descendants; paragraph chars: visible
+    characters outside links inside PARAGRAPH_TAGS, not counting those of elements a boilerplate
+    rule matches; all paragraph chars: counting those too; clean chars: visible characters outside
+    links, not counting those of elements a boilerplate rule matches; own (link) chars: visible
+    (link) characters, not counting those of elements a boilerplate rule matches, which
+    _boilerplate judges); and the body's visible, paragraph, all paragraph and clean characters."""
     stats: list[list[int]] = []
     stack: list[tuple[int, int]] = []  # (index, 1 for a link + 2 for a paragraph) of the open elements
     total = ptotal = rtotal = ctotal = 0
@@ -214,8 +232,10 @@ def _measure(body) -> tuple[list[list[int]], int, int, int, int]:
                 if stack:
                     top = stats[stack[-1][0]]
                     top[1] += n
+                    top[10] += n
                     if in_link:
                         top[2] += n
+                        top[9] += n
                     else:
                         top[6] += n
                         if in_par:
@@ -226,7 +246,7 @@ def _measure(body) -> tuple[list[list[int]], int, int, int, int]:
                     ctotal += n
         elif node.is_element_node:
             i = len(stats)
-            stats.append([1, 0, 0, 0, NO_RULE, 0, 0, tag in HEADING_TAGS, tag in TEASER_TAGS])
+            stats.append([1, 0, 0, 0, NO_RULE, 0, 0, tag in HEADING_TAGS, tag in TEASER_TAGS, 0, 0])
             attrs = node.attributes
             if not _invisible(tag, attrs) and node.child is not None:
                 kind = (tag == "a" and "href" in attrs) + 2 * (tag in PARAGRAPH_TAGS)
@@ -247,7 +267,9 @@ def _measure(body) -> tuple[list[list[int]], int, int, int, int]:
             in_link -= kind & 1
             in_par -= kind >> 1
             if node.tag not in PROTECTED_TAGS:
-                s[4] = _boilerplate(node.tag, node.attributes, s[1], s[2], s[5]) or _residue(node.tag, s)
+                s[4] = _boilerplate(node.tag, node.attributes, s[10], s[9], s[5]) or _residue(node.tag, s)
+                if not s[4] and s[7] and s[1] < HEADING_KEY_MAX and heading_key(node.text()) in BOILER_HEADINGS:
+                    s[4] = HEADED
                 if not s[4] and _teasers(stats, i):
                     s[4] = TEASERS
             par, clean = (0, 0) if s[4] else (s[3], s[6])
@@ -255,6 +277,9 @@ def _measure(body) -> tuple[list[list[int]], int, int, int, int]:
                 parent = stats[stack[-1][0]]
                 parent[1] += s[1]
                 parent[2] += s[2]
+                if not s[4]:
+                    parent[9] += s[9]
+                    parent[10] += s[10]
                 parent[3] += par
                 parent[5] += s[5]
                 parent[6] += clean
@@ -279,6 +304,38 @@ def _ancestors(stats: list[list[int]], i: int) -> list[int]:
         else:
             k += stats[k][0]
     return chain
+
+
+def _headed(stats: list[list[int]], ptotal: int, ctotal: int) -> tuple[int, int]:
+    """Mark HEADED what follows a HEADED heading in its parent up to the next heading (the block it
+    titles), unless that holds HEADED_MAX clean characters or more (the article goes on after a
+    teaser box titled inside it), and take its paragraph and clean text out of the ancestors that
+    counted it: up to the innermost one that a rule marks (which counts its own text but passes
+    none up), else all of them and the body's; the body's paragraph and clean characters after."""
+    for h, s in enumerate(stats):
+        if s[4] != HEADED or not s[7]:
+            continue
+        chain = _ancestors(stats, h)
+        end = chain[-1] + stats[chain[-1]][0] if chain else len(stats)
+        follow, j = [], h + s[0]
+        while j < end and not stats[j][7]:
+            if not stats[j][4]:
+                follow.append(j)
+            j += stats[j][0]
+        if sum(stats[j][6] for j in follow) >= HEADED_MAX:
+            continue
+        for j in follow:
+            t = stats[j]
+            t[4] = HEADED
+            for a in reversed(chain):
+                stats[a][3] -= t[3]
+                stats[a][6] -= t[6]
+                if stats[a][4]:
+                    break
+            else:
+                ptotal -= t[3]
+                ctotal -= t[6]
+    return ptotal, ctotal
 
 
 def _unprotect(stats: list[list[int]], total: int, ptotal: int, rtotal: int, ctotal: int) -> tuple[int, int]:
@@ -404,6 +461,7 @@ def main_text(body, resolve=None) -> tuple[str, int] | tuple[str, int, str]:
     and link density (STRICT, LENIENT), and at last with only the invisible elements left out
     (BARE), so that no page loses all its words to a rule."""
     stats, total, ptotal, rtotal, ctotal = _measure(body)
+    ptotal, ctotal = _headed(stats, ptotal, ctotal)
     ptotal, ctotal = _unprotect(stats, total, ptotal, rtotal, ctotal)
     _trailing(stats, ctotal)
     html = None if resolve is None else HtmlWriter(resolve)
@@ -464,7 +522,7 @@ def _write(
                 level != BARE
                 and tag not in PROTECTED_TAGS
                 and (
-                    rule := _boilerplate(tag, attrs, chars, links if level == STRICT else 0, s[5])
+                    rule := _boilerplate(tag, attrs, s[10], s[9] if level == STRICT else 0, s[5])
                     or (level == STRICT and _residue(tag, s))
                 )
                 and not _protected(s, rule, *totals)
@@ -499,7 +557,8 @@ def _write(
                             html.pop()
         if node is not None:
             node = node.next
-    lines = (" ".join(part.split()) for part in "".join(parts).split(SEP))
+    # a soft hyphen (U+00AD) only says where a word may break: written, it would split the word
+    lines = (" ".join(part.split()) for part in "".join(parts).replace(SHY, "").split(SEP))
     return "\n".join(line for line in lines if line)
 
 

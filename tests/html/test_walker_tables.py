@@ -76,6 +76,8 @@ def test_the_word_lists_are_the_python_ones():
         "TEASER_N",
         "TEASER_MAX",
         "TEASER_DEN",
+        "HEADING_KEY_MAX",
+        "HEADED_MAX",
     ],
 )
 def test_the_thresholds_are_the_python_ones(name):

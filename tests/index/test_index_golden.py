@@ -4,7 +4,8 @@ shards the index job wrote for the shared crawl samples before its map/reduce we
 link density; two pages that had lost their text to a body class and were taken for Czech and
 Polish from their titles are English now; later the root's siblings, the clean-text root, residues
 and trailing headings; later class words in any part of a token, teaser lists, leads before the
-root). The samples are preprocessed here, in another folder than the golden's, so
+root; later link density over an element's own text, soft hyphens left out, ruby readings,
+boilerplate heading families, the <noscript> fallback). The samples are preprocessed here, in another folder than the golden's, so
 the digests are the canonical ones (terms, collection docids, tfs, lengths, metadata rows:
 not the file numbering). The benchmark day's exact golden is checked by
 benchmarks/bench_index.py."""

@@ -76,12 +76,13 @@ static inline int ws_len(const unsigned char *p, const unsigned char *end) {
 /* ------------------------------------------------------------------ collapsing writer */
 /* Writes text with whitespace runs collapsed to one space and each line stripped; SEP ends a
  * line, and lines without content are left out: "\n".join(l for l in (" ".join(p.split())
- * for p in s.split(SEP)) if l), as extract.main_text computes it. */
+ * for p in s.replace(SHY, "").split(SEP)) if l), as maintext._write computes it. */
 typedef struct {
     buf_t out;
     int content;  /* the current line has content */
     int space;    /* whitespace since the last content character */
     int newline;  /* a line with content ended since */
+    int shy;      /* soft hyphens are left out (the main text; anchor text keeps them, as anchor_text) */
 } writer_t;
 
 static inline void w_break(writer_t *w) {
@@ -100,14 +101,20 @@ static inline int is_break(unsigned char c, int breaks) {
     return (breaks && c == SEP) || (breaks == PRE_BREAKS && c == '\n');
 }
 
+/* maintext.SHY: a soft hyphen (U+00AD, UTF-8 C2 AD), left out of the text */
+static inline int is_shy(const unsigned char *p, const unsigned char *end) {
+    return p[0] == 0xc2 && end - p >= 2 && p[1] == 0xad;
+}
+
 static void w_text(writer_t *w, const unsigned char *p, size_t n, int breaks) {
     const unsigned char *end = p + n;
     while (p < end) {
         if (is_break(*p, breaks)) { w_break(w); p++; continue; }
+        if (w->shy && is_shy(p, end)) { p += 2; continue; }
         int k = ws_len(p, end);
         if (k) { w_space(w); p += k; continue; }
         const unsigned char *start = p;  /* a run of content bytes, copied at once */
-        do { p++; } while (p < end && !is_break(*p, breaks) && !ws_len(p, end));
+        do { p++; } while (p < end && !is_break(*p, breaks) && !ws_len(p, end) && !(w->shy && is_shy(p, end)));
         if (w->newline) { buf_byte(&w->out, '\n'); w->newline = 0; }
         else if (w->space) buf_byte(&w->out, ' ');
         w->space = 0;
@@ -154,12 +161,12 @@ static inline int value_is(const lexbor_str_t *v, const char *s) {
 }
 
 /* ------------------------------------------------------------------ lib/html/maintext.py's rules */
-/* INVISIBLE_TAGS: never shown, dropped wherever they are */
+/* INVISIBLE_TAGS: never shown, or a ruby annotation (rt, rp): dropped wherever they are */
 static int is_invisible_tag(uintptr_t t) {
     switch (t) {
     case LXB_TAG_SCRIPT: case LXB_TAG_STYLE: case LXB_TAG_NOSCRIPT: case LXB_TAG_TEMPLATE: case LXB_TAG_SVG:
     case LXB_TAG_MATH: case LXB_TAG_CANVAS: case LXB_TAG_IFRAME: case LXB_TAG_OBJECT: case LXB_TAG_EMBED:
-    case LXB_TAG_BUTTON: case LXB_TAG_SELECT: case LXB_TAG_TEXTAREA:
+    case LXB_TAG_BUTTON: case LXB_TAG_SELECT: case LXB_TAG_TEXTAREA: case LXB_TAG_RT: case LXB_TAG_RP:
         return 1;
     }
     return 0;
@@ -195,7 +202,11 @@ static int is_link_exempt_tag(uintptr_t t) {
     switch (t) {
     case LXB_TAG_A: case LXB_TAG_SPAN: case LXB_TAG_B: case LXB_TAG_I: case LXB_TAG_EM: case LXB_TAG_STRONG:
     case LXB_TAG_U: case LXB_TAG_SMALL: case LXB_TAG_FONT: case LXB_TAG_ABBR: case LXB_TAG_CITE: case LXB_TAG_Q:
-    case LXB_TAG_SUP: case LXB_TAG_SUB: case LXB_TAG_CODE:
+    case LXB_TAG_SUP: case LXB_TAG_SUB: case LXB_TAG_CODE: case LXB_TAG_RUBY: case LXB_TAG_RB: case LXB_TAG_RT:
+    case LXB_TAG_RP: case LXB_TAG_RTC: case LXB_TAG_MARK: case LXB_TAG_TIME: case LXB_TAG_S: case LXB_TAG_DEL:
+    case LXB_TAG_INS: case LXB_TAG_KBD: case LXB_TAG_SAMP: case LXB_TAG_VAR: case LXB_TAG_DFN: case LXB_TAG_BDI:
+    case LXB_TAG_BDO: case LXB_TAG_DATA: case LXB_TAG_TT: case LXB_TAG_BIG: case LXB_TAG_STRIKE: case LXB_TAG_NOBR:
+    case LXB_TAG_LABEL:
         return 1;
     }
     return 0;
@@ -272,6 +283,11 @@ enum { ROOT_OUT, ROOT_IN, ROOT_ABOVE };
 #define TEASER_N 3
 #define TEASER_MAX 400
 #define TEASER_DEN 5
+/* headings.HEADING_KEY_MAX, maintext.HEADED_MAX: a heading under HEADING_KEY_MAX visible chars whose text is
+ * one of BOILER_HEADINGS, and what follows it in its parent up to the next heading unless that holds
+ * HEADED_MAX clean chars, are HEADED */
+#define HEADING_KEY_MAX 64
+#define HEADED_MAX 800
 
 static const char *const BOILER_ROLES[] = {"navigation", "banner", "contentinfo", "complementary", "search", NULL};
 
@@ -317,6 +333,10 @@ static const char *const BOILER_WORDS[] = {
     "relatedposts", "sharedaddy", "addthis", "shariff", "likes", "rating", "ratings", "donation", "donate",
     "kommentar", "kommentare", "commentaires", "comentarios", "form", "legend", "disclaimer", "flyout", "cta",
     "authorbox", NULL};
+/* lib.html.headings.BOILER_HEADINGS, read from that module when this one is imported (one list, not
+ * a copy): UTF-8 strings kept alive by heading_bytes, NULL-terminated */
+static PyObject *heading_bytes = NULL;
+static const char **BOILER_HEADINGS = NULL;
 static const char *const STATE_PARTS[] = {
     "has", "no", "with", "w", "without", "is", "show", "hide", "js", "enable", "disable", "not", NULL};
 static const char *const NOPRINT_WORDS[] = {"noprint", "dontprint", "notforprint", "nonprint", NULL};
@@ -381,11 +401,11 @@ static int boiler_value(const lexbor_str_t *v) {
     return 0;
 }
 
-/* maintext.NO_RULE, BY_TAG, BY_WORD, BY_LINKS, TRAILING, TEASERS: what marks an element as boilerplate */
-enum { NO_RULE, BY_TAG, BY_WORD, BY_LINKS, TRAILING, TEASERS };
+/* maintext.NO_RULE, BY_TAG, BY_WORD, BY_LINKS, TRAILING, TEASERS, HEADED: what marks an element as boilerplate */
+enum { NO_RULE, BY_TAG, BY_WORD, BY_LINKS, TRAILING, TEASERS, HEADED };
 
 /* maintext._boilerplate: a boilerplate tag or attribute (BY_TAG), class or id word (BY_WORD), or
- * mostly link text (BY_LINKS) */
+ * mostly link text (BY_LINKS); chars and links: the element's own (outside the boilerplate blocks in it) */
 static int is_boilerplate(const lxb_dom_element_t *el, uintptr_t tag, uint64_t chars, uint64_t links, uint64_t rawpar) {
     /* a <header> with paragraph text of its own (SIB_MIN, SIB_NUM/SIB_DEN): an article's lead */
     if ((is_boiler_tag(tag) || has_boiler_attr(el))
@@ -421,6 +441,38 @@ static uint32_t visible_chars(const unsigned char *p, size_t n) {
     return count;
 }
 
+/* lib.html.headings: heading_key(node.text()) in BOILER_HEADINGS: the text of all text nodes under n,
+ * whitespace runs (ws_len: str.split's) collapsed to one space, ASCII and Latin-1 capitals
+ * (U+00C0-U+00DE but U+00D7) lowered, trailing " :.!?" cut */
+static int is_boiler_heading(const lxb_dom_node_t *n) {
+    char key[256];
+    size_t m = 0;
+    int space = 0;
+    const lxb_dom_node_t *c = n->first_child;
+    while (c != NULL) {
+        if (c->local_name == LXB_TAG__TEXT) {
+            const lexbor_str_t *t = &((const lxb_dom_character_data_t *) c)->data;
+            const unsigned char *p = t->data, *end = p ? p + t->length : NULL;
+            while (p != NULL && p < end) {
+                int k = ws_len(p, end);
+                if (k) { space = m > 0; p += k; continue; }
+                if (m + 3 >= sizeof key) return 0;  /* longer than any heading of the list */
+                if (space) { key[m++] = ' '; space = 0; }
+                unsigned char b = *p++;
+                if (b >= 'A' && b <= 'Z') b += 32;
+                key[m++] = (char) b;
+                if (b == 0xc3 && p < end && *p >= 0x80 && *p <= 0x9e && *p != 0x97) { key[m++] = (char) (*p + 0x20); p++; }
+            }
+        }
+        if (c->first_child != NULL) { c = c->first_child; continue; }
+        while (c != n && c->next == NULL) c = c->parent;
+        if (c == n) break;
+        c = c->next;
+    }
+    while (m > 0 && strchr(" :.!?", key[m - 1]) != NULL) m--;
+    return word_in(key, m, (const char *const *) BOILER_HEADINGS);
+}
+
 typedef struct {
     uint32_t size, chars, links, par, rawpar;  /* rawpar: paragraph chars, those in boilerplate too */
     int boiler;  /* the rule that marks it (NO_RULE: none) */
@@ -428,6 +480,7 @@ typedef struct {
     int heading;  /* h1-h6 (maintext.HEADING_TAGS) */
     int item;  /* one of maintext.TEASER_TAGS */
     int root;  /* ROOT_IN: a content root (maintext.content_roots), ROOT_ABOVE: an ancestor of one */
+    uint32_t own, ownlinks;  /* visible and link chars outside boilerplate blocks (is_boilerplate judges them) */
 } stat_t;
 
 typedef struct {
@@ -449,9 +502,9 @@ static int is_teasers(const stat_t *s, size_t i) {
 }
 
 /* maintext._residue: what remains of boilerplate blocks or a teaser list (BY_LINKS), or a heading
- * that trailing marked (TRAILING) */
+ * that trailing marked (TRAILING), or what headed marked (HEADED) */
 static int is_residue(uintptr_t tag, const stat_t *s) {
-    if (s->boiler == TRAILING) return TRAILING;
+    if (s->boiler == TRAILING || s->boiler == HEADED) return s->boiler;
     if (s->boiler == TEASERS) return BY_LINKS;
     return is_block_tag(tag) && s->clean < RESIDUE_MAX && (uint64_t) s->clean * RESIDUE_DEN < s->chars
         ? BY_LINKS : NO_RULE;
@@ -494,7 +547,8 @@ static int measure(stats_t *st, const lxb_dom_node_t *body) {
                 if (depth) {
                     stat_t *top = &st->s[stack[depth - 1].i];
                     top->chars += k;
-                    if (in_link) top->links += k;
+                    top->own += k;
+                    if (in_link) { top->links += k; top->ownlinks += k; }
                     else {
                         top->clean += k;
                         if (in_par) { top->par += k; top->rawpar += k; }
@@ -508,7 +562,7 @@ static int measure(stats_t *st, const lxb_dom_node_t *body) {
             uintptr_t tag = n->local_name;
             if (grow((void **) &st->s, &st->cap, st->n + 1, sizeof(stat_t)) < 0) { rc = -1; break; }
             size_t i = st->n++;
-            st->s[i] = (stat_t) {1, 0, 0, 0, 0, NO_RULE, 0, is_heading_tag(tag), is_teaser_tag(tag), 0};
+            st->s[i] = (stat_t) {1, 0, 0, 0, 0, NO_RULE, 0, is_heading_tag(tag), is_teaser_tag(tag), 0, 0, 0};
             if (!is_invisible(el, tag) && n->first_child != NULL) {
                 if (grow((void **) &stack, &stack_cap, depth + 1, sizeof(open_t)) < 0) { rc = -1; break; }
                 int kind = (tag == LXB_TAG_A && has_attr_id(el, LXB_DOM_ATTR_HREF)) + 2 * is_paragraph_tag(tag);
@@ -528,8 +582,10 @@ static int measure(stats_t *st, const lxb_dom_node_t *body) {
             in_link -= o.kind & 1;
             in_par -= o.kind >> 1;
             if (!is_protected_tag(n->local_name)) {
-                s->boiler = is_boilerplate((const lxb_dom_element_t *) n, n->local_name, s->chars, s->links, s->rawpar);
+                s->boiler = is_boilerplate((const lxb_dom_element_t *) n, n->local_name, s->own, s->ownlinks, s->rawpar);
                 if (s->boiler == NO_RULE) s->boiler = is_residue(n->local_name, s);
+                if (s->boiler == NO_RULE && s->heading && s->chars < HEADING_KEY_MAX && is_boiler_heading(n))
+                    s->boiler = HEADED;
                 if (s->boiler == NO_RULE && is_teasers(st->s, o.i)) s->boiler = TEASERS;
             }
             uint32_t par = s->boiler ? 0 : s->par, clean = s->boiler ? 0 : s->clean;
@@ -537,6 +593,7 @@ static int measure(stats_t *st, const lxb_dom_node_t *body) {
                 stat_t *parent = &st->s[stack[depth - 1].i];
                 parent->chars += s->chars;
                 parent->links += s->links;
+                if (!s->boiler) { parent->own += s->own; parent->ownlinks += s->ownlinks; }
                 parent->par += par;
                 parent->rawpar += s->rawpar;
                 parent->clean += clean;
@@ -553,6 +610,40 @@ static int measure(stats_t *st, const lxb_dom_node_t *body) {
 done:
     free(stack);
     return rc;
+}
+
+/* maintext._headed: what follows a HEADED heading in its parent up to the next heading, unless it
+ * holds HEADED_MAX clean chars, is HEADED; its paragraph and clean chars leave the ancestors that
+ * counted them: those from the innermost marked one (it passes none up) down, else all and the body's */
+static void headed(stats_t *st) {
+    for (size_t h = 0; h < st->n; h++) {
+        if (st->s[h].boiler != HEADED || !st->s[h].heading) continue;
+        size_t k = 0, end = st->n, from = 0, j;
+        int marked = 0;  /* an ancestor is marked: from is the innermost such */
+        while (k < h) {  /* down the chain of h's ancestors, skipping siblings whole */
+            if (k + st->s[k].size > h) {
+                if (st->s[k].boiler) { from = k; marked = 1; }
+                end = k + st->s[k].size;
+                k++;
+            }
+            else k += st->s[k].size;
+        }
+        uint64_t clean = 0;
+        for (j = h + st->s[h].size; j < end && !st->s[j].heading; j += st->s[j].size)
+            if (!st->s[j].boiler) clean += st->s[j].clean;
+        if (clean >= HEADED_MAX) continue;
+        for (j = h + st->s[h].size; j < end && !st->s[j].heading; j += st->s[j].size) {
+            stat_t *t = &st->s[j];
+            if (t->boiler) continue;
+            t->boiler = HEADED;
+            k = from;
+            while (k < h) {
+                if (k + st->s[k].size > h) { st->s[k].par -= t->par; st->s[k].clean -= t->clean; k++; }
+                else k += st->s[k].size;
+            }
+            if (!marked) { st->ptotal -= t->par; st->ctotal -= t->clean; }
+        }
+    }
 }
 
 /* maintext._unprotect: elements the write walk never drops (is_protected) are no boilerplate;
@@ -950,7 +1041,7 @@ static void text_walk(writer_t *w, html_t *h, const lxb_dom_node_t *body, const 
                 else i += s->size;
             }
             else if (level != BARE && !is_protected_tag(tag)
-                     && ((rule = is_boilerplate(el, tag, s->chars, level == STRICT ? s->links : 0, s->rawpar)) != NO_RULE
+                     && ((rule = is_boilerplate(el, tag, s->own, level == STRICT ? s->ownlinks : 0, s->rawpar)) != NO_RULE
                          || (level == STRICT && (rule = is_residue(tag, s)) != NO_RULE))
                      && !is_protected(s, rule, st))
                 i += s->size;
@@ -1004,9 +1095,10 @@ static PyObject *py_main_text(PyObject *self, PyObject *args) {
     }
     stats_t st = {0};
     if (measure(&st, body) < 0) { free(st.s); return PyErr_NoMemory(); }
+    headed(&st);
     unprotect(&st);
     if (trailing(&st) < 0) { free(st.s); return PyErr_NoMemory(); }
-    writer_t w = {0};
+    writer_t w = {.shy = 1};
     text_walk(&w, h, body, &st, content_roots(&st), STRICT);
     /* nothing left of a body with text: fewer rules (maintext.main_text) */
     for (int level = LENIENT; level <= BARE && w.out.len == 0 && !w.out.failed && st.total; level++) {
@@ -1218,7 +1310,32 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_lexwalk", NULL, -1, methods, NULL, NULL, NULL, NULL};
 
+/* BOILER_HEADINGS from lib.html.headings: the module's frozenset, each string as UTF-8 */
+static int load_headings(void) {
+    PyObject *mod = PyImport_ImportModule("lib.html.headings");
+    if (mod == NULL) return -1;
+    PyObject *set = PyObject_GetAttrString(mod, "BOILER_HEADINGS");
+    Py_DECREF(mod);
+    if (set == NULL) return -1;
+    PyObject *seq = PySequence_Tuple(set);
+    Py_DECREF(set);
+    if (seq == NULL) return -1;
+    Py_ssize_t n = PyTuple_GET_SIZE(seq);
+    heading_bytes = PyTuple_New(n);
+    BOILER_HEADINGS = PyMem_Calloc((size_t) n + 1, sizeof(char *));
+    if (heading_bytes == NULL || BOILER_HEADINGS == NULL) { Py_DECREF(seq); PyErr_NoMemory(); return -1; }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *b = PyUnicode_AsUTF8String(PyTuple_GET_ITEM(seq, i));
+        if (b == NULL) { Py_DECREF(seq); return -1; }
+        PyTuple_SET_ITEM(heading_bytes, i, b);
+        BOILER_HEADINGS[i] = PyBytes_AS_STRING(b);
+    }
+    Py_DECREF(seq);
+    return 0;
+}
+
 PyMODINIT_FUNC PyInit__lexwalk(void) {
+    if (BOILER_HEADINGS == NULL && load_headings() < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m != NULL && (PyModule_AddStringConstant(m, "SELECTOLAX_VERSION", SELECTOLAX_VERSION) < 0
                       || PyModule_AddIntConstant(m, "API", API) < 0)) {
