@@ -342,9 +342,30 @@ static const char *const STATE_PARTS[] = {
 static const char *const NOPRINT_WORDS[] = {"noprint", "dontprint", "notforprint", "nonprint", NULL};
 static const char *const NOPRINT_PARTS[] = {"no", "not", "none", "hide", "hidden", "dont", "dn", NULL};
 
-static int word_in(const char *p, size_t n, const char *const *list) {
-    for (; *list; list++)
-        if (strlen(*list) == n && memcmp(*list, p, n) == 0) return 1;
+/* a word list with each word's length: every class and id token of a page is looked up in these
+ * lists, and strlen over each word of them was most of the main text's time (a third of a heavy
+ * page's); lengths filled in when the module is imported (words_measure) */
+typedef struct {
+    const char *const *words;  /* NULL-terminated */
+    size_t *lens;
+} wordlist_t;
+
+#define WORDLIST(name, list) \
+    static size_t name##_lens[sizeof list / sizeof list[0]]; \
+    static wordlist_t name = {list, name##_lens}
+WORDLIST(W_BOILER, BOILER_WORDS);
+WORDLIST(W_STATE, STATE_PARTS);
+WORDLIST(W_NOPRINT, NOPRINT_WORDS);
+WORDLIST(W_NOPRINT_PARTS, NOPRINT_PARTS);
+static wordlist_t W_HEADINGS = {NULL, NULL};  /* load_headings */
+
+static void words_measure(wordlist_t *w) {
+    for (size_t i = 0; w->words[i]; i++) w->lens[i] = strlen(w->words[i]);
+}
+
+static int word_in(const char *p, size_t n, const wordlist_t *w) {
+    for (size_t i = 0; w->words[i]; i++)
+        if (w->lens[i] == n && memcmp(w->words[i], p, n) == 0) return 1;
     return 0;
 }
 
@@ -359,7 +380,7 @@ static int boiler_token(const unsigned char *p, size_t n) {
         if (c == 0xe2 && i + 2 < n && p[i + 1] == 0x84 && p[i + 2] == 0xaa) { low[m++] = 'k'; i += 2; }
         else low[m++] = (char) (c >= 'A' && c <= 'Z' ? c + 32 : c);
     }
-    int hit = word_in(low, m, BOILER_WORDS) || word_in(low, m, NOPRINT_WORDS);
+    int hit = word_in(low, m, &W_BOILER) || word_in(low, m, &W_NOPRINT);
     if (!hit) {
         /* parts split at '-' and '_': "print" with a part that negates it; else the first part a word
          * and not a state, or a later part a word with no state part before it */
@@ -369,15 +390,15 @@ static int boiler_token(const unsigned char *p, size_t n) {
                 const char *q = low + start;
                 size_t len = i - start;
                 if (len == 5 && memcmp(q, "print", 5) == 0) print = 1;
-                if (word_in(q, len, NOPRINT_PARTS)) noprint = 1;
+                if (word_in(q, len, &W_NOPRINT_PARTS)) noprint = 1;
                 if (k > 0 && !word && !state) {  /* a later part: the first decides alone */
-                    if (word_in(q, len, STATE_PARTS)) state = 1;
-                    else if (word_in(q, len, BOILER_WORDS)) word = 1;
+                    if (word_in(q, len, &W_STATE)) state = 1;
+                    else if (word_in(q, len, &W_BOILER)) word = 1;
                 }
                 if (k == 0) {
                     if (i == m) break;  /* one part: the whole token, looked up above */
-                    if (word_in(q, len, STATE_PARTS)) state = 2;  /* "has-nav", "no-sidebar" */
-                    else if (word_in(q, len, BOILER_WORDS)) word = 2;
+                    if (word_in(q, len, &W_STATE)) state = 2;  /* "has-nav", "no-sidebar" */
+                    else if (word_in(q, len, &W_BOILER)) word = 2;
                 }
                 k++;
                 start = i + 1;
@@ -470,7 +491,7 @@ static int is_boiler_heading(const lxb_dom_node_t *n) {
         c = c->next;
     }
     while (m > 0 && strchr(" :.!?", key[m - 1]) != NULL) m--;
-    return word_in(key, m, (const char *const *) BOILER_HEADINGS);
+    return word_in(key, m, &W_HEADINGS);
 }
 
 typedef struct {
@@ -1323,19 +1344,27 @@ static int load_headings(void) {
     Py_ssize_t n = PyTuple_GET_SIZE(seq);
     heading_bytes = PyTuple_New(n);
     BOILER_HEADINGS = PyMem_Calloc((size_t) n + 1, sizeof(char *));
-    if (heading_bytes == NULL || BOILER_HEADINGS == NULL) { Py_DECREF(seq); PyErr_NoMemory(); return -1; }
+    size_t *lens = PyMem_Calloc((size_t) n + 1, sizeof(size_t));
+    if (heading_bytes == NULL || BOILER_HEADINGS == NULL || lens == NULL) { Py_DECREF(seq); PyErr_NoMemory(); return -1; }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *b = PyUnicode_AsUTF8String(PyTuple_GET_ITEM(seq, i));
         if (b == NULL) { Py_DECREF(seq); return -1; }
         PyTuple_SET_ITEM(heading_bytes, i, b);
         BOILER_HEADINGS[i] = PyBytes_AS_STRING(b);
+        lens[i] = (size_t) PyBytes_GET_SIZE(b);
     }
     Py_DECREF(seq);
+    W_HEADINGS.words = BOILER_HEADINGS;
+    W_HEADINGS.lens = lens;
     return 0;
 }
 
 PyMODINIT_FUNC PyInit__lexwalk(void) {
     if (BOILER_HEADINGS == NULL && load_headings() < 0) return NULL;
+    words_measure(&W_BOILER);
+    words_measure(&W_STATE);
+    words_measure(&W_NOPRINT);
+    words_measure(&W_NOPRINT_PARTS);
     PyObject *m = PyModule_Create(&module);
     if (m != NULL && (PyModule_AddStringConstant(m, "SELECTOLAX_VERSION", SELECTOLAX_VERSION) < 0
                       || PyModule_AddIntConstant(m, "API", API) < 0)) {
