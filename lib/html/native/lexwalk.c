@@ -342,30 +342,49 @@ static const char *const STATE_PARTS[] = {
 static const char *const NOPRINT_WORDS[] = {"noprint", "dontprint", "notforprint", "nonprint", NULL};
 static const char *const NOPRINT_PARTS[] = {"no", "not", "none", "hide", "hidden", "dont", "dn", NULL};
 
-/* a word list with each word's length: every class and id token of a page is looked up in these
- * lists, and strlen over each word of them was most of the main text's time (a third of a heavy
- * page's); lengths filled in when the module is imported (words_measure) */
+/* a word list with each word's length and a hash index: every class and id token of a page, and
+ * every part of one, is looked up in these lists; scanning them with strlen over each word was
+ * most of the main text's time (a third of a heavy page's). Indexed when the module is imported
+ * (words_index). */
 typedef struct {
     const char *const *words;  /* NULL-terminated */
     size_t *lens;
+    int32_t *slots;  /* open addressing: word index + 1, 0 for an empty slot */
+    uint32_t mask;   /* the number of slots - 1 (a power of 2) */
 } wordlist_t;
 
-#define WORDLIST(name, list) \
-    static size_t name##_lens[sizeof list / sizeof list[0]]; \
-    static wordlist_t name = {list, name##_lens}
-WORDLIST(W_BOILER, BOILER_WORDS);
-WORDLIST(W_STATE, STATE_PARTS);
-WORDLIST(W_NOPRINT, NOPRINT_WORDS);
-WORDLIST(W_NOPRINT_PARTS, NOPRINT_PARTS);
-static wordlist_t W_HEADINGS = {NULL, NULL};  /* load_headings */
+static wordlist_t W_BOILER = {BOILER_WORDS}, W_STATE = {STATE_PARTS}, W_NOPRINT = {NOPRINT_WORDS},
+                  W_NOPRINT_PARTS = {NOPRINT_PARTS}, W_HEADINGS = {NULL};  /* W_HEADINGS: load_headings */
 
-static void words_measure(wordlist_t *w) {
-    for (size_t i = 0; w->words[i]; i++) w->lens[i] = strlen(w->words[i]);
+static uint32_t fnv1a(const char *p, size_t n) {
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char) p[i]) * 16777619u;
+    return h;
+}
+
+/* lens (given, or strlen of each word when NULL) and the hash index of w; -1 on no memory */
+static int words_index(wordlist_t *w, size_t *lens) {
+    size_t count = 0, size = 8;
+    while (w->words[count]) count++;
+    while (size < 2 * count) size *= 2;
+    w->lens = lens != NULL ? lens : PyMem_Calloc(count + 1, sizeof(size_t));
+    w->slots = PyMem_Calloc(size, sizeof(int32_t));
+    if (w->lens == NULL || w->slots == NULL) { PyErr_NoMemory(); return -1; }
+    w->mask = (uint32_t) size - 1;
+    for (size_t k = 0; k < count; k++) {
+        if (lens == NULL) w->lens[k] = strlen(w->words[k]);
+        uint32_t i = fnv1a(w->words[k], w->lens[k]) & w->mask;
+        while (w->slots[i]) i = (i + 1) & w->mask;
+        w->slots[i] = (int32_t) k + 1;
+    }
+    return 0;
 }
 
 static int word_in(const char *p, size_t n, const wordlist_t *w) {
-    for (size_t i = 0; w->words[i]; i++)
-        if (w->lens[i] == n && memcmp(w->words[i], p, n) == 0) return 1;
+    for (uint32_t i = fnv1a(p, n) & w->mask; w->slots[i]; i = (i + 1) & w->mask) {
+        size_t k = (size_t) w->slots[i] - 1;
+        if (w->lens[k] == n && memcmp(w->words[k], p, n) == 0) return 1;
+    }
     return 0;
 }
 
@@ -1355,16 +1374,15 @@ static int load_headings(void) {
     }
     Py_DECREF(seq);
     W_HEADINGS.words = BOILER_HEADINGS;
-    W_HEADINGS.lens = lens;
-    return 0;
+    return words_index(&W_HEADINGS, lens);
 }
 
 PyMODINIT_FUNC PyInit__lexwalk(void) {
+    if (W_BOILER.slots == NULL
+        && (words_index(&W_BOILER, NULL) < 0 || words_index(&W_STATE, NULL) < 0 || words_index(&W_NOPRINT, NULL) < 0
+            || words_index(&W_NOPRINT_PARTS, NULL) < 0))
+        return NULL;
     if (BOILER_HEADINGS == NULL && load_headings() < 0) return NULL;
-    words_measure(&W_BOILER);
-    words_measure(&W_STATE);
-    words_measure(&W_NOPRINT);
-    words_measure(&W_NOPRINT_PARTS);
     PyObject *m = PyModule_Create(&module);
     if (m != NULL && (PyModule_AddStringConstant(m, "SELECTOLAX_VERSION", SELECTOLAX_VERSION) < 0
                       || PyModule_AddIntConstant(m, "API", API) < 0)) {
