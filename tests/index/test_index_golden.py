@@ -5,9 +5,9 @@ link density; two pages that had lost their text to a body class and were taken 
 Polish from their titles are English now; later the root's siblings, the clean-text root, residues
 and trailing headings; later class words in any part of a token, teaser lists, leads before the
 root; later link density over an element's own text, soft hyphens left out, ruby readings,
-boilerplate heading families, the <noscript> fallback). The samples are preprocessed here, in another folder than the golden's, so
-the digests are the canonical ones (terms, collection docids, tfs, lengths, metadata rows:
-not the file numbering). The benchmark day's exact golden is checked by
+boilerplate heading families, the <noscript> fallback). The samples are preprocessed here, in
+another folder than the golden's, so the digests are the canonical ones (terms, collection
+docids, tfs, lengths, metadata rows: not the file numbering). The benchmark day's exact golden is checked by
 benchmarks/bench_index.py."""
 
 from __future__ import annotations
