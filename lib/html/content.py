@@ -23,7 +23,7 @@ from urllib.parse import urldefrag, urljoin, urlsplit
 import jstyleson
 from selectolax.lexbor import LexborHTMLParser
 
-from lib.html import maintext, walk
+from lib.html import maintext, roots, walk
 
 # what keeps a root-relative href from being origin + href (fragment cut) after urljoin +
 # urldefrag: '//' (urljoin drops empty segments), a dot segment, ';' (path parameters),
@@ -272,14 +272,14 @@ def main_text_and_size(tree: LexborHTMLParser, resolve: LinkResolver | None = No
     if body is None:
         return ("", 0) if resolve is None else ("", 0, "")
     out = _main_text(body, resolve)
-    if len(out[0]) < maintext.ROOT_MIN:
+    if len(out[0]) < roots.ROOT_MIN:
         # Little text: the page may be in a <noscript>, ROOT_MIN characters or more and more than
         # the body shows: a copy for readers without scripts of what a script writes (a blog
         # whose posts are script templates), or the page itself, taken in by a tag left open in a
         # <noscript> (``<noscript><div id="nojs"></noscript>``): lexbor parses as a browser
         # without scripts does, where a browser running them reads raw text and shows the page.
         # Such a <noscript> is read as part of the page then.
-        least = max(maintext.ROOT_MIN, out[1] + 1)
+        least = max(roots.ROOT_MIN, out[1] + 1)
         fallback = [n for n in body.css("noscript") if len("".join(n.text().split())) >= least]
         if fallback:
             for n in fallback:

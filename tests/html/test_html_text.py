@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from lib.html.boilerplate import boiler_token
 from lib.html.charset import decode_html
 from lib.html.content import absolute_link, extract
-from lib.html.maintext import boiler_token
 
 PAGE = """<!doctype html><html lang="de-AT"><head><title>  Die   Bibliothek </title>
 <meta name="description" content="Neue Öffnungszeiten">

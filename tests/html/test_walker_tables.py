@@ -1,7 +1,8 @@
 """The compiled walker's rules are the Python path's: the tag sets, the boilerplate words,
 roles and thresholds, the dropping attributes, the block separator and the selectolax version in
-lib/html/native/lexwalk.c are read from its source and held equal to lib/html/maintext.py's
-constants and to the pin in pyproject.toml. A run on the slow path by accident is a health warning."""
+lib/html/native/lexwalk.c are read from its source and held equal to the Python path's constants
+(lib/html/boilerplate.py, measure.py, roots.py, maintext.py, headings.py) and to the pin in
+pyproject.toml. A run on the slow path by accident is a health warning."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import tomllib
 
 import pytest
 
-from lib.html import maintext, walk
+from lib.html import boilerplate, headings, maintext, measure, roots, walk
 from lib.preprocess import health
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -31,16 +32,16 @@ def _strings(array: str) -> list[str]:
 @pytest.mark.parametrize(
     "function, tags",
     [
-        ("is_invisible_tag", maintext.INVISIBLE_TAGS),
-        ("is_boiler_tag", maintext.BOILER_TAGS),
-        ("is_protected_tag", maintext.PROTECTED_TAGS),
-        ("is_class_exempt_tag", maintext.CLASS_EXEMPT_TAGS),
-        ("is_link_exempt_tag", maintext.LINK_EXEMPT_TAGS),
-        ("is_paragraph_tag", maintext.PARAGRAPH_TAGS),
-        ("is_block_tag", maintext.BLOCK_TAGS),
+        ("is_invisible_tag", boilerplate.INVISIBLE_TAGS),
+        ("is_boiler_tag", boilerplate.BOILER_TAGS),
+        ("is_protected_tag", boilerplate.PROTECTED_TAGS),
+        ("is_class_exempt_tag", boilerplate.CLASS_EXEMPT_TAGS),
+        ("is_link_exempt_tag", boilerplate.LINK_EXEMPT_TAGS),
+        ("is_paragraph_tag", measure.PARAGRAPH_TAGS),
+        ("is_block_tag", boilerplate.BLOCK_TAGS),
         ("is_cell_tag", maintext.CELL_TAGS),
-        ("is_heading_tag", maintext.HEADING_TAGS),
-        ("is_teaser_tag", maintext.TEASER_TAGS),
+        ("is_heading_tag", boilerplate.HEADING_TAGS),
+        ("is_teaser_tag", boilerplate.TEASER_TAGS),
     ],
 )
 def test_the_tag_sets_are_the_python_ones(function, tags):
@@ -48,11 +49,11 @@ def test_the_tag_sets_are_the_python_ones(function, tags):
 
 
 def test_the_word_lists_are_the_python_ones():
-    assert set(_strings("BOILER_WORDS")) == maintext.BOILER_WORDS
-    assert set(_strings("STATE_PARTS")) == maintext.STATE_PARTS
-    assert set(_strings("BOILER_ROLES")) == maintext.BOILER_ROLES
-    assert set(_strings("NOPRINT_WORDS")) == maintext.NOPRINT_WORDS
-    assert set(_strings("NOPRINT_PARTS")) == maintext.NOPRINT_PARTS
+    assert set(_strings("BOILER_WORDS")) == boilerplate.BOILER_WORDS
+    assert set(_strings("STATE_PARTS")) == boilerplate.STATE_PARTS
+    assert set(_strings("BOILER_ROLES")) == boilerplate.BOILER_ROLES
+    assert set(_strings("NOPRINT_WORDS")) == boilerplate.NOPRINT_WORDS
+    assert set(_strings("NOPRINT_PARTS")) == boilerplate.NOPRINT_PARTS
 
 
 @pytest.mark.parametrize(
@@ -81,7 +82,8 @@ def test_the_word_lists_are_the_python_ones():
     ],
 )
 def test_the_thresholds_are_the_python_ones(name):
-    assert int(re.search(rf"#define {name} (\d+)", C)[1]) == getattr(maintext, name)
+    python = next(vars(m)[name] for m in (roots, boilerplate, headings) if name in vars(m))
+    assert int(re.search(rf"#define {name} (\d+)", C)[1]) == python
 
 
 def test_the_dropping_attributes_are_the_python_ones():

@@ -160,7 +160,7 @@ static inline int value_is(const lexbor_str_t *v, const char *s) {
     return v != NULL && v->length == n && memcmp(v->data, s, n) == 0;
 }
 
-/* ------------------------------------------------------------------ lib/html/maintext.py's rules */
+/* ---------------------------------------------- the main text's rules: lib/html/boilerplate.py, roots.py */
 /* INVISIBLE_TAGS: never shown, or a ruby annotation (rt, rp): dropped wherever they are */
 static int is_invisible_tag(uintptr_t t) {
     switch (t) {
@@ -220,7 +220,7 @@ static int is_paragraph_tag(uintptr_t t) {
     return 0;
 }
 
-/* maintext.TEASER_TAGS: the items of a teaser list */
+/* boilerplate.TEASER_TAGS: the items of a teaser list */
 static int is_teaser_tag(uintptr_t t) {
     switch (t) {
     case LXB_TAG_LI: case LXB_TAG_DIV: case LXB_TAG_ARTICLE: case LXB_TAG_SECTION:
@@ -272,18 +272,18 @@ static int is_cell_tag(uintptr_t t) {
 #define SIB_NUM 1
 #define SIB_DEN 2
 #define SIB_LEVELS 2
-/* maintext.LEAD_MIN, LEAD_LEVELS: a sibling before the root, by clean text (a lead) */
+/* roots.LEAD_MIN, LEAD_LEVELS: a sibling before the root, by clean text (a lead) */
 #define LEAD_MIN 150
 #define LEAD_LEVELS 3
 enum { ROOT_OUT, ROOT_IN, ROOT_ABOVE };
 #define RESIDUE_MAX 100
 #define RESIDUE_DEN 3
-/* maintext.TEASER_N, TEASER_MAX, TEASER_DEN: a teaser list has TEASER_N children with text or more,
+/* boilerplate.TEASER_N, TEASER_MAX, TEASER_DEN: a teaser list has TEASER_N children with text or more,
  * each of TEASER_TAGS, under TEASER_MAX characters and 1/TEASER_DEN link text at least */
 #define TEASER_N 3
 #define TEASER_MAX 400
 #define TEASER_DEN 5
-/* headings.HEADING_KEY_MAX, maintext.HEADED_MAX: a heading under HEADING_KEY_MAX visible chars whose text is
+/* headings.HEADING_KEY_MAX, boilerplate.HEADED_MAX: a heading under HEADING_KEY_MAX visible chars whose text is
  * one of BOILER_HEADINGS, and what follows it in its parent up to the next heading unless that holds
  * HEADED_MAX clean chars, are HEADED */
 #define HEADING_KEY_MAX 64
@@ -388,7 +388,7 @@ static int word_in(const char *p, size_t n, const wordlist_t *w) {
     return 0;
 }
 
-/* maintext.boiler_token on one class/id token: lowercased as str.lower() does for what can
+/* boilerplate.boiler_token on one class/id token: lowercased as str.lower() does for what can
  * equal the ASCII words (ASCII letters, U+212A KELVIN SIGN -> 'k'; other bytes kept) */
 static int boiler_token(const unsigned char *p, size_t n) {
     char small[256], *low = n <= sizeof small ? small : malloc(n);
@@ -441,10 +441,10 @@ static int boiler_value(const lexbor_str_t *v) {
     return 0;
 }
 
-/* maintext.NO_RULE, BY_TAG, BY_WORD, BY_LINKS, TRAILING, TEASERS, HEADED: what marks an element as boilerplate */
+/* boilerplate.NO_RULE, BY_TAG, BY_WORD, BY_LINKS, TRAILING, TEASERS, HEADED: what marks an element as boilerplate */
 enum { NO_RULE, BY_TAG, BY_WORD, BY_LINKS, TRAILING, TEASERS, HEADED };
 
-/* maintext._boilerplate: a boilerplate tag or attribute (BY_TAG), class or id word (BY_WORD), or
+/* boilerplate.is_boilerplate: a boilerplate tag or attribute (BY_TAG), class or id word (BY_WORD), or
  * mostly link text (BY_LINKS); chars and links: the element's own (outside the boilerplate blocks in it) */
 static int is_boilerplate(const lxb_dom_element_t *el, uintptr_t tag, uint64_t chars, uint64_t links, uint64_t rawpar) {
     /* a <header> with paragraph text of its own (SIB_MIN, SIB_NUM/SIB_DEN): an article's lead */
@@ -517,9 +517,9 @@ typedef struct {
     uint32_t size, chars, links, par, rawpar;  /* rawpar: paragraph chars, those in boilerplate too */
     int boiler;  /* the rule that marks it (NO_RULE: none) */
     uint32_t clean;  /* visible chars outside links and boilerplate blocks */
-    int heading;  /* h1-h6 (maintext.HEADING_TAGS) */
-    int item;  /* one of maintext.TEASER_TAGS */
-    int root;  /* ROOT_IN: a content root (maintext.content_roots), ROOT_ABOVE: an ancestor of one */
+    int heading;  /* h1-h6 (boilerplate.HEADING_TAGS) */
+    int item;  /* one of boilerplate.TEASER_TAGS */
+    int root;  /* ROOT_IN: a content root (roots.content_roots), ROOT_ABOVE: an ancestor of one */
     uint32_t own, ownlinks;  /* visible and link chars outside boilerplate blocks (is_boilerplate judges them) */
 } stat_t;
 
@@ -529,7 +529,7 @@ typedef struct {
     uint64_t total, ptotal, rtotal, ctotal;
 } stats_t;
 
-/* maintext._teasers: the element i is a teaser list (its children with text are TEASER_N or more,
+/* boilerplate.is_teasers: the element i is a teaser list (its children with text are TEASER_N or more,
  * all of TEASER_TAGS, each short and partly link text) */
 static int is_teasers(const stat_t *s, size_t i) {
     size_t j = i + 1, end = i + s[i].size, n = 0;
@@ -541,7 +541,7 @@ static int is_teasers(const stat_t *s, size_t i) {
     return n >= TEASER_N;
 }
 
-/* maintext._residue: what remains of boilerplate blocks or a teaser list (BY_LINKS), or a heading
+/* boilerplate.is_residue: what remains of boilerplate blocks or a teaser list (BY_LINKS), or a heading
  * that trailing marked (TRAILING), or what headed marked (HEADED) */
 static int is_residue(uintptr_t tag, const stat_t *s) {
     if (s->boiler == TRAILING || s->boiler == HEADED) return s->boiler;
@@ -550,7 +550,7 @@ static int is_residue(uintptr_t tag, const stat_t *s) {
         ? BY_LINKS : NO_RULE;
 }
 
-/* maintext._protected: no rule drops an element holding more than half of the body's visible
+/* boilerplate.is_protected: no rule drops an element holding more than half of the body's visible
  * characters, nor one that only a class or id word or its links mark and that holds more than
  * half of the page's paragraph text */
 static int is_protected(const stat_t *s, int rule, const stats_t *st) {
@@ -571,7 +571,7 @@ static int grow(void **data, size_t *cap, size_t need, size_t item) {
     return 0;
 }
 
-/* maintext._measure: per element under body, [size, chars, link chars, paragraph chars, boiler,
+/* measure.measure: per element under body, [size, chars, link chars, paragraph chars, boiler,
  * all paragraph chars, clean chars] */
 static int measure(stats_t *st, const lxb_dom_node_t *body) {
     open_t *stack = NULL;
@@ -652,7 +652,7 @@ done:
     return rc;
 }
 
-/* maintext._headed: what follows a HEADED heading in its parent up to the next heading, unless it
+/* measure.headed: what follows a HEADED heading in its parent up to the next heading, unless it
  * holds HEADED_MAX clean chars, is HEADED; its paragraph and clean chars leave the ancestors that
  * counted them: those from the innermost marked one (it passes none up) down, else all and the body's */
 static void headed(stats_t *st) {
@@ -686,7 +686,7 @@ static void headed(stats_t *st) {
     }
 }
 
-/* maintext._unprotect: elements the write walk never drops (is_protected) are no boilerplate;
+/* measure.unprotect: elements the write walk never drops (is_protected) are no boilerplate;
  * their paragraph and clean characters count in their ancestors (and the body's) again */
 static void unprotect(stats_t *st) {
     for (size_t i = 0; i < st->n; i++) {
@@ -703,7 +703,7 @@ static void unprotect(stats_t *st) {
     }
 }
 
-/* maintext.content_root: the deepest element outside boilerplate blocks holding ROOT_NUM/ROOT_DEN
+/* roots.content_root: the deepest element outside boilerplate blocks holding ROOT_NUM/ROOT_DEN
  * of the body's paragraph characters (clean: of its clean characters), or -1 */
 static long content_root(const stats_t *st, int clean) {
     uint64_t whole = clean ? st->ctotal : st->ptotal;
@@ -719,7 +719,7 @@ static long content_root(const stats_t *st, int clean) {
     return root;
 }
 
-/* maintext._trailing: headings under RESIDUE_MAX clean chars that only dropped blocks (one with
+/* measure.trailing: headings under RESIDUE_MAX clean chars that only dropped blocks (one with
  * text at least) follow in their parent, a parent without text of its own, are TRAILING */
 static int trailing(stats_t *st) {
     size_t *kids = malloc((st->n ? st->n : 1) * sizeof(size_t));
@@ -761,7 +761,7 @@ static void mark_above(stats_t *st, size_t r) {
     }
 }
 
-/* maintext.content_roots: the content root and the siblings of it and of its parent (SIB_LEVELS)
+/* roots.content_roots: the content root and the siblings of it and of its parent (SIB_LEVELS)
  * with paragraph text of their own, or before it clean text (LEAD_MIN, LEAD_LEVELS) (or the root the clean text locates, alone, when the body has
  * less than ROOT_MIN paragraph chars or their root holds less than CLEAN_NUM/CLEAN_DEN of the
  * clean text), marked ROOT_IN in st with their
