@@ -6,10 +6,11 @@ boilerplate blocks, one block per line).
 
 Per page this costs a handful of passes of lexbor's C selector engine and Python only for the
 nodes that need it: the head fields looked up in ``<head>`` (the whole document only for what
-it lacks and holds elsewhere), one query for the links (each distinct href resolved once, root-relative ones
-without ``urljoin``), and the main text in two walks of the compiled walker. The fields
-other than the main text are those of the former implementation, which resolved every link
-with ``urljoin`` (tests/html/test_preprocess_equivalence.py holds them equal).
+it lacks and holds elsewhere), one query for the links (each distinct href resolved once,
+root-relative and network-path ones without ``urljoin``), and the main text in two walks of the
+compiled walker. The fields other than the main text are those of the former implementation,
+which resolved every link with ``urljoin`` (tests/html/test_preprocess_equivalence.py holds them
+equal).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ _FIELDS = {
     "link[rel=canonical][href]": "link",
 }
 _IN_HEAD = ",".join(_FIELDS)
-# the head fields' tags as lexwalk.c's strays() reports them outside <head>
+# the head fields' tags as the compiled links walk reports them outside <head> (lexwalk.c's links_walk)
 _STRAY_BIT = {"title": 1, "meta": 2, "base": 4, "link": 8}
 JSON_LD_TYPE = "application/ld+json"
 _JSON_LD_SELECTOR = f'script[type="{JSON_LD_TYPE}"]'
@@ -240,7 +241,7 @@ def _fields_and_links(tree: LexborHTMLParser, url: str) -> tuple[dict, LinkResol
         missing = {sel: tag for sel, tag in missing.items() if strays & _STRAY_BIT[tag]}
     if missing:
         _take_first(tree.css(",".join(missing)), missing, first)
-    if links is None or "base[href]" in missing and "base[href]" in first:  # (again) against that <base>
+    if links is None or ("base[href]" in missing and "base[href]" in first):  # (again) against that <base>
         resolve = _resolver(url, first)
         links = _links(tree, resolve.origin)
     return first, resolve, links

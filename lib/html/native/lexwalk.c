@@ -333,10 +333,9 @@ static const char *const BOILER_WORDS[] = {
     "relatedposts", "sharedaddy", "addthis", "shariff", "likes", "rating", "ratings", "donation", "donate",
     "kommentar", "kommentare", "commentaires", "comentarios", "form", "legend", "disclaimer", "flyout", "cta",
     "authorbox", NULL};
-/* lib.html.headings.BOILER_HEADINGS, read from that module when this one is imported (one list, not
- * a copy): UTF-8 strings kept alive by heading_bytes, NULL-terminated */
+/* the UTF-8 strings of W_HEADINGS (lib.html.headings.BOILER_HEADINGS, read from that module when
+ * this one is imported: one list, not a copy), kept alive here */
 static PyObject *heading_bytes = NULL;
-static const char **BOILER_HEADINGS = NULL;
 static const char *const STATE_PARTS[] = {
     "has", "no", "with", "w", "without", "is", "show", "hide", "js", "enable", "disable", "not", NULL};
 static const char *const NOPRINT_WORDS[] = {"noprint", "dontprint", "notforprint", "nonprint", NULL};
@@ -354,7 +353,7 @@ typedef struct {
 } wordlist_t;
 
 static wordlist_t W_BOILER = {BOILER_WORDS}, W_STATE = {STATE_PARTS}, W_NOPRINT = {NOPRINT_WORDS},
-                  W_NOPRINT_PARTS = {NOPRINT_PARTS}, W_HEADINGS = {NULL};  /* W_HEADINGS: load_headings */
+                  W_NOPRINT_PARTS = {NOPRINT_PARTS}, W_HEADINGS = {NULL};  /* W_HEADINGS: load_headings, from Python */
 
 static uint32_t fnv1a(const char *p, size_t n) {
     uint32_t h = 2166136261u;
@@ -1286,7 +1285,7 @@ static int add_link(links_t *ctx, const lxb_dom_element_t *a) {
 
 /* every a[href] from root on in document order (root included, as css() does), and in *strays
  * which of <title>, <meta>, <base> and <link> occur outside head (all, head NULL), as bits 1, 2, 4, 8:
- * where a field that <head> lacks may still be found, so content._first_matches asks lexbor's
+ * where a field that <head> lacks may still be found, so content._fields_and_links asks lexbor's
  * selector engine for it over the whole document only then. The query visits every node, as
  * this walk does: a tenth of a heavy page's cost, saved on most pages. */
 static int links_walk(links_t *ctx, const lxb_dom_node_t *root, const lxb_dom_node_t *head, long *strays) {
@@ -1332,8 +1331,7 @@ static PyObject *py_links(PyObject *self, PyObject *args) {
         if (links_walk(&ctx, root, head, &strays) < 0) { Py_DECREF(ctx.out); return NULL; }
     }
     if (haddr == NULL) return ctx.out;
-    PyObject *out = Py_BuildValue("(Nl)", ctx.out, strays);
-    return out;
+    return Py_BuildValue("(Nl)", ctx.out, strays);
 }
 
 static PyMethodDef methods[] = {
@@ -1350,7 +1348,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_lexwalk", NULL, -1, methods, NULL, NULL, NULL, NULL};
 
-/* BOILER_HEADINGS from lib.html.headings: the module's frozenset, each string as UTF-8 */
+/* W_HEADINGS from lib.html.headings.BOILER_HEADINGS: the module's frozenset, each string as UTF-8 */
 static int load_headings(void) {
     PyObject *mod = PyImport_ImportModule("lib.html.headings");
     if (mod == NULL) return -1;
@@ -1362,18 +1360,18 @@ static int load_headings(void) {
     if (seq == NULL) return -1;
     Py_ssize_t n = PyTuple_GET_SIZE(seq);
     heading_bytes = PyTuple_New(n);
-    BOILER_HEADINGS = PyMem_Calloc((size_t) n + 1, sizeof(char *));
+    const char **words = PyMem_Calloc((size_t) n + 1, sizeof(char *));  /* NULL-terminated */
     size_t *lens = PyMem_Calloc((size_t) n + 1, sizeof(size_t));
-    if (heading_bytes == NULL || BOILER_HEADINGS == NULL || lens == NULL) { Py_DECREF(seq); PyErr_NoMemory(); return -1; }
+    if (heading_bytes == NULL || words == NULL || lens == NULL) { Py_DECREF(seq); PyErr_NoMemory(); return -1; }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *b = PyUnicode_AsUTF8String(PyTuple_GET_ITEM(seq, i));
         if (b == NULL) { Py_DECREF(seq); return -1; }
         PyTuple_SET_ITEM(heading_bytes, i, b);
-        BOILER_HEADINGS[i] = PyBytes_AS_STRING(b);
+        words[i] = PyBytes_AS_STRING(b);
         lens[i] = (size_t) PyBytes_GET_SIZE(b);
     }
     Py_DECREF(seq);
-    W_HEADINGS.words = BOILER_HEADINGS;
+    W_HEADINGS.words = words;
     return words_index(&W_HEADINGS, lens);
 }
 
@@ -1382,7 +1380,7 @@ PyMODINIT_FUNC PyInit__lexwalk(void) {
         && (words_index(&W_BOILER, NULL) < 0 || words_index(&W_STATE, NULL) < 0 || words_index(&W_NOPRINT, NULL) < 0
             || words_index(&W_NOPRINT_PARTS, NULL) < 0))
         return NULL;
-    if (BOILER_HEADINGS == NULL && load_headings() < 0) return NULL;
+    if (W_HEADINGS.slots == NULL && load_headings() < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m != NULL && (PyModule_AddStringConstant(m, "SELECTOLAX_VERSION", SELECTOLAX_VERSION) < 0
                       || PyModule_AddIntConstant(m, "API", API) < 0)) {
