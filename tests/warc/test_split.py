@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import gzip
+import hashlib
 import io
 import pathlib
 
@@ -11,6 +12,7 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
 
+from lib.warc.records import BadRecord, iter_records
 from lib.warc.split import begins_record, member_start
 from lib.warc.streams import GZIP_MAGIC
 
@@ -105,3 +107,55 @@ def test_nothing_to_start_from(tmp_path, data):
     path = tmp_path / "x.warc.gz"
     path.write_bytes(data)
     assert member_start(path, 0) is None
+
+
+def record_keys(items) -> list[tuple]:
+    """What a read must give whichever way the file is cut: every record's and every damage's fields."""
+    out = []
+    for r in items:
+        if isinstance(r, BadRecord):
+            out.append(("bad", r.offset, r.reason))
+        else:
+            digest = hashlib.sha1(r.content).hexdigest()
+            out.append((r.offset, r.length, r.record_id, r.url, r.rec_type, r.truncated, tuple(r.warnings), digest))
+    return out
+
+
+def read_by_ranges(path: pathlib.Path, range_bytes: int) -> list[tuple]:
+    """The records of ``path`` read range by range, as the preprocess tasks read a split archive."""
+    size = path.stat().st_size
+    out: list[tuple] = []
+    for a in range(0, size, range_bytes):
+        end = a + range_bytes if a + range_bytes < size else None
+        begin = 0 if a == 0 else member_start(path, a, end)
+        if begin is None:
+            continue
+        with open(path, "rb") as f:
+            f.seek(begin)
+            out += record_keys(iter_records(f, str(path), start=begin, stop=end))
+    return out
+
+
+@pytest.mark.parametrize("range_bytes", [1 << 16, 5000])
+def test_ranges_read_what_the_whole_file_reads(corpus, range_bytes):
+    ranged = 0
+    for path in gz_warcs(corpus):
+        with open(path, "rb") as f:
+            whole = record_keys(iter_records(f, str(path)))
+        assert read_by_ranges(path, range_bytes) == whole, path
+        ranged += path.stat().st_size > range_bytes
+    assert ranged >= 10
+
+
+def test_single_member_file_is_read_by_its_first_range(corpus, tmp_path):
+    src = sorted(corpus.rglob("*.warc"))[0].read_bytes()
+    path = tmp_path / "one-member.warc.gz"
+    path.write_bytes(gzip.compress(src))
+    with open(path, "rb") as f:
+        whole = record_keys(iter_records(f, str(path)))
+    assert len(whole) > 3 and read_by_ranges(path, 4096) == whole
+
+
+def test_only_gzip_is_read_by_range(corpus):
+    with open(sorted(corpus.rglob("*.warc"))[0], "rb") as f, pytest.raises(ValueError, match="by byte range"):
+        list(iter_records(f, "x.warc", start=100))
