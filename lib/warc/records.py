@@ -217,12 +217,15 @@ def iter_records(
     A byte range of a gzip file: ``raw`` positioned at file offset ``start``, a member that
     begins a record (:func:`lib.warc.split.member_start`); offsets are the file's, and the read
     ends before the first member at or after ``stop`` that begins a WARC record (the member
-    straddling ``stop``, and the members a record spans past it, are this range's)."""
+    straddling ``stop``, and the members a record spans past it, are this range's). Any other
+    file read from 0 is read whole, ``stop`` or not."""
     st = _State(file, max_content, name)
     head = raw.peek(16)[:16] if hasattr(raw, "peek") else b""
     codec = sniff_codec(head)
-    if (start or stop is not None) and codec != "gzip":
-        raise ValueError(f"{file}: only a gzip archive is read by byte range, from a member start")
+    if codec != "gzip":
+        if start:
+            raise ValueError(f"{file}: only a gzip archive is read by byte range, from a member start")
+        stop = None  # a file that is not gzip, whatever its name, is read whole by its first range
     if codec is not None:
         yield from _iter_members(raw, codec, st, start, stop)
         return
