@@ -11,6 +11,9 @@ import shutil
 import pyarrow.dataset as ds
 
 from jobs import preprocess
+from lib.preprocess.plan import split
+from lib.preprocess.tasks import TaskSettings, merge_ranges, process_task
+from lib.store import storage
 
 COLUMNS = ("id", "record_id", "url", "warc_file", "warc_offset", "warc_length", "language", "plain_text", "title")
 RANGE = 64 << 10
@@ -77,3 +80,21 @@ def test_split_archives_give_the_pages_and_counts_of_whole_ones(corpus, tmp_path
     again = tmp_path / "again"
     run(inp, again, spark, 0)
     assert parquet_names(tmp_path / "split") == parquet_names(again) and rows_of(again) == rows
+
+
+def test_ranges_of_an_s3_object_read_what_the_local_file_reads(corpus, s3_bucket, tmp_path):
+    src = corpus / "aut" / "example.warc.gz"
+    size = src.stat().st_size
+    uri = f"s3://{s3_bucket}/day/example.warc.gz"
+    storage.write_bytes(uri, src.read_bytes())
+    pieces = split([(uri, size)], 1 << 18)  # S3 ranges: forward-only streams from each start
+    assert len(pieces) > 5
+    ranged = [process_task([p], TaskSettings(str(tmp_path / f"r{i}"), 10 << 20, 50))[0] for i, p in enumerate(pieces)]
+    whole = process_task([(str(src), size)], TaskSettings(str(tmp_path / "whole"), 10 << 20, 50))[0]
+    merged = merge_ranges(ranged[::-1], size)  # any order of the results
+    drop = ("seconds", "s3", "file")
+    a, b = (json.loads(r["stats"]) for r in (merged, whole))
+    assert {k: v for k, v in a.items() if k not in drop} == {k: v for k, v in b.items() if k not in drop}
+    assert a["kept"] > 50 and a["bytes"] == size
+    lines = [[dict(json.loads(x), file=None) for x in r["errors"].splitlines()] for r in (merged, whole)]
+    assert lines[0] == lines[1] and lines[0]
