@@ -11,6 +11,7 @@ import shutil
 import pyarrow.dataset as ds
 
 from jobs import preprocess
+from lib.preprocess.pages import MAX_REPORTED_PER_FILE
 from lib.preprocess.plan import split
 from lib.preprocess.tasks import TaskSettings, merge_ranges, process_task
 from lib.store import storage
@@ -98,3 +99,19 @@ def test_ranges_of_an_s3_object_read_what_the_local_file_reads(corpus, s3_bucket
     assert a["kept"] > 50 and a["bytes"] == size
     lines = [[dict(json.loads(x), file=None) for x in r["errors"].splitlines()] for r in (merged, whole)]
     assert lines[0] == lines[1] and lines[0]
+
+
+def test_a_split_file_reports_as_many_lines_as_a_whole_one():
+    def row(start: int, n: int, unreported: int) -> dict:
+        base = {"file": "a.warc.gz", "bytes": 0, "seconds": 0.5, "read": n, "kept": 0, "html_seen": 0}
+        stats = base | {"empty_text": 0, "skipped": 0, "failed": n, "errors_not_reported": unreported}
+        stats |= {"skipped_by_reason": {}, "failed_by_reason": {"x": n}, "warnings_by_reason": {}}
+        lines = "".join(json.dumps({"offset": start + i}) + "\n" for i in range(n))
+        return {"file": "a.warc.gz", "start": start, "stats": json.dumps(stats), "errors": lines}
+
+    cap = MAX_REPORTED_PER_FILE
+    merged = merge_ranges([row(10**6, cap, 5), row(0, cap - 1, 0)], 123)
+    stats, lines = json.loads(merged["stats"]), merged["errors"].splitlines()
+    assert [json.loads(x)["offset"] for x in lines] == list(range(cap - 1)) + [10**6]  # offset order, capped
+    assert stats["errors_not_reported"] == cap - 1 + 5 and stats["failed"] == 2 * cap - 1 == stats["read"]
+    assert stats["failed_by_reason"] == {"x": 2 * cap - 1} and stats["bytes"] == 123 and stats["seconds"] == 1.0
