@@ -60,6 +60,7 @@ class PreprocessOptions(DayJobOptions):
     max_page_bytes: int = 10 << 20  # skip (and report) pages whose HTTP body is larger
     task_bytes: int = plan.TASK_BYTES  # archives grouped into tasks of at most this many bytes
     open_cost_bytes: int = plan.OPEN_COST_BYTES  # what opening one archive costs when tasks are planned
+    split_bytes: int = 0  # a .warc.gz larger than this is read by ranges of about this size (0: the tasks' limit)
     file_bytes: int = FILE_BYTES  # a language's Parquet file is rolled at this size
     batch_rows: int = 500  # pages per Arrow batch handed to Spark
     max_failed_share: float = DEFAULTS.max_failed_share
@@ -112,6 +113,15 @@ class PreprocessJob(SparkJob):
             metavar="BYTES",
             help="what opening one archive costs, in bytes, when tasks are planned, as Spark's "
             "spark.sql.files.openCostInBytes (default 512 KiB; Spark's is 4 MiB)",
+        )
+        p.add_argument(
+            "--split-bytes",
+            type=int,
+            metavar="BYTES",
+            help="a multi-member .warc.gz larger than this is read by several tasks, in ranges of about "
+            "this size that start at a gzip member beginning a record, as Spark splits files by "
+            "maxSplitBytes (default 0: the limit a task's bytes are packed to; ARC, plain, zstd and "
+            "LZ4 archives are read whole)",
         )
         p.add_argument(
             "--file-bytes",
@@ -178,9 +188,13 @@ class PreprocessJob(SparkJob):
             return empty
         with self.work_dir(spark, options) as work:
             tmp = work.path
-            with self.steps("map"):  # tasks by bytes, biggest first; one small result row per input file
-                tasks = plan.pack(
-                    files, options.task_bytes, options.open_cost_bytes, spark.sparkContext.defaultParallelism
+            with self.steps("map"):  # tasks by bytes, biggest first; one small result row per archive or range
+                pieces, tasks = plan.plan(
+                    files,
+                    options.task_bytes,
+                    options.open_cost_bytes,
+                    spark.sparkContext.defaultParallelism,
+                    options.split_bytes,
                 )
                 settings = TaskSettings(
                     tmp,
@@ -192,7 +206,7 @@ class PreprocessJob(SparkJob):
                     tuple(plugins),
                     options.main_html,
                 )
-                mapper = make_mapper(files, tasks, settings)
+                mapper = make_mapper(pieces, tasks, settings)
                 results = map_tasks(
                     spark,
                     len(tasks),
@@ -231,6 +245,7 @@ class PreprocessJob(SparkJob):
             "output": options.output,
             "files": len(files),
             "tasks": len(tasks),
+            "ranges": len(pieces),  # the archives, a split one counting its ranges
             "bytes": t["bytes"],
             "records_read": t["read"],
             "pages_kept": t["kept"],

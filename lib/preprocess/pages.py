@@ -164,10 +164,14 @@ class FileProcessor:
         self._report("warning", offset, reason, detail)
 
     # ---------------------------------------------------------------- main loop
-    def pages(self, stream: BinaryIO) -> Iterator[dict[str, Any]]:
+    def pages(self, stream: BinaryIO, start: int = 0, stop: int | None = None) -> Iterator[dict[str, Any]]:
+        """The page rows of the archive ``stream``, or of its byte range from ``start`` (a gzip
+        member that begins a record; ``stream`` positioned there) to ``stop``
+        (:func:`lib.warc.records.iter_records`)."""
         t0 = time.perf_counter()
+        cap = self.max_page_bytes + (64 << 10)
         try:
-            for item in iter_records(stream, self.file, max_content=self.max_page_bytes + (64 << 10), name=self.name):
+            for item in iter_records(stream, self.file, max_content=cap, name=self.name, start=start, stop=stop):
                 self.stats.read += 1
                 if isinstance(item, BadRecord):
                     self._fail(item.offset, item.reason, item.detail)

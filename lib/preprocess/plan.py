@@ -7,13 +7,20 @@ records in one archive). Spark's file sources plan their read by bytes instead
 (``FilePartition.maxSplitBytes`` and ``getFilePartitions``, settings
 ``spark.sql.files.maxPartitionBytes`` and ``spark.sql.files.openCostInBytes``); :func:`pack`
 does the same for archives, so a task's cost follows its bytes, not its file count.
+
+Spark also splits a big file into ranges of ``maxSplitBytes``; :func:`split` does so for a
+multi-member gzip WARC (``.warc.gz``): each range reads from the first member at or after its
+start that begins a record, up to the first such member at or after its end
+(:mod:`lib.warc.split`), so one large archive keeps every core busy. ARC, plain, zstd and LZ4
+archives are read whole.
 """
 
 from __future__ import annotations
 
 import hashlib
 import heapq
-from typing import Sequence
+import json
+from typing import NamedTuple, Sequence
 
 from lib.runtime.packing import TASK_BYTES, split_bytes  # Spark's maxPartitionBytes and maxSplitBytes
 
@@ -22,6 +29,65 @@ from lib.runtime.packing import TASK_BYTES, split_bytes  # Spark's maxPartitionB
 #: day of small archives was cut into tasks of at most 32 files, 1.24x the large cut's time
 #: against 1.11x at 512 KiB (docs/benchmarks.md, "Preprocess: a day's cut").
 OPEN_COST_BYTES = 512 << 10
+#: the archives read by byte range (any case): one gzip member a record, as every mature writer makes them
+SPLITTABLE = ".warc.gz"
+#: the smallest range: a range costs a scan for its first member and a result row, and one
+#: smaller than a few records mostly finds none (a tiny --task-bytes must not cut a file in millions)
+MIN_RANGE_BYTES = 64 << 10
+
+
+class Piece(NamedTuple):
+    """What a task reads of one archive: bytes ``start`` to ``end`` (None: to the end) of a
+    file of ``size`` bytes; the whole file by default."""
+
+    uri: str
+    size: int
+    start: int = 0
+    end: int | None = None
+
+    @property
+    def length(self) -> int:
+        return (self.size if self.end is None else self.end) - self.start
+
+    @property
+    def whole(self) -> bool:
+        return self.start == 0 and self.end is None
+
+
+def split(files: Sequence[tuple[str, int]], limit: int) -> list[Piece]:
+    """``files`` ((name, size) pairs, in order) as pieces: a ``.warc.gz`` larger than ``limit``
+    (at least :data:`MIN_RANGE_BYTES`) cut into ranges of about ``limit`` bytes (equal ones, the
+    last to the end of the file), any other file whole."""
+    limit = max(limit, MIN_RANGE_BYTES)
+    out: list[Piece] = []
+    for uri, size in files:
+        if not uri.lower().endswith(SPLITTABLE) or size <= limit:
+            out.append(Piece(uri, size))
+            continue
+        n = -(-size // limit)
+        step = -(-size // n)
+        out += [Piece(uri, size, k * step, (k + 1) * step if k < n - 1 else None) for k in range(n)]
+    return out
+
+
+def plan(
+    files: Sequence[tuple[str, int]],
+    task_bytes: int = TASK_BYTES,
+    open_cost: int = OPEN_COST_BYTES,
+    slots: int = 1,
+    split_limit: int = 0,
+) -> tuple[list[Piece], list[list[int]]]:
+    """The day's pieces (:func:`split` at ``split_limit``, 0: the limit :func:`pack` uses) and its
+    tasks, each a list of indexes into the pieces (:func:`pack`; a file's ranges in order)."""
+    limit = split_limit or split_bytes([s for _, s in files], task_bytes, open_cost, slots)
+    pieces = split(files, limit)
+    return pieces, pack([(_sort_key(p), p.length) for p in pieces], task_bytes, open_cost, slots)
+
+
+def _sort_key(p: Piece) -> str:
+    """A piece's name for :func:`pack`: the file's name, then its start (NUL sorts first, so the
+    file's order among the others stays its name's)."""
+    return p.uri if p.whole else f"{p.uri}\0{p.start:020d}"
 
 
 def pack(
@@ -60,8 +126,14 @@ def pack(
     return sorted(tasks, key=lambda t: (-max(files[i][1] for i in t), files[t[0]][0]))
 
 
-def task_name(names: Sequence[str]) -> str:
-    """The output name stem of a task reading archives ``names``: a hash of the sorted names,
-    so a retried or speculative attempt of the same task writes the same files (and no other
-    task does). NUL, which no path holds, parts the names."""
-    return hashlib.sha1("\0".join(sorted(names)).encode("utf-8")).hexdigest()[:20]
+def task_name(names: Sequence[str | tuple[str, int, int | None]]) -> str:
+    """The output name stem of a task reading archives ``names`` (a name, or a (name, start,
+    end) range of one): a hash of them sorted, so a retried or speculative attempt of the same
+    task writes the same files (and no other task does). NUL, which no path holds, parts the
+    names of whole archives; a task holding ranges hashes their JSON list."""
+    if all(isinstance(n, str) for n in names):
+        text = "\0".join(sorted(names))  # type: ignore[arg-type]
+    else:
+        items = [(n, 0, -1) if isinstance(n, str) else (n[0], n[1], -1 if n[2] is None else n[2]) for n in names]
+        text = json.dumps(sorted(items))  # -1: to the end of the file
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:20]

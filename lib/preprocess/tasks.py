@@ -1,10 +1,11 @@
-"""Executor side of the preprocess job: one task per group of archives (:mod:`lib.preprocess.plan`).
+"""Executor side of the preprocess job: one task per group of archives or ranges of one (:mod:`lib.preprocess.plan`).
 
 A task streams its archives one after another (one open stream at a time: one S3 connection),
 writes their pages as Parquet partitioned by language (``language=xxx/part-<task>-<n>.zstd.parquet``,
 a new file each time one reaches ``file_bytes``) and their captures (``_captures/part-<task>.parquet``)
-with pyarrow, and returns one small row per archive with its counters and error report. Output
-names come from the task's archives (:func:`lib.preprocess.plan.task_name`), so a retried or
+with pyarrow, and returns one small row per archive (or range) with its counters and error report;
+:func:`merge_results` adds up a split archive's ranges into one entry. Output
+names come from the task's archives and ranges (:func:`lib.preprocess.plan.task_name`), so a retried or
 speculative task overwrites its own files with the same content and nothing else; nothing is
 sorted or re-encoded in the JVM, which keeps Spark's share of the two cores small.
 """
@@ -17,7 +18,7 @@ import json
 import os
 import sys
 import time
-from typing import Any, Iterator
+from typing import Any, BinaryIO, Iterator
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -28,15 +29,18 @@ from lib.pages.exclusions import Exclusions
 from lib.pages.schema import CAPTURE_SCHEMA, OPT_IN_PAGE_COLUMNS, PAGE_SCHEMA, ROW_GROUP_ROWS
 from lib.preprocess import enrich as enrichment
 from lib.preprocess import health, tasktime
-from lib.preprocess.pages import FileProcessor
-from lib.preprocess.plan import task_name
+from lib.preprocess.pages import MAX_REPORTED_PER_FILE, FileProcessor
+from lib.preprocess.plan import Piece, task_name
 from lib.store import atomic, layout, locations, s3, storage
+from lib.warc.split import member_start
 
-#: what each task returns to the driver: one row per archive; a task's output files and its timing
+#: what each task returns to the driver: one row per archive or range (``start``: its first byte,
+#: before the first record is found); a task's output files and its timing
 #: (:mod:`lib.preprocess.tasktime`) ride on its first row
 RESULT_SCHEMA = pa.schema(
     [
         ("file", pa.string()),
+        ("start", pa.int64()),
         ("stats", pa.string()),
         ("errors", pa.string()),
         ("outputs", pa.list_(pa.string())),
@@ -127,9 +131,20 @@ def _write_captures(out_dir: str, name: str, captures: list[dict[str, Any]]) -> 
     return uri
 
 
+def _open_piece(piece: Piece) -> tuple[BinaryIO | None, int]:
+    """A stream at the piece's first record and that record's offset; (None, -1) for a range in
+    which no member begins a record (inside one large member: the range before reads it)."""
+    if piece.start == 0:
+        return storage.open_stream(piece.uri), 0
+    with storage.open_stream(piece.uri, start=piece.start) as probe:
+        begin = member_start(probe, piece.start, piece.end)
+    if begin is None:
+        return None, -1
+    return storage.open_stream(piece.uri, start=begin), begin
+
+
 def _read_one(
-    uri: str,
-    size: int,
+    piece: Piece,
     name: str,
     writer: LanguageWriter,
     captures: list[dict[str, Any]],
@@ -139,14 +154,16 @@ def _read_one(
     plugins: list[enrichment.Plugin],
     main_html: bool = False,
 ) -> dict[str, Any]:
-    """Stream one archive into ``writer`` and ``captures``; returns its result row (no outputs)."""
+    """Stream one archive or range into ``writer`` and ``captures``; returns its result row (no outputs)."""
+    uri = piece.uri
     s3_before = s3.counters()
     enrich = enrichment.Enrichment(list(plugins))  # one per archive: its report is the archive's
     proc = FileProcessor(uri, max_page_bytes, name=name, exclusions=exclusions, enrich=enrich, main_html=main_html)
-    proc.stats.bytes = size
+    proc.stats.bytes = piece.length
     buf: list[dict[str, Any]] = []
+    stream: BinaryIO | None = None
     try:
-        stream = storage.open_stream(uri)
+        stream, begin = _open_piece(piece)
     except Exception as e:  # missing file, permissions, S3 gone: the file is counted, the task goes on
         proc.stats.read += 1
         proc.stats.failed["read_error"] += 1
@@ -159,9 +176,9 @@ def _read_one(
                 "detail": f"{type(e).__name__}: {e}",
             }
         )
-    else:
+    if stream is not None:
         with stream:
-            for row in proc.pages(stream):
+            for row in proc.pages(stream, begin, piece.end):
                 buf.append(row)
                 if len(buf) >= batch_rows:
                     writer.add(buf)
@@ -170,8 +187,9 @@ def _read_one(
         writer.add(buf)
     captures.extend(proc.captures)
     s = proc.stats
+    part = "" if piece.whole else f" bytes {piece.start}-{'' if piece.end is None else piece.end}"
     print(
-        f"preprocess: {os.path.basename(uri)}: read {s.read} kept {s.kept} skipped {sum(s.skipped.values())} "
+        f"preprocess: {os.path.basename(uri)}{part}: read {s.read} kept {s.kept} skipped {sum(s.skipped.values())} "
         f"failed {sum(s.failed.values())} in {s.seconds:.1f}s",
         file=sys.stderr,
         flush=True,
@@ -180,6 +198,7 @@ def _read_one(
     extra = {"enrich": enrich.report()} if enrich else {}
     return {
         "file": uri,
+        "start": piece.start,
         "stats": json.dumps(
             s.as_dict() | {"html_extraction": walk.status(), "s3": s3.counters_since(s3_before)} | extra
         ),
@@ -202,16 +221,18 @@ class TaskSettings:
     main_html: bool = False
 
 
-def process_task(files: list[tuple[str, int]], settings: TaskSettings) -> list[dict[str, Any]]:
-    """Process one task's archives in the order given (the plan gives them in name order: the
-    order of their pages in the output); returns one RESULT_SCHEMA row per archive, the first
+def process_task(files: list[tuple[str, int]] | list[Piece], settings: TaskSettings) -> list[dict[str, Any]]:
+    """Process one task's archives ((uri, size) pairs) or ranges of them (:class:`Piece`) in the
+    order given (the plan gives them in name order, a file's ranges by offset: the order of their
+    pages in the output); returns one RESULT_SCHEMA row per archive or range, the first
     carrying the task's output files and its timing (:mod:`lib.preprocess.tasktime`). Ids and
     output names derive from the archives' paths below ``settings.input_root``
     (:func:`lib.store.locations.archive_name`), not from where they are read."""
     s = settings
     clock = tasktime.Clock()
-    names = [locations.archive_name(uri, s.input_root) if s.input_root else uri for uri, _ in files]
-    name = task_name(names)
+    pieces = [Piece(*f) for f in files]
+    names = [locations.archive_name(p.uri, s.input_root) if s.input_root else p.uri for p in pieces]
+    name = task_name([n if p.whole else (n, p.start, p.end) for p, n in zip(pieces, names)])
     writer = LanguageWriter(
         storage.local_path(s.out_dir),
         name,
@@ -220,10 +241,8 @@ def process_task(files: list[tuple[str, int]], settings: TaskSettings) -> list[d
     )
     captures: list[dict[str, Any]] = []
     rows = [
-        _read_one(
-            uri, size, arc, writer, captures, s.max_page_bytes, s.batch_rows, s.exclusions, s.plugins, s.main_html
-        )
-        for (uri, size), arc in zip(files, names)
+        _read_one(p, arc, writer, captures, s.max_page_bytes, s.batch_rows, s.exclusions, s.plugins, s.main_html)
+        for p, arc in zip(pieces, names)
     ]
     if rows:
         pages = writer.close()
@@ -236,9 +255,10 @@ def process_task(files: list[tuple[str, int]], settings: TaskSettings) -> list[d
     return rows
 
 
-def make_mapper(files: list[tuple[str, int]], tasks: list[list[int]], settings: TaskSettings):
+def make_mapper(files: list[tuple[str, int]] | list[Piece], tasks: list[list[int]], settings: TaskSettings):
     """The :func:`lib.runtime.sparkjob.map_tasks` function: input rows carry indexes into ``tasks``,
-    each a list of indexes into ``files`` (found below ``settings.input_root``)."""
+    each a list of indexes into ``files`` (archives or ranges of them, found below
+    ``settings.input_root``)."""
 
     def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
@@ -272,6 +292,40 @@ def remove_strays(out_dir: str, results: list[dict[str, Any]]) -> int:
     return removed
 
 
+_COUNTS = ("read", "kept", "html_seen", "empty_text", "skipped", "failed", "errors_not_reported")
+_BY_REASON = ("skipped_by_reason", "failed_by_reason", "warnings_by_reason")
+
+
+def merge_ranges(rows: list[dict[str, Any]], size: int) -> dict[str, Any]:
+    """One file's result rows (one per range read, any order) as one: counters and seconds added
+    up, ``bytes`` the file's size, the reports in offset order and capped as one file's are
+    (the lines past :data:`MAX_REPORTED_PER_FILE` counted in ``errors_not_reported``)."""
+    if len(rows) == 1:
+        return rows[0]
+    rows = sorted(rows, key=lambda r: r["start"])
+    stats = [json.loads(r["stats"]) for r in rows]
+    out = dict(stats[0], bytes=size, seconds=round(sum(x["seconds"] for x in stats), 3))
+    for k in _COUNTS:
+        out[k] = sum(x.get(k, 0) for x in stats)
+    for k in _BY_REASON:
+        out[k] = {}
+        for x in stats:
+            for reason, n in x[k].items():
+                out[k][reason] = out[k].get(reason, 0) + n
+    if any("s3" in x for x in stats):
+        out["s3"] = {}
+        for x in stats:
+            s3.add_counters(out["s3"], x.get("s3"))
+    if any("enrich" in x for x in stats):
+        out["enrich"] = {}
+        for x in stats:
+            enrichment.merge_reports(out["enrich"], x.get("enrich", {}))
+    lines = [line for r in rows for line in r["errors"].splitlines(keepends=True)]
+    out["errors_not_reported"] += max(0, len(lines) - MAX_REPORTED_PER_FILE)
+    errors = "".join(lines[:MAX_REPORTED_PER_FILE])
+    return {"file": rows[0]["file"], "start": 0, "stats": json.dumps(out), "errors": errors}
+
+
 def merge_results(
     out_dir: str,
     files: list[tuple[str, int]],
@@ -280,8 +334,12 @@ def merge_results(
 ) -> tuple[dict[str, Any], int]:
     """Per-file counters -> ``_stats.json`` (with the day's ``health`` block, see
     :mod:`lib.preprocess.health`), reports -> ``_errors.jsonl`` (in input order); returns (stats, number
-    of report lines). Every input file must have a result."""
-    by_file = {r["file"]: r for r in results}
+    of report lines). Every input file must have a result; a split file's ranges are added up
+    into one entry (:func:`merge_ranges`)."""
+    parts: dict[str, list[dict[str, Any]]] = {}
+    for r in results:
+        parts.setdefault(r["file"], []).append(r)
+    by_file = {uri: merge_ranges(parts[uri], size) for uri, size in files if uri in parts}
     missing = [uri for uri, _ in files if uri not in by_file]
     if missing:
         raise RuntimeError(f"no result for {len(missing)} input files (first: {missing[0]})")

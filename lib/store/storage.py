@@ -147,11 +147,14 @@ class S3Stream(io.RawIOBase):
         super().close()
 
 
-def open_stream(uri: str, buffer_size: int = 1 << 20) -> BinaryIO:
-    """Open ``uri`` for sequential reading with a bounded buffer."""
+def open_stream(uri: str, buffer_size: int = 1 << 20, start: int = 0) -> BinaryIO:
+    """Open ``uri`` for sequential reading from byte ``start`` with a bounded buffer."""
     if is_s3(uri):
-        return io.BufferedReader(S3Stream(uri), buffer_size=buffer_size)  # type: ignore[return-value]
-    return open(local_path(uri), "rb", buffering=buffer_size)
+        return io.BufferedReader(S3Stream(uri, start), buffer_size=buffer_size)  # type: ignore[return-value]
+    f = open(local_path(uri), "rb", buffering=buffer_size)
+    if start:
+        f.seek(start)
+    return f
 
 
 def size(uri: str) -> int:

@@ -135,17 +135,21 @@ def _records_in_member(m: Member, members: Iterator[Member], st: _State) -> Iter
         first = False
 
 
-def _iter_members(raw: BinaryIO, codec: str, st: _State) -> Iterator[Record | BadRecord]:
-    members = GzipMembers(raw, codec=codec)
+def _iter_members(
+    raw: BinaryIO, codec: str, st: _State, start: int = 0, stop: int | None = None
+) -> Iterator[Record | BadRecord]:
+    members = GzipMembers(raw, codec=codec, start=start)
     it = iter(members)
     seen = 0
     while True:
         m = next(it, None)
-        for e in members.errors[seen:]:
+        for e in members.errors[seen:]:  # damage before m
             yield BadRecord(st.file, e.offset, e.reason, e.detail)
         seen = len(members.errors)
         if m is None:
             return
+        if stop is not None and m.offset >= stop and m.peek(5).upper() == b"WARC/":
+            return  # the next range's first member (lib.warc.split.member_start finds the same)
         yield from _records_in_member(m, it, st)
 
 
@@ -195,7 +199,12 @@ def _resync_plain(r: PlainReader) -> bool:
 
 
 def iter_records(
-    raw: BinaryIO, file: str, max_content: int = 10 << 20, name: str | None = None
+    raw: BinaryIO,
+    file: str,
+    max_content: int = 10 << 20,
+    name: str | None = None,
+    start: int = 0,
+    stop: int | None = None,
 ) -> Iterator[Record | BadRecord]:
     """Every record of an archive stream, in order; damage as :class:`BadRecord`.
 
@@ -203,12 +212,22 @@ def iter_records(
     it is independent of where it is read from, which ARC record ids derive from.
 
     gzip, zstd and LZ4 are recognised by their magic numbers, WARC and ARC by each
-    record's first line: the file name decides nothing."""
+    record's first line: the file name decides nothing.
+
+    A byte range of a gzip file: ``raw`` positioned at file offset ``start``, a member that
+    begins a record (:func:`lib.warc.split.member_start`); offsets are the file's, and the read
+    ends before the first member at or after ``stop`` that begins a WARC record (the member
+    straddling ``stop``, and the members a record spans past it, are this range's). Any other
+    file read from 0 is read whole, ``stop`` or not."""
     st = _State(file, max_content, name)
     head = raw.peek(16)[:16] if hasattr(raw, "peek") else b""
     codec = sniff_codec(head)
+    if codec != "gzip":
+        if start:
+            raise ValueError(f"{file}: only a gzip archive is read by byte range, from a member start")
+        stop = None  # a file that is not gzip, whatever its name, is read whole by its first range
     if codec is not None:
-        yield from _iter_members(raw, codec, st)
+        yield from _iter_members(raw, codec, st, start, stop)
         return
     r = PlainReader(raw)
     if hasattr(raw, "peek") and not head:

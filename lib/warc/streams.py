@@ -205,16 +205,17 @@ class GzipMembers:
 
     After damage (corrupt data, a bad header) it resynchronises on the next magic number
     so that records after the damage are still read; a truncated last member ends the
-    iteration. Damage is reported through ``errors``.
+    iteration. Damage is reported through ``errors``. ``raw`` may be positioned at a member
+    that starts at file offset ``start``: offsets are then the file's.
     """
 
-    def __init__(self, raw: BinaryIO, chunk: int = CHUNK, codec: str = "gzip"):
+    def __init__(self, raw: BinaryIO, chunk: int = CHUNK, codec: str = "gzip", start: int = 0):
         self.raw = raw
         self.chunk = chunk
         self.codec = CODECS[codec]
         self.magic = self.codec.magic
         self._in = b""  # compressed bytes read from raw but not consumed
-        self._pos = 0  # absolute offset of self._in[0]
+        self._pos = start  # absolute offset of self._in[0] (``raw`` is read from ``start`` on)
         self._dict: bytes | None = None  # zstd dictionary from a leading skippable frame
         self.errors: list[StreamError] = []
 

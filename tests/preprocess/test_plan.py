@@ -10,7 +10,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lib.preprocess.plan import pack, task_name
+from lib.preprocess.plan import MIN_RANGE_BYTES, Piece, pack, plan, task_name
 from lib.runtime.packing import split_bytes
 
 MIB = 1 << 20
@@ -91,3 +91,43 @@ def test_tasks_are_balanced_over_the_slots():
 def test_task_names_depend_on_the_set_of_archives_only():
     assert task_name(["b", "a"]) == task_name(["a", "b"]) != task_name(["a"]) != task_name(["a", "b", "c"])
     assert len(task_name(["a"])) == 20 and task_name(["a\nb"]) != task_name(["a", "b"])
+
+
+NAMES = st.sampled_from(["a.warc.gz", "B.WARC.GZ", "c.arc.gz", "d.warc", "e.warc.zst", "f.warc.lz4", "g/h.warc.gz"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(files=st.lists(st.tuples(NAMES, SIZES), max_size=7, unique_by=lambda f: f[0]), **KNOBS)
+def test_only_big_warc_gz_files_are_split_into_ranges_that_tile_them(files, task_bytes, open_cost, slots):
+    files = sorted(files)
+    pieces, tasks = plan(files, task_bytes, open_cost, slots)
+    limit = max(MIN_RANGE_BYTES, split_bytes([s for _, s in files], task_bytes, open_cost, slots))
+    assert sorted(i for t in tasks for i in t) == list(range(len(pieces)))
+    for uri, size in files:
+        mine = [p for p in pieces if p.uri == uri]
+        if not uri.lower().endswith(".warc.gz") or size <= limit:
+            assert mine == [Piece(uri, size)]
+            continue
+        # contiguous ranges from 0 to the end, none over the limit, all but the last of one size
+        assert len(mine) == -(-size // limit) and mine[0].start == 0 and mine[-1].end is None
+        assert all(a.end == b.start for a, b in zip(mine, mine[1:]))
+        assert sum(p.length for p in mine) == size and max(p.length for p in mine) <= limit
+        assert len({p.length for p in mine[:-1]}) <= 1
+    for t in tasks:  # within a task, a file's ranges in offset order
+        assert [(pieces[i].uri, pieces[i].start) for i in t] == sorted((pieces[i].uri, pieces[i].start) for i in t)
+
+
+def test_a_day_of_one_large_archive_keeps_every_slot_busy():
+    pieces, tasks = plan([("day.warc.gz", 668 * MIB)], 128 * MIB, 512 << 10, slots=2)
+    assert len(pieces) == 6 and len(tasks) == 6 and all(len(t) == 1 for t in tasks)
+    assert plan([("day.arc.gz", 668 * MIB)], 128 * MIB, 512 << 10, slots=2)[0] == [Piece("day.arc.gz", 668 * MIB)]
+    small = plan([("day.warc.gz", 668 * MIB)], 128 * MIB, 512 << 10, slots=2, split_limit=1 << 40)
+    assert small == ([Piece("day.warc.gz", 668 * MIB)], [[0]])
+
+
+def test_task_names_tell_ranges_apart():
+    whole = task_name(["a.warc.gz"])
+    first, second = task_name([("a.warc.gz", 0, 100)]), task_name([("a.warc.gz", 100, None)])
+    assert len({whole, first, second}) == 3
+    assert task_name([("a.warc.gz", 100, None), "b.warc.gz"]) == task_name(["b.warc.gz", ("a.warc.gz", 100, None)])
+    assert task_name([("a.warc.gz", 100, None), "b.warc.gz"]) != task_name([("a.warc.gz", 100, 200), "b.warc.gz"])

@@ -13,7 +13,7 @@ import pytest
 from benchmarks.bench_preprocess import cut_corpus, documents
 from jobs import preprocess
 from lib.preprocess import tasks, tasktime
-from lib.preprocess.plan import task_name
+from lib.preprocess.plan import OPEN_COST_BYTES, plan, task_name
 from lib.preprocess.tasks import TaskSettings, process_task, remove_strays
 from lib.store import storage
 from tests.helpers_warc import good_pages, warc_gz
@@ -104,12 +104,16 @@ def test_a_day_cut_small_or_large_keeps_the_same_pages_and_counts(corpus, tmp_pa
     assert documents(str(outs["small"])) == documents(str(outs["large"]))
     pages = {c: sorted(outs[c].glob("language=*/*.parquet")) for c in outs}
     languages = len({p.parent.name for p in pages["small"]})
-    # 1 MiB tasks of files costing 512 KiB more than their size: one file a task; 128 MiB: the
-    # small day (about 180 MB with the open costs) is cut for the task slots, balanced: a multiple of
-    # the slots, twice as many when an even split would take a task over the limit
+    # 1 MiB tasks of files costing 512 KiB more than their size: one file (or range of a .warc.gz
+    # over 1 MiB) a task; 128 MiB: the small day (about 180 MB with the open costs) is cut for the
+    # task slots, balanced: a multiple of the slots, twice as many when an even split would take a
+    # task over the limit
     tasks_small = len(list(outs["small"].glob("_captures/*.parquet")))
     slots = spark.sparkContext.defaultParallelism
-    assert tasks_small == len(small_files) if task_mb == 1 else tasks_small in (slots, 2 * slots)
+    listing = sorted((str(p), p.stat().st_size) for p in tmp_path.joinpath("cuts", "small", "warc").iterdir())
+    ranges = len(plan(listing, task_mb << 20, OPEN_COST_BYTES, slots)[0])
+    assert ranges > len(small_files) if task_mb == 1 else ranges == len(small_files)
+    assert tasks_small == ranges if task_mb == 1 else tasks_small in (slots, 2 * slots)
     assert len(pages["small"]) <= tasks_small * languages
     if task_mb == 128:  # was a file per archive and language
         assert len(pages["small"]) <= 2 * slots * languages < len(small_files) // 3
