@@ -18,7 +18,7 @@ import json
 import os
 import sys
 import time
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO, Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -293,7 +293,23 @@ def remove_strays(out_dir: str, results: list[dict[str, Any]]) -> int:
 
 
 _COUNTS = ("read", "kept", "html_seen", "empty_text", "skipped", "failed", "errors_not_reported")
+_TOTALS = ("bytes", "read", "kept", "html_seen", "empty_text", "skipped", "failed")  # the day's totals
 _BY_REASON = ("skipped_by_reason", "failed_by_reason", "warnings_by_reason")
+
+
+def _add_counts(into: dict[str, Any], stats: dict[str, Any], counts: Sequence[str]) -> None:
+    """Add one archive's (or range's) ``stats`` to ``into``: the ``counts``, the counts by
+    reason, and the S3 and enrichment reports where ``stats`` has them. The same adding up
+    makes a split file's entry (:func:`merge_ranges`) and the day's totals."""
+    for k in counts:
+        into[k] += stats.get(k, 0)
+    for k in _BY_REASON:
+        for reason, n in stats[k].items():
+            into[k][reason] = into[k].get(reason, 0) + n
+    if "s3" in stats:
+        s3.add_counters(into.setdefault("s3", {}), stats["s3"])
+    if "enrich" in stats:
+        enrichment.merge_reports(into.setdefault("enrich", {}), stats["enrich"])
 
 
 def merge_ranges(rows: list[dict[str, Any]], size: int) -> dict[str, Any]:
@@ -304,22 +320,11 @@ def merge_ranges(rows: list[dict[str, Any]], size: int) -> dict[str, Any]:
         return rows[0]
     rows = sorted(rows, key=lambda r: r["start"])
     stats = [json.loads(r["stats"]) for r in rows]
-    out = dict(stats[0], bytes=size, seconds=round(sum(x["seconds"] for x in stats), 3))
-    for k in _COUNTS:
-        out[k] = sum(x.get(k, 0) for x in stats)
-    for k in _BY_REASON:
-        out[k] = {}
-        for x in stats:
-            for reason, n in x[k].items():
-                out[k][reason] = out[k].get(reason, 0) + n
-    if any("s3" in x for x in stats):
-        out["s3"] = {}
-        for x in stats:
-            s3.add_counters(out["s3"], x.get("s3"))
-    if any("enrich" in x for x in stats):
-        out["enrich"] = {}
-        for x in stats:
-            enrichment.merge_reports(out["enrich"], x.get("enrich", {}))
+    out = {k: v for k, v in stats[0].items() if k not in ("s3", "enrich")}
+    out.update(bytes=size, seconds=round(sum(x["seconds"] for x in stats), 3))
+    out.update({k: 0 for k in _COUNTS} | {k: {} for k in _BY_REASON})
+    for x in stats:
+        _add_counts(out, x, _COUNTS)
     lines = [line for r in rows for line in r["errors"].splitlines(keepends=True)]
     out["errors_not_reported"] += max(0, len(lines) - MAX_REPORTED_PER_FILE)
     errors = "".join(lines[:MAX_REPORTED_PER_FILE])
@@ -363,16 +368,7 @@ def merge_results(
         for uri, _ in files:
             s = json.loads(by_file[uri]["stats"])
             per_file.append(s)
-            for k in ("bytes", "read", "kept", "html_seen", "skipped", "failed"):
-                totals[k] += s[k]
-            totals["empty_text"] += s.get("empty_text", 0)
-            for k in ("skipped_by_reason", "failed_by_reason", "warnings_by_reason"):
-                for reason, n in s[k].items():
-                    totals[k][reason] = totals[k].get(reason, 0) + n
-            if "s3" in s:
-                s3.add_counters(totals.setdefault("s3", {}), s["s3"])
-            if "enrich" in s:
-                enrichment.merge_reports(totals.setdefault("enrich", {}), s["enrich"])
+            _add_counts(totals, s, _TOTALS)
             if "html_extraction" in s:
                 paths = totals.setdefault("html_extraction", [])
                 if s["html_extraction"] not in paths:
