@@ -15,7 +15,7 @@ as sent (headers unchanged, so signatures hold) unless a fault applies:
 Faults with a ``*_count`` budget fire that many times; ``methods`` limits a fault to some
 HTTP methods. Everything is bounded: request heads (64 KiB), bodies (256 MiB, held in
 memory: test objects are small), connections (``max_connections``); ``stats`` counts the
-requests and every fault injected. Settings can change while the proxy runs (``set``).
+connections, the requests and every fault injected. Settings can change while the proxy runs (``set``).
 """
 
 from __future__ import annotations
@@ -56,6 +56,7 @@ class Faults:
     stall_methods: tuple[str, ...] = ("GET",)
     stats: dict[str, int] = field(
         default_factory=lambda: {
+            "connections": 0,
             "requests": 0,
             "forwarded": 0,
             "errors": 0,
@@ -156,6 +157,7 @@ class FaultProxy:
         sock.settimeout(120)
         reader = sock.makefile("rb")
         box: list[http.client.HTTPConnection | None] = [None]  # this connection's upstream connection
+        self._count("connections")
         try:
             while True:
                 head = self._read_head(reader)

@@ -32,7 +32,7 @@ from lib.preprocess import health, tasktime
 from lib.preprocess.pages import MAX_REPORTED_PER_FILE, FileProcessor
 from lib.preprocess.plan import Piece, task_name
 from lib.store import atomic, layout, locations, s3, storage
-from lib.warc.split import member_start
+from lib.warc.split import find_member
 
 #: what each task returns to the driver: one row per archive or range (``start``: its first byte,
 #: before the first record is found); a task's output files and its timing
@@ -133,14 +133,21 @@ def _write_captures(out_dir: str, name: str, captures: list[dict[str, Any]]) -> 
 
 def _open_piece(piece: Piece) -> tuple[BinaryIO | None, int]:
     """A stream at the piece's first record and that record's offset; (None, -1) for a range in
-    which no member begins a record (inside one large member: the range before reads it)."""
+    which no member begins a record (inside one large member: the range before reads it).
+    One stream serves the search for that record and the reading after it: on S3, one request
+    a range (the bytes the search read are put back in front)."""
+    raw = storage.open_raw(piece.uri, piece.start, piece.end)
     if piece.start == 0:
-        return storage.open_stream(piece.uri), 0
-    with storage.open_stream(piece.uri, start=piece.start) as probe:
-        begin = member_start(probe, piece.start, piece.end)
+        return io.BufferedReader(raw, buffer_size=1 << 20), 0  # type: ignore[return-value]
+    try:
+        begin, head = find_member(raw, piece.start, piece.end)  # type: ignore[arg-type]
+    except BaseException:
+        raw.close()
+        raise
     if begin is None:
+        raw.close()
         return None, -1
-    return storage.open_stream(piece.uri, start=begin), begin
+    return io.BufferedReader(storage.Prefixed(head, raw) if head else raw, buffer_size=1 << 20), begin  # type: ignore[return-value]
 
 
 def _read_one(

@@ -89,24 +89,46 @@ def list_files(uri: str, suffixes: Iterable[str] | None = None) -> list[FileInfo
     return sorted(found, key=lambda f: f.uri)
 
 
-class S3Stream(io.RawIOBase):
-    """Forward-only reader over an S3 object that resumes with a ranged GET on errors."""
+#: bytes a stream may read past where its reader said it would stop (``hint``) within its first
+#: request, and the most it reads to the end of a request on close rather than dropping it
+TAIL = 1 << 20
 
-    def __init__(self, uri: str, start: int = 0, end: int | None = None, max_resumes: int = 5):
+
+class S3Stream(io.RawIOBase):
+    """Forward-only reader over an S3 object that resumes with a ranged GET on errors.
+
+    ``hint`` (a range's reader stops near it) bounds the first request to ``hint`` + :data:`TAIL`
+    bytes and the reading goes on past it with a new request when needed. On close, a request
+    with at most :data:`TAIL` bytes left is read to its end, so that its connection goes back to
+    the pool: a task's next request reuses it, and a server never sees a dropped request still
+    in flight beside the next one (``--s3-max-connections`` is exact as the server counts)."""
+
+    def __init__(self, uri: str, start: int = 0, end: int | None = None, max_resumes: int = 5, hint: int | None = None):
         self.bucket, self.key = split_s3(uri)
         self.uri = uri
         self.pos = start
         self.end = end  # exclusive
         self.max_resumes = max_resumes
         self._body = None
+        self._first = None if hint is None else hint + TAIL
+        self._req_end: int | None = None  # where the open request's bytes end (None: the object's end)
+        self._size: int | None = None  # the object's, once a response said it
 
     def readable(self) -> bool:
         return True
 
     def _open(self) -> None:
-        rng = f"bytes={self.pos}-" + ("" if self.end is None else str(self.end - 1))
+        stop = self.end
+        first, self._first = self._first, None
+        if first is not None and first > self.pos:
+            stop = first if stop is None else min(stop, first)
+        rng = f"bytes={self.pos}-" + ("" if stop is None else str(stop - 1))
         resp = s3.client().get_object(Bucket=self.bucket, Key=self.key, Range=rng)
         self._body = resp["Body"]
+        total = str(resp.get("ContentRange") or "").rpartition("/")[2]  # "bytes 0-99/1234"
+        if total.isdigit():
+            self._size = int(total)
+        self._req_end = stop if self._size is None or stop is None else min(stop, self._size)
 
     def readinto(self, b) -> int:  # type: ignore[override]
         want = len(b)
@@ -114,24 +136,32 @@ class S3Stream(io.RawIOBase):
             want = min(want, self.end - self.pos)
         if want <= 0:
             return 0
-        for attempt in range(self.max_resumes + 1):
+        attempt = 0
+        while True:
             try:
                 if self._body is None:
+                    if self._size is not None and self.pos >= self._size:
+                        return 0
                     self._open()
                 data = self._body.read(want)
-                break
+                if data or self._req_end is None or self.pos < self._req_end:
+                    break
+                self._body.close()  # the first request's bytes are read: the rest with a new one
+                self._body = None
+                if self.end is not None and self.pos >= self.end:
+                    return 0
+                continue
             except ClientError as e:
                 if e.response.get("Error", {}).get("Code") == "InvalidRange":
                     return 0
                 if attempt == self.max_resumes:
                     raise
-                self._body = None
-                s3.note_resume()
             except (BotoCoreError, OSError):
                 if attempt == self.max_resumes:
                     raise
-                self._body = None
-                s3.note_resume()
+            attempt += 1
+            self._body = None
+            s3.note_resume()
         n = len(data)
         b[:n] = data
         self.pos += n
@@ -140,10 +170,48 @@ class S3Stream(io.RawIOBase):
     def close(self) -> None:
         if self._body is not None:
             try:
+                if self._req_end is not None and self._req_end - self.pos <= TAIL:
+                    while self._body.read(1 << 16):
+                        pass
                 self._body.close()
             except Exception:
                 pass
             self._body = None
+        super().close()
+
+
+def open_raw(uri: str, start: int = 0, hint: int | None = None) -> io.RawIOBase:
+    """``uri`` unbuffered from byte ``start``, for reading forward; ``hint``: where the reader
+    will stop, about (an S3 stream's first request asks for no more than :data:`TAIL` past it)."""
+    if is_s3(uri):
+        return S3Stream(uri, start, hint=hint)
+    f = open(local_path(uri), "rb", buffering=0)
+    if start:
+        f.seek(start)
+    return f
+
+
+class Prefixed(io.RawIOBase):
+    """``head``, then the rest of ``raw``: the bytes a search already read from a forward-only
+    stream put back in front of it. Closing it closes ``raw``."""
+
+    def __init__(self, head: bytes, raw: io.RawIOBase):
+        self._head = memoryview(head)
+        self._raw = raw
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:  # type: ignore[override]
+        if self._head:
+            n = min(len(b), len(self._head))
+            b[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        return self._raw.readinto(b)
+
+    def close(self) -> None:
+        self._raw.close()
         super().close()
 
 

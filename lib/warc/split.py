@@ -22,7 +22,7 @@ from isal import isal_zlib
 
 from lib.warc.streams import GZIP_MAGIC
 
-__all__ = ["PROBE", "WINDOW", "begins_record", "member_start"]
+__all__ = ["PROBE", "WINDOW", "begins_record", "find_member", "member_start"]
 
 #: compressed bytes scanned for the magic at a time
 WINDOW = 1 << 19
@@ -45,8 +45,8 @@ def begins_record(data: bytes) -> bool:
     return out[:5].upper() == b"WARC/"
 
 
-def _scan(f: BinaryIO, offset: int, end: int | None) -> int | None:
-    """:func:`member_start` over ``f`` positioned at ``offset`` (read forward only)."""
+def _scan(f: BinaryIO, offset: int, end: int | None) -> tuple[int | None, bytes]:
+    """:func:`find_member` over ``f`` positioned at ``offset`` (read forward only)."""
     buf = b""
     pos = offset  # absolute offset of buf[0]
     eof = False
@@ -61,17 +61,17 @@ def _scan(f: BinaryIO, offset: int, end: int | None) -> int | None:
         j = buf.find(GZIP_MAGIC, i)
         if j < 0:
             if eof or (end is not None and pos + len(buf) - len(GZIP_MAGIC) >= end):
-                return None
+                return None, b""
             i = len(buf) - len(GZIP_MAGIC) + 1  # a magic may straddle the next read
             continue
         at = pos + j
         if end is not None and at >= end:
-            return None
+            return None, b""
         if not eof and len(buf) - j < PROBE:
             i = j  # read on until the candidate's probe is whole
             continue
         if begins_record(buf[j : j + PROBE]):
-            return at
+            return at, buf[j:]
         i = j + 1
 
 
@@ -83,7 +83,19 @@ def member_start(source: BinaryIO | str | os.PathLike, offset: int, end: int | N
     if isinstance(source, (str, os.PathLike)):
         with open(source, "rb") as f:
             f.seek(offset)
-            return _scan(f, offset, end)
-    if source.seekable():
-        source.seek(offset)
-    return _scan(source, offset, end)
+            return _scan(f, offset, end)[0]
+    return find_member(source, offset, end)[0]
+
+
+def find_member(f: BinaryIO, offset: int, end: int | None = None) -> tuple[int | None, bytes]:
+    """:func:`member_start` over the stream ``f`` (seekable, or forward-only and positioned at
+    ``offset``), and the bytes from that member on which the search already read: ``head +
+    f.read()`` is the file from the member on. A seekable ``f`` is left at the member
+    (``head`` empty), so that one S3 request serves both the search and the reading after it."""
+    if f.seekable():
+        f.seek(offset)
+    at, head = _scan(f, offset, end)
+    if at is not None and f.seekable():
+        f.seek(at)
+        head = b""
+    return at, head

@@ -3,6 +3,7 @@ requests unchanged and injects each fault it promises, counted."""
 
 from __future__ import annotations
 
+import io
 import os
 import time
 
@@ -63,6 +64,25 @@ def test_cut_response_mid_object_resumes_in_our_stream(proxied) -> None:
     with storage.open_stream(f"s3://{bucket}/obj") as f:
         assert f.read() == DATA  # two cuts, two ranged resumes
     assert proxy.stats["cut_responses"] == 2
+
+
+def test_range_streams_end_their_requests_and_reuse_one_connection(proxied) -> None:
+    """A range's reader stops near its end: the stream asks for no more than TAIL past it and
+    reads what is left of that request on close, so the next range's request goes out on the
+    same connection (a dropped request would still be in flight at the server beside it)."""
+    proxy, bucket, seaweed = proxied
+    big = os.urandom(3 * storage.TAIL)
+    seaweed.client().put_object(Bucket=bucket, Key="big", Body=big)
+    uri = f"s3://{bucket}/big"
+    before = proxy.stats
+    for start, stop in ((0, 100_000), (storage.TAIL + 5, storage.TAIL + 300_000)):
+        with io.BufferedReader(storage.S3Stream(uri, start, hint=stop), buffer_size=64 << 10) as f:
+            assert f.read(stop - start) == big[start:stop]
+    mid = proxy.stats
+    assert mid["requests"] - before["requests"] == 2 and mid["connections"] - before["connections"] == 1
+    with io.BufferedReader(storage.S3Stream(uri, 10, hint=1000), buffer_size=64 << 10) as f:
+        assert f.read() == big[10:]  # past the first request's end: a second request goes on
+    assert proxy.stats["requests"] - mid["requests"] == 2
 
 
 def test_cut_upload_is_retried(proxied) -> None:

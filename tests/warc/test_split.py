@@ -12,8 +12,9 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
 
+from lib.store.storage import Prefixed
 from lib.warc.records import BadRecord, iter_records
-from lib.warc.split import begins_record, member_start
+from lib.warc.split import begins_record, find_member, member_start
 from lib.warc.streams import GZIP_MAGIC
 
 CONFORMANCE = pathlib.Path(__file__).resolve().parent.parent / "data" / "conformance"
@@ -78,6 +79,10 @@ def test_member_start_equals_warcio_offsets(corpus):
         i = bisect.bisect_left(offsets, mid)
         want = offsets[i] if i < len(offsets) else None
         assert member_start(ForwardOnly(data[mid:]), mid) == want
+        # and the bytes it read from there on, put back in front of the rest, are the file's
+        stream = ForwardOnly(data[mid:])
+        at, head = find_member(stream, mid)
+        assert at == want and (at is None or head + stream.read() == data[at:])
         # the magic found inside compressed data is rejected by the decompression check
         starts = set(offsets)
         j = data.find(GZIP_MAGIC)
@@ -121,12 +126,22 @@ def record_keys(items) -> list[tuple]:
     return out
 
 
-def read_by_ranges(path: pathlib.Path, range_bytes: int) -> list[tuple]:
-    """The records of ``path`` read range by range, as the preprocess tasks read a split archive."""
+def read_by_ranges(path: pathlib.Path, range_bytes: int, forward: bool = False) -> list[tuple]:
+    """The records of ``path`` read range by range, as the preprocess tasks read a split archive;
+    ``forward``: each range from a forward-only stream at its start (an S3 object's), one stream
+    for the search and the reading, as the tasks do."""
     size = path.stat().st_size
+    data = path.read_bytes() if forward else b""
     out: list[tuple] = []
     for a in range(0, size, range_bytes):
         end = a + range_bytes if a + range_bytes < size else None
+        if forward:
+            raw = ForwardOnly(data[a:])
+            begin, head = (0, b"") if a == 0 else find_member(raw, a, end)
+            if begin is not None:
+                with io.BufferedReader(Prefixed(head, raw)) as f:
+                    out += record_keys(iter_records(f, str(path), start=begin, stop=end))
+            continue
         begin = 0 if a == 0 else member_start(path, a, end)
         if begin is None:
             continue
@@ -143,6 +158,7 @@ def test_ranges_read_what_the_whole_file_reads(corpus, range_bytes):
         with open(path, "rb") as f:
             whole = record_keys(iter_records(f, str(path)))
         assert read_by_ranges(path, range_bytes) == whole, path
+        assert read_by_ranges(path, range_bytes, forward=True) == whole, path
         ranged += path.stat().st_size > range_bytes
     assert ranged >= 10
 
