@@ -119,9 +119,8 @@ class S3Stream(io.RawIOBase):
 
     def _open(self) -> None:
         stop = self.end
-        first, self._first = self._first, None
-        if first is not None and first > self.pos:
-            stop = first if stop is None else min(stop, first)
+        if self._first is not None and self._first > self.pos:  # a resume within it keeps the bound
+            stop = self._first if stop is None else min(stop, self._first)
         rng = f"bytes={self.pos}-" + ("" if stop is None else str(stop - 1))
         resp = s3.client().get_object(Bucket=self.bucket, Key=self.key, Range=rng)
         self._body = resp["Body"]

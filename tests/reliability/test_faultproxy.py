@@ -83,6 +83,16 @@ def test_range_streams_end_their_requests_and_reuse_one_connection(proxied) -> N
     with io.BufferedReader(storage.S3Stream(uri, 10, hint=1000), buffer_size=64 << 10) as f:
         assert f.read() == big[10:]  # past the first request's end: a second request goes on
     assert proxy.stats["requests"] - mid["requests"] == 2
+    # a response cut inside the first request: the resume keeps its bound, and is read to its end
+    mid = proxy.stats
+    proxy.set(cut_response_after=50_000, cut_response_count=1)
+    for start, stop in ((0, 100_000), (200_000, 300_000)):
+        with io.BufferedReader(storage.S3Stream(uri, start, hint=stop), buffer_size=64 << 10) as f:
+            assert f.read(stop - start) == big[start:stop]
+    after = proxy.stats
+    assert after["cut_responses"] == 1 and after["requests"] - mid["requests"] == 3
+    # the pooled connection is cut; one new connection serves the resume and the next range
+    assert after["connections"] - mid["connections"] == 1
 
 
 def test_cut_upload_is_retried(proxied) -> None:
