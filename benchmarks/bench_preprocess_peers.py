@@ -45,11 +45,13 @@ import argparse
 import json
 import os
 import platform
+import shlex
 import shutil
 import statistics
 import subprocess
 import sys
 import time
+from typing import Sequence
 
 from benchmarks import WORK as BENCH_WORK
 from benchmarks import job_cmd, proctree
@@ -214,7 +216,7 @@ def parallel_loop(loop, files: list[str], procs: int) -> dict:
 
 
 # ------------------------------------------------------------------ the job
-def run_job(files: list[str], work: str, cores: int) -> dict:
+def run_job(files: list[str], work: str, cores: int, extra: Sequence[str] = ()) -> dict:
     day = os.path.join(work, "job-input")
     shutil.rmtree(day, ignore_errors=True)
     os.makedirs(day)
@@ -231,6 +233,7 @@ def run_job(files: list[str], work: str, cores: int) -> dict:
         f"spark.driver.memory={JOB_HEAP}",
         "--conf",
         "spark.ui.enabled=false",
+        *extra,
     ]
     l0 = load()
     launched = time.time()
@@ -319,7 +322,7 @@ def bench_set(name: str, files: list[str], warm: list[str], a) -> dict:
         )
     if not a.no_job:
         res["class_archive_written_s"] = ensure_class_archive(files, a.work, a.cores)
-        job = run_job(files, a.work, a.cores)
+        job = run_job(files, a.work, a.cores, shlex.split(a.job_args))
         job["pages_per_s"] = round(job["pages"] / job["wall"], 1)
         res["job"] = job
         res["ratios"][f"job local[{a.cores}] / selectolax one core (wall)"] = round(peer["wall"] / job["wall"], 3)
@@ -363,6 +366,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--no-job", action="store_true")
+    ap.add_argument("--job-args", default="", help="more arguments for jobs/preprocess.py (one string)")
     ap.add_argument("--loops", default=",".join(LOOPS), help="comma-separated subset of " + ",".join(LOOPS))
     a = ap.parse_args()
     for k in list(LOOPS):
