@@ -104,36 +104,7 @@ class _Source:
             return io.BufferedReader(storage.S3Stream(self.uri, start, end), buffer_size=CHUNK)  # type: ignore[return-value]
         f = open(storage.local_path(self.uri), "rb", buffering=0)
         f.seek(start)
-        return io.BufferedReader(_Limited(f, end - start), buffer_size=CHUNK)  # type: ignore[return-value]
-
-
-class _Limited(io.RawIOBase):
-    """The first ``n`` bytes of a raw stream, then the bytes of ``tail`` (if any)."""
-
-    def __init__(self, raw: BinaryIO, n: int, head: bytes = b""):
-        self.raw, self.left, self.head = raw, n, head
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b) -> int:  # type: ignore[override]
-        if self.head:
-            k = min(len(b), len(self.head))
-            b[:k] = self.head[:k]
-            self.head = self.head[k:]
-            return k
-        if self.left <= 0:
-            return 0
-        data = self.raw.read(min(len(b), self.left))
-        if not data:
-            return 0
-        b[: len(data)] = data
-        self.left -= len(data)
-        return len(data)
-
-    def close(self) -> None:
-        self.raw.close()
-        super().close()
+        return io.BufferedReader(storage.Prefixed(b"", f, end - start), buffer_size=CHUNK)  # type: ignore[return-value]
 
 
 def resolve(file: str, root: str | None, offset: int = 0) -> str:
@@ -236,7 +207,7 @@ def _payload(src: _Source, fmt: ArchiveFormat, offset: int, length: int, decode:
     # the record read through lib.warc, as preprocess reads it; a zstd record needs the
     # file's dictionary frame in front of it
     raw = src.stream(offset, offset + length)
-    stream = io.BufferedReader(_Limited(raw, length, fmt.dict_frame), buffer_size=CHUNK)
+    stream = io.BufferedReader(storage.Prefixed(fmt.dict_frame, raw, length), buffer_size=CHUNK)
     try:
         first = next(iter_records(stream, src.uri, max_content=cap), None)
     finally:

@@ -147,8 +147,6 @@ class S3Stream(io.RawIOBase):
                     break
                 self._body.close()  # the first request's bytes are read: the rest with a new one
                 self._body = None
-                if self.end is not None and self.pos >= self.end:
-                    return 0
                 continue
             except ClientError as e:
                 if e.response.get("Error", {}).get("Code") == "InvalidRange":
@@ -191,12 +189,14 @@ def open_raw(uri: str, start: int = 0, hint: int | None = None) -> io.RawIOBase:
 
 
 class Prefixed(io.RawIOBase):
-    """``head``, then the rest of ``raw``: the bytes a search already read from a forward-only
-    stream put back in front of it. Closing it closes ``raw``."""
+    """``head``, then the rest of ``raw`` (at most ``limit`` bytes of it): bytes a search already
+    read from a forward-only stream put back in front of it, or a zstd dictionary frame in front
+    of one record. Closing it closes ``raw``."""
 
-    def __init__(self, head: bytes, raw: io.RawIOBase):
+    def __init__(self, head: bytes, raw: io.RawIOBase | BinaryIO, limit: int | None = None):
         self._head = memoryview(head)
         self._raw = raw
+        self._left = limit
 
     def readable(self) -> bool:
         return True
@@ -207,7 +207,13 @@ class Prefixed(io.RawIOBase):
             b[:n] = self._head[:n]
             self._head = self._head[n:]
             return n
-        return self._raw.readinto(b)
+        if self._left is None:
+            return self._raw.readinto(b) or 0
+        if self._left <= 0:
+            return 0
+        n = self._raw.readinto(memoryview(b)[: self._left]) or 0
+        self._left -= n
+        return n
 
     def close(self) -> None:
         self._raw.close()
@@ -216,12 +222,7 @@ class Prefixed(io.RawIOBase):
 
 def open_stream(uri: str, buffer_size: int = 1 << 20, start: int = 0) -> BinaryIO:
     """Open ``uri`` for sequential reading from byte ``start`` with a bounded buffer."""
-    if is_s3(uri):
-        return io.BufferedReader(S3Stream(uri, start), buffer_size=buffer_size)  # type: ignore[return-value]
-    f = open(local_path(uri), "rb", buffering=buffer_size)
-    if start:
-        f.seek(start)
-    return f
+    return io.BufferedReader(open_raw(uri, start), buffer_size=buffer_size)  # type: ignore[return-value]
 
 
 def size(uri: str) -> int:

@@ -90,8 +90,8 @@ def member_start(source: BinaryIO | str | os.PathLike, offset: int, end: int | N
 def find_member(f: BinaryIO, offset: int, end: int | None = None) -> tuple[int | None, bytes]:
     """:func:`member_start` over the stream ``f`` (seekable, or forward-only and positioned at
     ``offset``), and the bytes from that member on which the search already read: ``head +
-    f.read()`` is the file from the member on. A seekable ``f`` is left at the member
-    (``head`` empty), so that one S3 request serves both the search and the reading after it."""
+    f.read()`` is the file from the member on, so that one S3 request serves both the search
+    and the reading after it. A seekable ``f`` is left at the member (``head`` empty)."""
     if f.seekable():
         f.seek(offset)
     at, head = _scan(f, offset, end)
