@@ -89,7 +89,7 @@ spark.stop()
 IN_SESSION = """
 import sys, json, time
 from jobs.index import IndexJob
-from lib.runtime.sparkjob import map_tasks
+from lib.runtime.maptasks import map_tasks
 from lib.index import graph
 from lib.index.page_files import input_files
 import pyarrow as pa

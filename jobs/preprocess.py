@@ -30,7 +30,8 @@ from lib.pages.schema import PAGE_SCHEMA
 from lib.preprocess import enrich, health, plan, tasktime
 from lib.preprocess.input_manifest import input_record
 from lib.preprocess.tasks import FILE_BYTES, RESULT_SCHEMA, TaskSettings, make_mapper, merge_results, remove_strays
-from lib.runtime.sparkjob import EXIT_UNHEALTHY, DayJobOptions, JobResult, SparkJob, empty_input, map_tasks
+from lib.runtime.maptasks import map_tasks
+from lib.runtime.sparkjob import EXIT_UNHEALTHY, DayJobOptions, JobResult, SparkJob, empty_input
 from lib.store import layout, storage
 from lib.warc.records import ARCHIVE_SUFFIXES
 
@@ -92,6 +93,7 @@ class PreprocessJob(SparkJob):
     input_kind = layout.WARC
     output_kind = layout.PREPROCESSED
     light_driver = True  # the JVM schedules Python tasks; the work is in Python
+    context_only = True  # run() needs the SparkContext alone: no SQL session to build first
     checks_input = True  # a missing input folder: exit 2; a day without archives: exit 4
     options_class = PreprocessOptions
 

@@ -22,7 +22,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from lib.ciff.writer import CiffWriter
-from lib.runtime.sparkjob import map_tasks
+from lib.runtime.maptasks import map_tasks
 from lib.store import layout, storage
 from lib.store.s3 import client as s3_client
 from lib.text.analysis import Analyzer, analyzer_from_description

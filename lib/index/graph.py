@@ -34,7 +34,7 @@ from lib.index.graph_tasks import MAX_ANCHORS, GraphDirs, map_file, reduce_parti
 from lib.pages.exclusions import NONE as NO_EXCLUSIONS
 from lib.pages.exclusions import Exclusions
 from lib.runtime import packing
-from lib.runtime.sparkjob import map_tasks
+from lib.runtime.maptasks import map_tasks
 from lib.store import storage
 
 __all__ = ["MAX_ANCHORS", "SINGLE_TASK_BYTES", "write_graph", "partitions_for"]

@@ -3,7 +3,8 @@ and what a cluster run (``spark-submit``, a non-local ``--master``) never gets.
 
 :class:`lib.runtime.sparkjob.SparkJob` calls :func:`prepare` before it builds a session and
 :func:`stop` after a session it started; both do nothing unless this process is about to
-launch its own driver JVM. Three tricks, each with its own switch:
+launch its own driver JVM. Three tricks, each with its own switch, and one without (the
+driver imports what PySpark will ask for while its JVM boots, :func:`warm_imports`):
 
 * the class-data-sharing archive of :mod:`lib.runtime.jvm_cache` (``DAILYSLICE_JVM_CACHE=off``):
   ~3-4 s sooner to the first task; the first run on a machine writes it, 10-20 s once (with
@@ -20,6 +21,7 @@ Measured in docs/benchmarks.md ("Indexing", "JVM start-up").
 
 from __future__ import annotations
 
+import importlib
 import threading
 from typing import Any
 
@@ -34,6 +36,10 @@ from lib.runtime.jvm_cache import ArchivePlan
 LIGHT_DRIVER_OPTS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 ENV_LIGHT = "DAILYSLICE_LIGHT_DRIVER"  # "off" keeps the JVM's default compilers and collector
 ENV_DAEMON = "DAILYSLICE_PY_DAEMON"  # "off" keeps Spark's daemon (pyspark compiled from its zip)
+#: imported in a thread while the driver waits for its JVM: PySpark imports them (pandas
+#: with them) the first time py4j converts an argument, in the SparkContext's start after
+#: the JVM is up (pyspark.sql.types' NumpyArrayConverter), ~0.25 s of one core otherwise idle
+WARM_MODULES = ("pyspark.testing.utils",)
 
 
 def _launching_local_jvm(switch: str, master: str | None) -> bool:
@@ -68,6 +74,21 @@ def stop_session(spark: Any) -> None:
         threading.Thread(target=server.shutdown, name="accumulator-server-stop", daemon=True).start()
 
 
+def _import_quietly(names: tuple[str, ...]) -> None:
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except Exception:  # the SparkContext's start imports it again and reports what fails
+            pass
+
+
+def warm_imports(names: tuple[str, ...] = WARM_MODULES) -> threading.Thread:
+    """Import ``names`` in a daemon thread (the caller is about to wait for a JVM); returns it."""
+    t = threading.Thread(target=_import_quietly, args=(names,), name="warm-imports", daemon=True)
+    t.start()
+    return t
+
+
 def prepare(conf: dict[str, str], master: str | None, light: bool) -> ArchivePlan | None:
     """Add the local tricks to the session settings ``conf`` (the user's own settings win);
     returns the class archive plan for :func:`stop` (None: none). Nothing when the driver JVM
@@ -75,6 +96,7 @@ def prepare(conf: dict[str, str], master: str | None, light: bool) -> ArchivePla
     the class archive only a driver JVM this process launches."""
     if jvm_cache.jvm_running():
         return None
+    warm_imports()
     opts = jvm_cache.DRIVER_OPTS
     options = light_driver_options(master) if light else None
     if options:  # ours first: the user's options come after them and win

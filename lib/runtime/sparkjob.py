@@ -11,8 +11,10 @@ existing one in tests, ``local[*]`` under plain ``python``, whatever ``spark-sub
 configured otherwise),
 forwarding S3 settings to executors, shipping ``lib`` to a cluster, the summary and the
 exit code, and the phases every job shares: :class:`Steps` times the named steps of a run
-(the seconds the summaries report), :func:`map_tasks` runs a function over a list of task
-indexes and collects its small result rows. What only a local driver JVM gains (class
+(the seconds the summaries report); :func:`lib.runtime.maptasks.map_tasks` runs a function
+over a list of task indexes and collects its small result rows. A job whose work is only such
+tasks sets ``context_only`` and gets a :class:`ContextOnly` (no SQL session to build, ~0.5 s
+of a local run). What only a local driver JVM gains (class
 archive, light JVM options, the compiled worker daemon) is in :mod:`lib.runtime.localmode`, which
 the base class calls and which does nothing under ``spark-submit``.
 
@@ -42,9 +44,9 @@ import uuid
 import zipfile
 from contextlib import contextmanager
 from dataclasses import MISSING, dataclass, field, fields, replace
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, Iterator, TypeVar
 
-import pyarrow as pa
+from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession
 
 from lib.errors import UsageError
@@ -124,51 +126,6 @@ class Steps:
         start = time.perf_counter()
         yield
         self.seconds[name] = round(time.perf_counter() - start, 3)
-
-
-def task_order(count: int, slots: int) -> list[int]:
-    """Task indexes dealt round-robin into ``slots`` contiguous runs: run ``r`` holds
-    ``r, r + slots, ...``, so with the biggest inputs first each run gets a fair share."""
-    return [i for r in range(slots) for i in range(r, count, slots)]
-
-
-def map_tasks(
-    spark: Any,
-    count: int,
-    fn: Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]],
-    schema: pa.Schema,
-    partitions: int = 0,
-    max_concurrent: int = 0,
-) -> list[dict[str, Any]]:
-    """Run ``fn`` over the task indexes ``0..count-1`` and collect its result rows as dicts.
-
-    ``fn`` takes batches of one ``id`` column (the indexes of its task, one per partition
-    unless ``partitions`` says otherwise) and yields rows of ``schema`` (cast to it; an
-    incompatible batch fails the task), which must be small: they all come back to the
-    driver. It runs on a plain Python RDD, not ``DataFrame.mapInArrow``: with no SQL plan and
-    no Arrow stream through the JVM, a job's first task starts ~1 s sooner and later tasks
-    ~0.4 s sooner (docs/benchmarks.md, "Indexing"). No tasks, no Spark job: returns ``[]``.
-
-    ``max_concurrent`` (> 0) caps how many indexes are worked on at once in the whole job,
-    however many cores it has: the indexes go into that many partitions (round-robin,
-    :func:`task_order`), each worked through in turn. The preprocess job caps its S3 streams
-    this way (one per archive being read).
-    """
-    if count <= 0:
-        return []
-
-    def task(ids: Iterator[int]) -> Iterator[dict[str, Any]]:  # pickled by value: workers import nothing of ours
-        batch = pa.record_batch([pa.array(list(ids), pa.int64())], names=["id"])
-        for b in fn(iter([batch])):
-            yield from pa.Table.from_batches([b]).cast(schema).to_pylist()
-
-    if 0 < max_concurrent < (partitions or count):
-        return (
-            spark.sparkContext.parallelize(task_order(count, max_concurrent), max_concurrent)
-            .mapPartitions(task)
-            .collect()
-        )
-    return spark.sparkContext.parallelize(range(count), partitions or count).mapPartitions(task).collect()
 
 
 @dataclass(frozen=True)
@@ -280,6 +237,19 @@ def on_cluster(spark: Any) -> bool:
     return not spark.sparkContext.master.startswith("local")
 
 
+class ContextOnly:
+    """What a job whose work is Python RDD tasks uses of a SparkSession: its ``sparkContext``
+    (and ``stop``). Such a job (``SparkJob.context_only``) starts no SQL session of its own:
+    building one costs ~0.5 s of the JVM before the first task can be asked for
+    (docs/preprocess.md, "Where the job's time goes"). A caller's own SparkSession serves too."""
+
+    def __init__(self, sc: SparkContext) -> None:
+        self.sparkContext = sc
+
+    def stop(self) -> None:
+        self.sparkContext.stop()
+
+
 class SparkJob:
     """Override ``name``, ``input_kind``/``output_kind``, ``options_class``, ``add_arguments``
     and ``run``.
@@ -296,6 +266,7 @@ class SparkJob:
     output_kind = "out"
     light_driver = False  # True: the JVM only schedules Python tasks (LIGHT_DRIVER_OPTS in local runs)
     checks_input = False  # True: a missing --input is a usage error, an empty one exits EXIT_EMPTY (--allow-empty)
+    context_only = False  # True: run() uses only spark.sparkContext; a session of its own is a ContextOnly
     _archive: localmode.ArchivePlan | None = None  # the driver JVM's class archive, set by session()
 
     def __init__(self) -> None:
@@ -376,23 +347,29 @@ class SparkJob:
 
     # ------------------------------------------------------------------ spark
     def session(self, args: JobOptions) -> Any:
-        """A Spark session for this job's options (``master``, ``conf``, ``log_level``)."""
+        """A Spark session for this job's options (``master``, ``conf``, ``log_level``); a
+        :class:`ContextOnly` for a job that says it needs no more (``context_only``)."""
         use_this_python()
-
-        b = SparkSession.builder.appName(f"dailyslice-{self.name}")
+        settings = {
+            "spark.app.name": f"dailyslice-{self.name}",
+            "spark.ui.showConsoleProgress": "true",
+            "spark.sql.execution.arrow.pyspark.enabled": "true",
+            "spark.hadoop.mapreduce.fileoutputcommitter.marksuccessfuljobs": "false",
+            "spark.sql.sources.partitionOverwriteMode": "static",
+        }
         if args.master:
-            b = b.master(args.master)
-        b = b.config("spark.ui.showConsoleProgress", "true")
-        b = b.config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        b = b.config("spark.hadoop.mapreduce.fileoutputcommitter.marksuccessfuljobs", "false")
-        b = b.config("spark.sql.sources.partitionOverwriteMode", "static")
-        for k, v in s3.s3_env().items():
-            b = b.config(f"spark.executorEnv.{k}", v)
+            settings["spark.master"] = args.master
+        settings.update({f"spark.executorEnv.{k}": v for k, v in s3.s3_env().items()})
         conf = dict(kv.partition("=")[::2] for kv in args.conf)
         self._archive = localmode.prepare(conf, args.master, self.light(args))  # local runs only
-        for k, v in conf.items():
-            b = b.config(k, v)
-        spark = b.getOrCreate()
+        settings.update(conf)
+        if self.context_only:
+            spark: Any = ContextOnly(SparkContext.getOrCreate(SparkConf().setAll(list(settings.items()))))
+        else:
+            b = SparkSession.builder
+            for k, v in settings.items():
+                b = b.config(k, v)
+            spark = b.getOrCreate()
         spark.sparkContext.setLogLevel(args.log_level)
         if on_cluster(spark):
             spark.sparkContext.addPyFile(_zip_lib())

@@ -19,7 +19,8 @@ import pytest
 from lib.catalogue.__main__ import main as catalogue_cli
 from lib.runtime import jvm_cache, localmode, pydaemon
 from lib.runtime.localmode import LIGHT_DRIVER_OPTS, light_driver_options
-from lib.runtime.sparkjob import SparkJob, Steps, map_tasks
+from lib.runtime.maptasks import map_tasks
+from lib.runtime.sparkjob import SparkJob, Steps
 from lib.store import layout
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -83,6 +84,28 @@ def test_map_tasks_casts_rows_to_the_schema_and_fails_a_task_whose_rows_do_not_f
 
     with pytest.raises(Exception, match="names"):
         map_tasks(spark, 1, wrong_names, SCHEMA)
+
+
+def test_a_failed_map_returns_only_after_its_other_running_task_ended(spark, tmp_path):
+    """Spark fails a job at its first failed task and lets the others run on; map_tasks
+    raises only once they have ended, so the caller's clean-up is not raced by a writer."""
+    marker = tmp_path / "written-by-the-slow-task"
+
+    def one_fails_one_writes(batches):
+        for b in batches:
+            for t in b.column(0).to_pylist():
+                if t == 0:
+                    time.sleep(0.3)  # the other task is running by now (local[2])
+                    raise ValueError("task 0 fails")
+                time.sleep(2.0)
+                marker.write_text("late")
+                yield pa.RecordBatch.from_pylist([{"i": t, "square": t * t}], schema=SCHEMA)
+
+    with pytest.raises(Exception, match="task 0 fails"):
+        map_tasks(spark, 2, one_fails_one_writes, SCHEMA)
+    assert marker.read_text() == "late"
+    assert not spark.sparkContext.getLocalProperty("spark.jobGroup.id")  # the group it set is cleared
+    assert sorted(r["i"] for r in map_tasks(spark, 3, _squares, SCHEMA)) == [0, 1, 2]
 
 
 def test_map_tasks_without_items_runs_no_spark_job():
@@ -207,3 +230,61 @@ def test_a_light_job_launches_its_driver_jvm_with_the_light_options_and_user_opt
     # the session's daemon gave its workers the installed (compiled) pyspark, not the source zip
     assert out["daemon"] == pydaemon.MODULE
     assert out["worker_pyspark"] == out["driver_pyspark"] and ".zip" not in out["worker_pyspark"]
+
+
+_CONTEXT_PROBE = """
+import json, sys
+from lib.runtime.localmode import stop_session
+from lib.runtime.maptasks import map_tasks
+from lib.runtime.sparkjob import ContextOnly, SparkJob
+import pyarrow as pa
+
+class Job(SparkJob):
+    context_only = True
+
+job = Job()
+args = job.options_from_argv(["--master", "local[2]", "--input", "i", "--output", "o", "--conf", "spark.mine=7"])
+spark = job.session(args)
+sc = spark.sparkContext
+jvm_session = sc._jvm.org.apache.spark.sql.SparkSession.getDefaultSession().isDefined()
+def fn(batches):
+    for b in batches:
+        yield pa.record_batch([pa.array([i * 10 for i in b.column(0).to_pylist()], pa.int64())], names=["x"])
+rows = map_tasks(spark, 3, fn, pa.schema([("x", pa.int64())]))
+out = {"kind": type(spark).__name__, "jvm_session": jvm_session, "rows": sorted(r["x"] for r in rows),
+       "conf": {k: sc.getConf().get(k) for k in ("spark.mine", "spark.app.name", "spark.master",
+                                                  "spark.ui.showConsoleProgress")}}
+stop_session(spark)
+from pyspark import SparkContext
+out["stopped"] = SparkContext._active_spark_context is None
+print(json.dumps(out))
+"""
+
+
+def test_a_context_only_job_starts_a_spark_context_with_its_settings_and_no_sql_session(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYSPARK_PYTHON": sys.executable, jvm_cache.ENV_SWITCH: "off"}
+    p = subprocess.run(
+        [sys.executable, "-c", _CONTEXT_PROBE], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180
+    )
+    assert p.returncode == 0, p.stderr[-2000:]
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    assert out["kind"] == "ContextOnly" and out["jvm_session"] is False  # the JVM built no SQL session
+    assert out["rows"] == [0, 10, 20]
+    # the job's own settings and the user's --conf reach the context as they reach a session
+    assert out["conf"] == {
+        "spark.mine": "7",
+        "spark.app.name": "dailyslice-job",
+        "spark.master": "local[2]",
+        "spark.ui.showConsoleProgress": "true",
+    }
+    assert out["stopped"]
+
+
+def test_warm_imports_import_in_the_background_and_swallow_what_fails():
+    import importlib.util
+
+    assert importlib.util.find_spec("no_such_module_here") is None
+    sys.modules.pop("colorsys", None)
+    t = localmode.warm_imports(("no_such_module_here", "colorsys"))
+    t.join(30)
+    assert not t.is_alive() and t.daemon and "colorsys" in sys.modules
