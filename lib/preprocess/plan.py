@@ -54,17 +54,24 @@ class Piece(NamedTuple):
         return self.start == 0 and self.end is None
 
 
-def split(files: Sequence[tuple[str, int]], limit: int) -> list[Piece]:
+def split(files: Sequence[tuple[str, int]], limit: int, slots: int = 1) -> list[Piece]:
     """``files`` ((name, size) pairs, in order) as pieces: a ``.warc.gz`` larger than ``limit``
-    (at least :data:`MIN_RANGE_BYTES`) cut into ranges of about ``limit`` bytes (equal ones, the
-    last to the end of the file), any other file whole."""
+    (at least :data:`MIN_RANGE_BYTES`) cut into equal ranges of at most ``limit`` bytes (the last
+    to the end of the file), any other file whole. A file's count of ranges is rounded up to a
+    multiple of ``slots`` while that keeps its ranges at least half the limit: 5 ranges of a day's
+    one big archive on 2 slots left one slot idle for a fifth of the run (the real-shaped day's
+    large cut, docs/preprocess.md, "task balance"); 6 keep both busy to the end."""
     limit = max(limit, MIN_RANGE_BYTES)
+    slots = max(1, slots)
     out: list[Piece] = []
     for uri, size in files:
         if not uri.lower().endswith(SPLITTABLE) or size <= limit:
             out.append(Piece(uri, size))
             continue
         n = -(-size // limit)
+        rounded = -(-n // slots) * slots
+        if size // rounded >= max(limit // 2, MIN_RANGE_BYTES):
+            n = rounded
         step = -(-size // n)
         out += [Piece(uri, size, k * step, (k + 1) * step if k < n - 1 else None) for k in range(n)]
     return out
@@ -80,7 +87,7 @@ def plan(
     """The day's pieces (:func:`split` at ``split_limit``, 0: the limit :func:`pack` uses) and its
     tasks, each a list of indexes into the pieces (:func:`pack`; a file's ranges in order)."""
     limit = split_limit or split_bytes([s for _, s in files], task_bytes, open_cost, slots)
-    pieces = split(files, limit)
+    pieces = split(files, limit, slots)
     return pieces, pack([(_sort_key(p), p.length) for p in pieces], task_bytes, open_cost, slots)
 
 

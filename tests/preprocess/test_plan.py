@@ -108,8 +108,14 @@ def test_only_big_warc_gz_files_are_split_into_ranges_that_tile_them(files, task
         if not uri.lower().endswith(".warc.gz") or size <= limit:
             assert mine == [Piece(uri, size)]
             continue
-        # contiguous ranges from 0 to the end, none over the limit, all but the last of one size
-        assert len(mine) == -(-size // limit) and mine[0].start == 0 and mine[-1].end is None
+        # contiguous ranges from 0 to the end, none over the limit, all but the last of one size;
+        # as few as the limit needs, or that rounded up to a multiple of the slots (never so many
+        # that a range falls under half the limit)
+        fewest = -(-size // limit)
+        rounded = -(-fewest // slots) * slots
+        assert len(mine) in (fewest, rounded) and mine[0].start == 0 and mine[-1].end is None
+        halves = size // rounded >= max(limit // 2, MIN_RANGE_BYTES)
+        assert len(mine) == (rounded if halves else fewest)
         assert all(a.end == b.start for a, b in zip(mine, mine[1:]))
         assert sum(p.length for p in mine) == size and max(p.length for p in mine) <= limit
         assert len({p.length for p in mine[:-1]}) <= 1
@@ -123,6 +129,32 @@ def test_a_day_of_one_large_archive_keeps_every_slot_busy():
     assert plan([("day.arc.gz", 668 * MIB)], 128 * MIB, 512 << 10, slots=2)[0] == [Piece("day.arc.gz", 668 * MIB)]
     small = plan([("day.warc.gz", 668 * MIB)], 128 * MIB, 512 << 10, slots=2, split_limit=1 << 40)
     assert small == ([Piece("day.warc.gz", 668 * MIB)], [[0]])
+
+
+def _slot_bytes(pieces: list[Piece], tasks: list[list[int]], slots: int) -> list[int]:
+    """Bytes each slot reads when the tasks, in plan order, go to the first slot free (Spark's
+    local scheduler, tasks taking time in proportion to their bytes)."""
+    loads = [0] * slots
+    for t in tasks:
+        loads[loads.index(min(loads))] += sum(pieces[i].length for i in t)
+    return loads
+
+
+def test_a_day_dominated_by_one_archive_ends_its_slots_together():
+    """The real-shaped day's large cut: one archive of 667,884,038 bytes and one of 2,498,330.
+    At 128 MiB a range it made 5 ranges, so one of 2 slots read 3 and the other 2 (one slot idle
+    for 7.4 s of a 24.7 s run); rounded to a multiple of the slots, 6 ranges of 111 MB."""
+    files = [("crawl/000000-0.warc.gz", 667_884_038), ("crawl/000100-1.warc.gz", 2_498_330)]
+    pieces, tasks = plan(files, 128 * MIB, 512 << 10, slots=2)
+    big = [p for p in pieces if p.uri == files[0][0]]
+    assert len(big) == 6 and max(p.length for p in big) <= 128 * MIB
+    loads = _slot_bytes(pieces, tasks, 2)
+    assert max(loads) - min(loads) <= files[1][1]  # apart by the small file at most
+    # 4 slots: 8 ranges of 83 MB. On 64 slots with a big day (the limit stays 128 MiB), 64 ranges of
+    # a 200 MiB archive would be 3 MiB each: it stays 2
+    assert len([p for p in plan(files, 128 * MIB, 512 << 10, slots=4)[0] if p.uri == files[0][0]]) == 8
+    day = [(f"crawl/{i:03d}.warc.gz", 1 << 30) for i in range(100)] + [("crawl/zz.warc.gz", 200 * MIB)]
+    assert len([p for p in plan(day, 128 * MIB, 512 << 10, slots=64)[0] if p.uri == "crawl/zz.warc.gz"]) == 2
 
 
 def test_task_names_tell_ranges_apart():
