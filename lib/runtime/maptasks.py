@@ -73,7 +73,7 @@ def collect_settled(sc: Any, rdd: Any, settle_seconds: float = SETTLE_SECONDS) -
         sc.setJobGroup(group, "dailyslice map_tasks")
     try:
         return rdd.collect()
-    except BaseException:
+    except Exception:  # not on Ctrl-C: the user wants out, and stopping the session ends the tasks
         _wait_for_running_tasks(sc, group, settle_seconds)
         raise
     finally:
