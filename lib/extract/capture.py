@@ -102,9 +102,8 @@ class _Source:
     def stream(self, start: int, end: int) -> BinaryIO:
         if storage.is_s3(self.uri):
             return io.BufferedReader(storage.S3Stream(self.uri, start, end), buffer_size=CHUNK)  # type: ignore[return-value]
-        f = open(storage.local_path(self.uri), "rb", buffering=0)
-        f.seek(start)
-        return io.BufferedReader(storage.Prefixed(b"", f, end - start), buffer_size=CHUNK)  # type: ignore[return-value]
+        raw = storage.open_raw(self.uri, start)
+        return io.BufferedReader(storage.Prefixed(b"", raw, end - start), buffer_size=CHUNK)  # type: ignore[return-value]
 
 
 def resolve(file: str, root: str | None, offset: int = 0) -> str:
