@@ -67,9 +67,9 @@ def collect_settled(sc: Any, rdd: Any, settle_seconds: float = SETTLE_SECONDS) -
     have ended, for at most ``settle_seconds``. Spark fails a job at its first failed task and
     lets the others run on: a caller that removes its work folder at once would see a task
     still writing put it back (a disk that fills up fails one task of two)."""
-    own = not sc.getLocalProperty("spark.jobGroup.id")
-    group = sc.getLocalProperty("spark.jobGroup.id") or f"dailyslice-{uuid.uuid4().hex[:12]}"
-    if own:
+    callers = sc.getLocalProperty("spark.jobGroup.id")  # a group the caller set: waited on, kept
+    group = callers or f"dailyslice-{uuid.uuid4().hex[:12]}"
+    if not callers:
         sc.setJobGroup(group, "dailyslice map_tasks")
     try:
         return rdd.collect()
@@ -77,7 +77,7 @@ def collect_settled(sc: Any, rdd: Any, settle_seconds: float = SETTLE_SECONDS) -
         _wait_for_running_tasks(sc, group, settle_seconds)
         raise
     finally:
-        if own:
+        if not callers:
             sc._jsc.clearJobGroup()
 
 
