@@ -120,8 +120,9 @@ class PreprocessJob(SparkJob):
             "--split-bytes",
             type=int,
             metavar="BYTES",
-            help="a multi-member .warc.gz larger than this is read by several tasks, in ranges of about "
-            "this size that start at a gzip member beginning a record, as Spark splits files by "
+            help="a multi-member .warc.gz larger than this is read by several tasks, in equal ranges of at "
+            "most this size (their count rounded up to a multiple of the slots while a range stays at "
+            "least half of it) that start at a gzip member beginning a record, as Spark splits files by "
             "maxSplitBytes (default 0: the limit a task's bytes are packed to; ARC, plain, zstd and "
             "LZ4 archives are read whole)",
         )
