@@ -25,7 +25,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from lib.pages import exclusions
+from lib.pages import directives, exclusions
 from lib.pages.schema import PAGE_SCHEMA
 from lib.preprocess import enrich, health, plan, tasktime
 from lib.preprocess.input_manifest import input_record
@@ -72,6 +72,13 @@ class PreprocessOptions(DayJobOptions):
     enrich: tuple[str, ...] = ()  # enrichment plugins, "NAME" or "NAME,NAME" each
     fail_on: str = "health"  # health, unreadable, any or never (exit 3 when...)
     main_html: bool = False  # the main_html column (structural tags only), written in the text's walk
+    robots_agents: tuple[str, ...] = ()  # crawler names whose metas and X-Robots-Tag lines apply, besides robots
+
+
+def robots_agents(given: tuple[str, ...]) -> tuple[str, ...]:
+    """``robots`` and the crawler names of ``--robots-agents`` (each "NAME" or "NAME,NAME"), lowercased."""
+    names = [n.strip().lower() for a in given for n in a.split(",") if n.strip()]
+    return tuple(dict.fromkeys([*directives.DEFAULT_AGENTS, *names]))
 
 
 def thresholds(options: PreprocessOptions) -> health.Thresholds:
@@ -176,6 +183,13 @@ class PreprocessJob(SparkJob):
             "tables, pre/code, blockquote, links), written in the walk that writes plain_text",
         )
         p.add_argument(
+            "--robots-agents",
+            action="append",
+            metavar="NAME[,NAME]",
+            help="crawler names (e.g. googlebot, ccbot) whose <meta name=NAME> and 'X-Robots-Tag: NAME: ...' "
+            "directives apply besides <meta name=robots> and X-Robots-Tag lines without an agent (docs/robots.md)",
+        )
+        p.add_argument(
             "--fail-on",
             choices=("health", "unreadable", "any", "never"),
             help="exit 3 (published, unhealthy) when: a health threshold is breached (default); that or "
@@ -208,6 +222,7 @@ class PreprocessJob(SparkJob):
                     options.file_bytes,
                     tuple(plugins),
                     options.main_html,
+                    robots_agents(options.robots_agents),
                 )
                 mapper = make_mapper(pieces, tasks, settings)
                 results = map_tasks(
@@ -260,6 +275,8 @@ class PreprocessJob(SparkJob):
             "exclusion_rules": len(excluded),
             "html_seen": t["html_seen"],
             "empty_text": t["empty_text"],
+            "pages_by_directive": t.get("pages_by_directive", {}),
+            "robots_agents": list(robots_agents(options.robots_agents)),
             "unreadable_files": day["counts"]["unreadable_files"],
             "error_report_lines": reported,
             "health": day,

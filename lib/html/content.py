@@ -25,6 +25,7 @@ import jstyleson
 from selectolax.lexbor import LexborHTMLParser
 
 from lib.html import maintext, roots, walk
+from lib.pages.directives import DEFAULT_AGENTS, TDM_META, link_rel
 
 # what keeps a root-relative href from being origin + href (fragment cut) after urljoin +
 # urldefrag: '//' (urljoin drops empty segments), a dot segment, ';' (path parameters),
@@ -51,6 +52,8 @@ _JSON_LD_SELECTOR = f'script[type="{JSON_LD_TYPE}"]'
 # extruct drops a leading comment line when a block does not parse as it is
 _COMMENT_LINE = re.compile(r"^\s*(//.*|<!--.*-->)")
 MAX_LINKS = 10000
+#: the metas a page's signals are read from (lib.pages.directives) when the caller names no others
+META_NAMES = frozenset((*DEFAULT_AGENTS, *TDM_META))
 
 
 @dataclass
@@ -61,7 +64,8 @@ class Page:
     canonical_url: str | None = None
     text: str = ""
     body_chars: int = 0  # visible characters in <body>: an empty text with some means the page lost it
-    links: list[tuple[str, str]] = field(default_factory=list)
+    links: list[tuple[str, str, str | None]] = field(default_factory=list)  # (url, anchor text, rel)
+    metas: list[tuple[str, str]] = field(default_factory=list)  # (name lowercased, content) of META_NAMES
     json_ld: str | None = None
     main_html: str | None = None  # the main content with structural tags only, when asked (lib/html/mainhtml.py)
 
@@ -126,14 +130,18 @@ class LinkResolver:
         return url
 
 
-def extract(html: str, url: str, utf8: bytes | None = None, main_html: bool = False) -> Page:
+def extract(
+    html: str, url: str, utf8: bytes | None = None, main_html: bool = False, meta_names: frozenset[str] = META_NAMES
+) -> Page:
     """Parse ``html`` (already decoded) fetched from ``url``. ``utf8``, when given, is the
     same document as UTF-8 bytes (``html.encode()``, e.g. the body of a page that decoded as
     UTF-8): lexbor parses those bytes directly instead of encoding ``html`` again.
-    ``main_html``: also write :attr:`Page.main_html` (in the walk that writes the text)."""
+    ``main_html``: also write :attr:`Page.main_html` (in the walk that writes the text);
+    ``meta_names``: the ``<meta name>`` values (lowercase) collected into :attr:`Page.metas`."""
     tree = LexborHTMLParser(html if utf8 is None else utf8)
     page = Page()
-    first, resolve, raw_links = _fields_and_links(tree, url)
+    first, resolve, raw_links, metas_outside_head = _fields_and_links(tree, url)
+    page.metas = _metas(tree, meta_names, metas_outside_head)
     title = first.get("title")
     page.title = _clean(title.text()) if title is not None else ""
     for sel in _DESCRIPTION:  # the first node of each selector in turn, until one has content
@@ -153,10 +161,11 @@ def extract(html: str, url: str, utf8: bytes | None = None, main_html: bool = Fa
     if JSON_LD_TYPE in html:  # a substring test first: most pages have no JSON-LD
         page.json_ld = json_ld(tree)
 
-    seen: set[tuple[str, str]] = set()
+    seen: dict[tuple[str, str], int] = {}  # (url, anchor) -> its place in links
     links = page.links
     memo = resolve.memo
-    for href, a, target in raw_links:
+    rels: dict[str | None, str | None] = {None: None}  # raw rel -> kept rel: pages repeat a few values
+    for href, a, target, raw_rel in raw_links:
         if len(links) >= MAX_LINKS:
             break
         if target is None:
@@ -166,10 +175,16 @@ def extract(html: str, url: str, utf8: bytes | None = None, main_html: bool = Fa
                 target = resolve(href)
             if target is None:
                 continue
+        rel = rels.get(raw_rel, _MISSING)
+        if rel is _MISSING:
+            rel = rels[raw_rel] = link_rel(raw_rel)
         key = (target, a if isinstance(a, str) else anchor_text(a))
-        if key not in seen:
-            seen.add(key)
-            links.append(key)
+        at = seen.get(key)
+        if at is None:
+            seen[key] = len(links)
+            links.append((*key, rel))
+        elif rel is None and links[at][2] is not None:  # followed somewhere on the page: followed
+            links[at] = (*key, None)
 
     if main_html:
         page.text, page.body_chars, page.main_html = main_text_and_size(tree, resolve)
@@ -201,14 +216,28 @@ def json_ld(tree: LexborHTMLParser) -> str | None:
 
 
 def _links(tree: LexborHTMLParser, origin: str | None):
-    """(href, anchor text or the <a> node to take it from, URL or None) of the ``a[href]`` of the
-    document in order. The compiled walker resolves what needs no ``urljoin`` itself (the
+    """(href, anchor text or the <a> node to take it from, URL or None, rel or None) of the
+    ``a[href]`` of the document in order. The compiled walker resolves what needs no ``urljoin`` itself (the
     LinkResolver's fast paths) and leaves out what is no link; None leaves the href to
     :class:`LinkResolver`, which the Python path does for every one."""
     if walk.WALK is not None:
         root = tree.root
         return walk.WALK.links(root.mem_id, origin) if root is not None else []
-    return ((a.attrs.get("href"), a, None) for a in tree.css("a[href]"))
+    return ((a.attrs.get("href"), a, None, a.attrs.get("rel") or None) for a in tree.css("a[href]"))
+
+
+def _metas(tree: LexborHTMLParser, names: frozenset[str], outside_head: bool) -> list[tuple[str, str]]:
+    """(name lowercased, content) of the document's ``<meta name>`` in ``names``, in order: those
+    of <head>, or of the whole document when some <meta> stands outside it (or nobody knows)."""
+    head = tree.head
+    scope = tree if outside_head or head is None else head
+    out = []
+    for node in scope.css("meta[name]"):
+        attrs = node.attributes
+        name = (attrs.get("name") or "").strip().lower()
+        if name in names:
+            out.append((name, attrs.get("content") or ""))
+    return out
 
 
 def anchor_text(a) -> str:
@@ -220,10 +249,10 @@ def anchor_text(a) -> str:
     return anchor
 
 
-def _fields_and_links(tree: LexborHTMLParser, url: str) -> tuple[dict, LinkResolver, Any]:
+def _fields_and_links(tree: LexborHTMLParser, url: str) -> tuple[dict, LinkResolver, Any, bool]:
     """The first node each selector of _FIELDS matches in document order (what css_first
-    returns), the page's link resolver (against ``<base href>`` when there is one) and its
-    ``a[href]`` (:func:`_links`).
+    returns), the page's link resolver (against ``<base href>`` when there is one), its
+    ``a[href]`` (:func:`_links`) and whether a ``<meta>`` may stand outside ``<head>``.
 
     <head> precedes every element of the document but <html>, so a match inside it is the
     first: the whole document is searched only for what it lacks. That search visits every
@@ -235,6 +264,7 @@ def _fields_and_links(tree: LexborHTMLParser, url: str) -> tuple[dict, LinkResol
         _take_first(head.css(_IN_HEAD), _FIELDS, first)
     missing = {sel: tag for sel, tag in _FIELDS.items() if sel not in first}
     links = None
+    strays = _STRAY_BIT["meta"]  # unknown: as if some <meta> stood outside <head>
     if walk.WALK is not None and head is not None and root is not None:
         resolve = _resolver(url, first)
         links, strays = walk.WALK.links(root.mem_id, resolve.origin, head.mem_id)
@@ -244,7 +274,7 @@ def _fields_and_links(tree: LexborHTMLParser, url: str) -> tuple[dict, LinkResol
     if links is None or ("base[href]" in missing and "base[href]" in first):  # (again) against that <base>
         resolve = _resolver(url, first)
         links = _links(tree, resolve.origin)
-    return first, resolve, links
+    return first, resolve, links, bool(strays & _STRAY_BIT["meta"])
 
 
 def _resolver(url: str, first: dict) -> LinkResolver:

@@ -3,12 +3,14 @@
 Three Parquet tables under ``ROOT/index/YYYY-MM/DD/graph/`` (docs/index.md):
 
 * ``edges/``   one row per (page, outgoing link) as preprocess extracted them (deduplicated
-  per page by url + anchor text): src_url, dst_url, anchor_text, src_host, dst_host;
-* ``inlinks/`` one row per linked URL ("what links point to it"): inlinks (edges),
-  source_pages, source_hosts (distinct), and anchor_texts: up to :data:`MAX_ANCHORS`
-  distinct non-empty anchor texts, the most frequent first (ties by text); each file sorted
-  by dst_url;
-* ``hosts/``   the host graph: src_host, dst_host, links (edges), pages (distinct source pages).
+  per page by url + anchor text + rel): src_url, dst_url, anchor_text, src_host, dst_host, rel
+  (the link's nofollow/ugc/sponsored tokens, or nofollow from the page's robots; null: followed);
+* ``inlinks/`` one row per linked URL ("what links point to it"): inlinks (followed edges),
+  source_pages, source_hosts (distinct, of followed edges), and anchor_texts: up to
+  :data:`MAX_ANCHORS` distinct non-empty anchor texts of followed links, the most frequent
+  first (ties by text); nofollow_inlinks (the other edges); each file sorted by dst_url;
+* ``hosts/``   the host graph: src_host, dst_host, links (followed edges), pages (distinct
+  source pages), nofollow_links.
 
 Two plans (:mod:`lib.index.graph_tasks` holds the tasks). A day of at most
 ``single_task_bytes`` of page files (:data:`SINGLE_TASK_BYTES` by default) is ONE task: one
@@ -30,7 +32,15 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lib.index.graph_tasks import MAX_ANCHORS, GraphDirs, map_file, reduce_partition, whole_day, write_empty
+from lib.index.graph_tasks import (
+    EDGE_COLUMNS,
+    MAX_ANCHORS,
+    GraphDirs,
+    map_file,
+    reduce_partition,
+    whole_day,
+    write_empty,
+)
 from lib.pages.exclusions import NONE as NO_EXCLUSIONS
 from lib.pages.exclusions import Exclusions
 from lib.runtime import packing
@@ -157,7 +167,7 @@ def map_runs(files: list[str], slots: int, sizes: list[int] | None = None) -> li
 
 def write_empty_edges(folder: str) -> None:
     """An empty edges table (a day without page files)."""
-    schema = pa.schema([(c, pa.string()) for c in ("src_url", "dst_url", "anchor_text", "src_host", "dst_host")])
+    schema = pa.schema([(c, pa.string()) for c in EDGE_COLUMNS.split(", ")])
     pq.write_table(schema.empty_table(), os.path.join(folder, "part-00000.parquet"))
 
 

@@ -170,8 +170,9 @@ def write_outbound(day_uri: str, work: str | None = None) -> dict[str, Any]:
                 if edges
                 else ("(SELECT " + ", ".join(f"NULL::VARCHAR AS {c}" for c in _EDGE_COLS.split(", ")) + " LIMIT 0)")
             )
+            followed = " AND rel IS NULL" if edges and _has_rel(edges) else ""  # nofollow links are not sent
             rows = con.execute(f"""COPY (SELECT {_EDGE_COLS} FROM {src}
-                                         WHERE dst_host IS NOT NULL AND dst_host NOT IN (SELECT h FROM hosts)
+                                         WHERE dst_host IS NOT NULL AND dst_host NOT IN (SELECT h FROM hosts){followed}
                                          ORDER BY dst_host, dst_url, src_url, anchor_text)
                                    TO {_q(part)} (FORMAT parquet, COMPRESSION zstd)""").fetchone()[0]
         finally:
@@ -234,8 +235,9 @@ def _merge(
         if incoming
         else f"SELECT {_EDGE_COLS} FROM local_edges LIMIT 0"
     )
+    followed = " WHERE rel IS NULL" if edges and _has_rel(edges) else ""  # in-links and anchors: followed links
     con.execute(
-        f"CREATE TEMP VIEW local_edges AS SELECT {_EDGE_COLS} FROM {_files_sql(edges)}"
+        f"CREATE TEMP VIEW local_edges AS SELECT {_EDGE_COLS} FROM {_files_sql(edges)}{followed}"
         if edges
         else "CREATE TEMP VIEW local_edges AS SELECT "
         + ", ".join(f"NULL::VARCHAR AS {c}" for c in _EDGE_COLS.split(", "))
@@ -275,10 +277,24 @@ def _merge(
                         (PARTITION BY dst_url ORDER BY n DESC, anchor ASC) <= {MAX_ANCHORS})
                   GROUP BY dst_url)
             SELECT c.dst_url, c.dst_host, c.inlinks, c.source_pages, c.source_hosts,
-                   coalesce(t.anchor_texts, []::VARCHAR[]) AS anchor_texts
-            FROM c LEFT JOIN t USING (dst_url) ORDER BY c.dst_url)
+                   coalesce(t.anchor_texts, []::VARCHAR[]) AS anchor_texts,
+                   coalesce(nf.nofollow_inlinks, 0)::BIGINT AS nofollow_inlinks
+            FROM c LEFT JOIN t USING (dst_url) LEFT JOIN ({_nofollow_sql(local_parts)}) nf USING (dst_url)
+            ORDER BY c.dst_url)
             TO {_q(os.path.join(out, EXCHANGED_PART))} (FORMAT parquet, COMPRESSION snappy)""")
     return counts
+
+
+def _has_rel(files: list[str]) -> bool:
+    """Whether edges files carry ``rel`` (days indexed before it existed do not)."""
+    return "rel" in pq.read_schema(files[0]).names
+
+
+def _nofollow_sql(local_parts: list[str]) -> str:
+    """(dst_url, nofollow_inlinks) of the day's own in-links: partners send followed links only."""
+    if local_parts and "nofollow_inlinks" in pq.read_schema(local_parts[0]).names:
+        return f"SELECT dst_url, nofollow_inlinks FROM {_files_sql(local_parts)}"
+    return "SELECT NULL::VARCHAR AS dst_url, 0::BIGINT AS nofollow_inlinks LIMIT 0"
 
 
 def check_outbound(folder: str) -> str | None:

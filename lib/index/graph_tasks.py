@@ -20,12 +20,24 @@ from typing import Any, NamedTuple
 
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from lib.pages.exclusions import NONE as NO_EXCLUSIONS
 from lib.pages.exclusions import Exclusions
 from lib.store import storage
 
 MAX_ANCHORS = 10
+#: the columns of the edges table: ``rel`` is the link's nofollow/ugc/sponsored tokens (null: followed)
+EDGE_COLUMNS = "src_url, dst_url, anchor_text, src_host, dst_host, rel"
+
+
+def links_have_rel(paths: list[str]) -> bool:
+    """Whether the page files' links carry ``rel`` (files written before it existed do not: their
+    links all count as followed)."""
+    if not paths:
+        return True
+    links = pq.read_schema(storage.local_path(paths[0])).field("outgoing_links").type.value_type
+    return links.get_field_index("rel") >= 0
 
 
 class GraphDirs(NamedTuple):
@@ -90,16 +102,12 @@ def map_file(
     try:
         dropped = edges_table(con, paths, exclusions)
         n = con.execute("SELECT count(*) FROM e").fetchone()[0]
-        _copy(
-            con,
-            "SELECT src_url, dst_url, anchor_text, src_host, dst_host FROM e",
-            os.path.join(dirs.edges, f"part-{fid:05d}.parquet"),
-        )
+        _copy(con, f"SELECT {EDGE_COLUMNS} FROM e", os.path.join(dirs.edges, f"part-{fid:05d}.parquet"))
         if n:
             anchors_table(con)
             _copy_parts(
                 con,
-                f"""SELECT dst_url, dst_host, src_url, src_host, an.anchor AS anchor,
+                f"""SELECT dst_url, dst_host, src_url, src_host, an.anchor AS anchor, rel,
                                         {partition_sql("dst_url", parts)} AS p
                                  FROM e LEFT JOIN an ON e.anchor_text IS NOT DISTINCT FROM an.a""",
                 os.path.join(dirs.spill, "inl"),
@@ -108,7 +116,8 @@ def map_file(
             )
             _copy_parts(
                 con,
-                f"""SELECT src_host, dst_host, src_url, count(*) AS n,
+                f"""SELECT src_host, dst_host, src_url, count(*) FILTER (WHERE rel IS NULL) AS n,
+                                        count(*) FILTER (WHERE rel IS NOT NULL) AS nf,
                                         {partition_sql("src_host", parts)} AS p
                                  FROM e GROUP BY ALL""",
                 os.path.join(dirs.spill, "hst"),
@@ -121,7 +130,7 @@ def map_file(
 
 
 def edges_table(con: Any, paths: list[str], exclusions: Exclusions = NO_EXCLUSIONS, keyed: bool = False) -> int:
-    """Temp table ``e`` (src_url, dst_url, anchor_text, src_host, dst_host): the outgoing links
+    """Temp table ``e`` (src_url, dst_url, anchor_text, src_host, dst_host, rel): the outgoing links
     of the page files ``paths`` read as one, links to excluded pages left out; returns how many
     were left out. ``keyed``: ``e`` also has the link's place in the input, ``kf`` (its file's
     index in ``paths``), ``kr`` (its page's row in the file) and ``kp`` (its place in the page's
@@ -135,12 +144,13 @@ def edges_table(con: Any, paths: list[str], exclusions: Exclusions = NO_EXCLUSIO
     else:
         pages = f"SELECT url AS src_url, url_host AS src_host, unnest(outgoing_links) AS l FROM read_parquet({files})"
     key = ", kf, kr, kp" if keyed else ""
+    rel = "l.rel" if links_have_rel(paths) else "NULL::VARCHAR"  # page files written before links had rel
     # the regular expressions run once per distinct destination URL and distinct anchor text,
     # not once per edge: a day's pages link to few distinct URLs (nav bars, footers), so this
     # takes most of the map's time away (benchmarks.md, "Web graph against DuckDB")
     con.execute(f"""
         CREATE TEMP TABLE e0 AS
-        SELECT src_url, l.url AS dst_url, l.anchor_text AS anchor_text, src_host{key}
+        SELECT src_url, l.url AS dst_url, l.anchor_text AS anchor_text, src_host, {rel} AS rel{key}
         FROM ({pages})
         WHERE l.url IS NOT NULL""")
     if keyed and con.execute("SELECT count(*) FROM e0 WHERE kf IS NULL").fetchone()[0]:
@@ -150,7 +160,8 @@ def edges_table(con: Any, paths: list[str], exclusions: Exclusions = NO_EXCLUSIO
         SELECT u, lower(regexp_extract(u, {_q(HOST_RE)}, 1)) AS host FROM (SELECT DISTINCT dst_url AS u FROM e0)""")
     con.execute(f"""
         CREATE TEMP TABLE e AS
-        SELECT src_url, dst_url, anchor_text, src_host, h.host AS dst_host{key} FROM e0 JOIN h ON e0.dst_url = h.u""")
+        SELECT src_url, dst_url, anchor_text, src_host, h.host AS dst_host, rel{key}
+        FROM e0 JOIN h ON e0.dst_url = h.u""")
     con.execute("DROP TABLE e0")
     con.execute("DROP TABLE h")
     return drop_excluded(con, exclusions) if exclusions else 0
@@ -193,7 +204,8 @@ def reduce_partition(k: int, dirs: GraphDirs, max_anchors: int = MAX_ANCHORS) ->
             rows[0] = _copy(
                 con,
                 inlinks_sql(
-                    "SELECT dst_url, anchor, count(*) AS n FROM e WHERE length(anchor) > 0 GROUP BY dst_url, anchor",
+                    "SELECT dst_url, anchor, count(*) AS n FROM e WHERE length(anchor) > 0 AND rel IS NULL "
+                    "GROUP BY dst_url, anchor",
                     max_anchors,
                 ),
                 os.path.join(dirs.inlinks, f"part-{k:05d}.parquet"),
@@ -203,7 +215,7 @@ def reduce_partition(k: int, dirs: GraphDirs, max_anchors: int = MAX_ANCHORS) ->
             rows[1] = _copy(
                 con,
                 f"""SELECT src_host, dst_host, sum(n)::BIGINT AS links,
-                                            count(DISTINCT src_url) AS pages
+                                            count(DISTINCT src_url) AS pages, sum(nf)::BIGINT AS nofollow_links
                                      FROM {src} GROUP BY src_host, dst_host""",
                 os.path.join(dirs.hosts, f"part-{k:05d}.parquet"),
             )
@@ -213,12 +225,15 @@ def reduce_partition(k: int, dirs: GraphDirs, max_anchors: int = MAX_ANCHORS) ->
 
 
 def inlinks_sql(freq_sql: str, max_anchors: int = MAX_ANCHORS) -> str:
-    """The in-links of the edges ``e`` (dst_url, dst_host, src_url, src_host), sorted by dst_url;
-    ``freq_sql`` gives (dst_url, anchor, n): each URL's non-empty normalized anchors and their counts."""
+    """The in-links of the edges ``e`` (dst_url, dst_host, src_url, src_host, rel), sorted by dst_url;
+    ``freq_sql`` gives (dst_url, anchor, n): each URL's non-empty normalized anchors of followed links
+    and their counts. The counts are of followed links (no rel); ``nofollow_inlinks`` counts the others."""
     return f"""
         WITH c AS (
-            SELECT dst_url, any_value(dst_host) AS dst_host, count(*) AS inlinks,
-                   count(DISTINCT src_url) AS source_pages, count(DISTINCT src_host) AS source_hosts
+            SELECT dst_url, any_value(dst_host) AS dst_host, count(*) FILTER (WHERE rel IS NULL) AS inlinks,
+                   count(DISTINCT src_url) FILTER (WHERE rel IS NULL) AS source_pages,
+                   count(DISTINCT src_host) FILTER (WHERE rel IS NULL) AS source_hosts,
+                   count(*) FILTER (WHERE rel IS NOT NULL) AS nofollow_inlinks
             FROM e GROUP BY dst_url),
         f AS ({freq_sql}),
         t AS (
@@ -227,7 +242,7 @@ def inlinks_sql(freq_sql: str, max_anchors: int = MAX_ANCHORS) -> str:
                   (PARTITION BY dst_url ORDER BY n DESC, anchor ASC) <= {int(max_anchors)})
             GROUP BY dst_url)
         SELECT c.dst_url, c.dst_host, c.inlinks, c.source_pages, c.source_hosts,
-               coalesce(t.anchor_texts, []::VARCHAR[]) AS anchor_texts
+               coalesce(t.anchor_texts, []::VARCHAR[]) AS anchor_texts, c.nofollow_inlinks
         FROM c LEFT JOIN t USING (dst_url) ORDER BY c.dst_url"""
 
 
@@ -248,9 +263,7 @@ def whole_day(
         dropped = edges_table(con, [storage.local_path(p) for p in paths], exclusions, keyed=True)
         # threads finish in any order: put back in the input's order, so a re-run writes the same bytes
         n = _copy(
-            con,
-            "SELECT src_url, dst_url, anchor_text, src_host, dst_host FROM e ORDER BY kf, kr, kp",
-            os.path.join(dirs.edges, "part-00000.parquet"),
+            con, f"SELECT {EDGE_COLUMNS} FROM e ORDER BY kf, kr, kp", os.path.join(dirs.edges, "part-00000.parquet")
         )
         if not n:
             write_empty(dirs.inlinks, dirs.hosts)
@@ -258,14 +271,16 @@ def whole_day(
         anchors_table(con)
         # anchors counted per raw text first (fewer rows than edges), then per normalized text
         freq = """SELECT g.dst_url, an.anchor, sum(g.n) AS n
-                  FROM (SELECT dst_url, anchor_text, count(*) AS n FROM e GROUP BY dst_url, anchor_text) g
+                  FROM (SELECT dst_url, anchor_text, count(*) AS n FROM e WHERE rel IS NULL
+                        GROUP BY dst_url, anchor_text) g
                   JOIN an ON g.anchor_text IS NOT DISTINCT FROM an.a
                   WHERE length(an.anchor) > 0 GROUP BY g.dst_url, an.anchor"""
         inl = _copy(con, inlinks_sql(freq, max_anchors), os.path.join(dirs.inlinks, "part-00000.parquet"))
         hst = _copy(
             con,
-            """SELECT src_host, dst_host, count(*) AS links, count(DISTINCT src_url) AS pages
-                            FROM e GROUP BY src_host, dst_host ORDER BY src_host, dst_host""",
+            """SELECT src_host, dst_host, count(*) FILTER (WHERE rel IS NULL) AS links,
+                      count(DISTINCT src_url) AS pages, count(*) FILTER (WHERE rel IS NOT NULL) AS nofollow_links
+               FROM e GROUP BY src_host, dst_host ORDER BY src_host, dst_host""",
             os.path.join(dirs.hosts, "part-00000.parquet"),
         )
         return n, dropped, inl, hst
@@ -287,13 +302,13 @@ def write_empty(inlinks_dir: str, hosts_dir: str) -> None:
             con,
             """SELECT ''::VARCHAR AS dst_url, ''::VARCHAR AS dst_host, 0::BIGINT AS inlinks,
                              0::BIGINT AS source_pages, 0::BIGINT AS source_hosts,
-                             []::VARCHAR[] AS anchor_texts LIMIT 0""",
+                             []::VARCHAR[] AS anchor_texts, 0::BIGINT AS nofollow_inlinks LIMIT 0""",
             os.path.join(inlinks_dir, "part-00000.parquet"),
         )
         _copy(
             con,
             """SELECT ''::VARCHAR AS src_host, ''::VARCHAR AS dst_host, 0::BIGINT AS links,
-                             0::BIGINT AS pages LIMIT 0""",
+                             0::BIGINT AS pages, 0::BIGINT AS nofollow_links LIMIT 0""",
             os.path.join(hosts_dir, "part-00000.parquet"),
         )
     finally:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pyarrow as pa
 from pyspark.sql.pandas.types import from_arrow_schema
 
-LINK = pa.struct([("url", pa.string()), ("anchor_text", pa.string())])
+LINK = pa.struct([("url", pa.string()), ("anchor_text", pa.string()), ("rel", pa.string())])
 
 #: (name, arrow type, description) for every page column, in output order.
 PAGE_COLUMNS: list[tuple[str, pa.DataType, str]] = [
@@ -68,8 +68,9 @@ PAGE_COLUMNS: list[tuple[str, pa.DataType, str]] = [
     (
         "outgoing_links",
         pa.list_(LINK),
-        "outgoing <a href> links as absolute http(s) URLs with their anchor texts (deduplicated by url+anchor, "
-        "order kept)",
+        "outgoing <a href> links as absolute http(s) URLs with their anchor texts and rel: the link's nofollow, "
+        "ugc and sponsored tokens, plus nofollow when the page says nofollow, null for a followed link "
+        "(deduplicated by url+anchor, order kept; a link followed once on the page is followed)",
     ),
     ("valid", pa.bool_(), "false when the page decoded with replacement characters or had no text"),
     ("truncated", pa.bool_(), "true when the archive file ends inside the record: the page is what was there"),
@@ -90,6 +91,22 @@ PAGE_COLUMNS: list[tuple[str, pa.DataType, str]] = [
         "the record's OWS.* WARC headers (names lowercased), as the OpenWebSearch.eu crawler writes them; null "
         "without any",
     ),
+    (
+        "robots",
+        pa.list_(pa.string()),
+        "the robots directives in effect for the page (meta robots, metas of the --robots-agents, X-Robots-Tag): "
+        "noindex, nofollow, nosnippet, noarchive, noai, noimageai, in that order; null without any "
+        "(docs/robots.md)",
+    ),
+    ("ows_index", pa.bool_(), "false when the page says noindex (meta or X-Robots-Tag): left out of the index"),
+    ("ows_index_details", pa.string(), "which source said noindex, e.g. 'noindex (meta robots)'; null otherwise"),
+    (
+        "ows_genai",
+        pa.bool_(),
+        "false when the page opts out of AI / text-and-data-mining use (robots noai or noimageai, TDMRep "
+        "tdm-reservation: 1 as meta or header)",
+    ),
+    ("ows_genai_details", pa.string(), "the opt-out signal(s), e.g. 'noai (meta robots); tdm-reservation=1'"),
 ]
 
 PAGE_SCHEMA = pa.schema([pa.field(n, t) for n, t, _ in PAGE_COLUMNS])
@@ -124,6 +141,12 @@ CAPTURE_COLUMNS: list[tuple[str, pa.DataType, str]] = [
     ("warc_file", pa.string(), "archive URI"),
     ("warc_offset", pa.int64(), "offset of the record's gzip member"),
     ("warc_length", pa.int64(), "length of the record's gzip member"),
+    (
+        "robots_txt",
+        pa.binary(),
+        "the payload of a /robots.txt response (at most 500 KiB): the day's rules that the index applies "
+        "(docs/robots.md); null for every other capture",
+    ),
 ]
 CAPTURE_SCHEMA = pa.schema([pa.field(n, t) for n, t, _ in CAPTURE_COLUMNS])
 

@@ -25,7 +25,7 @@ from typing import Any, BinaryIO, Iterator
 
 from lib.html.charset import decode_html
 from lib.html.content import extract
-from lib.pages import weburls
+from lib.pages import directives, weburls
 from lib.pages.exclusions import NONE as NO_EXCLUSIONS
 from lib.pages.exclusions import Exclusions
 from lib.preprocess import langid
@@ -50,6 +50,7 @@ class FileStats:
     unreported: int = 0
     html_seen: int = 0  # parsed 2xx HTML responses with a non-empty payload: what a day should keep
     empty_text: int = 0  # kept pages whose main text is empty although their <body> has text
+    directives: Counter = field(default_factory=Counter)  # kept pages by robots directive / AI opt-out
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -65,6 +66,7 @@ class FileStats:
             "skipped_by_reason": dict(self.skipped),
             "failed_by_reason": dict(self.failed),
             "warnings_by_reason": dict(self.warnings),
+            "pages_by_directive": dict(self.directives),
             "errors_not_reported": self.unreported,
         }
 
@@ -130,8 +132,12 @@ class FileProcessor:
         exclusions: Exclusions = NO_EXCLUSIONS,
         enrich: Enrichment | None = None,
         main_html: bool = False,
+        robots_agents: tuple[str, ...] = directives.DEFAULT_AGENTS,
     ):
         self.file = file
+        # the crawler names whose metas and X-Robots-Tag lines apply (lib.pages.directives)
+        self.robots_agents = tuple(a.lower() for a in robots_agents)
+        self.meta_names = frozenset((*self.robots_agents, *directives.DEFAULT_AGENTS, *directives.TDM_META))
         self.enrich = enrich  # the run's enrichment plugins (lib.preprocess.enrich), if any
         self.main_html = main_html  # the opt-in main_html column, written in the walk that writes the text
         self.exclusions = exclusions  # records of excluded URLs are skipped ('excluded'), captures included
@@ -201,6 +207,9 @@ class FileProcessor:
         return sha1_digest(rec.content[resp.payload_start :])
 
     def _capture(self, rec: Record, status: int | None, mime: str, kept: bool, resp=None) -> None:
+        robots = None
+        if resp is not None and rec.url.endswith("robots.txt") and directives.is_robots_txt(rec.url):
+            robots = resp.body[: directives.ROBOTS_TXT_MAX]  # the index reads the day's rules from these
         self.captures.append(
             {
                 "url": rec.url,
@@ -214,6 +223,7 @@ class FileProcessor:
                 "warc_file": self.file,
                 "warc_offset": rec.offset,
                 "warc_length": rec.length,
+                "robots_txt": robots,
             }
         )
 
@@ -320,7 +330,16 @@ class FileProcessor:
                 rec.offset, "invalid_bytes_in_charset", f"invalid bytes for {dec.charset} ({dec.source}): replaced"
             )
         utf8 = resp.body if dec.charset == "utf-8" and dec.source != "bom" and not dec.replaced else None
-        page = extract(dec.text, rec.url, utf8, self.main_html)  # the body as it is, if it is dec.text in UTF-8
+        # the body as it is, if it is dec.text in UTF-8
+        page = extract(dec.text, rec.url, utf8, self.main_html, self.meta_names)
+        signals = directives.page_signals(page.metas, resp.headers, self.robots_agents)
+        if signals.robots:
+            for d in signals.robots:
+                self.stats.directives[d] += 1
+            if "nofollow" in signals.robots:  # the page's own nofollow: every link carries it
+                page.links = [(u, a, directives.link_rel(r, True)) for u, a, r in page.links]
+        if not signals.ows_genai:
+            self.stats.directives["genai_opt_out"] += 1
         if not page.text and page.body_chars:
             self.stats.empty_text += 1
         lang, score = langid.identify(f"{page.title}\n{page.text}")
@@ -348,12 +367,13 @@ class FileProcessor:
             "warc_file": self.file,
             "warc_offset": rec.offset,
             "warc_length": rec.length,
-            "outgoing_links": page.links,  # (url, anchor_text) pairs: Arrow takes a tuple for a struct
+            "outgoing_links": page.links,  # (url, anchor_text, rel): Arrow takes a tuple for a struct
             "valid": not dec.replaced and bool(page.text),
             "truncated": rec.truncated,
             "json_ld": page.json_ld,
             "content_type_other": content_type_other(resp.headers.get("content-type")),
             "ows_headers": [(k, v) for k, v in rec.headers.items() if k.startswith("ows.")] or None,
+            **signals.row(),
         }
         if self.main_html:
             row["main_html"] = page.main_html

@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lib.html import walk
+from lib.pages import directives
 from lib.pages.exclusions import NONE as NO_EXCLUSIONS
 from lib.pages.exclusions import Exclusions
 from lib.pages.schema import CAPTURE_SCHEMA, OPT_IN_PAGE_COLUMNS, PAGE_SCHEMA, ROW_GROUP_ROWS
@@ -160,12 +161,21 @@ def _read_one(
     exclusions: Exclusions,
     plugins: list[enrichment.Plugin],
     main_html: bool = False,
+    robots_agents: tuple[str, ...] = directives.DEFAULT_AGENTS,
 ) -> dict[str, Any]:
     """Stream one archive or range into ``writer`` and ``captures``; returns its result row (no outputs)."""
     uri = piece.uri
     s3_before = s3.counters()
     enrich = enrichment.Enrichment(list(plugins))  # one per archive: its report is the archive's
-    proc = FileProcessor(uri, max_page_bytes, name=name, exclusions=exclusions, enrich=enrich, main_html=main_html)
+    proc = FileProcessor(
+        uri,
+        max_page_bytes,
+        name=name,
+        exclusions=exclusions,
+        enrich=enrich,
+        main_html=main_html,
+        robots_agents=robots_agents,
+    )
     proc.stats.bytes = piece.length
     buf: list[dict[str, Any]] = []
     stream: BinaryIO | None = None
@@ -226,6 +236,7 @@ class TaskSettings:
     file_bytes: int = FILE_BYTES
     plugins: tuple[enrichment.Plugin, ...] = ()
     main_html: bool = False
+    robots_agents: tuple[str, ...] = directives.DEFAULT_AGENTS  # whose metas and X-Robots-Tag lines apply
 
 
 def process_task(files: list[tuple[str, int]] | list[Piece], settings: TaskSettings) -> list[dict[str, Any]]:
@@ -248,7 +259,18 @@ def process_task(files: list[tuple[str, int]] | list[Piece], settings: TaskSetti
     )
     captures: list[dict[str, Any]] = []
     rows = [
-        _read_one(p, arc, writer, captures, s.max_page_bytes, s.batch_rows, s.exclusions, s.plugins, s.main_html)
+        _read_one(
+            p,
+            arc,
+            writer,
+            captures,
+            s.max_page_bytes,
+            s.batch_rows,
+            s.exclusions,
+            s.plugins,
+            s.main_html,
+            s.robots_agents,
+        )
         for p, arc in zip(pieces, names)
     ]
     if rows:
@@ -301,7 +323,7 @@ def remove_strays(out_dir: str, results: list[dict[str, Any]]) -> int:
 
 _COUNTS = ("read", "kept", "html_seen", "empty_text", "skipped", "failed", "errors_not_reported")
 _TOTALS = ("bytes", "read", "kept", "html_seen", "empty_text", "skipped", "failed")  # the day's totals
-_BY_REASON = ("skipped_by_reason", "failed_by_reason", "warnings_by_reason")
+_BY_REASON = ("skipped_by_reason", "failed_by_reason", "warnings_by_reason", "pages_by_directive")
 
 
 def _add_counts(into: dict[str, Any], stats: dict[str, Any], counts: Sequence[str]) -> None:
@@ -311,7 +333,7 @@ def _add_counts(into: dict[str, Any], stats: dict[str, Any], counts: Sequence[st
     for k in counts:
         into[k] += stats.get(k, 0)
     for k in _BY_REASON:
-        for reason, n in stats[k].items():
+        for reason, n in stats.get(k, {}).items():
             into[k][reason] = into[k].get(reason, 0) + n
     if "s3" in stats:
         s3.add_counters(into.setdefault("s3", {}), stats["s3"])
@@ -367,6 +389,7 @@ def merge_results(
         "skipped_by_reason": {},
         "failed_by_reason": {},
         "warnings_by_reason": {},
+        "pages_by_directive": {},
     }
     per_file = []
     lines = 0

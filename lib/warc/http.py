@@ -38,7 +38,8 @@ class HttpError(DailysliceError):
 @dataclass
 class HttpResponse:
     status: int
-    headers: dict[str, str]  # lowercased names; repeated headers joined with ", " (Content-Type: the first)
+    # lowercased names; repeated headers joined with ", " (Content-Type: the first; X-Robots-Tag: "\n")
+    headers: dict[str, str]
     body: bytes
     payload_start: int = 0  # where the payload (as transferred) starts in the record block
     warnings: list[tuple[str, str]] = field(default_factory=list)  # (reason, detail): quirks read past
@@ -148,6 +149,8 @@ def parse_head(lines: list[str]) -> tuple[int, dict[str, str], list[tuple[str, s
         val = value.strip()
         if key not in headers:
             headers[key] = val
+        elif key == "x-robots-tag":  # one line each: an 'agent:' prefix ends with its line
+            headers[key] = f"{headers[key]}\n{val}"
         elif key != "content-type":  # readers take the first Content-Type
             headers[key] = f"{headers[key]}, {val}"
         last = key

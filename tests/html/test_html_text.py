@@ -28,10 +28,10 @@ def test_extract_fields_and_links():
     assert page.html_lang == "de-AT"
     assert page.canonical_url == "https://www.example.at/kanon.html"
     assert page.links == [
-        ("https://www.example.at/menu", "Menü"),
-        ("https://www.example.at/sub/seite2.html", "auf Seite zwei"),
-        ("https://other.example.org/", "extern"),
-        ("https://www.example.at/sub/bild.html", "Ein Bild"),
+        ("https://www.example.at/menu", "Menü", None),
+        ("https://www.example.at/sub/seite2.html", "auf Seite zwei", None),
+        ("https://other.example.org/", "extern", None),
+        ("https://www.example.at/sub/bild.html", "Ein Bild", None),
     ]
 
 

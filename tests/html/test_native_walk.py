@@ -262,20 +262,32 @@ def test_links_identical_on_generated_hrefs(seed):
     "html, text, links",
     [
         # no rule drops <body> (nor a layout word on it, nor the page-wide form of ASP.NET)
-        ("<body hidden><p>x</p><a href=/y>y</a>", "x\ny", [("http://h/y", "y")]),
+        ("<body hidden><p>x</p><a href=/y>y</a>", "x\ny", [("http://h/y", "y", None)]),
         ("<body class='a NAV-top'><p>x</p>", "x", []),
         ("<body><form id=aspnetForm><div class=menu>m</div><p>the text</p></form><nav>n</nav>", "the text", []),
         (
             "<body><div class='S\u212aIP-LINK'>k</div><div>a\x1eb</div><a href=/z><b>c</b>d<i>e</i></a>",
             "a\nb\ncde",
-            [("http://h/z", "c d e")],
+            [("http://h/z", "c d e", None)],
         ),
         (
             "<body><svg><a xlink:href=/s>s</a><a href=/t>t</a></svg><p>p\xa0 q\u3000r</p>",
             "p q r",
-            [("http://h/t", "t")],
+            [("http://h/t", "t", None)],
         ),
-        ("<body><a href=/i><img><img alt=' one  two '><img alt=three></a>", "", [("http://h/i", "one two")]),
+        ("<body><a href=/i><img><img alt=' one  two '><img alt=three></a>", "", [("http://h/i", "one two", None)]),
+        # rel kept as its nofollow/ugc/sponsored tokens; a link followed once on the page is followed
+        (
+            "<body><a href=/n rel='NoFollow noopener'>n</a><a href=/u rel='ugc  sponsored'>u</a><a href=/o rel=me>o</a>"
+            "<a href=/f rel=nofollow>f</a><a href=/f>f</a>",
+            "nuoff",
+            [
+                ("http://h/n", "n", "nofollow"),
+                ("http://h/u", "u", "ugc sponsored"),
+                ("http://h/o", "o", None),
+                ("http://h/f", "f", None),
+            ],
+        ),
     ],
 )
 def test_cases(html, text, links, python_path):
@@ -505,7 +517,7 @@ def test_deep_documents(python_path):
     # (a link of one character: the innermost blocks are not mostly link text)
     deep = "<body>" + "<div><span>w " * 10000 + "<a href=/d>d</a>" + "</span></div>" * 10000
     got = vars(content.extract(deep, "http://h/"))
-    assert got["links"] == [("http://h/d", "d")]
+    assert got["links"] == [("http://h/d", "d", None)]
     # no paragraphs: the clean text locates the root, the deepest <div> holding 5/6 of it (the
     # 1667th: 10,002 - 1667 of the 10,001 characters)
     assert got["text"] == "\n".join(["w"] * 8333 + ["w d"])
@@ -557,8 +569,8 @@ def test_found_from_a_zipped_lib():
     assert module is not None and module.SELECTOLAX_VERSION == selectolax.__version__
     tree = LexborHTMLParser("<body><p>a<nav>n</nav></p><a href=/x>b <i>c</i></a>")
     assert module.main_text(tree.body.mem_id) == ("a\nb c", 4)  # <nav> closes the <p>; "</p>" opens an empty one
-    assert module.links(tree.root.mem_id, "http://h") == [(None, "b c", "http://h/x")]  # resolved in C
-    assert module.links(tree.root.mem_id, None) == [("/x", "b c", None)]  # no origin: for LinkResolver
+    assert module.links(tree.root.mem_id, "http://h") == [(None, "b c", "http://h/x", None)]  # resolved in C
+    assert module.links(tree.root.mem_id, None) == [("/x", "b c", None, None)]  # no origin: for LinkResolver
 
 
 @pytest.mark.skipif(NATIVE is None, reason="walker not built")
@@ -590,7 +602,7 @@ def test_links_tell_the_head_fields_outside_head():
     tree = LexborHTMLParser(html)
     links = NATIVE.links(tree.root.mem_id, "http://h")
     assert NATIVE.links(tree.root.mem_id, "http://h", tree.head.mem_id) == (links, 1 | 2)
-    assert links == [(None, "b c", "http://h/x")]
+    assert links == [(None, "b c", "http://h/x", None)]
     late = LexborHTMLParser("<html><head></head><body><p>x</p><link rel=canonical href=/c><base href=/b/></body>")
     assert NATIVE.links(late.root.mem_id, None, late.head.mem_id) == ([], 4 | 8)
     assert NATIVE.links(tree.root.mem_id, "http://h", None) == (links, 1 | 2 | 4 | 8)  # no head: all outside

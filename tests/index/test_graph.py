@@ -32,7 +32,8 @@ def _pages(rng: random.Random, n: int) -> list[dict]:
         for _ in range(rng.randrange(9)):
             dst = f"http://{rng.choice(HOSTS)}/{rng.randrange(6)}"
             for anchor in rng.sample(ANCHORS, rng.randrange(1, 4)):
-                links.append({"url": dst, "anchor_text": anchor})
+                rel = rng.choice((None, None, None, None, "nofollow", "ugc sponsored"))  # nofollow: no in-link
+                links.append({"url": dst, "anchor_text": anchor, "rel": rel})
         if rng.random() < 0.1:
             links.append({"url": None, "anchor_text": "no url"})
         out.append(
@@ -114,20 +115,25 @@ def test_inlinks_and_hosts_count_links_distinct_pages_and_hosts(spark, tmp_path)
     pages = _pages(random.Random(5), 120)
     inp = _write_day(tmp_path / "day", pages, files=3)
     graph.write_graph(spark, [f[0] for f in input_files(inp)], str(tmp_path / "g"), parts=2)
-    rows = [
-        (p["url"], ln["url"], ln["anchor_text"], p["url_host"])
+    every = [
+        (p["url"], ln["url"], ln["anchor_text"], p["url_host"], ln["rel"])
         for p in pages
         for ln in p["outgoing_links"] or []
         if ln["url"] is not None
     ]
+    rows = [r for r in every if r[4] is None]  # followed links: the in-links and anchors
+    assert 0 < len(rows) < len(every)
     got = {r["dst_url"]: r for r in pq.read_table(tmp_path / "g" / "inlinks").to_pylist()}
     by_dst = defaultdict(list)
     for r in rows:
         by_dst[r[1]].append(r)
-    assert set(got) == set(by_dst)
+    assert set(got) == {r[1] for r in every}
+    for dst in set(got) - set(by_dst):  # reached by nofollow links only: counted apart, no anchors
+        assert got[dst]["inlinks"] == 0 and got[dst]["anchor_texts"] == [] and got[dst]["nofollow_inlinks"] > 0
     for dst, rs in by_dst.items():
         g = got[dst]
         assert g["inlinks"] == len(rs)
+        assert g["nofollow_inlinks"] == sum(1 for r in every if r[1] == dst and r[4] is not None)
         assert g["source_pages"] == len({r[0] for r in rs})
         assert g["source_hosts"] == len({r[3] for r in rs if r[3] is not None})
         assert g["dst_host"] == dst.split("/")[2].split("@")[-1].rsplit(":", 1)[0].lower() or dst.startswith("http://[")
@@ -135,10 +141,13 @@ def test_inlinks_and_hosts_count_links_distinct_pages_and_hosts(spark, tmp_path)
         freq = Counter(a for a in norm if a)
         assert g["anchor_texts"] == sorted(freq, key=lambda a: (-freq[a], a.encode()))[: graph.MAX_ANCHORS]
     hosts = {
-        (r["src_host"], r["dst_host"]): (r["links"], r["pages"])
+        (r["src_host"], r["dst_host"]): (r["links"], r["pages"], r["nofollow_links"])
         for r in pq.read_table(tmp_path / "g" / "hosts").to_pylist()
     }
     assert sum(v[0] for v in hosts.values()) == len(rows)
+    assert sum(v[2] for v in hosts.values()) == len(every) - len(rows)
+    edges = pq.read_table(tmp_path / "g" / "edges")
+    assert sorted(map(repr, edges.column("rel").to_pylist())) == sorted(repr(r[4]) for r in every)
 
 
 @pytest.mark.parametrize("single", [0, 1 << 40], ids=["two-stage", "single-task"])
@@ -157,6 +166,7 @@ def test_a_day_without_links_gives_empty_tables_with_their_columns(spark, tmp_pa
             ("anchor_text", "string"),
             ("src_host", "string"),
             ("dst_host", "string"),
+            ("rel", "string"),
         ],
         "inlinks": [
             ("dst_url", "string"),
@@ -165,8 +175,15 @@ def test_a_day_without_links_gives_empty_tables_with_their_columns(spark, tmp_pa
             ("source_pages", "int64"),
             ("source_hosts", "int64"),
             ("anchor_texts", "list<element: string>"),
+            ("nofollow_inlinks", "int64"),
         ],
-        "hosts": [("src_host", "string"), ("dst_host", "string"), ("links", "int64"), ("pages", "int64")],
+        "hosts": [
+            ("src_host", "string"),
+            ("dst_host", "string"),
+            ("links", "int64"),
+            ("pages", "int64"),
+            ("nofollow_links", "int64"),
+        ],
     }
     for name, cols in want.items():
         t = pq.read_table(tmp_path / "g" / name)
@@ -211,10 +228,10 @@ def test_map_of_a_run_of_files_is_the_map_of_each_file(tmp_path):
             graph_tasks.map_file(run, fid, dirs, 3, threads=1 + fid % 2)
         hst = Counter()
         for k in range(3):  # the host spill is summed per task: compare the sums
-            for src_host, dst_host, src_url, n in (
+            for src_host, dst_host, src_url, n, nf in (
                 _rows(spill / "hst" / f"p={k}") if (spill / "hst" / f"p={k}").is_dir() else []
             ):
-                hst[(k, src_host, dst_host, src_url)] += n
+                hst[(k, src_host, dst_host, src_url)] += n + 1000 * nf
         out[name] = [_rows(edges), hst] + [_rows(spill / "inl" / f"p={k}") for k in range(3)]
     assert out["runs"] == out["each"] and len(out["each"][0]) > 100 and len(out["each"][1]) > 10
     links = [

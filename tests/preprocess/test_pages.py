@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import tracemalloc
 
+from lib.html import content
 from lib.preprocess import pages
 from lib.preprocess.pages import process_file
 from tests.helpers_warc import ENGLISH, good_pages, gz, html_page, http_response, warc_gz, warc_record
@@ -23,7 +24,7 @@ def test_good_pages_become_rows_with_all_columns():
     r = rows[0]
     assert r["url"] == "http://example.com/page0.html" and r["title"] == "Page 0"
     assert r["language"] == "eng" and r["language_score"] > 0.8 and r["valid"]
-    assert r["outgoing_links"] == [("http://example.com/page1.html", "next page")]
+    assert r["outgoing_links"] == [("http://example.com/page1.html", "next page", None)]
     assert r["warc_offset"] == 0 and r["warc_length"] > 0 and r["http_status"] == 200
     assert r["record_id"].startswith("urn:uuid:") and r["url_domain"] == "example.com" and r["url_suffix"] == "com"
 
@@ -147,8 +148,8 @@ def test_no_page_with_body_text_loses_it_and_a_lost_one_would_be_counted(monkeyp
     # an extractor that lost a page's text (a future rule): counted, per file
     real = pages.extract
 
-    def losing(html, url, utf8=None, main_html=False):
-        page = real(html, url, utf8, main_html)
+    def losing(html, url, utf8=None, main_html=False, meta_names=content.META_NAMES):
+        page = real(html, url, utf8, main_html, meta_names)
         if "furniture" in url:
             page.text = ""
         return page

@@ -26,7 +26,7 @@
 #include "lexbor/tag/const.h"
 
 #define SELECTOLAX_VERSION "1.0.2"
-#define API 4 /* lib/html/walk.py's API: what main_text returns (2: text and the body's size; 3: main_html too; 4: links() tells the head fields outside <head>) */
+#define API 5 /* lib/html/walk.py's API: what main_text returns (2: text and the body's size; 3: main_html too; 4: links() tells the head fields outside <head>; 5: links carry their rel) */
 #define SEP 0x1e /* lib.html.maintext.SEP: a block boundary */
 
 /* ------------------------------------------------------------------ a growing buffer */
@@ -1272,10 +1272,14 @@ static int add_link(links_t *ctx, const lxb_dom_element_t *a) {
             if (alt != NULL && alt->data != NULL) w_text(&w, alt->data, alt->length, 0);
         }
     }
-    PyObject *anchor = finish(&w.out), *item = NULL;
-    if (anchor != NULL) item = PyTuple_Pack(3, href, anchor, target);
+    PyObject *anchor = finish(&w.out), *item = NULL, *rel = Py_None;
+    const lexbor_str_t *rv = attr_value(a, LXB_DOM_ATTR_REL, &present);
+    if (present && rv != NULL && rv->data != NULL && rv->length > 0) rel = str_of(rv);  /* new reference */
+    else Py_INCREF(rel);
+    if (anchor != NULL && rel != NULL) item = PyTuple_Pack(4, href, anchor, target, rel);
     Py_DECREF(href);
     Py_XDECREF(anchor);
+    Py_XDECREF(rel);
     Py_DECREF(target);
     if (item == NULL) return -1;
     int rc = PyList_Append(ctx->out, item);
@@ -1339,7 +1343,7 @@ static PyMethodDef methods[] = {
      "main_text(body.mem_id[, resolver, origin]) -> (main text, visible characters of the body[, main_html]):\n"
      "lib.html.maintext's walks in C; with a resolver (lib.html.content.LinkResolver, its origin), main_html too"},
     {"links", py_links, METH_VARARGS,
-     "links(root.mem_id, origin or None) -> [(href or None, anchor text, URL or None)] of the a[href] that may\n"
+     "links(root.mem_id, origin or None) -> [(href or None, anchor text, URL or None, rel or None)] of the a[href] that may\n"
      "be links, in document order: the URL where LinkResolver needs no urljoin (href then None), else None\n"
      "and the href for LinkResolver; a[href] that are no link (empty, '#...', http:// alone) are left out;\n"
      "links(root.mem_id, origin, head.mem_id or None) -> (those links, which of <title>, <meta>, <base>, <link>\n"
