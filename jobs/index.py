@@ -23,9 +23,9 @@ import sys
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from lib.index import graph
+from lib.index import graph, indexable
 from lib.index.anchors import write_day_anchors
-from lib.index.page_files import local_copy, page_files
+from lib.index.page_files import input_files, local_copy, page_files
 from lib.index.pipeline import build_index, plan_day
 from lib.pages import exclusions
 from lib.pages.exclude import filter_day
@@ -43,6 +43,8 @@ class ShapeOptions:
     gzip_level: int = 2  # zlib level of the .ciff.gz files
     graph: bool = True  # the web graph (graph/); False: CIFF shards and metadata only
     anchors: bool = True  # the anchor-text CIFFs beside the shards (with the graph)
+    honour_robots: bool = True  # leave out pages that say noindex or that the day's robots.txt disallows
+    robots_txt_agents: tuple[str, ...] = ()  # robots.txt product tokens checked (default *)
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,20 @@ class IndexJob(SparkJob):
             f"larger days in two stages; 0: always two (default {graph.SINGLE_TASK_BYTES})",
         )
         parser.add_argument(
+            "--ignore-robots",
+            dest="honour_robots",
+            action="store_false",
+            help="index every page, also those that say noindex or that the day's robots.txt disallows "
+            "(research use; recorded in _stats.json; docs/robots.md)",
+        )
+        parser.add_argument(
+            "--robots-txt-agents",
+            action="append",
+            metavar="NAME[,NAME]",
+            help="the robots.txt product tokens a page must be allowed for (default *; add the crawler's own "
+            "name): a page any of them is disallowed is left out",
+        )
+        parser.add_argument(
             "--no-anchors",
             dest="anchors",
             action="store_false",
@@ -121,6 +137,7 @@ class IndexJob(SparkJob):
         with self.work_dir(spark, options) as wd:
             copy = wd.path + ".input"  # an S3 day, copied where Spark can read it
             kept = wd.path + ".kept"  # the day without its excluded pages, when a list is in force
+            indexed = wd.path + ".indexed"  # the day without the pages that ask not to be indexed
             try:
                 inp = local_copy(options.input, copy) if storage.is_s3(options.input) else options.input
                 excluded = None
@@ -128,8 +145,12 @@ class IndexJob(SparkJob):
                     with self.steps("exclude"):
                         excluded = filter_day(storage.local_path(inp), kept, excl, how="symlink", captures=False)
                     inp = kept
+                with self.steps("signals"):
+                    policy = indexable.Policy(options.honour_robots, indexable.agents_option(options.robots_txt_agents))
+                    signals = indexable.filter_day(spark, storage.local_path(inp), indexed, policy)
+                    graph_files = input_files(inp)  # pages that say noindex still link
                 with self.steps("plan"):
-                    day = plan_day(inp, options.docs_per_shard, options.min_group_docs)
+                    day = plan_day(indexed, options.docs_per_shard, options.min_group_docs)
                 summary = build_index(
                     spark,
                     day,
@@ -140,10 +161,19 @@ class IndexJob(SparkJob):
                     date=options.date,
                     exclusions=excl,
                     graph_single_task_bytes=options.graph_single_task_bytes,
+                    graph_files=graph_files,
                 )
             finally:
                 shutil.rmtree(copy, ignore_errors=True)
                 shutil.rmtree(kept, ignore_errors=True)
+                shutil.rmtree(indexed, ignore_errors=True)
+            summary["signals"] = signals["counts"]
+            left = signals["counts"]["left_out"]
+            if signals["counts"]["rows"] - left != summary["totals"]["pages_in"]:  # nothing lost on the way
+                raise RuntimeError(
+                    f"{summary['totals']['pages_in']} pages indexed + {left} left out != the day's pages"
+                )
+            indexable.write_left_out(signals["left_out"], wd.path)
             # what a rebuild of this day (the purge command) must repeat to number it the same way
             summary["args"] = options.record()
             if excluded is not None:  # counted, never silent; the URLs stay out of the published stats
@@ -173,6 +203,7 @@ class IndexJob(SparkJob):
                 "groups": len(summary["groups"]),
                 "steps": summary["seconds"],
                 "excluded": summary.get("excluded"),
+                "signals": summary["signals"],
             },
             output=options.output,
         )

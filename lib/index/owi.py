@@ -81,6 +81,8 @@ OUR_FIELDS = [
     pa.field("content_length", pa.int64()),
     pa.field("payload_digest", _S),
     pa.field("truncated", pa.bool_()),
+    pa.field("robots", pa.list_(_S)),
+    pa.field("ows_index_details", _S),
 ]
 METADATA_SCHEMA = pa.schema(BASE_FIELDS + MODULE_FIELDS + OUR_FIELDS, metadata={"schema_version": SCHEMA_VERSION})
 #: what the map step spills per page: everything but ``docid`` (the reducer numbers the pages)
@@ -113,7 +115,10 @@ SAME = (
     "content_length",
     "payload_digest",
     "truncated",
+    "robots",
 )
+#: the page's own signals (lib.pages.directives), combined with the crawler's OWS.* headers
+SIGNAL_COLUMNS = ("ows_index", "ows_index_details", "ows_genai", "ows_genai_details")
 #: page columns metadata_batch needs
 PAGE_INPUT = sorted(
     {"id", "record_id", "url", "title", "warc_file", "warc_offset", "warc_length", "warc_date", "url_host"}
@@ -121,13 +126,18 @@ PAGE_INPUT = sorted(
 #: page columns it reads when the file has them, else null (pages written before they existed,
 #: or by other tools)
 OPTIONAL_PAGE_COLUMNS = tuple(
-    sorted({*SAME, "outgoing_links", "json_ld", "content_type_other", "ows_headers"} - set(PAGE_INPUT))
+    sorted({*SAME, "outgoing_links", "json_ld", "content_type_other", "ows_headers", *SIGNAL_COLUMNS} - set(PAGE_INPUT))
 )
 _PAGE_TYPES = {
     "outgoing_links": pa.list_(pa.struct([("url", _S), ("anchor_text", _S)])),
     "json_ld": _S,
     "content_type_other": STRMAP,
     "ows_headers": STRMAP,
+    "robots": pa.list_(_S),
+    "ows_index": pa.bool_(),
+    "ows_genai": pa.bool_(),
+    "ows_index_details": _S,
+    "ows_genai_details": _S,
 }
 
 #: OWS.* WARC headers (lowercased, as our reader keeps them) -> column and kind
@@ -168,6 +178,19 @@ def ows_columns(headers: list) -> dict[str, list]:
             if spec is not None and v is not None:
                 out[spec[0]][i] = _ows_value(spec[1], v)
     return out
+
+
+def _combine_signals(ows: dict[str, list], page: dict[str, list]) -> None:
+    """Fill ``ows`` (from the crawler's OWS.* headers) with the page's own signals: a flag is
+    false when either says false, else the page's value (the header's for pages written before
+    the page columns existed); the details of both are kept."""
+    ows["ows_index_details"] = page["ows_index_details"]
+    for flag, details in (("ows_index", None), ("ows_genai", "ows_genai_details")):
+        for i, mine in enumerate(page[flag]):
+            theirs = ows[flag][i]
+            ows[flag][i] = theirs if mine is None else mine and theirs is not False
+            if details is not None and page[details][i]:
+                ows[details][i] = "; ".join(d for d in (ows[details][i], page[details][i]) if d)
 
 
 def owi_date(ts: pa.Array) -> pa.Array:
@@ -242,7 +265,9 @@ def metadata_batch(b: pa.RecordBatch, language: str, doclength: np.ndarray) -> p
     cols["json-ld"] = col("json_ld")
     cols["content_type_other"] = col("content_type_other")
     headers = col("ows_headers").to_pylist() if "ows_headers" in names else [None] * n
-    for c, vals in ows_columns(headers).items():
+    ows = ows_columns(headers)
+    _combine_signals(ows, {c: col(c).to_pylist() for c in SIGNAL_COLUMNS})
+    for c, vals in ows.items():
         cols[c] = pa.array(vals, METADATA_SCHEMA.field(c).type)
     cols["schema_metadata"] = pa.array([SCHEMA_METADATA] * n, STRMAP)
     for c in NULL_COLUMNS:

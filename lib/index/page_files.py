@@ -26,11 +26,12 @@ _NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
 
 def local_copy(uri: str, local: str) -> str:
-    """Copy the preprocessed day's pages (and its ``_SUCCESS``) from S3 to ``local``, a folder
+    """Copy the preprocessed day's pages and captures (and its ``_SUCCESS``) from S3 to ``local``, a folder
     Spark can read (in production the index reads the cluster filesystem copy); returns it."""
     for f in storage.list_files(uri):
         rel = f.uri[len(uri.rstrip("/")) + 1 :]
-        if not (rel.startswith(layout.LANG_PREFIX) or rel == layout.SUCCESS):
+        # the captures too: the day's robots.txt rules are among them (lib.index.indexable)
+        if not (rel.startswith((layout.LANG_PREFIX, layout.CAPTURES + "/")) or rel == layout.SUCCESS):
             continue
         dest = os.path.join(local, rel)
         os.makedirs(os.path.dirname(dest), exist_ok=True)

@@ -67,16 +67,27 @@ def build_index(
     date: dt.date | None = None,
     exclusions: Exclusions = NO_EXCLUSIONS,
     graph_single_task_bytes: int = graph.SINGLE_TASK_BYTES,
+    graph_files: list[tuple[str, str, int]] | None = None,
 ) -> dict[str, Any]:
     """Write the day's shards, metadata and (``with_graph``) graph into ``work``; returns the
     statistics, with ``seconds`` of the steps (``steps``: ``map``, ``write``, ``graph``).
-    ``graph_single_task_bytes``: the largest day whose graph is one task (lib.index.graph)."""
+    ``graph_single_task_bytes``: the largest day whose graph is one task (lib.index.graph);
+    ``graph_files``: the page files the graph reads when they are not the indexed ones (the
+    pages that say noindex link too: lib.index.indexable)."""
     os.makedirs(work, exist_ok=True)
     # The graph is independent of the shards: its jobs run beside the index stage (Spark
     # takes jobs from several threads), filling the cores the index stage leaves idle.
     pool = ThreadPoolExecutor(1, thread_name_prefix="graph")
     graph_job = (
-        pool.submit(_graph, spark, day, os.path.join(work, "graph"), steps, exclusions, graph_single_task_bytes)
+        pool.submit(
+            _graph,
+            spark,
+            day.files if graph_files is None else graph_files,
+            os.path.join(work, "graph"),
+            steps,
+            exclusions,
+            graph_single_task_bytes,
+        )
         if with_graph
         else None
     )
@@ -100,16 +111,21 @@ def build_index(
 
 
 def _graph(
-    spark: Any, day: DayPlan, folder: str, steps: Steps, exclusions: Exclusions, single_task_bytes: int
+    spark: Any,
+    files: list[tuple[str, str, int]],
+    folder: str,
+    steps: Steps,
+    exclusions: Exclusions,
+    single_task_bytes: int,
 ) -> dict[str, int]:
-    with steps("graph"):  # the plan's file sizes: no second listing of the day
+    with steps("graph"):  # the listing's file sizes: no second listing of the day
         return graph.write_graph(
             spark,
-            [f[0] for f in day.files],
+            [f[0] for f in files],
             folder,
             exclusions=exclusions,
             single_task_bytes=single_task_bytes,
-            sizes=[f[2] for f in day.files],
+            sizes=[f[2] for f in files],
         )
 
 

@@ -144,8 +144,8 @@ CAPTURE_COLUMNS: list[tuple[str, pa.DataType, str]] = [
     (
         "robots_txt",
         pa.binary(),
-        "the payload of a /robots.txt response (at most 500 KiB): the day's rules that the index applies "
-        "(docs/robots.md); null for every other capture",
+        "the payload of a /robots.txt response (at most 500 KiB; a 3xx: its Location header): the day's rules "
+        "that the index applies (docs/robots.md); null for every other capture",
     ),
 ]
 CAPTURE_SCHEMA = pa.schema([pa.field(n, t) for n, t, _ in CAPTURE_COLUMNS])

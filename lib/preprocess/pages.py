@@ -209,7 +209,9 @@ class FileProcessor:
     def _capture(self, rec: Record, status: int | None, mime: str, kept: bool, resp=None) -> None:
         robots = None
         if resp is not None and rec.url.endswith("robots.txt") and directives.is_robots_txt(rec.url):
-            robots = resp.body[: directives.ROBOTS_TXT_MAX]  # the index reads the day's rules from these
+            # the index reads the day's rules from these; a redirect's target in place of its body
+            location = resp.headers.get("location") if status is not None and 300 <= status < 400 else None
+            robots = location.encode() if location else resp.body[: directives.ROBOTS_TXT_MAX]
         self.captures.append(
             {
                 "url": rec.url,
