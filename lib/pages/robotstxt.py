@@ -192,19 +192,36 @@ def pick(captures: Iterable[RobotsRecord]) -> RobotsRecord | None:
     return best
 
 
-_AGENT_LINE = re.compile(r"^([ \t]*user[ \t-]?agent[ \t]*:[ \t]*)([A-Za-z_-]+)[^#]*", re.I)
+_AGENT_LINE = re.compile(r"([ \t]*user[ \t-]?agent[ \t]*:[ \t]*)([A-Za-z_-]+)[^#]*", re.I)
+_FIELD = re.compile(r"[ \t]*([A-Za-z][A-Za-z \t-]*?)[ \t]*:")
+# the records of RFC 9309 2.2, spelled as protego accepts them (it forgives some misspellings of disallow)
+_PROTOCOL_FIELD = re.compile(r"user[ \t-]?agent|allow|dis+al+ow|diasllow|disallaw", re.I)
+
+
+def _protocol_line(line: str) -> str | None:
+    """``line`` as RFC 9309 reads it, or None for a record of another protocol.
+
+    - A user-agent value is cut to its product token (2.2.1: letters, ``_`` and ``-``), as
+      Google's parser does: ``User-agent: CCBot/2.0`` is the group of ``ccbot``. protego would
+      keep the whole value, and a crawler naming itself by its token would miss its group.
+    - Other records (``Crawl-delay``, ``Sitemap``, ``Host``, unknown ones) are dropped: 2.2.4
+      says they must not interfere with the groups, but protego ends a run of user-agent lines
+      at them, so ``User-agent: a`` / ``Crawl-delay: 5`` / ``User-agent: b`` / ``Disallow: /``
+      would leave ``a`` without the rule that RFC 9309 and Google's parser give it."""
+    m = _AGENT_LINE.match(line)
+    if m:
+        return m.group(1) + m.group(2) + line[m.end() :]
+    field = _FIELD.match(line)
+    if field and not _PROTOCOL_FIELD.fullmatch(field.group(1)):
+        return None
+    return line
 
 
 def _text(body: bytes) -> str:
     """The robots.txt as protego reads it: UTF-8 (RFC 9309 2.3; a stray byte costs only the rule
-    it is in), and each user-agent line's value cut to its product token.
-
-    RFC 9309 2.2.1 matches groups by product token (letters, ``_`` and ``-``), as Google's
-    parser does: ``User-agent: CCBot/2.0`` and ``User-agent: Download Ninja`` are the groups of
-    ``ccbot`` and ``download``. protego would keep the whole value, and a crawler that names
-    itself by its token would miss the group."""
+    it is in), each line as :func:`_protocol_line` gives it."""
     text = body.decode("utf-8", "replace").removeprefix("\ufeff")
-    return "\n".join(_AGENT_LINE.sub(r"\1\2", line, count=1) for line in text.splitlines())
+    return "\n".join(x for x in map(_protocol_line, text.splitlines()) if x is not None)
 
 
 class _Origin:

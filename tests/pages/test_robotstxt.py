@@ -222,6 +222,33 @@ def test_groups_of_one_agent_are_combined_and_a_group_needs_its_agent():
     assert ok(rules_for("Disallow: /x\n"), "/x") is True  # a rule before any user-agent line belongs to no group
 
 
+@pytest.mark.parametrize(
+    "body,agent,path,expected",
+    [
+        # a user-agent value is its product token (RFC 9309 2.2.1), as Google's parser reads it
+        ("User-agent: CCBot/2.0\nDisallow: /\n", "ccbot", "/x", False),
+        ("User-agent: Download Ninja\nDisallow: /\n", "download", "/x", False),
+        ("User-agent: k2spider\nDisallow: /\n", "k", "/x", False),
+        ("User-agent: Mediapartners-Google*\nDisallow: /\n", "mediapartners-google", "/x", False),
+        ("User-agent: CCBot/2.0\nDisallow: /\n", "otherbot", "/x", True),
+        # other records do not end a run of user-agent lines (RFC 9309 2.2.4: they must not
+        # interfere): a and b share the rule, however Crawl-delay, Sitemap or unknown lines sit
+        ("User-agent: a\nCrawl-delay: 5\nUser-agent: b\nDisallow: /\n", "a", "/x", False),
+        ("User-agent: a\n\nCrawl-delay: 5\n\nUser-agent: b\nDisallow: /\n", "a", "/x", False),
+        ("User-agent: a\nSitemap: https://e.com/s.xml\nUser-agent: b\nDisallow: /\n", "a", "/x", False),
+        ("User-agent: a\nNoindex: /y\nUser-agent: b\nDisallow: /\n", "a", "/x", False),
+        ("User-agent: a\nCrawl-delay: 5\nUser-agent: b\nDisallow: /\n", "c", "/x", True),
+        # while a rule does end it
+        ("User-agent: a\nAllow: /z\nUser-agent: b\nDisallow: /\n", "a", "/x", True),
+        # a colon inside a rule's path is the path's
+        ("User-agent: *\nDisallow: /a:b\n", "*", "/a:b/c", False),
+        ("User-agent: *\nDissallow: /typo\n", "*", "/typo", False),  # protego's leniency stays
+    ],
+)
+def test_user_agent_lines_and_other_records(body, agent, path, expected):
+    assert ok(rules_for(body), path, [agent]) is expected
+
+
 def test_utf8_bom_and_stray_bytes():
     body = b"\xef\xbb\xbfUser-agent: *\nDisallow: /caf\xe9\nDisallow: /x\n"  # a Latin-1 byte in one rule
     rules = RobotsRules([rec("https://example.com/robots.txt", 200, body)])
