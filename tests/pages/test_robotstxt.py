@@ -5,6 +5,8 @@ verdicts held equal to a second parser's over every robots.txt of real archives
 
 from __future__ import annotations
 
+import pickle
+
 import pyarrow as pa
 import pytest
 
@@ -420,3 +422,6 @@ def test_verdicts_of_a_column():
     assert verdicts(pa.array(urls), rules) == expected
     assert verdicts(pa.chunked_array([urls[:2], urls[2:]]), rules) == expected
     assert len(rules) == 2
+    # shipped to Spark's workers (pickled), parsed rules and all, it answers the same
+    again = pickle.loads(pickle.dumps(rules))
+    assert verdicts(urls, again) == expected and again.agents == rules.agents
