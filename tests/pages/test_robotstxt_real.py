@@ -1,7 +1,5 @@
 """Differential test: our robots.txt verdicts (protego) against robotspy's over every robots.txt
-response of real archives: ../shared/corpus, tests/data/conformance, and the captures taken out of
-other public archives (plus 9 plain robots.txt files rich in wildcards) into tests/data/robotstxt
-(its README names them and their licences).
+response of real archives: ../shared/corpus and tests/data/conformance.
 
 robotspy fetches each capture over loopback HTTP, so its own status handling runs too. Each capture
 is checked for ``*`` and every agent its file names, on the paths of its rules (as written, with a
@@ -14,9 +12,6 @@ Every difference must be one explained below (EXPLAINED), exactly; a new one fai
 
 from __future__ import annotations
 
-import base64
-import gzip
-import json
 import os
 import re
 import threading
@@ -28,7 +23,7 @@ from urllib.parse import urlsplit
 
 from robots import RobotsParser
 
-from lib.pages.robotstxt import RobotsRecord, RobotsRules, from_archive_record, origin, robots_record
+from lib.pages.robotstxt import RobotsRecord, RobotsRules, from_archive_record, origin
 from lib.warc.records import ARCHIVE_SUFFIXES, Record, iter_records
 from tests.conftest import ROOT
 
@@ -107,18 +102,6 @@ def read_archive(path: Path, label: str) -> Archive:
 def _read_archives(root: Path) -> list[Archive]:
     archives = (read_archive(p, str(p.relative_to(root.parent))) for p in archive_paths(root))
     return [a for a in archives if a.captures]
-
-
-def _read_extract() -> list[Archive]:
-    by_source: dict[str, Archive] = {}
-    with gzip.open(DATA / "robotstxt" / "captures.jsonl.gz", "rt", encoding="utf-8") as fh:
-        for line in fh:
-            d = json.loads(line)
-            r = robots_record(d["url"], d["status"], base64.b64decode(d["body_b64"]), d["date"], d["location"])
-            a = by_source.setdefault(d["source"], Archive(d["source"]))
-            a.captures.append(r)
-            a.pages.setdefault(r.origin, set()).update(d["pages"])
-    return list(by_source.values())
 
 
 class _Server:
@@ -241,12 +224,14 @@ def _check(archives: list[Archive], explained: dict) -> Counter:
 
 
 def test_verdicts_equal_robotspy_on_archives_in_the_repository():
-    archives = _read_archives(DATA / "conformance") + _read_extract()
-    tally = _check(archives, EXPLAINED)
-    assert tally["captures"] == sum(len(a.captures) for a in archives) >= 60
+    archives = _read_archives(DATA / "conformance")
+    urls = {r.url for a in archives for r in a.captures}
+    # the divergences of robotspy known from other public archives, where these archives show them
+    tally = _check(archives, {k: v for k, v in EXPLAINED.items() if k[0] in urls})
+    assert tally["captures"] == sum(len(a.captures) for a in archives) >= 30
     # the checks mean something: many pages disallowed, many allowed, redirects of both kinds
-    assert tally["checks False"] > 1000 and tally["checks True"] > 1000
-    assert tally["redirects followed"] >= 3 and tally["redirects not followed"] >= 3
+    assert tally["checks False"] > 500 and tally["checks True"] > 500
+    assert tally["redirects followed"] >= 1 and tally["redirects not followed"] >= 1
 
 
 def test_verdicts_equal_robotspy_on_the_shared_corpus(corpus):
