@@ -42,6 +42,11 @@ def parser() -> argparse.ArgumentParser:
         help="folder or s3:// prefix whose archives /capture?file= may read (repeatable); captures of "
         "published pages by record id need none",
     )
+    p.add_argument(
+        "--serve-noarchive",
+        action="store_true",
+        help="hand out /capture/RECORD_ID also for pages that say noarchive (an archive's own use; docs/robots.md)",
+    )
     p.add_argument("--lazy", action="store_true", help="build the search engine on the first search, not at start")
     p.add_argument("--example", help="print an example search URL for this query once started")
     return p
@@ -67,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         max_range_days=args.max_range_days,
         replay_url=args.replay,
         archive_roots=[a if a.startswith("s3://") else os.path.abspath(a) for a in args.archives],
+        serve_noarchive=args.serve_noarchive,
     )
     if not args.lazy:
         try:

@@ -112,13 +112,15 @@ def create_app(
     store: SliceStore | None = None,
     replay_url: str | None = None,
     archive_roots: list[str] | None = None,
+    serve_noarchive: bool = False,
 ) -> FastAPI:
     """The service over ``roots`` (data center -> local path or ``s3://`` root in the published layout).
 
     ``max_range_days`` and ``max_query_chars`` are the limits of the engine built here (a given ``engine``
     keeps its own); ``warm`` builds the search engine at start-up instead of on the first search; ``replay_url`` (a pywb
     collection URL such as ``http://localhost:8080/day``) adds a replay link to every hit on the page;
-    ``archive_roots`` (local folders or ``s3://`` prefixes) are where ``/capture?file=`` may read.
+    ``archive_roots`` (local folders or ``s3://`` prefixes) are where ``/capture?file=`` may read;
+    ``serve_noarchive`` hands out the captures of pages that say noarchive too (archive use).
     """
     if not roots:
         raise ValueError("no root: give at least one published root")
@@ -229,6 +231,7 @@ def create_app(
             lambda rid: searcher.get().find_record(rid),
             list(archive_roots or []),
             lambda url: searcher.get().exclusions.match(url),
+            serve_noarchive,
         )
     )
     app.include_router(catalogue_router({dc: r for dc, r in roots.items()}))

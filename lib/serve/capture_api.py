@@ -115,9 +115,12 @@ def capture_router(
     lookup: Callable[[str], dict | None],
     archive_roots: list[str],
     excluded: Callable[[str | None], bool] = lambda url: False,
+    serve_noarchive: bool = False,
 ) -> APIRouter:
     """The capture routes; ``lookup(record_id)`` finds a published page's pointer (or None);
-    a capture whose URL ``excluded`` matches is withheld (451), whichever way it is asked for."""
+    a capture whose URL ``excluded`` matches is withheld (451), whichever way it is asked for;
+    a published page that says noarchive is not handed out by its record id unless
+    ``serve_noarchive`` (an archive's own use)."""
     router = APIRouter(tags=["captures"])
     only = Query(False, description="the HTTP payload instead of the archive member (WarcManager's contentonly)")
     dec = Query(True, description="with contentonly: undo Content-Encoding (false: the payload as transferred)")
@@ -137,6 +140,15 @@ def capture_router(
             )
         if page.get("excluded"):
             return withheld(page.get("url"))
+        if "noarchive" in (page.get("robots") or "") and not serve_noarchive:
+            return JSONResponse(
+                {
+                    "error": "the page says noarchive: its capture is not handed out by this service",
+                    "reason": "noarchive",
+                    "url": page.get("url"),
+                },
+                status_code=403,
+            )
         extra = {"X-Record-Id": quote(record_id, safe=":@<>"), "X-Day": page["day"], "X-Data-Center": page["dc"]}
         return _respond(
             page["warc_file"], int(page["warc_offset"]), int(page["warc_length"]), contentonly, decode, extra, excluded

@@ -224,7 +224,7 @@ class Engine:
                 if row >= 0:
                     r = {
                         c: s.table.column(c)[row].as_py()
-                        for c in ("url", "warc_date", "warc_file", "warc_offset", "warc_length")
+                        for c in ("url", "warc_date", "warc_file", "warc_offset", "warc_length", "robots")
                         if c in s.table.column_names
                     }
                     return {
@@ -397,7 +397,8 @@ class Engine:
             record_id=r["record_id"],
             url=r.get("url"),
             title=r.get("title"),
-            snippet=snippet(p.text(s, row), q, s.analyzer),
+            # a page that says nosnippet is listed without one (docs/robots.md)
+            snippet="" if "nosnippet" in (r.get("robots") or "") else snippet(p.text(s, row), q, s.analyzer),
             language=r.get("language") or s.lang,
             warc_date=r.get("warc_date"),
             warc_file=r.get("warc_file"),

@@ -49,7 +49,19 @@ from lib.store import layout, storage
 from lib.text.analysis import Analyzer, analyzer_from_description
 
 READY = "_READY"
-DOC_FIELDS = ["record_id", "url", "title", "language", "warc_date", "warc_file", "warc_offset", "warc_length"]
+DOC_FIELDS = [
+    "record_id",
+    "url",
+    "title",
+    "language",
+    "warc_date",
+    "warc_file",
+    "warc_offset",
+    "warc_length",
+    "robots",
+]
+#: what the serving index's tables hold: a change of DOC_FIELDS makes cached days build anew
+DOC_FORMAT = "2: robots"
 
 
 def default_cache() -> str:
@@ -73,7 +85,7 @@ def day_key(root: str, day: dt.date) -> tuple[str, list[storage.FileInfo]]:
     replaced (a shard fixed by hand: same size, new mtime or ETag), and its files."""
     base = layout.day_path(root, layout.INDEX, day)
     files = storage.list_files(base)
-    h = hashlib.sha256()
+    h = hashlib.sha256(DOC_FORMAT.encode())
     for f in files:
         rel = rel_path(f.uri, base)
         h.update(f"{rel}\0{f.size}\0{f.version}\n".encode())
@@ -209,6 +221,8 @@ def _metadata(path: str | None, cids: list[str]) -> pa.Table:
     for name in DOC_FIELDS[1:] + ["id", "plain_text"]:
         if name in t.column_names:
             col = t.column(name)
+            if name == "robots":  # the directives search and captures honour, as "nosnippet,noarchive"
+                col = pa.array([",".join(v) if v else None for v in col.to_pylist()], pa.string())
             if name == "warc_date" and not pa.types.is_string(col.type):
                 col = (
                     pc.strftime(col, format="%Y-%m-%dT%H:%M:%SZ")

@@ -7,13 +7,17 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import urllib.parse
 
+import httpx
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from lib.ciff.reader import CiffReader
 from lib.pages.schema import CAPTURE_SCHEMA
+from lib.serve.app import create_app
+from lib.serve.server import ServerThread
 from tests.index.test_index_job import DAY, _page, run_index, write_day
 
 ROBOTS = b"User-agent: *\nDisallow: /private/\n\nUser-agent: ccbot\nDisallow: /\n"
@@ -32,6 +36,8 @@ def _pages() -> list[dict]:
     pages[1]["plain_text"] += " quokka"  # a term only the noindex page has
     pages[1]["outgoing_links"] = [{"url": "https://site3.example.com/page", "anchor_text": "from noindex", "rel": None}]
     pages[2].update(ows_genai=False, ows_genai_details="noai (meta robots)", robots=["noai"])
+    pages[3].update(robots=["nosnippet"])
+    pages[4].update(robots=["noarchive"])
     pages += [
         _page(10, "https://shop.example.com/private/cart", "com", "eng", "Cart", "your wombat cart", []),
         _page(11, "https://shop.example.com/public/list", "com", "eng", "List", "our list of things", []),
@@ -112,6 +118,27 @@ def test_noindex_and_disallowed_pages_are_left_out_and_listed(spark, day):
     # followed link does (site3); site1's own anchors are gone with it
     anchors = {pl.term for c in out.rglob("anchors-*.ciff.gz") for pl in CiffReader(str(c)).postings()}
     assert anchors == {"noindex"}
+
+
+def test_search_and_captures_over_http_honour_nosnippet_and_noarchive(spark, day, tmp_path):
+    root, inp = day
+    out = root / "served" / "index" / "2026-01" / "15"
+    assert run_index(spark, inp, out, "--date", DAY.isoformat()) == 0
+    for allow in (False, True):
+        app = create_app({"dc1": str(root / "served")}, cache_dir=str(tmp_path / "cache"), serve_noarchive=allow)
+        with ServerThread(app) as srv:
+            r = httpx.get(f"{srv.url}/search", params={"q": "river", "day": DAY.isoformat(), "k": 20}, timeout=60)
+            hits = {h["url"]: h for h in r.json()["results"]}
+            assert "https://site1.example.com/page" not in hits  # noindex: never found
+            assert set(hits) == {f"https://site{i}.example.com/page" for i in (0, 2, 3, 4, 5)}
+            assert hits["https://site3.example.com/page"]["textSnippet"] == ""  # nosnippet
+            assert "river" in hits["https://site4.example.com/page"]["textSnippet"]
+            rid = urllib.parse.quote(hits["https://site4.example.com/page"]["id"], safe="")
+            c = httpx.get(f"{srv.url}/capture/{rid}", timeout=60)
+            if allow:  # handed out: here the test's archive does not exist, so it is not found
+                assert c.status_code != 403 and c.json().get("reason") != "noarchive"
+            else:
+                assert c.status_code == 403 and c.json()["reason"] == "noarchive"
 
 
 def test_the_crawler_s_own_agent_and_ignore_robots(spark, day):

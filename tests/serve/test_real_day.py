@@ -184,6 +184,53 @@ def test_search_equals_brute_force_over_every_shard(real_day, queries, tmp_path)
     assert prewarm.main(["--root", str(real_day), "--date", DAY.isoformat(), "--cache", str(tmp_path / "cli")]) == 0
 
 
+def test_a_real_page_that_says_noindex_is_never_found(real_day, tmp_path):
+    """The day's real pages that say noindex (meta robots: one page of the samples) stay in the
+    preprocessed pages, marked, and out of the index: no search over HTTP returns them and no
+    capture is handed out by their record id; every other page is marked indexable."""
+    pre = real_day / "preprocessed" / "2026-01" / "15"
+    rows = [
+        r
+        for p in sorted(pre.glob("language=*/*.parquet"))
+        for r in pq.read_table(
+            p,
+            columns=[
+                "record_id",
+                "url",
+                "title",
+                "plain_text",
+                "robots",
+                "ows_index",
+                "ows_index_details",
+                "ows_genai",
+            ],
+        ).to_pylist()
+    ]
+    assert all(r["ows_index"] is not None and r["ows_genai"] is not None for r in rows)  # filled on every row
+    noindex = [r for r in rows if not r["ows_index"]]
+    assert noindex and {r["url"] for r in noindex} == {"http://035.psb556.com/24/i/u_1090813/article.html"}
+    assert all("noindex" in r["robots"] and r["ows_index_details"] == "noindex (meta robots)" for r in noindex)
+    day = real_day.joinpath(*DAY_DIR)
+    left = pq.read_table(day / "_left_out.parquet").to_pylist()
+    assert {r["record_id"] for r in noindex} <= {r["record_id"] for r in left}
+    stats = _stats(day)
+    assert stats["signals"]["noindex"] == len(noindex) and stats["signals"]["robots_txt_origins"] > 0
+    published = {
+        rid
+        for m in day.glob("*/*/metadata-*.parquet")
+        for rid in pq.read_table(m, columns=["record_id"])[0].to_pylist()
+    }
+    assert published.isdisjoint(r["record_id"] for r in noindex) and len(published) == stats["totals"]["docs"]
+    with _served(real_day, tmp_path / "cache") as srv:
+        for r in noindex:
+            words = [r["title"], " ".join((r["plain_text"] or "").split()[:8]), r["url"].split("/")[2]]
+            for q in filter(None, words):
+                got = {h["record_id"] for h in _search(srv.url, q)["results"]}
+                assert r["record_id"] not in got, q
+            c = httpx.get(f"{srv.url}/capture/{urllib.parse.quote(r['record_id'], safe='')}")
+            assert c.status_code == 404
+
+
 def _truncate(p: pathlib.Path) -> None:
     p.write_bytes(p.read_bytes()[: p.stat().st_size // 2])
 
