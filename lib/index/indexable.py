@@ -88,9 +88,13 @@ def filter_file(src: str, dest: str, rules: robotstxt.RobotsRules | None, honour
     cols = ["record_id", "url"] + (["ows_index"] if "ows_index" in names else [])
     t = pq.read_table(src, columns=cols)
     n = t.num_rows
-    noindex = pc.fill_null(pc.invert(t.column("ows_index")), False) if "ows_index" in names else pa.array([False] * n)
+    noindex = (
+        pc.fill_null(pc.invert(t.column("ows_index")), False)
+        if "ows_index" in names
+        else pa.array([False] * n, pa.bool_())
+    )
     verdicts = robotstxt.verdicts(t.column("url"), rules) if rules is not None and len(rules) else [(None, "")] * n
-    disallowed = pa.array([v is False for v, _ in verdicts])
+    disallowed = pa.array([v is False for v, _ in verdicts], pa.bool_())
     leave = pc.or_(noindex, disallowed)
     reasons = [
         "noindex" if ni else reason for ni, (v, reason) in zip(noindex.to_pylist(), verdicts) if ni or v is False

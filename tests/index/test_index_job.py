@@ -283,6 +283,7 @@ def test_graph_links_and_anchor_texts(indexed):
         "anchor_text": "Quokka island",
         "src_host": "site5.example.com",
         "dst_host": "site3.example.com",
+        "rel": None,
     } in edges
     inl = {r["dst_url"]: r for r in pq.read_table(g / "inlinks").to_pylist()}
     q = inl["https://site3.example.com/page"]
@@ -399,8 +400,16 @@ def test_day_without_links_has_empty_aggregates_with_their_columns(spark, tmp_pa
     assert pq.read_table(g / "edges").num_rows == 0
     inl, hosts = pq.read_table(g / "inlinks"), pq.read_table(g / "hosts")
     assert (inl.num_rows, hosts.num_rows) == (0, 0)
-    assert inl.column_names == ["dst_url", "dst_host", "inlinks", "source_pages", "source_hosts", "anchor_texts"]
-    assert hosts.column_names == ["src_host", "dst_host", "links", "pages"]
+    assert inl.column_names == [
+        "dst_url",
+        "dst_host",
+        "inlinks",
+        "source_pages",
+        "source_hosts",
+        "anchor_texts",
+        "nofollow_inlinks",
+    ]
+    assert hosts.column_names == ["src_host", "dst_host", "links", "pages", "nofollow_links"]
     assert json.loads((out / "_stats.json").read_text())["totals"]["docs"] == len(pages)
 
 
@@ -419,7 +428,11 @@ def test_real_crawls_preprocessed_then_indexed(spark, corpus, tmp_path):
     assert run_index(spark, pre, out) == 0
     pages = ds.dataset(pre, format="parquet", partitioning="hive", ignore_prefixes=["_", "."]).to_table().to_pylist()
     stats = json.loads((out / "_stats.json").read_text())
-    assert stats["totals"]["docs"] == len(pages) > 100
+    # the one page of these archives that says noindex (meta robots) is left out, and listed
+    noindex = [p["record_id"] for p in pages if p["ows_index"] is False]
+    assert len(noindex) == stats["signals"]["noindex"] == stats["signals"]["left_out"] == 1
+    assert pq.read_table(out / "_left_out.parquet").column("record_id").to_pylist() == noindex
+    assert stats["totals"]["docs"] == len(pages) - 1 > 100
     files = ciff_files(out)
     assert len(files) == stats["totals"]["shards"]
     for p in files:
