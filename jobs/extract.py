@@ -178,7 +178,7 @@ class ExtractJob(SparkJob):
         """The map-only stage: one slice of the sorted list per task; returns the tasks' results."""
         if not items:
             return []
-        total = sum(it.length for it in items)
+        total = sum(it.weight for it in items)
         n = options.partitions or max(spark.sparkContext.defaultParallelism, math.ceil(total / BYTES_PER_TASK))
         slices = [pack_items(s) for s in plan_tasks(items, n)]
         real_root = resolver.real_roots()
