@@ -168,6 +168,17 @@ def test_several_roots(tmp_path):
         check_real_path(str(a / "out-link.warc"), r.real_roots())
 
 
+def warcio_ranges(path) -> list[tuple[int, int]]:
+    """(offset, length) of every record of the archive at ``path``, as warcio reads them."""
+    with open(path, "rb") as f:
+        it = ArchiveIterator(f, arc2warc=False)
+        ranges = []
+        for rec in it:
+            rec.content_stream().read()
+            ranges.append((it.get_record_offset(), it.get_record_length()))
+    return ranges
+
+
 @pytest.mark.parametrize("name", ["issue-493.warc", "issue-514.warc", "example.arc.gz"])
 def test_missing_terminator_against_warcio(corpus, name, tmp_path):
     """warcio's record lengths in plain files stop at the end of the block: the whole
@@ -180,12 +191,7 @@ def test_missing_terminator_against_warcio(corpus, name, tmp_path):
     path.write_bytes(data)
     kind = "arc" if ".arc" in name else "warc"
     term = b"\n" if kind == "arc" else b"\r\n\r\n"
-    with open(path, "rb") as f:
-        it = ArchiveIterator(f, arc2warc=False)
-        ranges = []
-        for rec in it:
-            rec.content_stream().read()
-            ranges.append((it.get_record_offset(), it.get_record_length()))
+    ranges = warcio_ranges(path)
     starts = [off for off, _ in ranges] + [os.path.getsize(path)]
     checked = 0
     for (off, length), nxt in zip(ranges, starts[1:]):
@@ -212,12 +218,7 @@ def test_record_length_against_warcio(corpus, name, tmp_path):
         path.write_bytes(gzip.decompress((corpus / "aut/example.arc.gz").read_bytes()))
     else:
         path = corpus / name
-    with open(path, "rb") as f:
-        it = ArchiveIterator(f, arc2warc=False)
-        ranges = []
-        for rec in it:
-            rec.content_stream().read()
-            ranges.append((it.get_record_offset(), it.get_record_length()))
+    ranges = warcio_ranges(path)
     src = LocalSource(str(path), None)
     fmt = sniff_format(src.head, str(path))
     starts = [off for off, _ in ranges] + [src.size]
