@@ -36,6 +36,7 @@ from lib.errors import UsageError
 from lib.extract import index_rows, parquet_index
 from lib.extract.lines import ErrorRow, ExtractError, Item, Resolver, make_item, parse_lines
 from lib.store import storage
+from lib.warc.records import ARCHIVE_SUFFIXES
 
 FORMATS = ("tsv", "cdxj", "cdx", "csv", "parquet")
 WHERE_FORMATS = ("parquet", "cdx", "cdxj")
@@ -169,6 +170,19 @@ class CdxColumns:
         return self.parse(line)[0]
 
 
+def archive_name(name: str, resolver: Resolver) -> str:
+    """A CDX file name without an archive suffix, as IA's CDX files write them
+    (``DE_crawl6.20010424210458``): the first of ``name``, ``name.warc.gz``, ``name.warc``,
+    ``name.arc.gz``, ... that exists; ``name`` when none does (the task then reports it missing)."""
+    for candidate in (name, *(name + suffix for suffix in ARCHIVE_SUFFIXES)):
+        try:
+            if storage.exists(resolver.lookup(candidate)):
+                return candidate
+        except Exception:
+            return name  # refused (escapes the root, ...) or unreachable: the line reports it
+    return name
+
+
 class CsvColumns:
     """The positions of Common Crawl's column names in a CSV header."""
 
@@ -218,8 +232,14 @@ class IndexInput:
         pending: dict[int, tuple[str, Fields]] = {}  # lines waiting for the filter's verdict
         filt: index_rows.RowFilter | None = None
 
+        names: dict[str, str] = {}
+
         def add(no: int, line: str, fields: Fields) -> None:
             try:
+                if self.format == "cdx" and fields[1] and not fields[1].lower().endswith(ARCHIVE_SUFFIXES):
+                    if fields[1] not in names:
+                        names[fields[1]] = archive_name(fields[1], resolver)
+                    fields[1] = names[fields[1]]
                 items.append(make_item(no, fields, resolver))
             except ExtractError as e:
                 errors.append((no, line, e.reason))

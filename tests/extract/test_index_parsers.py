@@ -16,8 +16,8 @@ from lib.errors import UsageError
 from lib.extract.formats import sniff_format
 from lib.extract.indexes import CdxColumns, CsvColumns, IndexInput, cdxj_fields, sniff_index
 from lib.extract.lines import ExtractError, Resolver, check_real_path
-from lib.extract.measure import record_length
-from lib.extract.sources import LocalSource
+from lib.extract.measure import FIRST_READ, record_length
+from lib.extract.sources import LocalSource, S3Source
 from lib.extract.terminator import missing_terminator
 
 
@@ -40,7 +40,10 @@ def test_cdxj_line_and_its_refusals():
     assert cdxj_fields('k 2024 {"url": "u", "offset": "1", "filename": "f"}') == ["u", "f", "1", None]
 
 
-def test_cdx_columns_by_header_letters():
+SEED_HEADER = " CDX A b e a m s c k r V v D d g M n"
+
+
+def test_cdx_columns_by_header_letters(tmp_path):
     cols = CdxColumns(" CDX N b a m s k r M S V g")
     line = "org,example)/ 20240101000000 http://example.org/ text/html 200 ABC - - 120 7 a.warc.gz"
     assert cols.fields(line) == ["http://example.org/", "a.warc.gz", "7", "120"]
@@ -54,7 +57,7 @@ def test_cdx_columns_by_header_letters():
     ]
     assert cols.fields(line.replace(" 120 ", " - "))[3] is None
     # seed 004's legend (its Figure 5 line): V the compressed offset, a the url, g the file
-    seed = CdxColumns(" CDX A b e a m s c k r V v D d g M n")
+    seed = CdxColumns(SEED_HEADER)
     fig5 = (
         "0-0-0checkmate.com/Bugs/Bug_Investigators.html 20010424210551 209.52.183.152 "
         "0-0-0checkmate.com:80/Bugs/Bug_Investigators.html text/html 200 58670fbe7432c5bed6f3dcd7ea32b221 "
@@ -77,6 +80,14 @@ def test_cdx_columns_by_header_letters():
         "offset": 17130110,
         "filename": "DE_crawl6.20010424210458",
     }
+    # IA's file names have no suffix: the archive that exists with one is taken
+    (tmp_path / "DE_crawl6.20010424210458.arc.gz").write_bytes(b"x")
+    (tmp_path / "seed.cdx").write_text(f"{SEED_HEADER}\n{fig5}\n{fig5.replace(' DE_crawl6.', ' DE_crawl7.')}\n")
+    items, errors = IndexInput(str(tmp_path / "seed.cdx")).read(Resolver(str(tmp_path)))
+    assert [(it.uri, it.offset, it.length) for it in items] == [
+        (str(tmp_path / "DE_crawl6.20010424210458.arc.gz"), 17130110, 0),
+        (str(tmp_path / "DE_crawl7.20010424210458"), 17130110, 0),  # none there: the task reports it missing
+    ]
     # only the uncompressed offset v: taken (right for uncompressed archives)
     assert CdxColumns("CDX a v g").fields("http://x/ 9 f.warc") == ["http://x/", "f.warc", "9", None]
     with pytest.raises(UsageError, match=r"no column for offset \(V or v\)"):
@@ -238,3 +249,16 @@ def test_record_length_against_warcio(corpus, name, tmp_path):
         record_length(short, fmt, off)
     src.close()
     short.close()
+
+
+def test_record_length_on_s3(corpus, s3_bucket):
+    """The same measure through ranged GETs: a big member (a PDF) takes several reads."""
+    from lib.store import s3
+
+    path = corpus / "aut/example.pdf.warc.gz"
+    s3.client().upload_file(str(path), s3_bucket, "a/example.pdf.warc.gz")
+    ranges = warcio_ranges(path)
+    src = S3Source(f"s3://{s3_bucket}/a/example.pdf.warc.gz")
+    fmt = sniff_format(src.head, src.uri)
+    assert [record_length(src, fmt, off) for off, _ in ranges] == [n for _, n in ranges]
+    assert max(n for _, n in ranges) > 10 * FIRST_READ
