@@ -231,8 +231,7 @@ class IndexInput:
         parse = self._line_parser()
         pending: dict[int, tuple[str, Fields]] = {}  # lines waiting for the filter's verdict
         filt: index_rows.RowFilter | None = None
-
-        names: dict[str, str] = {}
+        names: dict[str, str] = {}  # CDX file names without an archive suffix -> the one found
 
         def add(no: int, line: str, fields: Fields) -> None:
             try:
