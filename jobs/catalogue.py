@@ -4,7 +4,7 @@
     spark-submit jobs/catalogue.py --date 2026-01-15 --input DAY/preprocessed --output DAY/catalogue --urldb DB
 
 Input: a completed preprocess day (``ROOT/preprocessed/YYYY-MM/DD`` with ``_SUCCESS``).
-Output: ``ROOT/catalogue/YYYY-MM/DD/{index.cdxj, report.html, _SUCCESS}`` (written to a
+Output: ``ROOT/catalogue/YYYY-MM/DD/{index.cdxj, index.cdx, report.html, _SUCCESS}`` (written to a
 temporary folder and swapped in, or uploaded with ``_SUCCESS`` last for S3), and the
 URL database under ``ROOT/urldb`` (or ``--urldb``). See docs/catalogue.md.
 

@@ -63,7 +63,7 @@ class ExtractOptions(JobOptions):
     from_parquet: str | None = None  # a preprocessed day
     index: str | None = None  # an index of any format (INDEX_FORMATS)
     index_format: str = "auto"
-    where: str | None = None  # SQL condition on the Parquet rows
+    where: str | None = None  # SQL condition on the Parquet rows (or CDX/CDXJ lines)
     archives: tuple[str, ...] | None = None  # archive roots relative archive_file paths are below
     max_bytes: int = 100 << 20  # roll output files at this size
     verify: bool = False  # decompress each range: one member, one record of the line's URL
@@ -102,7 +102,8 @@ class ExtractJob(SparkJob):
         p.add_argument(
             "--where",
             help="with --from-parquet: Spark SQL condition selecting rows, e.g. \"url_suffix = 'gov'\"; "
-            "with a Parquet --index: DuckDB SQL over its columns",
+            "with a Parquet --index: DuckDB SQL over its columns; with a CDX or CDXJ --index: the same over "
+            "urlkey, timestamp, url, mime, status, digest, length, offset, filename",
         )
         p.add_argument(
             "--archives",
@@ -139,7 +140,7 @@ class ExtractJob(SparkJob):
             else:
                 raise UsageError("extract: give --tsv FILE, --index FILE|DIR or --from-parquet DIR (or --date/--root)")
         if options.where and not (options.from_parquet or options.index):
-            raise UsageError("extract: --where needs --from-parquet or a Parquet --index")
+            raise UsageError("extract: --where needs --from-parquet or a Parquet, CDX or CDXJ --index")
         if options.index_format != "auto" and not options.index:
             raise UsageError("extract: --index-format needs --index")
         if options.output is None:
@@ -178,7 +179,7 @@ class ExtractJob(SparkJob):
         """The map-only stage: one slice of the sorted list per task; returns the tasks' results."""
         if not items:
             return []
-        total = sum(it.length for it in items)
+        total = sum(it.weight for it in items)
         n = options.partitions or max(spark.sparkContext.defaultParallelism, math.ceil(total / BYTES_PER_TASK))
         slices = [pack_items(s) for s in plan_tasks(items, n)]
         real_root = resolver.real_roots()

@@ -1,5 +1,5 @@
 """One day's catalogue as jobs/catalogue.py builds it: the day's captures, its CDXJ index
-and the default paths around a ``ROOT/preprocessed/YYYY-MM/DD`` input.
+(and the same as CDX) and the default paths around a ``ROOT/preprocessed/YYYY-MM/DD`` input.
 
 The captures are the preprocessed day's ``_captures/`` (:data:`lib.pages.schema.CAPTURE_SCHEMA`),
 read with Spark from a local or cluster filesystem (Spark has no S3 connector here): an S3
@@ -12,12 +12,13 @@ import os
 import shutil
 from typing import Any
 
-from lib.catalogue import cdxj, urldb
+from lib.catalogue import cdx, cdxj, urldb
 from lib.pages.schema import CAPTURE_SCHEMA, spark_schema
 from lib.runtime import packing
 from lib.store import layout, storage
 
 CDXJ_NAME = "index.cdxj"
+CDX_NAME = "index.cdx"
 
 
 def local_day(inp: str) -> str:
@@ -68,11 +69,13 @@ def read_captures(spark: Any, src: str) -> Any:
 
 
 def write_day_cdxj(captures: Any, src: str, prefix: str | None, work: str) -> dict[str, int]:
-    """Write the day's sorted CDXJ to ``work/index.cdxj``; returns the capture and line counts.
+    """Write the day's sorted CDXJ to ``work/index.cdxj`` and the same captures as an 11-column
+    CDX to ``work/index.cdx``; returns the capture and line counts.
 
     The totals add up: every capture is a line or counted in ``captures_not_indexed`` (no URL
     or WARC-Date)."""
     caps = os.path.join(src, layout.CAPTURES)
     total = urldb.count_rows(caps) if os.path.isdir(caps) else 0
     lines = cdxj.write_cdxj(cdxj.cdxj_lines_df(captures, prefix), os.path.join(work, CDXJ_NAME), work)
-    return {"captures": total, "cdxj_lines": lines, "captures_not_indexed": total - lines}
+    cdx_lines = cdx.write_cdx(os.path.join(work, CDXJ_NAME), os.path.join(work, CDX_NAME))
+    return {"captures": total, "cdxj_lines": lines, "cdx_lines": cdx_lines, "captures_not_indexed": total - lines}

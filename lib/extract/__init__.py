@@ -3,6 +3,9 @@ copied by offset and length, never decompressed (as Krokhin's ARC page extractor
 Cornell Web Lab does).
 
 ``lines``    parse the input list (TSV or Parquet rows), resolve archive paths, refuse escapes
+``indexes``  the indexes users hold (CDXJ, CDX in any legend, CSV, Parquet) as input lists
+``index_rows`` CDX/CDXJ lines as rows with CDXJ's field names, ``--where`` over them
+``measure``  the length of a record an index gives no length for (one member decompressed)
 ``sources``  read byte ranges from local files or S3 (adjacent ranges in one request)
 ``formats``  an archive's format from its first bytes (gzip/zstd+dictionary/LZ4/none, WARC/ARC)
 ``archive``  output archives: warcinfo / ARC ``filedesc://`` headers, rolling, naming

@@ -28,14 +28,14 @@ def plan_tasks(items: list[Item], n_tasks: int) -> list[list[Item]]:
     together (a file is split between two tasks only where a slice boundary falls in it)."""
     items = sorted(items, key=lambda it: (it.uri, it.offset, it.line_no))
     n_tasks = max(1, min(n_tasks, len(items)))
-    total = sum(it.length for it in items)
+    total = sum(it.weight for it in items)
     slices: list[list[Item]] = [[]]
     acc = 0
     for it in items:
         if slices[-1] and acc >= total * len(slices) / n_tasks:
             slices.append([])
         slices[-1].append(it)
-        acc += it.length
+        acc += it.weight
     return [s for s in slices if s]
 
 

@@ -9,12 +9,17 @@ the text of the rows a task reported (:meth:`IndexInput.texts`), so no index is 
 - TSV: ``url<TAB>archive_file<TAB>offset<TAB>length`` (:mod:`lib.extract.lines`);
 - CDXJ (pywb, cdxj-indexer): ``SURT timestamp {json}``, the JSON giving ``url``, ``offset``,
   ``length``, ``filename``; lines starting with ``!`` (pywb's meta lines) are skipped;
-- CDX with its header line (`` CDX N b a m s k r M S V g``): columns found by their letters,
-  ``a`` url, ``S`` compressed length, ``V`` offset, ``g`` file name; a CDX without ``S``
-  (the 9-field ``N b a m s k r V g``) gives no length and its lines are refused;
+- CDX with its header line (`` CDX N b a m s k r M S V g``, or any other legend of the IA
+  CDX letters): columns found by their letters, ``a`` url (else ``A``, ``N``), ``S``
+  compressed length, ``V`` offset (else ``v``), ``g`` file name; a CDX without ``S`` (the
+  9-field ``N b a m s k r V g``, seed 004's ``A b e a m s c k r V v D d g M n``), or a line
+  whose ``S`` is ``-``, gives no length: the task measures the record (lib.extract.measure);
 - CSV with a header naming Common Crawl's columns (``url``, ``warc_filename``,
   ``warc_record_offset``, ``warc_record_length``; others ignored);
 - Parquet: :mod:`lib.extract.parquet_index`.
+
+``--where`` selects CDX and CDXJ lines too (DuckDB SQL over CDXJ's field names,
+:mod:`lib.extract.index_rows`), and Parquet rows.
 """
 
 from __future__ import annotations
@@ -28,11 +33,13 @@ import re
 from typing import Callable, Iterator
 
 from lib.errors import UsageError
-from lib.extract import parquet_index
+from lib.extract import index_rows, parquet_index
 from lib.extract.lines import ErrorRow, ExtractError, Item, Resolver, make_item, parse_lines
 from lib.store import storage
+from lib.warc.records import ARCHIVE_SUFFIXES
 
 FORMATS = ("tsv", "cdxj", "cdx", "csv", "parquet")
+WHERE_FORMATS = ("parquet", "cdx", "cdxj")
 CC_COLUMNS = ("url", "warc_filename", "warc_record_offset", "warc_record_length")
 _CDXJ_LINE = re.compile(rb"^\S+ \d{1,14} \{")
 _SNIFF_BYTES = 64 * 1024
@@ -96,8 +103,12 @@ def iter_lines(uri: str) -> Iterator[str]:
 
 
 # ------------------------------------------------------------------ one line of each text format
-def cdxj_fields(line: str) -> Fields | None:
-    """``[url, filename, offset, length]`` of a CDXJ line; None for a meta line (``!``)."""
+Parsed = tuple[Fields, Callable[[], dict]]  # the item's fields, and the line's row for --where
+
+
+def cdxj_parse(line: str) -> Parsed | None:
+    """``([url, filename, offset, length], row)`` of a CDXJ line (length None when its JSON has
+    none: the task measures the record); None for a meta line (``!``)."""
     if line.startswith("!"):
         return None
     parts = line.split(" ", 2)
@@ -109,14 +120,23 @@ def cdxj_fields(line: str) -> Fields | None:
         raise ExtractError("bad-line", f"CDXJ JSON does not parse: {e}") from None
     if not isinstance(obj, dict):
         raise ExtractError("bad-line", "CDXJ JSON is not an object")
-    missing = [k for k in ("url", "filename", "offset", "length") if k not in obj]
+    missing = [k for k in ("url", "filename", "offset") if k not in obj]
     if missing:
         raise ExtractError("bad-line", f"CDXJ JSON lacks {', '.join(missing)}")
-    return [str(obj["url"]), str(obj["filename"]), str(obj["offset"]), str(obj["length"])]
+    length = obj.get("length")
+    fields = [str(obj["url"]), str(obj["filename"]), str(obj["offset"]), None if length is None else str(length)]
+    return fields, lambda: index_rows.cdxj_row(parts[0], parts[1], obj)
+
+
+def cdxj_fields(line: str) -> Fields | None:
+    """``[url, filename, offset, length]`` of a CDXJ line; None for a meta line (``!``)."""
+    parsed = cdxj_parse(line)
+    return None if parsed is None else parsed[0]
 
 
 class CdxColumns:
-    """The column positions a CDX header line (`` CDX N b a m s k r M S V g``) names."""
+    """The column positions a CDX header line names (`` CDX N b a m s k r M S V g``, or any
+    legend of the IA CDX letters)."""
 
     def __init__(self, header: str):
         letters = header.split()
@@ -124,19 +144,43 @@ class CdxColumns:
             raise UsageError(f"CDX header line expected (' CDX N b a ...'), got {header[:80]!r}")
         self.letters = letters[1:]
         pos = {c: i for i, c in enumerate(self.letters)}
-        missing = [c for c in ("a", "V", "g") if c not in pos]
+        need = {"url (a, A or N)": ("a", "A", "N"), "offset (V or v)": ("V", "v"), "file name (g)": ("g",)}
+        found = {what: next((pos[c] for c in options if c in pos), None) for what, options in need.items()}
+        missing = [what for what, i in found.items() if i is None]
         if missing:
-            raise UsageError(f"CDX header {header.strip()!r} has no column {', '.join(missing)} (url, offset, file)")
-        self.url, self.offset, self.file = pos["a"], pos["V"], pos["g"]
+            raise UsageError(f"CDX header {header.strip()!r} has no column for {', '.join(missing)}")
+        self.url, self.offset, self.file = found.values()
         self.length = pos.get("S")
+        self.named = index_rows.cdx_positions(self.letters)  # --where columns
 
-    def fields(self, line: str) -> Fields:
+    def split(self, line: str) -> list[str]:
         parts = line.split(" ")
         if len(parts) != len(self.letters):
             raise ExtractError("bad-line", f"expected {len(self.letters)} space-separated CDX fields, got {len(parts)}")
-        if self.length is None:
-            raise ExtractError("bad-line", "the CDX has no compressed-length column (S): no length to copy")
-        return [parts[self.url], parts[self.file], parts[self.offset], parts[self.length]]
+        return parts
+
+    def parse(self, line: str) -> Parsed:
+        parts = self.split(line)
+        length = parts[self.length] if self.length is not None and parts[self.length] != "-" else None
+        fields = [parts[self.url], parts[self.file], parts[self.offset], length]
+        return fields, lambda: {n: index_rows.value(n, parts[i]) for n, i in self.named.items()}
+
+    def fields(self, line: str) -> Fields:
+        """``[url, file, offset, length]`` (length None where the CDX gives none)."""
+        return self.parse(line)[0]
+
+
+def archive_name(name: str, resolver: Resolver) -> str:
+    """A CDX file name without an archive suffix, as IA's CDX files write them
+    (``DE_crawl6.20010424210458``): the first of ``name``, ``name.warc.gz``, ``name.warc``,
+    ``name.arc.gz``, ... that exists; ``name`` when none does (the task then reports it missing)."""
+    for candidate in (name, *(name + suffix for suffix in ARCHIVE_SUFFIXES)):
+        try:
+            if storage.exists(resolver.lookup(candidate)):
+                return candidate
+        except Exception:
+            return name  # refused (escapes the root, ...) or unreachable: the line reports it
+    return name
 
 
 class CsvColumns:
@@ -169,11 +213,15 @@ class IndexInput:
         self.format = sniff_index(uri) if fmt == "auto" else fmt
         if self.format not in FORMATS:
             raise UsageError(f"--index-format {fmt!r} is not one of auto, {', '.join(FORMATS)}")
-        if where and self.format != "parquet":
-            raise UsageError(f"--where needs a Parquet index (DuckDB SQL over its columns); {uri} is {self.format}")
+        if where and self.format not in WHERE_FORMATS:
+            raise UsageError(
+                f"--where needs a Parquet, CDX or CDXJ index (DuckDB SQL over its columns); {uri} is {self.format}"
+            )
         self.where = where
 
     def read(self, resolver: Resolver) -> tuple[list[Item], list[ErrorRow]]:
+        """Items and error rows. With ``--where``, lines the condition leaves out are neither;
+        a line that does not parse is an error row either way (it cannot be evaluated)."""
         if self.format == "tsv":
             return parse_lines(iter_lines(self.uri), resolver)
         if self.format == "parquet":
@@ -181,29 +229,67 @@ class IndexInput:
         items: list[Item] = []
         errors: list[ErrorRow] = []
         parse = self._line_parser()
+        pending: dict[int, tuple[str, Fields]] = {}  # lines waiting for the filter's verdict
+        filt: index_rows.RowFilter | None = None
+        names: dict[str, str] = {}  # CDX file names without an archive suffix -> the one found
+
+        def add(no: int, line: str, fields: Fields) -> None:
+            try:
+                if self.format == "cdx" and fields[1] and not fields[1].lower().endswith(ARCHIVE_SUFFIXES):
+                    if fields[1] not in names:
+                        names[fields[1]] = archive_name(fields[1], resolver)
+                    fields[1] = names[fields[1]]
+                items.append(make_item(no, fields, resolver))
+            except ExtractError as e:
+                errors.append((no, line, e.reason))
+
+        def chosen(numbers: list[int]) -> None:
+            for n in numbers:
+                add(n, *pending[n])
+            pending.clear()
+
         for no, line in enumerate(iter_lines(self.uri), 1):
             if not line.strip() or line.startswith("#"):
                 continue
             try:
-                fields = parse(no, line)
-                if fields is not None:
-                    items.append(make_item(no, fields, resolver))
+                parsed = parse(no, line)
             except ExtractError as e:
                 errors.append((no, line, e.reason))
+                continue
+            if parsed is None:
+                continue
+            fields, row = parsed
+            if not self.where:
+                add(no, line, fields)
+                continue
+            if filt is None:
+                filt = index_rows.RowFilter(self.where, self._where_columns(), self.uri)
+            pending[no] = (line, fields)
+            filt.add(no, row())
+            if filt.full:
+                chosen(filt.take())
+        if filt is not None:
+            chosen(filt.take())
         return items, errors
 
-    def _line_parser(self) -> Callable[[int, str], Fields | None]:
+    def _where_columns(self) -> list[str]:
+        if self.format == "cdxj":
+            return list(index_rows.COLUMNS)
+        return list(self._columns[0].named)
+
+    def _line_parser(self) -> Callable[[int, str], Parsed | None]:
         """A parser of one numbered line; CDX and CSV take their header from their first line."""
         if self.format == "cdxj":
-            return lambda no, line: cdxj_fields(line)
-        columns: list = []
+            return lambda no, line: cdxj_parse(line)
+        self._columns: list = []
         make = CdxColumns if self.format == "cdx" else CsvColumns
 
-        def parse(no: int, line: str) -> Fields | None:
-            if not columns:
-                columns.append(make(line))  # the first line is the header (UsageError if not one)
+        def parse(no: int, line: str) -> Parsed | None:
+            if not self._columns:
+                self._columns.append(make(line))  # the first line is the header (UsageError if not one)
                 return None
-            return columns[0].fields(line)
+            col = self._columns[0]
+            return col.parse(line) if isinstance(col, CdxColumns) else (col.fields(line), dict)
 
         return parse
 

@@ -30,10 +30,17 @@ class ExtractError(DailysliceError):
         return " ".join(f"{self.kind}: {self.detail}".split())  # one line, no tabs
 
 
+#: ``Item.length`` of a record whose index gives no length: the task measures it (lib.extract.measure)
+UNKNOWN_LENGTH = 0
+#: what planning counts for a record of unknown length (a typical compressed web page)
+ESTIMATED_LENGTH = 32 << 10
+
+
 class Item(NamedTuple):
     """One record to copy. ``uri`` is an absolute local path or ``s3://bucket/key``. The
     line's text stays on the driver (tasks report errors by line number). The archive's
-    format is not decided here: the task that opens the file sniffs it from its first bytes."""
+    format is not decided here: the task that opens the file sniffs it from its first bytes.
+    ``length`` is :data:`UNKNOWN_LENGTH` when the index gives none."""
 
     line_no: int
     url: str
@@ -44,6 +51,11 @@ class Item(NamedTuple):
     @property
     def end(self) -> int:
         return self.offset + self.length
+
+    @property
+    def weight(self) -> int:
+        """Bytes to plan with: the length, or an estimate while it is unknown."""
+        return self.length or ESTIMATED_LENGTH
 
 
 ErrorRow = tuple[int, str, str]  # (line number, line, reason)
@@ -150,7 +162,8 @@ def _int_field(name: str, text: str, minimum: int) -> int:
 
 def make_item(line_no: int, fields: list, resolver: Resolver) -> Item:
     """An :class:`Item` from ``[url, archive_file, offset, length, ...]`` (extra fields
-    ignored; url and archive_file are taken as they are, spaces included)."""
+    ignored; url and archive_file are taken as they are, spaces included). A length of None
+    (an index that gives none) is :data:`UNKNOWN_LENGTH`."""
     if len(fields) < 4:
         raise ExtractError("bad-line", f"expected 4 tab-separated fields, got {len(fields)}")
     url, archive_file, offset, length = fields[:4]
@@ -159,7 +172,7 @@ def make_item(line_no: int, fields: list, resolver: Resolver) -> Item:
     if not archive_file.strip():
         raise ExtractError("bad-line", "empty archive_file")
     off = _int_field("offset", offset, 0)
-    n = _int_field("length", length, 1)
+    n = UNKNOWN_LENGTH if length is None else _int_field("length", length, 1)
     return Item(line_no, url, resolver.lookup(archive_file), off, n)
 
 

@@ -372,7 +372,7 @@ def test_rebuild_after_crash_leaves_no_half_folder(built, spark):
     shutil.rmtree(missing)
     assert build(["--date", D2.isoformat(), "--root", root, "--no-urldb"], spark=spark) == 0
     assert not os.path.exists(final + ".tmp-deadbeef") and os.path.exists(os.path.join(final, "_SUCCESS"))
-    assert sorted(os.listdir(final)) == ["_SUCCESS", "index.cdxj", "report.html"]
+    assert sorted(os.listdir(final)) == ["_SUCCESS", "index.cdx", "index.cdxj", "report.html"]
 
 
 def _get(base: str, path: str) -> tuple[int, object]:
@@ -491,7 +491,7 @@ def test_output_to_s3_has_success_last(built, spark, s3_bucket):
     dest = f"s3://{s3_bucket}/catalogue/2026-01/14"
     assert build(["--date", D1.isoformat(), "--root", root, "--output", dest, "--no-urldb"], spark=spark) == 0
     names = sorted(f.uri.rsplit("/", 1)[1] for f in storage.list_files(dest))
-    assert names == ["_SUCCESS", "index.cdxj", "report.html"]
+    assert names == ["_SUCCESS", "index.cdx", "index.cdxj", "report.html"]
     with open(cdxj_path(root, D1), "rb") as f:
         assert storage.read_bytes(dest + "/index.cdxj") == f.read()
 

@@ -182,3 +182,53 @@ def test_revisits_of_real_archives_match_warcio_and_pywb(spark, corpus, tmp_path
     ours_lines = revisit_lines(lines)
     assert ours_lines == revisit_lines(cdxj.parse_line(x) for x in pywb.splitlines() if x.strip())
     assert len(ours_lines) == 17 and not any("status" in f for *_, f in ours_lines)
+    _check_cdx_against_pywb(os.path.join(root, "warc"), warcs, bin_dir, len(lines))
+
+
+def _check_cdx_against_pywb(warc_root: str, warcs: list[str], bin_dir: str, cdxj_lines: int) -> None:
+    """The day's 11-column CDX is pywb's ``cdx-indexer -s`` output for the same real archives, line
+    for line (our file names are relative to ROOT/warc/, pywb's are base names), but for what
+    docs/catalogue.md lists: dns: records (pywb digests them and writes 200), records without a
+    payload digest (pywb hashes them) and metadata records pywb indexes; the lengths of plain
+    records (pywb's stop before the closing CRLF CRLF). pywb's CDX reader finds our lines."""
+    from pywb.warcserver.index.indexsource import FileIndexSource
+    from pywb.warcserver.index.query import CDXQuery
+    from pywb.warcserver.resource.responseloader import WARCPathLoader
+
+    day = os.path.join(os.path.dirname(warc_root), "catalogue", f"{DAY:%Y-%m}", f"{DAY:%d}")
+    with open(os.path.join(day, "index.cdx"), encoding="utf-8") as f:
+        ours = f.read().splitlines()
+    theirs = subprocess.run(
+        [os.path.join(bin_dir, "cdx-indexer"), "-s", *warcs], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert ours[0] == theirs[0] == " CDX N b a m s k r M S V g"
+    assert ours[1:] == sorted(ours[1:]) and len(ours) - 1 == cdxj_lines
+    by_record = {(p[10], p[9]): p for p in (x.split(" ") for x in ours[1:])}
+    same = differ = 0
+    for line in theirs[1:]:
+        p = line.split(" ")
+        mine = by_record.pop((f"{DAY:%Y-%m}/{DAY:%d}/{p[10]}", p[9]), None)  # pywb writes base names
+        if mine is None:  # only pywb indexes metadata records that are not application/warc-fields
+            assert p[2].startswith("metadata:"), line
+            continue
+        if not p[10].endswith(".gz"):
+            mine, p = mine[:8] + mine[9:], p[:8] + p[9:]  # S of a plain record
+        if p[2].startswith("dns:") or (mine[5] == "-" and p[5] != "-"):
+            assert mine[:4] == p[:4] and mine[6:-1] == p[6:-1], line
+            differ += 1
+        else:
+            assert mine[:-1] == p[:-1], line
+            same += 1
+    assert not by_record and same > 100 and same > 4 * differ
+    # pywb's own CDX reader: a binary search of the file by the canonical key, then the record
+    source = FileIndexSource(os.path.join(day, "index.cdx"))
+    loader = WARCPathLoader(warc_root + "/", None)
+    loaded = 0
+    for p in [x.split(" ") for x in ours[1:] if x.split(" ")[3] in ("warc/revisit", "text/html")][::10]:
+        (cdx,) = [c for c in source.load_index(CDXQuery({"url": p[2]}).params) if c["offset"] == p[9]]
+        assert (cdx["urlkey"], cdx["timestamp"], cdx["length"], cdx["filename"]) == (p[0], p[1], p[8], p[10])
+        if p[3] != "warc/revisit":  # (a revisit's loader looks up its original in a live index)
+            warc_headers, _, _ = loader.load_resource(cdx, {})
+            assert warc_headers.get_header("WARC-Target-URI") == p[2]
+            loaded += 1
+    assert loaded > 3

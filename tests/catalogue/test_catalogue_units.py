@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from lib.catalogue import cdxj, keys, urldb
+from lib.catalogue import cdx, cdxj, keys, urldb
 from lib.catalogue.__main__ import format_table
 from lib.catalogue.report import bar_plot, count_plots, size_buckets
 
@@ -28,6 +28,27 @@ def test_surt_key_has_no_whitespace_even_for_odd_input():
     for url in ["not a url", "http://example.com/tab\there", "http://exa mple.com/"]:
         k = keys.surt_key(url)
         assert " " not in k and "\t" not in k, k
+
+
+def test_cdx_lines_from_cdxj_sorted_as_pywb_sorts(tmp_path):
+    """Equal key and timestamp: CDXJ's order (by its JSON) is not CDX's (by url, then mime...);
+    whitespace in a value is escaped, a missing value is '-', pywb's meta lines are dropped."""
+    rows = [
+        ("com,e)/ 20260101000000", {"url": "http://e.com/!", "mime": "text/html", "status": "200", "length": "5"}),
+        ("com,e)/ 20260101000000", {"url": "http://e.com/", "mime": "text/html", "status": "200", "length": "6"}),
+        ("com,e)/a 20260101000000", {"url": "http://e.com/a b", "mime": "warc/revisit", "digest": "D", "offset": "0"}),
+    ]
+    lines = sorted((f"{k} {json.dumps(f, separators=(',', ':'))}" for k, f in rows), key=str.encode)
+    assert [ln.split('"url":"')[1][:14] for ln in lines] == ["http://e.com/!", 'http://e.com/"', "http://e.com/a"]
+    src = tmp_path / "index.cdxj"
+    src.write_text('!meta 0 {"x":1}\n' + "".join(x + "\n" for x in lines))
+    assert cdx.write_cdx(str(src), str(tmp_path / "index.cdx")) == 3
+    assert (tmp_path / "index.cdx").read_text().splitlines() == [
+        " CDX N b a m s k r M S V g",
+        "com,e)/ 20260101000000 http://e.com/ text/html 200 - - - 6 - -",
+        "com,e)/ 20260101000000 http://e.com/! text/html 200 - - - 5 - -",
+        "com,e)/a 20260101000000 http://e.com/a%20b warc/revisit - D - - - 0 -",
+    ]
 
 
 def test_timestamp14_is_utc():

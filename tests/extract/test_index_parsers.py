@@ -13,8 +13,11 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from lib.errors import UsageError
+from lib.extract.formats import sniff_format
 from lib.extract.indexes import CdxColumns, CsvColumns, IndexInput, cdxj_fields, sniff_index
 from lib.extract.lines import ExtractError, Resolver, check_real_path
+from lib.extract.measure import FIRST_READ, record_length
+from lib.extract.sources import LocalSource, S3Source
 from lib.extract.terminator import missing_terminator
 
 
@@ -27,23 +30,70 @@ def test_cdxj_line_and_its_refusals():
     assert cdxj_fields('!meta 0 {"x": 1}') is None
     for bad, why in [
         ('org,example)/ 2024 {"url": 1', "CDXJ JSON does not parse"),
-        ('org,example)/ 2024 {"url": "u", "offset": "1", "filename": "f"}', "CDXJ JSON lacks length"),
+        ('org,example)/ 2024 {"url": "u", "length": "1", "filename": "f"}', "CDXJ JSON lacks offset"),
         ("org,example)/ 2024", "not a CDXJ line"),
     ]:
         with pytest.raises(ExtractError, match=why) as e:
             cdxj_fields(bad)
         assert e.value.kind == "bad-line"
+    # no length: the task measures the record
+    assert cdxj_fields('k 2024 {"url": "u", "offset": "1", "filename": "f"}') == ["u", "f", "1", None]
 
 
-def test_cdx_columns_by_header_letters():
+SEED_HEADER = " CDX A b e a m s c k r V v D d g M n"
+
+
+def test_cdx_columns_by_header_letters(tmp_path):
     cols = CdxColumns(" CDX N b a m s k r M S V g")
     line = "org,example)/ 20240101000000 http://example.org/ text/html 200 ABC - - 120 7 a.warc.gz"
     assert cols.fields(line) == ["http://example.org/", "a.warc.gz", "7", "120"]
     assert CdxColumns("CDX g V S a").fields("a.warc.gz 7 120 http://x/") == ["http://x/", "a.warc.gz", "7", "120"]
-    with pytest.raises(ExtractError, match="no compressed-length column"):
-        CdxColumns(" CDX N b a m s k r V g").fields(line.replace(" - - 120", " -"))
-    with pytest.raises(UsageError, match="no column V"):
+    # no S (pywb's 9 fields), or S given as '-': no length, the task measures the record
+    assert CdxColumns(" CDX N b a m s k r V g").fields(line.replace(" - - 120", " -")) == [
+        "http://example.org/",
+        "a.warc.gz",
+        "7",
+        None,
+    ]
+    assert cols.fields(line.replace(" 120 ", " - "))[3] is None
+    # seed 004's legend (its Figure 5 line): V the compressed offset, a the url, g the file
+    seed = CdxColumns(SEED_HEADER)
+    fig5 = (
+        "0-0-0checkmate.com/Bugs/Bug_Investigators.html 20010424210551 209.52.183.152 "
+        "0-0-0checkmate.com:80/Bugs/Bug_Investigators.html text/html 200 58670fbe7432c5bed6f3dcd7ea32b221 "
+        "a725a64ad6bb7112c55ed26c9e4cef63 - 17130110 59129865 1927657 6501523 DE_crawl6.20010424210458 - 5750"
+    )
+    assert seed.fields(fig5) == [
+        "0-0-0checkmate.com:80/Bugs/Bug_Investigators.html",
+        "DE_crawl6.20010424210458",
+        "17130110",
+        None,
+    ]
+    _, row = seed.parse(fig5)
+    assert row() == {
+        "urlkey": "0-0-0checkmate.com/Bugs/Bug_Investigators.html",
+        "timestamp": "20010424210551",
+        "url": "0-0-0checkmate.com:80/Bugs/Bug_Investigators.html",
+        "mime": "text/html",
+        "status": 200,
+        "digest": "a725a64ad6bb7112c55ed26c9e4cef63",
+        "offset": 17130110,
+        "filename": "DE_crawl6.20010424210458",
+    }
+    # IA's file names have no suffix: the archive that exists with one is taken
+    (tmp_path / "DE_crawl6.20010424210458.arc.gz").write_bytes(b"x")
+    (tmp_path / "seed.cdx").write_text(f"{SEED_HEADER}\n{fig5}\n{fig5.replace(' DE_crawl6.', ' DE_crawl7.')}\n")
+    items, errors = IndexInput(str(tmp_path / "seed.cdx")).read(Resolver(str(tmp_path)))
+    assert [(it.uri, it.offset, it.length) for it in items] == [
+        (str(tmp_path / "DE_crawl6.20010424210458.arc.gz"), 17130110, 0),
+        (str(tmp_path / "DE_crawl7.20010424210458"), 17130110, 0),  # none there: the task reports it missing
+    ]
+    # only the uncompressed offset v: taken (right for uncompressed archives)
+    assert CdxColumns("CDX a v g").fields("http://x/ 9 f.warc") == ["http://x/", "f.warc", "9", None]
+    with pytest.raises(UsageError, match=r"no column for offset \(V or v\)"):
         CdxColumns(" CDX N b a m s k r M S g")
+    with pytest.raises(UsageError, match=r"no column for url \(a, A or N\), file name \(g\)"):
+        CdxColumns(" CDX b V")
     with pytest.raises(UsageError, match="CDX header line expected"):
         CdxColumns(line)
 
@@ -82,8 +132,18 @@ def test_sniffing_and_line_numbers(tmp_path):
     assert [(it.line_no, it.url, it.offset, it.length) for it in items] == [(2, "http://e.org/", 7, 120)]
     assert errors == [(3, "short line", "bad-line: expected 11 space-separated CDX fields, got 2")]
     assert index.texts({3, 2}) == {2: cdx.splitlines()[1], 3: "short line"}
-    with pytest.raises(UsageError, match="needs a Parquet index"):
-        IndexInput(str(tmp_path / "x.txt"), where="1 = 1")
+    # --where on CDX and CDXJ lines: a bad line is reported whatever the condition
+    for where, want in [("status = 200 AND length = 120", [2]), ("status = '404'", [])]:
+        items, errors = IndexInput(str(tmp_path / "x.txt"), where=where).read(Resolver(str(tmp_path)))
+        assert [it.line_no for it in items] == want and [no for no, _, _ in errors] == [3]
+    items, _ = IndexInput(str(tmp_path / "j"), where="timestamp LIKE '2024%' AND mime IS NULL").read(
+        Resolver(str(tmp_path))
+    )
+    assert [(it.line_no, it.url, it.length) for it in items] == [(2, "u", 1)]
+    with pytest.raises(UsageError, match="columns here: urlkey, timestamp, url, mime, status, digest, length"):
+        IndexInput(str(tmp_path / "x.txt"), where="ip = '1.2.3.4'").read(Resolver(str(tmp_path)))
+    with pytest.raises(UsageError, match="needs a Parquet, CDX or CDXJ index"):
+        IndexInput(str(tmp_path / "c.txt"), where="1 = 1")
     with pytest.raises(FileNotFoundError):
         IndexInput(str(tmp_path / "missing.cdx"))
 
@@ -119,6 +179,17 @@ def test_several_roots(tmp_path):
         check_real_path(str(a / "out-link.warc"), r.real_roots())
 
 
+def warcio_ranges(path) -> list[tuple[int, int]]:
+    """(offset, length) of every record of the archive at ``path``, as warcio reads them."""
+    with open(path, "rb") as f:
+        it = ArchiveIterator(f, arc2warc=False)
+        ranges = []
+        for rec in it:
+            rec.content_stream().read()
+            ranges.append((it.get_record_offset(), it.get_record_length()))
+    return ranges
+
+
 @pytest.mark.parametrize("name", ["issue-493.warc", "issue-514.warc", "example.arc.gz"])
 def test_missing_terminator_against_warcio(corpus, name, tmp_path):
     """warcio's record lengths in plain files stop at the end of the block: the whole
@@ -131,12 +202,7 @@ def test_missing_terminator_against_warcio(corpus, name, tmp_path):
     path.write_bytes(data)
     kind = "arc" if ".arc" in name else "warc"
     term = b"\n" if kind == "arc" else b"\r\n\r\n"
-    with open(path, "rb") as f:
-        it = ArchiveIterator(f, arc2warc=False)
-        ranges = []
-        for rec in it:
-            rec.content_stream().read()
-            ranges.append((it.get_record_offset(), it.get_record_length()))
+    ranges = warcio_ranges(path)
     starts = [off for off, _ in ranges] + [os.path.getsize(path)]
     checked = 0
     for (off, length), nxt in zip(ranges, starts[1:]):
@@ -149,3 +215,50 @@ def test_missing_terminator_against_warcio(corpus, name, tmp_path):
         assert data[off + length : off + length + len(term)] == term
         checked += 1
     assert checked == len(ranges) > 5
+
+
+@pytest.mark.parametrize(
+    "name", ["aut/example.warc.gz", "aut/example.arc.gz", "aut/issue-493.warc", "aut/issue-514.warc", "example.arc"]
+)
+def test_record_length_against_warcio(corpus, name, tmp_path):
+    """Where the index gives no length: the gzip member that starts at each of warcio's offsets
+    ends where warcio's next record starts (its own length); a plain record ends after its
+    closing line ends. A wrong offset, a cut file: refused, named."""
+    if name == "example.arc":  # aut's example.arc.gz gunzipped: a plain ARC
+        path = tmp_path / name
+        path.write_bytes(gzip.decompress((corpus / "aut/example.arc.gz").read_bytes()))
+    else:
+        path = corpus / name
+    ranges = warcio_ranges(path)
+    src = LocalSource(str(path), None)
+    fmt = sniff_format(src.head, str(path))
+    starts = [off for off, _ in ranges] + [src.size]
+    for (off, length), nxt in zip(ranges, starts[1:]):
+        got = record_length(src, fmt, off)
+        if fmt.codec:
+            assert got == length == nxt - off
+        else:  # warcio stops at the end of the block; the record's closing line ends follow
+            assert got == length + (4 if fmt.kind == "warc" else 1) == nxt - off
+    off, length = ranges[len(ranges) // 2]
+    with pytest.raises(ExtractError, match="not-member: range does not start"):
+        record_length(src, fmt, off + 1)
+    cut = tmp_path / "cut"
+    cut.write_bytes(path.read_bytes()[: off + length // 2])
+    short = LocalSource(str(cut), None)
+    with pytest.raises(ExtractError, match=f"past-eof: the .* at {off} runs past the end of {cut}"):
+        record_length(short, fmt, off)
+    src.close()
+    short.close()
+
+
+def test_record_length_on_s3(corpus, s3_bucket):
+    """The same measure through ranged GETs: a big member (a PDF) takes several reads."""
+    from lib.store import s3
+
+    path = corpus / "aut/example.pdf.warc.gz"
+    s3.client().upload_file(str(path), s3_bucket, "a/example.pdf.warc.gz")
+    ranges = warcio_ranges(path)
+    src = S3Source(f"s3://{s3_bucket}/a/example.pdf.warc.gz")
+    fmt = sniff_format(src.head, src.uri)
+    assert [record_length(src, fmt, off) for off, _ in ranges] == [n for _, n in ranges]
+    assert max(n for _, n in ranges) > 10 * FIRST_READ
