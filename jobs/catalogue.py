@@ -8,9 +8,11 @@ Output: ``ROOT/catalogue/YYYY-MM/DD/{index.cdxj, index.cdx, report.html, _SUCCES
 temporary folder and swapped in, or uploaded with ``_SUCCESS`` last for S3), and the
 URL database under ``ROOT/urldb`` (or ``--urldb``). See docs/catalogue.md.
 
-Exit codes: 0 published; 1 failed, nothing published; 2 usage (an input that does not exist
-included); 4 the preprocessed day holds no captures: nothing published (the URL database
-untouched) unless ``--allow-empty``.
+Exit codes: 0 published, the day in the URL database; 1 failed, nothing published; 2 usage (an
+input that does not exist included); 4 the preprocessed day holds no captures: nothing
+published (the URL database untouched) unless ``--allow-empty``; 5 another run holds the day's
+output (``--wait-lock``) or the URL database (``--urldb-wait``, default an hour) past the
+wait: nothing published, one line names the holder.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 
 from lib.catalogue import report, urldb
 from lib.catalogue.day import copy_day, day_has_captures, local_day, read_captures, write_day_cdxj
-from lib.catalogue.urldb import DEFAULT_KEEP, DEFAULT_PARTITIONS
+from lib.catalogue.urldb import DEFAULT_KEEP, DEFAULT_PARTITIONS, DEFAULT_WAIT
 from lib.errors import UsageError
 from lib.pages import exclusions
 from lib.pages.exclude import filter_day
@@ -40,6 +42,7 @@ class CatalogueOptions(DayJobOptions):
     no_urldb: bool = False  # skip the URL database merge
     url_partitions: int = DEFAULT_PARTITIONS  # key-space partitions of a new URL database
     keep_versions: int = DEFAULT_KEEP  # URL database versions kept for re-runs
+    urldb_wait: float = DEFAULT_WAIT  # seconds to wait for another run's merge or purge of the URL database
     warc_prefix: str | None = None  # archive folder CDXJ file names are relative to (default ROOT/warc)
     index: str | None = None  # the day's index output, for shard sizes (default ROOT/index/YYYY-MM/DD)
     no_report: bool = False  # skip the HTML report
@@ -72,6 +75,13 @@ class CatalogueJob(SparkJob):
             "--url-partitions", type=int, help="key-space partitions of a new URL database (default %(default)s)"
         )
         p.add_argument("--keep-versions", type=int, help="URL database versions kept for re-runs (default %(default)s)")
+        p.add_argument(
+            "--urldb-wait",
+            type=float,
+            metavar="SECONDS",
+            help="wait this long for another run's merge or purge of the URL database (default %(default)s; "
+            "0: refuse at once), then exit 5 with nothing published",
+        )
         p.add_argument(
             "--warc-prefix",
             help="archive folder that CDXJ filenames are relative to: a path, "
@@ -128,7 +138,7 @@ class CatalogueJob(SparkJob):
                 raise UsageError("catalogue: give --urldb or --root (or --no-urldb)")
             with self.steps("urldb"):
                 summary["urldb"] = urldb.merge_day(
-                    spark, db, day, captures, options.url_partitions, options.keep_versions
+                    spark, db, day, captures, options.url_partitions, options.keep_versions, options.urldb_wait
                 )
         if not options.no_report:
             index_day = options.index or layout.day_path(root, layout.INDEX, day)

@@ -10,7 +10,13 @@ Publishes the day's ``graph/outbound/``, rewrites ``graph/inlinks`` as the local
 ``graph/_exchange.json`` (printed on stdout). A partner without a day is recorded as
 missing, never waited for. See docs/index.md, "Across data centers".
 
-Exit codes: 0 done (or nothing to do); 1 failed; 2 usage (the day is not complete).
+The day is changed under its lease (``ROOT/index/YYYY-MM/DD.lock``, :mod:`lib.store.lease`, the
+one the index job holds while it publishes the day): two exchanges of one day, or an exchange
+and a re-index, never interleave. A second run waits up to ``--wait-lock`` seconds (default an
+hour), then exits 5 with one line naming the holder.
+
+Exit codes: 0 done (or nothing to do); 1 failed; 2 usage (the day is not complete); 5 the
+day's lease was held past ``--wait-lock``: nothing was changed.
 """
 
 from __future__ import annotations
@@ -21,7 +27,10 @@ import json
 import sys
 
 from lib.index.graph_exchange import exchange_day
-from lib.store import layout, storage
+from lib.store import layout, lease, storage
+
+DEFAULT_WAIT = 3600.0
+EXIT_BUSY = 5  # the Spark jobs' code for the same (lib.runtime.sparkjob), without importing Spark
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -44,6 +53,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         metavar="URI",
         help="take-down list (default ROOT/_exclusions.jsonl when it exists; 'none': no list)",
     )
+    p.add_argument(
+        "--wait-lock",
+        type=float,
+        default=DEFAULT_WAIT,
+        metavar="SECONDS",
+        help=f"wait this long for another run changing the day (default %(default)s; 0: refuse at once, "
+        f"exit {EXIT_BUSY})",
+    )
     args = p.parse_args(argv)
     try:
         args.partners = dict(x.split("=", 1) for x in args.partner)
@@ -59,7 +76,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"exchange: {day} is not a finished index day (no {layout.SUCCESS})", file=sys.stderr)
         return 2
     try:
-        record = exchange_day(day, args.date, args.partners, args.lookback_days, args.work, args.force, args.exclusions)
+        with lease.Lease(day, "exchange", args.wait_lock, busy="another run is changing this index day"):
+            record = exchange_day(
+                day, args.date, args.partners, args.lookback_days, args.work, args.force, args.exclusions
+            )
+    except lease.Busy as e:
+        print(f"exchange: {e}", file=sys.stderr)
+        return EXIT_BUSY
     except Exception as e:  # noqa: BLE001 - one line for the operator, the traceback below
         print(f"exchange: {day}: {e}", file=sys.stderr)
         raise

@@ -2,7 +2,7 @@
 
     python jobs/purge.py --root ROOT [--exclusions URI] [--from DAY] [--to DAY] [--day DAY ...]
                         [--urldb DIR | --no-urldb] [--stage-config datacenters.yaml --data-center DC]
-                        [--dry-run] [--master local[2]]
+                        [--dry-run] [--master local[2]] [--wait-lock SECONDS]
 
 For each published day in range (default: every day under ``ROOT/preprocessed``) that holds
 a page, capture or in-link the list matches, the day is rebuilt without them and swapped in
@@ -14,8 +14,15 @@ removal is appended to ``ROOT/_purge/audit.jsonl`` (:mod:`lib.purge.audit`): whe
 folders, how many pages, captures, documents, graph rows and CDXJ lines, and the removed
 records (URL, record id, archive, offset). Idempotent: a second run finds every day clean.
 
+Locks (:mod:`lib.store.lease`): the whole run holds ``ROOT/_purge.lock`` (one purge at a time
+per root: its journals and audit log), each day's rebuild holds that day's output leases (the
+ones its preprocess, index and catalogue runs take), and the URL database's removal holds the
+database's lease (:func:`lib.catalogue.urldb.lock`), so it never meets a merge. Each waits up
+to ``--wait-lock`` seconds (default an hour).
+
 Exit 0 when every day is purged or clean, 1 when a day failed (the others still run; the
-failed day is left as it was), 2 on usage.
+failed day is left as it was), 2 on usage, 5 when a lock was held past ``--wait-lock`` (one
+line names the holder; what was done before is kept and audited, a re-run finishes it).
 """
 
 from __future__ import annotations
@@ -26,22 +33,25 @@ import json
 import os
 import sys
 import time
+from contextlib import ExitStack
 from dataclasses import replace
 from typing import Any
 
 from jobs import catalogue as catalogue_job
 from jobs import index as index_job
+from lib.catalogue.urldb import DEFAULT_WAIT
+from lib.catalogue.urldb import lock as urldb_lock
 from lib.errors import UsageError
 from lib.orchestration.datacenters import load_config
 from lib.orchestration.outputs import stage_outputs
 from lib.pages import exclusions as excl_mod
 from lib.pages.exclude import day_matches
 from lib.purge.audit import append_audit, audit_path, day_folders
-from lib.purge.rebuild import PurgeError, graph_hits, now, purge_day
+from lib.purge.rebuild import KINDS, PurgeError, graph_hits, now, purge_day
 from lib.purge.urldb_removal import purge_urldb
 from lib.runtime.localmode import stop_session
-from lib.runtime.sparkjob import EXIT_USAGE, JobResult, setup_logging
-from lib.store import layout, storage
+from lib.runtime.sparkjob import EXIT_BUSY, EXIT_USAGE, JobResult, setup_logging
+from lib.store import layout, lease, storage
 
 
 def _exit_code(run: Any) -> int:
@@ -104,6 +114,14 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
     p.add_argument("--data-center", help="the data center of --stage-config")
     p.add_argument("--dry-run", action="store_true", help="report what matches, change nothing")
     p.add_argument("--master", help="Spark master for the rebuilds (default local[*])")
+    p.add_argument(
+        "--wait-lock",
+        type=float,
+        default=DEFAULT_WAIT,
+        metavar="SECONDS",
+        help=f"wait this long for another purge, a run publishing a day or a URL database merge "
+        f"(default %(default)s; 0: refuse at once, exit {EXIT_BUSY})",
+    )
     a = p.parse_args(argv)
     setup_logging()
     if storage.is_s3(a.root):
@@ -125,9 +143,45 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
         d for d in day_folders(root) if (a.first is None or d >= a.first) and (a.last is None or d <= a.last)
     ]
     print(f"purge: {rules.describe()}; {len(days)} day(s) under {root}", file=sys.stderr, flush=True)
+    try:
+        with ExitStack() as held:
+            if not a.dry_run:
+                held.enter_context(
+                    lease.Lease(os.path.join(root, "_purge"), "purge", a.wait_lock, busy="another purge is running")
+                )
+            return _purge(a, root, uri, rules, days, stage_spec, spark)
+    except lease.Busy as e:
+        print(f"purge: {e}", file=sys.stderr, flush=True)
+        return EXIT_BUSY
+
+
+def _day_leases(root: str, day: dt.date, wait: float) -> ExitStack:
+    """The leases of ``day``'s published folders, held while the day is rebuilt and swapped."""
+    stack = ExitStack()
+    try:
+        for kind in KINDS:
+            stack.enter_context(
+                lease.Lease(layout.day_path(root, kind, day), "purge", wait, busy="a run is publishing this day")
+            )
+    except BaseException:  # the ones already held are released
+        stack.close()
+        raise
+    return stack
+
+
+def _purge(
+    a: argparse.Namespace,
+    root: str,
+    uri: str,
+    rules: excl_mod.Exclusions,
+    days: list[dt.date],
+    stage_spec: dict[str, Any] | None,
+    spark: Any,
+) -> int:
+    """The purge of ``days`` (``a``: the parsed command line), under the purge lock."""
     own = spark is None
     results: list[dict[str, Any]] = []
-    failed = 0
+    failed = busy = 0
     t0 = time.time()
     try:
         for i, day in enumerate(days, 1):
@@ -144,15 +198,20 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
                 if spark is None:
                     spark = index_job.IndexJob().session(index_job.IndexOptions(master=a.master))
                 try:
-                    r = purge_day(
-                        root,
-                        day,
-                        rules,
-                        uri,
-                        JobRebuild(spark, root),
-                        lambda e: append_audit(root, e),
-                        lambda m: print(m, file=sys.stderr, flush=True),
-                    )
+                    with _day_leases(root, day, a.wait_lock):
+                        r = purge_day(
+                            root,
+                            day,
+                            rules,
+                            uri,
+                            JobRebuild(spark, root),
+                            lambda e: append_audit(root, e),
+                            lambda m: print(m, file=sys.stderr, flush=True),
+                        )
+                except lease.Busy as e:  # the day is left as it was; a re-run purges it
+                    busy += 1
+                    r = {"day": day.isoformat(), "state": "busy", "error": str(e)}
+                    print(f"purge: {e}", file=sys.stderr, flush=True)
                 except (PurgeError, OSError, RuntimeError) as e:
                     failed += 1
                     r = {"day": day.isoformat(), "state": "failed", "error": f"{type(e).__name__}: {e}"}
@@ -172,7 +231,8 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
         db = None if a.no_urldb else storage.local_path(a.urldb or os.path.join(root, layout.URLDB))
         urldb_result = None
         if db and not a.dry_run:
-            urldb_result = purge_urldb(db, rules)
+            with urldb_lock(db, "purge", a.wait_lock):
+                urldb_result = purge_urldb(db, rules)
             if urldb_result["rows"]:
                 append_audit(
                     root,
@@ -194,11 +254,12 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
         "days": results,
         "urldb": urldb_result,
         "failed_days": failed,
+        "busy_days": busy,
         "seconds": round(time.time() - t0, 1),
         "audit": audit_path(root),
     }
     print(json.dumps(summary, indent=1, default=str))
-    return 1 if failed else 0
+    return 1 if failed else EXIT_BUSY if busy else 0
 
 
 if __name__ == "__main__":

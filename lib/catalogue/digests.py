@@ -21,7 +21,6 @@ import base64
 import binascii
 import os
 import re
-import shutil
 import threading
 from typing import Any, Iterable
 
@@ -104,10 +103,11 @@ def day_dir(db: str, day: str) -> str:
     return os.path.join(db, DIGESTS, f"date={day}")
 
 
-def write_day(captures: Any, db: str, day: str) -> int:
+def write_day(captures: Any, db: str, day: str, run: str) -> int:
     """Write ``day``'s captures with a payload digest to ``db/digests/date=DAY`` sorted by key;
-    returns the rows written. Replaces an earlier run's folder whole (written beside, then
-    swapped in), so a re-run gives the same files."""
+    returns the rows written. Replaces an earlier run's folder whole (written beside, under a
+    name with this ``run``'s id, then swapped in), so a re-run gives the same files. The
+    caller holds the database's lease (:func:`lib.catalogue.urldb.lock`)."""
 
     @pandas_udf("string")
     def key(d: pd.Series) -> pd.Series:
@@ -121,8 +121,7 @@ def write_day(captures: Any, db: str, day: str) -> int:
     )
     n = rows.count()
     dest = day_dir(db, day)
-    tmp = dest + ".tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
+    tmp = f"{dest}.tmp-{run}"
     parts = max(1, -(-n // ROWS_PER_FILE))
     conf = rows.sparkSession.conf
     old = conf.get("spark.sql.parquet.outputTimestampType")

@@ -2,26 +2,32 @@
 
 Layout under the database folder (default ``ROOT/urldb``)::
 
-    _state.json                     current version, days merged, version history
+    _state.json                     current version, days merged, version history (lib.store.versioned)
+    _state/after-v000006.json       the state that replaced version 6 (the compare-and-swap chain)
     days/date=YYYY-MM-DD/part=P/    the day's edits: one row per URL seen that day
-    v000007/part=P/                 table version 7, key-partitioned, sorted by id
+    v000007-RUN/part=P/             table version 7 (written by run RUN), key-partitioned, sorted by id
     digests/date=YYYY-MM-DD/        the day's captures sorted by payload digest (lib.catalogue.digests)
+
+and beside it ``urldb.lock``, the lease (lib.store.lease) that every writer holds: a merge
+from reading the state to committing the next one, the purge while it rewrites files.
 
 ``part = partition_of(normalized URL, k)`` (lib.pages.keyspace): partition P owns one
 MD5 range, like a Nutch WebDB writer. Merging day D joins the previous version with D's
-edits on (part, id) and writes the next version; ``_state.json`` is replaced atomically
-last, so readers always see a complete version. A re-run or an out-of-order day replays
-the stored edits from the newest kept version that precedes it, so the result is the
-same as if every day had run once, in date order.
+edits on (part, id) and writes the next version under a folder name no other run uses;
+the state is committed last, by compare-and-swap on the version read, so readers always
+see a complete version and no run's version replaces another's. A re-run or an
+out-of-order day replays the stored edits from the newest kept version that precedes it,
+so the result is the same as if every day had run once, in date order.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import re
 import shutil
+import time
+import uuid
 from typing import Any
 
 import pandas as pd  # module level: pandas_udf resolves the string type hints here
@@ -34,12 +40,16 @@ from lib.catalogue import digests
 from lib.catalogue.keys import normalize_url
 from lib.errors import DailysliceError
 from lib.pages.keyspace import partition_of
-from lib.store import storage
+from lib.store import lease, storage, versioned
 
-STATE = "_state.json"
+STATE = versioned.POINTER
 _TS_CONF = "spark.sql.parquet.outputTimestampType"
 DEFAULT_PARTITIONS = 16
 DEFAULT_KEEP = 3
+DEFAULT_WAIT = 3600.0  # seconds a writer waits for another's merge or purge (the nightly default)
+#: fault injection for tests: a file path; a merge creates it just before committing, then sleeps
+PAUSE_HOOK = "DAILYSLICE_URLDB_PAUSE_BEFORE_COMMIT"
+_EMPTY = {"version": 0, "table": None, "days": [], "partitions": None, "history": []}
 
 EDIT_DDL = (
     "id string, url string, first_ts timestamp, last_ts timestamp, captures long, "
@@ -58,17 +68,16 @@ class UrlDbError(DailysliceError, RuntimeError):
 
 # ---------------------------------------------------------------- state (plain Python)
 def read_state(db: str) -> dict[str, Any]:
-    """The state file, or an empty state for a new database."""
-    path = os.path.join(db, STATE)
-    if not os.path.exists(path):
-        return {"version": 0, "table": None, "days": [], "partitions": None, "history": []}
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+    """The newest committed state, or an empty state for a new database."""
+    return versioned.read(db, _EMPTY)
 
 
-def write_state(db: str, state: dict[str, Any]) -> None:
-    """Replace the state file atomically and durably: it is the commit point of a merge."""
-    storage.write_bytes(os.path.join(db, STATE), json.dumps(state, indent=1, sort_keys=True).encode(), fsync=True)
+def lock(db: str, job: str, wait: float = DEFAULT_WAIT) -> lease.Lease:
+    """The database's lease (``DB.lock``), not yet acquired: ``with lock(db, "purge", 60): ...``.
+    Acquiring it waits up to ``wait`` seconds, then raises :class:`lib.store.lease.Busy`."""
+    return lease.Lease(
+        db, job, wait, busy=f"another run is changing the URL database {db}; nothing was merged (wait: --urldb-wait)"
+    )
 
 
 def plan_replay(history: list[dict[str, Any]], merged: list[str], day: str) -> tuple[dict[str, Any] | None, list[str]]:
@@ -170,10 +179,11 @@ def merge(table: Any, edits: Any, day: dt.date) -> Any:
     )
 
 
-def _write_sorted(df: Any, dest: str, k: int) -> None:
+def _write_sorted(df: Any, dest: str, k: int, run: str) -> None:
     """Write a table/edit set partitioned by ``part``, one file per part, sorted by id;
-    the folder appears under its final name only when complete."""
-    tmp = dest.rstrip("/") + ".tmp"
+    the folder appears under its final name only when complete. ``run``: this run's id, in
+    the work folder's name, so two runs never share one (nor Spark's ``_temporary`` in it)."""
+    tmp = f"{dest.rstrip('/')}.tmp-{run}"
     shutil.rmtree(tmp, ignore_errors=True)
     conf = df.sparkSession.conf
     old = conf.get(_TS_CONF)
@@ -193,22 +203,41 @@ def _edits_dir(db: str, day: str) -> str:
 
 
 def merge_day(
-    spark: Any, db: str, day: dt.date, captures: Any, partitions: int = DEFAULT_PARTITIONS, keep: int = DEFAULT_KEEP
+    spark: Any,
+    db: str,
+    day: dt.date,
+    captures: Any,
+    partitions: int = DEFAULT_PARTITIONS,
+    keep: int = DEFAULT_KEEP,
+    wait: float = DEFAULT_WAIT,
+    job: str = "catalogue",
 ) -> dict[str, Any]:
     """Store ``day``'s edits and make the table include them; returns a summary.
 
-    Idempotent: running the same day again with the same captures gives the same table."""
+    Holds the database's lease throughout (waits up to ``wait`` seconds for another writer,
+    else :class:`lib.store.lease.Busy`) and commits by compare-and-swap, so a merge that
+    returns has its day in the database whatever ran beside it. Idempotent: running the
+    same day again with the same captures gives the same table."""
     if storage.is_s3(db) or "://" in db and not db.startswith("file://"):
         raise UrlDbError(f"URL database must be on a local/cluster filesystem, got {db!r}")
     db = storage.local_path(db)
+    os.makedirs(os.path.dirname(os.path.abspath(db)), exist_ok=True)
+    with lock(db, job, wait) as held:
+        summary = _merge_locked(spark, db, day, captures, partitions, keep)
+    summary["waited_seconds"] = held.waited
+    return summary
+
+
+def _merge_locked(spark: Any, db: str, day: dt.date, captures: Any, partitions: int, keep: int) -> dict[str, Any]:
     os.makedirs(db, exist_ok=True)
+    run = uuid.uuid4().hex[:12]
     state = read_state(db)
     k = state.get("partitions") or partitions
     if state.get("partitions") and partitions != k:
         raise UrlDbError(f"{db} has {k} partitions; re-partitioning to {partitions} is not supported")
     dkey = day.isoformat()
-    _write_sorted(day_edits(captures, k), _edits_dir(db, dkey), k)
-    digest_rows = digests.write_day(captures, db, dkey)  # the side table by digest (lib.catalogue.digests)
+    _write_sorted(day_edits(captures, k), _edits_dir(db, dkey), k, run)
+    digest_rows = digests.write_day(captures, db, dkey, run)  # the side table by digest (lib.catalogue.digests)
 
     base, replay = plan_replay(state["history"], state["days"], dkey)
     table = (
@@ -220,8 +249,8 @@ def merge_day(
     history = list(state["history"])
     for d in replay:
         edits = spark.read.schema(EDIT_DDL).parquet(_edits_dir(db, d))
-        name = f"v{version:06d}"
-        _write_sorted(merge(table, edits, dt.date.fromisoformat(d)), os.path.join(db, name), k)
+        name = f"v{version:06d}-{run}"  # a name no other run writes: versions are never overwritten
+        _write_sorted(merge(table, edits, dt.date.fromisoformat(d)), os.path.join(db, name), k, run)
         done = (base["days"] if base else []) + replay[: replay.index(d) + 1]
         history.append({"version": version, "table": name, "days": done})
         table = spark.read.schema(TABLE_DDL).parquet(os.path.join(db, name))
@@ -234,11 +263,10 @@ def merge_day(
         "partitions": k,
         "history": history,
     }
-    write_state(db, new_state)  # the atomic swap: readers switch to the new version here
+    _pause_for_tests()
+    versioned.commit(db, int(state["version"]), new_state)  # the swap: readers switch to the new version here
     kept = {v["table"] for v in history}
-    for name in os.listdir(db):
-        if re.fullmatch(r"v\d{6}(\.tmp|\.old)?", name) and name not in kept:
-            shutil.rmtree(os.path.join(db, name), ignore_errors=True)
+    _sweep(db, kept)
     return {
         "urldb": db,
         "version": new_state["version"],
@@ -246,6 +274,28 @@ def merge_day(
         "urls": count_rows(os.path.join(db, new_state["table"])),
         "digest_rows": digest_rows,
     }
+
+
+def _sweep(db: str, kept: set[str]) -> None:
+    """Remove older versions and what runs that died left (work folders): we hold the lease,
+    so no other writer is using them."""
+    for folder, pattern in (
+        (db, r"v\d{6}(-[0-9a-f]+)?(\.tmp(-[0-9a-f]+)?|\.old)?"),
+        (os.path.join(db, "days"), r".*\.tmp-[0-9a-f]+"),
+        (os.path.join(db, digests.DIGESTS), r".*\.tmp-[0-9a-f]+"),
+    ):
+        for name in os.listdir(folder) if os.path.isdir(folder) else []:
+            if re.fullmatch(pattern, name) and name not in kept:
+                shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
+
+
+def _pause_for_tests() -> None:
+    """With :data:`PAUSE_HOOK` set, say so in the file it names and sleep: a point just before
+    the commit where a test kills the run (nothing in production sets it)."""
+    flag = os.environ.get(PAUSE_HOOK)
+    if flag:
+        storage.write_bytes(flag, str(os.getpid()).encode())
+        time.sleep(3600)
 
 
 def count_rows(folder: str) -> int:

@@ -4,7 +4,9 @@ Every Parquet file of the database holds URL rows: the kept table versions
 (``vNNNNNN/part=P/``) and the stored day edits (``days/date=D/part=P/``), which a later
 out-of-order merge replays. Each file with a match is rewritten without it under a
 temporary name and renamed over the old one, so a reader sees the old file or the new one,
-and a second run finds nothing left. Files are rewritten with their own Arrow schema
+and a second run finds nothing left; the old file's Hadoop checksum (``.NAME.crc``) goes
+with it. The caller holds the database's lease (:func:`lib.catalogue.urldb.lock`): no merge
+reads or writes the files meanwhile. Files are rewritten with their own Arrow schema
 (timestamps stay UTC micros), so Spark reads them as before.
 """
 
@@ -48,6 +50,11 @@ def purge_urldb(db: str, exclusions: Exclusions) -> dict[str, Any]:
                 else "snappy",
             )
             os.replace(tmp, path)
+            # Hadoop's local filesystem checks a file against its ".NAME.crc" when one exists: the
+            # old file's would fail the next merge's read of the new one (a ChecksumException)
+            crc = os.path.join(d, f".{n}.crc")
+            if os.path.exists(crc):
+                os.remove(crc)
             out["rows"] += hit
             out["files"] += 1
     out["urls"] = sorted(urls)

@@ -25,7 +25,8 @@ published, no Spark starts); 3 the output was published but the day is unhealthy
 see :mod:`lib.preprocess.health`); 4 the input day exists but holds nothing to work on (no
 archives, no pages, no captures): nothing is published unless ``--allow-empty`` asked for an
 empty output; 5 another run of the same output holds its lease (:mod:`lib.store.lease`) and
-``--wait-lock`` did not outlast it: nothing was done.
+``--wait-lock`` did not outlast it, or another run held the shared state the job changes (the
+catalogue's URL database) longer than the job waits for it: nothing was published.
 """
 
 from __future__ import annotations
@@ -421,6 +422,10 @@ class SparkJob:
         except UsageError as e:  # an option problem found in run()
             print(f"{self.name}.py: error: {e}", file=sys.stderr)
             result = JobResult(ok=False, summary={"error": str(e)}, code=EXIT_USAGE)
+        except lease.Busy as e:  # shared state (the URL database) held by another run past the wait
+            log.error("%s: %s", self.name, e)
+            print(f"{self.name}.py: {e}", file=sys.stderr)
+            result = JobResult(ok=False, summary={"error": str(e), "busy": True}, code=EXIT_BUSY)
         except Exception as e:  # the summary must say why a run failed, then exit non-zero
             log.exception("%s failed", self.name)
             result = JobResult(ok=False, summary={"error": f"{type(e).__name__}: {e}"})

@@ -7,8 +7,12 @@ so their writes never interleave. The lease names its holder (host, pid, job) an
 that a heartbeat thread pushes forward every third of the TTL while the job runs; it is
 deleted when the job ends. A lease whose holder died (SIGKILL, a node lost) is taken over
 once it expires, or at once when its holder was a process of this host that no longer
-exists. Taking over deletes the stale lease and creates a new one with the same condition,
-so two runs taking over at once still leave one holder.
+exists. Taking over is itself a conditional create (``OUT.lock.takeover-OWNER``): of the runs
+that find the same stale lease one deletes it, after reading it again, and all of them then
+compete for the lease with the same condition, so they still leave one holder.
+
+The same lease guards shared state that is not a day's output (the URL database, the purge):
+:class:`Lease` takes the sentence a refused run prints (``busy``) and logs once that it waits.
 """
 
 from __future__ import annotations
@@ -44,8 +48,9 @@ def _ttl() -> float:
     return float(os.environ.get("DAILYSLICE_LOCK_TTL", DEFAULT_TTL))
 
 
-def _create(uri: str, data: bytes) -> bool:
-    """Create ``uri`` only if it does not exist; False when it does."""
+def create_exclusive(uri: str, data: bytes, fsync: bool = False) -> bool:
+    """Create ``uri`` only if it does not exist (S3 ``If-None-Match: *``, local ``O_EXCL``);
+    False when it does. Never overwrites: the building block of leases and of versioned state."""
     if storage.is_s3(uri):
         b, k = storage.split_s3(uri)
         try:
@@ -63,10 +68,14 @@ def _create(uri: str, data: bytes) -> bool:
         return False
     with os.fdopen(fd, "wb") as f:
         f.write(data)
+        if fsync:
+            f.flush()
+            os.fsync(f.fileno())
     return True
 
 
-def _read(uri: str) -> dict[str, Any] | None:
+def read_json(uri: str) -> dict[str, Any] | None:
+    """The JSON object at ``uri``; None when it is absent or not JSON (torn)."""
     try:
         return json.loads(storage.read_bytes(uri))
     except (FileNotFoundError, ValueError):
@@ -102,13 +111,27 @@ def _dead(holder: dict[str, Any]) -> bool:
     return False
 
 
+def describe(holder: dict[str, Any]) -> str:
+    """A lease holder in one phrase: job, process, host and since when."""
+    since = time.strftime("%H:%M:%S", time.gmtime(float(holder.get("started", 0))))
+    return f"{holder.get('job')} (pid {holder.get('pid')} on {holder.get('host')}, since {since} UTC)"
+
+
 class Lease:
     """``with Lease(output, job, wait=0): ...``: hold ``output``'s lease for the block (module doc)."""
 
-    def __init__(self, output: str, job: str, wait: float = 0.0, ttl: float | None = None):
+    def __init__(
+        self,
+        output: str,
+        job: str,
+        wait: float = 0.0,
+        ttl: float | None = None,
+        busy: str = "another run of this day is publishing; not interleaving with it",
+    ):
         self.uri = lock_uri(output)
         self.job = job
         self.wait = wait
+        self.busy = busy
         self.ttl = ttl or _ttl()
         self.owner = uuid.uuid4().hex
         self.waited = 0.0
@@ -130,38 +153,48 @@ class Lease:
 
     def acquire(self) -> "Lease":
         t0 = time.monotonic()
+        logged = False
         while True:
-            if _create(self.uri, self._doc()):
+            if create_exclusive(self.uri, self._doc()):
                 break
-            holder = _read(self.uri)
+            holder = read_json(self.uri)
             if holder is None:
                 continue  # released between our attempt and the read: try again
             if _dead(holder):
-                log.warning(
-                    "%s: taking over the stale lease of %s (pid %s on %s)",
-                    self.uri,
-                    holder.get("job"),
-                    holder.get("pid"),
-                    holder.get("host"),
-                )
-                _delete(self.uri)
+                self._take_over(holder)
                 continue
             if time.monotonic() - t0 >= self.wait:
-                raise Busy(
-                    f"{self.uri} is held by {holder.get('job')} (pid {holder.get('pid')} on {holder.get('host')}, "
-                    f"since {time.strftime('%H:%M:%S', time.gmtime(float(holder.get('started', 0))))} UTC): "
-                    "another run of this day is publishing; not interleaving with it"
-                )
+                waited = f", waited {time.monotonic() - t0:.0f} s" if self.wait else ""
+                raise Busy(f"{self.uri} is held by {describe(holder)}{waited}: {self.busy}")
+            if not logged:
+                log.warning("%s is held by %s: waiting up to %.0f s", self.uri, describe(holder), self.wait)
+                logged = True
             time.sleep(min(2.0, max(0.2, self.wait / 20)))
         self.waited = round(time.monotonic() - t0, 1)
         self._beat = threading.Thread(target=self._heartbeat, name="lease-heartbeat", daemon=True)
         self._beat.start()
         return self
 
+    def _take_over(self, holder: dict[str, Any]) -> None:
+        """Delete ``holder``'s stale lease, unless another run is already doing so (module doc)."""
+        mark = f"{self.uri}.takeover-{holder.get('owner')}"
+        if not create_exclusive(mark, self._doc()):
+            other = read_json(mark)
+            if other is None or _dead(other):  # a taker that died while taking over
+                _delete(mark)
+            return
+        try:
+            again = read_json(self.uri)
+            if again and again.get("owner") == holder.get("owner"):
+                log.warning("%s: taking over the stale lease of %s", self.uri, describe(holder))
+                _delete(self.uri)
+        finally:
+            _delete(mark)
+
     def _heartbeat(self) -> None:
         while not self._stop.wait(self.ttl / 3):
             try:
-                holder = _read(self.uri)
+                holder = read_json(self.uri)
                 if not holder or holder.get("owner") != self.owner:
                     log.error("%s: lease lost to %s", self.uri, (holder or {}).get("job"))
                     return
@@ -174,7 +207,7 @@ class Lease:
         if self._beat is not None:
             self._beat.join(5)
         try:
-            holder = _read(self.uri)
+            holder = read_json(self.uri)
             if holder and holder.get("owner") == self.owner:
                 _delete(self.uri)
         except Exception as e:  # the lease then expires by itself
