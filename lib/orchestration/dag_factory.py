@@ -1,6 +1,7 @@
-"""Build the nightly DAG of one data center:
+r"""Build the nightly DAG of one data center:
 
 estimate -> size -> submit -> wait (deferred) -> check -> exchange -> stage -> summary
+                                                    \-> logs ------------------^
 catch_up -------------------------------------------------------------------------^
 
 estimate counts and sizes the day's WARC files in S3 (none: everything after it is
@@ -12,7 +13,8 @@ and, on failure, copies the tails of the job's logs into the task log (for a day
 published but found unhealthy, exit 3, the health text first: shares, breached thresholds,
 top reasons, sample offsets, also in the exception); exchange merges the partner data
 centers' links into the day's index (:mod:`lib.orchestration.exchange_task`); stage mirrors the
-output to the staging target (filesystem, S3, iRODS or placement slices); summary writes
+output and the URL database to the staging target (filesystem, S3, iRODS or placement
+slices); logs (after check, whether it failed or not) stages the job's logs; summary writes
 the run summary JSON.
 
 catch_up runs beside that chain (no upstream, so it runs on a night whose own day is empty
@@ -46,7 +48,7 @@ from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 from lib.orchestration import days as daycheck
 from lib.orchestration import slurm
 from lib.orchestration.exchange_task import exchange_outputs
-from lib.orchestration.outputs import stage_outputs
+from lib.orchestration.outputs import stage_day, stage_logs
 from lib.orchestration.sizing import size_job
 from lib.orchestration.trigger import SlurmJobTrigger, failed_marker_path
 from lib.preprocess.health import describe
@@ -306,6 +308,7 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
                 "rerun_because": changed,
                 "replaces_job_id": done.get("job_id") if changed else None,
                 "run_log": f"{cfg['log_dir']}/dailyslice-{dc}-{day}-{job_id}.log",
+                "run_logs": f"{cfg['log_dir']}/dailyslice-{dc}-{day}-{job_id}",
                 "slurm_log": out.replace("%j", job_id),
             }
 
@@ -360,7 +363,19 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
         def stage(marker: dict[str, Any], est: dict[str, Any]) -> dict[str, Any]:
             spec = cfg["staging"]
             with s3_endpoint(spec.get("endpoint")):
-                return stage_outputs(marker["outputs"], spec, dt.date.fromisoformat(est["date"]))
+                return stage_day(marker, spec, dt.date.fromisoformat(est["date"]))
+
+        @task(trigger_rule="none_skipped")
+        def logs(sub: dict[str, Any], est: dict[str, Any]) -> dict[str, Any]:
+            if sub.get("job_id") is None:  # its logs were staged by the run that ran it
+                return {"status": f"no job ran: the day was done by job {sub.get('reused_job_id')}"}
+            marker = slurm.read_marker(slurm.read_text(runner, sub["marker_file"]), sub["job_id"])
+            marker = marker or slurm.read_marker(
+                slurm.read_text(runner, failed_marker_path(sub["marker_file"])), sub["job_id"]
+            )
+            spec = cfg["staging"]
+            with s3_endpoint(spec.get("endpoint")):
+                return stage_logs(marker, sub, spec, dt.date.fromisoformat(est["date"]))
 
         @task
         def catch_up() -> dict[str, Any]:
@@ -419,6 +434,7 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
             marker: dict[str, Any],
             staged: dict[str, Any],
             caught: dict[str, Any],
+            logged: dict[str, Any] | None,
         ) -> str:
             ctx = get_current_context()
             doc = {
@@ -433,7 +449,7 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
                 "catalogue_rc": marker.get("catalogue_rc"),
                 "outputs": marker.get("outputs"),
                 "job_summaries": marker.get("summaries"),
-                "staging": staged,
+                "staging": {**staged, "logs": logged},
                 "catch_up": caught,
                 "written": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             }
@@ -457,8 +473,10 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
         )
         marker = check(sub, waited.output)
         staged = stage(marker, est)
+        logged = logs(sub, est)  # after check, also when it failed: the record of why
+        marker >> logged
         exchange(marker, est) >> staged  # the staged day carries the merged graph
-        summary(est, sized, sub, marker, staged, catch_up())
+        summary(est, sized, sub, marker, staged, catch_up(), logged)
     return dag
 
 

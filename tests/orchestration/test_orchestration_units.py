@@ -149,9 +149,11 @@ def test_dag_folder_imports_cleanly(airflow_home, monkeypatch):
         "check": ["submit", "wait"],
         "exchange": ["check", "estimate"],
         "stage": ["check", "estimate", "exchange"],
-        "summary": ["catch_up", "check", "estimate", "size", "stage", "submit"],
+        "logs": ["check", "estimate", "submit"],
+        "summary": ["catch_up", "check", "estimate", "logs", "size", "stage", "submit"],
         "catch_up": [],
     }
+    assert dag.get_task("logs").trigger_rule == "none_skipped"  # also after a failed check
     assert isinstance(dag.get_task("wait"), SlurmJobSensor)
     assert dag.get_task("submit").max_active_tis_per_dag == 1
     assert bag.dags["dailyslice-dc-b"].get_task("wait").runner["submit"] == "ssh"
