@@ -39,7 +39,9 @@
 #   EXCLUSIONS ($OUTPUT_ROOT/_exclusions.jsonl when it exists)  the take-down list the three jobs
 #                                    apply (lib/pages/exclusions.py); a given URI must exist
 #   SPARK_SUBMIT_ARGS, PREPROCESS_ARGS, INDEX_ARGS, CATALOGUE_ARGS (extra arguments, word-split),
-#   KEEP_SCRATCH (unset: scratch is removed at the end), WORKER_START_TIMEOUT (300 s)
+#   KEEP_SCRATCH (unset: scratch is removed at the end), WORKER_START_TIMEOUT (300 s),
+#   S3_CREDENTIALS (refreshing: S3 clients take refreshing credentials only, e.g. AWS_CONFIG_FILE
+#                  with a credential_process; exported static keys are dropped)
 set -uo pipefail
 
 die() { echo "run-day: $*" >&2; exit 2; }
@@ -68,6 +70,17 @@ mkdir -p "$RUN_LOGS/spark-events" "$RUN_LOGS/summaries" || die "cannot create $R
 echo "run-day: log in $LOG_FILE"
 exec >>"$LOG_FILE" 2>&1
 echo "run-day: $(date -u +%FT%TZ) data center $DATA_CENTER, day $DATE, job $JOB_ID on $(hostname)"
+
+# S3_CREDENTIALS=refreshing (the DAG's s3.credentials): every S3 client of the run (driver and
+# executors, which inherit this environment) refreshes its credentials before they expire, so a
+# job that waited hours in the queue or runs for days keeps access across key rotations. Keys
+# exported into the job (sbatch --export=ALL) would never change: drop them, and refuse to start
+# when what is configured does not refresh (lib/store/s3.py).
+if [ "${S3_CREDENTIALS:-}" = refreshing ]; then
+  unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN
+  (cd / && "$PY" -c "from lib.store import s3; print('run-day: S3 credentials from', s3.session().get_credentials().method)") \
+    || die "S3_CREDENTIALS=refreshing, but no refreshing S3 credentials (see the error above)"
+fi
 
 # a marker from an earlier run of the same day must not vouch for this one
 rm -f "$MARKER_FILE" "${MARKER_FILE%.json}.failed.json"

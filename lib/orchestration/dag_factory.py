@@ -77,22 +77,41 @@ def nightly_day(context: dict[str, Any]) -> dt.date:
 
 
 @contextlib.contextmanager
-def s3_endpoint(endpoint: str | None) -> Iterator[None]:
-    """Point lib.store.s3 at ``endpoint`` (None: leave the environment's) for the block."""
-    if not endpoint:
+def s3_endpoint(endpoint: str | None, env: dict[str, str] | None = None) -> Iterator[None]:
+    """Point lib.store.s3 at ``endpoint`` (None: leave the environment's) with ``env`` (the
+    credentials settings of :func:`s3_credentials_env`) for the block; the clients made in it
+    are dropped at its end, so each task builds its own and none outlives its credentials."""
+    settings = {**({"AWS_ENDPOINT_URL": endpoint} if endpoint else {}), **(env or {})}
+    if not settings:
         yield
         return
-    saved = os.environ.get("AWS_ENDPOINT_URL")
-    os.environ["AWS_ENDPOINT_URL"] = endpoint
+    saved = {k: os.environ.get(k) for k in settings}
+    os.environ.update(settings)
     s3.reset()
     try:
         yield
     finally:
-        if saved is None:
-            os.environ.pop("AWS_ENDPOINT_URL", None)
-        else:
-            os.environ["AWS_ENDPOINT_URL"] = saved
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
         s3.reset()
+
+
+def s3_credentials_env(s3cfg: dict[str, Any]) -> dict[str, str]:
+    """The environment that makes the job (driver and executors) and the Airflow side's own S3
+    clients take refreshing credentials (``s3.credentials``: an AWS config file and profile
+    whose provider refreshes, :mod:`lib.store.s3`); empty when not configured."""
+    creds = s3cfg.get("credentials") or {}
+    if not creds:
+        return {}
+    env = {"S3_CREDENTIALS": "refreshing"}
+    if creds.get("config_file"):
+        env["AWS_CONFIG_FILE"] = str(creds["config_file"])
+    if creds.get("profile"):
+        env["AWS_PROFILE"] = str(creds["profile"])
+    return env
 
 
 def input_root(cfg: dict[str, Any]) -> str:
@@ -105,7 +124,11 @@ def marker_path(cfg: dict[str, Any], dc: str, day: str) -> str:
 
 
 def input_changes(
-    runner: Any, preprocessed: str | None, input_uri: str, endpoint: str | None = None
+    runner: Any,
+    preprocessed: str | None,
+    input_uri: str,
+    endpoint: str | None = None,
+    env: dict[str, str] | None = None,
 ) -> dict[str, list[str]] | None:
     """What changed in the day's input folder since the published day recorded its inputs
     (``_inputs.json``, read where the job wrote it); None when nothing did, or when the day
@@ -113,7 +136,7 @@ def input_changes(
     text = slurm.read_text(runner, f"{preprocessed}/{layout.INPUTS}") if preprocessed else None
     if not text:
         return None
-    with s3_endpoint(endpoint):
+    with s3_endpoint(endpoint, env):
         files = storage.list_files(input_uri, suffixes=ARCHIVE_SUFFIXES)
     diff = compare(json.loads(text), input_uri, files)
     return diff if any(diff.values()) else None
@@ -193,6 +216,7 @@ def s3_pressure_env(s3cfg: dict[str, Any]) -> dict[str, str]:
 def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
     """The DAG ``dailyslice-<dc>`` for one data center's settings (see config.py)."""
     runner = slurm.Runner.from_config(cfg["slurm"])
+    creds = s3_credentials_env(cfg["s3"])
     default_args = {
         "retries": int(cfg.get("retries", 2)),
         "retry_delay": dt.timedelta(minutes=float(cfg.get("retry_minutes", 5))),
@@ -221,7 +245,7 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
         def estimate() -> dict[str, Any]:
             day = day_of(get_current_context())
             uri = layout.day_path(input_root(cfg), layout.WARC, day)
-            with s3_endpoint(cfg["s3"].get("endpoint")):
+            with s3_endpoint(cfg["s3"].get("endpoint"), creds):
                 files = storage.list_files(uri, suffixes=ARCHIVE_SUFFIXES)
             if not files:
                 raise AirflowSkipException(f"no WARC files under {uri}: nothing to do for {day}")
@@ -252,7 +276,7 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
                 )
             ):
                 changed = input_changes(
-                    runner, done["outputs"].get("preprocessed"), est["input"], cfg["s3"].get("endpoint")
+                    runner, done["outputs"].get("preprocessed"), est["input"], cfg["s3"].get("endpoint"), creds
                 )
                 if not changed:
                     log.info(
@@ -285,6 +309,7 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
             if cfg.get("exclusions"):
                 env["EXCLUSIONS"] = cfg["exclusions"]
             env.update(s3_pressure_env(cfg["s3"]))
+            env.update(creds)  # the job's own clients refresh; run-day.sh drops static keys for them
             env.update({k: str(v) for k, v in (cfg.get("job_env") or {}).items()})
             out = f"{cfg['log_dir']}/slurm-dailyslice-{dc}-{day}-%j.out"
             argv = slurm.sbatch_argv(
@@ -356,13 +381,13 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
         @task
         def exchange(marker: dict[str, Any], est: dict[str, Any]) -> dict[str, Any]:
             spec = cfg.get("exchange") or {}
-            with s3_endpoint(spec.get("endpoint")):
+            with s3_endpoint(spec.get("endpoint"), creds):
                 return exchange_outputs(spec, marker["outputs"], est["date"], cfg.get("exclusions"))
 
         @task
         def stage(marker: dict[str, Any], est: dict[str, Any]) -> dict[str, Any]:
             spec = cfg["staging"]
-            with s3_endpoint(spec.get("endpoint")):
+            with s3_endpoint(spec.get("endpoint"), creds):
                 return stage_day(marker, spec, dt.date.fromisoformat(est["date"]))
 
         @task(trigger_rule="none_skipped")
@@ -374,7 +399,7 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
                 slurm.read_text(runner, failed_marker_path(sub["marker_file"])), sub["job_id"]
             )
             spec = cfg["staging"]
-            with s3_endpoint(spec.get("endpoint")):
+            with s3_endpoint(spec.get("endpoint"), creds):
                 return stage_logs(marker, sub, spec, dt.date.fromisoformat(est["date"]))
 
         @task
@@ -390,7 +415,7 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
                 log.info("run %s (%s) is a catch-up or backfill run: no check", ctx["run_id"], run.run_type)
                 return {"status": "not checked: catch-up or backfill run"}
             own, end = day_of(ctx).isoformat(), nightly_day(ctx)
-            with s3_endpoint(cfg["s3"].get("endpoint")):
+            with s3_endpoint(cfg["s3"].get("endpoint"), creds):
                 rows = daycheck.check_days(
                     input_root(cfg), cfg["output_root"], end, window, read=lambda p: slurm.read_text(runner, p)
                 )
