@@ -71,6 +71,13 @@ echo "run-day: log in $LOG_FILE"
 exec >>"$LOG_FILE" 2>&1
 echo "run-day: $(date -u +%FT%TZ) data center $DATA_CENTER, day $DATE, job $JOB_ID on $(hostname)"
 
+# a marker from an earlier run of the same day must not vouch for this one
+rm -f "$MARKER_FILE" "${MARKER_FILE%.json}.failed.json"
+
+export SPARK_HOME=${SPARK_HOME:-$("$PY" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')}
+export PYSPARK_PYTHON=$PY PYSPARK_DRIVER_PYTHON=$PY
+export PYTHONPATH=$DAILYSLICE_HOME${PYTHONPATH:+:$PYTHONPATH}
+
 # S3_CREDENTIALS=refreshing (the DAG's s3.credentials): every S3 client of the run (driver and
 # executors, which inherit this environment) refreshes its credentials before they expire, so a
 # job that waited hours in the queue or runs for days keeps access across key rotations. Keys
@@ -78,16 +85,9 @@ echo "run-day: $(date -u +%FT%TZ) data center $DATA_CENTER, day $DATE, job $JOB_
 # when what is configured does not refresh (lib/store/s3.py).
 if [ "${S3_CREDENTIALS:-}" = refreshing ]; then
   unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN
-  (cd / && "$PY" -c "from lib.store import s3; print('run-day: S3 credentials from', s3.session().get_credentials().method)") \
+  "$PY" -c "from lib.store import s3; print('run-day: S3 credentials from', s3.session().get_credentials().method)" \
     || die "S3_CREDENTIALS=refreshing, but no refreshing S3 credentials (see the error above)"
 fi
-
-# a marker from an earlier run of the same day must not vouch for this one
-rm -f "$MARKER_FILE" "${MARKER_FILE%.json}.failed.json"
-
-export SPARK_HOME=${SPARK_HOME:-$("$PY" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')}
-export PYSPARK_PYTHON=$PY PYSPARK_DRIVER_PYTHON=$PY
-export PYTHONPATH=$DAILYSLICE_HOME${PYTHONPATH:+:$PYTHONPATH}
 export SPARK_LOCAL_DIRS=$SCRATCH_DIR/local SPARK_WORKER_DIR=$SCRATCH_DIR/work
 mkdir -p "$SPARK_LOCAL_DIRS" "$SPARK_WORKER_DIR"
 WORKER_CORES=${SPARK_WORKER_CORES:-${SLURM_CPUS_ON_NODE:-$(nproc)}}
