@@ -211,3 +211,19 @@ def test_urldb_and_logs_on_a_live_irods_server(tmp_path):
         if session.collections.exists(coll):
             session.collections.remove(coll, recurse=True, force=True)
         session.cleanup()
+
+
+def test_urldb_on_placement_slices_is_found_again_through_them(tmp_path):
+    from lib.placement.swap import collection_of
+
+    db = _urldb(tmp_path)
+    roots = [str(tmp_path / f"slice{i}") for i in range(3)]
+    report = runs.stage_urldb(db, {"type": "slices", "config": roots})
+    assert report["files"] == 8 and report["version"] == 2  # 6 data files, the state, the marker
+    coll = collection_of(roots)
+    for rel in ("v000002/part=1/part-0.parquet", "days/date=2026-01-15/part=0/part-0.parquet"):
+        with (
+            open(os.path.join(roots[coll.locate(f"urldb/{rel}")], "urldb", rel), "rb") as f,
+            open(f"{db}/{rel}", "rb") as g,
+        ):
+            assert f.read() == g.read()
