@@ -6,7 +6,9 @@ volume, filer, S3, their gRPC ports, the Iceberg and Lance ports), starts ``weed
 with its data in one folder, waits until boto3 gets answers, and stops it with a deadline:
 SeaweedFS may take ~25 s to leave after SIGTERM, so SIGKILL follows. ``restart`` keeps the
 data folder and the ports, so buckets and objects survive it (the fault matrix restarts the
-server mid-day). No credentials are configured: SeaweedFS then accepts any signed request.
+server mid-day). No credentials are configured: SeaweedFS then accepts any signed request;
+``add_key``/``revoke_key`` (``weed shell s3.configure``) configure identities on a running server,
+which from then on refuses unknown keys (the key-rotation test).
 
 ``python -m devtools.seaweed [--bucket NAME] -- CMD ...`` runs CMD with ``AWS_ENDPOINT_URL`` and
 keys set to a fresh server (and the bucket created), then stops the server.
@@ -183,6 +185,34 @@ class SeaweedS3:
         time.sleep(down_seconds)
         self.restarts += 1
         self.start()
+
+    def shell(self, command: str, timeout: float = 60) -> str:
+        """Run one ``weed shell`` command against this server; returns its output."""
+        master = f"127.0.0.1:{self.ports['master.port']}.{self.ports['master.port.grpc']}"
+        filer = f"127.0.0.1:{self.ports['filer.port']}.{self.ports['filer.port.grpc']}"
+        r = subprocess.run(
+            [weed_binary(), "shell", f"-master={master}", f"-filer={filer}"],
+            input=command + "\nexit\n",
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        if r.returncode != 0:
+            raise RuntimeError(f"weed shell {command!r} failed ({r.returncode}): {r.stderr[-2000:]}")
+        return r.stdout
+
+    def add_key(self, access_key: str, secret_key: str, user: str = "dailyslice") -> None:
+        """Give ``user`` (created on first use, allowed everything) the key ``access_key``.
+        From the first key on, the server refuses requests signed with a key it does not
+        know; the gateway picks the change up within a second (it watches the filer)."""
+        self.shell(
+            f"s3.configure -user {user} -access_key {access_key} -secret_key {secret_key} "
+            "-actions Read,Write,List,Tagging,Admin -apply"
+        )
+
+    def revoke_key(self, access_key: str, user: str = "dailyslice") -> None:
+        """Remove ``access_key`` from ``user``: requests signed with it are refused from then on."""
+        self.shell(f"s3.configure -user {user} -access_key {access_key} -delete -apply")
 
     def log_tail(self, n: int = 2000) -> str:
         try:

@@ -28,6 +28,9 @@
 #   VENV ($DAILYSLICE_HOME/.venv)    Python environment with pyspark and the project installed
 #   SCRATCH_DIR (${TMPDIR:-/tmp}/dailyslice-$JOB_ID)  node-local folder for Spark work/shuffle
 #   LOG_DIR ($OUTPUT_ROOT/logs)      the run log is $LOG_DIR/dailyslice-$DATA_CENTER-$DATE-$JOB_ID.log
+#   RUN_LOGS ($LOG_DIR/dailyslice-$DATA_CENTER-$DATE-$JOB_ID)  the run's other logs, staged with it:
+#                                    spark-events/ (Spark event logs, for the history server),
+#                                    summaries/ (each job's --summary), _errors.jsonl (preprocess's)
 #   MARKER_FILE ($OUTPUT_ROOT/_runs/$DATA_CENTER/$DATE.json)
 #   SPARK_WORKER_CORES (CPUs of the node), SPARK_WORKER_MEMORY (4g), SPARK_EXECUTOR_MEMORY (2g),
 #   SPARK_EXECUTOR_CORES (all of a worker's), SPARK_DRIVER_MEMORY (2g),
@@ -36,7 +39,9 @@
 #   EXCLUSIONS ($OUTPUT_ROOT/_exclusions.jsonl when it exists)  the take-down list the three jobs
 #                                    apply (lib/pages/exclusions.py); a given URI must exist
 #   SPARK_SUBMIT_ARGS, PREPROCESS_ARGS, INDEX_ARGS, CATALOGUE_ARGS (extra arguments, word-split),
-#   KEEP_SCRATCH (unset: scratch is removed at the end), WORKER_START_TIMEOUT (300 s)
+#   KEEP_SCRATCH (unset: scratch is removed at the end), WORKER_START_TIMEOUT (300 s),
+#   S3_CREDENTIALS (refreshing: S3 clients take refreshing credentials only, e.g. AWS_CONFIG_FILE
+#                  with a credential_process; exported static keys are dropped)
 set -uo pipefail
 
 die() { echo "run-day: $*" >&2; exit 2; }
@@ -60,6 +65,8 @@ MARKER_FILE=${MARKER_FILE:-$OUTPUT_ROOT/_runs/$DATA_CENTER/$DATE.json}
 SCRATCH_DIR=${SCRATCH_DIR:-${TMPDIR:-/tmp}/dailyslice-$JOB_ID}
 mkdir -p "$LOG_DIR" "$(dirname "$MARKER_FILE")" "$SCRATCH_DIR" || die "cannot create $LOG_DIR / $SCRATCH_DIR"
 LOG_FILE=$LOG_DIR/dailyslice-$DATA_CENTER-$DATE-$JOB_ID.log
+RUN_LOGS=$(realpath -m "${RUN_LOGS:-$LOG_DIR/dailyslice-$DATA_CENTER-$DATE-$JOB_ID}")
+mkdir -p "$RUN_LOGS/spark-events" "$RUN_LOGS/summaries" || die "cannot create $RUN_LOGS"
 echo "run-day: log in $LOG_FILE"
 exec >>"$LOG_FILE" 2>&1
 echo "run-day: $(date -u +%FT%TZ) data center $DATA_CENTER, day $DATE, job $JOB_ID on $(hostname)"
@@ -70,6 +77,17 @@ rm -f "$MARKER_FILE" "${MARKER_FILE%.json}.failed.json"
 export SPARK_HOME=${SPARK_HOME:-$("$PY" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')}
 export PYSPARK_PYTHON=$PY PYSPARK_DRIVER_PYTHON=$PY
 export PYTHONPATH=$DAILYSLICE_HOME${PYTHONPATH:+:$PYTHONPATH}
+
+# S3_CREDENTIALS=refreshing (the DAG's s3.credentials): every S3 client of the run (driver and
+# executors, which inherit this environment) refreshes its credentials before they expire, so a
+# job that waited hours in the queue or runs for days keeps access across key rotations. Keys
+# exported into the job (sbatch --export=ALL) would never change: drop them, and refuse to start
+# when what is configured does not refresh (lib/store/s3.py).
+if [ "${S3_CREDENTIALS:-}" = refreshing ]; then
+  unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN
+  "$PY" -c "from lib.store import s3; print('run-day: S3 credentials from', s3.session().get_credentials().method)" \
+    || die "S3_CREDENTIALS=refreshing, but no refreshing S3 credentials (see the error above)"
+fi
 export SPARK_LOCAL_DIRS=$SCRATCH_DIR/local SPARK_WORKER_DIR=$SCRATCH_DIR/work
 mkdir -p "$SPARK_LOCAL_DIRS" "$SPARK_WORKER_DIR"
 WORKER_CORES=${SPARK_WORKER_CORES:-${SLURM_CPUS_ON_NODE:-$(nproc)}}
@@ -135,6 +153,7 @@ submit() {  # name script args...
     ${SPARK_EXECUTOR_CORES:+--executor-cores "$SPARK_EXECUTOR_CORES"} \
     --conf spark.pyspark.python="$PY" --conf spark.pyspark.driver.python="$PY" \
     --conf spark.local.dir="$SPARK_LOCAL_DIRS" --conf spark.ui.enabled=false \
+    --conf spark.eventLog.enabled=true --conf spark.eventLog.dir="file://$RUN_LOGS/spark-events" \
     ${SPARK_SUBMIT_ARGS:-} "$@"
 }
 
@@ -148,8 +167,8 @@ fi
 echo "run-day: exclusion list ${EXCL_ARGS[1]:-none}"
 IDX_OUT=$OUTPUT_ROOT/index/$YM/$DD
 CAT_OUT=$OUTPUT_ROOT/catalogue/$YM/$DD
-SUMMARIES=$SCRATCH_DIR/summaries
-mkdir -p "$SUMMARIES"
+# on the shared filesystem, not scratch: the summaries are staged with the run's logs
+SUMMARIES=$RUN_LOGS/summaries
 # shellcheck disable=SC2086
 submit preprocess "$DAILYSLICE_HOME/jobs/preprocess.py" --date "$DATE" \
   --input "${INPUT_ROOT%/}/warc/$YM/$DD" --output "$PRE_OUT" --summary "$SUMMARIES/preprocess.json" "${EXCL_ARGS[@]}" \
@@ -175,10 +194,15 @@ if [ "${IDX_RC:-1}" -eq 0 ]; then
   CAT_RC=$?
 fi
 
+# this run's bad-record report beside its other logs (a refused run, exit 5, wrote none)
+if { [ "$PRE_RC" -eq 0 ] || [ "$PRE_RC" -eq 3 ]; } && [ -f "$PRE_OUT/_errors.jsonl" ]; then
+  cp "$PRE_OUT/_errors.jsonl" "$RUN_LOGS/_errors.jsonl"
+fi
 OK=0; [ "$PRE_RC" -eq 0 ] && [ "${IDX_RC:-1}" -eq 0 ] && [ "${CAT_RC:-1}" -eq 0 ] && OK=1
 TARGET=$MARKER_FILE; [ $OK -eq 1 ] || TARGET=${MARKER_FILE%.json}.failed.json
 DATE=$DATE DATA_CENTER=$DATA_CENTER JOB_ID=$JOB_ID PRE_RC=$PRE_RC IDX_RC=$IDX_RC CAT_RC=$CAT_RC OK=$OK \
-PRE_OUT=$PRE_OUT IDX_OUT=$IDX_OUT CAT_OUT=$CAT_OUT SUMMARIES=$SUMMARIES LOG_FILE=$LOG_FILE TARGET=$TARGET "$PY" - <<'EOF'
+PRE_OUT=$PRE_OUT IDX_OUT=$IDX_OUT CAT_OUT=$CAT_OUT SUMMARIES=$SUMMARIES LOG_FILE=$LOG_FILE TARGET=$TARGET \
+RUN_LOGS=$RUN_LOGS URLDB_DIR=${URLDB:-$OUTPUT_ROOT/urldb} "$PY" - <<'EOF'
 import datetime, json, os
 e = os.environ
 def summary(name):
@@ -193,6 +217,7 @@ marker = {
     "preprocess_rc": int(e["PRE_RC"]), "input": {2: "missing", 4: "empty"}.get(int(e["PRE_RC"])), "busy": int(e["PRE_RC"]) == 5, "index_rc": int(e["IDX_RC"]) if e["IDX_RC"] else None,
     "catalogue_rc": int(e["CAT_RC"]) if e["CAT_RC"] else None,
     "outputs": {"preprocessed": e["PRE_OUT"], "index": e["IDX_OUT"], "catalogue": e["CAT_OUT"]}, "log": e["LOG_FILE"],
+    "run_logs": e["RUN_LOGS"], "urldb": e["URLDB_DIR"],
     "summaries": {"preprocess": pre, "index": summary("index"), "catalogue": summary("catalogue")},
     "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
 }

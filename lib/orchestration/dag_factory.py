@@ -1,6 +1,7 @@
-"""Build the nightly DAG of one data center:
+r"""Build the nightly DAG of one data center:
 
 estimate -> size -> submit -> wait (deferred) -> check -> exchange -> stage -> summary
+                                                    \-> logs ------------------^
 catch_up -------------------------------------------------------------------------^
 
 estimate counts and sizes the day's WARC files in S3 (none: everything after it is
@@ -12,7 +13,8 @@ and, on failure, copies the tails of the job's logs into the task log (for a day
 published but found unhealthy, exit 3, the health text first: shares, breached thresholds,
 top reasons, sample offsets, also in the exception); exchange merges the partner data
 centers' links into the day's index (:mod:`lib.orchestration.exchange_task`); stage mirrors the
-output to the staging target (filesystem, S3, iRODS or placement slices); summary writes
+output and the URL database to the staging target (filesystem, S3, iRODS or placement
+slices); logs (after check, whether it failed or not) stages the job's logs; summary writes
 the run summary JSON.
 
 catch_up runs beside that chain (no upstream, so it runs on a night whose own day is empty
@@ -46,7 +48,7 @@ from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 from lib.orchestration import days as daycheck
 from lib.orchestration import slurm
 from lib.orchestration.exchange_task import exchange_outputs
-from lib.orchestration.outputs import stage_outputs
+from lib.orchestration.outputs import stage_day, stage_logs
 from lib.orchestration.sizing import size_job
 from lib.orchestration.trigger import SlurmJobTrigger, failed_marker_path
 from lib.preprocess.health import describe
@@ -75,22 +77,41 @@ def nightly_day(context: dict[str, Any]) -> dt.date:
 
 
 @contextlib.contextmanager
-def s3_endpoint(endpoint: str | None) -> Iterator[None]:
-    """Point lib.store.s3 at ``endpoint`` (None: leave the environment's) for the block."""
-    if not endpoint:
+def s3_endpoint(endpoint: str | None, env: dict[str, str] | None = None) -> Iterator[None]:
+    """Point lib.store.s3 at ``endpoint`` (None: leave the environment's) with ``env`` (the
+    credentials settings of :func:`s3_credentials_env`) for the block; the clients made in it
+    are dropped at its end, so each task builds its own and none outlives its credentials."""
+    settings = {**({"AWS_ENDPOINT_URL": endpoint} if endpoint else {}), **(env or {})}
+    if not settings:
         yield
         return
-    saved = os.environ.get("AWS_ENDPOINT_URL")
-    os.environ["AWS_ENDPOINT_URL"] = endpoint
+    saved = {k: os.environ.get(k) for k in settings}
+    os.environ.update(settings)
     s3.reset()
     try:
         yield
     finally:
-        if saved is None:
-            os.environ.pop("AWS_ENDPOINT_URL", None)
-        else:
-            os.environ["AWS_ENDPOINT_URL"] = saved
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
         s3.reset()
+
+
+def s3_credentials_env(s3cfg: dict[str, Any]) -> dict[str, str]:
+    """The environment that makes the job (driver and executors) and the Airflow side's own S3
+    clients take refreshing credentials (``s3.credentials``: an AWS config file and profile
+    whose provider refreshes, :mod:`lib.store.s3`); empty when not configured."""
+    creds = s3cfg.get("credentials") or {}
+    if not creds:
+        return {}
+    env = {"S3_CREDENTIALS": "refreshing"}
+    if creds.get("config_file"):
+        env["AWS_CONFIG_FILE"] = str(creds["config_file"])
+    if creds.get("profile"):
+        env["AWS_PROFILE"] = str(creds["profile"])
+    return env
 
 
 def input_root(cfg: dict[str, Any]) -> str:
@@ -103,7 +124,11 @@ def marker_path(cfg: dict[str, Any], dc: str, day: str) -> str:
 
 
 def input_changes(
-    runner: Any, preprocessed: str | None, input_uri: str, endpoint: str | None = None
+    runner: Any,
+    preprocessed: str | None,
+    input_uri: str,
+    endpoint: str | None = None,
+    env: dict[str, str] | None = None,
 ) -> dict[str, list[str]] | None:
     """What changed in the day's input folder since the published day recorded its inputs
     (``_inputs.json``, read where the job wrote it); None when nothing did, or when the day
@@ -111,7 +136,7 @@ def input_changes(
     text = slurm.read_text(runner, f"{preprocessed}/{layout.INPUTS}") if preprocessed else None
     if not text:
         return None
-    with s3_endpoint(endpoint):
+    with s3_endpoint(endpoint, env):
         files = storage.list_files(input_uri, suffixes=ARCHIVE_SUFFIXES)
     diff = compare(json.loads(text), input_uri, files)
     return diff if any(diff.values()) else None
@@ -191,6 +216,7 @@ def s3_pressure_env(s3cfg: dict[str, Any]) -> dict[str, str]:
 def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
     """The DAG ``dailyslice-<dc>`` for one data center's settings (see config.py)."""
     runner = slurm.Runner.from_config(cfg["slurm"])
+    creds = s3_credentials_env(cfg["s3"])
     default_args = {
         "retries": int(cfg.get("retries", 2)),
         "retry_delay": dt.timedelta(minutes=float(cfg.get("retry_minutes", 5))),
@@ -219,7 +245,7 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
         def estimate() -> dict[str, Any]:
             day = day_of(get_current_context())
             uri = layout.day_path(input_root(cfg), layout.WARC, day)
-            with s3_endpoint(cfg["s3"].get("endpoint")):
+            with s3_endpoint(cfg["s3"].get("endpoint"), creds):
                 files = storage.list_files(uri, suffixes=ARCHIVE_SUFFIXES)
             if not files:
                 raise AirflowSkipException(f"no WARC files under {uri}: nothing to do for {day}")
@@ -250,7 +276,7 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
                 )
             ):
                 changed = input_changes(
-                    runner, done["outputs"].get("preprocessed"), est["input"], cfg["s3"].get("endpoint")
+                    runner, done["outputs"].get("preprocessed"), est["input"], cfg["s3"].get("endpoint"), creds
                 )
                 if not changed:
                     log.info(
@@ -283,6 +309,7 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
             if cfg.get("exclusions"):
                 env["EXCLUSIONS"] = cfg["exclusions"]
             env.update(s3_pressure_env(cfg["s3"]))
+            env.update(creds)  # the job's own clients refresh; run-day.sh drops static keys for them
             env.update({k: str(v) for k, v in (cfg.get("job_env") or {}).items()})
             out = f"{cfg['log_dir']}/slurm-dailyslice-{dc}-{day}-%j.out"
             argv = slurm.sbatch_argv(
@@ -306,6 +333,7 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
                 "rerun_because": changed,
                 "replaces_job_id": done.get("job_id") if changed else None,
                 "run_log": f"{cfg['log_dir']}/dailyslice-{dc}-{day}-{job_id}.log",
+                "run_logs": f"{cfg['log_dir']}/dailyslice-{dc}-{day}-{job_id}",
                 "slurm_log": out.replace("%j", job_id),
             }
 
@@ -353,14 +381,26 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
         @task
         def exchange(marker: dict[str, Any], est: dict[str, Any]) -> dict[str, Any]:
             spec = cfg.get("exchange") or {}
-            with s3_endpoint(spec.get("endpoint")):
+            with s3_endpoint(spec.get("endpoint"), creds):
                 return exchange_outputs(spec, marker["outputs"], est["date"], cfg.get("exclusions"))
 
         @task
         def stage(marker: dict[str, Any], est: dict[str, Any]) -> dict[str, Any]:
             spec = cfg["staging"]
-            with s3_endpoint(spec.get("endpoint")):
-                return stage_outputs(marker["outputs"], spec, dt.date.fromisoformat(est["date"]))
+            with s3_endpoint(spec.get("endpoint"), creds):
+                return stage_day(marker, spec, dt.date.fromisoformat(est["date"]))
+
+        @task(trigger_rule="none_skipped")
+        def logs(sub: dict[str, Any], est: dict[str, Any]) -> dict[str, Any]:
+            if sub.get("job_id") is None:  # its logs were staged by the run that ran it
+                return {"status": f"no job ran: the day was done by job {sub.get('reused_job_id')}"}
+            marker = slurm.read_marker(slurm.read_text(runner, sub["marker_file"]), sub["job_id"])
+            marker = marker or slurm.read_marker(
+                slurm.read_text(runner, failed_marker_path(sub["marker_file"])), sub["job_id"]
+            )
+            spec = cfg["staging"]
+            with s3_endpoint(spec.get("endpoint"), creds):
+                return stage_logs(marker, sub, spec, dt.date.fromisoformat(est["date"]))
 
         @task
         def catch_up() -> dict[str, Any]:
@@ -375,7 +415,7 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
                 log.info("run %s (%s) is a catch-up or backfill run: no check", ctx["run_id"], run.run_type)
                 return {"status": "not checked: catch-up or backfill run"}
             own, end = day_of(ctx).isoformat(), nightly_day(ctx)
-            with s3_endpoint(cfg["s3"].get("endpoint")):
+            with s3_endpoint(cfg["s3"].get("endpoint"), creds):
                 rows = daycheck.check_days(
                     input_root(cfg), cfg["output_root"], end, window, read=lambda p: slurm.read_text(runner, p)
                 )
@@ -419,6 +459,7 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
             marker: dict[str, Any],
             staged: dict[str, Any],
             caught: dict[str, Any],
+            logged: dict[str, Any] | None,
         ) -> str:
             ctx = get_current_context()
             doc = {
@@ -433,7 +474,7 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
                 "catalogue_rc": marker.get("catalogue_rc"),
                 "outputs": marker.get("outputs"),
                 "job_summaries": marker.get("summaries"),
-                "staging": staged,
+                "staging": {**staged, "logs": logged},
                 "catch_up": caught,
                 "written": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             }
@@ -457,8 +498,10 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
         )
         marker = check(sub, waited.output)
         staged = stage(marker, est)
+        logged = logs(sub, est)  # after check, also when it failed: the record of why
+        marker >> logged
         exchange(marker, est) >> staged  # the staged day carries the merged graph
-        summary(est, sized, sub, marker, staged, catch_up())
+        summary(est, sized, sub, marker, staged, catch_up(), logged)
     return dag
 
 

@@ -37,11 +37,15 @@ DEFAULTS: dict[str, Any] = {
         "max_connections_per_job": None,
         "max_connections_per_executor": None,
         "max_connections_per_process": None,
+        # refreshing credentials for the job and the Airflow side (docs/orchestration.md): an AWS
+        # config file whose profile has a credential_process (or web identity, container credentials)
+        "credentials": None,  # e.g. {"config_file": "/opt/dailyslice/aws-config", "profile": "dc-a"}
     },
     "slurm": {
         "submit": "local",  # or "ssh": run sbatch/squeue/scontrol on ssh_host
         "ssh_host": None,
         "ssh_options": [],
+        "renew_command": [],  # run when ssh cannot connect (exit 255), then the command once more
         "sbatch_script": "deploy/slurm/dailyslice.sbatch",  # relative to project_home
         "partition": None,
         "account": None,

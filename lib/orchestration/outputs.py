@@ -1,13 +1,18 @@
-"""Stage a finished day's outputs (the marker's ``outputs``) to the configured target."""
+"""Stage a finished day's outputs (the marker's ``outputs``), the URL database and a run's
+logs to the configured target (layout: :mod:`lib.staging.runs`)."""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import logging
+import os
+import tempfile
 from typing import Any
 
 from lib.placement.publish import publish_tree
 from lib.staging import make_target, stage_tree
+from lib.staging.runs import stage_run_logs, stage_urldb
 from lib.store import layout
 
 log = logging.getLogger("dailyslice.stage")
@@ -34,3 +39,33 @@ def stage_outputs(outputs: dict[str, str], spec: dict[str, Any], day: dt.date) -
                 getattr(target, "close", lambda: None)()
         log.info("staged %s -> %s", src, out[kind])
     return out
+
+
+def stage_day(marker: dict[str, Any], spec: dict[str, Any], day: dt.date) -> dict[str, Any]:
+    """The day's outputs, then the URL database the day was merged into (the marker's
+    ``urldb``; a marker of an older release names none)."""
+    out = stage_outputs(marker["outputs"], spec, day)
+    if marker.get("urldb"):
+        out[layout.URLDB] = stage_urldb(marker["urldb"], spec)
+        log.info("staged %s -> %s", marker["urldb"], out[layout.URLDB])
+    return out
+
+
+def stage_logs(
+    marker: dict[str, Any] | None, sub: dict[str, Any], spec: dict[str, Any], day: dt.date
+) -> dict[str, Any]:
+    """A finished job's logs, whether it succeeded or not: its log folder (``marker`` or, for a
+    job that died before writing one, ``sub``'s ``run_logs``), the run log, Slurm's output file
+    and the marker itself."""
+    marker = marker or {}
+    files = {"run.log": marker.get("log") or sub.get("run_log"), "slurm.out": sub.get("slurm_log")}
+    with tempfile.TemporaryDirectory(prefix="marker-") as tmp:
+        if marker:
+            files["marker.json"] = os.path.join(tmp, "marker.json")
+            with open(files["marker.json"], "w") as f:
+                json.dump(marker, f, indent=2, sort_keys=True)
+        report = stage_run_logs(
+            marker.get("run_logs") or sub.get("run_logs"), files, spec, layout.day_suffix(day), str(sub["job_id"])
+        )
+    log.info("staged the logs of job %s -> %s", sub["job_id"], report)
+    return report

@@ -39,42 +39,73 @@ class SlurmError(DailysliceError, RuntimeError):
     pass
 
 
+#: ssh's own exit code: it could not connect or authenticate (the remote command never ran)
+SSH_FAILED = 255
+
+
 @dataclass
 class Runner:
-    """Runs commands locally (``submit: local``) or over SSH (``submit: ssh``)."""
+    """Runs commands locally (``submit: local``) or over SSH (``submit: ssh``).
+
+    Every command is its own connection: no session is held across a night's hours of waiting.
+    When ssh itself fails (exit 255: the login node refused or was unreachable, e.g. an
+    expired SSH certificate or Kerberos ticket), ``renew`` (``slurm.renew_command``, e.g.
+    ``["kinit", "-R"]`` or a certificate fetch) runs on this host and the command is tried once
+    more on a fresh connection."""
 
     submit: str = "local"
     ssh_host: str | None = None
     ssh_options: list[str] = field(default_factory=list)
+    renew: list[str] = field(default_factory=list)
 
     @classmethod
     def from_config(cls, slurm: dict[str, Any]) -> "Runner":
-        return cls(slurm.get("submit", "local"), slurm.get("ssh_host"), list(slurm.get("ssh_options") or []))
+        return cls(
+            slurm.get("submit", "local"),
+            slurm.get("ssh_host"),
+            list(slurm.get("ssh_options") or []),
+            list(slurm.get("renew_command") or []),
+        )
 
     def as_dict(self) -> dict[str, Any]:
-        return {"submit": self.submit, "ssh_host": self.ssh_host, "ssh_options": self.ssh_options}
+        return {"submit": self.submit, "ssh_host": self.ssh_host, "ssh_options": self.ssh_options, "renew": self.renew}
 
     def argv(self, cmd: list[str]) -> list[str]:
         if self.submit == "ssh":
             return ["ssh", "-o", "BatchMode=yes", *self.ssh_options, str(self.ssh_host), "--", shlex.join(cmd)]
         return list(cmd)
 
+    def _should_renew(self, rc: int) -> bool:
+        return self.submit == "ssh" and rc == SSH_FAILED and bool(self.renew)
+
     def run(self, cmd: list[str], timeout: float = 120) -> subprocess.CompletedProcess:
-        return subprocess.run(self.argv(cmd), capture_output=True, text=True, timeout=timeout)
+        r = subprocess.run(self.argv(cmd), capture_output=True, text=True, timeout=timeout)
+        if self._should_renew(r.returncode):
+            subprocess.run(self.renew, capture_output=True, timeout=timeout)
+            r = subprocess.run(self.argv(cmd), capture_output=True, text=True, timeout=timeout)
+        return r
 
     async def arun(self, cmd: list[str], timeout: float = 120) -> tuple[int, str, str]:
+        rc, out, err = await self._arun(self.argv(cmd), timeout)
+        if self._should_renew(rc):
+            await self._arun(self.renew, timeout)
+            rc, out, err = await self._arun(self.argv(cmd), timeout)
+        return rc, out, err
+
+    @staticmethod
+    async def _arun(argv: list[str], timeout: float) -> tuple[int, str, str]:
         try:
             proc = await asyncio.create_subprocess_exec(
-                *self.argv(cmd), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+                *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
             )
         except OSError as e:  # e.g. scontrol not installed where the triggerer runs
-            return 127, "", f"cannot run {self.argv(cmd)[0]}: {e}"
+            return 127, "", f"cannot run {argv[0]}: {e}"
         try:
             out, err = await asyncio.wait_for(proc.communicate(), timeout)
         except asyncio.TimeoutError:
             proc.kill()
             await proc.wait()
-            return 124, "", f"timed out after {timeout}s: {cmd[0]}"
+            return 124, "", f"timed out after {timeout}s: {argv[0]}"
         return proc.returncode or 0, out.decode(errors="replace"), err.decode(errors="replace")
 
 

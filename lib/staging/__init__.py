@@ -57,10 +57,7 @@ def stage_tree(local_dir: str, target: Target, require_success: bool = True) -> 
     if require_success and files[-1] != SUCCESS:
         raise StagingError(f"{local_dir} has no {SUCCESS}: the job that wrote it did not finish")
     report = StageReport(target=target.describe())
-    present = target.list()
-    local_sums = {r: checksum_file(os.path.join(local_dir, r)) for r in files}
-    changed = [r for r in files if r not in present or target.checksum(r) != local_sums[r]]
-    stale = sorted(present - set(files))
+    local_sums, changed, stale, present = _compare(local_dir, files, target)
     if not changed and not stale:
         report.skipped = files
         log.info("%s: all %d files already staged", report.target, len(files))
@@ -89,6 +86,39 @@ def stage_tree(local_dir: str, target: Target, require_success: bool = True) -> 
         len(report.copied),
         len(report.skipped),
         len(report.deleted),
+    )
+    return report
+
+
+def _compare(local_dir: str, files: list[str], target: Target) -> tuple[dict[str, str], list[str], list[str], set[str]]:
+    """Local checksums, the files whose copy at ``target`` is missing or differs, the
+    target's files that are not local (stale) and all the target's files."""
+    present = target.list()
+    local_sums = {r: checksum_file(os.path.join(local_dir, r)) for r in files}
+    changed = [r for r in files if r not in present or target.checksum(r) != local_sums[r]]
+    return local_sums, changed, sorted(present - set(files)), present
+
+
+def stage_snapshot(local_dir: str, target: Target, commit: str) -> StageReport:
+    """Mirror ``local_dir`` into ``target`` where ``commit`` (a state file naming the other
+    files) is the commit point: changed data first, then ``commit``, then the target's files
+    that are no longer local are deleted, so the staged state never names a missing file."""
+    files = local_files(local_dir)
+    if commit not in files:
+        raise StagingError(f"{local_dir} has no {commit}: nothing to commit")
+    report = StageReport(target=target.describe())
+    local_sums, changed, stale, _ = _compare(local_dir, files, target)
+    for rel in sorted(changed, key=lambda r: (r == commit, r)):
+        path = os.path.join(local_dir, rel)
+        target.put(path, rel, local_sums[rel])
+        report.copied.append(rel)
+        report.bytes_copied += os.path.getsize(path)
+    for old in stale:
+        target.delete(old)
+        report.deleted.append(old)
+    report.skipped = [r for r in files if r not in report.copied]
+    log.info(
+        "%s: copied %d, skipped %d, deleted %d", report.target, len(report.copied), len(report.skipped), len(stale)
     )
     return report
 

@@ -9,16 +9,29 @@ at 20 s that rides out about a minute of an unreachable server, e.g. a restart) 
 :func:`counters` gives this process's API calls, HTTP attempts and retries, which the jobs
 report in their summaries (``s3``). ``S3_MAX_CONNECTIONS`` caps the connections one process
 (a driver, or one Python worker of an executor) keeps to the server (default 16).
+
+Credentials that outlive a long wait: with ``S3_CREDENTIALS=refreshing`` every client (the
+driver's and each executor's) takes its credentials from a provider botocore refreshes before
+they expire: ``credential_process`` (with an ``Expiration``) in ``AWS_CONFIG_FILE``, web identity
+(``AWS_WEB_IDENTITY_TOKEN_FILE`` + ``AWS_ROLE_ARN``) or container credentials
+(``AWS_CONTAINER_CREDENTIALS_FULL_URI``). Static keys in the environment are then ignored (they
+would win boto's chain and never change), and credentials that would never refresh are refused
+at the first use with :class:`S3CredentialsError` rather than failing hours later with a 403.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+import time
 from typing import Any
 
 import boto3
+import botocore.session
 from botocore.config import Config
+from botocore.credentials import RefreshableCredentials
+
+from lib.errors import DailysliceError
 
 _lock = threading.Lock()
 _clients: dict[int, Any] = {}
@@ -39,6 +52,15 @@ S3_ENV_VARS = (
     "AWS_CONFIG_FILE",
     "AWS_SHARED_CREDENTIALS_FILE",
     "AWS_CA_BUNDLE",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "AWS_ROLE_ARN",
+    "AWS_ROLE_SESSION_NAME",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_CONTAINER_AUTHORIZATION_TOKEN",
+    "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
+    "S3_CREDENTIALS",
+    "DAILYSLICE_S3_HOLD",
     "S3_MAX_ATTEMPTS",
     "S3_MAX_CONNECTIONS",
     "S3_CONNECT_TIMEOUT",
@@ -63,11 +85,66 @@ def client() -> Any:
                 s3={"addressing_style": os.environ.get("S3_ADDRESSING_STYLE", "path")},
             )
             region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
-            c = boto3.session.Session().client("s3", config=cfg, region_name=region)
+            c = session().client("s3", config=cfg, region_name=region)
             c.meta.events.register("before-call.s3", _count_call)
             c.meta.events.register("before-send.s3", _count_request)  # once per HTTP attempt
+            if os.environ.get(HOLD_ENV):
+                c.meta.events.register("before-call.s3.GetObject", _hold)
             _clients[pid] = c
     return c
+
+
+class S3CredentialsError(DailysliceError, RuntimeError):
+    """Refreshing credentials were asked for (``S3_CREDENTIALS=refreshing``) and none were found."""
+
+
+def refreshing() -> bool:
+    """Whether this process must use refreshing credentials (``S3_CREDENTIALS=refreshing``)."""
+    return os.environ.get("S3_CREDENTIALS", "").strip().lower() == "refreshing"
+
+
+def session() -> boto3.session.Session:
+    """A boto3 session on the standard chain; with :func:`refreshing`, without the environment's
+    static keys, and only if what the chain finds is refreshed before it expires."""
+    if not refreshing():
+        return boto3.session.Session()
+    core = botocore.session.get_session()
+    core.get_component("credential_provider").remove("env")
+    creds = core.get_credentials()
+    if creds is None:
+        raise S3CredentialsError(
+            "S3_CREDENTIALS=refreshing, but no credentials found: set AWS_CONFIG_FILE (credential_process), "
+            "AWS_WEB_IDENTITY_TOKEN_FILE + AWS_ROLE_ARN or AWS_CONTAINER_CREDENTIALS_FULL_URI"
+        )
+    if not isinstance(creds, RefreshableCredentials):
+        raise S3CredentialsError(
+            f"S3_CREDENTIALS=refreshing, but the credentials come from {creds.method!r}, which never refreshes "
+            "(a credential_process must print an Expiration)"
+        )
+    return boto3.session.Session(botocore_session=core)
+
+
+#: Test hook: while the file this names exists, a process's object reads (GetObject) after its
+#: first wait (each waiting call appends its process id to ``<file>.reached``): an executor is
+#: held mid-job with credentials in hand; the key-rotation test rotates keys meanwhile.
+HOLD_ENV = "DAILYSLICE_S3_HOLD"
+HOLD_MAX_SECONDS = 600
+_held: dict[int, int] = {}  # reads per process id (a forked worker starts its own count)
+
+
+def _hold(**_: Any) -> None:
+    path = os.environ.get(HOLD_ENV, "")
+    pid = os.getpid()
+    with _lock:
+        _held[pid] = _held.get(pid, 0) + 1
+        first = _held[pid] == 1
+    if first or not os.path.exists(path):
+        return
+    with open(path + ".reached", "a") as f:
+        f.write(f"{os.getpid()}\n")
+    deadline = time.monotonic() + HOLD_MAX_SECONDS
+    while os.path.exists(path) and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def max_attempts() -> int:

@@ -129,7 +129,7 @@ def first_run(orchestra):
 
 def test_day_runs_end_to_end_and_stages_the_outputs(orchestra, first_run):
     out = orchestra["base"] / "out" / "dc1"
-    logs = "\n".join(pathlib.Path(p).read_text()[-3000:] for p in glob.glob(str(out / "logs" / "*")))
+    logs = "\n".join(pathlib.Path(p).read_text()[-3000:] for p in glob.glob(str(out / "logs" / "*.*")))
     assert first_run["state"] == "success", f"{first_run['tasks']}\n{logs}"
     assert set(first_run["tasks"].values()) == {"success"}
     summary = json.loads(first_run["summary_path"].read_text())
@@ -207,6 +207,19 @@ def test_day_runs_end_to_end_and_stages_the_outputs(orchestra, first_run):
     assert len(cdxj_lines) == cat_summary["cdxj_lines"] >= pages.num_rows > 0
     assert (cat / "report.html").is_file() and (out / "urldb" / "_state.json").is_file()
     assert cat_summary["urldb"]["urls"] > 0
+    # the URL database and the job's logs left scratch too: the staged state names the table the
+    # job merged into, byte for byte; the logs hold a Spark event log per job and the run log
+    archive = orchestra["base"] / "archive" / "dc1"
+    state = json.loads((archive / "urldb" / "_state.json").read_text())
+    assert state["days"] == [DAY.isoformat()] and summary["staging"]["urldb"]["version"] == state["version"]
+    table = out / "urldb" / state["table"]
+    assert _read_tree(str(archive / "urldb" / state["table"])) == {
+        k: v for k, v in _read_tree(str(table)).items() if not k.rsplit("/", 1)[-1].startswith(".")
+    }
+    staged_logs = archive / "logs" / "2026-01" / "15" / str(job_id)
+    assert (staged_logs / "run.log").read_text() == run_log and (staged_logs / "_SUCCESS").is_file()
+    assert len(list((staged_logs / "spark-events").glob("eventlog_v2_app-*"))) == 3
+    assert json.loads((staged_logs / "summaries" / "catalogue.json").read_text()) == cat_summary
 
 
 def test_second_run_of_the_same_day_stages_nothing(orchestra, first_run):
@@ -216,9 +229,10 @@ def test_second_run_of_the_same_day_stages_nothing(orchestra, first_run):
     assert str(dr.state) == "success", _states(dr)
     summary = json.loads(first_run["summary_path"].read_text())
     assert summary["job"]["job_id"] is None and summary["job"]["reused_job_id"]  # not resubmitted
-    for kind in ("preprocessed", "index"):
+    for kind in ("preprocessed", "index", "urldb"):
         assert summary["staging"][kind]["copied"] == 0 and summary["staging"][kind]["deleted"] == 0
         assert summary["staging"][kind]["skipped"] > 0
+    assert summary["staging"]["logs"]["status"].startswith("no job ran")  # staged by the run that ran it
     after = {p: os.stat(p).st_mtime_ns for p in glob.glob(str(archive / "**" / "*"), recursive=True)}
     assert after == before
 
@@ -247,7 +261,14 @@ def test_a_failing_job_fails_the_run_with_the_log_tail(orchestra, capfd):
     assert "--- last 20 lines of" in text and "slurm-dailyslice-broken-2026-01-15-" in text
     out = orchestra["base"] / "out" / "broken"
     assert not (out / "_runs" / "broken" / f"{DAY}.json").exists()
-    assert not (orchestra["base"] / "archive" / "broken").exists()
+    # no output is staged, but the record of why it failed is: Slurm's output file (the job died
+    # before its run log existed)
+    assert states["logs"] == "success"
+    staged = orchestra["base"] / "archive" / "broken"
+    assert sorted(str(p.relative_to(staged)) for p in staged.rglob("*") if p.is_file()) == [
+        f"logs/2026-01/15/{_returned(dr, 'submit')['job_id']}/{name}" for name in ("_SUCCESS", "slurm.out")
+    ]
+    assert "Python environment not found" in next(staged.rglob("slurm.out")).read_text()
 
 
 def test_an_unhealthy_day_is_indexed_but_fails_the_run_with_its_health(orchestra, capfd):

@@ -149,9 +149,11 @@ def test_dag_folder_imports_cleanly(airflow_home, monkeypatch):
         "check": ["submit", "wait"],
         "exchange": ["check", "estimate"],
         "stage": ["check", "estimate", "exchange"],
-        "summary": ["catch_up", "check", "estimate", "size", "stage", "submit"],
+        "logs": ["check", "estimate", "submit"],
+        "summary": ["catch_up", "check", "estimate", "logs", "size", "stage", "submit"],
         "catch_up": [],
     }
+    assert dag.get_task("logs").trigger_rule == "none_skipped"  # also after a failed check
     assert isinstance(dag.get_task("wait"), SlurmJobSensor)
     assert dag.get_task("submit").max_active_tis_per_dag == 1
     assert bag.dags["dailyslice-dc-b"].get_task("wait").runner["submit"] == "ssh"
@@ -204,3 +206,52 @@ def test_s3_pressure_config_reaches_the_job_environment(tmp_path):
     cfg_file.write_text('{"datacenters": {"dc1": {"s3": {"bucket": "b", "max_connections_per_job": 0}}}}')
     with pytest.raises(ConfigError, match="max_connections_per_job"):
         load_config(str(cfg_file))
+
+
+def test_ssh_that_cannot_connect_renews_access_and_tries_once_more(tmp_path, monkeypatch):
+    """No session is held: each command is its own ssh, and when ssh itself fails (exit 255, an
+    expired certificate or ticket) the configured renew command runs and the command is retried."""
+    import asyncio
+    import stat
+
+    bindir, ticket = tmp_path / "bin", tmp_path / "ticket"
+    bindir.mkdir()
+    # stand-in ssh: refuses (255) without a valid ticket, else runs the remote command line
+    (bindir / "ssh").write_text(
+        f'#!/bin/sh\n[ -f "{ticket}" ] || {{ echo "Permission denied (publickey)" >&2; exit 255; }}\n'
+        'while [ "$1" != "--" ]; do shift; done; shift; echo "$*" >> "' + str(tmp_path / "calls") + '"; sh -c "$*"\n'
+    )
+    (bindir / "ssh").chmod(0o755 | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{bindir}:/usr/bin:/bin")
+    cfg = {"submit": "ssh", "ssh_host": "login", "renew_command": ["touch", str(ticket)]}
+    runner = Runner.from_config(cfg)
+    r = runner.run(["echo", "job 42 RUNNING"])
+    assert r.returncode == 0 and r.stdout == "job 42 RUNNING\n" and ticket.exists()
+    ticket.unlink()  # expired again while the trigger waits
+    rc, out, _ = asyncio.run(Runner(**runner.as_dict()).arun(["echo", "later"]))
+    assert (rc, out) == (0, "later\n")
+    assert (tmp_path / "calls").read_text().splitlines() == ["echo 'job 42 RUNNING'", "echo later"]
+    # without a renew command the failure is reported as it is (the trigger counts it)
+    ticket.unlink()
+    assert Runner("ssh", "login").run(["true"]).returncode == 255
+
+
+def test_refreshing_credentials_reach_the_job_and_the_airflow_side(tmp_path, monkeypatch):
+    import os
+
+    from lib.orchestration.dag_factory import s3_credentials_env, s3_endpoint
+
+    cfg_file = tmp_path / "dc.json"
+    cfg_file.write_text(
+        '{"datacenters": {"dc1": {"s3": {"bucket": "b", '
+        '"credentials": {"config_file": "/opt/ds/aws-config", "profile": "dc1"}}}}}'
+    )
+    env = s3_credentials_env(load_config(str(cfg_file))["dc1"]["s3"])
+    assert env == {"S3_CREDENTIALS": "refreshing", "AWS_CONFIG_FILE": "/opt/ds/aws-config", "AWS_PROFILE": "dc1"}
+    assert s3_credentials_env(DEFAULTS["s3"]) == {}
+    monkeypatch.delenv("S3_CREDENTIALS", raising=False)
+    monkeypatch.setenv("AWS_PROFILE", "before")
+    with s3_endpoint("http://s3.example:9000", env):
+        assert os.environ["S3_CREDENTIALS"] == "refreshing" and os.environ["AWS_PROFILE"] == "dc1"
+        assert os.environ["AWS_ENDPOINT_URL"] == "http://s3.example:9000"
+    assert "S3_CREDENTIALS" not in os.environ and os.environ["AWS_PROFILE"] == "before"
