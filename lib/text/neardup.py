@@ -9,13 +9,14 @@ The three steps are plain functions a Spark stage partitioned by band calls in t
    ``max_bucket`` is not compared all-against-all but against leaders (each member against the
    leaders so far, joining the first it matches or becoming one), which bounds the work at
    members x leaders;
-3. :func:`clusters`: union-find over the verified edges only; then, per connected component, the
-   representative is the member that comes first by (earliest capture, longest text, smallest
-   record id), and only members verified against it (estimate >= threshold) join its cluster;
-   the rest form clusters among themselves by the same rule, until none is left. So every member
-   is within ``threshold`` of its representative, and two members of one cluster are within
-   ``2 * threshold - 1`` of each other (Jaccard distance obeys the triangle inequality): a chain
-   of weak links never merges pages that do not resemble the representative.
+3. :func:`clusters`: union-find over the verified edges only; then, per connected component, a
+   centre (the member with the most verified edges) takes the members verified against it
+   (estimate >= threshold), and the rest are clustered again the same way, until none is left.
+   Every member is within ``threshold`` of its cluster's centre, so two members of one cluster
+   are at Jaccard >= ``2 * threshold - 1`` (Jaccard distance obeys the triangle inequality): a
+   chain of weak links never merges pages that do not resemble one page of the cluster. The
+   cluster's representative (what ``dup_cluster`` names) is its member first by :func:`rank`:
+   earliest capture, then longest text, then smallest record id.
 
 A page without a signature (too short to judge) or without any verified pair points to itself.
 """
@@ -48,26 +49,34 @@ class Page(NamedTuple):
 def band_keys(sig: bytes, bands: int = BANDS, rows: int = ROWS) -> list[int]:
     """The ``bands`` 64-bit keys of a signature (band ``i`` from slots ``i*rows .. i*rows+rows-1``);
     the band index is mixed in, so keys of different bands never collide by construction."""
-    x = np.frombuffer(sig, dtype="<u4")
-    if x.size != bands * rows:
-        raise ValueError(f"a signature of {x.size} slots does not split into {bands} bands of {rows} rows")
-    h = np.arange(bands, dtype=np.uint64) * _MUL
-    with np.errstate(over="ignore"):
-        for r in range(rows):
-            h = (h ^ x[r::rows].astype(np.uint64)) * _MUL
-            h ^= h >> np.uint64(29)
-    return h.tolist()
+    return band_matrix(np.frombuffer(sig, dtype="<u4")[None, :], bands, rows)[0].tolist()
+
+
+def band_matrix(sigs: np.ndarray, bands: int = BANDS, rows: int = ROWS) -> np.ndarray:
+    """(pages, bands) uint64 keys of a (pages, perms) uint32 matrix of signatures, at once."""
+    if sigs.shape[1] != bands * rows:
+        raise ValueError(f"a signature of {sigs.shape[1]} slots does not split into {bands} bands of {rows} rows")
+    x = sigs.reshape(sigs.shape[0], bands, rows).astype(np.uint64)
+    h = np.broadcast_to(np.arange(bands, dtype=np.uint64) * _MUL, x.shape[:2]).copy()
+    for r in range(rows):
+        h ^= x[:, :, r]
+        h *= _MUL
+        h ^= h >> np.uint64(29)
+    return h
 
 
 def candidate_buckets(sigs: Mapping[Hashable, bytes | None], bands: int = BANDS, rows: int = ROWS) -> list[list]:
     """Buckets (of two or more ids) sharing a band key; the in-memory equivalent of the shuffle."""
+    ids = [rid for rid, sig in sigs.items() if sig is not None]
+    if not ids:
+        return []
+    mat = np.frombuffer(b"".join(sigs[rid] for rid in ids), dtype="<u4").reshape(len(ids), -1)
+    keys = band_matrix(mat, bands, rows)
     buckets: dict[tuple[int, int], list] = {}
-    for rid, sig in sigs.items():
-        if sig is None:
-            continue
-        for band, key in enumerate(band_keys(sig, bands, rows)):
+    for rid, row in zip(ids, keys.tolist()):
+        for band, key in enumerate(row):
             buckets.setdefault((band, key), []).append(rid)
-    return [ids for ids in buckets.values() if len(ids) > 1]
+    return [b for b in buckets.values() if len(b) > 1]
 
 
 def verified_pairs(
@@ -120,32 +129,38 @@ def clusters(pages: Iterable[Page], edges: Iterable[tuple[str, str]], threshold:
     """record_id -> its cluster's representative record_id, for every page (a lone page: itself)."""
     by_id = {p.record_id: p for p in pages}
     uf = _UnionFind()
+    adj: dict[str, set[str]] = {}
     for a, b in edges:
         uf.union(a, b)
+        adj.setdefault(a, set()).add(b)
+        adj.setdefault(b, set()).add(a)
     components: dict[str, list[Page]] = {}
     for rid in list(uf.parent):
         components.setdefault(uf.find(rid), []).append(by_id[rid])
     out = {rid: rid for rid in by_id}
     for members in components.values():
-        out.update(split_component(members, threshold))
+        out.update(split_component(members, adj, threshold))
     return out
 
 
-def split_component(members: list[Page], threshold: float = THRESHOLD) -> dict[str, str]:
-    """Clusters of one connected component: the first by :func:`rank` takes every member verified
-    against it; the rest again, until none is left."""
-    left = sorted(members, key=rank)
+def split_component(members: list[Page], adj: Mapping[str, set[str]], threshold: float = THRESHOLD) -> dict[str, str]:
+    """Clusters of one connected component. The centre is the member with the most verified
+    edges to the members left (ties: :func:`rank`); it takes every member left whose estimate
+    against it is at least ``threshold``; the cluster's representative is its first member by
+    :func:`rank`; then again with the members left, until none is.
+
+    Centre and representative differ on purpose: a page chosen for its capture time can sit at
+    the edge of its copies (a copy with one paragraph added is the longest text), and verifying
+    against it would split pages that are copies of each other."""
+    left = {p.record_id: p for p in members}
     out = {}
     while left:
-        rep = left[0]
-        out[rep.record_id] = rep.record_id
-        rest = []
-        for p in left[1:]:
-            if estimate(p.signature, rep.signature) >= threshold:
-                out[p.record_id] = rep.record_id
-            else:
-                rest.append(p)
-        left = rest
+        centre = min(left.values(), key=lambda p: (-sum(n in left for n in adj.get(p.record_id, ())), rank(p)))
+        cluster = [p for p in left.values() if p is centre or estimate(p.signature, centre.signature) >= threshold]
+        rep = min(cluster, key=rank).record_id
+        for p in cluster:
+            out[p.record_id] = rep
+            del left[p.record_id]
     return out
 
 
