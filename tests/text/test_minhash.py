@@ -82,6 +82,25 @@ def test_batches_give_the_same_signatures_as_single_texts(texts):
     assert len(set(sigs[3:])) == len(texts[1:30])
 
 
+def test_long_texts_in_pieces_give_the_same_shingles(texts, monkeypatch):
+    from lib.text import minhash
+
+    batch = [
+        " ".join(texts[:3]),
+        "ΟΔΟΣ " * 200 + "日本語のテキスト" * 100 + " tail words here and there",
+        "x" * 700 + " after a blob of letters " * 20,  # a token longer than half a piece
+        texts[3],
+    ]
+    whole = MH.shingle_hashes(batch)
+    monkeypatch.setattr(minhash, "_GROUP_CHARS", 512)
+    pieces = MH.shingle_hashes(batch)
+    assert np.array_equal(whole[1][:3], pieces[1][:3])
+    assert np.array_equal(whole[0][: whole[1][2]], pieces[0][: pieces[1][2]])  # exactly the same shingles
+    # the letter blob (700 > 256) is cut in two tokens: one shingle more there; the next text the same
+    assert np.diff(pieces[1]).tolist() == (np.diff(whole[1]) + [0, 0, 1, 0]).tolist()
+    assert np.array_equal(whole[0][whole[1][3] :], pieces[0][pieces[1][3] :])
+
+
 def test_short_pages_are_not_judged():
     words = [f"w{i}" for i in range(60)]
     assert MH.signature(" ".join(words[: MIN_SHINGLES + 3])) is None  # MIN_SHINGLES - 1 shingles
