@@ -9,7 +9,8 @@ The three steps are plain functions a Spark stage partitioned by band calls in t
    ``max_bucket`` is not compared all-against-all but against leaders (each member against the
    leaders so far, joining the first it matches or becoming one), which bounds the work at
    members x leaders;
-3. :func:`clusters`: union-find over the verified edges only; then, per connected component, a
+3. :func:`clusters` (:func:`components`, then :func:`split_component` per component): union-find
+   over the verified edges only; then, per connected component, a
    centre (the member with the most verified edges) takes the members verified against it
    (estimate >= threshold), and the rest are clustered again the same way, until none is left.
    Every member is within ``threshold`` of its cluster's centre, so two members of one cluster
@@ -125,26 +126,37 @@ def rank(page: Page) -> tuple:
     return (page.capture, -page.text_len, page.record_id)
 
 
+def components(edges: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """record_id -> its connected component's id (the smallest record id in it), for every page
+    of an edge (union-find; in Spark, edges are few: one per verified near-duplicate pair)."""
+    uf = _UnionFind()
+    for a, b in edges:
+        uf.union(a, b)
+    return {rid: uf.find(rid) for rid in list(uf.parent)}
+
+
 def clusters(pages: Iterable[Page], edges: Iterable[tuple[str, str]], threshold: float = THRESHOLD) -> dict[str, str]:
     """record_id -> its cluster's representative record_id, for every page (a lone page: itself)."""
     by_id = {p.record_id: p for p in pages}
-    uf = _UnionFind()
-    adj: dict[str, set[str]] = {}
+    edges = list(edges)
+    comp = components(edges)
+    members: dict[str, list[Page]] = {}
+    for rid, c in comp.items():
+        members.setdefault(c, []).append(by_id[rid])
+    inner: dict[str, list[tuple[str, str]]] = {}
     for a, b in edges:
-        uf.union(a, b)
-        adj.setdefault(a, set()).add(b)
-        adj.setdefault(b, set()).add(a)
-    components: dict[str, list[Page]] = {}
-    for rid in list(uf.parent):
-        components.setdefault(uf.find(rid), []).append(by_id[rid])
+        inner.setdefault(comp[a], []).append((a, b))
     out = {rid: rid for rid in by_id}
-    for members in components.values():
-        out.update(split_component(members, adj, threshold))
+    for c, group in members.items():
+        out.update(split_component(group, inner[c], threshold))
     return out
 
 
-def split_component(members: list[Page], adj: Mapping[str, set[str]], threshold: float = THRESHOLD) -> dict[str, str]:
-    """Clusters of one connected component. The centre is the member with the most verified
+def split_component(
+    members: list[Page], edges: Iterable[tuple[str, str]], threshold: float = THRESHOLD
+) -> dict[str, str]:
+    """Clusters of one connected component (its pages and the verified edges among them, as a
+    Spark stage grouped by component passes them). The centre is the member with the most verified
     edges to the members left (ties: :func:`rank`); it takes every member left whose estimate
     against it is at least ``threshold``; the cluster's representative is its first member by
     :func:`rank`; then again with the members left, until none is.
@@ -152,6 +164,10 @@ def split_component(members: list[Page], adj: Mapping[str, set[str]], threshold:
     Centre and representative differ on purpose: a page chosen for its capture time can sit at
     the edge of its copies (a copy with one paragraph added is the longest text), and verifying
     against it would split pages that are copies of each other."""
+    adj: dict[str, set[str]] = {}
+    for a, b in edges:
+        adj.setdefault(a, set()).add(b)
+        adj.setdefault(b, set()).add(a)
     left = {p.record_id: p for p in members}
     out = {}
     while left:
