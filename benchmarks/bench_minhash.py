@@ -2,9 +2,10 @@
 datasketch (MinHash + MinHashLSH, the reference) and rensa (RMinHash + RMinHashLSH, Rust), in one
 invocation on the same pages and the same shingles, permutations and bands.
 
-    python -m benchmarks.bench_minhash [--variants 80] [--repeat 3] [--grid]
+    python -m benchmarks.bench_minhash [--variants 80] [--repeat 3] [--grid] [--day DIR]
 
-Pages: the main texts of real pages, as preprocess writes them (``plain_text``):
+Pages: the main texts of real pages, as preprocess writes them (``plain_text``), from a day's
+archives (``--day``: a real-shaped day of benchmarks/realday.py, either cut) or by default:
 
 * every HTML response of the shared samples (../shared/corpus, read with
   lib.preprocess.pages.FileProcessor, whose text is lib.html.content.extract's);
@@ -40,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import gc
 import glob
 import gzip
 import itertools
@@ -64,25 +66,35 @@ PEER_TOKEN = regex.compile(rf"(?V1)[{_NS}]|[[\p{{L}}\p{{M}}\p{{N}}]--[{_NS}]]+")
 
 
 # ------------------------------------------------------------------ pages
-def real_pages(cost: dict | None = None) -> list[tuple]:
-    """(record_id, warc_date, text) of the real pages; ``cost`` gets the preprocess loop's CPU
-    seconds and pages over the shared samples (what a signature adds to)."""
-    from lib.html.content import extract
+def archive_pages(paths: list[str], cost: dict | None = None) -> list[tuple]:
+    """(record_id, warc_date, text) of every page of ``paths`` through the preprocess loop;
+    ``cost`` gets the loop's CPU seconds and pages (what a signature adds to)."""
     from lib.preprocess.pages import FileProcessor
 
-    out = []
+    out, ids = [], set()
     c0 = time.process_time()
-    for path in sorted(glob.glob(os.path.join(SHARED, "corpus", "*", "*"))):
-        if path.endswith(".md"):
-            continue
+    for path in paths:
         try:
             with open(path, "rb") as f:
                 for row in FileProcessor(path).pages(f):
-                    out.append((row["record_id"], row.get("warc_date") or "", row.get("plain_text") or ""))
+                    rid = row["record_id"]
+                    while rid in ids:  # a record id written twice in a day (realday's repeats)
+                        rid += "+"
+                    ids.add(rid)
+                    out.append((rid, row.get("warc_date") or "", row.get("plain_text") or ""))
         except Exception as e:  # a deliberately broken sample: say so, keep the rest
             print(f"  skipped {os.path.relpath(path, SHARED)}: {type(e).__name__}: {e}")
     if cost is not None:
         cost.update(cpu=time.process_time() - c0, pages=len(out))
+    return out
+
+
+def real_pages(cost: dict | None = None) -> list[tuple]:
+    """The shared samples' pages (:func:`archive_pages`), then the heavy and ScrapingHub pages."""
+    from lib.html.content import extract
+
+    corpus = sorted(p for p in glob.glob(os.path.join(SHARED, "corpus", "*", "*")) if not p.endswith(".md"))
+    out = archive_pages(corpus, cost)
     seen = set()
     files = sorted(glob.glob(os.path.join(HEAVY, "*.html.gz")))
     files += sorted(glob.glob(os.path.join(SHARED, "extraction", "scrapinghub", "html", "*.html.gz")))
@@ -280,10 +292,16 @@ def main() -> None:
     ap.add_argument("--variants", type=int, default=80)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--grid", action="store_true")
+    ap.add_argument("--day", help="a day's folder of archives (benchmarks/realday.py: CUT/warc/YYYY-MM/DD) instead")
     a = ap.parse_args()
     load0 = os.getloadavg()
     cost: dict = {}
-    pages = real_pages(cost)
+    if a.day:
+        files = sorted(glob.glob(os.path.join(a.day, "**", "*.*"), recursive=True))
+        pages = archive_pages([f for f in files if f.endswith((".warc.gz", ".arc.gz", ".warc"))], cost)
+        print(f"day {a.day}: {len(files)} archives")
+    else:
+        pages = real_pages(cost)
     real = len(pages)
     pages += variants(pages, a.variants)
     texts = [p[2] for p in pages]
@@ -305,6 +323,9 @@ def main() -> None:
         f"{sum(j >= 0.8 for j in truth.values())}, >= 0.5: {len(truth)}"
     )
     print(f"options: shingle {k}, perms {perms}, bands {bands} x rows {rows}, threshold {thr}\n")
+    # the ground truth's millions of objects would make every timed run's full collections slow
+    gc.collect()
+    gc.freeze()
     rows_out = {}
     for name in ("ours", "datasketch", "rensa", "oph"):
         runs = []
@@ -355,7 +376,7 @@ def main() -> None:
         )
     pre = cost["cpu"] * 1e6 / cost["pages"]
     print(
-        f"preprocess loop (FileProcessor) on the shared samples: {pre:.0f} µs/page CPU; ours adds "
+        f"preprocess loop (FileProcessor) on the archives: {pre:.0f} µs/page CPU; ours adds "
         f"{sum(ours.values()):.0f} µs/page ({sum(ours.values()) / pre:.0%})"
     )
     print(f"rensa's flat pre-hashed entry on our shingle hashes: {fast:.1f} µs/page (ours: {ours['sig']:.1f})")
