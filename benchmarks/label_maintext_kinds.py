@@ -186,24 +186,23 @@ def _blocks(tree, items: str, parts: str, drop: str) -> list[str]:
     lines: list[str] = []
     roots = tree.css(items) if items else [tree.root]
     for root in roots:
-        seen: list = []
+        taken: set[int] = set()
         for node in root.css(parts):
             # a part matched twice, or inside a part already taken, is not taken twice
-            if any(node.mem_id == s.mem_id or _inside(node, s) for s in seen):
+            if _taken(node, taken):
                 continue
             text = _text(node)
             if text:
-                seen.append(node)
+                taken.add(node.mem_id)
                 lines.append(text)
     return lines
 
 
-def _inside(node, other) -> bool:
-    p = node.parent
-    while p is not None:
-        if p.mem_id == other.mem_id:
+def _taken(node, taken: set[int]) -> bool:
+    while node is not None:
+        if node.mem_id in taken:
             return True
-        p = p.parent
+        node = node.parent
     return False
 
 
