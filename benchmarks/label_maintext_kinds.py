@@ -139,9 +139,9 @@ ITEMS: list[tuple[str, str, str, str, str]] = [
     (r"creativecommons-org", "WordPress", "article.story", "h3.title, .excerpt, p", ".byline, .attribution"),
     (r"kyleclo-com-research", "Jekyll", ".card-body", "h4, h5, .card-title, p", ""),
     (r"semanticscholar-org-research", "Webflow", "div.researcher", "h4, h5, div", ""),
-    (r"jxtdw-com-area", "Chinese job board", "ul.bd", "li", ""),
+    (r"jxtdw-com-area", "Chinese job board", "ul.bd", "li.zw, li.qy", ""),
     (r"die-partei-net-sh", "custom CMS", "div.newsentry", "h2, .newstext", ""),
-    (r"cric-grenoble", "SPIP (Mutu)", ".resume_article_simple", "h3, .titre, .chapo, p", ".info_article, .date"),
+    (r"cric-grenoble", "SPIP (Mutu)", ".resume_article_simple", "h3, .titre, .introduction, .chapo, p", ".date"),
     (r"echte-demokratie-jetzt", "WordPress", "div.post, article", ".entry-title, .entry-content", ".more-link"),
 ]
 
