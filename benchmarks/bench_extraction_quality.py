@@ -1,6 +1,7 @@
 """Main-text quality and speed: ours against Resiliparse and trafilatura, same run, same pages.
 
     python -m benchmarks.bench_extraction_quality [--scrapinghub DIR] [--trafilatura-eval DIR]
+                                                  [--kinds DIR] [--set scrapinghub,trafilatura,kinds]
                                                   [--limit N] [--only ours,resiliparse,trafilatura]
 
 Sets (each scored by its own method):
@@ -16,6 +17,12 @@ Sets (each scored by its own method):
                 ``tests/eval_common.py`` does (normalised substring match; precision, recall, F1 over
                 the set's totals). Fetched data, never committed; skipped with a line when absent.
                 It labels no page types. trafilatura was tuned on this set: its lead here is a ceiling.
+  kinds         ../shared/extraction/maintext_kinds (the default ``--kinds``): forum threads, a Q&A
+                page, listings and collections from public repositories and the shared WARCs,
+                labelled per docs/maintext-labelling.md by benchmarks/label_maintext_kinds.py
+                (its labels.jsonl). Word precision, recall and F1 per page (bags of lower-cased
+                ``\\w+`` words, the expected text against the extract), averaged over the pages of
+                each kind and over all pages.
 
 Every extractor gets the same decoded ``str`` (lib.html.charset.decode_html on the bytes).
 ours: ``lib.html.content.extract(html, url).text`` (the whole extract the preprocess job pays:
@@ -195,6 +202,37 @@ def trafilatura_eval(folder: pathlib.Path, fns: dict, limit: int | None) -> tupl
     return rows, len(items)
 
 
+def kinds_eval(folder: pathlib.Path, fns: dict, limit: int | None) -> tuple[list[tuple], int]:
+    """(kind, extractor, F1, precision, recall, ms, empty pages, pages) on the kinds set: word
+    scores per page against labels.jsonl, averaged by kind and over all pages ("all")."""
+    from benchmarks import label_maintext_kinds as lab
+
+    labels = lab.load_labels(folder)
+    meta = {p["id"]: p for p in lab.load_pages(folder)}
+    keys = sorted(labels)[:limit]
+    pages = [(k, meta[k]["url"], lab.page_html(meta[k], folder)) for k in keys]
+    texts, ms = run(fns, pages)
+    kinds = sorted({labels[k]["kind"] for k in keys}) + ["all"]
+    rows = []
+    for kind in kinds:
+        ks = [k for k in keys if kind in ("all", labels[k]["kind"])]
+        for name in fns:
+            scores = [lab.prf(lab.words("\n".join(labels[k]["lines"])), lab.words(texts[name][k])) for k in ks]
+            p, r, f1 = (statistics.mean(s[i] for s in scores) for i in range(3))
+            empty = sum(1 for k in ks if not texts[name][k].strip())
+            rows.append((kind, name, f1, p, r, ms[name], empty, len(ks)))
+    return rows, len(keys)
+
+
+def kinds_table(rows: list[tuple], n: int) -> None:
+    print(f"\nmain-text kinds set, word scores per page averaged by kind ({n} pages)\n")
+    print("| kind (pages) | extractor | F1 | precision | recall | empty pages |")
+    print("|---|---|---:|---:|---:|---:|")
+    for kind, name, f1, p, r, _, empty, k in rows:
+        print(f"| {kind} ({k}) | {name} | {f1:.3f} | {p:.3f} | {r:.3f} | {empty} |")
+    print("\nms per page (median, all kinds): " + ", ".join(f"{r[1]} {r[5]:.2f}" for r in rows if r[0] == "all"))
+
+
 def table(title: str, rows: list[tuple], n: int) -> None:
     print(f"\n{title} ({n} pages)\n")
     print("| extractor | F1 | precision | recall | ms per page (median) | empty pages |")
@@ -212,22 +250,35 @@ def main(argv: list[str] | None = None) -> None:
         default=None,
         help="folder of trafilatura's evaluation pages (its repository's tests/), fetched",
     )
+    ap.add_argument("--kinds", type=pathlib.Path, default=SCRAPINGHUB.parent / "maintext_kinds")
+    ap.add_argument("--set", default="scrapinghub,trafilatura,kinds", help="the sets to run, comma-separated")
     ap.add_argument("--limit", type=int, default=None, help="the first N pages of each set only")
     ap.add_argument("--only", default="ours,resiliparse,trafilatura")
     args = ap.parse_args(argv)
     fns = extractors(args.only.split(","))
+    sets = args.set.split(",")
     print(f"ours: {walk.status()}; load {os.getloadavg()[0]:.2f} (1 min) at start")
-    if (args.scrapinghub / "ground-truth.json").exists():
+    if "scrapinghub" not in sets:
+        pass
+    elif (args.scrapinghub / "ground-truth.json").exists():
         rows, n = scrapinghub(args.scrapinghub, fns, args.limit)
         table("ScrapingHub article-extraction benchmark, its evaluate.py's shingle scores", rows, n)
     else:
         print(f"\nScrapingHub: skipped, no ground-truth.json in {args.scrapinghub}")
-    if args.trafilatura_eval is not None and args.trafilatura_eval.exists():
+    if "trafilatura" not in sets:
+        pass
+    elif args.trafilatura_eval is not None and args.trafilatura_eval.exists():
         rows, n = trafilatura_eval(args.trafilatura_eval, fns, args.limit)
         table("trafilatura's multilingual evaluation set, its with/without snippet scores", rows, n)
     else:
         print("\ntrafilatura evaluation set: skipped (give --trafilatura-eval DIR, its repository's tests/)")
-    if "ours" in fns:
+    if "kinds" not in sets:
+        pass
+    elif (args.kinds / "labels.jsonl").exists():
+        kinds_table(*kinds_eval(args.kinds, fns, args.limit))
+    else:
+        print(f"\nkinds set: skipped, no labels.jsonl in {args.kinds} (run benchmarks.label_maintext_kinds)")
+    if "ours" in fns and "scrapinghub" in sets:
         print("\nmain_html's cost: ours without and with it, alternating page by page (best of 3 per page)\n")
         print(
             "| pages | ms per page (median) | with main_html | ratio of medians | ratio of totals | main_html "
