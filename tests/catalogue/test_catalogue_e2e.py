@@ -227,7 +227,7 @@ def _check_cdx_against_pywb(warc_root: str, warcs: list[str], bin_dir: str, cdxj
     for p in [x.split(" ") for x in ours[1:] if x.split(" ")[3] in ("warc/revisit", "text/html")][::10]:
         (cdx,) = [c for c in source.load_index(CDXQuery({"url": p[2]}).params) if c["offset"] == p[9]]
         assert (cdx["urlkey"], cdx["timestamp"], cdx["length"], cdx["filename"]) == (p[0], p[1], p[8], p[10])
-        if p[3] != "warc/revisit":  # (a revisit's loader looks up its original in a live index)
+        if p[4] == "200":  # (a revisit's loader looks up its original in a live index, a redirect its target)
             warc_headers, _, _ = loader.load_resource(cdx, {})
             assert warc_headers.get_header("WARC-Target-URI") == p[2]
             loaded += 1

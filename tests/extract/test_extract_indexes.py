@@ -235,11 +235,19 @@ def test_cdx_from_pywb_in_every_legend(spark, coll, tmp_path):
     # seed 004's legend: the same records, byte for byte, found without a length. pywb's lengths
     # of plain records stop before their closing line ends; measured, the record takes them
     seed = tmp_path / "seed004.cdx"
-    seed.write_text("\n".join([SEED004, *sorted(seed004_line(e) for e in entries)]) + "\n")
+    wrong = seed004_line(
+        ["com,example)/wrong", "20080430204939", "http://example.com/wrong", "-", "-", "-"] + entries[0][6:]
+    )
+    wrong = wrong.replace(f" {entries[0][9]} - ", f" {int(entries[0][9]) + 1} - ")  # an offset inside a member
+    seed.write_text("\n".join([SEED004, *sorted(seed004_line(e) for e in entries), wrong]) + "\n")
     assert sniff_index(str(seed)) == "cdx"
     out4 = tmp_path / "out4"
     rc, summary = run_job(spark, ["--index", str(seed), "--archives", str(archive), str(extra), "--output", str(out4)])
-    assert rc == 0 and summary["extracted"] == len(entries) and summary["terminators_added"] == 0
+    assert rc == 1 and summary["extracted"] == len(entries) and summary["terminators_added"] == 0
+    ((no, reason, line),) = error_rows(out4)
+    assert (no, line) == (len(entries) + 2, wrong) and reason.startswith(
+        "not-member: range does not start a gzip member"
+    )
     rows = manifest_rows(out4)
     term = {".warc": 4, ".arc": 1}
     pywb_length = {(str(files[e[10]]), int(e[9])): int(e[8]) + term.get(os.path.splitext(e[10])[1], 0) for e in entries}
