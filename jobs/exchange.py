@@ -27,6 +27,7 @@ import json
 import sys
 
 from lib.index.graph_exchange import exchange_day
+from lib.orchestration.exchange_task import day_lock
 from lib.store import layout, lease, storage
 
 DEFAULT_WAIT = 3600.0
@@ -76,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"exchange: {day} is not a finished index day (no {layout.SUCCESS})", file=sys.stderr)
         return 2
     try:
-        with lease.Lease(day, "exchange", args.wait_lock, busy="another run is changing this index day"):
+        with day_lock(day, wait=args.wait_lock):
             record = exchange_day(
                 day, args.date, args.partners, args.lookback_days, args.work, args.force, args.exclusions
             )

@@ -231,7 +231,7 @@ def _purge(
         db = None if a.no_urldb else storage.local_path(a.urldb or os.path.join(root, layout.URLDB))
         urldb_result = None
         if db and not a.dry_run:
-            with urldb_lock(db, "purge", a.wait_lock):
+            with urldb_lock(db, "purge", a.wait_lock, "--wait-lock"):
                 urldb_result = purge_urldb(db, rules)
             if urldb_result["rows"]:
                 append_audit(

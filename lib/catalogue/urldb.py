@@ -72,12 +72,11 @@ def read_state(db: str) -> dict[str, Any]:
     return versioned.read(db, _EMPTY)
 
 
-def lock(db: str, job: str, wait: float = DEFAULT_WAIT) -> lease.Lease:
+def lock(db: str, job: str, wait: float = DEFAULT_WAIT, option: str = "--urldb-wait") -> lease.Lease:
     """The database's lease (``DB.lock``), not yet acquired: ``with lock(db, "purge", 60): ...``.
-    Acquiring it waits up to ``wait`` seconds, then raises :class:`lib.store.lease.Busy`."""
-    return lease.Lease(
-        db, job, wait, busy=f"another run is changing the URL database {db}; nothing was merged (wait: --urldb-wait)"
-    )
+    Acquiring it waits up to ``wait`` seconds, then raises :class:`lib.store.lease.Busy`, whose
+    sentence names the holder and ``option``, the caller's option for the wait."""
+    return lease.Lease(db, job, wait, busy=f"another run is changing the URL database {db}; nothing done ({option})")
 
 
 def plan_replay(history: list[dict[str, Any]], merged: list[str], day: str) -> tuple[dict[str, Any] | None, list[str]]:

@@ -69,7 +69,15 @@ DEFAULTS: dict[str, Any] = {
     "job_env": {},  # extra variables for run-day.sh (SPARK_WORKER_MEMORY, SCRATCH_DIR, ...)
     "staging": {"type": "filesystem", "path": "/archive/dailyslice/{data_center}"},
     # the web graph across data centers: {DC: ROOT} of the partners (their days at ROOT/index/YYYY-MM/DD)
-    "exchange": {"enabled": False, "partners": {}, "lookback_days": 7, "endpoint": None, "work_dir": None},
+    # wait_lock: seconds the task waits for another run changing the index day (then fails, retried)
+    "exchange": {
+        "enabled": False,
+        "partners": {},
+        "lookback_days": 7,
+        "endpoint": None,
+        "work_dir": None,
+        "wait_lock": 3600,
+    },
     # the catch_up task: the days of this window (ending the night before the run) are checked
     # against their published days (check-days); changed and missing ones are triggered as runs
     # of this DAG, at most max_queue per check (None: max_active_runs; 0: report only); window 0: off
