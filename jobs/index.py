@@ -57,13 +57,20 @@ class IndexOptions(DayJobOptions, ShapeOptions):
 
     def record(self) -> dict[str, Any]:
         """The options that shape the day, as ``_stats.json`` records them (``args``)."""
-        return asdict(ShapeOptions(**{f.name: getattr(self, f.name) for f in fields(ShapeOptions)}))
+        shape = asdict(ShapeOptions(**{f.name: getattr(self, f.name) for f in fields(ShapeOptions)}))
+        return {k: list(v) if isinstance(v, (tuple, list)) else v for k, v in shape.items()}  # as JSON reads it
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> "IndexOptions":
         """The options a day was built with, from its ``_stats.json`` ``args`` (a setting the
         record lacks, e.g. a day built before it existed, is the default)."""
-        return cls(**{f.name: record[f.name] for f in fields(ShapeOptions) if f.name in record})
+        return cls(
+            **{
+                f.name: tuple(record[f.name]) if isinstance(record[f.name], list) else record[f.name]
+                for f in fields(ShapeOptions)
+                if f.name in record
+            }
+        )
 
 
 class IndexJob(SparkJob):

@@ -196,7 +196,15 @@ def test_the_index_records_the_options_that_shape_a_day_and_reads_them_back():
         input="i", output="o", docs_per_shard=40, min_group_docs=1, graph=False, exclusions="rules.jsonl", gzip_level=6
     )
     record = options.record()
-    assert record == {"docs_per_shard": 40, "min_group_docs": 1, "gzip_level": 6, "graph": False, "anchors": True}
+    assert record == {
+        "docs_per_shard": 40,
+        "min_group_docs": 1,
+        "gzip_level": 6,
+        "graph": False,
+        "anchors": True,
+        "honour_robots": True,
+        "robots_txt_agents": [],
+    }
     again = index.IndexOptions.from_record(json.loads(json.dumps(record)))
     assert again == index.IndexOptions(docs_per_shard=40, min_group_docs=1, gzip_level=6, graph=False)
     # a day recorded before a setting existed gets that setting's default

@@ -29,13 +29,17 @@ from urllib.parse import urljoin, urlsplit
 
 from protego import Protego
 
+try:  # private: the reason names the rule only while protego keeps it (the verdict never depends on it)
+    from protego._utils import _quote_path
+except ImportError:  # pragma: no cover - a protego release without it
+    _quote_path = None  # type: ignore[assignment]
+
 __all__ = [
     "DEFAULT_AGENTS",
     "MAX_BYTES",
     "MAX_REDIRECTS",
     "RobotsRecord",
     "RobotsRules",
-    "from_archive_record",
     "is_robots_url",
     "origin",
     "pick",
@@ -155,20 +159,6 @@ def robots_record(
     return RobotsRecord(key, url, status, capped, truncated, _iso(warc_date), target)
 
 
-def from_archive_record(rec: Any) -> RobotsRecord | None:
-    """:func:`robots_record` of a response record read by :func:`lib.warc.records.iter_records`
-    (None for any other record, and for a response with no readable HTTP status)."""
-    from lib.warc.http import HttpError, parse_response
-
-    if rec.rec_type != "response" or not is_robots_url(rec.url):
-        return None
-    try:
-        resp = parse_response(rec.content)
-    except HttpError:
-        return None
-    return robots_record(rec.url, resp.status, resp.body, rec.date, resp.headers.get("location"))
-
-
 def _definitive(status: int) -> bool:
     """The server said what the file is: 2xx, 3xx or 4xx other than 429 (a 5xx or a 429 says
     only that it could not answer then)."""
@@ -246,14 +236,12 @@ def _matching_rule(parser: Protego, agent: str, url: str) -> str | None:
     """The pattern of the rule that disallows ``url`` for ``agent``, read from protego's rule
     set (private: None if a protego release changes it, and the reason says less)."""
     try:
-        from protego._utils import _quote_path
-
         rule_set = parser._get_matching_rule_set(agent)
         path = _quote_path(url)
         for rule in rule_set._rules:  # sorted as protego matches: longest first, allow before disallow
             if rule.value.match(path):
                 return rule.value._pattern if rule.field == "disallow" else None
-    except (AttributeError, ImportError, TypeError):
+    except (AttributeError, TypeError):
         return None
     return None
 

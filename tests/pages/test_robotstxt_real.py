@@ -19,11 +19,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from robots import RobotsParser
 
-from lib.pages.robotstxt import RobotsRecord, RobotsRules, from_archive_record, origin
+from lib.pages.robotstxt import RobotsRecord, RobotsRules, is_robots_url, origin, robots_record
+from lib.warc.http import HttpError, parse_response
 from lib.warc.records import ARCHIVE_SUFFIXES, Record, iter_records
 from tests.conftest import ROOT
 
@@ -82,6 +84,18 @@ def archive_paths(root: Path):
         for name in sorted(names):
             if name.lower().endswith(ARCHIVE_SUFFIXES):
                 yield Path(dirpath) / name
+
+
+def from_archive_record(rec: Any) -> RobotsRecord | None:
+    """:func:`robots_record` of a response record read by :func:`lib.warc.records.iter_records`
+    (None for any other record, and for a response with no readable HTTP status)."""
+    if rec.rec_type != "response" or not is_robots_url(rec.url):
+        return None
+    try:
+        resp = parse_response(rec.content)
+    except HttpError:
+        return None
+    return robots_record(rec.url, resp.status, resp.body, rec.date, resp.headers.get("location"))
 
 
 def read_archive(path: Path, label: str) -> Archive:
