@@ -5,7 +5,10 @@ link density; two pages that had lost their text to a body class and were taken 
 Polish from their titles are English now; later the root's siblings, the clean-text root, residues
 and trailing headings; later class words in any part of a token, teaser lists, leads before the
 root; later link density over an element's own text, soft hyphens left out, ruby readings,
-boilerplate heading families, the <noscript> fallback). The samples are preprocessed here, in
+boilerplate heading families, the <noscript> fallback). Regenerated when pages' signals came
+(docs/robots.md): every metadata table gained robots and ows_index_details and fills
+ows_index/ows_genai; of the postings only other/zho/index-0 changed, by the one sample page that
+says noindex, now left out. The samples are preprocessed here, in
 another folder than the golden's, so the digests are the canonical ones (terms, collection
 docids, tfs, lengths, metadata rows: not the file numbering). The benchmark day's exact golden is checked by
 benchmarks/bench_index.py."""
