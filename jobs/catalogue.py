@@ -24,7 +24,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from lib.catalogue import report, urldb
+from lib.catalogue import noindex, report, urldb
 from lib.catalogue.day import copy_day, day_has_captures, local_day, read_captures, write_day_cdxj
 from lib.catalogue.urldb import DEFAULT_KEEP, DEFAULT_PARTITIONS, DEFAULT_WAIT
 from lib.errors import UsageError
@@ -142,7 +142,9 @@ class CatalogueJob(SparkJob):
                 )
         if not options.no_report:
             index_day = options.index or layout.day_path(root, layout.INDEX, day)
-            report.write_report(root, day, os.path.join(wd.path, report.REPORT), index_day, day_path=src)
+            signals = noindex.report(root, day, src)
+            summary["now_noindex"] = {k: v for k, v in signals.items() if k != "urls"}
+            report.write_report(root, day, os.path.join(wd.path, report.REPORT), index_day, src, signals)
         wd.publish({"job": self.name, "args": options.record()})
         summary.update({f"{step}_seconds": s for step, s in self.steps.seconds.items()})
         return JobResult(ok=True, summary=summary, output=options.output)

@@ -121,6 +121,21 @@ def health_banner(day_health: dict[str, Any] | None) -> str:
     )
 
 
+def _noindex_section(block: dict[str, Any] | None) -> str:
+    """The pages that say noindex today and were published on an earlier day (not purged by
+    themselves: the operator decides, docs/robots.md)."""
+    if block is None:
+        return ""
+    rows = [[html.escape(r["url"]), r["day"]] for r in block["urls"]]
+    listed = _table(["URL", "last published"], rows) if rows else "<p>None.</p>"
+    more = block["published_earlier"] - len(rows)
+    return f"""<section id="noindex"><h2>Pages that now say noindex</h2>
+<p>{block["noindex_pages"]} pages of the day say noindex and are left out of its index;
+{block["published_earlier"]} of them were published on one of the {block["lookback_days"]} days before.
+Those days keep them until they are purged: add the URLs to the exclusion list and run
+<code>dailyslice purge</code>.</p>{listed}{f"<p>and {more} more</p>" if more > 0 else ""}</section>"""
+
+
 def render(stats: dict[str, Any], shards: list[tuple[str, int]]) -> str:
     """The report page for one day's ``query.stats`` and index shard sizes."""
 
@@ -163,6 +178,7 @@ def render(stats: dict[str, Any], shards: list[tuple[str, int]]) -> str:
         else "<p>None reported.</p>"
     )
     run = _table(["counter", "value"], _flat(stats.get("run") or {})) if stats.get("run") else "<p>No _stats.json.</p>"
+    signals = _noindex_section(stats.get("now_noindex"))
     figs = "\n".join(f"<figure>{p}</figure>" for p in plots)
     day = html.escape(stats["day"])
     return f"""<!DOCTYPE html>
@@ -188,19 +204,29 @@ and index shards of the day.</p>
 </section>
 <section id="errors"><h2>Errors and warnings (_errors.jsonl, by reason)</h2>{err}
 <h3>Run counters (_stats.json)</h3>{run}</section>
+{signals}
 </body></html>
 """
 
 
-def build_report(root: str, day: dt.date, index_day: str | None = None, day_path: str | None = None) -> str:
+def build_report(
+    root: str,
+    day: dt.date,
+    index_day: str | None = None,
+    day_path: str | None = None,
+    now_noindex: dict[str, Any] | None = None,
+) -> str:
     """HTML of the report for ``day`` from its preprocess folder (default
-    ROOT/preprocessed/YYYY-MM/DD) and index shards (default ROOT/index/YYYY-MM/DD)."""
+    ROOT/preprocessed/YYYY-MM/DD) and index shards (default ROOT/index/YYYY-MM/DD);
+    ``now_noindex``: :func:`lib.catalogue.noindex.report`'s block, listed when given."""
     if index_day is None:
         index_day = layout.day_path(root, layout.INDEX, day)
     if day_path:
         stats = query.day_stats(day_path, day, prev_path=query.previous_day_path(root, day))
     else:
         stats = query.stats(root, day)
+    if now_noindex is not None:
+        stats["now_noindex"] = now_noindex
     return render(stats, shard_sizes(index_day))
 
 
@@ -209,7 +235,14 @@ def count_plots(page: str) -> list[str]:
     return [html.unescape(t) for t in re.findall(r"<svg[^>]*>\s*<title>([^<]*)</title>", page)]
 
 
-def write_report(root: str, day: dt.date, dest: str, index_day: str | None = None, day_path: str | None = None) -> str:
+def write_report(
+    root: str,
+    day: dt.date,
+    dest: str,
+    index_day: str | None = None,
+    day_path: str | None = None,
+    now_noindex: dict[str, Any] | None = None,
+) -> str:
     """Render and write the report atomically to ``dest`` (a file URI/path); returns dest."""
-    storage.write_bytes(dest, build_report(root, day, index_day, day_path).encode("utf-8"))
+    storage.write_bytes(dest, build_report(root, day, index_day, day_path, now_noindex).encode("utf-8"))
     return dest
