@@ -166,6 +166,7 @@ def write_day(root: pathlib.Path, day: dt.date, n: int, urls: int, seed: int) ->
         rows["warc_file"].append(f"file://{root}/warc/{day:%Y-%m}/{day:%d}/c1/{i // 5000:05d}.warc.gz")
         rows["warc_offset"].append((i % 5000) * 4000)
         rows["warc_length"].append(3000 + i % 1000)
+        rows["robots_txt"].append(None)
     pq.write_table(pa.table(rows, schema=CAPTURE_SCHEMA), out / "_captures" / "part-00000.parquet")
     (out / "_SUCCESS").touch()
 

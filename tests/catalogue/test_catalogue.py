@@ -42,7 +42,7 @@ def day_captures(root: str, day: dt.date) -> list[dict]:
     def cap(url, h, m, rtype, status, mime, digest, kept, f, off, lang=None, size=1000):
         """A row of CAPTURE_SCHEMA's columns, in its order, and the page's language and size."""
         rid, length = f"<urn:uuid:{day}-{len(rows)}>", 300 + len(rows)
-        values = (url, _t(day, h, m), rtype, rid, status, mime, digest, kept, f, off, length)
+        values = (url, _t(day, h, m), rtype, rid, status, mime, digest, kept, f, off, length, None)  # no robots.txt
         rows.append(dict(zip(CAPTURE_SCHEMA.names, values, strict=True), _lang=lang, _size=size))
 
     if day == D1:

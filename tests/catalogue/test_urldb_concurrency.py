@@ -54,7 +54,7 @@ def captures(day: dt.date) -> pa.Table:
     f = f"file:///warc/{day:%Y-%m}/{day:%d}/crawler1/100000-0.warc.gz"
     for i, (url, digest) in enumerate(urls * 2):  # two captures each: the second an hour later
         t = dt.datetime(day.year, day.month, day.day, 10 + i // len(urls), i, tzinfo=UTC)
-        rows.append((url, t, "response", f"<urn:uuid:{day}-{i}>", 200, "text/html", digest, True, f, 100 * i, 90))
+        rows.append((url, t, "response", f"<urn:uuid:{day}-{i}>", 200, "text/html", digest, True, f, 100 * i, 90, None))
     return pa.Table.from_pylist([dict(zip(CAPTURE_SCHEMA.names, r, strict=True)) for r in rows], CAPTURE_SCHEMA)
 
 
