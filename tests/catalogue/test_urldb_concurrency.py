@@ -1,6 +1,6 @@
 """Runs that meet in one URL database lose nothing (issue 45): a nightly day, a 5-day backfill and
 a purge at once, with a fourth run SIGKILLed in the middle of its merge (just before it commits,
-holding the database's lease), with the days on local folders and on the loopback S3 server.
+holding the database's lease), with days on local folders and on the loopback S3 server.
 Afterwards the database holds every day a run reported done, row for row the table the same days
 give merged one after another, and the purge's take-down holds."""
 
@@ -121,14 +121,16 @@ def _until(what, seconds: float) -> None:
         time.sleep(0.1)
 
 
-@pytest.mark.parametrize("where", ["local", "s3"])
-def test_runs_that_meet_lose_no_day(where, sequential, spark, tmp_path, s3_bucket) -> None:
-    local = str(tmp_path / "root")
-    root = local if where == "local" else f"s3://{s3_bucket}/dc-a"
+def test_runs_that_meet_lose_no_day(sequential, spark, tmp_path, s3_bucket) -> None:
+    """The nightly and the killed run read their days from the S3 server and publish there, the
+    backfill reads local folders: both kinds in one scenario (each run costs a JVM)."""
+    local, bucket = str(tmp_path / "root"), f"s3://{s3_bucket}/dc-a"
     db = str(tmp_path / "urldb")  # the database lives on the cluster filesystem (Spark has no S3 here)
     merge(spark, local, db, BEFORE)  # the database as the runs find it
-    for day in [*BACKFILL, KILLED, NIGHTLY]:
-        write_day(root, day)
+    for day in BACKFILL:
+        write_day(local, day)
+    for day in (KILLED, NIGHTLY):
+        write_day(bucket, day)
     excl = tmp_path / "take-down.jsonl"
     excl.write_text(json.dumps(RULE) + "\n")
     purge_root = tmp_path / "purge-root"  # the purge's published days: none to rebuild, only the database
@@ -136,12 +138,12 @@ def test_runs_that_meet_lose_no_day(where, sequential, spark, tmp_path, s3_bucke
     env = dict(os.environ, PYTHONPATH=REPO)
 
     flag = tmp_path / "paused"
-    killed = _catalogue(root, db, [KILLED], dict(env, **{urldb.PAUSE_HOOK: str(flag)}), start_new_session=True)
+    killed = _catalogue(bucket, db, [KILLED], dict(env, **{urldb.PAUSE_HOOK: str(flag)}), start_new_session=True)
     started = [killed]
     try:
         _until(lambda: flag.exists() or killed.poll() is not None, 180)
         # the run to kill now holds the database's lease, its next version written, not committed
-        started += [_catalogue(root, db, [NIGHTLY], env), _catalogue(root, db, BACKFILL, env)]
+        started += [_catalogue(bucket, db, [NIGHTLY], env), _catalogue(local, db, BACKFILL, env)]
         argv = [sys.executable, "jobs/purge.py", "--root", str(purge_root), "--urldb", db, "--exclusions", str(excl)]
         purge = subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         started.append(purge)
