@@ -180,7 +180,7 @@ class Lease:
         mark = f"{self.uri}.takeover-{holder.get('owner')}"
         if not create_exclusive(mark, self._doc()):
             other = read_json(mark)
-            if other is None or _dead(other):  # a taker that died while taking over
+            if other is not None and _dead(other):  # a taker that died while taking over
                 _delete(mark)
             return
         try:
