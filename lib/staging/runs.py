@@ -25,7 +25,7 @@ from typing import Any
 
 from lib.placement.publish import publish_tree
 from lib.staging import StagingError, make_target, stage_snapshot, stage_tree
-from lib.store import layout
+from lib.store import layout, versioned
 
 log = logging.getLogger("dailyslice.staging")
 
@@ -53,9 +53,10 @@ def _link_tree(src: str, dest: str, rel: str) -> list[str]:
 
 
 def _read_state(db: str) -> tuple[bytes, dict[str, Any]]:
-    with open(os.path.join(db, STATE), "rb") as f:
-        raw = f.read()
-    return raw, json.loads(raw)
+    """The database's newest committed state (its pointer, followed along the compare-and-swap
+    chain: lib.store.versioned), and that state as bytes to compare with a later read."""
+    state = versioned.read(db, {})
+    return json.dumps(state, sort_keys=True).encode(), state
 
 
 def snapshot_urldb(db: str, dest: str) -> dict[str, Any]:

@@ -227,3 +227,20 @@ def test_urldb_on_placement_slices_is_found_again_through_them(tmp_path):
             open(f"{db}/{rel}", "rb") as g,
         ):
             assert f.read() == g.read()
+
+
+def test_a_lagging_pointer_stages_the_newest_committed_version(tmp_path):
+    # a merge that committed version 3 by compare-and-swap (lib.store.versioned) and died before
+    # it moved the pointer: the staged copy is version 3, which readers of the database see
+    db = _urldb(tmp_path)
+    for p in (0, 1):
+        _write(f"{db}/v000003-run9/part={p}/part-0.parquet", f"table v3 part {p}".encode())
+    days = ["2026-01-14", "2026-01-15", "2026-01-16"]
+    after = {"version": 3, "table": "v000003-run9", "days": days, "partitions": 2, "history": []}
+    _write(f"{db}/_state/after-v000002.json", json.dumps(after).encode())
+    dest = tmp_path / "archive"
+    report = runs.stage_urldb(db, {"type": "filesystem", "path": str(dest)})
+    assert report["days"] == 3
+    staged = json.loads((dest / "urldb" / "_state.json").read_text())
+    assert (staged["version"], staged["table"]) == (3, "v000003-run9")
+    assert (dest / "urldb/v000003-run9/part=1/part-0.parquet").read_bytes() == b"table v3 part 1"
