@@ -52,6 +52,10 @@ _JSON_LD_SELECTOR = f'script[type="{JSON_LD_TYPE}"]'
 # extruct drops a leading comment line when a block does not parse as it is
 _COMMENT_LINE = re.compile(r"^\s*(//.*|<!--.*-->)")
 MAX_LINKS = 10000
+# a <noscript> block as a browser running scripts reads it (raw text up to the first end tag), and
+# the <iframe> tags in one
+_NOSCRIPT_BLOCK = re.compile(r"(?is)<noscript\b.*?</noscript\s*>")
+_IFRAME_TAG = re.compile(r"(?i)</?iframe\b[^>]*>")
 #: the metas a page's signals are read from (lib.pages.directives) when the caller names no others
 META_NAMES = frozenset((*DEFAULT_AGENTS, *TDM_META))
 
@@ -190,7 +194,34 @@ def extract(
         page.text, page.body_chars, page.main_html = main_text_and_size(tree, resolve)
     else:
         page.text, page.body_chars = main_text_and_size(tree)
+    if len(page.text) < roots.ROOT_MIN and (fixed := unswallowed(html)) is not None:
+        return extract(fixed, url, None, main_html, meta_names)  # fixed has no such <noscript> left
     return page
+
+
+def unswallowed(html: str) -> str | None:
+    """``html`` with the ``<iframe>`` tags taken out of every ``<noscript>`` that opens an iframe it
+    does not close; None when no ``<noscript>`` does.
+
+    lexbor parses a ``<noscript>``'s content as markup, as a browser without scripts does, and an
+    iframe's content as raw text: ``<noscript><iframe src="…"/></noscript>`` (a tag manager's
+    fallback; the slash closes nothing in HTML) makes the rest of the page the iframe's invisible
+    text, where a browser running scripts reads the ``<noscript>`` as text and shows the page.
+    :func:`extract` parses the page again without those tags when its main text is short (a
+    search of the whole page costs about as much as the walk; only pages that lost their text pay it)."""
+    found = False
+
+    def fix(match: re.Match) -> str:
+        nonlocal found
+        block = match.group(0)
+        low = block.lower()
+        if low.count("<iframe") <= low.count("</iframe"):
+            return block
+        found = True
+        return _IFRAME_TAG.sub(" ", block)
+
+    fixed = _NOSCRIPT_BLOCK.sub(fix, html)
+    return fixed if found else None
 
 
 def json_ld(tree: LexborHTMLParser) -> str | None:
