@@ -3,9 +3,10 @@ point 1, first part): from the markup of the common forum engines, from schema.o
 (``DiscussionForumPosting``, ``Question``/``Answer``) and from JSON-LD types (``DiscussionForumPosting``,
 ``QAPage``).
 
-Not wired into the main text yet: ``recognise`` says what a page is and which elements are its post
-bodies; keeping those bodies as main text is the next step (docs/maintext.md, "Discussion pages").
-A ``Comment`` alone does not make a page a discussion: articles carry their comment sections so.
+``recognise`` says what a page is and which elements are its post bodies; lib.html.content takes
+the main text of a page whose bodies it finds from those bodies (docs/maintext.md, "Discussion
+pages"). A ``Comment`` alone does not make a page a discussion: articles carry their comment
+sections so, and those stay to the article rules.
 """
 
 from __future__ import annotations
