@@ -47,6 +47,9 @@ _FIELDS = {
 _IN_HEAD = ",".join(_FIELDS)
 # the head fields' tags as the compiled links walk reports them outside <head> (lexwalk.c's links_walk)
 _STRAY_BIT = {"title": 1, "meta": 2, "base": 4, "link": 8}
+# what the compiled links walk also says: some element has what a discussion's post selectors need
+# (lexwalk.c's post_markup); unknown (the Python path): as if some had
+_POST_MARKUP = 16
 JSON_LD_TYPE = "application/ld+json"
 _JSON_LD_SELECTOR = f'script[type="{JSON_LD_TYPE}"]'
 # extruct drops a leading comment line when a block does not parse as it is
@@ -143,8 +146,8 @@ def extract(
     ``meta_names``: the ``<meta name>`` values (lowercase) collected into :attr:`Page.metas`."""
     tree = LexborHTMLParser(html if utf8 is None else utf8)
     page = Page()
-    first, resolve, raw_links, metas_outside_head = _fields_and_links(tree, url)
-    page.metas = _metas(tree, meta_names, metas_outside_head)
+    first, resolve, raw_links, strays = _fields_and_links(tree, url)
+    page.metas = _metas(tree, meta_names, bool(strays & _STRAY_BIT["meta"]))
     title = first.get("title")
     page.title = _clean(title.text()) if title is not None else ""
     for sel in _DESCRIPTION:  # the first node of each selector in turn, until one has content
@@ -189,10 +192,11 @@ def extract(
         elif rel is None and links[at][2] is not None:  # followed somewhere on the page: followed
             links[at] = (*key, None)
 
+    posts = bool(strays & _POST_MARKUP)
     if main_html:
-        page.text, page.body_chars, page.main_html = main_text_and_size(tree, resolve)
+        page.text, page.body_chars, page.main_html = main_text_and_size(tree, resolve, posts)
     else:
-        page.text, page.body_chars = main_text_and_size(tree)
+        page.text, page.body_chars = main_text_and_size(tree, None, posts)
     if len(page.text) < roots.ROOT_MIN and (fixed := unswallowed(html)) is not None:
         return extract(fixed, url, None, main_html, meta_names)  # fixed has no such <noscript> left
     return page
@@ -283,10 +287,11 @@ def anchor_text(a) -> str:
     return anchor
 
 
-def _fields_and_links(tree: LexborHTMLParser, url: str) -> tuple[dict, LinkResolver, Any, bool]:
+def _fields_and_links(tree: LexborHTMLParser, url: str) -> tuple[dict, LinkResolver, Any, int]:
     """The first node each selector of _FIELDS matches in document order (what css_first
     returns), the page's link resolver (against ``<base href>`` when there is one), its
-    ``a[href]`` (:func:`_links`) and whether a ``<meta>`` may stand outside ``<head>``.
+    ``a[href]`` (:func:`_links`) and what may be on the page: bits of _STRAY_BIT (a ``<meta>``
+    outside ``<head>``...) and _POST_MARKUP.
 
     <head> precedes every element of the document but <html>, so a match inside it is the
     first: the whole document is searched only for what it lacks. That search visits every
@@ -298,7 +303,7 @@ def _fields_and_links(tree: LexborHTMLParser, url: str) -> tuple[dict, LinkResol
         _take_first(head.css(_IN_HEAD), _FIELDS, first)
     missing = {sel: tag for sel, tag in _FIELDS.items() if sel not in first}
     links = None
-    strays = _STRAY_BIT["meta"]  # unknown: as if some <meta> stood outside <head>
+    strays = _STRAY_BIT["meta"] | _POST_MARKUP  # unknown: as if some <meta> stood outside <head>
     if walk.WALK is not None and head is not None and root is not None:
         resolve = _resolver(url, first)
         links, strays = walk.WALK.links(root.mem_id, resolve.origin, head.mem_id)
@@ -308,7 +313,7 @@ def _fields_and_links(tree: LexborHTMLParser, url: str) -> tuple[dict, LinkResol
     if links is None or ("base[href]" in missing and "base[href]" in first):  # (again) against that <base>
         resolve = _resolver(url, first)
         links = _links(tree, resolve.origin)
-    return first, resolve, links, bool(strays & _STRAY_BIT["meta"])
+    return first, resolve, links, strays
 
 
 def _resolver(url: str, first: dict) -> LinkResolver:
@@ -329,7 +334,7 @@ def _take_first(nodes: list, selectors: dict, first: dict) -> None:
                 first[sel] = node
 
 
-def main_text_and_size(tree: LexborHTMLParser, resolve: LinkResolver | None = None) -> tuple:
+def main_text_and_size(tree: LexborHTMLParser, resolve: LinkResolver | None = None, posts: bool = True) -> tuple:
     """Visible main text, boilerplate removed, one block per line (lib.html.maintext's rules;
     the compiled walker computes the same in C), and the body's visible characters; with
     ``resolve`` (the page's links' resolver), the main content as HTML third (main_html).
@@ -338,13 +343,14 @@ def main_text_and_size(tree: LexborHTMLParser, resolve: LinkResolver | None = No
     bodies, each walked alone with the same rules: the chrome around the posts (menus, thread
     tools, author boxes, pagination) is not the page's content, and the rules that clean an
     article (comment and reply words, link-dense author lines, repeated short blocks) would drop the
-    posts themselves. The size is then the bodies' visible characters."""
+    posts themselves. The size is then the bodies' visible characters. ``posts`` False: the page
+    has no discussion markup (the compiled links walk saw none), the bodies are not looked for."""
     body = tree.body
     if body is None:
         return ("", 0) if resolve is None else ("", 0, "")
-    posts = _posts(tree)
-    if posts:
-        return _posts_text(posts, resolve)
+    bodies = _posts(tree) if posts else []
+    if bodies:
+        return _posts_text(bodies, resolve)
     out = _main_text(body, resolve)
     if len(out[0]) < roots.ROOT_MIN:
         # Little text: the page may be in a <noscript>, ROOT_MIN characters or more and more than
@@ -365,8 +371,8 @@ def main_text_and_size(tree: LexborHTMLParser, resolve: LinkResolver | None = No
 def _posts(tree: LexborHTMLParser) -> list:
     """The post bodies of a forum thread or a Q&A page (lib.html.discussion), in page order, none
     inside another; [] for any other page."""
-    found = discussion.recognise(tree)
-    if found is None or not found.posts:
+    found = discussion.with_bodies(tree)
+    if found is None:
         return []
     nodes = discussion.bodies(tree, found.posts)
     inside = {n.mem_id for n in nodes}
