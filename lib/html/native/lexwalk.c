@@ -1290,15 +1290,21 @@ static int add_link(links_t *ctx, const lxb_dom_element_t *a) {
 /* ------------------------------------------------------------------ discussion markup */
 /* What lib.html.discussion's selectors (ENGINES, MICRODATA) need on some element of the page, in
  * any case (lexbor matches class names and ids in any case in quirks mode): a class token, an id,
- * an attribute's value. A superset: a page with none of these matches none of the selectors, so
+ * an attribute's value (for the microdata selectors, the ancestor's itemtype: itemprop=articleBody
+ * is on every news article that marks itself up). A superset: a page with none of these matches none of the selectors, so
  * content._posts asks lexbor's selector engine (a pass over the tree per selector) only on pages
  * with one. tests/html/test_main_text_kinds.py checks the superset on real pages. */
 static const char *const POST_CLASSES[] = {
-    "s-prose", "post-text", "cooked", "bbwrapper", "messagetext", "postbody", "postcontent", "bbp-topic-content",
+    "s-prose", "post-text", "crawler-post", "cooked", "bbwrapper", "messagetext", "postbody", "postcontent", "bbp-topic-content",
     "bbp-reply-content", "windowbg", "windowbg2", "post_body", "message", "postmsg", "post-body", "richtextjson-root",
     NULL};
 
 static inline int eq_ci(const unsigned char *p, size_t n, const char *s) { return n == strlen(s) && prefix_ci(p, n, s); }
+
+static inline int suffix_ci(const unsigned char *p, size_t n, const char *s) {
+    size_t k = strlen(s);
+    return n >= k && prefix_ci(p + n - k, k, s);
+}
 
 static inline int ascii_ws(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
 
@@ -1326,7 +1332,8 @@ static int post_markup(const lxb_dom_element_t *el) {
         else if (a->node.local_name == LXB_DOM_ATTR_ID) {
             if (prefix_ci(p, n, "post_message_") || eq_ci(p, n, "forumposts")) return 1;
         }
-        else if (attr_named(a, "itemprop", 8) ? eq_ci(p, n, "text") || eq_ci(p, n, "articlebody")
+        else if (attr_named(a, "itemtype", 8) ? suffix_ci(p, n, "schema.org/question") || suffix_ci(p, n, "schema.org/answer")
+                                                     || suffix_ci(p, n, "schema.org/discussionforumposting")
                  : attr_named(a, "data-role", 9) ? eq_ci(p, n, "commentcontent")
                  : attr_named(a, "data-test-id", 12) ? eq_ci(p, n, "comment") || eq_ci(p, n, "post-content")
                  : attr_named(a, "component", 9) && eq_ci(p, n, "post/content"))
