@@ -24,7 +24,7 @@ from urllib.parse import urldefrag, urljoin, urlsplit
 import jstyleson
 from selectolax.lexbor import LexborHTMLParser
 
-from lib.html import maintext, roots, walk
+from lib.html import discussion, maintext, roots, walk
 from lib.pages.directives import DEFAULT_AGENTS, TDM_META, link_rel
 
 # what keeps a root-relative href from being origin + href (fragment cut) after urljoin +
@@ -47,11 +47,16 @@ _FIELDS = {
 _IN_HEAD = ",".join(_FIELDS)
 # the head fields' tags as the compiled links walk reports them outside <head> (lexwalk.c's links_walk)
 _STRAY_BIT = {"title": 1, "meta": 2, "base": 4, "link": 8}
+# what the compiled links walk also says: some element has what a discussion's post selectors need
+# (lexwalk.c's post_markup); unknown (the Python path): as if some had
+_POST_MARKUP = 16
 JSON_LD_TYPE = "application/ld+json"
 _JSON_LD_SELECTOR = f'script[type="{JSON_LD_TYPE}"]'
 # extruct drops a leading comment line when a block does not parse as it is
 _COMMENT_LINE = re.compile(r"^\s*(//.*|<!--.*-->)")
 MAX_LINKS = 10000
+# the <iframe> tags in a <noscript> block
+_IFRAME_TAG = re.compile(r"(?i)</?iframe\b[^>]*>")
 #: the metas a page's signals are read from (lib.pages.directives) when the caller names no others
 META_NAMES = frozenset((*DEFAULT_AGENTS, *TDM_META))
 
@@ -63,7 +68,8 @@ class Page:
     html_lang: str = ""
     canonical_url: str | None = None
     text: str = ""
-    body_chars: int = 0  # visible characters in <body>: an empty text with some means the page lost it
+    # visible characters in <body> (in its post bodies on a thread): an empty text with some means the page lost it
+    body_chars: int = 0
     links: list[tuple[str, str, str | None]] = field(default_factory=list)  # (url, anchor text, rel)
     metas: list[tuple[str, str]] = field(default_factory=list)  # (name lowercased, content) of META_NAMES
     json_ld: str | None = None
@@ -140,8 +146,8 @@ def extract(
     ``meta_names``: the ``<meta name>`` values (lowercase) collected into :attr:`Page.metas`."""
     tree = LexborHTMLParser(html if utf8 is None else utf8)
     page = Page()
-    first, resolve, raw_links, metas_outside_head = _fields_and_links(tree, url)
-    page.metas = _metas(tree, meta_names, metas_outside_head)
+    first, resolve, raw_links, strays = _fields_and_links(tree, url)
+    page.metas = _metas(tree, meta_names, bool(strays & _STRAY_BIT["meta"]))
     title = first.get("title")
     page.title = _clean(title.text()) if title is not None else ""
     for sel in _DESCRIPTION:  # the first node of each selector in turn, until one has content
@@ -186,11 +192,43 @@ def extract(
         elif rel is None and links[at][2] is not None:  # followed somewhere on the page: followed
             links[at] = (*key, None)
 
+    posts = bool(strays & _POST_MARKUP)
     if main_html:
-        page.text, page.body_chars, page.main_html = main_text_and_size(tree, resolve)
+        page.text, page.body_chars, page.main_html = main_text_and_size(tree, resolve, posts)
     else:
-        page.text, page.body_chars = main_text_and_size(tree)
+        page.text, page.body_chars = main_text_and_size(tree, None, posts)
+    if len(page.text) < roots.ROOT_MIN and (fixed := unswallowed(html)) is not None:
+        return extract(fixed, url, None, main_html, meta_names)  # fixed has no such <noscript> left
     return page
+
+
+def unswallowed(html: str) -> str | None:
+    """``html`` with the ``<iframe>`` tags taken out of every ``<noscript>`` that opens an iframe it
+    does not close; None when no ``<noscript>`` does.
+
+    lexbor parses a ``<noscript>``'s content as markup, as a browser without scripts does, and an
+    iframe's content as raw text: ``<noscript><iframe src="…"/></noscript>`` (a tag manager's
+    fallback; the slash closes nothing in HTML) makes the rest of the page the iframe's invisible
+    text, where a browser running scripts reads the ``<noscript>`` as text and shows the page.
+    :func:`extract` parses the page again without those tags when its main text is short (a
+    search of the whole page costs about as much as the walk; only pages that lost their text pay it)."""
+    parts, at = [], 0
+    for opening in ("<noscript", "<NOSCRIPT"):  # str.find: a regex over the page costs ten times more
+        start = html.find(opening)
+        while start >= 0:
+            ends = [e for e in (html.find("</noscript", start), html.find("</NOSCRIPT", start)) if e >= 0]
+            end = min(ends, default=len(html))
+            block = html[start:end].lower()
+            if block.count("<iframe") > block.count("</iframe"):
+                parts.append((start, end))
+            start = html.find(opening, end)
+    if not parts:
+        return None
+    out = []
+    for start, end in sorted(parts):
+        out += [html[at:start], _IFRAME_TAG.sub(" ", html[start:end])]
+        at = end
+    return "".join(out) + html[at:]
 
 
 def json_ld(tree: LexborHTMLParser) -> str | None:
@@ -249,10 +287,11 @@ def anchor_text(a) -> str:
     return anchor
 
 
-def _fields_and_links(tree: LexborHTMLParser, url: str) -> tuple[dict, LinkResolver, Any, bool]:
+def _fields_and_links(tree: LexborHTMLParser, url: str) -> tuple[dict, LinkResolver, Any, int]:
     """The first node each selector of _FIELDS matches in document order (what css_first
     returns), the page's link resolver (against ``<base href>`` when there is one), its
-    ``a[href]`` (:func:`_links`) and whether a ``<meta>`` may stand outside ``<head>``.
+    ``a[href]`` (:func:`_links`) and what may be on the page: bits of _STRAY_BIT (a ``<meta>``
+    outside ``<head>``...) and _POST_MARKUP.
 
     <head> precedes every element of the document but <html>, so a match inside it is the
     first: the whole document is searched only for what it lacks. That search visits every
@@ -264,7 +303,7 @@ def _fields_and_links(tree: LexborHTMLParser, url: str) -> tuple[dict, LinkResol
         _take_first(head.css(_IN_HEAD), _FIELDS, first)
     missing = {sel: tag for sel, tag in _FIELDS.items() if sel not in first}
     links = None
-    strays = _STRAY_BIT["meta"]  # unknown: as if some <meta> stood outside <head>
+    strays = _STRAY_BIT["meta"] | _POST_MARKUP  # unknown: as if some <meta> stood outside <head>
     if walk.WALK is not None and head is not None and root is not None:
         resolve = _resolver(url, first)
         links, strays = walk.WALK.links(root.mem_id, resolve.origin, head.mem_id)
@@ -274,7 +313,7 @@ def _fields_and_links(tree: LexborHTMLParser, url: str) -> tuple[dict, LinkResol
     if links is None or ("base[href]" in missing and "base[href]" in first):  # (again) against that <base>
         resolve = _resolver(url, first)
         links = _links(tree, resolve.origin)
-    return first, resolve, links, bool(strays & _STRAY_BIT["meta"])
+    return first, resolve, links, strays
 
 
 def _resolver(url: str, first: dict) -> LinkResolver:
@@ -295,13 +334,23 @@ def _take_first(nodes: list, selectors: dict, first: dict) -> None:
                 first[sel] = node
 
 
-def main_text_and_size(tree: LexborHTMLParser, resolve: LinkResolver | None = None) -> tuple:
+def main_text_and_size(tree: LexborHTMLParser, resolve: LinkResolver | None = None, posts: bool = True) -> tuple:
     """Visible main text, boilerplate removed, one block per line (lib.html.maintext's rules;
     the compiled walker computes the same in C), and the body's visible characters; with
-    ``resolve`` (the page's links' resolver), the main content as HTML third (main_html)."""
+    ``resolve`` (the page's links' resolver), the main content as HTML third (main_html).
+
+    A forum thread or a Q&A page whose post bodies lib.html.discussion finds is the text of those
+    bodies, each walked alone with the same rules: the chrome around the posts (menus, thread
+    tools, author boxes, pagination) is not the page's content, and the rules that clean an
+    article (comment and reply words, link-dense author lines, repeated short blocks) would drop the
+    posts themselves. The size is then the bodies' visible characters. ``posts`` False: the page
+    has no discussion markup (the compiled links walk saw none), the bodies are not looked for."""
     body = tree.body
     if body is None:
         return ("", 0) if resolve is None else ("", 0, "")
+    bodies = _posts(tree) if posts else []
+    if bodies:
+        return _posts_text(bodies, resolve)
     out = _main_text(body, resolve)
     if len(out[0]) < roots.ROOT_MIN:
         # Little text: the page may be in a <noscript>, ROOT_MIN characters or more and more than
@@ -317,6 +366,35 @@ def main_text_and_size(tree: LexborHTMLParser, resolve: LinkResolver | None = No
                 n.unwrap()
             out = _main_text(body, resolve)
     return out
+
+
+def _posts(tree: LexborHTMLParser) -> list:
+    """The post bodies of a forum thread or a Q&A page (lib.html.discussion), in page order, none
+    inside another; [] for any other page."""
+    found = discussion.with_bodies(tree)
+    if found is None:
+        return []
+    nodes = discussion.bodies(tree, found.posts)
+    inside = {n.mem_id for n in nodes}
+    return [n for n in nodes if not any(a.mem_id in inside for a in _above(n))]
+
+
+def _above(node):
+    node = node.parent
+    while node is not None:
+        yield node
+        node = node.parent
+
+
+def _posts_text(posts: list, resolve: LinkResolver | None) -> tuple:
+    """main_text_and_size of a discussion page: each post body's main text (the walk of the body
+    alone, its rules inside the post), the posts one after the other; the size is the posts'."""
+    outs = [_main_text(node, resolve) for node in posts]
+    text = "\n".join(o[0] for o in outs if o[0])
+    size = sum(o[1] for o in outs)
+    if resolve is None:
+        return text, size
+    return text, size, "".join(o[2] for o in outs)
 
 
 def _main_text(body, resolve: LinkResolver | None) -> tuple:

@@ -3,9 +3,10 @@ point 1, first part): from the markup of the common forum engines, from schema.o
 (``DiscussionForumPosting``, ``Question``/``Answer``) and from JSON-LD types (``DiscussionForumPosting``,
 ``QAPage``).
 
-Not wired into the main text yet: ``recognise`` says what a page is and which elements are its post
-bodies; keeping those bodies as main text is the next step (docs/maintext.md, "Discussion pages").
-A ``Comment`` alone does not make a page a discussion: articles carry their comment sections so.
+``recognise`` says what a page is and which elements are its post bodies; lib.html.content takes
+the main text of a page whose bodies it finds from those bodies (docs/maintext.md, "Discussion
+pages"). A ``Comment`` alone does not make a page a discussion: articles carry their comment
+sections so, and those stay to the article rules.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ MICRODATA: tuple[tuple[str, str], ...] = (
 )
 # every selector above in one query: one pass of lexbor's selector engine over the document tells
 # the pages that can be none of them (most pages) at C speed
-_ANY = ", ".join([posts for _, _, posts in ENGINES] + [posts for _, posts in MICRODATA])
+ANY_POSTS = ", ".join([posts for _, _, posts in ENGINES] + [posts for _, posts in MICRODATA])
 _LD_TYPES = {"DiscussionForumPosting": "forum", "QAPage": "qa"}
 _LD_TYPE = re.compile(r'"@type"\s*:\s*"(DiscussionForumPosting|QAPage)"')
 
@@ -106,17 +107,27 @@ def _ld_kind(tree: LexborHTMLParser) -> str | None:
     return None
 
 
+def with_bodies(tree: LexborHTMLParser) -> Discussion | None:
+    """The page as a discussion whose post bodies are known, or None: an engine's post markup with
+    at least one body of text first, then schema.org microdata (what the main text needs: a
+    JSON-LD type names no bodies, and looking for one costs a query of its own)."""
+    if tree.css_first(ANY_POSTS) is None:
+        return None
+    for engine, kind, posts in ENGINES:
+        count = len(bodies(tree, posts))
+        if count:
+            return Discussion(kind, engine, "markup", posts, count)
+    for kind, posts in MICRODATA:
+        count = len(bodies(tree, posts))
+        if count:
+            return Discussion(kind, "schema.org", "microdata", posts, count)
+    return None
+
+
 def recognise(tree: LexborHTMLParser) -> Discussion | None:
-    """The page as a discussion, or None: an engine's post markup with at least one body of text
-    first, then schema.org microdata, then a JSON-LD type."""
-    if tree.css_first(_ANY) is not None:
-        for engine, kind, posts in ENGINES:
-            count = len(bodies(tree, posts))
-            if count:
-                return Discussion(kind, engine, "markup", posts, count)
-        for kind, posts in MICRODATA:
-            count = len(bodies(tree, posts))
-            if count:
-                return Discussion(kind, "schema.org", "microdata", posts, count)
+    """The page as a discussion, or None: :func:`with_bodies`, then a JSON-LD type."""
+    found = with_bodies(tree)
+    if found is not None:
+        return found
     kind = _ld_kind(tree)
     return Discussion(kind, "schema.org", "json-ld", "", 0) if kind else None

@@ -24,7 +24,7 @@ import selectolax
 DIST = "daily-index-slice"
 #: what this module expects of the compiled walker (lexwalk.c's API): a module built from older
 #: source (an install not rebuilt after an update) is not used
-API = 5
+API = 6
 
 
 def _from_installed_project():

@@ -26,7 +26,7 @@
 #include "lexbor/tag/const.h"
 
 #define SELECTOLAX_VERSION "1.0.2"
-#define API 5 /* lib/html/walk.py's API: what main_text returns (2: text and the body's size; 3: main_html too; 4: links() tells the head fields outside <head>; 5: links carry their rel) */
+#define API 6 /* lib/html/walk.py's API: what main_text returns (2: text and the body's size; 3: main_html too; 4: links() tells the head fields outside <head>; 5: links carry their rel; 6: links() tells discussion markup, bit 16) */
 #define SEP 0x1e /* lib.html.maintext.SEP: a block boundary */
 
 /* ------------------------------------------------------------------ a growing buffer */
@@ -1287,8 +1287,64 @@ static int add_link(links_t *ctx, const lxb_dom_element_t *a) {
     return rc;
 }
 
+/* ------------------------------------------------------------------ discussion markup */
+/* What lib.html.discussion's selectors (ENGINES, MICRODATA) need on some element of the page, in
+ * any case (lexbor matches class names and ids in any case in quirks mode): a class token, an id,
+ * an attribute's value (for the microdata selectors, the ancestor's itemtype: itemprop=articleBody
+ * is on every news article that marks itself up). A superset: a page with none of these matches none of the selectors, so
+ * content._posts asks lexbor's selector engine (a pass over the tree per selector) only on pages
+ * with one. tests/html/test_main_text_kinds.py checks the superset on real pages. */
+static const char *const POST_CLASSES[] = {
+    "s-prose", "post-text", "crawler-post", "cooked", "bbwrapper", "messagetext", "postbody", "postcontent", "bbp-topic-content",
+    "bbp-reply-content", "windowbg", "windowbg2", "post_body", "message", "postmsg", "post-body", "richtextjson-root",
+    NULL};
+
+static inline int eq_ci(const unsigned char *p, size_t n, const char *s) { return n == strlen(s) && prefix_ci(p, n, s); }
+
+static inline int suffix_ci(const unsigned char *p, size_t n, const char *s) {
+    size_t k = strlen(s);
+    return n >= k && prefix_ci(p + n - k, k, s);
+}
+
+static inline int ascii_ws(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
+
+/* a token of p[0:n] (split at ASCII whitespace, as class selectors split) is one of list, in any case */
+static int token_in(const unsigned char *p, size_t n, const char *const *list) {
+    const unsigned char *end = p + n;
+    while (p < end) {
+        if (ascii_ws(*p)) { p++; continue; }
+        const unsigned char *start = p;
+        while (p < end && !ascii_ws(*p)) p++;
+        for (const char *const *w = list; *w != NULL; w++)
+            if (eq_ci(start, (size_t) (p - start), *w)) return 1;
+    }
+    return 0;
+}
+
+static int post_markup(const lxb_dom_element_t *el) {
+    for (const lxb_dom_attr_t *a = el->first_attr; a != NULL; a = a->next) {
+        const lexbor_str_t *v = a->value;
+        const unsigned char *p = v != NULL && v->data != NULL ? v->data : (const unsigned char *) "";
+        size_t n = v != NULL && v->data != NULL ? v->length : 0;
+        if (a->node.local_name == LXB_DOM_ATTR_CLASS) {
+            if (token_in(p, n, POST_CLASSES)) return 1;
+        }
+        else if (a->node.local_name == LXB_DOM_ATTR_ID) {
+            if (prefix_ci(p, n, "post_message_") || eq_ci(p, n, "forumposts")) return 1;
+        }
+        else if (attr_named(a, "itemtype", 8) ? suffix_ci(p, n, "schema.org/question") || suffix_ci(p, n, "schema.org/answer")
+                                                     || suffix_ci(p, n, "schema.org/discussionforumposting")
+                 : attr_named(a, "data-role", 9) ? eq_ci(p, n, "commentcontent")
+                 : attr_named(a, "data-test-id", 12) ? eq_ci(p, n, "comment") || eq_ci(p, n, "post-content")
+                 : attr_named(a, "component", 9) && eq_ci(p, n, "post/content"))
+            return 1;
+    }
+    return 0;
+}
+
 /* every a[href] from root on in document order (root included, as css() does), and in *strays
- * which of <title>, <meta>, <base> and <link> occur outside head (all, head NULL), as bits 1, 2, 4, 8:
+ * which of <title>, <meta>, <base> and <link> occur outside head (all, head NULL), as bits 1, 2, 4, 8
+ * (and bit 16: some element has discussion markup, post_markup):
  * where a field that <head> lacks may still be found, so content._fields_and_links asks lexbor's
  * selector engine for it over the whole document only then. The query visits every node, as
  * this walk does: a tenth of a heavy page's cost, saved on most pages. */
@@ -1299,6 +1355,7 @@ static int links_walk(links_t *ctx, const lxb_dom_node_t *root, const lxb_dom_no
         if (n == head) in_head = 1;
         else if (n == after_head) in_head = 0;
         if (!is_element(n)) continue;
+        if (!(*strays & 16) && post_markup((const lxb_dom_element_t *) n)) *strays |= 16;
         switch (n->local_name) {
             case LXB_TAG_A:
                 if (has_attr_id((const lxb_dom_element_t *) n, LXB_DOM_ATTR_HREF) && add_link(ctx, (const lxb_dom_element_t *) n) < 0)
@@ -1347,7 +1404,7 @@ static PyMethodDef methods[] = {
      "be links, in document order: the URL where LinkResolver needs no urljoin (href then None), else None\n"
      "and the href for LinkResolver; a[href] that are no link (empty, '#...', http:// alone) are left out;\n"
      "links(root.mem_id, origin, head.mem_id or None) -> (those links, which of <title>, <meta>, <base>, <link>\n"
-     "occur outside <head>, as bits 1, 2, 4, 8)"},
+     "occur outside <head>, as bits 1, 2, 4, 8; bit 16: an element has what a discussion's post selectors need)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_lexwalk", NULL, -1, methods, NULL, NULL, NULL, NULL};
