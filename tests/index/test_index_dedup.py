@@ -2,7 +2,8 @@
 committed heavy pages through our extractor) and copies made of them on purpose (a date line, the
 boilerplate reordered, a paragraph added), in two languages' files; every metadata row names its
 cluster's representative (earliest capture); a noindex copy is no one's copy; the Spark stages give
-what the in-memory library gives; _stats.json counts them."""
+what the in-memory library gives; _stats.json counts them; search over HTTP folds a cluster into
+its representative unless collapse=false."""
 
 from __future__ import annotations
 
@@ -10,11 +11,14 @@ import datetime as dt
 import itertools
 import json
 
+import httpx
 import pyarrow.parquet as pq
 import pytest
 
 from benchmarks.heavypages import heavy_pages
 from lib.html.content import extract
+from lib.serve.app import create_app
+from lib.serve.server import ServerThread
 from lib.text import neardup
 from lib.text.minhash import MinHasher
 from tests.index.test_index_job import DAY, _page, run_index, write_day
@@ -101,3 +105,31 @@ def test_a_day_without_signatures_points_every_page_to_itself(spark, tmp_path):
     assert sorted((r["record_id"], r["dup_cluster"]) for r in rows) == sorted((p["record_id"],) * 2 for p in pages)
     assert json.loads((out / "_stats.json").read_text())["dedup"]["judged"] == 0
 
+
+def test_search_over_http_collapses_a_cluster_into_its_representative(dedup_day, tmp_path):
+    root, out, pages = dedup_day
+    rid = [p["record_id"] for p in pages]
+    app = create_app({"dc1": str(root / "served")}, cache_dir=str(tmp_path / "cache"))
+    with ServerThread(app) as srv:
+
+        def search(**params) -> dict:
+            r = httpx.get(f"{srv.url}/search", params={"q": "page", "day": DAY.isoformat(), **params}, timeout=60)
+            assert r.status_code == 200, r.text
+            return r.json()
+
+        every = search(k=20, collapse="false")
+        folded = search(k=20)
+        two = search(k=2)
+    # every indexed page's title says "Page": all 8 match, whatever the folding
+    assert sorted(h["record_id"] for h in every["results"]) == sorted(set(rid) - {rid[5]})
+    assert every["meta"]["total_results"] == folded["meta"]["total_results"] == 8
+    assert all(h["copies"] == 0 for h in every["results"])
+    copies = {h["record_id"]: h["copies"] for h in folded["results"]}
+    assert copies == {rid[1]: 2, rid[7]: 1, rid[3]: 0, rid[4]: 0, rid[6]: 0}
+    # a folded hit keeps its cluster's best rank and score: the unfolded ranking, copies left out
+    best = {}
+    for h in every["results"]:
+        key = {rid[0]: rid[1], rid[2]: rid[1], rid[8]: rid[7]}.get(h["record_id"], h["record_id"])
+        best.setdefault(key, h["score"])
+    assert [(h["record_id"], h["score"]) for h in folded["results"]] == list(best.items())
+    assert [h["record_id"] for h in two["results"]] == list(best)[:2]  # k hits after folding
