@@ -10,7 +10,8 @@ centers) a URL id is kept once, from the newest day (then the first data center 
 statistics cover the selected shards before this de-duplication. Ties are broken by the global
 docid: day, data center, TLD, language, shard number, docid.
 
-Near-duplicates (the metadata's ``dup_cluster``, docs/dedup.md) are collapsed by default: the
+Near-duplicates (the metadata's ``dup_cluster``, docs/dedup.md) are collapsed on request
+(``collapse=True``; the HTTP API's default, lib.serve.app): the
 top ``4k`` hits are ranked as above, then the hits of one day's cluster are folded into one
 (its representative when found, else its best-ranked member, at the best member's rank and
 score), which says in ``copies`` how many other hits it stands for; the first ``k`` are
@@ -254,7 +255,7 @@ class Engine:
         k: int = 10,
         k1: float = 0.9,
         b: float = 0.4,
-        collapse: bool = True,
+        collapse: bool = False,
     ) -> SearchResult:
         """Top-k pages of the selected days and languages for ``q`` (module doc: scores, filter, dedup, ties);
         ``collapse``: near-duplicates folded into one hit (:func:`collapse_hits`)."""
