@@ -10,8 +10,8 @@ metadata store's ``dup_cluster`` names. The record-level steps are lib.text.near
    pages is a bucket, whose signatures are read from the (memory-mapped) ``sigs`` files;
    :func:`lib.text.neardup.verified_pairs` keeps the pairs at estimated Jaccard >= threshold. The
    task writes the edges and their pages (``edges/{p}.arrow``). Memory: the partition's keys
-   (16 bytes x pages x bands / parts) and one bucket at a time (a bucket past ``max_bucket`` is
-   walked against its leaders).
+   (16 bytes x pages x bands / parts) and the pages of its buckets of two or more (read with
+   one ``take`` per file); a bucket past ``max_bucket`` is walked against its leaders.
 3. **Clusters** (the driver): the verified edges and their pages only (about 600 bytes a page
    that has a verified near-duplicate; none for the others) go through
    :func:`lib.text.neardup.clusters`; the pages whose representative is another page are
@@ -113,19 +113,17 @@ def band_run(t: int, files: list[str], work: str, parts: int, s: Settings) -> di
     return {"t": t, "pages": pages, "judged": n}
 
 
-class _Sigs:
-    """The ``sigs`` files a partition's buckets point into, memory-mapped on first use."""
-
-    def __init__(self, work: str):
-        self.work = work
-        self.tables: dict[int, pa.Table] = {}
-
-    def row(self, t: int, i: int) -> tuple[str, str, int, bytes]:
-        if t not in self.tables:
-            with pa.memory_map(_sigs_path(self.work, t)) as m:
-                self.tables[t] = pa.ipc.open_file(m).read_all()
-        tab = self.tables[t]
-        return tuple(tab.column(c)[i].as_py() for c in SIGS_SCHEMA.names)  # type: ignore[return-value]
+def _bucket_pages(work: str, ts: np.ndarray, rows: np.ndarray) -> dict[tuple[int, int], tuple]:
+    """(t, row) -> (record id, capture, text length, signature) of the given rows of the ``sigs``
+    files (memory-mapped: only these rows are read into Python, one ``take`` per file)."""
+    out: dict[tuple[int, int], tuple] = {}
+    for t in np.unique(ts).tolist():
+        want = np.unique(rows[ts == t])
+        with pa.memory_map(_sigs_path(work, t)) as m:
+            got = pa.ipc.open_file(m).read_all().take(pa.array(want))
+        cols = [got.column(c).to_pylist() for c in SIGS_SCHEMA.names]
+        out.update(zip(((t, r) for r in want.tolist()), zip(*cols)))
+    return out
 
 
 def pair_partition(p: int, work: str, s: Settings) -> dict[str, int]:
@@ -142,14 +140,15 @@ def pair_partition(p: int, work: str, s: Settings) -> dict[str, int]:
     keys = keys[order]
     starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if keys.size else np.empty(0, np.int64)
     sizes = np.diff(np.r_[starts, keys.size])
-    sigs = _Sigs(work)
+    multi = np.repeat(sizes > 1, sizes)  # sorted positions in a bucket of two or more keys
+    sigs = _bucket_pages(work, ts[order[multi]], rows[order[multi]])
     edges: set[tuple[str, str]] = set()
     pages: dict[str, tuple[str, str, int, bytes]] = {}
     buckets = candidates = 0
     for a, n in zip(starts[sizes > 1].tolist(), sizes[sizes > 1].tolist()):
         members = {}
         for j in order[a : a + n].tolist():
-            page = sigs.row(int(ts[j]), int(rows[j]))
+            page = sigs[(int(ts[j]), int(rows[j]))]
             members[page[0]] = page
         if len(members) < 2:  # one page twice (a record repeated in the day)
             continue
