@@ -24,7 +24,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from lib.catalogue import noindex, report, urldb
+from lib.catalogue import delta, noindex, report, urldb
 from lib.catalogue.day import copy_day, day_has_captures, local_day, read_captures, write_day_cdxj
 from lib.catalogue.urldb import DEFAULT_KEEP, DEFAULT_PARTITIONS, DEFAULT_WAIT
 from lib.errors import UsageError
@@ -140,11 +140,23 @@ class CatalogueJob(SparkJob):
                 summary["urldb"] = urldb.merge_day(
                     spark, db, day, captures, options.url_partitions, options.keep_versions, options.urldb_wait
                 )
+            with self.steps("delta"):  # what changed with the day, beside its catalogue (lib/catalogue/delta.py)
+                summary["delta"] = delta.write_delta(
+                    spark,
+                    db,
+                    day,
+                    captures,
+                    os.path.join(wd.path, delta.DELTA),
+                    options.url_partitions,
+                    options.urldb_wait,
+                )
         if not options.no_report:
             index_day = options.index or layout.day_path(root, layout.INDEX, day)
             signals = noindex.report(root, day, src)
             summary["now_noindex"] = {k: v for k, v in signals.items() if k != "urls"}
-            report.write_report(root, day, os.path.join(wd.path, report.REPORT), index_day, src, signals)
+            report.write_report(
+                root, day, os.path.join(wd.path, report.REPORT), index_day, src, signals, summary.get("delta")
+            )
         wd.publish({"job": self.name, "args": options.record()})
         summary.update({f"{step}_seconds": s for step, s in self.steps.seconds.items()})
         return JobResult(ok=True, summary=summary, output=options.output)

@@ -23,7 +23,8 @@ import sys
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from lib.index import graph, indexable
+from lib.errors import UsageError
+from lib.index import dedup, graph, indexable
 from lib.index.anchors import write_day_anchors
 from lib.index.page_files import input_files, local_copy, page_files
 from lib.index.pipeline import build_index, plan_day
@@ -45,6 +46,8 @@ class ShapeOptions:
     anchors: bool = True  # the anchor-text CIFFs beside the shards (with the graph)
     honour_robots: bool = True  # leave out pages that say noindex or that the day's robots.txt disallows
     robots_txt_agents: tuple[str, ...] = ()  # robots.txt product tokens checked (default *)
+    dup_bands: int = dedup.Settings.bands  # LSH bands of the near-duplicate clusters (docs/dedup.md)
+    dup_threshold: float = dedup.Settings.threshold  # estimated Jaccard a candidate pair must reach
 
 
 @dataclass(frozen=True)
@@ -126,6 +129,20 @@ class IndexJob(SparkJob):
             "name): a page any of them is disallowed is left out",
         )
         parser.add_argument(
+            "--dup-bands",
+            type=int,
+            metavar="N",
+            help="LSH bands of the near-duplicate clusters (dup_cluster); the pages' signatures must split into "
+            "N bands (default 16: 8 rows of the 128 permutations; docs/dedup.md)",
+        )
+        parser.add_argument(
+            "--dup-threshold",
+            type=float,
+            metavar="J",
+            help="estimated Jaccard (share of equal signature slots) a candidate pair must reach to join a cluster "
+            "(default 0.7)",
+        )
+        parser.add_argument(
             "--no-anchors",
             dest="anchors",
             action="store_false",
@@ -140,11 +157,16 @@ class IndexJob(SparkJob):
             and (empty := empty_input(self.name, options, "no preprocessed pages")) is not None
         ):
             return empty
+        if options.dup_bands < 1 or not 0.0 < options.dup_threshold <= 1.0:
+            raise UsageError(
+                f"--dup-bands must be >= 1 and --dup-threshold in (0, 1]: {options.dup_bands}, {options.dup_threshold}"
+            )
         excl = exclusions.for_job(options.root, options.exclusions)
         with self.work_dir(spark, options) as wd:
             copy = wd.path + ".input"  # an S3 day, copied where Spark can read it
             kept = wd.path + ".kept"  # the day without its excluded pages, when a list is in force
             indexed = wd.path + ".indexed"  # the day without the pages that ask not to be indexed
+            dups = wd.path + ".dedup"  # the near-duplicate stages' spill (lib.index.dedup)
             try:
                 inp = local_copy(options.input, copy) if storage.is_s3(options.input) else options.input
                 excluded = None
@@ -158,6 +180,10 @@ class IndexJob(SparkJob):
                     graph_files = input_files(inp)  # pages that say noindex still link
                 with self.steps("plan"):
                     day = plan_day(indexed, options.docs_per_shard, options.min_group_docs)
+                with self.steps("dedup"):  # over the pages indexed: a noindex page is no one's copy here
+                    clusters = dedup.day_clusters(
+                        spark, day.files, dups, dedup.Settings(options.dup_bands, options.dup_threshold)
+                    )
                 summary = build_index(
                     spark,
                     day,
@@ -169,12 +195,15 @@ class IndexJob(SparkJob):
                     exclusions=excl,
                     graph_single_task_bytes=options.graph_single_task_bytes,
                     graph_files=graph_files,
+                    dup_cluster=clusters.pop("mapping"),
                 )
             finally:
                 shutil.rmtree(copy, ignore_errors=True)
                 shutil.rmtree(kept, ignore_errors=True)
                 shutil.rmtree(indexed, ignore_errors=True)
+                shutil.rmtree(dups, ignore_errors=True)
             summary["signals"] = signals["counts"]
+            summary["dedup"] = clusters
             left = signals["counts"]["left_out"]
             if signals["counts"]["rows"] - left != summary["totals"]["pages_in"]:  # nothing lost on the way
                 raise RuntimeError(
@@ -211,6 +240,7 @@ class IndexJob(SparkJob):
                 "steps": summary["seconds"],
                 "excluded": summary.get("excluded"),
                 "signals": summary["signals"],
+                "dedup": summary["dedup"],
             },
             output=options.output,
         )

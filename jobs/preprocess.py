@@ -27,7 +27,7 @@ from typing import Any
 
 from lib.pages import directives, exclusions
 from lib.pages.schema import PAGE_SCHEMA
-from lib.preprocess import enrich, health, plan, tasktime
+from lib.preprocess import enrich, health, plan, signatures, tasktime
 from lib.preprocess.input_manifest import input_record
 from lib.preprocess.tasks import FILE_BYTES, RESULT_SCHEMA, TaskSettings, make_mapper, merge_results, remove_strays
 from lib.runtime.maptasks import map_tasks
@@ -73,6 +73,8 @@ class PreprocessOptions(DayJobOptions):
     fail_on: str = "health"  # health, unreadable, any or never (exit 3 when...)
     main_html: bool = False  # the main_html column (structural tags only), written in the text's walk
     robots_agents: tuple[str, ...] = ()  # crawler names whose metas and X-Robots-Tag lines apply, besides robots
+    minhash_shingle: int = 5  # words per shingle of the minhash column (docs/dedup.md)
+    minhash_perms: int = 128  # permutations (uint32 values) of a signature; 0: no signatures
 
 
 def robots_agents(given: tuple[str, ...]) -> tuple[str, ...]:
@@ -190,6 +192,19 @@ class PreprocessJob(SparkJob):
             "directives apply besides <meta name=robots> and X-Robots-Tag lines without an agent (docs/robots.md)",
         )
         p.add_argument(
+            "--minhash-shingle",
+            type=int,
+            metavar="WORDS",
+            help="words per shingle of the minhash column's signatures (default 5; docs/dedup.md)",
+        )
+        p.add_argument(
+            "--minhash-perms",
+            type=int,
+            metavar="N",
+            help="permutations of a minhash signature, 4*N bytes a page (default 128, the index's 16 bands x 8 "
+            "rows; 0: no signatures, the column is null and the index clusters nothing)",
+        )
+        p.add_argument(
             "--fail-on",
             choices=("health", "unreadable", "any", "never"),
             help="exit 3 (published, unhealthy) when: a health threshold is breached (default); that or "
@@ -223,6 +238,7 @@ class PreprocessJob(SparkJob):
                     tuple(plugins),
                     options.main_html,
                     robots_agents(options.robots_agents),
+                    signatures.hasher(options.minhash_shingle, options.minhash_perms),
                 )
                 mapper = make_mapper(pieces, tasks, settings)
                 results = map_tasks(

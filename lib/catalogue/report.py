@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import html
 import io
+import json
 import re
 from typing import Any
 
@@ -136,8 +137,19 @@ Those days keep them until they are purged: add the URLs to the exclusion list a
 <code>dailyslice purge</code>.</p>{listed}{f"<p>and {more} more</p>" if more > 0 else ""}</section>"""
 
 
+def index_dedup(index_day: str | None) -> dict[str, Any]:
+    """The index day's near-duplicate counts (``_stats.json`` ``dedup``; {} without them)."""
+    try:
+        raw = storage.read_bytes(storage.join(index_day, "_stats.json")) if index_day else b"{}"
+    except (OSError, FileNotFoundError):
+        return {}
+    return json.loads(raw).get("dedup") or {}
+
+
 def render(stats: dict[str, Any], shards: list[tuple[str, int]]) -> str:
-    """The report page for one day's ``query.stats`` and index shard sizes."""
+    """The report page for one day's ``query.stats`` and index shard sizes (with ``delta``, the
+    URL database's changes of the day, and ``dedup``, the index's near-duplicate counts, when
+    ``stats`` has them)."""
 
     def kv(rows):
         return [r["key"] for r in rows], [r["count"] for r in rows]
@@ -170,6 +182,7 @@ def render(stats: dict[str, Any], shards: list[tuple[str, int]]) -> str:
             ["duplicate share", share],
             ["index shards", f"{len(shards)} ({_human(sum(s[1] for s in shards))})"],
             ["error report lines (_errors.jsonl)", errors.get("total", 0)],
+            *_changes(stats),
         ],
     )
     err = (
@@ -209,12 +222,32 @@ and index shards of the day.</p>
 """
 
 
+def _changes(stats: dict[str, Any]) -> list[list[Any]]:
+    """Summary rows of the day's delta (delta/) and near-duplicate clusters (docs/dedup.md)."""
+    rows: list[list[Any]] = []
+    d = stats.get("delta")
+    if d:
+        rows += [
+            ["URLs first seen (delta/)", d.get("new", 0)],
+            ["URLs changed (new digest)", d.get("changed", 0)],
+            ["URLs gone (404/410)", d.get("gone", 0)],
+        ]
+    n = stats.get("dedup")
+    if n:
+        rows += [
+            ["pages judged for near-duplicates (indexed)", f"{n.get('judged', 0)} of {n.get('pages', 0)}"],
+            ["near-duplicate clusters (2+ pages)", f"{n.get('clusters', 0)} ({n.get('pages_in_clusters', 0)} pages)"],
+        ]
+    return rows
+
+
 def build_report(
     root: str,
     day: dt.date,
     index_day: str | None = None,
     day_path: str | None = None,
     now_noindex: dict[str, Any] | None = None,
+    delta: dict[str, int] | None = None,
 ) -> str:
     """HTML of the report for ``day`` from its preprocess folder (default
     ROOT/preprocessed/YYYY-MM/DD) and index shards (default ROOT/index/YYYY-MM/DD);
@@ -227,6 +260,7 @@ def build_report(
         stats = query.stats(root, day)
     if now_noindex is not None:
         stats["now_noindex"] = now_noindex
+    stats = dict(stats, delta=delta, dedup=index_dedup(index_day))
     return render(stats, shard_sizes(index_day))
 
 
@@ -242,7 +276,8 @@ def write_report(
     index_day: str | None = None,
     day_path: str | None = None,
     now_noindex: dict[str, Any] | None = None,
+    delta: dict[str, int] | None = None,
 ) -> str:
     """Render and write the report atomically to ``dest`` (a file URI/path); returns dest."""
-    storage.write_bytes(dest, build_report(root, day, index_day, day_path, now_noindex).encode("utf-8"))
+    storage.write_bytes(dest, build_report(root, day, index_day, day_path, now_noindex, delta).encode("utf-8"))
     return dest

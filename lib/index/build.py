@@ -78,6 +78,19 @@ class MapPlan:
     flush_postings: int = 4_000_000
     batch_rows: int = 8192
     columns: list[str] = field(default_factory=lambda: list(READ_COLUMNS))
+    #: the day's near-duplicate clusters (lib.index.dedup): an Arrow file of (record_id,
+    #: dup_cluster) for the pages whose representative is another page; "": every page its own
+    dup_cluster: str = ""
+
+
+def load_dup_clusters(path: str) -> dict[str, str]:
+    """The day's ``dup_cluster.arrow`` as record id -> representative (lib.index.dedup); a page
+    not in it points to itself."""
+    if not path:
+        return {}
+    with pa.memory_map(path) as m:
+        t = pa.ipc.open_file(m).read_all()
+    return dict(zip(t.column("record_id").to_pylist(), t.column("dup_cluster").to_pylist()))
 
 
 def page_text(title: str | None, description: str | None, plain_text: str | None) -> str:
@@ -260,6 +273,7 @@ def index_run(t: int, files: list[tuple[str, str]], plan: MapPlan) -> Iterator[p
     few large ones, and since the runs are consecutive in file order, every page gets the
     docid it gets in a task of its own file (docid = base of the run + local docid)."""
     buf = _TaskBuffer(plan, t)
+    dups = load_dup_clusters(plan.dup_cluster)
     docs: dict[int, int] = {}
     tokens: dict[int, int] = {}
     pages: dict[int, list[pa.RecordBatch]] = {}
@@ -271,7 +285,7 @@ def index_run(t: int, files: list[tuple[str, str]], plan: MapPlan) -> Iterator[p
         pidx = _file_pidx(b, language, plan, where)
         bt = analyzer.batch_tokens(page_texts(b))
         lengths = bt.doclength
-        page_rows = owi.metadata_batch(b, language, lengths)
+        page_rows = owi.metadata_batch(b, language, lengths, dups)
         # local docid of each row: pages of a shard numbered on in file order
         order = np.argsort(pidx, kind="stable")
         ps, first, counts = np.unique(pidx[order], return_index=True, return_counts=True)

@@ -83,6 +83,7 @@ OUR_FIELDS = [
     pa.field("truncated", pa.bool_()),
     pa.field("robots", pa.list_(_S)),
     pa.field("ows_index_details", _S),
+    pa.field("dup_cluster", _S),
 ]
 METADATA_SCHEMA = pa.schema(BASE_FIELDS + MODULE_FIELDS + OUR_FIELDS, metadata={"schema_version": SCHEMA_VERSION})
 #: what the map step spills per page: everything but ``docid`` (the reducer numbers the pages)
@@ -238,9 +239,13 @@ def _links(col: pa.Array) -> tuple[pa.Array, pa.Array]:
     return urls_, anchors
 
 
-def metadata_batch(b: pa.RecordBatch, language: str, doclength: np.ndarray) -> pa.RecordBatch:
+def metadata_batch(
+    b: pa.RecordBatch, language: str, doclength: np.ndarray, dup_cluster: dict[str, str] | None = None
+) -> pa.RecordBatch:
     """The :data:`DOCS_SCHEMA` rows of a batch of preprocessed pages of one ``language`` folder,
-    plus the columns of enrichment plugins the batch carries (:func:`plugin_fields`)."""
+    plus the columns of enrichment plugins the batch carries (:func:`plugin_fields`).
+    ``dup_cluster``: record id -> its near-duplicate cluster's representative, for the pages
+    whose representative is another page (lib.index.dedup); every other page names itself."""
     n = b.num_rows
     names = set(b.schema.names)
 
@@ -252,6 +257,8 @@ def metadata_batch(b: pa.RecordBatch, language: str, doclength: np.ndarray) -> p
     cols: dict[str, pa.Array] = {c: col(c) for c in SAME}
     record_id = pc.fill_null(b.column("record_id").cast(_S), "")
     cols["record_id"] = cols["collection_docid"] = record_id
+    dups = dup_cluster or {}
+    cols["dup_cluster"] = pa.array([dups.get(r, r) for r in record_id.to_pylist()], _S) if dups else record_id
     cols["id"] = pc.fill_null(cols["id"].cast(_S), "")
     cols["warc_date"] = owi_date(b.column("warc_date"))
     cols["language"] = pa.array([language] * n, _S)

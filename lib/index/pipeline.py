@@ -68,12 +68,14 @@ def build_index(
     exclusions: Exclusions = NO_EXCLUSIONS,
     graph_single_task_bytes: int = graph.SINGLE_TASK_BYTES,
     graph_files: list[tuple[str, str, int]] | None = None,
+    dup_cluster: str = "",
 ) -> dict[str, Any]:
     """Write the day's shards, metadata and (``with_graph``) graph into ``work``; returns the
     statistics, with ``seconds`` of the steps (``steps``: ``map``, ``write``, ``graph``).
     ``graph_single_task_bytes``: the largest day whose graph is one task (lib.index.graph);
     ``graph_files``: the page files the graph reads when they are not the indexed ones (the
-    pages that say noindex link too: lib.index.indexable)."""
+    pages that say noindex link too: lib.index.indexable); ``dup_cluster``: the day's near-duplicate
+    clusters (lib.index.dedup), "" for none."""
     os.makedirs(work, exist_ok=True)
     # The graph is independent of the shards: its jobs run beside the index stage (Spark
     # takes jobs from several threads), filling the cores the index stage leaves idle.
@@ -92,7 +94,7 @@ def build_index(
         else None
     )
     try:
-        summary = _index(spark, day, work, steps, gzip_level, date)
+        summary = _index(spark, day, work, steps, gzip_level, date, dup_cluster)
     finally:
         pool.shutdown(wait=True)  # never leave a graph job writing into a folder being removed
     summary["graph"] = graph_job.result() if graph_job is not None else None  # None: --no-graph
@@ -153,7 +155,9 @@ def _shard_specs(day: DayPlan, work: str, gzip_level: int, date: dt.date | None)
     }
 
 
-def _index(spark: Any, day: DayPlan, work: str, steps: Steps, gzip_level: int, date: dt.date | None) -> dict:
+def _index(
+    spark: Any, day: DayPlan, work: str, steps: Steps, gzip_level: int, date: dt.date | None, dup_cluster: str = ""
+) -> dict:
     """The map (analysis) and reduce (CIFF + metadata) stages; the shards' and groups' rows."""
     groups, files = day.groups, day.files
     summary: dict = {
@@ -164,7 +168,11 @@ def _index(spark: Any, day: DayPlan, work: str, steps: Steps, gzip_level: int, d
     }
     if sum(g.k for g in groups):
         spill = os.path.join(work, "_spill")
-        plan = MapPlan(groups={key: (groups[g].base, groups[g].bits) for key, g in day.assign.items()}, spill=spill)
+        plan = MapPlan(
+            groups={key: (groups[g].base, groups[g].bits) for key, g in day.assign.items()},
+            spill=spill,
+            dup_cluster=dup_cluster,
+        )
         todo = map_runs(files, spark.sparkContext.defaultParallelism)
         by_pidx = {g.base + n: (g, n) for g in groups for n in range(g.k)}
         specs = _shard_specs(day, work, gzip_level, date)

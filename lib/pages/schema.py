@@ -107,6 +107,13 @@ PAGE_COLUMNS: list[tuple[str, pa.DataType, str]] = [
         "tdm-reservation: 1 as meta or header)",
     ),
     ("ows_genai_details", pa.string(), "the opt-out signal(s), e.g. 'noai (meta robots); tdm-reservation=1'"),
+    (
+        "minhash",
+        pa.binary(),
+        "MinHash signature of plain_text's word shingles (--minhash-shingle words each): --minhash-perms uint32 "
+        "values, little-endian (512 bytes by default); null when the text has fewer than 46 shingles, too short "
+        "to judge (docs/dedup.md)",
+    ),
 ]
 
 PAGE_SCHEMA = pa.schema([pa.field(n, t) for n, t, _ in PAGE_COLUMNS])

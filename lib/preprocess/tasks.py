@@ -29,10 +29,11 @@ from lib.pages.exclusions import NONE as NO_EXCLUSIONS
 from lib.pages.exclusions import Exclusions
 from lib.pages.schema import CAPTURE_SCHEMA, OPT_IN_PAGE_COLUMNS, PAGE_SCHEMA, ROW_GROUP_ROWS
 from lib.preprocess import enrich as enrichment
-from lib.preprocess import health, tasktime
+from lib.preprocess import health, signatures, tasktime
 from lib.preprocess.pages import MAX_REPORTED_PER_FILE, FileProcessor
 from lib.preprocess.plan import Piece, task_name
 from lib.store import atomic, layout, locations, s3, storage
+from lib.text.minhash import MinHasher
 from lib.warc.split import find_member
 
 #: what each task returns to the driver: one row per archive or range (``start``: its first byte,
@@ -57,7 +58,14 @@ class LanguageWriter:
     """Pages of one task -> Parquet files per language, each closed at ``file_bytes`` and
     written atomically: ``part-<name>-<n>.zstd.parquet``, ``n`` counting from 0 per language."""
 
-    def __init__(self, out_dir: str, name: str, file_bytes: int = FILE_BYTES, schema: pa.Schema = FILE_SCHEMA):
+    def __init__(
+        self,
+        out_dir: str,
+        name: str,
+        file_bytes: int = FILE_BYTES,
+        schema: pa.Schema = FILE_SCHEMA,
+        minhash: MinHasher | None = None,
+    ):
         self.schema = schema  # FILE_SCHEMA plus the enrichment plugins' columns
         self.out_dir = out_dir
         self.name = name
@@ -68,9 +76,12 @@ class LanguageWriter:
         self.writers: dict[str, tuple[pq.ParquetWriter, str, str]] = {}
         self.counters: dict[str, int] = {}
         self.done: list[str] = []
-        self.cpu = {"arrow": 0.0, "parquet": 0.0}  # CPU seconds of Arrow conversion and Parquet writing
+        self.minhash = minhash  # the signatures of each batch added (None: the column is null)
+        # CPU seconds of signatures, Arrow conversion and Parquet writing
+        self.cpu = {"minhash": 0.0, "arrow": 0.0, "parquet": 0.0}
 
     def add(self, rows: list[dict[str, Any]]) -> None:
+        self.cpu["minhash"] += signatures.add_signatures(rows, self.minhash)
         by_lang: dict[str, list[dict[str, Any]]] = {}
         for r in rows:
             by_lang.setdefault(r["language"], []).append(r)
@@ -237,6 +248,7 @@ class TaskSettings:
     plugins: tuple[enrichment.Plugin, ...] = ()
     main_html: bool = False
     robots_agents: tuple[str, ...] = directives.DEFAULT_AGENTS  # whose metas and X-Robots-Tag lines apply
+    minhash: MinHasher | None = dataclasses.field(default_factory=MinHasher)  # the minhash column's (None: null)
 
 
 def process_task(files: list[tuple[str, int]] | list[Piece], settings: TaskSettings) -> list[dict[str, Any]]:
@@ -256,6 +268,7 @@ def process_task(files: list[tuple[str, int]] | list[Piece], settings: TaskSetti
         name,
         s.file_bytes,
         enrichment.schema_with(file_schema(s.main_html), list(s.plugins)),
+        s.minhash,
     )
     captures: list[dict[str, Any]] = []
     rows = [

@@ -78,6 +78,9 @@ class SearchArgs:
     k: int = Query(10, ge=1, le=MAX_K, description="number of hits")
     k1: float | None = Query(None, ge=0.0, le=10.0, description="BM25 k1 (default 0.9)")
     b: float | None = Query(None, ge=0.0, le=1.0, description="BM25 b (default 0.4)")
+    collapse: bool = Query(
+        True, description="fold a day's near-duplicates (dup_cluster) into one hit that counts its copies"
+    )
 
 
 #: the media types of the OpenSearch answers: Atom results and the description document
@@ -164,7 +167,9 @@ def create_app(
             kw["k1"] = args.k1
         if args.b is not None:
             kw["b"] = args.b
-        res = eng.search(text, d0, d1, langs=langs, k=args.k, **kw)  # range, languages, k, k1, b: the engine's rules
+        res = eng.search(
+            text, d0, d1, langs=langs, k=args.k, collapse=args.collapse, **kw
+        )  # range, languages, k, k1, b: the engine's rules
         return text, d0, d1, langs, res
 
     @app.get("/search", tags=["search"], summary="Search a day or a date range (exact global BM25)")

@@ -10,6 +10,13 @@ centers) a URL id is kept once, from the newest day (then the first data center 
 statistics cover the selected shards before this de-duplication. Ties are broken by the global
 docid: day, data center, TLD, language, shard number, docid.
 
+Near-duplicates (the metadata's ``dup_cluster``, docs/dedup.md) are collapsed on request
+(``collapse=True``; the HTTP API's default, lib.serve.app): the
+top ``4k`` hits are ranked as above, then the hits of one day's cluster are folded into one
+(its representative when found, else its best-ranked member, at the best member's rank and
+score), which says in ``copies`` how many other hits it stands for; the first ``k`` are
+returned. ``collapse=False`` returns the top ``k`` unfolded. Scores and statistics are the same.
+
 A shard that cannot be served (missing, truncated, not the manifest's sha256, undecodable: see
 lib.serve.day_manifest) is left out when its day is built; the rest of the day is served, every
 answer names the shard in ``warnings``, and the statistics are those of the served shards. Such
@@ -27,6 +34,7 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Callable, Hashable
 
 import numpy as np
 import pyarrow.compute as pc
@@ -42,6 +50,7 @@ MAX_QUERY_CHARS = 512  # longer queries are refused
 MAX_QUERY_TERMS = 32  # distinct terms per analyzer; the kernel takes at most 64
 MAX_K = 1000
 MAX_RANGE_DAYS = 31
+COLLAPSE_FETCH = 4  # a collapsed search ranks this many times k candidates (at most MAX_K)
 EXCLUSIONS_TTL = 30.0  # seconds between two reads of the roots' exclusion lists
 RECHECK_SECONDS = 30.0  # seconds between two listings of a day served without some of its shards
 # words that are query syntax, not terms: a query made only of these (and punctuation) has nothing to
@@ -64,6 +73,7 @@ class Hit:
     warc_length: int | None
     day: str
     dc: str
+    copies: int = 0  # other hits of its near-duplicate cluster folded into it (collapse)
 
 
 @dataclass
@@ -245,8 +255,10 @@ class Engine:
         k: int = 10,
         k1: float = 0.9,
         b: float = 0.4,
+        collapse: bool = False,
     ) -> SearchResult:
-        """Top-k pages of the selected days and languages for ``q`` (module doc: scores, filter, dedup, ties)."""
+        """Top-k pages of the selected days and languages for ``q`` (module doc: scores, filter, dedup, ties);
+        ``collapse``: near-duplicates folded into one hit (:func:`collapse_hits`)."""
         t0 = time.perf_counter()
         q = check_query(q, self.max_query_chars)
         self._refresh_exclusions()
@@ -265,8 +277,13 @@ class Engine:
                     f"unknown language(s) {', '.join(bad)} in {days[0]}..{days[-1]} (known: {', '.join(sorted(known))})"
                 )
         sel = [(p, s) for p in parts for s in p.shards if not langs or s.lang in langs]
-        hits, total = self._top_k(q, parts, sel, k, k1, b)
-        out = [self._hit(p, s, row, score, q) for score, p, s, row in hits]
+        # collapsing folds hits together: more candidates are ranked so that k hits remain
+        hits, total = self._top_k(q, parts, sel, min(MAX_K, COLLAPSE_FETCH * k) if collapse else k, k1, b)
+        if collapse:
+            hits = collapse_hits(hits, _cluster, k)
+            out = [self._hit(p, s, row, score, q, copies) for score, p, s, row, copies in hits]
+        else:
+            out = [self._hit(p, s, row, score, q) for score, p, s, row in hits]
         withheld = sum(int(m.sum()) for p, s in sel if (m := self._excluded_mask(p, s)) is not None)
         return SearchResult(
             round((time.perf_counter() - t0) * 1000, 3),
@@ -390,7 +407,7 @@ class Engine:
             self._masks = {key: masks}  # one selection cached: bounded memory
         return masks
 
-    def _hit(self, p: DayIndex, s: Shard, row: int, score: float, q: str) -> Hit:
+    def _hit(self, p: DayIndex, s: Shard, row: int, score: float, q: str, copies: int = 0) -> Hit:
         r = {c: s.table.column(c)[row].as_py() for c in s.table.column_names}
         return Hit(
             score=score,
@@ -406,7 +423,37 @@ class Engine:
             warc_length=r.get("warc_length"),
             day=p.day.isoformat(),
             dc=p.dc,
+            copies=copies,
         )
+
+
+def _cluster(p: DayIndex, s: Shard, row: int) -> tuple[Hashable, bool]:
+    """The page's near-duplicate cluster (data center, day and its representative's record id:
+    the page itself when the day has no ``dup_cluster``), and whether it is the representative."""
+    rid = s.table.column("record_id")[row].as_py()
+    c = s.table.column("dup_cluster")[row].as_py() if "dup_cluster" in s.table.column_names else None
+    return (p.dc, p.day, c or rid), (c or rid) == rid
+
+
+def collapse_hits(hits: list[tuple], cluster: Callable[..., tuple[Hashable, bool]], k: int) -> list[tuple]:
+    """Ranked ``(score, p, s, row)`` hits with the near-duplicates of each cluster (the same key
+    of ``cluster(p, s, row) -> (key, is the representative)``) folded into one hit:
+    the cluster's representative when it is among the hits, else its best-ranked member, at the
+    rank of the cluster's best-ranked member; each as ``(score, p, s, row, copies)``, ``copies``
+    the other hits folded into it; the first ``k``. The scores and the ranking of the hits are
+    the unfolded search's (BM25 statistics are the same either way)."""
+    groups: dict[Hashable, list[tuple]] = {}
+    reps: dict[Hashable, tuple] = {}
+    for h in hits:
+        key, is_rep = cluster(*h[1:])
+        groups.setdefault(key, []).append(h)
+        if is_rep:
+            reps[key] = h
+    out = []
+    for key, members in groups.items():  # dicts keep the order of first insertion: the best rank
+        rep = reps.get(key, members[0])
+        out.append((members[0][0], rep[1], rep[2], rep[3], len(members) - 1))
+    return out[:k]
 
 
 def _norms(s: Shard, k1: float, b: float, avgdl: float) -> np.ndarray:

@@ -59,9 +59,10 @@ DOC_FIELDS = [
     "warc_offset",
     "warc_length",
     "robots",
+    "dup_cluster",
 ]
 #: what the serving index's tables hold: a change of DOC_FIELDS makes cached days build anew
-DOC_FORMAT = "2: robots"
+DOC_FORMAT = "3: dup_cluster"
 
 
 def default_cache() -> str:

@@ -1,0 +1,68 @@
+"""Added CPU of near-duplicates in the jobs (docs/benchmarks.md, "Near-duplicates in the jobs"):
+the preprocess tasks' ``minhash_cpu`` against their whole CPU, and the index's dedup stages
+(lib.index.dedup: bands, pairs, clusters) run in-process on the same day's pages.
+
+    python -m benchmarks.bench_dedup_jobs [WARC_DAY_FOLDER]    # default: a copy of ../shared/corpus
+"""
+
+import json
+import os
+import pathlib
+import shutil
+import sys
+import tempfile
+import time
+
+from pyspark.sql import SparkSession
+
+from jobs import preprocess
+from lib.index import dedup
+from lib.index.page_files import input_files
+from lib.text import neardup
+
+
+def main() -> None:
+    """Preprocess the day (one core), then run the dedup stages in this process; print the shares."""
+    spark = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
+    tmp = pathlib.Path(tempfile.mkdtemp())
+    if len(sys.argv) > 1:
+        warc = pathlib.Path(sys.argv[1])
+    else:
+        warc = tmp / "warc"
+        corpus = os.environ.get("DAILYSLICE_SHARED", os.path.join(os.path.dirname(__file__), "..", "..", "shared"))
+        shutil.copytree(os.path.join(corpus, "corpus"), warc, ignore=shutil.ignore_patterns("*.md"))
+    summ = tmp / "summary.json"
+    preprocess.main(["--input", str(warc), "--output", str(tmp / "pre"), "--summary", str(summ)], spark=spark)
+    s = json.loads(summ.read_text())
+    tt = s["task_timing"]
+    print("pages", s["pages_kept"], "task_cpu", tt["task_cpu"], "minhash_cpu", tt.get("minhash_cpu"))
+    files = input_files(str(tmp / "pre"))
+    work = str(tmp / "dedup")
+    c0 = time.process_time()
+    st = dedup.Settings()
+    r1 = dedup.band_run(0, [f[0] for f in files], work, 4, st)
+    r2 = [dedup.pair_partition(p, work, st) for p in range(4)]
+    edges = set()
+    pages = {}
+    for p in range(4):
+        t = dedup._read(os.path.join(work, "edges", f"{p}.arrow"))
+        edges |= set(zip(t.column("a").to_pylist(), t.column("b").to_pylist()))
+        t = dedup._read(os.path.join(work, "edges", f"{p}.pages.arrow"))
+        for rid, cap, n, sig in zip(*(t.column(c).to_pylist() for c in dedup.SIGS_SCHEMA.names)):
+            pages[rid] = neardup.Page(rid, cap, n, sig)
+    reps = neardup.clusters(pages.values(), sorted(edges))
+    c1 = time.process_time()
+    copies = sum(rid != rep for rid, rep in reps.items())
+    candidates = sum(r["candidates"] for r in r2)
+    print("judged", r1["judged"], "candidates", candidates, "edges", len(edges), "copies", copies)
+    print("cluster_cpu", round(c1 - c0, 3))
+    print(
+        "share signatures %.2f%%, clusters %.2f%% of preprocess task CPU"
+        % (100 * tt["minhash_cpu"] / tt["task_cpu"], 100 * (c1 - c0) / tt["task_cpu"])
+    )
+    shutil.rmtree(tmp, ignore_errors=True)
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,116 @@
+"""The daily delta (docs/catalogue.md, "Daily delta"): what changed in the URL database with one
+day, as Parquet beside the day's catalogue (``delta/``), for a consumer who mirrors the slices
+and wants the changes, not a diff of the whole database.
+
+One row per (kind, URL), sorted by kind then id:
+
+* ``new``: a URL first seen that day (not in the database before the day);
+* ``changed``: a URL seen before whose content changed: a payload digest other than its last
+  one before the day, or a change within the day (the merge's rule, lib.catalogue.urldb), with
+  ``prev_day`` (its last capture before the day) and ``prev_digest``;
+* ``gone``: a URL answered 404 or 410 that day (``http_status``).
+
+The database before the day is the kept table version whose days are exactly the merged days
+that precede it (read under the database's lease, so no sweep removes it meanwhile). Applying
+the deltas in date order (``new`` adds its URL; ``changed`` and ``gone`` name a URL already
+there or new that day) gives the database's URL set (tested).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+from typing import Any
+
+from pyspark.sql import functions as F
+
+from lib.catalogue import urldb
+from lib.store import storage
+
+DELTA = "delta"
+GONE_STATUS = (404, 410)
+DELTA_DDL = "kind string, id string, url string, digest string, prev_day date, prev_digest string, http_status int"
+
+
+def _previous_table(spark: Any, db: str, day: str) -> Any:
+    """The database as it was before ``day``: the kept version of exactly the merged days before it."""
+    state = urldb.read_state(db)
+    before = [d for d in state["days"] if d < day]
+    version = next((v for v in state["history"] if v["days"] == before), None)
+    if version is None and before:
+        raise urldb.UrlDbError(
+            f"{db}: the table of the days before {day} is no longer kept (--keep-versions): no delta for {day}"
+        )
+    if version is None:
+        return spark.createDataFrame([], urldb.TABLE_DDL)
+    return spark.read.schema(urldb.TABLE_DDL).parquet(os.path.join(db, version["table"]))
+
+
+def delta_frame(spark: Any, db: str, day: dt.date, captures: Any, partitions: int) -> Any:
+    """The day's delta rows (module doc) from the database ``db`` (the day merged) and its captures."""
+    dkey = day.isoformat()
+    prev = _previous_table(spark, db, dkey).alias("t")
+    edits = spark.read.schema(urldb.EDIT_DDL).parquet(os.path.join(db, "days", f"date={dkey}")).alias("e")
+    j = edits.join(prev, on=["part", "id"], how="left")
+    known = F.col("t.url").isNotNull()
+    changed = known & (
+        F.coalesce(F.col("e.changed_within"), F.lit(False))
+        | (
+            F.col("t.last_digest").isNotNull()
+            & F.col("e.first_digest").isNotNull()
+            & (F.col("t.last_digest") != F.col("e.first_digest"))
+        )
+    )
+    rows = j.where(~known | changed).select(
+        F.when(known, F.lit("changed")).otherwise(F.lit("new")).alias("kind"),
+        F.col("id"),
+        F.col("e.url").alias("url"),
+        F.col("e.last_digest").alias("digest"),
+        F.when(known, F.to_date(F.col("t.last_seen"))).alias("prev_day"),
+        F.when(known, F.col("t.last_digest")).alias("prev_digest"),
+        F.lit(None).cast("int").alias("http_status"),
+    )
+    status = captures.where(F.col("http_status").isin(*GONE_STATUS))
+    last = F.max_by("http_status", F.struct("warc_date", "warc_file", "warc_offset"))
+    gone = (
+        urldb.day_edits(status, partitions)
+        .select("id", "url")
+        .join(
+            status.select(F.col("url").alias("u"), "http_status", "warc_date", "warc_file", "warc_offset")
+            .groupBy("u")
+            .agg(last.alias("http_status")),
+            F.col("url") == F.col("u"),
+        )
+        .select(
+            F.lit("gone").alias("kind"),
+            "id",
+            "url",
+            F.lit(None).cast("string").alias("digest"),
+            F.lit(None).cast("date").alias("prev_day"),
+            F.lit(None).cast("string").alias("prev_digest"),
+            F.col("http_status").cast("int"),
+        )
+    )
+    return rows.unionByName(gone)
+
+
+def write_delta(spark: Any, db: str, day: dt.date, captures: Any, dest: str, partitions: int, wait: float) -> dict:
+    """Write the day's delta under ``dest`` (a local folder, the catalogue's work folder's
+    ``delta/``) holding the database's lease; returns the counts by kind."""
+    db = storage.local_path(db)
+    tmp = dest.rstrip("/") + ".tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    with urldb.lock(db, "catalogue delta", wait):
+        df = delta_frame(spark, db, day, captures, partitions)
+        df.repartition(1).sortWithinPartitions("kind", "id").write.mode("overwrite").parquet(tmp)
+    for dirpath, _, names in os.walk(tmp):  # Hadoop's side files are not part of the output
+        for n in names:
+            if n.startswith(".") or n == "_SUCCESS":
+                os.remove(os.path.join(dirpath, n))
+    shutil.rmtree(dest, ignore_errors=True)
+    os.replace(tmp, dest)
+    counts = {k: 0 for k in ("new", "changed", "gone")}
+    for r in spark.read.parquet(dest).groupBy("kind").count().collect():
+        counts[r["kind"]] = r["count"]
+    return counts
