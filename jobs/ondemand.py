@@ -19,10 +19,11 @@ published unless ``--allow-empty``; 5 another run of the same request holds its 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import sys
 import time
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Callable
 
 from jobs import extract
 from lib.errors import UsageError
@@ -93,7 +94,7 @@ class OnDemandJob(SparkJob):
                     self.steps,
                     allow_empty=options.allow_empty,
                     policy=policy,
-                    copy_records=_copy_records,
+                    copy_records=_copy_records(req.days[-1]),
                 )
                 wd.publish()
         except NothingSelected as e:
@@ -107,9 +108,22 @@ class OnDemandJob(SparkJob):
         return JobResult(ok=True, summary={"counts": counts, "steps": seconds}, output=options.output)
 
 
-def _copy_records(spark: Any, tsv: str, out: str) -> JobResult:
+class _RecordCopy(extract.ExtractJob):
+    """The extract job with the archives' header time fixed (the day after the request's last
+    day): the same request copies into the same bytes on every run."""
+
+    def __init__(self, when: dt.datetime):
+        super().__init__()
+        self.when = when
+
+    def started_at(self) -> dt.datetime:
+        return self.when
+
+
+def _copy_records(last_day: dt.date) -> Callable[[Any, str, str], JobResult]:
     """The selected pages' records copied by the extract job (byte-exact, docs/extract.md)."""
-    return extract.run(spark, extract.ExtractOptions(tsv=tsv, output=out))
+    when = dt.datetime.combine(last_day + dt.timedelta(days=1), dt.time(), dt.timezone.utc)
+    return lambda spark, tsv, out: _RecordCopy(when).call(extract.ExtractOptions(tsv=tsv, output=out), spark)
 
 
 def run(spark: Any, options: OnDemandOptions) -> JobResult:

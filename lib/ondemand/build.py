@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 import pyarrow.parquet as pq
 
+from lib.extract.driver import ERRORS, MANIFEST
 from lib.index import indexable
 from lib.index import shards as index_shards
 from lib.index.pipeline import build_index, plan_day
@@ -108,8 +109,14 @@ def _warc(spark: Any, selection: str, out: str, copy_records: Callable[[Any, str
     finally:
         os.remove(tsv)
     if not res.ok:
-        raise RuntimeError(f"copying the WARC records failed: {res.summary.get('error')}")
+        errors = os.path.join(out, ERRORS)
+        first = open(errors).read().splitlines()[:2] if os.path.exists(errors) else []
+        raise RuntimeError(
+            f"{res.summary.get('failed', '?')} of {len(lines)} WARC records could not be copied"
+            + (f" ({ERRORS}: {' | '.join(first)})" if first else f": {res.summary.get('error')}")
+        )
     for name in (layout.STATS, layout.SUCCESS):
         if os.path.exists(os.path.join(out, name)):
             os.remove(os.path.join(out, name))
-    return {"records": len(lines), "errors": int(res.summary.get("errors", 0) or 0)}
+    archives = [n for n in os.listdir(out) if n not in (MANIFEST, ERRORS)]
+    return {"records": int(res.summary["extracted"]), "archives": len(archives)}

@@ -11,9 +11,11 @@ import shutil
 
 import pyarrow.parquet as pq
 import pytest
+from warcio.archiveiterator import ArchiveIterator
 
 from lib.ciff.validate import validate_file
 from lib.index.digest import shard_digests
+from tests.helpers_warc import good_pages, gz
 from tests.index.test_index_job import _page, run_index, sample_pages, write_day
 
 RID = "gov-test"
@@ -182,3 +184,32 @@ def test_selection_matching_nothing_is_refused(spark, published):
     status = json.loads((folder / "status.json").read_text())
     assert status["state"] == "failed" and "selects no page" in status["reason"]
     assert not list((published / "public").glob("bad-nothing*"))
+
+
+def test_warc_records_copied_byte_exact_and_the_same_on_rerun(spark, tmp_path):
+    root = tmp_path / "root"
+    members = [(url, gz(rec)) for url, rec in good_pages(5, "records.example.com")]
+    archive = tmp_path / "crawl.warc.gz"
+    archive.write_bytes(b"".join(m for _, m in members))
+    pages, offset = [], 0
+    for i, (url, member) in enumerate(members):
+        p = _page(800 + i, url, "com", "eng", f"Page {i}", f"page number {i}")
+        p.update(warc_file=archive.as_uri(), warc_offset=offset, warc_length=len(member))
+        pages.append(p)
+        offset += len(member)
+    write_day(root, pages)
+    config = {k: v for k, v in CONFIG.items() if k != "where"} | {"days": ["2026-01-15"], "outputs": ["ciff", "warc"]}
+    folder = write_request(root, "records", config, "http://records.example.com/page[13].html\n")
+    assert _run(spark, folder) == 0
+    out = root / "public" / "records" / "warc"
+    (copied,) = [p for p in out.iterdir() if p.name.endswith(".warc.gz")]
+    data = copied.read_bytes()
+    want = members[1][1] + members[3][1]
+    assert data.endswith(want)  # the two members as stored, after the archive's warcinfo record
+    got = [(r.rec_type, r.rec_headers.get_header("WARC-Target-URI")) for r in ArchiveIterator(open(copied, "rb"))]
+    assert got == [("warcinfo", None), ("response", members[1][0]), ("response", members[3][0])]
+    status = json.loads((folder / "status.json").read_text())
+    assert status["counts"]["warc"] == {"records": 2, "archives": 1}
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert _run(spark, folder) == 0
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
