@@ -26,11 +26,12 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from jobs import extract
-from lib.errors import UsageError
+from lib.errors import ConfigError, UsageError
 from lib.index import indexable
 from lib.ondemand import outputs
 from lib.ondemand.build import NothingSelected, build
 from lib.ondemand.request import RequestError, check_days, read_request, split_folder
+from lib.pages import exclusions
 from lib.runtime.sparkjob import EXIT_EMPTY, EXIT_USAGE, DayJobOptions, JobResult, SparkJob
 from lib.store import storage
 
@@ -79,7 +80,8 @@ class OnDemandJob(SparkJob):
         try:
             req = read_request(folder)
             days = list(zip(req.days, check_days(req)))
-        except RequestError as e:
+            excl = exclusions.for_job(req.root, options.exclusions)
+        except ConfigError as e:  # a bad request, or an exclusion list that cannot be read
             outputs.write_status(folder, "failed", reason=str(e), output=None)
             return JobResult(ok=False, summary={"error": str(e)}, code=EXIT_USAGE)
         outputs.write_status(folder, "running", output=options.output)
@@ -95,6 +97,7 @@ class OnDemandJob(SparkJob):
                     allow_empty=options.allow_empty,
                     policy=policy,
                     copy_records=_copy_records(req.days[-1]),
+                    excl=excl,
                 )
                 wd.publish()
         except NothingSelected as e:

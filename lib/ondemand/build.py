@@ -17,6 +17,8 @@ from lib.index.pipeline import build_index, plan_day
 from lib.ondemand import outputs
 from lib.ondemand.request import Request
 from lib.ondemand.select import RESULT, select_pages, source_files
+from lib.pages.exclusions import NONE as NO_EXCLUSIONS
+from lib.pages.exclusions import Exclusions
 from lib.runtime.sparkjob import Steps
 from lib.store import layout
 
@@ -52,6 +54,7 @@ def build(
     policy: indexable.Policy = indexable.Policy(),
     gzip_level: int = 2,
     copy_records: Callable[[Any, str, str], Any] | None = None,
+    excl: Exclusions = NO_EXCLUSIONS,
 ) -> dict[str, Any]:
     """Write the sub-index of ``req`` into ``work`` (``LANG/index-{n}.ciff.gz`` + metadata,
     ``edges.parquet``, ``warc/``, ``_manifest.json``); returns the counts. Raises
@@ -63,7 +66,7 @@ def build(
     try:
         with steps("select"):
             files = source_files(day_dirs, req.languages)
-            counts = count(select_pages(spark, files, selection, req.patterns, req.where, policy))
+            counts = count(select_pages(spark, files, selection, req.patterns, req.where, policy, excl))
         if not counts["kept"] and not allow_empty:
             raise NothingSelected(
                 f"the request selects no page: {counts['rows']} pages in {counts['files']} files of "

@@ -27,6 +27,8 @@ from lib.extract.parquet_index import _mentioned
 from lib.index import indexable
 from lib.ondemand.patterns import Pattern, selects
 from lib.pages import robotstxt
+from lib.pages.exclusions import NONE as NO_EXCLUSIONS
+from lib.pages.exclusions import Exclusions
 from lib.pages.schema import ROW_GROUP_ROWS
 from lib.runtime.maptasks import map_tasks
 from lib.store import layout, storage
@@ -37,6 +39,7 @@ RESULT = pa.schema(
         ("language", pa.string()),
         ("rows", pa.int64()),  # pages in the file
         ("selected", pa.int64()),  # matched by the patterns and where
+        ("excluded", pa.int64()),  # matched, but on the take-down list (ROOT/_exclusions.jsonl)
         ("noindex", pa.int64()),
         ("robots_txt_disallowed", pa.int64()),
         ("kept", pa.int64()),  # selected and indexable: the sub-index's pages
@@ -93,7 +96,13 @@ def _mask(table: pa.Table, patterns: tuple[Pattern, ...], where: str | None, lan
 
 
 def select_file(
-    src: SourceFile, raw: str, dest: str, patterns: tuple[Pattern, ...], where: str | None, policy: indexable.Policy
+    src: SourceFile,
+    raw: str,
+    dest: str,
+    patterns: tuple[Pattern, ...],
+    where: str | None,
+    policy: indexable.Policy,
+    excl: Exclusions = NO_EXCLUSIONS,
 ) -> dict[str, Any]:
     """One page file's selected, indexable pages written to ``dest/<target>`` (nothing when none);
     ``raw``: a scratch folder for the selected rows before the noindex/robots.txt filter."""
@@ -105,6 +114,12 @@ def select_file(
     probe = pf.read(columns=cols)
     rows = _mask(probe, patterns, where, src.language)
     out = {"day": src.day.isoformat(), "language": src.language, "rows": probe.num_rows, "selected": len(rows)}
+    if excl and rows:  # a take-down holds for sub-indices as for the days (docs/operations.md)
+        hit = excl.mask(probe.column("url").take(rows)).to_pylist()
+        out["excluded"] = sum(hit)
+        rows = [r for r, h in zip(rows, hit) if not h]
+    else:
+        out["excluded"] = 0
     out.update(noindex=0, robots_txt_disallowed=0, kept=0, row_groups=pf.num_row_groups, row_groups_read=0)
     if not rows:
         return out
@@ -160,6 +175,7 @@ def select_pages(
     patterns: tuple[Pattern, ...],
     where: str | None,
     policy: indexable.Policy = indexable.Policy(),
+    excl: Exclusions = NO_EXCLUSIONS,
 ) -> list[dict[str, Any]]:
     """Every file's selection written into ``dest`` (one Spark task per file); the per-file
     counts (:data:`RESULT`), in file order."""
@@ -167,7 +183,7 @@ def select_pages(
 
     def task(batches):
         for b in batches:
-            rows = [select_file(files[i], raw, dest, patterns, where, policy) for i in b.column(0).to_pylist()]
+            rows = [select_file(files[i], raw, dest, patterns, where, policy, excl) for i in b.column(0).to_pylist()]
             yield pa.RecordBatch.from_pylist(rows, schema=RESULT)
 
     os.makedirs(dest, exist_ok=True)

@@ -72,6 +72,7 @@ CONFIG = {
     "docs_per_shard": 4,
 }
 PATTERNS = "# example.com hosts and one German site\nexample.com\nde,beispiel1)/\n"
+TAKEN_DOWN = "https://site7.example.com/page"  # on ROOT/_exclusions.jsonl: left out of sub-indices too
 
 
 def expected(pages: list[dict]) -> list[dict]:
@@ -83,6 +84,7 @@ def expected(pages: list[dict]) -> list[dict]:
         if p["language"] in ("eng", "deu")
         and (p["url_host"].endswith(".example.com") or p["url_host"] == "www.beispiel1.de")
         and "site5." not in p["url"]
+        and p["url"] != TAKEN_DOWN
         and p.get("ows_index") is not False
     ]
 
@@ -97,6 +99,8 @@ def _run(spark, folder: pathlib.Path, *extra: str) -> int:
 def published(spark, tmp_path_factory):
     root = tmp_path_factory.mktemp("od") / "root"
     publish_days(root)
+    rule = {"url": TAKEN_DOWN, "date": "2026-01-20", "reason": "owner request"}
+    (root / "_exclusions.jsonl").write_text(json.dumps(rule) + "\n")
     folder = write_request(root, RID, CONFIG, PATTERNS)
     assert _run(spark, folder) == 0
     return root
@@ -130,6 +134,7 @@ def test_status_manifest_and_edges(published):
     want = expected(sample_pages()) + expected(day2_pages())
     assert status["state"] == "done" and status["counts"]["kept"] == len(want)
     assert status["counts"]["noindex"] == 1 and status["counts"]["index"]["docs"] == len(want)
+    assert status["counts"]["excluded"] == 1
     assert status["counts"]["kept_by_day"]["2026-01-16"] == {"eng": 3, "deu": 1}
     pub = published / "public" / RID
     manifest = json.loads((pub / "_manifest.json").read_text())
