@@ -218,3 +218,28 @@ def test_warc_records_copied_byte_exact_and_the_same_on_rerun(spark, tmp_path):
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     assert _run(spark, folder) == 0
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_the_service_lists_serves_and_searches_the_sub_index(published):
+    from fastapi.testclient import TestClient
+
+    from lib.serve.app import create_app
+
+    client = TestClient(create_app({"dc1": str(published)}))
+    listing = client.get("/public").json()
+    (item,) = [s for s in listing["subindices"] if s["id"] == RID]  # the bad requests published nothing
+    assert listing["count"] == 1 and item["request"]["requester"] == "tests"
+    pub = published / "public" / RID
+    for f in item["files"]:
+        body = client.get(f["url"]).content
+        assert (
+            hashlib.sha256(body).hexdigest()
+            == f["sha256"]
+            == hashlib.sha256((pub / f["path"]).read_bytes()).hexdigest()
+        )
+    hits = client.get(f"/public/dc1/{RID}/search", params={"q": "quokka"}).json()["hits"]
+    assert [h["url"] for h in hits] == ["https://site3.example.com/page"]  # the one page with the rare term
+    de = client.get(f"/public/dc1/{RID}/search", params={"q": "neu brücke", "lang": "deu"}).json()["hits"]
+    assert de[0]["url"] == "https://www.beispiel1.de/neu" and {h["lang"] for h in de} == {"deu"}
+    assert client.get(f"/public/dc1/{RID}/files/../../preprocessed/2026-01/15/_SUCCESS").status_code == 404
+    assert client.get("/public/dc1/bad-nothing/search", params={"q": "x"}).status_code == 404
