@@ -99,12 +99,15 @@ def _warc(spark: Any, selection: str, out: str, copy_records: Callable[[Any, str
     offset, length in the sub-index's page order); its run statistics (timings) are dropped,
     the archives, ``manifest.tsv`` and ``errors.tsv`` stay."""
     tsv = out + ".tsv"
-    lines = []
+    lines, missing = [], 0
     for d in sorted(os.listdir(selection)):
         for n in sorted(os.listdir(os.path.join(selection, d))):
             t = pq.read_table(os.path.join(selection, d, n), columns=["url", "warc_file", "warc_offset", "warc_length"])
             for url, f, off, length in zip(*(c.to_pylist() for c in t.columns)):
-                lines.append(f"{url}\t{f}\t{off}\t{length}\n")
+                if off is None or length is None:  # a page read from a damaged archive: no record to copy
+                    missing += 1
+                else:
+                    lines.append(f"{url}\t{f}\t{off}\t{length}\n")
     with open(tsv, "w") as fh:
         fh.writelines(lines)
     try:
@@ -122,4 +125,4 @@ def _warc(spark: Any, selection: str, out: str, copy_records: Callable[[Any, str
         if os.path.exists(os.path.join(out, name)):
             os.remove(os.path.join(out, name))
     archives = [n for n in os.listdir(out) if n not in (MANIFEST, ERRORS)]
-    return {"records": int(res.summary["extracted"]), "archives": len(archives)}
+    return {"records": int(res.summary["extracted"]), "archives": len(archives), "pages_without_offsets": missing}

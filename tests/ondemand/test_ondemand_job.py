@@ -214,7 +214,7 @@ def test_warc_records_copied_byte_exact_and_the_same_on_rerun(spark, tmp_path):
     got = [(r.rec_type, r.rec_headers.get_header("WARC-Target-URI")) for r in ArchiveIterator(open(copied, "rb"))]
     assert got == [("warcinfo", None), ("response", members[1][0]), ("response", members[3][0])]
     status = json.loads((folder / "status.json").read_text())
-    assert status["counts"]["warc"] == {"records": 2, "archives": 1}
+    assert status["counts"]["warc"] == {"records": 2, "archives": 1, "pages_without_offsets": 0}
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     assert _run(spark, folder) == 0
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
