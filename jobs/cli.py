@@ -20,6 +20,7 @@ COMMANDS = {
     "index": ("jobs.index", "preprocessed day -> CIFF shards, metadata, web graph, anchor texts"),
     "catalogue": ("jobs.catalogue", "a day's CDXJ, URL database merge and report"),
     "extract": ("jobs.extract", "copy records out of archives by offset/length"),
+    "on-demand": ("jobs.ondemand", "a request folder (on_demand/<id>) -> a published sub-index (public/<id>)"),
     "exchange": ("jobs.exchange", "merge partner data centers' links into a day's in-links"),
     "purge": ("jobs.purge", "apply the exclusion list to published days (take-downs)"),
     "demo": ("jobs.demo", "sample crawl -> the whole pipeline -> the service, locally"),

@@ -200,8 +200,13 @@ class ExtractJob(SparkJob):
 
         return spark.sparkContext.parallelize(slices, len(slices)).mapPartitionsWithIndex(task).collect()
 
+    def started_at(self) -> dt.datetime:
+        """The time the output archives' header records (warcinfo, ARC filedesc) carry: the run's
+        start; a caller that needs the same bytes on every run (jobs/ondemand.py) fixes it."""
+        return dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+
     def run(self, spark: Any, options: ExtractOptions) -> JobResult:
-        started = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+        started = self.started_at()
         with self.steps("read_list"):
             resolver = Resolver(options.archives)
             items, parse_errors, line_text = self.read_list(spark, options, resolver)

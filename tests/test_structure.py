@@ -33,7 +33,18 @@ ROOT = _project_root()
 
 BASE = {"store", "runtime", "pages", "errors"}
 FORMATS = {"warc", "html", "ciff", "text"}
-STAGES = {"preprocess", "index", "extract", "catalogue", "placement", "staging", "orchestration", "serve", "purge"}
+STAGES = {
+    "preprocess",
+    "index",
+    "extract",
+    "catalogue",
+    "placement",
+    "staging",
+    "orchestration",
+    "serve",
+    "purge",
+    "ondemand",
+}
 #: rank of each layer: an import may only go to the same rank or a lower one
 RANK = {"base": 0, "format": 1, "stage": 2, "jobs": 3}
 

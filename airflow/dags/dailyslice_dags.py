@@ -1,5 +1,5 @@
-"""Airflow DAG file: one nightly DAG per data center of datacenters.yaml
-(``$DAILYSLICE_DATACENTERS`` overrides the path). See docs/orchestration.md."""
+"""Airflow DAG file: one nightly DAG and one on-demand DAG per data center of datacenters.yaml
+(``$DAILYSLICE_DATACENTERS`` overrides the path). See docs/orchestration.md and docs/ondemand.md."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ import os
 
 from lib.orchestration.dag_factory import build_dag
 from lib.orchestration.datacenters import load_config
+from lib.orchestration.ondemand_dag import build_ondemand_dag
 
 _config = os.environ.get("DAILYSLICE_DATACENTERS") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "datacenters.yaml"
 )
 for _name, _cfg in load_config(_config).items():
-    _dag = build_dag(_name, _cfg)
-    globals()[_dag.dag_id.replace("-", "_")] = _dag
+    for _dag in (build_dag(_name, _cfg), build_ondemand_dag(_name, _cfg)):
+        globals()[_dag.dag_id.replace("-", "_")] = _dag

@@ -8,6 +8,7 @@ API, the catalogue queries and a plain-HTML search page, over published roots.
     GET /files, /download/{dc}/{path}, /metadata                     the files API (``files_api``)
     GET /capture/{record_id}, /capture?file=&offset=&length=          one capture's bytes (``capture_api``)
     GET /catalogue/…                                                 the catalogue (``catalogue_api``)
+    GET /public, /public/{dc}/{id}/search, …/files/{path}            on-demand sub-indices (``subindex_api``)
     GET /                                                            the search page
 
 Every error is a 4xx with ``{"error": "..."}``; the OpenAPI description is at /openapi.json, /docs.
@@ -34,6 +35,7 @@ from lib.serve.errors import NotFound
 from lib.serve.files_api import files_router
 from lib.serve.http_errors import install_error_handlers
 from lib.serve.published import SliceStore, parse_day, split_values
+from lib.serve.subindex_api import subindex_router
 
 
 def hit_dict(hit: Any) -> dict[str, Any]:
@@ -240,6 +242,7 @@ def create_app(
         )
     )
     app.include_router(catalogue_router({dc: r for dc, r in roots.items()}))
+    app.include_router(subindex_router(dict(roots)))
     return app
 
 

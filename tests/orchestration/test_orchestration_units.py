@@ -137,7 +137,21 @@ def test_dag_folder_imports_cleanly(airflow_home, monkeypatch):
     monkeypatch.delenv("DAILYSLICE_DATACENTERS", raising=False)  # the shipped datacenters.yaml
     bag = DagBag(dag_folder=str(ROOT / "airflow" / "dags"))
     assert bag.import_errors == {}
-    assert sorted(bag.dags) == ["dailyslice-dc-a", "dailyslice-dc-b"]
+    assert sorted(bag.dags) == [
+        "dailyslice-dc-a",
+        "dailyslice-dc-b",
+        "dailyslice-ondemand-dc-a",
+        "dailyslice-ondemand-dc-b",
+    ]
+    od = bag.dags["dailyslice-ondemand-dc-a"]  # one request at a time per data center
+    assert od.max_active_runs == 1 and isinstance(od.get_task("wait"), SlurmJobSensor)
+    assert {t.task_id: sorted(t.upstream_task_ids) for t in od.tasks} == {
+        "pick": [],
+        "submit": ["pick"],
+        "wait": ["submit"],
+        "check": ["submit", "wait"],
+        "stage": ["check", "submit"],
+    }
     dag = bag.dags["dailyslice-dc-a"]
     assert dag.max_active_runs == 5 and dag.schedule == "0 3 * * *"
     assert type(dag.timetable).__name__ == "CronTriggerTimetable"  # logical date = the 03:00 run time
