@@ -282,6 +282,31 @@ def test_urldb_matches_reference_fold(built):
         )
 
 
+# before test_rebuild_after_crash_leaves_no_half_folder: its rebuild with --no-urldb has no delta
+def test_the_job_writes_the_day_s_delta_and_reports_it(built):
+    root, _ = built
+
+    def delta_rows(d: dt.date) -> set[tuple[str, str]]:
+        folder = os.path.join(root, "catalogue", f"{d:%Y-%m}", f"{d:%d}", "delta")
+        return {(r["kind"], r["url"]) for r in pq.read_table(folder).to_pylist()}
+
+    d1 = delta_rows(D1)
+    dated = {r["url"] for r in day_captures(root, D1) if r["warc_date"] is not None}
+    assert {u for k, u in d1 if k == "new"} == dated and len(dated) == 5
+    assert {u for k, u in d1 if k != "new"} == {"http://example.de/missing"}  # its 404: gone
+    # D2: one URL new (the one without a WARC-Date is in no table), one changed across days, one within
+    assert delta_rows(D2) == {
+        ("new", "http://new.example.net/"),
+        ("changed", "http://example.org/page"),
+        ("changed", NEWS),
+    }
+    with open(os.path.join(root, "catalogue", f"{D2:%Y-%m}", f"{D2:%d}", "report.html"), encoding="utf-8") as f:
+        page = f.read()
+    assert (
+        "<td>URLs first seen (delta/)</td><td>1</td>" in page and "<td>URLs changed (new digest)</td><td>2</td>" in page
+    )
+
+
 def test_urldb_rerun_and_out_of_order_are_idempotent(built, spark, tmp_path):
     root, _ = built
     db = os.path.join(root, "urldb")
@@ -568,27 +593,3 @@ def test_captures_in_many_small_files_are_read_by_few_tasks(spark, tmp_path):
     assert df.rdd.getNumPartitions() <= 2 * spark.sparkContext.defaultParallelism
     got = sorted(r["record_id"] for r in df.select("record_id").collect())
     assert got == sorted(f"<urn:uuid:{i}-{j}>" for i in range(300) for j in range(3))
-
-
-def test_the_job_writes_the_day_s_delta_and_reports_it(built):
-    root, _ = built
-
-    def delta_rows(d: dt.date) -> set[tuple[str, str]]:
-        folder = os.path.join(root, "catalogue", f"{d:%Y-%m}", f"{d:%d}", "delta")
-        return {(r["kind"], r["url"]) for r in pq.read_table(folder).to_pylist()}
-
-    d1 = delta_rows(D1)
-    dated = {r["url"] for r in day_captures(root, D1) if r["warc_date"] is not None}
-    assert {u for k, u in d1 if k == "new"} == dated and len(dated) == 5
-    assert {u for k, u in d1 if k != "new"} == {"http://example.de/missing"}  # its 404: gone
-    # D2: one URL new (the one without a WARC-Date is in no table), one changed across days, one within
-    assert delta_rows(D2) == {
-        ("new", "http://new.example.net/"),
-        ("changed", "http://example.org/page"),
-        ("changed", NEWS),
-    }
-    with open(os.path.join(root, "catalogue", f"{D2:%Y-%m}", f"{D2:%d}", "report.html"), encoding="utf-8") as f:
-        page = f.read()
-    assert (
-        "<td>URLs first seen (delta/)</td><td>1</td>" in page and "<td>URLs changed (new digest)</td><td>2</td>" in page
-    )
