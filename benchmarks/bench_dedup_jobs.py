@@ -5,11 +5,11 @@ the preprocess tasks' ``minhash_cpu`` against their whole CPU, and the index's d
     python -m benchmarks.bench_dedup_jobs [WARC_DAY_FOLDER]    # default: a copy of ../shared/corpus
 """
 
+import argparse
 import json
 import os
 import pathlib
 import shutil
-import sys
 import tempfile
 import time
 
@@ -23,10 +23,13 @@ from lib.text import neardup
 
 def main() -> None:
     """Preprocess the day (one core), then run the dedup stages in this process; print the shares."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("warc", nargs="?", help="a day's folder of archives (default: a copy of ../shared/corpus)")
+    args = ap.parse_args()
     spark = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
     tmp = pathlib.Path(tempfile.mkdtemp())
-    if len(sys.argv) > 1:
-        warc = pathlib.Path(sys.argv[1])
+    if args.warc:
+        warc = pathlib.Path(args.warc)
     else:
         warc = tmp / "warc"
         corpus = os.environ.get("DAILYSLICE_SHARED", os.path.join(os.path.dirname(__file__), "..", "..", "shared"))
