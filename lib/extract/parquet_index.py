@@ -61,10 +61,16 @@ class S3File(io.RawIOBase):
 
 
 def parquet_files(uri: str) -> list[str]:
-    """The Parquet files of ``uri``: the file itself, or every ``*.parquet`` below a folder."""
+    """The Parquet files of ``uri``: the file itself, or every ``*.parquet`` below a folder but
+    those named ``_*`` or ``.*`` (side tables such as an index day's ``_left_out.parquet``, as
+    Spark and Hive leave them out)."""
     if storage.exists(uri) if storage.is_s3(uri) else os.path.isfile(storage.local_path(uri)):
         return [uri]
-    files = [f.uri for f in storage.list_files(uri, [".parquet"])]
+    files = [
+        f.uri
+        for f in storage.list_files(uri, [".parquet"])
+        if not f.uri.rstrip("/").rsplit("/", 1)[-1].startswith(("_", "."))
+    ]
     if not files:
         raise FileNotFoundError(f"--index {uri}: no .parquet file in it")
     return files
