@@ -22,6 +22,7 @@ at the first use with :class:`S3CredentialsError` rather than failing hours late
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from typing import Any
@@ -124,8 +125,8 @@ def session() -> boto3.session.Session:
     return boto3.session.Session(botocore_session=core)
 
 
-#: Test hook: while the file this names exists, a process's object reads (GetObject) after its
-#: first wait (each waiting call appends its process id to ``<file>.reached``): an executor is
+#: Test hook: while the file this names exists, an executor process's object reads (GetObject)
+#: after its first wait (each waiting call appends its process id to ``<file>.reached``): an executor is
 #: held mid-job with credentials in hand; the key-rotation test rotates keys meanwhile.
 HOLD_ENV = "DAILYSLICE_S3_HOLD"
 HOLD_MAX_SECONDS = 600
@@ -134,6 +135,8 @@ _held: dict[int, int] = {}  # reads per process id (a forked worker starts its o
 
 def _hold(**_: Any) -> None:
     path = os.environ.get(HOLD_ENV, "")
+    if "pyspark.worker" not in sys.modules:  # executors' Python workers only: the driver reads too (leases)
+        return
     pid = os.getpid()
     with _lock:
         _held[pid] = _held.get(pid, 0) + 1
