@@ -30,7 +30,7 @@ from lib.catalogue.urldb import DEFAULT_KEEP, DEFAULT_PARTITIONS, DEFAULT_WAIT
 from lib.errors import UsageError
 from lib.pages import exclusions
 from lib.pages.exclude import filter_day
-from lib.runtime.sparkjob import DayJobOptions, JobResult, SparkJob, empty_input
+from lib.runtime.sparkjob import DayJobOptions, JobResult, SparkJob, empty_input, log
 from lib.store import layout, storage
 
 
@@ -141,15 +141,20 @@ class CatalogueJob(SparkJob):
                     spark, db, day, captures, options.url_partitions, options.keep_versions, options.urldb_wait
                 )
             with self.steps("delta"):  # what changed with the day, beside its catalogue (lib/catalogue/delta.py)
-                summary["delta"] = delta.write_delta(
-                    spark,
-                    db,
-                    day,
-                    captures,
-                    os.path.join(wd.path, delta.DELTA),
-                    options.url_partitions,
-                    options.urldb_wait,
-                )
+                try:
+                    summary["delta"] = delta.write_delta(
+                        spark,
+                        db,
+                        day,
+                        captures,
+                        os.path.join(wd.path, delta.DELTA),
+                        options.url_partitions,
+                        options.urldb_wait,
+                    )
+                except delta.NoBaseline as e:  # merged out of order: the day is in the database, no delta
+                    log.warning("%s", e)
+                    summary["delta"] = None
+                    summary["delta_skipped"] = str(e)
         if not options.no_report:
             index_day = options.index or layout.day_path(root, layout.INDEX, day)
             signals = noindex.report(root, day, src)

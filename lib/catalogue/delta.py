@@ -33,13 +33,18 @@ GONE_STATUS = (404, 410)
 DELTA_DDL = "kind string, id string, url string, digest string, prev_day date, prev_digest string, http_status int"
 
 
+class NoBaseline(urldb.UrlDbError):
+    """The database keeps no table of exactly the days before this one (a day merged after a later
+    one, or versions pruned by --keep-versions): the day's delta cannot be told, the merge stands."""
+
+
 def _previous_table(spark: Any, db: str, day: str) -> Any:
     """The database as it was before ``day``: the kept version of exactly the merged days before it."""
     state = urldb.read_state(db)
     before = [d for d in state["days"] if d < day]
     version = next((v for v in state["history"] if v["days"] == before), None)
     if version is None and before:
-        raise urldb.UrlDbError(
+        raise NoBaseline(
             f"{db}: the table of the days before {day} is no longer kept (--keep-versions): no delta for {day}"
         )
     if version is None:
