@@ -68,7 +68,7 @@ def main() -> int:
         base.append(s)
         s, erows, report = run(files, names)
         plug.append(s)
-    links = [u for r in rows for u, _ in r["outgoing_links"]]
+    links = [link[0] for r in rows for link in r["outgoing_links"]]
     mb = sum(os.path.getsize(f) for f in files) / 1e6
     print(
         f"{time.strftime('%Y-%m-%d')}, {platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; "

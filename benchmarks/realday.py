@@ -159,7 +159,7 @@ def measure(files: list[str]) -> dict:
                 pages += 1
                 out = row.get("outgoing_links") or []
                 links += len(out)
-                targets.update(u for u, _ in out)
+                targets.update(link[0] for link in out)
                 if not (row.get("plain_text") or "").strip():
                     no_text += 1
                 langs[row.get("language") or "und"] += 1

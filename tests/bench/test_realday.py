@@ -100,7 +100,7 @@ def test_copies_link_within_themselves_and_keep_link_diversity(day, corpus):
                 k = _copy_of(domains, urlsplit(row["url"]).hostname or "")
                 assert k is not None, row["url"]
                 pages[k] += 1
-                for target, _ in row["outgoing_links"]:
+                for target, *_ in row["outgoing_links"]:
                     j = _copy_of(domains, urlsplit(target).hostname or "")
                     if j is not None and j != k:
                         crossing.append((row["url"], target))
