@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 import pyarrow.parquet as pq
 
+from lib.errors import DailysliceError
 from lib.extract.driver import ERRORS, MANIFEST
 from lib.index import indexable
 from lib.index import shards as index_shards
@@ -27,7 +28,7 @@ ONE_GROUP_PER_LANGUAGE = 1 << 62
 COUNT_KEYS = [n for n in RESULT.names if n not in ("day", "language")]
 
 
-class NothingSelected(RuntimeError):
+class NothingSelected(DailysliceError, RuntimeError):
     """The request's patterns and ``where`` select no indexable page of its days."""
 
 

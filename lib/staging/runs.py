@@ -81,7 +81,7 @@ def snapshot_urldb(db: str, dest: str) -> dict[str, Any]:
     return staged
 
 
-class _Moved(Exception):
+class _Moved(StagingError):
     """The database's state changed while a snapshot was taken."""
 
 
