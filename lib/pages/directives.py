@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Iterable, Mapping
-from urllib.parse import urlsplit
 
 #: the directives we act on, in the order they are written into the ``robots`` column
 TRACKED = ("noindex", "nofollow", "nosnippet", "noarchive", "noai", "noimageai")
@@ -32,17 +31,6 @@ DEFAULT_AGENTS = ("robots",)
 _VALUED = frozenset(("max-snippet", "max-image-preview", "max-video-preview", "unavailable_after"))
 _EXPAND = {"none": ("noindex", "nofollow")}
 TDM_META = ("tdm-reservation", "tdm-policy")
-#: bytes of a robots.txt kept and parsed (RFC 9309 lets a crawler stop at 500 KiB; Google does)
-ROBOTS_TXT_MAX = 500 << 10
-
-
-def is_robots_txt(url: str) -> bool:
-    """Whether ``url`` is an origin's robots.txt (an http(s) URL whose path is ``/robots.txt``)."""
-    try:
-        p = urlsplit(url)
-    except ValueError:
-        return False
-    return p.scheme.lower() in ("http", "https") and p.path == "/robots.txt" and bool(p.netloc)
 
 
 def parse_values(content: str | None) -> set[str]:

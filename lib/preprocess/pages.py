@@ -25,7 +25,7 @@ from typing import Any, BinaryIO, Iterator
 
 from lib.html.charset import decode_html
 from lib.html.content import extract
-from lib.pages import directives, weburls
+from lib.pages import directives, robotstxt, weburls
 from lib.pages.exclusions import NONE as NO_EXCLUSIONS
 from lib.pages.exclusions import Exclusions
 from lib.preprocess import langid
@@ -208,10 +208,10 @@ class FileProcessor:
 
     def _capture(self, rec: Record, status: int | None, mime: str, kept: bool, resp=None) -> None:
         robots = None
-        if resp is not None and rec.url.endswith("robots.txt") and directives.is_robots_txt(rec.url):
+        if resp is not None and rec.url.endswith("robots.txt") and robotstxt.is_robots_url(rec.url):
             # the index reads the day's rules from these; a redirect's target in place of its body
             location = resp.headers.get("location") if status is not None and 300 <= status < 400 else None
-            robots = location.encode() if location else resp.body[: directives.ROBOTS_TXT_MAX]
+            robots = location.encode() if location else resp.body[: robotstxt.MAX_BYTES]
         self.captures.append(
             {
                 "url": rec.url,

@@ -77,11 +77,6 @@ def test_link_rel():
     assert d.link_rel("ugc", page_nofollow=True) == "nofollow ugc"
 
 
-def test_robots_txt_urls():
-    assert d.is_robots_txt("https://example.com/robots.txt") and d.is_robots_txt("http://a.b:8080/robots.txt")
-    assert not d.is_robots_txt("https://example.com/x/robots.txt") and not d.is_robots_txt("ftp://e.com/robots.txt")
-
-
 def _response(body: bytes, headers: list[str]) -> bytes:
     head = ["HTTP/1.1 200 OK", "Content-Type: text/html; charset=utf-8", *headers]
     return ("\r\n".join(head) + "\r\n\r\n").encode() + body
