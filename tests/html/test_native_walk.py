@@ -1,9 +1,11 @@
-"""The compiled DOM walker (lib/html/native/lexwalk.c) gives what the pure-Python path gives.
+"""The compiled DOM walker (lib/html/native/lexwalk.c, production) gives what the pure-Python path
+(the reference) gives.
 
 The Python path is held to the frozen old extraction by test_preprocess_equivalence.py; here
 the two paths of today's ``extract`` are held to each other: on real pages (the heavy pages of
 the peer benchmark and every HTML record of the shared samples), on generated documents
-full of what the rules look at (drop tags and attributes, boilerplate tokens in any case and
+full of what the rules look at (every tag, word and role of lib/html/rules.py, drop tags and
+attributes, boilerplate tokens in any case and
 with Unicode whitespace, block tags, nested and SVG links, img alt, SEP and other control
 characters in text), and on a deeply nested one.
 """
@@ -22,11 +24,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
 
-from lib.html import content, headings, walk
+from lib.html import content, headings, rules, walk
 from lib.html.charset import decode_html
 from lib.warc.http import HttpError, parse_response
 from lib.warc.records import BadRecord, iter_records
-from tests.conftest import ROOT
+from tests.conftest import ROOT, SHARED
 
 NATIVE = walk.WALK
 
@@ -90,6 +92,21 @@ def test_identical_on_real_pages(corpus, python_path):
         anchors += got["main_html"].count("<a href=")
     assert links > 15000  # the comparison saw real link lists, not empty ones
     assert anchors > 1000  # and main_html with links in it
+
+
+@pytest.mark.skipif(NATIVE is None, reason="walker not built")
+def test_identical_on_the_extraction_benchmark_pages(python_path):
+    # the news and blog pages of ../shared/extraction (what the main text is scored on)
+    pages = sorted((SHARED / "extraction" / "scrapinghub" / "html").glob("*.html.gz"))
+    if not pages:
+        pytest.skip("the ScrapingHub benchmark is not at ../shared/extraction/scrapinghub")
+    texts = 0
+    for path in pages:
+        html = decode_html(gzip.decompress(path.read_bytes())).text
+        got, want = both(html, f"http://{path.name}.example/", python_path, main_html=True)
+        assert got == want, path.name
+        texts += bool(got["text"])
+    assert len(pages) > 150 and texts == len(pages)
 
 
 # ---------------------------------------------------------------- generated documents
@@ -183,20 +200,33 @@ TEXTS = [
 ] + SPACES
 
 
+# every tag, word and role of lib/html/rules.py too, so that a rule added there is drawn here
+RULE_TAGS = sorted(
+    set().union(*(getattr(rules, name) for name in rules.TAG_SETS), rules.HTML_TAGS, rules.HTML_CONTEXT) - {"html"}
+)
+RULE_WORDS = sorted(rules.BOILER_WORDS | rules.STATE_PARTS | rules.NOPRINT_WORDS | rules.NOPRINT_PARTS | {"print"})
+RULE_ATTRS = [f"role={role}" for role in sorted(rules.BOILER_ROLES)]
+
+
 def document(rnd: random.Random) -> str:
     """A random document of the parts the rules look at, closed or not, nested up to 6 deep."""
 
+    def word() -> str:
+        if rnd.random() < 0.5:
+            return rnd.choice(WORDS)
+        return rnd.choice(["-", "_"]).join(rnd.choices(RULE_WORDS, k=rnd.randint(1, 3)))
+
     def attr() -> str:
         if rnd.random() < 0.5:
-            return rnd.choice(ATTRS)
-        value = rnd.choice(SPACES).join(rnd.choices(WORDS, k=rnd.randint(1, 3)))
+            return rnd.choice(ATTRS) if rnd.random() < 0.8 else rnd.choice(RULE_ATTRS)
+        value = rnd.choice(SPACES).join(word() for _ in range(rnd.randint(1, 3)))
         return rnd.choice(["class='{}'", "id='{}'", 'CLASS="{}"']).format(value)
 
     def text() -> str:
         return "".join(rnd.choices(TEXTS, k=rnd.randint(0, 5)))
 
     def element(depth: int) -> str:
-        tag = rnd.choice(TAGS)
+        tag = rnd.choice(TAGS) if rnd.random() < 0.7 else rnd.choice(RULE_TAGS)
         parts = [text()]
         for _ in range(rnd.randint(0, 3) if depth < 6 else 0):
             parts += [element(depth + 1), text()]
