@@ -3,20 +3,19 @@
 
 The Python path is held to the frozen old extraction by test_preprocess_equivalence.py; here
 the two paths of today's ``extract`` are held to each other: on real pages (the heavy pages of
-the peer benchmark and every HTML record of the shared samples), on generated documents
-full of what the rules look at (every tag, word and role of lib/html/rules.py, drop tags and
-attributes, boilerplate tokens in any case and
+the peer benchmark, every HTML record of the shared samples and the ScrapingHub pages of
+../shared/extraction), on generated documents full of what the rules look at (every tag, word
+and role of lib/html/rules.py, drop tags and attributes, boilerplate tokens in any case and
 with Unicode whitespace, block tags, nested and SVG links, img alt, SEP and other control
 characters in text), and on a deeply nested one.
 """
 
 from __future__ import annotations
 
-import glob
-import gzip
 import importlib
 import itertools
 import random
+import runpy
 
 import pytest
 import selectolax
@@ -25,9 +24,6 @@ from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
 
 from lib.html import content, headings, rules, walk
-from lib.html.charset import decode_html
-from lib.warc.http import HttpError, parse_response
-from lib.warc.records import BadRecord, iter_records
 from tests.conftest import ROOT, SHARED
 
 NATIVE = walk.WALK
@@ -57,31 +53,13 @@ def both(html: str, url: str, python_path, main_html: bool = False) -> tuple[dic
     return vars(content.extract(html, url, None, main_html)), python_path(html, url, None, main_html)
 
 
-def real_documents(corpus) -> list[tuple[str, str]]:
-    docs = []
-    with open(ROOT / "benchmarks" / "data" / "heavy_pages" / "pages.tsv") as f:
-        next(f)
-        for line in f:
-            name, url = line.split("\t")[:2]
-            with gzip.open(ROOT / "benchmarks" / "data" / "heavy_pages" / name) as g:
-                docs.append((url, decode_html(g.read()).text))
-    for path in sorted(glob.glob(str(corpus / "*" / "*.warc.gz"))):
-        with open(path, "rb") as f:
-            for rec in iter_records(f, path):
-                if isinstance(rec, BadRecord) or rec.rec_type != "response" or not rec.url.startswith("http"):
-                    continue
-                try:
-                    body = parse_response(rec.content).body
-                except HttpError:
-                    continue
-                if b"<" in body[:4096]:
-                    docs.append((rec.url, decode_html(body).text))
-    return docs
+#: the real pages that scripts/asan_walk.py runs the instrumented walker over (make asan)
+real_pages = runpy.run_path(str(ROOT / "scripts" / "asan_walk.py"), run_name="asan_walk")["real_pages"]
 
 
 @pytest.mark.skipif(NATIVE is None, reason="walker not built (test_the_walker_is_built_and_used fails)")
 def test_identical_on_real_pages(corpus, python_path):
-    docs = real_documents(corpus)
+    docs = real_pages(SHARED)  # the heavy pages, the corpus's HTML records, the ScrapingHub pages
     assert len(docs) > 400
     links = anchors = 0
     for url, html in docs:  # main_html too: the text the walk writes with it is the text without it
@@ -92,21 +70,6 @@ def test_identical_on_real_pages(corpus, python_path):
         anchors += got["main_html"].count("<a href=")
     assert links > 15000  # the comparison saw real link lists, not empty ones
     assert anchors > 1000  # and main_html with links in it
-
-
-@pytest.mark.skipif(NATIVE is None, reason="walker not built")
-def test_identical_on_the_extraction_benchmark_pages(python_path):
-    # the news and blog pages of ../shared/extraction (what the main text is scored on)
-    pages = sorted((SHARED / "extraction" / "scrapinghub" / "html").glob("*.html.gz"))
-    if not pages:
-        pytest.skip("the ScrapingHub benchmark is not at ../shared/extraction/scrapinghub")
-    texts = 0
-    for path in pages:
-        html = decode_html(gzip.decompress(path.read_bytes())).text
-        got, want = both(html, f"http://{path.name}.example/", python_path, main_html=True)
-        assert got == want, path.name
-        texts += bool(got["text"])
-    assert len(pages) > 150 and texts == len(pages)
 
 
 # ---------------------------------------------------------------- generated documents

@@ -48,6 +48,7 @@ static int buf_reserve(buf_t *b, size_t extra) {
 }
 
 static inline void buf_put(buf_t *b, const char *s, size_t n) {
+    if (n == 0) return;  /* an empty buffer has no data: memcpy must not get its NULL, even for 0 bytes */
     if (buf_reserve(b, n) == 0) { memcpy(b->data + b->len, s, n); b->len += n; }
 }
 
