@@ -6,8 +6,11 @@
  * several passes (the drop tags, the boilerplate candidates, the block elements), creates a
  * Python node for every match, decomposes and inserts separators, then walks the text. Here
  * one recursive walk reads the tree as it is and builds the strings directly; the tree is not
- * changed. The results are the Python path's, byte for byte
- * (tests/html/test_native_walk.py holds the two equal on real pages and generated ones).
+ * changed. This is the production path; the Python path is the reference, and the results are
+ * its, byte for byte (tests/html/test_native_walk.py holds the two equal on real pages and
+ * generated ones). The rules' tag sets, word lists, thresholds and codes are not written here:
+ * lexwalk_rules.h is generated from lib/html/rules.py (scripts/gen_lexwalk_rules.py, run by
+ * setup.py build_ext). Built with -Wall -Wextra -Werror; make asan runs it under ASan and UBSan.
  *
  * Only lexbor's struct layouts and constants are used (vendored headers of the lexbor that
  * selectolax SELECTOLAX_VERSION bundles, include/), no lexbor function: nothing to link.
@@ -371,6 +374,7 @@ static int is_boiler_heading(const lxb_dom_node_t *n) {
     return word_in(key, m, &W_HEADINGS);
 }
 
+/* one element's counts: lib/html/stat.py's Stat holds the same fields by the same names (but root) */
 typedef struct {
     uint32_t size, chars, links, par, rawpar;  /* rawpar: paragraph chars, those in boilerplate too */
     int boiler;  /* the rule that marks it (NO_RULE: none) */
@@ -429,8 +433,7 @@ static int grow(void **data, size_t *cap, size_t need, size_t item) {
     return 0;
 }
 
-/* measure.measure: per element under body, [size, chars, link chars, paragraph chars, boiler,
- * all paragraph chars, clean chars] */
+/* measure.measure: a stat_t per element under body (lib.html.stat.Stat, the same field names) */
 static int measure(stats_t *st, const lxb_dom_node_t *body) {
     open_t *stack = NULL;
     size_t depth = 0, stack_cap = 0;
