@@ -3,15 +3,16 @@
 #                 the service on the day (keeps serving on a terminal outside CI; DEMO_SERVE=yes|no|auto)
 #   make demo-s3 - the same against a real S3 server (SeaweedFS on loopback, started and stopped here)
 #   make test   - install (system packages included) and run the whole test suite
+#   make asan   - the compiled HTML walker under AddressSanitizer and UBSan over the real pages (make test runs it)
 VENV ?= .venv
 PY := $(VENV)/bin/python
 DEMO_ROOT ?= demo
 DEMO_DATE ?= 2026-01-15
 DEMO_SERVE ?= auto
 
-.PHONY: setup system-deps lint test demo demo-s3 clean
+.PHONY: setup system-deps lint asan test demo demo-s3 clean
 
-$(VENV)/.installed: pyproject.toml setup.py lib/html/native/lexwalk.c lib/serve/native/maxscore.c
+$(VENV)/.installed: pyproject.toml setup.py lib/html/native/lexwalk.c lib/html/rules.py lib/serve/native/maxscore.c
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test,bench]'
@@ -27,7 +28,12 @@ lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-test: system-deps setup lint
+# lib/html/native/lexwalk.c reads selectolax's memory: an instrumented copy over the real pages, failing on any
+# sanitizer report (scripts/asan_walk.py; about 10 s of CPU)
+asan: setup
+	$(PY) scripts/asan_walk.py
+
+test: system-deps setup lint asan
 	@$(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
 

@@ -6,7 +6,8 @@ lib/html/maintext.py drops it with the block it titles. Written from what templa
 blocks, never from an evaluation set's pages (the families of titles of latest articles, further
 reading and ratings were added after reading trafilatura's evaluation set's errors, each written out
 for every language, not the phrases of those pages alone); whole headings only, so that an article's own
-section titled "Comments on the draft law" is never matched. lib/html/native/lexwalk.c reads this
+section titled "Comments on the draft law" is never matched, and of under HEADING_KEY_MAX characters
+(lib/html/rules.py). lib/html/native/lexwalk.c reads this
 list when it is imported (no copy) and lowers the same letters (tests/html/test_native_walk.py).
 """
 
@@ -71,8 +72,6 @@ BOILER_HEADINGS = frozenset({
     "相關閱讀", "熱門文章", "分享",
 })
 # fmt: on
-#: headings of HEADING_KEY_MAX visible characters or more are titles of content, not of a block
-HEADING_KEY_MAX = 64
 _LOWER = {c: c + 32 for c in (*range(65, 91), *range(0xC0, 0xDF)) if c != 0xD7}
 
 

@@ -3,8 +3,8 @@ writes the main text (lib/html/maintext.py; lib/html/native/lexwalk.c writes the
 
 The walk tells the writer what it tells the text: an element kept is entered (:meth:`push`) and
 left (:meth:`pop`), a block boundary (:meth:`brk`), a cell boundary (:meth:`space`), text
-(:meth:`text`). The writer keeps the tags of :data:`TAGS` (``a`` only with an href that
-resolves to an absolute http(s) URL, written resolved) and drops every other tag, keeping its
+(:meth:`text`). The writer keeps the tags of :data:`TAGS` (lib/html/rules.py's ``HTML_TAGS``; ``a``
+only with an href that resolves to an absolute http(s) URL, written resolved) and drops every other tag, keeping its
 text; an element is written only once text is written inside it (no empty ``<p></p>``, no
 ``<a>`` around an image alone). Where the text breaks a line and no kept block tag does (a
 ``div``, ``br``, ``dd``... boundary), it writes ``<br>``; inside ``<pre>`` a line break and
@@ -16,30 +16,11 @@ from __future__ import annotations
 
 from html import escape
 
-#: structural tags kept, by how they break the text: a line (block), a cell (td, th), nothing
-BLOCK, CELL, INLINE = 1, 2, 3
-TAGS = {
-    **dict.fromkeys(
-        ("p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "table", "caption", "tr", "pre", "blockquote"),
-        BLOCK,
-    ),
-    "td": CELL,
-    "th": CELL,
-    "code": INLINE,
-    "a": INLINE,
-}
-#: what a content root needs around it to be where its tag may stand (a <tr> outside a table
-#: is dropped by an HTML parser)
-CONTEXT = {
-    "tr": ("table",),
-    "td": ("table", "tr"),
-    "th": ("table", "tr"),
-    "li": ("ul",),
-    "thead": ("table",),
-    "tbody": ("table",),
-    "tfoot": ("table",),
-    "caption": ("table",),
-}
+from lib.html.rules import HTML_BLOCK as BLOCK
+from lib.html.rules import HTML_CELL as CELL
+from lib.html.rules import HTML_CONTEXT as CONTEXT
+from lib.html.rules import HTML_INLINE as INLINE
+from lib.html.rules import HTML_TAGS as TAGS
 
 
 def _utf8(s: str) -> bool:

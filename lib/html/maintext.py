@@ -10,7 +10,7 @@ Two walks over the ``<body>`` subtree, both in document order:
 
 An element is dropped when
 
-- it is never shown (:data:`~lib.html.boilerplate.INVISIBLE_TAGS`, or the ``hidden`` attribute): always;
+- it is never shown (:data:`~lib.html.rules.INVISIBLE_TAGS`, or the ``hidden`` attribute): always;
 - a boilerplate rule matches it (a boilerplate tag or ``role``, ``aria-hidden=true``, a
   boilerplate word among its class and id tokens, most of its text is link text, or it is the
   residue of boilerplate blocks: a heading left over a dropped list), **unless it
@@ -23,24 +23,25 @@ This module runs the two walks and writes the text (:func:`main_text`; the rule 
 attempts, the block and cell boundaries); the rules that classify an element are in
 lib/html/boilerplate.py (the titles of boilerplate blocks in lib/html/headings.py), the measure
 walk and the passes that complete its marks in lib/html/measure.py, the choice of the content
-roots in lib/html/roots.py. Together they are the reference (the pure-Python path);
-lib/html/native/lexwalk.c computes the same text from the same tree in C
-(tests/html/test_native_walk.py holds them equal).
+roots in lib/html/roots.py; the tag sets, word lists and thresholds they read in lib/html/rules.py.
+Together they are the reference (the pure-Python path, run with ``DAILYSLICE_NATIVE_HTML=off``).
+Production is lib/html/native/lexwalk.c, which computes the same text from the same tree in C
+with tables generated from lib/html/rules.py (tests/html/test_native_walk.py holds the two equal
+on real and generated pages).
 """
 
 from __future__ import annotations
 
-from lib.html.boilerplate import BLOCK_TAGS, PROTECTED_TAGS, is_boilerplate, is_invisible, is_protected, is_residue
+from lib.html.boilerplate import is_boilerplate, is_invisible, is_protected, is_residue
 from lib.html.mainhtml import CONTEXT, HtmlWriter
 from lib.html.measure import headed, measure, trailing, unprotect
 from lib.html.roots import ancestors, content_roots
+from lib.html.rules import BLOCK_TAGS, CELL_TAGS, PROTECTED_TAGS, SEP
+from lib.html.stat import Stat
 
-SEP = "\x1e"  # a block boundary in the written text
 PRE_BREAKS = SEP + "\n"  # inside <pre>, a line break is a block boundary too
 SHY = "\xad"  # a soft hyphen: left out of the text
 
-#: table cells: a space, not a line, between them (a table row is one line)
-CELL_TAGS = frozenset({"td", "th"})
 #: the rule sets of main_text's attempts: all rules; without the content root and link density;
 #: invisible elements only
 STRICT, LENIENT, BARE = 0, 1, 2
@@ -71,7 +72,7 @@ def main_text(body, resolve=None) -> tuple[str, int] | tuple[str, int, str]:
 
 
 def _write(
-    body, stats: list[list[int]], totals: tuple[int, int], roots: list[int], level: int, html: HtmlWriter | None = None
+    body, stats: list[Stat], totals: tuple[int, int], roots: list[int], level: int, html: HtmlWriter | None = None
 ) -> str:
     """The text under the content roots (``roots``, in document order, none inside another; ``[-1]``: the
     body) that the rules of ``level`` keep (``totals``: the body's visible and all paragraph
@@ -96,10 +97,9 @@ def _write(
                     html.text(t, PRE_BREAKS if pre else SEP)
         elif node.is_element_node:
             s = stats[i]
-            size, chars, links = s[:3]
             attrs = node.attributes
             if is_invisible(tag, attrs):
-                i += size
+                i += s.size
             elif not inside:
                 if i in roots:
                     descend = node.child is not None
@@ -113,17 +113,17 @@ def _write(
                     descend = True
                     i += 1
                 else:
-                    i += size
+                    i += s.size
             elif (
                 level != BARE
                 and tag not in PROTECTED_TAGS
                 and (
-                    rule := is_boilerplate(tag, attrs, s[10], s[9] if level == STRICT else 0, s[5])
+                    rule := is_boilerplate(tag, attrs, s.own, s.ownlinks if level == STRICT else 0, s.rawpar)
                     or (level == STRICT and is_residue(tag, s))
                 )
                 and not is_protected(s, rule, *totals)
             ):
-                i += size
+                i += s.size
             else:
                 i += 1
                 _enter(tag, parts, html)

@@ -9,62 +9,62 @@ before it, are written with it (lib/html/maintext.py). Two of the rules use thes
 an article's lead, and an element holding more than half of the page's paragraph text is
 protected when the page has enough of it to locate a root.
 
-lib/html/native/lexwalk.c's content_root and content_roots locate the same roots
-(tests/html/test_walker_tables.py holds the thresholds equal).
+The thresholds are lib/html/rules.py's (ROOT_*, CLEAN_*, SIB_*, LEAD_*: the comments there say
+what each means). lib/html/native/lexwalk.c's content_root and content_roots locate the same roots.
 """
 
 from __future__ import annotations
 
-#: the content root holds ROOT_NUM/ROOT_DEN of the body's paragraph text, when it has ROOT_MIN characters
-ROOT_NUM, ROOT_DEN, ROOT_MIN = 5, 6, 500
-#: ... and at least CLEAN_NUM/CLEAN_DEN of its clean text (visible, outside links and boilerplate
-#: blocks); else the paragraphs sit in a side block (the article's text is not in <p>) and the
-#: root is located by the clean text instead
-CLEAN_NUM, CLEAN_DEN = 1, 4
-#: a sibling of the content root or of its parent is written too when it holds SIB_MIN paragraph
-#: characters that are SIB_NUM/SIB_DEN of its visible text (a lead, the second half of an article
-#: after an ad slot, a forum's next post)
-SIB_MIN, SIB_NUM, SIB_DEN, SIB_LEVELS = 100, 1, 2, 2
-#: ... and a sibling before them when it holds LEAD_MIN clean characters that are SIB_NUM/SIB_DEN of
-#: its visible text, in <p> or not: a lead in a <div> or a heading of its own, a summary box; up
-#: to LEAD_LEVELS levels (a lead in the article's header, beside the body's wrappers)
-LEAD_MIN, LEAD_LEVELS = 150, 3
+from lib.html.rules import (
+    CLEAN_DEN,
+    CLEAN_NUM,
+    LEAD_LEVELS,
+    LEAD_MIN,
+    ROOT_DEN,
+    ROOT_MIN,
+    ROOT_NUM,
+    SIB_DEN,
+    SIB_LEVELS,
+    SIB_MIN,
+    SIB_NUM,
+)
+from lib.html.stat import Stat
 
 
-def ancestors(stats: list[list[int]], i: int) -> list[int]:
+def ancestors(stats: list[Stat], i: int) -> list[int]:
     """The indexes of element ``i``'s ancestors in ``stats`` (document order, each entry's first
     field its subtree's size), the outermost first: down the chain, skipping siblings whole."""
     chain = []
     k = 0
     while k < i:
-        if k + stats[k][0] > i:
+        if k + stats[k].size > i:
             chain.append(k)
             k += 1
         else:
-            k += stats[k][0]
+            k += stats[k].size
     return chain
 
 
-def content_root(stats: list[list[int]], ptotal: int, f: int = 3) -> int:
+def content_root(stats: list[Stat], ptotal: int, clean: bool = False) -> int:
     """Index of the deepest element holding ROOT_NUM/ROOT_DEN of the body's paragraph text (-1:
     none, the body is the root): the article's container, whatever its markup calls it. With
-    ``f`` 6 and the clean characters as ``ptotal``: of the body's clean text."""
+    ``clean`` and the clean characters as ``ptotal``: of the body's clean text."""
     if ptotal < ROOT_MIN:
         return -1
     root = -1
     i = 0
     while i < len(stats):  # those that qualify form a chain: the last is the deepest
         s = stats[i]
-        if s[4]:  # nothing inside a boilerplate block is the root
-            i += s[0]
+        if s.boiler:  # nothing inside a boilerplate block is the root
+            i += s.size
             continue
-        if s[f] * ROOT_DEN >= ptotal * ROOT_NUM:
+        if (s.clean if clean else s.par) * ROOT_DEN >= ptotal * ROOT_NUM:
             root = i
         i += 1
     return root
 
 
-def content_roots(stats: list[list[int]], ptotal: int, ctotal: int) -> list[int]:
+def content_roots(stats: list[Stat], ptotal: int, ctotal: int) -> list[int]:
     """The content root (:func:`content_root`) and, in document order with it, those of its
     siblings and of its parent's siblings (SIB_LEVELS) outside boilerplate blocks that carry
     paragraph text of their own (SIB_MIN), or before it, clean text (LEAD_MIN, LEAD_LEVELS); when the
@@ -72,35 +72,35 @@ def content_roots(stats: list[list[int]], ptotal: int, ctotal: int) -> list[int]
     CLEAN_NUM/CLEAN_DEN of the body's clean text, the root that the clean text locates, alone
     (paragraphs do not say what the page's text is); ``[-1]``: the body is the root."""
     if ptotal < ROOT_MIN:  # too few paragraphs to say where the text is
-        return [content_root(stats, ctotal, 6)]
+        return [content_root(stats, ctotal, clean=True)]
     root = content_root(stats, ptotal)
     if root < 0:
         return [root]
-    if stats[root][6] * CLEAN_DEN < ctotal * CLEAN_NUM:
-        return [content_root(stats, ctotal, 6)]
+    if stats[root].clean * CLEAN_DEN < ctotal * CLEAN_NUM:
+        return [content_root(stats, ctotal, clean=True)]
     chain = ancestors(stats, root)  # the innermost last
     roots = [root]
     inner = root
     for level in range(max(SIB_LEVELS, LEAD_LEVELS)):
         parent = chain.pop() if chain else -1
-        j, end = (parent + 1, parent + stats[parent][0]) if parent >= 0 else (0, len(stats))
+        j, end = (parent + 1, parent + stats[parent].size) if parent >= 0 else (0, len(stats))
         while j < end:
             s = stats[j]
             if (
                 j != inner
-                and not s[4]
+                and not s.boiler
                 and (
                     level < SIB_LEVELS
-                    and s[3] >= SIB_MIN
-                    and s[3] * SIB_DEN >= s[1] * SIB_NUM
+                    and s.par >= SIB_MIN
+                    and s.par * SIB_DEN >= s.chars * SIB_NUM
                     or level < LEAD_LEVELS
                     and j < inner
-                    and s[6] >= LEAD_MIN
-                    and s[6] * SIB_DEN >= s[1] * SIB_NUM
+                    and s.clean >= LEAD_MIN
+                    and s.clean * SIB_DEN >= s.chars * SIB_NUM
                 )
             ):
                 roots.append(j)
-            j += s[0]
+            j += s.size
         if parent < 0:
             break
         inner = parent

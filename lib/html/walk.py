@@ -3,7 +3,9 @@
 :data:`WALK` is the module ``lib.html._lexwalk`` when it was built (``pip install`` compiles
 it) and the installed selectolax is the version whose lexbor it was compiled against (the one
 pyproject.toml pins): it reads selectolax's tree through lexbor's struct layouts, which another
-version may change. ``DAILYSLICE_NATIVE_HTML=off`` chooses the pure-Python path of
+version may change, and it was built from this checkout's rules (lib/html/rules.py, whose digest the
+module carries: a rule changed without a rebuild leaves it unused). It is the production path;
+``DAILYSLICE_NATIVE_HTML=off`` chooses the pure-Python path of
 ``lib.html.content`` (the same output, several times slower); ending up there any other way (a
 module that did not load, another selectolax) is reported as a warning in the preprocess
 job's log and in the day's health block (:func:`slow_by_accident`).
@@ -21,10 +23,12 @@ import urllib.request
 
 import selectolax
 
+from lib.html import rules
+
 DIST = "daily-index-slice"
 #: what this module expects of the compiled walker (lexwalk.c's API): a module built from older
 #: source (an install not rebuilt after an update) is not used
-API = 6
+API = 7
 
 
 def _from_installed_project():
@@ -60,6 +64,8 @@ def _usable() -> object | None:
         return None
     if selectolax.__version__ != _lexwalk.SELECTOLAX_VERSION or getattr(_lexwalk, "API", 1) != API:
         return None
+    if _lexwalk.RULES != rules.digest():
+        return None
     return _lexwalk
 
 
@@ -82,4 +88,6 @@ def status() -> str:
         return f"pure Python (built for selectolax {_lexwalk.SELECTOLAX_VERSION}, installed {selectolax.__version__})"
     if getattr(_lexwalk, "API", 1) != API:
         return f"pure Python (lib.html._lexwalk built from older source, API {getattr(_lexwalk, 'API', 1)}: rebuild it)"
+    if _lexwalk.RULES != rules.digest():
+        return "pure Python (lib.html._lexwalk built from other rules than lib/html/rules.py: rebuild it)"
     return "pure Python (DAILYSLICE_NATIVE_HTML=off)"

@@ -1,20 +1,21 @@
-"""The compiled DOM walker (lib/html/native/lexwalk.c) gives what the pure-Python path gives.
+"""The compiled DOM walker (lib/html/native/lexwalk.c, production) gives what the pure-Python path
+(the reference) gives.
 
 The Python path is held to the frozen old extraction by test_preprocess_equivalence.py; here
 the two paths of today's ``extract`` are held to each other: on real pages (the heavy pages of
-the peer benchmark and every HTML record of the shared samples), on generated documents
-full of what the rules look at (drop tags and attributes, boilerplate tokens in any case and
+the peer benchmark, every HTML record of the shared samples and the ScrapingHub pages of
+../shared/extraction), on generated documents full of what the rules look at (every tag, word
+and role of lib/html/rules.py, drop tags and attributes, boilerplate tokens in any case and
 with Unicode whitespace, block tags, nested and SVG links, img alt, SEP and other control
 characters in text), and on a deeply nested one.
 """
 
 from __future__ import annotations
 
-import glob
-import gzip
 import importlib
 import itertools
 import random
+import runpy
 
 import pytest
 import selectolax
@@ -22,11 +23,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
 
-from lib.html import content, headings, walk
-from lib.html.charset import decode_html
-from lib.warc.http import HttpError, parse_response
-from lib.warc.records import BadRecord, iter_records
-from tests.conftest import ROOT
+from lib.html import content, headings, rules, walk
+from tests.conftest import ROOT, SHARED
 
 NATIVE = walk.WALK
 
@@ -55,31 +53,13 @@ def both(html: str, url: str, python_path, main_html: bool = False) -> tuple[dic
     return vars(content.extract(html, url, None, main_html)), python_path(html, url, None, main_html)
 
 
-def real_documents(corpus) -> list[tuple[str, str]]:
-    docs = []
-    with open(ROOT / "benchmarks" / "data" / "heavy_pages" / "pages.tsv") as f:
-        next(f)
-        for line in f:
-            name, url = line.split("\t")[:2]
-            with gzip.open(ROOT / "benchmarks" / "data" / "heavy_pages" / name) as g:
-                docs.append((url, decode_html(g.read()).text))
-    for path in sorted(glob.glob(str(corpus / "*" / "*.warc.gz"))):
-        with open(path, "rb") as f:
-            for rec in iter_records(f, path):
-                if isinstance(rec, BadRecord) or rec.rec_type != "response" or not rec.url.startswith("http"):
-                    continue
-                try:
-                    body = parse_response(rec.content).body
-                except HttpError:
-                    continue
-                if b"<" in body[:4096]:
-                    docs.append((rec.url, decode_html(body).text))
-    return docs
+#: the real pages that scripts/asan_walk.py runs the instrumented walker over (make asan)
+real_pages = runpy.run_path(str(ROOT / "scripts" / "asan_walk.py"), run_name="asan_walk")["real_pages"]
 
 
 @pytest.mark.skipif(NATIVE is None, reason="walker not built (test_the_walker_is_built_and_used fails)")
 def test_identical_on_real_pages(corpus, python_path):
-    docs = real_documents(corpus)
+    docs = real_pages(SHARED)  # the heavy pages, the corpus's HTML records, the ScrapingHub pages
     assert len(docs) > 400
     links = anchors = 0
     for url, html in docs:  # main_html too: the text the walk writes with it is the text without it
@@ -183,20 +163,33 @@ TEXTS = [
 ] + SPACES
 
 
+# every tag, word and role of lib/html/rules.py too, so that a rule added there is drawn here
+RULE_TAGS = sorted(
+    set().union(*(getattr(rules, name) for name in rules.TAG_SETS), rules.HTML_TAGS, rules.HTML_CONTEXT) - {"html"}
+)
+RULE_WORDS = sorted(rules.BOILER_WORDS | rules.STATE_PARTS | rules.NOPRINT_WORDS | rules.NOPRINT_PARTS | {"print"})
+RULE_ATTRS = [f"role={role}" for role in sorted(rules.BOILER_ROLES)]
+
+
 def document(rnd: random.Random) -> str:
     """A random document of the parts the rules look at, closed or not, nested up to 6 deep."""
 
+    def word() -> str:
+        if rnd.random() < 0.5:
+            return rnd.choice(WORDS)
+        return rnd.choice(["-", "_"]).join(rnd.choices(RULE_WORDS, k=rnd.randint(1, 3)))
+
     def attr() -> str:
         if rnd.random() < 0.5:
-            return rnd.choice(ATTRS)
-        value = rnd.choice(SPACES).join(rnd.choices(WORDS, k=rnd.randint(1, 3)))
+            return rnd.choice(ATTRS) if rnd.random() < 0.8 else rnd.choice(RULE_ATTRS)
+        value = rnd.choice(SPACES).join(word() for _ in range(rnd.randint(1, 3)))
         return rnd.choice(["class='{}'", "id='{}'", 'CLASS="{}"']).format(value)
 
     def text() -> str:
         return "".join(rnd.choices(TEXTS, k=rnd.randint(0, 5)))
 
     def element(depth: int) -> str:
-        tag = rnd.choice(TAGS)
+        tag = rnd.choice(TAGS) if rnd.random() < 0.7 else rnd.choice(RULE_TAGS)
         parts = [text()]
         for _ in range(rnd.randint(0, 3) if depth < 6 else 0):
             parts += [element(depth + 1), text()]

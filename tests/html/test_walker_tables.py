@@ -1,103 +1,86 @@
-"""The compiled walker's rules are the Python path's: the tag sets, the boilerplate words,
-roles and thresholds, the dropping attributes, the block separator and the selectolax version in
-lib/html/native/lexwalk.c are read from its source and held equal to the Python path's constants
-(lib/html/boilerplate.py, measure.py, roots.py, maintext.py, headings.py) and to the pin in
-pyproject.toml. A run on the slow path by accident is a health warning."""
+"""The compiled walker's rules are lib/html/rules.py's, and nowhere else.
+
+lib/html/native/lexwalk_rules.h (the tag sets, word lists, thresholds and codes lexwalk.c
+includes) is generated from lib/html/rules.py by scripts/gen_lexwalk_rules.py: the committed
+header is what the rules give, the built module carries the digest of the rules it was built
+from (a walker built from other rules is not used), and the Python path's modules hold the very
+objects of lib/html/rules.py, not copies. A run on the slow path by accident is a health warning.
+(That both paths take the same decisions with these tables: tests/html/test_native_walk.py.)
+"""
 
 from __future__ import annotations
 
+import importlib
 import pathlib
-import re
+import runpy
 import tomllib
 
 import pytest
 
-from lib.html import boilerplate, headings, maintext, measure, roots, walk
+from lib.html import rules, walk
 from lib.preprocess import health
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-C = (ROOT / "lib/html/native/lexwalk.c").read_text()
+GEN = runpy.run_path(str(ROOT / "scripts" / "gen_lexwalk_rules.py"), run_name="gen")
+RULE_NAMES = rules.TAG_SETS + rules.WORD_LISTS + rules.THRESHOLDS + rules.CODES + ("SEP",)
 
 
-def _cases(function: str) -> set[str]:
-    body = re.search(r"static int " + function + r"\(uintptr_t t\) \{(.*?)\n\}", C, re.S)[1]
-    return {t.lower() for t in re.findall(r"case LXB_TAG_(\w+):", body)}
+def test_the_committed_header_is_what_the_rules_give(capsys):
+    assert GEN["main"](["--check"]) == 0, capsys.readouterr().err
+    header = GEN["HEADER"].read_text()
+    assert f'#define RULES_DIGEST "{rules.digest()}"' in header
+    assert "#define LINK_NUM 3\n#define LINK_DEN 5\n" in header
+    cells = "static inline int is_cell_tag(uintptr_t t) {\n    switch (t) {\n    case LXB_TAG_TD: case LXB_TAG_TH:\n"
+    assert cells in header
 
 
-def _strings(array: str) -> list[str]:
-    body = re.search(r"static const char \*const " + array + r"\[\] = \{(.*?)\};", C, re.S)[1]
-    return re.findall(r'"([^"]*)"', body)
+def test_a_changed_rule_changes_the_header_and_the_digest():
+    changed = GEN["load_rules"]()
+    before = GEN["render"](changed)
+    changed.BOILER_WORDS = changed.BOILER_WORDS | {"zzpromo"}
+    changed.TEASER_MAX = 401
+    after = GEN["render"](changed)
+    assert '"zzpromo"' in after and "#define TEASER_MAX 401\n" in after
+    assert '"zzpromo"' not in before and changed.digest() != rules.digest()
+    changed.CELL_TAGS = frozenset({"td"})  # a tag set is a switch over lexbor's tag ids
+    assert "case LXB_TAG_TD:\n        return 1;" not in GEN["render"](changed)
+    assert "    case LXB_TAG_TD: return 1;" in GEN["render"](changed)
 
 
-@pytest.mark.parametrize(
-    "function, tags",
-    [
-        ("is_invisible_tag", boilerplate.INVISIBLE_TAGS),
-        ("is_boiler_tag", boilerplate.BOILER_TAGS),
-        ("is_protected_tag", boilerplate.PROTECTED_TAGS),
-        ("is_class_exempt_tag", boilerplate.CLASS_EXEMPT_TAGS),
-        ("is_link_exempt_tag", boilerplate.LINK_EXEMPT_TAGS),
-        ("is_paragraph_tag", measure.PARAGRAPH_TAGS),
-        ("is_block_tag", boilerplate.BLOCK_TAGS),
-        ("is_cell_tag", maintext.CELL_TAGS),
-        ("is_heading_tag", boilerplate.HEADING_TAGS),
-        ("is_teaser_tag", boilerplate.TEASER_TAGS),
-    ],
-)
-def test_the_tag_sets_are_the_python_ones(function, tags):
-    assert _cases(function) == set(tags)
+def test_the_header_refuses_what_c_cannot_hold():
+    changed = GEN["load_rules"]()
+    changed.BOILER_WORDS = changed.BOILER_WORDS | {'a"b'}
+    with pytest.raises(SystemExit, match="plain ASCII"):
+        GEN["render"](changed)
 
 
-def test_the_word_lists_are_the_python_ones():
-    assert set(_strings("BOILER_WORDS")) == boilerplate.BOILER_WORDS
-    assert set(_strings("STATE_PARTS")) == boilerplate.STATE_PARTS
-    assert set(_strings("BOILER_ROLES")) == boilerplate.BOILER_ROLES
-    assert set(_strings("NOPRINT_WORDS")) == boilerplate.NOPRINT_WORDS
-    assert set(_strings("NOPRINT_PARTS")) == boilerplate.NOPRINT_PARTS
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        "LINK_NUM",
-        "LINK_DEN",
-        "ROOT_NUM",
-        "ROOT_DEN",
-        "ROOT_MIN",
-        "CLEAN_NUM",
-        "CLEAN_DEN",
-        "SIB_MIN",
-        "SIB_NUM",
-        "SIB_DEN",
-        "SIB_LEVELS",
-        "LEAD_MIN",
-        "LEAD_LEVELS",
-        "RESIDUE_MAX",
-        "RESIDUE_DEN",
-        "TEASER_N",
-        "TEASER_MAX",
-        "TEASER_DEN",
-        "HEADING_KEY_MAX",
-        "HEADED_MAX",
-    ],
-)
-def test_the_thresholds_are_the_python_ones(name):
-    python = next(vars(m)[name] for m in (roots, boilerplate, headings) if name in vars(m))
-    assert int(re.search(rf"#define {name} (\d+)", C)[1]) == python
-
-
-def test_the_dropping_attributes_are_the_python_ones():
-    assert 'attr_named(a, "hidden", 6)' in re.search(r"static int is_invisible\(.*?\n\}", C, re.S)[0]
-    body = re.search(r"static int has_boiler_attr\(.*?\n\}", C, re.S)[0]
-    assert 'attr_named(a, "aria-hidden", 11)' in body and 'value_is(a->value, "true")' in body
-
-
-def test_the_separator_and_the_selectolax_pin_agree():
-    assert int(re.search(r"#define SEP (0x[0-9a-f]+)", C)[1], 16) == ord(maintext.SEP)
-    assert int(re.search(r"#define API (\d+)", C)[1]) == walk.API
-    built_for = re.search(r'#define SELECTOLAX_VERSION "([^"]+)"', C)[1]
+def test_the_selectolax_version_is_the_pin():
     deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
-    assert f"selectolax=={built_for}" in deps
+    assert f"selectolax=={GEN['selectolax_pin']()}" in deps
+    assert f'#define SELECTOLAX_VERSION "{GEN["selectolax_pin"]()}"' in GEN["HEADER"].read_text()
+
+
+def test_the_built_walker_carries_these_rules():
+    assert walk.WALK is not None, walk.status()
+    assert (walk.WALK.API, walk.WALK.RULES) == (walk.API, rules.digest())
+
+
+def test_a_walker_built_from_other_rules_is_not_used(monkeypatch):
+    monkeypatch.setattr(rules, "digest", lambda: "0" * 16)
+    assert walk._usable() is None
+    monkeypatch.setattr(walk, "WALK", None)  # what the import decided, had the rules been these
+    assert walk.status() == "pure Python (lib.html._lexwalk built from other rules than lib/html/rules.py: rebuild it)"
+    assert walk.slow_by_accident(walk.status())
+
+
+@pytest.mark.parametrize("module", ["boilerplate", "measure", "roots", "maintext", "mainhtml", "headings", "content"])
+def test_the_python_path_holds_the_rules_themselves(module):
+    # a constant of the rules defined again in a module would be a second source
+    mod = importlib.import_module(f"lib.html.{module}")
+    for name in RULE_NAMES:
+        if name in vars(mod):
+            assert vars(mod)[name] is getattr(rules, name), f"lib.html.{module}.{name} is not lib.html.rules.{name}"
+    assert importlib.import_module("lib.html.mainhtml").TAGS is rules.HTML_TAGS
 
 
 def test_the_slow_path_by_accident_is_a_health_warning():

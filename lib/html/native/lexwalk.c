@@ -6,8 +6,11 @@
  * several passes (the drop tags, the boilerplate candidates, the block elements), creates a
  * Python node for every match, decomposes and inserts separators, then walks the text. Here
  * one recursive walk reads the tree as it is and builds the strings directly; the tree is not
- * changed. The results are the Python path's, byte for byte
- * (tests/html/test_native_walk.py holds the two equal on real pages and generated ones).
+ * changed. This is the production path; the Python path is the reference, and the results are
+ * its, byte for byte (tests/html/test_native_walk.py holds the two equal on real pages and
+ * generated ones). The rules' tag sets, word lists, thresholds and codes are not written here:
+ * lexwalk_rules.h is generated from lib/html/rules.py (scripts/gen_lexwalk_rules.py, run by
+ * setup.py build_ext). Built with -Wall -Wextra -Werror; make asan runs it under ASan and UBSan.
  *
  * Only lexbor's struct layouts and constants are used (vendored headers of the lexbor that
  * selectolax SELECTOLAX_VERSION bundles, include/), no lexbor function: nothing to link.
@@ -25,9 +28,9 @@
 #include "lexbor/dom/interfaces/character_data.h"
 #include "lexbor/tag/const.h"
 
-#define SELECTOLAX_VERSION "1.0.2"
-#define API 6 /* lib/html/walk.py's API: what main_text returns (2: text and the body's size; 3: main_html too; 4: links() tells the head fields outside <head>; 5: links carry their rel; 6: links() tells discussion markup, bit 16) */
-#define SEP 0x1e /* lib.html.maintext.SEP: a block boundary */
+#include "lexwalk_rules.h" /* the rules' tables, SELECTOLAX_VERSION, SEP: generated from lib/html/rules.py */
+
+#define API 7 /* lib/html/walk.py's API: what main_text returns (2: text and the body's size; 3: main_html too; 4: links() tells the head fields outside <head>; 5: links carry their rel; 6: links() tells discussion markup, bit 16; 7: the module tells the digest of its rules, RULES) */
 
 /* ------------------------------------------------------------------ a growing buffer */
 typedef struct {
@@ -48,6 +51,7 @@ static int buf_reserve(buf_t *b, size_t extra) {
 }
 
 static inline void buf_put(buf_t *b, const char *s, size_t n) {
+    if (n == 0) return;  /* an empty buffer has no data: memcpy must not get its NULL, even for 0 bytes */
     if (buf_reserve(b, n) == 0) { memcpy(b->data + b->len, s, n); b->len += n; }
 }
 
@@ -161,135 +165,8 @@ static inline int value_is(const lexbor_str_t *v, const char *s) {
 }
 
 /* ---------------------------------------------- the main text's rules: lib/html/boilerplate.py, roots.py */
-/* INVISIBLE_TAGS: never shown, or a ruby annotation (rt, rp): dropped wherever they are */
-static int is_invisible_tag(uintptr_t t) {
-    switch (t) {
-    case LXB_TAG_SCRIPT: case LXB_TAG_STYLE: case LXB_TAG_NOSCRIPT: case LXB_TAG_TEMPLATE: case LXB_TAG_SVG:
-    case LXB_TAG_MATH: case LXB_TAG_CANVAS: case LXB_TAG_IFRAME: case LXB_TAG_OBJECT: case LXB_TAG_EMBED:
-    case LXB_TAG_BUTTON: case LXB_TAG_SELECT: case LXB_TAG_TEXTAREA: case LXB_TAG_RT: case LXB_TAG_RP:
-        return 1;
-    }
-    return 0;
-}
-
-/* BOILER_TAGS: page furniture, dropped unless protected */
-static int is_boiler_tag(uintptr_t t) {
-    switch (t) {
-    case LXB_TAG_NAV: case LXB_TAG_HEADER: case LXB_TAG_FOOTER: case LXB_TAG_ASIDE: case LXB_TAG_FORM:
-    case LXB_TAG_DIALOG: case LXB_TAG_MENU: case LXB_TAG_FIGCAPTION:
-        return 1;
-    }
-    return 0;
-}
-
-static int is_protected_tag(uintptr_t t) {
-    switch (t) {
-    case LXB_TAG_HTML: case LXB_TAG_BODY: case LXB_TAG_MAIN:
-        return 1;
-    }
-    return 0;
-}
-
-static int is_class_exempt_tag(uintptr_t t) {
-    switch (t) {
-    case LXB_TAG_MAIN: case LXB_TAG_ARTICLE:
-        return 1;
-    }
-    return 0;
-}
-
-static int is_link_exempt_tag(uintptr_t t) {
-    switch (t) {
-    case LXB_TAG_A: case LXB_TAG_SPAN: case LXB_TAG_B: case LXB_TAG_I: case LXB_TAG_EM: case LXB_TAG_STRONG:
-    case LXB_TAG_U: case LXB_TAG_SMALL: case LXB_TAG_FONT: case LXB_TAG_ABBR: case LXB_TAG_CITE: case LXB_TAG_Q:
-    case LXB_TAG_SUP: case LXB_TAG_SUB: case LXB_TAG_CODE: case LXB_TAG_RUBY: case LXB_TAG_RB: case LXB_TAG_RT:
-    case LXB_TAG_RP: case LXB_TAG_RTC: case LXB_TAG_MARK: case LXB_TAG_TIME: case LXB_TAG_S: case LXB_TAG_DEL:
-    case LXB_TAG_INS: case LXB_TAG_KBD: case LXB_TAG_SAMP: case LXB_TAG_VAR: case LXB_TAG_DFN: case LXB_TAG_BDI:
-    case LXB_TAG_BDO: case LXB_TAG_DATA: case LXB_TAG_TT: case LXB_TAG_BIG: case LXB_TAG_STRIKE: case LXB_TAG_NOBR:
-    case LXB_TAG_LABEL:
-        return 1;
-    }
-    return 0;
-}
-
-static int is_paragraph_tag(uintptr_t t) {
-    switch (t) {
-    case LXB_TAG_P: case LXB_TAG_PRE: case LXB_TAG_BLOCKQUOTE:
-        return 1;
-    }
-    return 0;
-}
-
-/* boilerplate.TEASER_TAGS: the items of a teaser list */
-static int is_teaser_tag(uintptr_t t) {
-    switch (t) {
-    case LXB_TAG_LI: case LXB_TAG_DIV: case LXB_TAG_ARTICLE: case LXB_TAG_SECTION:
-        return 1;
-    }
-    return 0;
-}
-
-static int is_heading_tag(uintptr_t t) {
-    switch (t) {
-    case LXB_TAG_H1: case LXB_TAG_H2: case LXB_TAG_H3: case LXB_TAG_H4: case LXB_TAG_H5: case LXB_TAG_H6:
-        return 1;
-    }
-    return 0;
-}
-
-static int is_block_tag(uintptr_t t) {
-    switch (t) {
-    case LXB_TAG_P: case LXB_TAG_DIV: case LXB_TAG_SECTION: case LXB_TAG_ARTICLE: case LXB_TAG_MAIN:
-    case LXB_TAG_LI: case LXB_TAG_UL: case LXB_TAG_OL: case LXB_TAG_DL: case LXB_TAG_DT: case LXB_TAG_DD:
-    case LXB_TAG_H1: case LXB_TAG_H2: case LXB_TAG_H3: case LXB_TAG_H4: case LXB_TAG_H5: case LXB_TAG_H6:
-    case LXB_TAG_BR: case LXB_TAG_TR: case LXB_TAG_TABLE: case LXB_TAG_CAPTION:
-    case LXB_TAG_BLOCKQUOTE: case LXB_TAG_PRE: case LXB_TAG_FIGURE: case LXB_TAG_FIGCAPTION: case LXB_TAG_HR:
-    case LXB_TAG_ADDRESS: case LXB_TAG_DETAILS: case LXB_TAG_SUMMARY: case LXB_TAG_CENTER: case LXB_TAG_NAV:
-    case LXB_TAG_HEADER: case LXB_TAG_FOOTER: case LXB_TAG_ASIDE: case LXB_TAG_FORM: case LXB_TAG_FIELDSET:
-    case LXB_TAG_MENU: case LXB_TAG_DIALOG:
-        return 1;
-    }
-    return 0;
-}
-
-/* CELL_TAGS: a space, not a line, between table cells (a row is one line) */
-static int is_cell_tag(uintptr_t t) {
-    switch (t) {
-    case LXB_TAG_TD: case LXB_TAG_TH:
-        return 1;
-    }
-    return 0;
-}
-
-#define LINK_NUM 3
-#define LINK_DEN 5
-#define ROOT_NUM 5
-#define ROOT_DEN 6
-#define ROOT_MIN 500
-#define CLEAN_NUM 1
-#define CLEAN_DEN 4
-#define SIB_MIN 100
-#define SIB_NUM 1
-#define SIB_DEN 2
-#define SIB_LEVELS 2
-/* roots.LEAD_MIN, LEAD_LEVELS: a sibling before the root, by clean text (a lead) */
-#define LEAD_MIN 150
-#define LEAD_LEVELS 3
+/* the tag sets, word lists, thresholds and codes are lexwalk_rules.h's (lib/html/rules.py) */
 enum { ROOT_OUT, ROOT_IN, ROOT_ABOVE };
-#define RESIDUE_MAX 100
-#define RESIDUE_DEN 3
-/* boilerplate.TEASER_N, TEASER_MAX, TEASER_DEN: a teaser list has TEASER_N children with text or more,
- * each of TEASER_TAGS, under TEASER_MAX characters and 1/TEASER_DEN link text at least */
-#define TEASER_N 3
-#define TEASER_MAX 400
-#define TEASER_DEN 5
-/* headings.HEADING_KEY_MAX, boilerplate.HEADED_MAX: a heading under HEADING_KEY_MAX visible chars whose text is
- * one of BOILER_HEADINGS, and what follows it in its parent up to the next heading unless that holds
- * HEADED_MAX clean chars, are HEADED */
-#define HEADING_KEY_MAX 64
-#define HEADED_MAX 800
-
-static const char *const BOILER_ROLES[] = {"navigation", "banner", "contentinfo", "complementary", "search", NULL};
 
 static int in_list(const lexbor_str_t *v, const char *const *list) {
     for (; *list; list++)
@@ -323,23 +200,9 @@ static int has_boiler_attr(const lxb_dom_element_t *el) {
     return 0;
 }
 
-static const char *const BOILER_WORDS[] = {
-    "nav", "navbar", "navigation", "menu", "menubar", "breadcrumb", "breadcrumbs", "footer", "sidebar", "cookie",
-    "cookies", "consent", "banner", "share", "sharing", "social", "skip", "related", "comment", "comments",
-    "commentlist", "disqus", "respond", "reply", "replies", "ad", "ads", "advert", "adverts",
-    "advertisement", "promo", "newsletter", "subscribe", "subscription", "popup", "trending", "recommended",
-    "recommendations", "byline", "tags", "pager", "toolbar", "masthead", "copyright", "signup",
-    "login", "sponsored", "outbrain", "taboola", "caption", "meta", "credit", "credits", "author",
-    "relatedposts", "sharedaddy", "addthis", "shariff", "likes", "rating", "ratings", "donation", "donate",
-    "kommentar", "kommentare", "commentaires", "comentarios", "form", "legend", "disclaimer", "flyout", "cta",
-    "authorbox", NULL};
 /* the UTF-8 strings of W_HEADINGS (lib.html.headings.BOILER_HEADINGS, read from that module when
  * this one is imported: one list, not a copy), kept alive here */
 static PyObject *heading_bytes = NULL;
-static const char *const STATE_PARTS[] = {
-    "has", "no", "with", "w", "without", "is", "show", "hide", "js", "enable", "disable", "not", NULL};
-static const char *const NOPRINT_WORDS[] = {"noprint", "dontprint", "notforprint", "nonprint", NULL};
-static const char *const NOPRINT_PARTS[] = {"no", "not", "none", "hide", "hidden", "dont", "dn", NULL};
 
 /* a word list with each word's length and a hash index: every class and id token of a page, and
  * every part of one, is looked up in these lists; scanning them with strlen over each word was
@@ -352,8 +215,9 @@ typedef struct {
     uint32_t mask;   /* the number of slots - 1 (a power of 2) */
 } wordlist_t;
 
-static wordlist_t W_BOILER = {BOILER_WORDS}, W_STATE = {STATE_PARTS}, W_NOPRINT = {NOPRINT_WORDS},
-                  W_NOPRINT_PARTS = {NOPRINT_PARTS}, W_HEADINGS = {NULL};  /* W_HEADINGS: load_headings, from Python */
+static wordlist_t W_BOILER = {.words = BOILER_WORDS}, W_STATE = {.words = STATE_PARTS},
+                  W_NOPRINT = {.words = NOPRINT_WORDS}, W_NOPRINT_PARTS = {.words = NOPRINT_PARTS},
+                  W_HEADINGS = {.words = NULL};  /* W_HEADINGS: load_headings, from Python */
 
 static uint32_t fnv1a(const char *p, size_t n) {
     uint32_t h = 2166136261u;
@@ -440,8 +304,6 @@ static int boiler_value(const lexbor_str_t *v) {
     return 0;
 }
 
-/* boilerplate.NO_RULE, BY_TAG, BY_WORD, BY_LINKS, TRAILING, TEASERS, HEADED: what marks an element as boilerplate */
-enum { NO_RULE, BY_TAG, BY_WORD, BY_LINKS, TRAILING, TEASERS, HEADED };
 
 /* boilerplate.is_boilerplate: a boilerplate tag or attribute (BY_TAG), class or id word (BY_WORD), or
  * mostly link text (BY_LINKS); chars and links: the element's own (outside the boilerplate blocks in it) */
@@ -512,6 +374,7 @@ static int is_boiler_heading(const lxb_dom_node_t *n) {
     return word_in(key, m, &W_HEADINGS);
 }
 
+/* one element's counts: lib/html/stat.py's Stat holds the same fields by the same names (but root) */
 typedef struct {
     uint32_t size, chars, links, par, rawpar;  /* rawpar: paragraph chars, those in boilerplate too */
     int boiler;  /* the rule that marks it (NO_RULE: none) */
@@ -570,8 +433,7 @@ static int grow(void **data, size_t *cap, size_t need, size_t item) {
     return 0;
 }
 
-/* measure.measure: per element under body, [size, chars, link chars, paragraph chars, boiler,
- * all paragraph chars, clean chars] */
+/* measure.measure: a stat_t per element under body (lib.html.stat.Stat, the same field names) */
 static int measure(stats_t *st, const lxb_dom_node_t *body) {
     open_t *stack = NULL;
     size_t depth = 0, stack_cap = 0;
@@ -804,46 +666,7 @@ static int content_roots(stats_t *st) {
 /* ------------------------------------------------------------------ main_html (lib/html/mainhtml.py) */
 /* The main content with structural tags only, written in the walk that writes the text: the
  * same calls in the same order as lib/html/mainhtml.HtmlWriter gets, the same bytes out. */
-enum { H_DROP, H_BLOCK, H_CELL, H_INLINE };  /* mainhtml.TAGS: how a kept tag breaks the text */
-
-static int html_kind(uintptr_t t) {
-    switch (t) {
-    case LXB_TAG_P: case LXB_TAG_H1: case LXB_TAG_H2: case LXB_TAG_H3: case LXB_TAG_H4: case LXB_TAG_H5:
-    case LXB_TAG_H6: case LXB_TAG_UL: case LXB_TAG_OL: case LXB_TAG_LI: case LXB_TAG_TABLE: case LXB_TAG_CAPTION:
-    case LXB_TAG_TR: case LXB_TAG_PRE: case LXB_TAG_BLOCKQUOTE:
-        return H_BLOCK;
-    case LXB_TAG_TD: case LXB_TAG_TH:
-        return H_CELL;
-    case LXB_TAG_CODE: case LXB_TAG_A:
-        return H_INLINE;
-    }
-    return H_DROP;
-}
-
-static const char *html_name(uintptr_t t) {
-    switch (t) {
-    case LXB_TAG_P: return "p";
-    case LXB_TAG_H1: return "h1";
-    case LXB_TAG_H2: return "h2";
-    case LXB_TAG_H3: return "h3";
-    case LXB_TAG_H4: return "h4";
-    case LXB_TAG_H5: return "h5";
-    case LXB_TAG_H6: return "h6";
-    case LXB_TAG_UL: return "ul";
-    case LXB_TAG_OL: return "ol";
-    case LXB_TAG_LI: return "li";
-    case LXB_TAG_TABLE: return "table";
-    case LXB_TAG_CAPTION: return "caption";
-    case LXB_TAG_TR: return "tr";
-    case LXB_TAG_TD: return "td";
-    case LXB_TAG_TH: return "th";
-    case LXB_TAG_PRE: return "pre";
-    case LXB_TAG_BLOCKQUOTE: return "blockquote";
-    case LXB_TAG_CODE: return "code";
-    case LXB_TAG_A: return "a";
-    }
-    return "";
-}
+/* html_kind, html_name, html_context: lexwalk_rules.h (lib.html.rules.HTML_TAGS, HTML_CONTEXT) */
 
 typedef struct { uintptr_t tag; size_t off, len; int kind; } hopen_t;  /* kind H_DROP: no tag written */
 
@@ -911,11 +734,10 @@ static void h_tag(html_t *h, uintptr_t tag) {
 
 /* HtmlWriter.push: an element kept by the walk is entered (root: the content root) */
 static void h_push(html_t *h, const lxb_dom_element_t *el, uintptr_t tag, int root) {
-    if (root) {  /* mainhtml.CONTEXT */
-        if (tag == LXB_TAG_TD || tag == LXB_TAG_TH) { h_tag(h, LXB_TAG_TABLE); h_tag(h, LXB_TAG_TR); }
-        else if (tag == LXB_TAG_TR || tag == LXB_TAG_THEAD || tag == LXB_TAG_TBODY || tag == LXB_TAG_TFOOT
-                 || tag == LXB_TAG_CAPTION) h_tag(h, LXB_TAG_TABLE);
-        else if (tag == LXB_TAG_LI) h_tag(h, LXB_TAG_UL);
+    if (root) {  /* rules.HTML_CONTEXT */
+        uintptr_t outer[2];
+        int k = html_context(tag, outer);
+        for (int j = 0; j < k; j++) h_tag(h, outer[j]);
     }
     int kind = html_kind(tag);
     if (kind == H_DROP || (tag == LXB_TAG_A && h->error)) { h_entry(h, tag, H_DROP, "", 0); return; }
@@ -942,11 +764,10 @@ static void h_push(html_t *h, const lxb_dom_element_t *el, uintptr_t tag, int ro
 /* HtmlWriter.pop: the innermost element entered is left */
 static void h_pop(html_t *h);
 
-/* a content root left: the context h_push gave it (mainhtml.CONTEXT) is left too */
+/* a content root left: the context h_push gave it (rules.HTML_CONTEXT) is left too */
 static void h_unroot(html_t *h, uintptr_t tag) {
-    int k = tag == LXB_TAG_TD || tag == LXB_TAG_TH ? 2
-        : tag == LXB_TAG_TR || tag == LXB_TAG_THEAD || tag == LXB_TAG_TBODY || tag == LXB_TAG_TFOOT
-            || tag == LXB_TAG_CAPTION || tag == LXB_TAG_LI ? 1 : 0;
+    uintptr_t outer[2];
+    int k = html_context(tag, outer);
     while (k-- > 0 && h->depth) h_pop(h);
 }
 
@@ -1118,6 +939,7 @@ static PyObject *finish(buf_t *b) {
 }
 
 static PyObject *py_main_text(PyObject *self, PyObject *args) {
+    (void) self;
     PyObject *addr, *resolver = Py_None, *origin = Py_None;
     if (!PyArg_ParseTuple(args, "O|OO", &addr, &resolver, &origin)) return NULL;
     const lxb_dom_node_t *body = (const lxb_dom_node_t *) PyLong_AsVoidPtr(addr);
@@ -1372,6 +1194,7 @@ static int links_walk(links_t *ctx, const lxb_dom_node_t *root, const lxb_dom_no
 }
 
 static PyObject *py_links(PyObject *self, PyObject *args) {
+    (void) self;
     PyObject *addr, *origin, *haddr = NULL;
     if (!PyArg_ParseTuple(args, "OO|O", &addr, &origin, &haddr)) return NULL;
     const lxb_dom_node_t *root = (const lxb_dom_node_t *) PyLong_AsVoidPtr(addr);
@@ -1444,7 +1267,8 @@ PyMODINIT_FUNC PyInit__lexwalk(void) {
     if (W_HEADINGS.slots == NULL && load_headings() < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m != NULL && (PyModule_AddStringConstant(m, "SELECTOLAX_VERSION", SELECTOLAX_VERSION) < 0
-                      || PyModule_AddIntConstant(m, "API", API) < 0)) {
+                      || PyModule_AddIntConstant(m, "API", API) < 0
+                      || PyModule_AddStringConstant(m, "RULES", RULES_DIGEST) < 0)) {
         Py_DECREF(m);
         return NULL;
     }
