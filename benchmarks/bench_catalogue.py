@@ -30,11 +30,11 @@ import random
 import shutil
 import time
 
-import pyarrow as pa  # noqa: E402
-import pyarrow.parquet as pq  # noqa: E402
+import pyarrow as pa
+import pyarrow.parquet as pq
 
-from benchmarks import WORK as BENCH_WORK  # noqa: E402
-from lib.pages.schema import CAPTURE_SCHEMA  # noqa: E402
+from benchmarks import WORK as BENCH_WORK
+from lib.pages.schema import CAPTURE_SCHEMA
 
 WORK = BENCH_WORK / "catalogue"
 DAY0 = dt.date(2026, 3, 1)

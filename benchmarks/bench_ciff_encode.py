@@ -42,9 +42,9 @@ import time
 
 import numpy as np
 
-from lib.ciff.batch import encode_lists  # noqa: E402
-from lib.ciff.messages import delimited, encode_postings_list  # noqa: E402
-from lib.ciff.writer import CiffWriter  # noqa: E402
+from lib.ciff.batch import encode_lists
+from lib.ciff.messages import delimited, encode_postings_list
+from lib.ciff.writer import CiffWriter
 
 
 def zipf_collection(n_docs: int, seed: int = 1):

@@ -37,7 +37,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lib.index.graph_exchange import _EDGE_COLS, _WS, MAX_ANCHORS, exchange_day, write_outbound  # noqa: E402
+from lib.index.graph_exchange import _EDGE_COLS, _WS, MAX_ANCHORS, exchange_day, write_outbound
 
 DAY = dt.date(2026, 1, 15)
 ANCHORS = ["home", "read more", "news", "about us", "contact", "the shop", "Click  here", "more\tnews", "", "archive"]

@@ -51,7 +51,7 @@ from benchmarks.bench_index import (
     machine,
     parser,
     report,
-    run_ours,  # noqa: E402
+    run_ours,
     text_pool,
 )
 

@@ -46,7 +46,7 @@ import time
 import pyarrow.parquet as pq
 
 from benchmarks import job_cmd
-from benchmarks.bench_index import HEAP, WORK, anserini_index_cmd, anserini_tools, machine, parser, report  # noqa: E402
+from benchmarks.bench_index import HEAP, WORK, anserini_index_cmd, anserini_tools, machine, parser, report
 
 
 def pick_queries(day, n: int, seed: int) -> list[tuple[str, str, str]]:

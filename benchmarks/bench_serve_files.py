@@ -20,13 +20,13 @@ import statistics
 import threading
 import time
 
-import httpx  # noqa: E402
-import uvicorn  # noqa: E402
-from fastapi.staticfiles import StaticFiles  # noqa: E402
+import httpx
+import uvicorn
+from fastapi.staticfiles import StaticFiles
 
-from benchmarks import WORK as BENCH_WORK  # noqa: E402
-from lib.serve.files_api import create_app  # noqa: E402
-from lib.serve.published import SliceStore  # noqa: E402
+from benchmarks import WORK as BENCH_WORK
+from lib.serve.files_api import create_app
+from lib.serve.published import SliceStore
 
 WORK = BENCH_WORK / "serve"
 

@@ -22,7 +22,7 @@ import sys
 import time
 
 from benchmarks import WORK as BENCH_WORK
-from lib.warc.records import Record, iter_records  # noqa: E402
+from lib.warc.records import Record, iter_records
 
 
 def ours(path: str) -> list[int]:
