@@ -50,13 +50,13 @@ import sys
 import time
 from collections.abc import Callable
 
+from lib.html import walk
+from lib.html.charset import decode_html
+from lib.html.content import extract as ours_extract
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 # ../shared beside the checkout, or where $DAILYSLICE_SHARED says (as tests/conftest.py)
 SCRAPINGHUB = pathlib.Path(os.environ.get("DAILYSLICE_SHARED") or ROOT.parent / "shared") / "extraction" / "scrapinghub"
-
-from lib.html import walk  # noqa: E402
-from lib.html.charset import decode_html  # noqa: E402
-from lib.html.content import extract as ours_extract  # noqa: E402
 
 
 def extractors(only: list[str]) -> dict[str, Callable[[str, str], str]]:

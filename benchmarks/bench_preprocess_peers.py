@@ -55,6 +55,7 @@ from typing import Sequence
 
 from benchmarks import WORK as BENCH_WORK
 from benchmarks import job_cmd, proctree
+from benchmarks.common import write_result
 from benchmarks.heavypages import heavy_pages, warc_member
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -404,6 +405,14 @@ def main() -> None:
         result["sets"][name] = bench_set(name, files, warm, a)
     result["load_end"] = load()
     print(json.dumps(result, indent=1))
+    write_result(
+        "bench_preprocess_peers",
+        result,
+        what="our preprocess loop per CPU second against loops a user would write; the job on local[2]",
+        peer="FastWARC + selectolax + fastText; FastWARC + Resiliparse + fastText",
+        ratio={s: r.get("ratios") for s, r in result["sets"].items()},
+        variant="" if list(result["sets"]) == ["heavy"] else ", ".join(result["sets"]),
+    )
     with open(os.path.join(a.work, f"result-{time.strftime('%Y%m%dT%H%M%S')}.json"), "w") as f:
         json.dump(result, f, indent=1)
 

@@ -33,13 +33,12 @@ import pathlib
 import platform
 import random
 import shutil
-import statistics
-import time
 from typing import Callable
 
 import pyarrow.fs as pafs
 
 from benchmarks import WORK as BENCH_WORK
+from benchmarks.common import timed
 from lib.store import s3, storage
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -92,17 +91,6 @@ def build_real(copies: int, corpus: str) -> tuple[pathlib.Path, pathlib.Path, st
     big = WORK / "big.warc.gz"
     os.link(max(rd["files"]["large"], key=os.path.getsize), big)
     return big, small, realday.cut_line(rd["shape"], "small")
-
-
-def timed(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
-    """Median wall and CPU seconds of ``fn`` over ``repeat`` runs."""
-    wall, cpu = [], []
-    for _ in range(repeat):
-        w, c = time.perf_counter(), time.process_time()
-        fn()
-        wall.append(time.perf_counter() - w)
-        cpu.append(time.process_time() - c)
-    return statistics.median(wall), statistics.median(cpu)
 
 
 def drain(f) -> int:
@@ -222,7 +210,7 @@ def run(side: str, cases: Cases, published: dict[str, str], want: dict[str, int]
     for op, ways in cases.items():
         got, lost = {}, {}
         for way, fn in ways.items():
-            got[way] = timed(fn, repeat)
+            got[way] = timed(fn, repeat)[:2]
             if op == "publish":  # a copy that drops files without an error is not a faster copy
                 lost[way] = missing(want, published[way])
         if lost.get("ours"):
