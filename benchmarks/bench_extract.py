@@ -32,7 +32,7 @@ import sys
 import time
 
 from benchmarks import WORK as BENCH_WORK
-from benchmarks.common import timed
+from benchmarks.common import timed, write_result
 from lib.extract.listing import record_ranges
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -255,6 +255,17 @@ def measure(args, tsv: pathlib.Path, archives: pathlib.Path, n_records: int, arc
             f"{nbytes / secs / plain_rate:.0%} | {n / secs / procs:,.0f} | {note} |"
         )
     print(f"\nDesign target: ~{TARGET_PER_NODE:.0f} pages/s per node (5M pages, < 50 min, 40 Hadoop nodes).")
+    plain = results[0][1]
+    write_result(
+        "bench_extract",
+        {f"{name} s": round(secs, 2) for name, secs, n, nbytes, note in results[1:-1]},
+        what="the extract job's byte-range copy of response records",
+        peer="(a) plain Python reads of the same ranges, (b) warcio decompress + rewrite",
+        peers={"(a) s": round(plain, 2), "(b) s": round(results[-1][1], 2)},
+        ratio={f"(a) / {name} (time)": round(plain / secs, 3) for name, secs, n, nbytes, note in results[1:]},
+        shape={"records": len(rows), "member_mb": round(rec_bytes / 1e6), "archives": args.files},
+        load_before=[load],
+    )
     return 0
 
 

@@ -103,6 +103,7 @@ def real_rebalance(files: int, size: int, n: int) -> dict:
 
 
 def report(args: argparse.Namespace) -> str:
+    started, load0 = common.utc_now(), common.load()
     keys = [f"http://host{i % 997}.example.org/page/{i}" for i in range(args.keys)]
     rows = ring_rows(keys, args.nodes, [1, 10, 100, 1000])
     swap = swap_rows(keys, args.nodes)
@@ -110,9 +111,26 @@ def report(args: argparse.Namespace) -> str:
     real = real_rebalance(args.files, args.size, 4)
     common.write_result(
         "bench_placement",
-        {"ring": rows, "swap": swap, "keyspace": ksp, "rebalance": real},
+        {
+            f"{r['vnodes']} vnodes: max/mean, moved on add, lookups/s": [
+                r["max_mean"],
+                r["moved_add"],
+                round(r["lookups_per_s"]),
+            ]
+            for r in rows
+            if r["vnodes"] in (100, 1000)
+        },
         what="consistent hashing and MD5-mod-n placement: balance, moved keys, lookups; a local rebalance",
+        peer="no peer (the ideal moved fraction on add)",
+        ratio={
+            "moved on add / ideal (100 vnodes)": round(
+                next(r["moved_add"] for r in rows if r["vnodes"] == 100) * (args.nodes + 1), 3
+            )
+        },
         shape={"keys": args.keys, "nodes": args.nodes, "files": args.files, "file_bytes": args.size},
+        details={"ring": rows, "swap": swap, "keyspace": ksp, "rebalance": real},
+        started=started,
+        load_before=load0,
     )
     out = [
         "## Placement",

@@ -152,6 +152,7 @@ def write_result(
     load_before: list[float] | None = None,
     command: str | None = None,
     notes: str | None = None,
+    details: dict[str, Any] | None = None,
     results: pathlib.Path | None = None,
     **recorded: Any,
 ) -> pathlib.Path:
@@ -160,7 +161,8 @@ def write_result(
     ``figures``: our numbers (name -> value, units in the name: ``wall_s``, ``pages_per_s``);
     ``peers``: the peers' numbers, ``ratio``: ours against theirs (the name says which way it
     divides); ``shape``: the day's shape (archives, sizes, pages, links, distinct targets per
-    link...); ``variant``: which row of the benchmark this is when it has several (a cut, a day).
+    link...); ``details``: whatever else the run measured (kept in the file, not shown in the
+    table, which shows ``figures``); ``variant``: which row of the benchmark this is when it has several (a cut, a day).
     The machine, the end time and the load at the end are taken here; ``started`` and
     ``load_before`` are the caller's (taken before the run), if it has them.
 
@@ -183,6 +185,7 @@ def write_result(
         "ratio": ratio or {},
         "command": command,
         "notes": notes,
+        "details": details or {},
         "source": "run",
     }
     unknown = set(recorded) - {"when", "machine", "load", "label", "source"}

@@ -89,6 +89,8 @@ def _cell(value: Any) -> str:
         if set(value) == {"text"}:
             return _cell(value["text"])
         return "; ".join(f"{k.replace('_', ' ')} {_cell(v)}" for k, v in value.items())
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, float):
         return f"{value:,.3g}" if abs(value) < 100 else f"{value:,.1f}"
     if isinstance(value, int):
@@ -125,7 +127,7 @@ def row(r: dict[str, Any]) -> str:
     label = r.get("label") or (f"[{bench}](benchmarks.md#{SECTIONS[bench]})" if bench in SECTIONS else bench)
     if variant and not r.get("label"):
         label += f" ({variant})"
-    what = _cell(r.get("what")) + (f"; day: {_cell(r['shape'])}" if r.get("shape") else "")
+    what = _cell(r.get("what")) + (f"; shape: {_cell(r['shape'])}" if r.get("shape") else "")
     peer = _cell(r.get("peer") or "no peer") + (f": {_cell(r['peers'])}" if r.get("peers") else "")
     cells = [label, what, peer]
     cells += [
