@@ -1,4 +1,4 @@
-"""Added CPU of near-duplicates in the jobs (docs/benchmarks.md, "Near-duplicates in the jobs"):
+"""Added CPU of near-duplicates in the jobs (docs/benchmarks.md, "Near-duplicates (MinHash)"):
 the preprocess tasks' ``minhash_cpu`` against their whole CPU, and the index's dedup stages
 (lib.index.dedup: bands, pairs, clusters) run in-process on the same day's pages.
 

@@ -7,7 +7,8 @@ munge, started here and stopped at the end), with a synthetic crawl on local dis
 
     python -m benchmarks.bench_orchestration --files 2 --pages-per-file 40 [--nodes 2]
 
-Prints one JSON object (phases in seconds) and a Markdown table row for docs/benchmarks.md.
+Prints one JSON object (phases in seconds) and a Markdown table row, and writes the result to
+benchmarks/results/bench_orchestration/.
 """
 
 from __future__ import annotations
