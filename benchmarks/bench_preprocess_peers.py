@@ -356,6 +356,13 @@ def bench_set(name: str, files: list[str], warm: list[str], a) -> dict:
     return res
 
 
+def variant(sets: list[str], no_job: bool) -> str:
+    """The row a run is: the heavy set alone without the job is the main one (docs/benchmarks.md)."""
+    if sets == ["heavy"]:
+        return "" if no_job else "heavy day with the job"
+    return "real-shaped day" if sets == ["real"] else ", ".join(sets)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--set", action="append", choices=["real", "heavy", "shared"])
@@ -411,7 +418,7 @@ def main() -> None:
         what="our preprocess loop per CPU second against loops a user would write; the job on local[2]",
         peer="FastWARC + selectolax + fastText; FastWARC + Resiliparse + fastText",
         ratio={s: r.get("ratios") for s, r in result["sets"].items()},
-        variant="" if list(result["sets"]) == ["heavy"] else ", ".join(result["sets"]),
+        variant=variant(list(result["sets"]), a.no_job),
     )
     with open(os.path.join(a.work, f"result-{time.strftime('%Y%m%dT%H%M%S')}.json"), "w") as f:
         json.dump(result, f, indent=1)

@@ -309,7 +309,7 @@ def run_day(a, name: str, root: pathlib.Path, shape: str, tag: str, qs: list[str
         peer="PISA (pyterrier-pisa, block-max WAND)",
         ratio={f"{n} p50 / PISA": round(v[0] / pisa_p[0], 3) for n, v in pct.items() if not n.startswith("PISA")},
         shape={"day": name, "shape": shape or "synthetic (pages copied verbatim)", "queries": len(qs)},
-        variant="" if name.startswith("real") else "synthetic",
+        variant="" if name.startswith("real") else f"synthetic {ndocs / 1e6:g}M",
         load_before=list(load0),
         command=f"python -m benchmarks.bench_search {how} --queries {a.queries}",
     )
