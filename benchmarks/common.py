@@ -127,6 +127,10 @@ def timed_cmd(cmd: list[str], stdin_text: str | None = None, **kw) -> tuple[subp
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err), wall, peak[0]
 
 
+#: a UTC time as utc_now() writes it
+ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+
+
 def utc_now() -> str:
     """Now, UTC, to the second: ``2026-11-28T18:30:05Z``."""
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -168,7 +172,9 @@ def write_result(
 
     A run measured elsewhere (another branch, another machine) is recorded with the same call and
     what it said in ``recorded``: ``when``, ``machine``, ``load`` (text or this function's forms),
-    ``label`` and ``source`` (who measured it) replace what this machine would give."""
+    ``label`` and ``source`` (who measured it) replace what this machine would give. The file is
+    named by ``when`` if it is a UTC time as :func:`utc_now` writes it, else by ``started`` (give
+    one of the two: the newest file of a (bench, variant) is its current row)."""
     ended = utc_now()
     doc = {
         "bench": bench,
@@ -196,8 +202,10 @@ def write_result(
     )
     folder = (results or RESULTS) / bench
     folder.mkdir(parents=True, exist_ok=True)
-    when = recorded.get("when")
-    stamp = when if isinstance(when, str) and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", when) else ended
+    if "when" in recorded:  # measured elsewhere: it ended then, not now
+        doc.update(ended=None, recorded=ended)
+    iso = [w for w in (recorded.get("when"), started) if isinstance(w, str) and ISO.fullmatch(w)]
+    stamp = iso[0] if iso else ended
     path = folder / result_name(stamp, variant)
     n = 1
     while path.exists():  # two results in one second: neither replaces the other

@@ -42,6 +42,8 @@ def test_the_newest_run_of_each_variant_is_current_and_the_others_history(tmp_pa
     assert [r["figures"]["wall_s"] for r in old] == [3.0]
     # a result recorded from elsewhere keeps what it says about its machine and load
     assert {r["when"] for r in now} == {"2026-11-22T10:00:00Z", "2026-11-21T10:00:00Z"}
+    assert all(r["ended"] is None and r["recorded"] for r in now)
+    assert [r["_file"] for r in old] == ["20261120T100000Z.json"]
     with pytest.raises(TypeError):
         common.write_result("bench_y", {}, what="w", colour="red", results=tmp_path)
 
