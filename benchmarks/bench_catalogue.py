@@ -30,11 +30,12 @@ import random
 import shutil
 import time
 
-import pyarrow as pa  # noqa: E402
-import pyarrow.parquet as pq  # noqa: E402
+import pyarrow as pa
+import pyarrow.parquet as pq
 
-from benchmarks import WORK as BENCH_WORK  # noqa: E402
-from lib.pages.schema import CAPTURE_SCHEMA  # noqa: E402
+from benchmarks import WORK as BENCH_WORK
+from benchmarks.common import timed, write_result
+from lib.pages.schema import CAPTURE_SCHEMA
 
 WORK = BENCH_WORK / "catalogue"
 DAY0 = dt.date(2026, 3, 1)
@@ -191,8 +192,17 @@ def main() -> None:
         if args.replicate > 1:
             print(f"{replicate(args.root, args.replicate)} days in the URL database")
         print(f"load {os.getloadavg()[0]:.1f}\n\n| step | time | notes |\n|---|---:|---|")
-        for r in digest_rows(args.root, args.batch):
+        drows = digest_rows(args.root, args.batch)
+        for r in drows:
             print(f"| {r[0]} | {r[1]} | {r[2]} |")
+        write_result(
+            "bench_catalogue",
+            {r[0]: f"{r[1]} ({r[2]})" if r[2] else r[1] for r in drows},
+            what="look-ups by payload digest over a built URL database",
+            peer="DuckDB scanning every day's captures",
+            shape={"root": args.root, "replicate": args.replicate},
+            variant="digest",
+        )
         return
     shutil.rmtree(WORK, ignore_errors=True)
     days = [DAY0 + dt.timedelta(days=i) for i in range(args.days)]
@@ -237,17 +247,16 @@ def main() -> None:
     last = WORK / "preprocessed" / f"{days[-1]:%Y-%m}" / f"{days[-1]:%d}" / "_captures" / "part-00000.parquet"
     url = pq.read_table(last, columns=["url"]).column("url")[0].as_py()  # a URL captured on several days
 
-    def timed(name, fn, reps=3):
-        best = min((lambda: (time.time(), fn(), time.time()))() for _ in range(reps))
-        t0, res, t1 = best
-        n = len(res) if isinstance(res, list) else 1
-        rows.append((name, f"{(t1 - t0) * 1000:.0f} ms", f"{n} rows"))
+    def step(name, fn, reps=3):
+        t = timed(fn, reps)
+        n = len(t.result) if isinstance(t.result, list) else 1
+        rows.append((name, f"{t.wall * 1000:.0f} ms", f"{n} rows"))
 
-    timed("captures URL (all days)", lambda: query.captures(str(WORK), url))
-    timed("search --prefix", lambda: query.search(str(WORK), prefix="https://host1.example.org/", limit=100))
-    timed("search --contains", lambda: query.search(str(WORK), contains="/page/4242?", limit=100))
-    timed("files DAY", lambda: query.files(str(WORK), days[-1]))
-    timed("stats DAY", lambda: query.stats(str(WORK), days[-1]))
+    step("captures URL (all days)", lambda: query.captures(str(WORK), url))
+    step("search --prefix", lambda: query.search(str(WORK), prefix="https://host1.example.org/", limit=100))
+    step("search --contains", lambda: query.search(str(WORK), contains="/page/4242?", limit=100))
+    step("files DAY", lambda: query.files(str(WORK), days[-1]))
+    step("stats DAY", lambda: query.stats(str(WORK), days[-1]))
     rows += digest_rows(str(WORK), args.batch)
     import urllib.request
 
@@ -255,7 +264,7 @@ def main() -> None:
     base = srv.url + "/catalogue"
     from urllib.parse import quote
 
-    timed(
+    step(
         "HTTP /captures",
         lambda: json.loads(urllib.request.urlopen(f"{base}/captures?url={quote(url, safe='')}").read()),
     )
@@ -269,6 +278,14 @@ def main() -> None:
     print("| step | time | notes |\n|---|---:|---|")
     for r in rows:
         print(f"| {r[0]} | {r[1]} | {r[2]} |")
+    write_result(
+        "bench_catalogue",
+        {r[0]: f"{r[1]} ({r[2]})" if r[2] else r[1] for r in rows},
+        what="the catalogue job per day and its queries over synthetic days; look-ups by payload digest",
+        peer="digest: DuckDB scanning every day's captures",
+        shape={"days": args.days, "captures_a_day": args.captures, "urls": args.urls}
+        | {"cdxj_mb_a_day": round(cdxj.stat().st_size / 1e6, 1)},
+    )
 
 
 if __name__ == "__main__":

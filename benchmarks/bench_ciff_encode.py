@@ -1,6 +1,6 @@
 """CIFF encoding throughput: lib.ciff's encoders vs the protobuf runtime, on a real-shaped day's postings.
 
-    python -m benchmarks.bench_ciff_encode [--day real] [--copies 10] [--corpus DIR] [--append docs/benchmarks.md]
+    python -m benchmarks.bench_ciff_encode [--day real] [--copies 10] [--corpus DIR]
     python -m benchmarks.bench_ciff_encode --day synthetic [--docs 20000]
 
 The collection (``--day``, repeatable; default ``real``):
@@ -34,17 +34,15 @@ import argparse
 import datetime as dt
 import os
 import pathlib
-import platform
-import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 
-from lib.ciff.batch import encode_lists  # noqa: E402
-from lib.ciff.messages import delimited, encode_postings_list  # noqa: E402
-from lib.ciff.writer import CiffWriter  # noqa: E402
+from benchmarks.common import load, machine_text, timed, utc_now, write_result
+from lib.ciff.batch import encode_lists
+from lib.ciff.messages import delimited, encode_postings_list
+from lib.ciff.writer import CiffWriter
 
 
 def zipf_collection(n_docs: int, seed: int = 1):
@@ -80,13 +78,6 @@ def index_collection(index) -> tuple[list, int]:
         for t, parts in sorted(by_term.items())
     ]
     return lists, base
-
-
-def timed(fn):
-    """(wall seconds, CPU seconds of this process, result)."""
-    w, c = time.perf_counter(), time.process_time()
-    out = fn()
-    return time.perf_counter() - w, time.process_time() - c, out
 
 
 def columnar(lists, batch_postings: int = 1 << 16):
@@ -178,23 +169,12 @@ def write_file(inp: dict, suffix: str, batch: bool = False, level: int = 6) -> i
         return w.bytes_uncompressed
 
 
-def machine() -> str:
-    model = ""
-    try:
-        for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
-            if line.startswith("Model name"):
-                model = line.split(":", 1)[1].strip()
-    except OSError:
-        pass
+def versions() -> str:
+    """numpy's and protobuf's versions and protobuf's implementation (the peer's speed depends on it)."""
     import google.protobuf
     from google.protobuf.internal import api_implementation
 
-    nproc = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
-    return (
-        f"`nproc` {nproc}, {model}; Python {platform.python_version()}, numpy {np.__version__}, "
-        f"protobuf {google.protobuf.__version__} ({api_implementation.Type()}); load average "
-        f"{os.getloadavg()[0]:.1f} at start (shared with other jobs)"
-    )
+    return f"numpy {np.__version__}, protobuf {google.protobuf.__version__} ({api_implementation.Type()})"
 
 
 def measure(lists, n_docs: int) -> list[tuple[str, float, float, int]]:
@@ -259,14 +239,14 @@ def main(argv=None) -> int:
     ap.add_argument("--corpus", default=None, help="the real samples (default ../shared/corpus)")
     ap.add_argument("--cores", type=int, default=2, help="for building the real day's index (the encoders run on one)")
     ap.add_argument("--docs", type=int, default=20_000, help="documents of the synthetic collection")
-    ap.add_argument("--append", help="append the results as a Markdown section to this file")
     args = ap.parse_args(argv)
     if args.corpus is None:
         from benchmarks import realday
 
         args.corpus = str(realday.CORPUS)
     found = collections(args)
-    info = machine()
+    info = f"{machine_text()}, {versions()}; load {load()[0]:.1f} at start"
+    started, load0 = utc_now(), load()
     how = " ".join(f"--day {d}" for d in args.day or ["real"])
     lines = [
         "",
@@ -295,6 +275,18 @@ def main(argv=None) -> int:
             "| what | wall s | CPU s | MB/s per core | M postings/s per core | vs protobuf (CPU) |",
             "| --- | ---: | ---: | ---: | ---: | ---: |",
         ]
+        write_result(
+            "bench_ciff_encode",
+            {f"{what} MB/s per core": round(size / cpu / 1e6, 1) for what, wall, cpu, size in rows},
+            what="CIFF encoding of a day's postings, MB/s per core (one process, CPU time)",
+            peer="the protobuf runtime",
+            ratio={f"{what} / protobuf (CPU)": round(base / cpu, 2) for what, wall, cpu, size in rows},
+            shape={"collection": name, "lists": len(lists), "postings": n_post, "docs": n_docs, "about": desc},
+            variant="" if name.startswith("real") else "synthetic Zipf",
+            started=started,
+            load_before=load0,
+            notes=versions(),
+        )
         for what, wall, cpu, size in rows:
             lines.append(
                 f"| {what} | {wall:.2f} | {cpu:.2f} | {size / cpu / 1e6:.1f} | {n_post / cpu / 1e6:.2f} |"
@@ -314,9 +306,6 @@ def main(argv=None) -> int:
     lines.append("")
     text = "\n".join(lines)
     print(text)
-    if args.append:
-        with open(args.append, "a") as f:
-            f.write(text)
     return 0
 
 

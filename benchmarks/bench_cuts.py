@@ -1,7 +1,7 @@
 """Index, graph and catalogue on one day in two cuts: few large files against many small ones.
 
     python -m benchmarks.bench_cuts [--day PREPROCESSED] [--scale 5] [--rows-per-file 2]
-                                    [--cores 2] [--repeat 1] [--tree DIR] [--append]
+                                    [--cores 2] [--repeat 1] [--tree DIR]
     python -m benchmarks.bench_cuts --large PREPROCESSED --small PREPROCESSED ...
 
 1. Day: a preprocessed day (``--day``; by default ``../shared/corpus``'s archives through
@@ -36,12 +36,14 @@ import subprocess
 import sys
 import time
 
+from benchmarks import WORK as BENCH_WORK
+from benchmarks import bench_graph, job_cmd
+from benchmarks.bench_index import report
+from benchmarks.common import load, machine_text, timed_cmd, utc_now
+from benchmarks.recut import recut
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
-from benchmarks import WORK as BENCH_WORK  # noqa: E402
-from benchmarks import bench_graph, job_cmd  # noqa: E402
-from benchmarks.bench_index import _timed, machine, report  # noqa: E402
-from benchmarks.recut import recut  # noqa: E402
 
 WORK = BENCH_WORK / "cuts"
 CORPUS = ROOT.parent / "shared" / "corpus"
@@ -108,7 +110,7 @@ assert GRAPH_TIMED != bench_graph.GRAPH_ONLY
 
 def _job(tree: pathlib.Path, module: str, args: list[str]) -> float:
     env = dict(os.environ, PYTHONPATH=str(tree))
-    p, wall, _ = _timed(
+    p, wall, _ = timed_cmd(
         [sys.executable, "-m", module, *args], cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
     if p.returncode != 0:
@@ -141,7 +143,7 @@ def run_cut(day: pathlib.Path, tree: pathlib.Path, cores: int, cut: str) -> dict
     )
     env = dict(os.environ, PYTHONPATH=str(tree))
     g_out = out / "graph"
-    p, wall, rss = _timed(
+    p, wall, rss = timed_cmd(
         [sys.executable, "-c", GRAPH_TIMED, str(day), str(g_out), f"local[{cores}]"],
         cwd=tree,
         env=env,
@@ -173,7 +175,6 @@ def main() -> None:
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--tree", type=pathlib.Path, default=ROOT, help="checkout whose jobs run (default this one)")
-    ap.add_argument("--append", action="store_true")
     a = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     if a.large and a.small:
@@ -188,11 +189,11 @@ def main() -> None:
         title = f"{src.name} x{a.scale}, re-cut {a.rows_per_file} pages a file"
     shapes = {c: shape(paths[c]) for c in ("large", "small")}
     s = shapes["small"]
-    load = os.getloadavg()
+    started, load0 = utc_now(), load()
     lines = [
         f"### Index, graph and catalogue by cut ({time.strftime('%Y-%m-%d %H:%M')} UTC, {title})",
         "",
-        f"Machine: {machine()}; load at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; cores {a.cores}; "
+        f"Machine: {machine_text()}; load at start {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}; cores {a.cores}; "
         f"code: {'this checkout' if a.tree == ROOT else a.tree.name}.",
         "",
         f"Day: {s['pages']:,} pages, {s['links']:,} links to {s['targets']:,} distinct targets "
@@ -245,7 +246,23 @@ def main() -> None:
         lines.append("")
         print("\n".join(lines[-14:]), flush=True)
     lines.append(f"Load at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}.")
-    report(lines, a.append)
+    jobs = ("index", "index_graph", "adds", "catalogue", "graph", "graph_in_session", "duckdb")
+    report(
+        lines,
+        "bench_cuts",
+        {f"{c}_{job}_s": round(res[c][job], 2) for c in ("large", "small") for job in jobs},
+        what="index, graph and catalogue on one day in a few-large and a many-small cut (the last round)",
+        peer="the large cut (target small <= 1.2x); DuckDB for the graph",
+        ratio={
+            **{f"small_per_large_{job}": round(res["small"][job] / res["large"][job], 3) for job in jobs},
+            **{
+                f"{c}_graph_in_session_per_duckdb": round(res[c]["graph_in_session"] / res[c]["duckdb"], 3) for c in res
+            },
+        },
+        shape={k: v for k, v in s.items() if isinstance(v, int | float)} | {"day": title},
+        started=started,
+        load_before=load0,
+    )
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Added CPU of near-duplicates in the jobs (docs/benchmarks.md, "Near-duplicates in the jobs"):
+"""Added CPU of near-duplicates in the jobs (docs/benchmarks.md, "Near-duplicates (MinHash)"):
 the preprocess tasks' ``minhash_cpu`` against their whole CPU, and the index's dedup stages
 (lib.index.dedup: bands, pairs, clusters) run in-process on the same day's pages.
 
@@ -15,6 +15,7 @@ import time
 
 from pyspark.sql import SparkSession
 
+from benchmarks.common import write_result
 from jobs import preprocess
 from lib.index import dedup
 from lib.index.page_files import input_files
@@ -62,6 +63,18 @@ def main() -> None:
     print(
         "share signatures %.2f%%, clusters %.2f%% of preprocess task CPU"
         % (100 * tt["minhash_cpu"] / tt["task_cpu"], 100 * (c1 - c0) / tt["task_cpu"])
+    )
+    write_result(
+        "bench_dedup_jobs",
+        {
+            "pages": s["pages_kept"],
+            "signatures_share_of_task_cpu": round(tt["minhash_cpu"] / tt["task_cpu"], 4),
+            "clusters_share_of_task_cpu": round((c1 - c0) / tt["task_cpu"], 4),
+            "candidates": candidates,
+            "copies": copies,
+        },
+        what="the share of the preprocess task CPU that near-duplicate signatures and clusters take in the jobs",
+        shape={"day": args.warc or "the shared corpus"},
     )
     shutil.rmtree(tmp, ignore_errors=True)
     spark.stop()

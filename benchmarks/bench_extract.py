@@ -31,10 +31,12 @@ import shutil
 import sys
 import time
 
+from benchmarks import WORK as BENCH_WORK
+from benchmarks.common import timed, write_result
+from lib.extract.listing import record_ranges
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
-from benchmarks import WORK as BENCH_WORK  # noqa: E402
-from lib.extract.listing import record_ranges  # noqa: E402
 
 SAMPLE = ROOT.parent / "shared" / "corpus" / "aut" / "example.warc.gz"
 WORK = BENCH_WORK / "extract"
@@ -136,12 +138,6 @@ def warcio_rewrite(rows, out_path) -> int:
     return count
 
 
-def timed(fn):
-    t0 = time.perf_counter()
-    result = fn()
-    return result, time.perf_counter() - t0
-
-
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--copies", type=int, default=440, help="repetitions of the sample (440 = 1.1 GB, 131k responses)")
@@ -211,7 +207,7 @@ def measure(args, tsv: pathlib.Path, archives: pathlib.Path, n_records: int, arc
         print(f"{name}: {seconds:.2f}s, {n / seconds:,.0f} rec/s, {nbytes / seconds / 1e6:,.1f} MB/s", file=sys.stderr)
 
     out_a = WORK / "plain.out"
-    nbytes, secs = timed(lambda: plain_reads(rows, out_a))
+    secs, _, nbytes = timed(lambda: plain_reads(rows, out_a))
     assert nbytes == rec_bytes
     record("(a) plain Python reads, 1 process", secs, len(rows), nbytes)
     out_a.unlink()
@@ -219,7 +215,7 @@ def measure(args, tsv: pathlib.Path, archives: pathlib.Path, n_records: int, arc
     for name, verify in (("extract job", False), ("extract job --verify", True)):
         out = WORK / "job-out"
         options = extract.ExtractOptions(tsv=str(tsv), archives=(str(archives),), output=str(out), verify=verify)
-        result, secs = timed(lambda: extract.run(spark, options))
+        secs, _, result = timed(lambda: extract.run(spark, options))
         s = result.summary
         assert result.ok and s["extracted"] == len(rows) and s["bytes"] == rec_bytes, s
         phases = ", ".join(f"{k} {v}" for k, v in s["seconds_by_phase"].items())
@@ -235,7 +231,7 @@ def measure(args, tsv: pathlib.Path, archives: pathlib.Path, n_records: int, arc
     spark.stop()
 
     out_b = WORK / "warcio.out.warc.gz"
-    n, secs = timed(lambda: warcio_rewrite(rows, out_b))
+    secs, _, n = timed(lambda: warcio_rewrite(rows, out_b))
     assert n == len(rows)
     record("(b) warcio decompress + rewrite, 1 process", secs, n, rec_bytes)
     out_b.unlink()
@@ -259,6 +255,17 @@ def measure(args, tsv: pathlib.Path, archives: pathlib.Path, n_records: int, arc
             f"{nbytes / secs / plain_rate:.0%} | {n / secs / procs:,.0f} | {note} |"
         )
     print(f"\nDesign target: ~{TARGET_PER_NODE:.0f} pages/s per node (5M pages, < 50 min, 40 Hadoop nodes).")
+    plain = results[0][1]
+    write_result(
+        "bench_extract",
+        {f"{name} s": round(secs, 2) for name, secs, n, nbytes, note in results[1:-1]},
+        what="the extract job's byte-range copy of response records",
+        peer="(a) plain Python reads of the same ranges, (b) warcio decompress + rewrite",
+        peers={"(a) s": round(plain, 2), "(b) s": round(results[-1][1], 2)},
+        ratio={f"(a) / {name} (time)": round(plain / secs, 3) for name, secs, n, nbytes, note in results[1:]},
+        shape={"records": len(rows), "member_mb": round(rec_bytes / 1e6), "archives": args.files},
+        load_before=[load],
+    )
     return 0
 
 

@@ -50,13 +50,14 @@ import sys
 import time
 from collections.abc import Callable
 
+from benchmarks.common import load, write_result
+from lib.html import walk
+from lib.html.charset import decode_html
+from lib.html.content import extract as ours_extract
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 # ../shared beside the checkout, or where $DAILYSLICE_SHARED says (as tests/conftest.py)
 SCRAPINGHUB = pathlib.Path(os.environ.get("DAILYSLICE_SHARED") or ROOT.parent / "shared") / "extraction" / "scrapinghub"
-
-from lib.html import walk  # noqa: E402
-from lib.html.charset import decode_html  # noqa: E402
-from lib.html.content import extract as ours_extract  # noqa: E402
 
 
 def extractors(only: list[str]) -> dict[str, Callable[[str, str], str]]:
@@ -258,11 +259,13 @@ def main(argv: list[str] | None = None) -> None:
     fns = extractors(args.only.split(","))
     sets = args.set.split(",")
     print(f"ours: {walk.status()}; load {os.getloadavg()[0]:.2f} (1 min) at start")
+    load0, scores = load(), {}
     if "scrapinghub" not in sets:
         pass
     elif (args.scrapinghub / "ground-truth.json").exists():
         rows, n = scrapinghub(args.scrapinghub, fns, args.limit)
         table("ScrapingHub article-extraction benchmark, its evaluate.py's shingle scores", rows, n)
+        scores[f"ScrapingHub ({n})"] = {r[0]: {"f1": round(r[1], 3), "ms": round(r[4], 2)} for r in rows}
     else:
         print(f"\nScrapingHub: skipped, no ground-truth.json in {args.scrapinghub}")
     if "trafilatura" not in sets:
@@ -270,12 +273,16 @@ def main(argv: list[str] | None = None) -> None:
     elif args.trafilatura_eval is not None and args.trafilatura_eval.exists():
         rows, n = trafilatura_eval(args.trafilatura_eval, fns, args.limit)
         table("trafilatura's multilingual evaluation set, its with/without snippet scores", rows, n)
+        scores[f"trafilatura set ({n})"] = {r[0]: {"f1": round(r[1], 3), "ms": round(r[4], 2)} for r in rows}
     else:
         print("\ntrafilatura evaluation set: skipped (give --trafilatura-eval DIR, its repository's tests/)")
     if "kinds" not in sets:
         pass
     elif (args.kinds / "labels.jsonl").exists():
-        kinds_table(*kinds_eval(args.kinds, fns, args.limit))
+        krows, kn = kinds_eval(args.kinds, fns, args.limit)
+        kinds_table(krows, kn)
+        for kind, name, f1, *_, k in krows:
+            scores.setdefault(f"kinds: {kind} ({k})", {})[name] = {"f1": round(f1, 3)}
     else:
         print(f"\nkinds set: skipped, no labels.jsonl in {args.kinds} (run benchmarks.label_maintext_kinds)")
     if "ours" in fns and "scrapinghub" in sets:
@@ -289,6 +296,23 @@ def main(argv: list[str] | None = None) -> None:
             main_html_cost("ScrapingHub", scrapinghub_pages(args.scrapinghub, args.limit)[1])
         main_html_cost("heavy pages", heavy_pages()[: args.limit])
     print(f"\nload {os.getloadavg()[0]:.2f} (1 min) at end")
+    if scores:  # F1 by set (and kind); ms per page where timed
+        write_result(
+            "bench_extraction_quality",
+            {s: v["ours"] for s, v in scores.items() if "ours" in v},
+            what="main-text word F1 (each set's own scoring) and ms per page",
+            peer=", ".join(n for n in fns if n != "ours") or None,
+            peers={s: {n: x for n, x in v.items() if n != "ours"} for s, v in scores.items()},
+            ratio={
+                f"{s}: ours / {n} F1": round(v["ours"]["f1"] / v[n]["f1"], 3)
+                for s, v in scores.items()
+                for n in v
+                if "ours" in v and n != "ours" and v[n]["f1"]
+            },
+            shape={"sets": sets, "limit": args.limit},
+            variant="kinds set" if sets == ["kinds"] else "",
+            load_before=load0,
+        )
 
 
 if __name__ == "__main__":

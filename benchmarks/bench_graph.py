@@ -1,6 +1,6 @@
 """The web graph (edges, inlinks, hosts) against a DuckDB implementation of the same tables.
 
-    python -m benchmarks.bench_graph [--day real] [--copies 10] [--cores 2] [--repeat 2] [--no-session] [--append]
+    python -m benchmarks.bench_graph [--day real] [--copies 10] [--cores 2] [--repeat 2] [--no-session]
     python -m benchmarks.bench_graph --day heavy [--records 20000] [--scale 1]
 
 1. Day (``--day``, repeatable; default ``real``):
@@ -43,12 +43,14 @@ import time
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from benchmarks import WORK as BENCH_WORK
+from benchmarks import job_cmd, realday
+from benchmarks.bench_index import report, run_ours
+from benchmarks.bench_preprocess_peers import build_heavy
+from benchmarks.common import load, machine_text, timed_cmd, utc_now
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
-from benchmarks import WORK as BENCH_WORK  # noqa: E402
-from benchmarks import job_cmd, realday  # noqa: E402
-from benchmarks.bench_index import _timed, machine, report, run_ours  # noqa: E402
-from benchmarks.bench_preprocess_peers import build_heavy  # noqa: E402
 
 WORK = BENCH_WORK / "graph"
 
@@ -166,25 +168,17 @@ def run_duckdb(day: pathlib.Path, cores: int) -> dict:
     out.mkdir(parents=True)
     sql = DUCKDB_SQL.format(cores=cores, day=day, out=out)
     code = "import duckdb, sys; c = duckdb.connect(); c.execute(sys.stdin.read())"
-    _, wall, rss = _timed_stdin([sys.executable, "-c", code], sql)
+    p, wall, rss = timed_cmd([sys.executable, "-c", code], stdin_text=sql)
+    if p.returncode != 0:
+        raise SystemExit(f"DuckDB failed: {p.returncode}")
     rows = {n: pq.read_metadata(out / f"{n}.parquet").num_rows for n in ("edges", "inlinks", "hosts")}
     return {"wall": wall, "rss": rss, "rows": rows}
-
-
-def _timed_stdin(cmd: list[str], text: str) -> tuple:
-    path = WORK / "duckdb.sql"
-    path.write_text(text)
-    with open(path) as f:
-        p, wall, rss = _timed(cmd, stdin=f)
-    if p.returncode != 0:
-        raise SystemExit(f"failed: {cmd}")
-    return p, wall, rss
 
 
 def run_graph_only(day: pathlib.Path, cores: int) -> dict:
     out = WORK / "out-graph"
     shutil.rmtree(out, ignore_errors=True)
-    p, wall, rss = _timed(
+    p, wall, rss = timed_cmd(
         [sys.executable, "-c", GRAPH_ONLY, str(day), str(out), f"local[{cores}]"],
         cwd=ROOT,
         stdout=subprocess.PIPE,
@@ -249,23 +243,35 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--no-job", action="store_true", help="skip the jobs/index.py runs")
     ap.add_argument("--no-session", action="store_true", help="skip the runs in a started session")
-    ap.add_argument("--append", action="store_true")
     a = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
-    lines = []
     for name, day, shape in days(a):
-        lines += run_day(a, name, day, shape)
-    report(lines, a.append)
+        started, load0 = utc_now(), load()
+        lines, rounds = run_day(a, name, day, shape)
+        figures = {k: [r[k] for r in rounds] for k in rounds[0] if not k.endswith("_per_duckdb")}
+        report(
+            lines,
+            "bench_graph",
+            figures,
+            what="the web graph (edges, in-links, hosts) in our jobs against DuckDB on the same pages (per round)",
+            peer="DuckDB (1 process, the same cores)",
+            ratio={k: [r[k] for r in rounds] for k in rounds[0] if k.endswith("_per_duckdb")},
+            shape={"day": name, "shape": shape},
+            variant="" if name.startswith("real") else name,
+            started=started,
+            load_before=load0,
+        )
 
 
-def run_day(a, name: str, day: pathlib.Path, shape: str) -> list[str]:
-    """The rounds on one preprocessed day: DuckDB, ours fresh, and in the index job."""
-    load = os.getloadavg()
+def run_day(a, name: str, day: pathlib.Path, shape: str) -> tuple[list[str], list[dict]]:
+    """The rounds on one preprocessed day: DuckDB, ours fresh, and in the index job; (the
+    Markdown lines, each round's figures)."""
+    load0, rounds = load(), []
     files = sum(1 for _ in day.glob("language=*/*.parquet"))
     lines = [
         f"### Web graph against DuckDB ({time.strftime('%Y-%m-%d')}, {name})",
         "",
-        f"Machine: {machine()}; load at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; cores {a.cores}.",
+        f"Machine: {machine_text()}; load at start {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}; cores {a.cores}.",
         f"Day: {shape}; {files} Parquet files after preprocess.",
         "",
     ]
@@ -280,12 +286,15 @@ def run_day(a, name: str, day: pathlib.Path, shape: str) -> list[str]:
             f"host pairs. DuckDB {d['wall']:.1f} s (peak {d['rss'] / 2**30:.2f} GiB); ours, fresh job "
             f"{g['wall']:.1f} s (peak {g['rss'] / 2**30:.2f} GiB): **{g['wall'] / d['wall']:.2f}x**"
         )
+        fig = {"edges": d["rows"]["edges"], "duckdb_s": round(d["wall"], 2), "fresh_job_s": round(g["wall"], 2)}
+        fig["fresh_job_per_duckdb"] = round(g["wall"] / d["wall"], 3)
         if not a.no_session:
             s = run_in_session(day, a.cores)
             line += (
                 f"; in a started session, the default plan {s['default']:.2f} s = **{s['default'] / d['wall']:.2f}x "
                 f"DuckDB**, two stages {s['two_stages']:.2f} s = {s['two_stages'] / d['wall']:.2f}x"
             )
+            fig.update(in_session_s=round(s["default"], 2), in_session_per_duckdb=round(s["default"] / d["wall"], 3))
         if not a.no_job:
             full = run_ours(day, a.cores, 100_000, graph=True, name="full")
             tables = run_ours(day, a.cores, 100_000, graph=True, anchors=False, name="tables")
@@ -298,10 +307,12 @@ def run_day(a, name: str, day: pathlib.Path, shape: str) -> list[str]:
                 f"{full['wall']:.1f} s (anchors step {full['steps'].get('anchors', 0):.1f} s): adds "
                 f"{full['wall'] - bare['wall']:.1f} s = {(full['wall'] - bare['wall']) / d['wall']:.2f}x"
             )
+            fig["index_job_adds_per_duckdb"] = round((tables["wall"] - bare["wall"]) / d["wall"], 3)
         print(line, flush=True)
         lines.append(line)
+        rounds.append(fig)
     lines.append(f"\nLoad at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}.\n")
-    return lines
+    return lines, rounds
 
 
 if __name__ == "__main__":

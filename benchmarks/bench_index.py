@@ -1,6 +1,6 @@
 """Benchmark the index job against Lucene (Anserini) on the same documents and cores.
 
-    python -m benchmarks.bench_index [--docs 100000] [--words 500] [--cores 2] [--append]
+    python -m benchmarks.bench_index [--docs 100000] [--words 500] [--cores 2]
     python -m benchmarks.bench_index --day real [--copies 10]   # the real-shaped day, both cuts
 
 ``--day real`` indexes the real-shaped day of benchmarks/realday.py in both cuts against Anserini
@@ -29,7 +29,8 @@ The default, ``--day own``, is the synthetic day below (large, but not real-shap
    into benchmarks/work/index/tools/ on first use.
 
 Rounds alternate ours (no graph), Anserini, ours (with graph), ``--repeat`` times.
-Prints a Markdown section; ``--append`` adds it to docs/benchmarks.md under "## Indexing".
+Prints a Markdown section and writes the result to benchmarks/results/bench_index/ (``python -m
+benchmarks.report`` puts it into docs/benchmarks.md's table).
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ import hashlib
 import json
 import os
 import pathlib
-import platform
 import random
 import re
 import shutil
@@ -50,15 +50,17 @@ import sys
 import tarfile
 import time
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from benchmarks import WORK as BENCH_WORK
+from benchmarks import job_cmd, realday
+from benchmarks.common import load, machine_text, timed_cmd, utc_now, write_result
+from lib.pages.schema import PAGE_SCHEMA
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
-import numpy as np  # noqa: E402
-import pyarrow as pa  # noqa: E402
-import pyarrow.parquet as pq  # noqa: E402
-
-from benchmarks import WORK as BENCH_WORK  # noqa: E402
-from benchmarks import job_cmd, realday  # noqa: E402
-from lib.pages.schema import PAGE_SCHEMA  # noqa: E402
 
 WORK = BENCH_WORK / "index"
 TOOLS = ROOT / "benchmarks" / "work" / "index" / "tools"  # a download cache: not moved by $DAILYSLICE_BENCH_WORK
@@ -267,43 +269,6 @@ def ensure_class_archive(day: pathlib.Path, cores: int, docs_per_shard: int) -> 
     return run_ours(day, cores, docs_per_shard)["wall"]
 
 
-def _timed(cmd: list[str], **kw) -> tuple[subprocess.CompletedProcess, float, int]:
-    """Run ``cmd``; (result, wall seconds, peak RSS bytes of its process tree, sampled)."""
-    import threading
-
-    import psutil
-
-    t0 = time.time()
-    proc = subprocess.Popen(cmd, **kw)
-    peak = [0]
-    done = threading.Event()
-
-    def sample() -> None:
-        try:
-            root = psutil.Process(proc.pid)
-        except psutil.Error:
-            return
-        while not done.wait(0.2):
-            total = 0
-            try:
-                for p in [root, *root.children(recursive=True)]:
-                    try:
-                        total += p.memory_info().rss
-                    except psutil.Error:
-                        pass
-            except psutil.Error:
-                return
-            peak[0] = max(peak[0], total)
-
-    th = threading.Thread(target=sample, daemon=True)
-    th.start()
-    out, err = proc.communicate()
-    wall = time.time() - t0
-    done.set()
-    th.join()
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err), wall, peak[0]
-
-
 def input_digest(day: pathlib.Path) -> str:
     """sha256 of the input day's Parquet files (names and bytes): a golden holds for one input only
     (the text pool comes from preprocessing the shared samples, so a preprocess change changes it)."""
@@ -344,7 +309,7 @@ def run_ours(
         cmd.append("--no-graph")
     elif not anchors:
         cmd.append("--no-anchors")
-    p, wall, rss = _timed(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p, wall, rss = timed_cmd(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     if p.returncode != 0:
         raise SystemExit(f"index job failed ({p.returncode}): {' '.join(cmd)}")
     s = json.loads(summary.read_text())
@@ -387,7 +352,7 @@ def run_anserini(jsonl: pathlib.Path, cores: int) -> dict:
     out = WORK / "out-anserini"
     shutil.rmtree(out, ignore_errors=True)
     cmd = anserini_index_cmd(java, jar, jsonl, out, cores)
-    p, wall, rss = _timed(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p, wall, rss = timed_cmd(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     m = re.search(r"Total ([\d,]+) documents indexed", p.stdout + p.stderr)
     if p.returncode != 0 or not m:
         raise SystemExit(f"Anserini failed ({p.returncode}): {(p.stdout + p.stderr)[-2000:]}")
@@ -407,36 +372,10 @@ def _median_run(runs: list[dict]) -> dict:
     return sorted(runs, key=lambda r: r["wall"])[(len(runs) - 1) // 2]
 
 
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        cpu = next(ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, Linux {platform.release()}"
-
-
-def append_to_docs(text: str) -> None:
-    """Add a section at the end of "## Indexing" in docs/benchmarks.md."""
-    path = ROOT / "docs" / "benchmarks.md"
-    cur = path.read_text() if path.exists() else "# Benchmarks\n"
-    m = re.search(r"^## Indexing.*\n", cur, re.M)
-    if not m:
-        cur = cur.rstrip("\n") + "\n\n## Indexing\n\n"
-        m = re.search(r"^## Indexing.*\n", cur, re.M)
-    head, rest = cur[: m.end()], cur[m.end() :]
-    nxt = rest.find("\n## ")
-    section, tail = (rest, "") if nxt < 0 else (rest[:nxt], rest[nxt:])
-    kept = section.strip("\n")
-    path.write_text(head + "\n" + (kept + "\n\n" if kept else "") + text + tail)
-
-
-def report(lines: list[str], append: bool) -> None:
-    """Print a Markdown section; with ``append``, also add it to docs/benchmarks.md."""
-    text = "\n".join(lines)
-    print(text)
-    if append:
-        append_to_docs(text)
+def report(lines: list[str], bench: str, figures: dict, **result) -> None:
+    """Print the run as Markdown and write its result (benchmarks/common.write_result)."""
+    print("\n".join(lines))
+    print(f"result: {write_result(bench, figures, **result)}")
 
 
 def parser(doc: str, docs: int) -> argparse.ArgumentParser:
@@ -445,7 +384,6 @@ def parser(doc: str, docs: int) -> argparse.ArgumentParser:
     ap.add_argument("--docs", type=int, default=docs)
     ap.add_argument("--words", type=int, default=500, help="words per synthetic document")
     ap.add_argument("--cores", type=int, default=2)
-    ap.add_argument("--append", action="store_true", help="append the result to docs/benchmarks.md under ## Indexing")
     return ap
 
 
@@ -489,7 +427,7 @@ def main() -> None:
             "--docs-per-shard",
             str(a.docs_per_shard),
         ]
-        argv += ["--no-full"] * a.no_full + ["--append"] * a.append
+        argv += ["--no-full"] * a.no_full
         raise SystemExit(subprocess.call([sys.executable, "-m", "benchmarks.bench_index_real", *argv], cwd=ROOT))
     pool = text_pool(a.cores)
     t = time.time()
@@ -506,6 +444,7 @@ def main() -> None:
         / f"bench-{a.docs}-{a.words}{f'-x{a.copies}' if a.copies > 1 else ''}.json"
     )
     alone, full, ans_runs, loads = [], [], [], []
+    started, load0 = utc_now(), load()
     ans: dict | str = "skipped (--skip-anserini)"
     for i in range(max(1, a.repeat)):
         loads.append(os.getloadavg()[0])
@@ -542,7 +481,7 @@ def main() -> None:
         f"### {dt.date.today():%Y-%m-%d}: {a.docs * a.copies:,} documents of ~{a.words} words, {a.cores} cores"
         + (f" ({a.copies} copies of the {a.docs:,}-document day, distinct URLs and ids)" if a.copies > 1 else ""),
         "",
-        f"Machine: {machine()}. Load average (1 min) before each round: {', '.join(f'{x:.1f}' for x in loads)};"
+        f"Machine: {machine_text()}. Load average (1 min) before each round: {', '.join(f'{x:.1f}' for x in loads)};"
         f" after: {load1[0]:.1f} (shared with other jobs).",
         f"`python -m benchmarks.bench_index --docs {a.docs} --words {a.words} --cores {a.cores} --docs-per-shard "
         f"{a.docs_per_shard}"
@@ -598,7 +537,24 @@ def main() -> None:
         f" {tot['terms']:,} terms (sum over shards), {tot['total_terms']:,} tokens indexed.",
         "",
     ]
-    report(lines, a.append)
+    figures = {"ours_wall_s": ours["wall"], "docs": tot["docs"], "ours_rss_gib": round(ours["rss"] / 2**30, 2)}
+    if full:
+        figures["full_job_wall_s"] = _median_run(full)["wall"]
+    peers = {"anserini_wall_s": ans["wall"]} if isinstance(ans, dict) else {"anserini": ans}
+    ratio = {"ours_per_anserini_wall": round(ours["wall"] / ans["wall"], 3)} if isinstance(ans, dict) else {}
+    report(
+        lines,
+        "bench_index",
+        figures,
+        what="jobs/index.py --no-graph against Lucene on the same synthetic day",
+        peer="Anserini IndexCollection",
+        peers=peers,
+        ratio=ratio,
+        shape={"docs": a.docs * a.copies, "words_per_doc": a.words, "text_mb": round(nbytes / 1e6), "cores": a.cores},
+        variant="" if a.docs * a.copies == 100_000 else f"{a.docs * a.copies:,} documents",
+        started=started,
+        load_before=load0,
+    )
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Index real multilingual pages: ours against Anserini with its per-language analyzers.
 
-    python -m benchmarks.bench_index_real [--day real] [--copies 1] [--cores 2] [--repeat 3] [--append]
+    python -m benchmarks.bench_index_real [--day real] [--copies 1] [--cores 2] [--repeat 3]
     python -m benchmarks.bench_index_real --day own [--docs 30000]
 
 With ``--day real`` (the default), the pages are those of the real-shaped day of
@@ -45,15 +45,14 @@ from benchmarks import realday
 from benchmarks.bench_index import (
     WORK,
     _median_run,
-    _timed,
     anserini_index_cmd,
     anserini_tools,
-    machine,
     parser,
     report,
-    run_ours,  # noqa: E402
+    run_ours,
     text_pool,
 )
+from benchmarks.common import load, machine_text, timed_cmd, utc_now
 
 #: ISO 639-3 -> Anserini's -language code, where Anserini has an analyzer for it
 ANSERINI_LANG = {
@@ -171,7 +170,7 @@ def real_shaped(a) -> list[str]:
     cut through jobs/preprocess.py, then the index job on its Parquet and Anserini on the same
     pages (per-analyzer JsonCollections), ``a.repeat`` alternating rounds; Markdown lines."""
     rd = realday.cached_day(WORK / f"realday-{a.copies}x", a.copies, a.corpus)
-    lines = []
+    lines, figures, ratio = [], {}, {}
     for cut in realday.CUTS:
         day = realday.preprocessed(rd, cut, a.cores)
         colls, nbytes, langs = collections_of(day, WORK / f"realday-{a.copies}x-{cut}-jsonl")
@@ -188,13 +187,16 @@ def real_shaped(a) -> list[str]:
         o, x = _median_run(alone), _median_run(ans)
         if o["totals"]["docs"] != x["docs"]:
             raise SystemExit(f"documents differ: ours {o['totals']['docs']}, Anserini {x['docs']}")
+        figures.update({f"{cut}_ours_s": o["wall"], f"{cut}_anserini_s": x["wall"], f"{cut}_docs": x["docs"]})
+        ratio[f"{cut}_ours_per_anserini"] = round(o["wall"] / x["wall"], 3)
         walls = lambda runs: ", ".join(f"{r['wall']:.1f}" for r in runs)  # noqa: E731
         files = sum(1 for _ in day.glob("language=*/*.parquet"))
         lines += [
             f"### {dt.date.today():%Y-%m-%d}: the real-shaped day, {cut} cut, {o['totals']['docs']:,} documents, "
             f"{a.cores} cores",
             "",
-            f"Machine: {machine()}. Load average (1 min) before each round: {', '.join(f'{v:.1f}' for v in loads)}.",
+            f"Machine: {machine_text()}. Load average (1 min) before each round: "
+            f"{', '.join(f'{v:.1f}' for v in loads)}.",
             f"Day: {shape}; {files} Parquet files after preprocess; {nbytes / 1e6:.1f} MB of text.",
             "",
             "| indexer | median wall s | runs, s | peak RSS GiB |",
@@ -217,7 +219,7 @@ def real_shaped(a) -> list[str]:
             + ".",
             "",
         ]
-    return lines
+    return lines, figures, ratio
 
 
 def run_anserini_langs(colls: dict, cores: int) -> dict:
@@ -227,7 +229,7 @@ def run_anserini_langs(colls: dict, cores: int) -> dict:
         out = WORK / "out-anserini-real" / alang
         shutil.rmtree(out, ignore_errors=True)
         cmd = anserini_index_cmd(java, jar, folder, out, cores, alang)
-        p, wall, rss = _timed(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        p, wall, rss = timed_cmd(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         m = re.search(r"Total ([\d,]+) documents indexed", p.stdout + p.stderr)
         if p.returncode != 0 or not m:
             raise SystemExit(f"Anserini ({alang}) failed: {(p.stdout + p.stderr)[-2000:]}")
@@ -245,8 +247,21 @@ def main() -> None:
     realday.add_day_options(ap, "real")
     a = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
+    started, load0 = utc_now(), load()
     if a.day == "real":
-        report(real_shaped(a), a.append)
+        lines, figures, ratio = real_shaped(a)
+        report(
+            lines,
+            "bench_index_real",
+            figures,
+            what="jobs/index.py --no-graph against Anserini on real pages (one IndexCollection per analyzer)",
+            peer="Anserini, one IndexCollection per analyzer",
+            ratio=ratio,
+            shape={"day": f"real-{a.copies}x", "cuts": list(realday.CUTS)},
+            variant="real-shaped day",
+            started=started,
+            load_before=load0,
+        )
         return
     day, colls, nbytes, langs = write_real(a.docs, a.cores)
     alone, full, ans, loads = [], [], [], []
@@ -266,7 +281,7 @@ def main() -> None:
         f"### {dt.date.today():%Y-%m-%d}: real pages, {tot['docs']:,} documents in {len(langs)} languages, "
         f"{a.cores} cores",
         "",
-        f"Machine: {machine()}. Load average (1 min) before each round: {', '.join(f'{v:.1f}' for v in loads)}.",
+        f"Machine: {machine_text()}. Load average (1 min) before each round: {', '.join(f'{v:.1f}' for v in loads)}.",
         f"`python -m benchmarks.bench_index_real --docs {a.docs} --cores {a.cores} --docs-per-shard {a.docs_per_shard}"
         f" --repeat {a.repeat}`: the shared samples' "
         f"{sum(1 for _ in (WORK / 'corpus-pre').glob('language=*/*.parquet'))}"
@@ -297,7 +312,17 @@ def main() -> None:
         f"{tot['total_terms']:,} tokens.",
         "",
     ]
-    report(lines, a.append)
+    report(
+        lines,
+        "bench_index_real",
+        {"ours_s": o["wall"], "anserini_s": x["wall"], "docs": tot["docs"]},
+        what="jobs/index.py --no-graph against Anserini on real pages (one IndexCollection per analyzer)",
+        peer="Anserini, one IndexCollection per analyzer",
+        ratio={"ours_per_anserini": round(o["wall"] / x["wall"], 3)},
+        shape={"docs": tot["docs"], "languages": len(langs), "text_mb": round(nbytes / 1e6)},
+        started=started,
+        load_before=load0,
+    )
 
 
 if __name__ == "__main__":

@@ -35,6 +35,8 @@ import tempfile
 import time
 from collections import Counter, defaultdict
 
+from benchmarks.common import write_result
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 #: run in each tree: every page of every file, the fields this comparison needs (one JSON line)
@@ -183,8 +185,15 @@ def main() -> int:
             flush=True,
         )
         res = {"peer": run(peer, files), "this": run(ROOT, files)}
-        report(res)
+        fig = report(res)
         print(f"load {os.getloadavg()[0]:.2f}")
+        write_result(
+            "bench_maintext_downstream",
+            fig,
+            what="what the main text does downstream: pages kept and empty, language, own title as a BM25 query",
+            peer=f"the tree of {args.baseline or peer}, in the same invocation",
+            shape={"archives": len(files), "inputs": args.input or "default"},
+        )
     finally:
         if wt:
             subprocess.run(["git", "worktree", "remove", "--force", wt], cwd=ROOT, check=False)
@@ -209,7 +218,8 @@ def _by_url(pages: list[dict]) -> dict[tuple[str, int], dict]:
     return out
 
 
-def report(res: dict[str, list[dict]]) -> None:
+def report(res: dict[str, list[dict]]) -> dict:
+    """Print the comparison; the totals (peer, this) it shows, for the result file."""
     sp, st = summary(res["peer"]), summary(res["this"])
     print(
         "\n| producer | files | records | failed (peer -> this) | kept (peer -> this) | empty text (peer -> this) "
@@ -239,11 +249,14 @@ def report(res: dict[str, list[dict]]) -> None:
     )
     texts = sum(1 for k in common if by_key["peer"][k]["text"] != by_key["this"][k]["text"])
     print(f"main text changed on {texts} of them")
+    fig = {f"{k} (peer, this)": [a[k], c[k]] for k in ("kept", "empty", "failed")}
+    fig.update(pages_in_both=len(common), language_changed=len(changed), text_changed=texts)
     for k in ("peer", "this"):
         v = pages[k]
         decl = [(pg, _declared(pg["html_lang"])) for pg in v]
         decl = [(pg, d) for pg, d in decl if d]
         agree = sum(1 for pg, d in decl if pg["lang"] == d)
+        fig[f"{k}: und, agrees with <html lang> of"] = [sum(1 for pg in v if pg["lang"] == "und"), agree, len(decl)]
         print(
             f"  {k:4s}: und {sum(1 for pg in v if pg['lang'] == 'und')}, "
             f"mean lid.176 score {sum(pg['score'] for pg in v) / max(1, len(v)):.4f}, "
@@ -273,6 +286,8 @@ def report(res: dict[str, list[dict]]) -> None:
     for k in ("peer", "this"):
         asked, first, top10 = own_title(pages[k])
         print(f"  {k:4s}: {asked} titled pages, own page first {first}, in the top 10 {top10}")
+        fig[f"{k}: titled pages, own page first, in the top 10"] = [asked, first, top10]
+    return fig
 
 
 if __name__ == "__main__":

@@ -55,6 +55,7 @@ import time
 import numpy as np
 import regex
 
+from benchmarks.common import write_result
 from benchmarks.heavypages import HEAVY
 from lib.text import neardup
 from lib.text.minhash import _NOSPACE, MinHasher, tokens
@@ -383,6 +384,25 @@ def main() -> None:
     print(
         f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB; "
         f"load at end {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
+    write_result(
+        "bench_minhash",
+        {
+            "ours_us_per_page": {key: round(v, 1) for key, v in ours.items()},
+            "ours_share_of_preprocess_cpu": round(sum(ours.values()) / pre, 3),
+            "recall_j08": rows_out["ours"][1]["recall"],
+            "precision_j05": rows_out["ours"][1]["precision"],
+        },
+        what=f"near-duplicate signatures ({perms} perms) and clusters ({bands} x {rows} bands, verified at {thr})"
+        " per page per core; recall and precision against exact Jaccard of all pairs",
+        peer="datasketch (MinHash + MinHashLSH), rensa (RMinHash + RMinHashLSH), same shingles, perms and bands",
+        peers={n: round(sum(rows_out[n][0].values()), 1) for n in ("datasketch", "rensa")},
+        ratio={
+            f"ours / {n} (total CPU)": round(sum(ours.values()) / sum(rows_out[n][0].values()), 3)
+            for n in ("datasketch", "rensa")
+        },
+        shape={"day": a.day or "real pages", "pages": real, "made_near_duplicates": len(pages) - real},
+        load_before=list(load0),
     )
     if a.grid:
         grid(pages, texts, truth, judged, sets)

@@ -1,6 +1,6 @@
 """Benchmark an on-demand sub-index: one host over many published days, against the way without it.
 
-    python -m benchmarks.bench_ondemand [--days 30] [--cores 2] [--append]
+    python -m benchmarks.bench_ondemand [--days 30] [--cores 2]
 
 1. Real pages: the shared crawl samples (../shared/corpus) go through jobs/preprocess.py once;
    that preprocessed day is published ``--days`` times (hard links, one date each), so every
@@ -14,7 +14,7 @@
    jobs/preprocess.py parses them again, jobs/index.py indexes them.
 4. The sub-index's documents are checked equal (canonical digests) to that index's.
 
-Prints a Markdown section; ``--append`` adds it to docs/benchmarks.md under "## On-demand sub-indices".
+Prints a Markdown section and writes the result to benchmarks/results/bench_ondemand/.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ import pyarrow.parquet as pq
 
 from benchmarks import ROOT
 from benchmarks import WORK as BENCH_WORK
+from benchmarks.common import write_result
 
 WORK = BENCH_WORK / "ondemand"
 FIRST = dt.date(2026, 1, 1)
@@ -94,7 +95,6 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--days", type=int, default=30)
     ap.add_argument("--cores", type=int, default=2)
-    ap.add_argument("--append", action="store_true")
     args = ap.parse_args(argv)
 
     from pyspark.sql import SparkSession
@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     same = theirs <= ours and len(ours - theirs) <= no_offset
     spark.stop()
 
-    load = os.getloadavg()[0]
+    load = round(os.getloadavg()[0], 2)
     lines = [
         SECTION,
         "",
@@ -212,16 +212,16 @@ def main(argv: list[str] | None = None) -> int:
     ]
     text = "\n".join(lines)
     print(text)
-    if args.append:
-        doc = ROOT / "docs" / "benchmarks.md"
-        body = doc.read_text()
-        if SECTION in body:
-            head, _, rest = body.partition(SECTION)
-            nxt = rest.find("\n## ")
-            body = head + text + (rest[nxt + 1 :] if nxt >= 0 else "")
-        else:
-            body = body.rstrip("\n") + "\n\n" + text
-        doc.write_text(body)
+    write_result(
+        "bench_ondemand",
+        {f"{p} over {n} days s": round(s, 1) for _, n, p, r, k, s in rows},
+        what=f"a {args.days}-day on-demand request for one host in one warmed local[{args.cores}] session",
+        peer="extract + preprocess + index of the same pages from their WARC/ARC records",
+        peers={"extract_s": round(t_extract, 1), "preprocess_s": round(t_pre, 1), "index_s": round(t_index, 1)},
+        ratio={"ours / peer (time)": round(host_n / total, 3), "same documents and postings": same},
+        shape={"host": host, "pages_a_day": per_day, "days": args.days, "page_parquet_mb": round(day_bytes / 1e6, 2)},
+        load_before=[load],
+    )
     return 0
 
 

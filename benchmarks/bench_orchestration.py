@@ -7,7 +7,8 @@ munge, started here and stopped at the end), with a synthetic crawl on local dis
 
     python -m benchmarks.bench_orchestration --files 2 --pages-per-file 40 [--nodes 2]
 
-Prints one JSON object (phases in seconds) and a Markdown table row for docs/benchmarks.md.
+Prints one JSON object (phases in seconds) and a Markdown table row, and writes the result to
+benchmarks/results/bench_orchestration/.
 """
 
 from __future__ import annotations
@@ -23,11 +24,13 @@ import sys
 import tempfile
 import time
 
+from benchmarks.common import write_result
+from devtools.slurm import start_cluster, stop_cluster
+from lib.orchestration.slurm import parse_job_id, parse_scontrol, sbatch_argv
+from lib.warc.sample import write_sample_crawl
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from devtools.slurm import start_cluster, stop_cluster  # noqa: E402
-from lib.orchestration.slurm import parse_job_id, parse_scontrol, sbatch_argv  # noqa: E402
-from lib.warc.sample import write_sample_crawl  # noqa: E402
 
 STAMP = re.compile(r"run-day: (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ) (.*)")
 
@@ -112,6 +115,7 @@ def main() -> None:
             "index_job_s": marker["summaries"]["index"]["seconds"],
         }
         print(json.dumps(result, indent=2))
+        write_result("bench_orchestration", result, what="one day's Slurm job on a one-host Slurm cluster")
         print(
             "| {date} | {nodes} | {files} | {pages} | {submit_to_end_s} | {cluster_start_s} | {preprocess_job_s} | "
             "{index_job_s} | {load_avg_1m} |".format(

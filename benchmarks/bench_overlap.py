@@ -1,6 +1,6 @@
 """Retrieval sanity against Lucene: BM25 top-10 of ours and of Anserini on the benchmark day.
 
-    python -m benchmarks.bench_overlap [--day real] [--copies 10] [--corpus DIR] [--queries 200] [--append]
+    python -m benchmarks.bench_overlap [--day real] [--copies 10] [--corpus DIR] [--queries 200]
     python -m benchmarks.bench_overlap --day synthetic [--docs 100000] [--words 500]
 
 The day (``--day``, repeatable; default ``real``):
@@ -46,7 +46,8 @@ import time
 import pyarrow.parquet as pq
 
 from benchmarks import job_cmd
-from benchmarks.bench_index import HEAP, WORK, anserini_index_cmd, anserini_tools, machine, parser, report  # noqa: E402
+from benchmarks.bench_index import HEAP, WORK, anserini_index_cmd, anserini_tools, parser, report
+from benchmarks.common import load, machine_text, utc_now
 
 
 def pick_queries(day, n: int, seed: int) -> list[tuple[str, str, str]]:
@@ -203,10 +204,11 @@ def report_lines(a, title: str, how: str, day_line: str, queries, mine, theirs, 
     n = len(queries)
     dist = {k: sum(1 for x in overlaps if round(x * 10) == k) for k in range(11)}
     worst = sorted(zip(overlaps, queries))[:5]
+    a.means[title] = round(sum(overlaps) / len(overlaps), 3)  # the result main() writes
     return [
         f"### {dt.date.today():%Y-%m-%d}: retrieval overlap with Anserini, {title}, {n} title queries",
         "",
-        f"Machine: {machine()}. Load average (1 min): {os.getloadavg()[0]:.1f}. `python -m "
+        f"Machine: {machine_text()}. Load average (1 min): {os.getloadavg()[0]:.1f}. `python -m "
         f"benchmarks.bench_overlap {how}"
         f" --queries {a.queries} --seed {a.seed}`; BM25 k1=0.9, b=0.4, top 10; ours from one shard of the whole day.",
         *([day_line] if day_line else []),
@@ -230,6 +232,7 @@ def main() -> None:
     ap.add_argument("--copies", type=int, default=10, help="copies of the real samples (--day real)")
     ap.add_argument("--corpus", default=None, help="the real samples (default ../shared/corpus)")
     a = ap.parse_args()
+    a.means, started, load0 = {}, utc_now(), load()
     lines = []
     for which in a.day or ["real"]:
         if which == "real":
@@ -264,7 +267,7 @@ def main() -> None:
             )
             lines.append("")
             if same != len(queries):
-                report(lines, False)
+                print("\n".join(lines))
                 raise SystemExit("the cuts' shards answer differently")
             continue
         day, jsonl = WORK / f"pre-{a.docs}-{a.words}", WORK / f"jsonl-{a.docs}-{a.words}"
@@ -284,7 +287,17 @@ def main() -> None:
             t_ours,
             t_ans,
         )
-    report(lines, a.append)
+    report(
+        lines,
+        "bench_overlap",
+        {f"mean_overlap_at_10 ({k})": v for k, v in a.means.items()},
+        what=f"BM25 top-10 agreement on {a.queries} title queries, one shard per cut",
+        peer="Anserini SearchCollection",
+        shape={"day": a.day, "queries": a.queries},
+        variant="synthetic day" if a.day == ["synthetic"] else "",
+        started=started,
+        load_before=load0,
+    )
 
 
 if __name__ == "__main__":

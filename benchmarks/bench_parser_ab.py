@@ -26,6 +26,8 @@ import sys
 import tempfile
 import time
 
+from benchmarks.common import write_result
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
@@ -109,6 +111,18 @@ def main() -> int:
             f"median records/CPU s: baseline {mb:,.0f}, this {mt:,.0f}; this/baseline = {mt / mb:.3f} "
             f"(pairs: {', '.join(f'{t / b:.3f}' for t, b in zip(rates['this'], rates['baseline']))}); "
             f"load {os.getloadavg()[0]:.2f}"
+        )
+        write_result(
+            "bench_parser_ab",
+            {
+                "this_records_per_cpu_s": round(mt),
+                "pairs": [round(t / b, 3) for t, b in zip(rates["this"], rates["baseline"])],
+            },
+            what="the bare preprocess loop with this tree's WARC parser against an earlier commit's",
+            peer=f"the tree of {args.baseline}",
+            peers={"baseline_records_per_cpu_s": round(mb)},
+            ratio={"this / baseline (records per CPU s, medians)": round(mt / mb, 3)},
+            shape={"files": len(files), "inputs": args.inputs, "repeat": args.repeat, "rounds": args.rounds},
         )
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", wt], cwd=ROOT, check=False)

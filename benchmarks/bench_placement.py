@@ -2,7 +2,7 @@
 (MD5 mod n) doubling/halving/other-count moves, key-space balance, and a real local
 rebalance (files/s).
 
-    python -m benchmarks.bench_placement [--keys 100000] [--nodes 10] [--append docs/benchmarks.md]
+    python -m benchmarks.bench_placement [--keys 100000] [--nodes 10]
 """
 
 from __future__ import annotations
@@ -11,28 +11,16 @@ import argparse
 import datetime as dt
 import json
 import os
-import platform
 import tempfile
 import time
 from collections import Counter
 
+from benchmarks import common
 from lib.pages.keyspace import md5_int, partition_of
 from lib.placement.config import load
 from lib.placement.consistent import ConsistentHashRing, imbalance, moved_fraction
 from lib.placement.rebalance import rebalance
 from lib.placement.swap import Collection, locate
-
-
-def machine() -> str:
-    cpu = "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return (
-        f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()} {platform.release()}"
-    )
 
 
 def ring_rows(keys: list[str], nodes: int, vnodes_list: list[int]) -> list[dict]:
@@ -115,15 +103,40 @@ def real_rebalance(files: int, size: int, n: int) -> dict:
 
 
 def report(args: argparse.Namespace) -> str:
+    started, load0 = common.utc_now(), common.load()
     keys = [f"http://host{i % 997}.example.org/page/{i}" for i in range(args.keys)]
     rows = ring_rows(keys, args.nodes, [1, 10, 100, 1000])
     swap = swap_rows(keys, args.nodes)
     ksp = keyspace_rows(keys, [4, 10, 16, 100])
     real = real_rebalance(args.files, args.size, 4)
+    common.write_result(
+        "bench_placement",
+        {
+            f"{r['vnodes']} vnodes: max/mean, moved on add, lookups/s": [
+                r["max_mean"],
+                r["moved_add"],
+                round(r["lookups_per_s"]),
+            ]
+            for r in rows
+            if r["vnodes"] in (100, 1000)
+        },
+        what="consistent hashing and MD5-mod-n placement: balance, moved keys, lookups; a local rebalance",
+        peer="no peer (the ideal moved fraction on add)",
+        ratio={
+            "moved on add / ideal (100 vnodes)": round(
+                next(r["moved_add"] for r in rows if r["vnodes"] == 100) * (args.nodes + 1), 3
+            )
+        },
+        shape={"keys": args.keys, "nodes": args.nodes, "files": args.files, "file_bytes": args.size},
+        details={"ring": rows, "swap": swap, "keyspace": ksp, "rebalance": real},
+        started=started,
+        load_before=load0,
+    )
     out = [
         "## Placement",
         "",
-        f"{dt.date.today().isoformat()}, {machine()}. `python -m benchmarks.bench_placement --keys {args.keys} "
+        f"{dt.date.today().isoformat()}, {common.machine_text()}. "
+        f"`python -m benchmarks.bench_placement --keys {args.keys} "
         f"--nodes {args.nodes} --files {args.files}`; keys are {args.keys} URL-like strings.",
         "",
         f"Consistent hashing, {args.nodes} nodes (ideal moved: add {1 / (args.nodes + 1):.3f}, remove "
@@ -168,13 +181,9 @@ def main() -> None:
     p.add_argument("--nodes", type=int, default=10)
     p.add_argument("--files", type=int, default=2000)
     p.add_argument("--size", type=int, default=4096)
-    p.add_argument("--append", help="append the Markdown section to this file")
     args = p.parse_args()
     text = report(args)
     print(text)
-    if args.append:
-        with open(args.append, "a") as f:
-            f.write("\n" + text)
 
 
 if __name__ == "__main__":

@@ -34,12 +34,13 @@ import sys
 import threading
 import time
 
+from benchmarks import WORK as BENCH_WORK
+from benchmarks import job_cmd
+from benchmarks.common import write_result
+from lib.warc.streams import GzipMembers
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-
-from benchmarks import WORK as BENCH_WORK  # noqa: E402
-from benchmarks import job_cmd  # noqa: E402
-from lib.warc.streams import GzipMembers  # noqa: E402
 
 
 def real_members(corpus: str) -> list[bytes]:
@@ -178,6 +179,14 @@ def run_cuts(a: argparse.Namespace) -> None:
         byte_identical_files=[p for p in same if files["small"][p] == files["large"][p]],
     )
     print(json.dumps(result, indent=1))
+    write_result(
+        "bench_preprocess",
+        result,
+        what="the job on one day in a many-small and a few-large cut of the same records",
+        peer="the same job on the large cut",
+        ratio={"small / large (time)": result["ratio"]},
+        variant="cuts",
+    )
     with open(os.path.join(a.work, "cuts.json"), "w") as f:
         json.dump(result, f, indent=1)
 
@@ -335,6 +344,12 @@ def main() -> None:
     with open("/proc/loadavg") as f:
         result["loadavg_after"] = f.read().split()[:3]
     print(json.dumps(result, indent=1))
+    write_result(
+        "bench_preprocess",
+        result,
+        what="jobs/preprocess.py against one bare loop process on the same WARC files; peak RSS",
+        peer="our own bare loop (lib.preprocess.pages, one process)",
+    )
     with open(os.path.join(a.work, "result.json"), "w") as f:
         json.dump(result, f, indent=1)
 

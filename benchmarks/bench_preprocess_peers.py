@@ -55,6 +55,7 @@ from typing import Sequence
 
 from benchmarks import WORK as BENCH_WORK
 from benchmarks import job_cmd, proctree
+from benchmarks.common import load, timed, write_result
 from benchmarks.heavypages import heavy_pages, warc_member
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -63,11 +64,6 @@ ROOT = os.path.dirname(HERE)
 DROP = ["script", "style", "nav", "header", "footer", "aside", "form"]
 LID_CHARS = 2000
 JOB_HEAP = "1g"
-
-
-def load() -> str:
-    with open("/proc/loadavg") as f:
-        return " ".join(f.read().split()[:3])
 
 
 # ------------------------------------------------------------------ inputs
@@ -191,12 +187,17 @@ def loop_resiliparse(files: list[str]) -> int:
 LOOPS = {"ours": loop_ours, "selectolax": loop_selectolax, "resiliparse": loop_resiliparse}
 
 
-def timed(fn, files: list[str]) -> dict:
+def timed_loop(fn, files: list[str]) -> dict:
+    """``fn(files)`` once: its pages, wall and CPU seconds, and the load around it."""
     l0 = load()
-    w0, c0 = time.perf_counter(), time.process_time()
-    n = fn(files)
-    wall, cpu = time.perf_counter() - w0, time.process_time() - c0
-    return {"pages": n, "wall": round(wall, 2), "cpu": round(cpu, 2), "load_before": l0, "load_after": load()}
+    t = timed(lambda: fn(files))
+    return {
+        "pages": t.result,
+        "wall": round(t.wall, 2),
+        "cpu": round(t.cpu, 2),
+        "load_before": l0,
+        "load_after": load(),
+    }
 
 
 def parallel_loop(loop, files: list[str], procs: int) -> dict:
@@ -284,7 +285,7 @@ def bench_set(name: str, files: list[str], warm: list[str], a) -> dict:
         fn(warm)
     for _ in range(a.repeat):
         for k, fn in LOOPS.items():
-            r = timed(fn, files)
+            r = timed_loop(fn, files)
             res["runs"][k].append(r)
             print(
                 f"[{name}] {k:12s} {r['pages']} pages, {r['wall']:.1f} s wall, {r['cpu']:.1f} s cpu, "
@@ -355,6 +356,13 @@ def bench_set(name: str, files: list[str], warm: list[str], a) -> dict:
     return res
 
 
+def variant(sets: list[str], no_job: bool) -> str:
+    """The row a run is: the heavy set alone without the job is the main one (docs/benchmarks.md)."""
+    if sets == ["heavy"]:
+        return "" if no_job else "heavy day with the job"
+    return "real-shaped day" if sets == ["real"] else ", ".join(sets)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--set", action="append", choices=["real", "heavy", "shared"])
@@ -404,6 +412,14 @@ def main() -> None:
         result["sets"][name] = bench_set(name, files, warm, a)
     result["load_end"] = load()
     print(json.dumps(result, indent=1))
+    write_result(
+        "bench_preprocess_peers",
+        result,
+        what="our preprocess loop per CPU second against loops a user would write; the job on local[2]",
+        peer="FastWARC + selectolax + fastText; FastWARC + Resiliparse + fastText",
+        ratio={s: r.get("ratios") for s, r in result["sets"].items()},
+        variant=variant(list(result["sets"]), a.no_job),
+    )
     with open(os.path.join(a.work, f"result-{time.strftime('%Y%m%dT%H%M%S')}.json"), "w") as f:
         json.dump(result, f, indent=1)
 

@@ -1,6 +1,6 @@
 """Benchmark search latency (lib.serve.engine) against PISA on the same documents and queries.
 
-    python -m benchmarks.bench_search [--day real] [--copies 10] [--corpus DIR] [--queries 1000] [--append]
+    python -m benchmarks.bench_search [--day real] [--copies 10] [--corpus DIR] [--queries 1000]
     python -m benchmarks.bench_search --day synthetic [--docs 100000] [--copies 10]
 
 1. The day (``--day``, repeatable; default ``real``):
@@ -27,7 +27,7 @@
    pinned to one core. Ours is timed twice: ranking only (what PISA does) and the full
    ``Engine.search`` (ranking plus hits with snippets).
 
-Prints p50/p95/p99 per engine and the ratios; ``--append`` adds the section to docs/benchmarks.md.
+Prints p50/p95/p99 per engine and the ratios and writes the result to benchmarks/results/bench_search/.
 """
 
 from __future__ import annotations
@@ -45,16 +45,18 @@ import time
 import types
 from collections import Counter
 
+import numpy as np
+import pyarrow.parquet as pq
+
+from benchmarks import WORK as BENCH_WORK
+from benchmarks import bench_index as bi
+from benchmarks import job_cmd, realday
+from benchmarks.common import machine_text, write_result
+from lib.serve import serving_index
+from lib.serve.engine import Engine
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
-import numpy as np  # noqa: E402
-import pyarrow.parquet as pq  # noqa: E402
-
-from benchmarks import WORK as BENCH_WORK  # noqa: E402
-from benchmarks import bench_index as bi  # noqa: E402
-from benchmarks import job_cmd, realday  # noqa: E402
-from lib.serve import serving_index  # noqa: E402
-from lib.serve.engine import Engine  # noqa: E402
 
 WORK = BENCH_WORK / "search"
 DAY = dt.date(2026, 1, 15)
@@ -280,7 +282,7 @@ def run_day(a, name: str, root: pathlib.Path, shape: str, tag: str, qs: list[str
         f"({len(part.shards)} shards)",
         "",
         f"Day: {shape}." if shape else "Day: synthetic (pages copied verbatim: an extra row).",
-        f"Machine: {bi.machine()}. Load average (1 min) before: {load0[0]:.1f}, after: {load1[0]:.1f} (shared "
+        f"Machine: {machine_text()}. Load average (1 min) before: {load0[0]:.1f}, after: {load1[0]:.1f} (shared "
         "with other helpers' jobs).",
         f"`python -m benchmarks.bench_search {how} --queries {a.queries}`: {len(qs)} queries "
         f"({len(qs) // 2} titles, as many 2-5-word runs of the texts). Serving index build: {build_s:.1f} s, "
@@ -299,6 +301,19 @@ def run_day(a, name: str, root: pathlib.Path, shape: str, tag: str, qs: list[str
             f"| {name_} | {p[0]:.2f} | {p[1]:.2f} | {p[2]:.2f} | {p[0] / pisa_p[0]:.2f} | {p[1] / pisa_p[1]:.2f} |"
         )
     lines.append("")
+    pct = {n: [round(x, 3) for x in percentiles(ts)] for n, ts in times.items()}
+    path = write_result(
+        "bench_search",
+        {f"{n} p50/p95/p99 ms": v for n, v in pct.items()},
+        what=f"search latency, top-{a.k}, warm, one core, {ndocs:,} documents ({len(part.shards)} shards)",
+        peer="PISA (pyterrier-pisa, block-max WAND)",
+        ratio={f"{n} p50 / PISA": round(v[0] / pisa_p[0], 3) for n, v in pct.items() if not n.startswith("PISA")},
+        shape={"day": name, "shape": shape or "synthetic (pages copied verbatim)", "queries": len(qs)},
+        variant="" if name.startswith("real") else f"synthetic {ndocs / 1e6:g}M",
+        load_before=list(load0),
+        command=f"python -m benchmarks.bench_search {how} --queries {a.queries}",
+    )
+    lines.append(f"Result: {path}")
     return lines, top10(ranking, qs)
 
 
@@ -320,7 +335,6 @@ def main() -> None:
     ap.add_argument(
         "--reuse", action="store_true", help="keep a built serving index (its recorded build cost is shown)"
     )
-    ap.add_argument("--append", action="store_true")
     a = ap.parse_args()
     days = []
     for d in a.day or ["real"]:
@@ -363,12 +377,6 @@ def main() -> None:
         lines.append(line)
         if diff:
             raise SystemExit(f"the cuts' indexes answer {diff} queries differently")
-    if a.append:
-        path = ROOT / "docs" / "benchmarks.md"
-        cur = path.read_text()
-        if "\n## Search\n" not in cur:
-            cur = cur.rstrip("\n") + "\n\n## Search\n"
-        path.write_text(cur.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -20,13 +20,14 @@ import statistics
 import threading
 import time
 
-import httpx  # noqa: E402
-import uvicorn  # noqa: E402
-from fastapi.staticfiles import StaticFiles  # noqa: E402
+import httpx
+import uvicorn
+from fastapi.staticfiles import StaticFiles
 
-from benchmarks import WORK as BENCH_WORK  # noqa: E402
-from lib.serve.files_api import create_app  # noqa: E402
-from lib.serve.published import SliceStore  # noqa: E402
+from benchmarks import WORK as BENCH_WORK
+from benchmarks.common import write_result
+from lib.serve.files_api import create_app
+from lib.serve.published import SliceStore
 
 WORK = BENCH_WORK / "serve"
 
@@ -131,6 +132,19 @@ def main() -> None:
     print(
         f"\nRatio ours/peer: throughput {med['ours']['full'] / med['peer']['full']:.2f}, "
         f"range latency {med['ours']['range'] / med['peer']['range']:.2f}"
+    )
+    write_result(
+        "bench_serve_files",
+        {"full_mb_per_s": round(med["ours"]["full"]), "range_p50_ms": round(med["ours"]["range"], 2)},
+        what="the slice API's /download: full files and 64 KiB ranges (medians of rounds)",
+        peer="Starlette StaticFiles (FileResponse)",
+        peers={"full_mb_per_s": round(med["peer"]["full"]), "range_p50_ms": round(med["peer"]["range"], 2)},
+        ratio={
+            "throughput ours / peer": round(med["ours"]["full"] / med["peer"]["full"], 3),
+            "range latency ours / peer": round(med["ours"]["range"] / med["peer"]["range"], 3),
+        },
+        shape={"big_file_mb": a.mb, "files": a.files, "ranges": a.ranges, "rounds": a.rounds},
+        load_before=[load[0]],
     )
 
 

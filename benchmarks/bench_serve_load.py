@@ -31,6 +31,7 @@ import httpx
 import psutil
 
 from benchmarks import WORK as BENCH_WORK
+from benchmarks.common import write_result
 from lib.serve.engine import OPERATORS
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -199,6 +200,7 @@ def main() -> int:
         date=dt.date.today().isoformat(),
     )
     print(json.dumps(res, indent=2))
+    write_result("bench_serve_load", res, what=f"the service under {res.get('clients', 'many')} clients")
     print(
         f"\n{a.clients} clients x {res['seconds']} s on {day} ({info['docs']:,} docs, {info['shards']} shards), "
         f"load {load[0]:.1f}: {res['requests']:,} requests, {res['rps']} req/s, {res['errors']} errors; "

@@ -33,13 +33,12 @@ import pathlib
 import platform
 import random
 import shutil
-import statistics
-import time
 from typing import Callable
 
 import pyarrow.fs as pafs
 
 from benchmarks import WORK as BENCH_WORK
+from benchmarks.common import load, timed, write_result
 from lib.store import s3, storage
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -92,17 +91,6 @@ def build_real(copies: int, corpus: str) -> tuple[pathlib.Path, pathlib.Path, st
     big = WORK / "big.warc.gz"
     os.link(max(rd["files"]["large"], key=os.path.getsize), big)
     return big, small, realday.cut_line(rd["shape"], "small")
-
-
-def timed(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
-    """Median wall and CPU seconds of ``fn`` over ``repeat`` runs."""
-    wall, cpu = [], []
-    for _ in range(repeat):
-        w, c = time.perf_counter(), time.process_time()
-        fn()
-        wall.append(time.perf_counter() - w)
-        cpu.append(time.process_time() - c)
-    return statistics.median(wall), statistics.median(cpu)
 
 
 def drain(f) -> int:
@@ -217,12 +205,14 @@ def missing(want: dict[str, int], dest: str) -> int:
     return sum(1 for rel, size in want.items() if got.get(rel) != size)
 
 
-def run(side: str, cases: Cases, published: dict[str, str], want: dict[str, int], repeat: int) -> None:
-    """Time every way of every operation and print one Markdown row per operation."""
+def run(side: str, cases: Cases, published: dict[str, str], want: dict[str, int], repeat: int) -> dict:
+    """Time every way of every operation and print one Markdown row per operation; the median wall
+    seconds by "side op" and way, and the files each way's publish lost."""
+    out = {}
     for op, ways in cases.items():
         got, lost = {}, {}
         for way, fn in ways.items():
-            got[way] = timed(fn, repeat)
+            got[way] = timed(fn, repeat)[:2]
             if op == "publish":  # a copy that drops files without an error is not a faster copy
                 lost[way] = missing(want, published[way])
         if lost.get("ours"):
@@ -239,6 +229,10 @@ def run(side: str, cases: Cases, published: dict[str, str], want: dict[str, int]
         ]
         ratios = [f"{ours[0] / got[w][0]:.2f}" if w in got else "-" for w in ("before", "arrow")]
         print(f"| {side} | {op} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |", flush=True)
+        out[f"{side} {op}"] = {w: round(got[w][0], 3) for w in got} | {
+            f"{w} lost files": n for w, n in lost.items() if n
+        }
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -277,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
         "|---|---|---|---|---|---|---|"
     )
     want = {str(p.relative_to(small)): p.stat().st_size for p in small.rglob("*.warc.gz")}
-    run("local", *local_cases(big, small, offsets), want, a.repeat)
+    load0, figures = load(), run("local", *local_cases(big, small, offsets), want, a.repeat)
     if not a.no_s3:
         from devtools.seaweed import SeaweedS3  # the test extra's server
 
@@ -290,11 +284,28 @@ def main(argv: list[str] | None = None) -> int:
             server.client().create_bucket(Bucket="bench")
             cases, published = s3_cases(big, small, offsets, "bench")
             order = ["publish", "list", "stream small", "stream", "ranges"]  # list and read what was published
-            run("S3", {k: cases[k] for k in order}, published, want, a.repeat)
+            figures |= run("S3", {k: cases[k] for k in order}, published, want, a.repeat)
             print(f"S3 counters (ours): {s3.counters()}")
         finally:
             server.stop()
     print(f"load {os.getloadavg()[0]:.2f} at end")
+    write_result(
+        "bench_storage",
+        {k: v["ours"] for k, v in figures.items()},
+        what="lib.store.storage on real WARC bytes: list, stream, ranged reads, publish a folder; local and S3",
+        peer="pyarrow.fs (LocalFileSystem, S3FileSystem); the code before",
+        peers={k: {w: s for w, s in v.items() if w != "ours"} for k, v in figures.items()},
+        ratio={
+            f"{k} ours / {w}": round(v["ours"] / v[w], 3)
+            for k, v in figures.items()
+            for w in ("before", "arrow")
+            if v.get(w)
+        },
+        shape={"big_file_mb": round(big.stat().st_size / 1e6, 1), "small_files": nsmall, "ranges": a.ranges}
+        | ({"day": shape} if shape else {}),
+        variant="real-shaped day" if a.day == "real" else "",
+        load_before=load0,
+    )
     return 0
 
 

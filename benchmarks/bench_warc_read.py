@@ -22,7 +22,8 @@ import sys
 import time
 
 from benchmarks import WORK as BENCH_WORK
-from lib.warc.records import Record, iter_records  # noqa: E402
+from benchmarks.common import write_result
+from lib.warc.records import Record, iter_records
 
 
 def ours(path: str) -> list[int]:
@@ -68,23 +69,39 @@ def main() -> None:
         )
         for cut in realday.CUTS:
             print(realday.cut_line(rd["shape"], cut), flush=True)
-            read_all(rd["files"][cut])
+            record(read_all(rd["files"][cut]), {"day": f"real-{a.copies}x", "cut": cut}, "real-shaped day, " + cut)
         return
     files = sorted(glob.glob(a.files))
     if not files:
         sys.exit(f"no files match {a.files}: run benchmarks/bench_preprocess.py first")
-    read_all(files)
+    record(read_all(files), {"files": len(files), "first": files[0]}, "")
 
 
-def read_all(files: list[str]) -> None:
-    """Each reader over ``files`` in turn; the offsets they give must agree."""
+def record(rates: dict[str, float], shape: dict, variant: str) -> None:
+    """Write the readers' MB/s as a result (ours the figure, FastWARC and warcio the peers)."""
+    write_result(
+        "bench_warc_read",
+        {"ours_mb_per_cpu_s": rates["ours"], "mb": rates["mb"]},
+        what="reading every record of a day, offsets recorded; all readers must agree on every offset",
+        peer="FastWARC, warcio",
+        peers={"fastwarc_mb_per_cpu_s": rates["fastwarc"], "warcio_mb_per_cpu_s": rates["warcio"]},
+        ratio={f"ours / {n} (MB per CPU s)": round(rates["ours"] / rates[n], 3) for n in ("fastwarc", "warcio")},
+        shape=shape,
+        variant=variant,
+    )
+
+
+def read_all(files: list[str]) -> dict[str, float]:
+    """Each reader over ``files`` in turn; the offsets they give must agree. MB per CPU second
+    of each (and ``mb``, the files' size)."""
     total = sum(os.path.getsize(p) for p in files)
-    offsets = {}
+    offsets, rates = {}, {"mb": round(total / 1e6, 1)}
     for name, fn in (("ours", ours), ("fastwarc", fastwarc), ("warcio", warcio)):
         t0 = time.process_time()
         offsets[name] = [fn(p) for p in files]
         secs = time.process_time() - t0
         n = sum(map(len, offsets[name]))
+        rates[name] = round(total / 1e6 / secs, 1)
         print(
             f"{name:9s} {n} records {total / 1e6:.0f} MB  {secs:.1f} s CPU  {total / 1e6 / secs:.1f} MB/s  "
             f"{n / secs:.0f} records/s",
@@ -92,6 +109,7 @@ def read_all(files: list[str]) -> None:
         )
     assert offsets["ours"] == offsets["fastwarc"] == offsets["warcio"], "readers disagree on offsets"
     print("all three readers agree on every record offset")
+    return rates
 
 
 if __name__ == "__main__":

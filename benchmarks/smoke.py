@@ -3,7 +3,8 @@
 Proves each script runs to the end (its peer included) on this install, not its figures. Each runs
 as ``python -m benchmarks.bench_xxx`` in a process group of its own, with a timeout, its output in
 WORK/logs/NAME.log; all of them build into WORK (``--work``, default benchmarks/work/smoke, emptied
-first, passed on as $DAILYSLICE_BENCH_WORK), so no full-size run reuses what these small runs built.
+first, passed on as $DAILYSLICE_BENCH_WORK), so no full-size run reuses what these small runs built;
+their results go to WORK/results ($DAILYSLICE_BENCH_RESULTS), not benchmarks/results.
 Anserini's jar is fetched into benchmarks/work/index/tools on first use, as by bench_index.
 
     python -m benchmarks.smoke [--only bench_index ...] [--timeout 600]
@@ -158,7 +159,9 @@ def main(argv: list[str] | None = None) -> int:
     shutil.rmtree(work, ignore_errors=True)
     (work / "logs").mkdir(parents=True)
     (work / ".smoke").touch()
+    # the small runs' results go beside their work, never among the committed ones
     env = {**os.environ, "DAILYSLICE_BENCH_WORK": str(work), "PYTHONUNBUFFERED": "1"}
+    env["DAILYSLICE_BENCH_RESULTS"] = str(work / "results")
     results = []
     print(f"smoke: {len(runs)} benchmarks, work folder {work}", flush=True)
     unlisted = sorted({p.stem for p in (ROOT / "benchmarks").glob("bench_*.py")} - {r[0] for r in RUNS})

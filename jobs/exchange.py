@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     except lease.Busy as e:
         print(f"exchange: {e}", file=sys.stderr)
         return EXIT_BUSY
-    except Exception as e:  # noqa: BLE001 - one line for the operator, the traceback below
+    except Exception as e:  # one line for the operator, the traceback below
         print(f"exchange: {day}: {e}", file=sys.stderr)
         raise
     print(json.dumps(record, indent=1, sort_keys=True))

@@ -27,6 +27,8 @@ HERE = pathlib.Path(__file__).resolve().parents[1]
 DAY = dt.date(2026, 1, 15)
 SKIP = re.compile(r"(^|/)(_stats\.json|_SUCCESS|report\.html|_inputs\.json|_errors\.jsonl|\.lease.*|[^/]*\.crc)$")
 RANDOM_NAMES = re.compile(r"part-\d+-[0-9a-f]{8}-")
+# the URL database names each version by a random run id (lib/catalogue/urldb.py: never overwritten)
+RUN_IDS = re.compile(r"(v\d{6})-[0-9a-f]{12}")
 ARCHIVES = (".warc.gz", ".warc", ".arc.gz", ".arc", ".warc.zst", ".warc.lz4")
 
 
@@ -68,8 +70,9 @@ def run_pipeline(tree: pathlib.Path, inp: pathlib.Path, out: pathlib.Path) -> No
 
 
 def files(root: pathlib.Path) -> dict[str, pathlib.Path]:
+    """Output files by relative path, the URL database's run ids masked (see ``RUN_IDS``)."""
     return {
-        str(p.relative_to(root)): p
+        RUN_IDS.sub(r"\1-RUN", str(p.relative_to(root))): p
         for p in sorted(root.rglob("*"))
         if p.is_file() and not SKIP.search(str(p.relative_to(root)))
     }
@@ -80,20 +83,30 @@ def rows(folder: pathlib.Path) -> list[tuple]:
     return sorted(tuple(str(v) for v in r.values()) for r in t.to_pylist())
 
 
+def masked(path: pathlib.Path) -> bytes:
+    """A file's bytes; a JSON file's with the URL database's run ids masked (its state names them)."""
+    data = path.read_bytes()
+    return RUN_IDS.sub(r"\1-RUN", data.decode()).encode() if path.suffix == ".json" else data
+
+
 def compare(a: pathlib.Path, b: pathlib.Path) -> list[str]:
     """What differs between two output trees ('' for nothing)."""
     fa, fb = files(a), files(b)
     by_rows = {str(pathlib.Path(k).parent) for k in (*fa, *fb) if RANDOM_NAMES.search(k)}
     diffs = []
+
+    def real(f: dict[str, pathlib.Path], folder: str) -> pathlib.Path:
+        return next(p.parent for k, p in f.items() if str(pathlib.Path(k).parent) == folder)
+
     for folder in sorted(by_rows):
-        if rows(a / folder) != rows(b / folder):
+        if rows(real(fa, folder)) != rows(real(fb, folder)):
             diffs.append(f"{folder}/: rows differ")
     plain = lambda f: {k: v for k, v in f.items() if str(pathlib.Path(k).parent) not in by_rows}  # noqa: E731
     pa_, pb_ = plain(fa), plain(fb)
     for k in sorted(set(pa_) ^ set(pb_)):
         diffs.append(f"{k}: only in {'base' if k in pa_ else 'this checkout'}")
     for k in sorted(set(pa_) & set(pb_)):
-        if pa_[k].read_bytes() != pb_[k].read_bytes():
+        if masked(pa_[k]) != masked(pb_[k]):
             diffs.append(f"{k}: bytes differ")
     return diffs
 

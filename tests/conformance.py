@@ -287,13 +287,13 @@ def warcio_view(path: pathlib.Path) -> FileViews:
                 if v.rec_type == "response" and v.http or v.rec_type == "resource":
                     try:
                         v.body = rec.content_stream().read()
-                    except Exception as e:  # noqa: BLE001 - the reference's own failure is data
+                    except Exception as e:  # the reference's own failure is data
                         v.error = f"{type(e).__name__}: {e}"[:200]
                     if v.rec_type == "resource":
                         v.mime = _mime(h.get_header("Content-Type"))
                 v.offset = it.get_record_offset()
                 out.records.append(v)
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # a crash of our reader is a finding, not the suite's end
             last = out.records[-1].offset if out.records else None
             out.stop = f"{type(e).__name__} after the record at {last}: {e}"[:300]
     return out
@@ -321,10 +321,10 @@ def fastwarc_view(path: pathlib.Path) -> FileViews:
                     try:
                         body = rec.reader.read()
                         v.body = body if rtype == "response" else None
-                    except Exception as e:  # noqa: BLE001
+                    except Exception as e:
                         v.error = f"{type(e).__name__}: {e}"[:200]
                 out.records.append(v)
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         out.stop = f"{type(e).__name__}: {e}"[:300]
     return out
 
@@ -552,7 +552,7 @@ def compare_file(name: str, path: pathlib.Path) -> FileResult:
     wio, fwv = warcio_view(path), fastwarc_view(path)
     try:
         ours, proc = our_view(path, path.name)
-    except Exception as e:  # noqa: BLE001 - a crash of our reader is a finding, not the suite's end
+    except Exception as e:
         crash = Difference(name, None, "ours_crashed", f"{type(e).__name__}: {e}"[:200], wio.stop or "read cleanly")
         return FileResult(name, len(wio.records), [crash], {})
     diffs, n = compare_views(name, wio, fwv, ours)

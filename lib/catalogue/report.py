@@ -17,11 +17,11 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("Agg", force=False)  # before pyplot: no GUI backend, the plots go into HTML
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-from lib.catalogue import query  # noqa: E402
-from lib.preprocess import health  # noqa: E402
-from lib.store import layout, storage  # noqa: E402
+from lib.catalogue import query
+from lib.preprocess import health
+from lib.store import layout, storage
 
 REPORT = "report.html"
 

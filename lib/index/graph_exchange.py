@@ -314,7 +314,7 @@ def check_outbound(folder: str) -> str | None:
         return f"{os.path.basename(parts[0])}: SHA-256 {got} but {layout.SUCCESS} says {marker.get('sha256')}"
     try:
         names = set(pq.read_schema(parts[0]).names)
-    except Exception as e:  # noqa: BLE001 - pyarrow raises several kinds for a bad file
+    except Exception as e:  # pyarrow raises several kinds for a bad file
         return f"{os.path.basename(parts[0])}: not a Parquet file ({e})"
     missing = [c for c in _EDGE_COLS.split(", ") if c not in names]
     return f"{os.path.basename(parts[0])}: no column(s) {missing}" if missing else None

@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             app.state.searcher.get()
             print(f"serve: search engine ready in {time.perf_counter() - t:.1f} s", file=sys.stderr)
-        except Exception as e:  # noqa: BLE001  (files and catalogue still work; searches will say why)
+        except Exception as e:  # files and catalogue still work; searches will say why
             print(
                 f"serve: no search engine ({type(e).__name__}: {e}); files and catalogue still served", file=sys.stderr
             )

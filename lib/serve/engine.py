@@ -186,7 +186,7 @@ class Engine:
                 self._checked[key] = time.monotonic()
                 try:
                     changed = day_key(self.roots[dc], day)[0] != have.key
-                except Exception:  # noqa: BLE001 - the root cannot be listed now: keep serving what was built
+                except Exception:  # the root cannot be listed now: keep serving what was built
                     changed = False
                 if changed:
                     have = None  # a file or the manifest changed: build the new version

@@ -273,7 +273,7 @@ def _build(root: str, day: dt.date, files: list[storage.FileInfo], out: str) -> 
     for s in shards:
         try:
             name, terms, lens, docids, tfs, dl, cids, meta = _load_shard(s, tmp)
-        except Exception as e:  # noqa: BLE001 - one shard never takes the day down: it is named instead
+        except Exception as e:  # one shard never takes the day down: it is named instead
             skipped.append(s.skipped(str(e) if isinstance(e, ShardError) else f"{type(e).__name__}: {e}"))
             continue
         finally:

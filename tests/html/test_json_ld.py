@@ -17,7 +17,7 @@ def resilipipe_json_ld(html: str) -> str | None:
     """Resilipipe's apply_extruct_extractors, json-ld part."""
     try:
         items = extruct.extract(html, syntaxes=["json-ld"])["json-ld"]
-    except Exception:  # noqa: BLE001 - Resilipipe stores None then
+    except Exception:  # Resilipipe stores None then
         return None
     return str(items) if items else None
 

@@ -98,7 +98,7 @@ def test_graph_equals_the_spark_sql_oracle(spark, tmp_path, parts):
 
 
 def test_graph_of_real_preprocessed_pages_equals_the_oracle(spark, corpus, tmp_path):
-    from jobs import preprocess  # noqa: PLC0415 (a job, not a library dependency)
+    from jobs import preprocess  # a job, not a library dependency
 
     warc = tmp_path / "warc"
     warc.mkdir()

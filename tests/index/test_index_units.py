@@ -9,7 +9,7 @@ import random
 from collections import Counter
 
 import pyarrow as pa
-import pyarrow.compute  # noqa: F401  (pa.compute)
+import pyarrow.compute  # loads pa.compute
 import pyarrow.parquet as pq
 import pytest
 
