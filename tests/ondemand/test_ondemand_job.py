@@ -15,6 +15,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from lib.ciff.validate import validate_file
 from lib.index.digest import shard_digests
+from lib.pages import hostindex
 from tests.helpers_warc import good_pages, gz
 from tests.index.test_index_job import _page, run_index, sample_pages, write_day
 
@@ -47,7 +48,9 @@ def day2_pages() -> list[dict]:
 
 
 def publish_days(root: pathlib.Path) -> None:
-    write_day(root, sample_pages())
+    """Two days; the first with its host index (as preprocess writes it), the second without
+    (a day preprocessed before the index existed): one is read through it, the other scanned."""
+    hostindex.write(str(write_day(root, sample_pages())))
     other = root.parent / (root.name + "-d2")
     day = write_day(other, day2_pages())
     shutil.move(str(day), str(root / "preprocessed" / "2026-01" / "16"))
@@ -136,6 +139,11 @@ def test_status_manifest_and_edges(published):
     assert status["counts"]["noindex"] == 1 and status["counts"]["index"]["docs"] == len(want)
     assert status["counts"]["excluded"] == 1
     assert status["counts"]["kept_by_day"]["2026-01-16"] == {"eng": 3, "deu": 1}
+    pruned = status["counts"]["host_index"]
+    assert pruned["days_by_host_index"] == 1 and pruned["days_scanned"] == {"no host index": 1}
+    day1 = [p for p in sample_pages() if p["language"] in ("eng", "deu")]
+    read_day1 = status["counts"]["rows"] - sum(1 for p in day2_pages() if p["language"] in ("eng", "deu"))
+    assert pruned["pages_skipped"] == len(day1) - read_day1 >= 0
     pub = published / "public" / RID
     manifest = json.loads((pub / "_manifest.json").read_text())
     files = {str(p.relative_to(pub)) for p in pub.rglob("*") if p.is_file()}
@@ -243,3 +251,4 @@ def test_the_service_lists_serves_and_searches_the_sub_index(published):
     assert de[0]["url"] == "https://www.beispiel1.de/neu" and {h["lang"] for h in de} == {"deu"}
     assert client.get(f"/public/dc1/{RID}/files/../../preprocessed/2026-01/15/_SUCCESS").status_code == 404
     assert client.get("/public/dc1/bad-nothing/search", params={"q": "x"}).status_code == 404
+
