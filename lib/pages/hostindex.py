@@ -121,12 +121,12 @@ def plan(day_dir: str, languages: tuple[str, ...], candidate: Callable[[str | No
     if len(current) != len(wanted):
         return Plan(scan="host index stale (an indexed page file is gone)", files=len(current))
     table = pq.read_table(path, filters=[("language", "in", list(languages))] if languages else None)
-    hosts = table.column("url_host").to_pylist()
-    keep = {h for h in set(hosts) if candidate(h)}
+    hosts = table.column("url_host")
+    keep = [h for h in pc.unique(hosts).to_pylist() if candidate(h)]  # each host tested once
+    hit = table.filter(pc.is_in(hosts, value_set=pa.array(keep, pa.string())))
     groups: dict[str, set[int]] = {}
-    for h, f, g in zip(hosts, table.column("file").to_pylist(), table.column("row_group").to_pylist()):
-        if h in keep:
-            groups.setdefault(f, set()).add(g)
+    for f, g in zip(hit.column("file").to_pylist(), hit.column("row_group").to_pylist()):
+        groups.setdefault(f, set()).add(g)
     return Plan(
         groups={f: sorted(g) for f, g in sorted(groups.items())},
         rows=sum(v[1] for v in wanted.values()),
