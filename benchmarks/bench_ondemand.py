@@ -72,6 +72,8 @@ def publish_days(base_day: pathlib.Path, root: pathlib.Path, days: int) -> list[
         dest = root / "preprocessed" / f"{day:%Y-%m}" / f"{day:%d}"
         if not dest.exists():
             shutil.copytree(base_day, dest, copy_function=os.link)
+        elif not (dest / "_hosts.parquet").exists():  # published by a run from before the host index
+            os.link(base_day / "_hosts.parquet", dest / "_hosts.parquet")
         out.append(day)
     return out
 
@@ -120,6 +122,10 @@ def main(argv: list[str] | None = None) -> int:
         shutil.copytree(shared / "corpus", warc, ignore=shutil.ignore_patterns("*.md"))
         shutil.rmtree(base_day, ignore_errors=True)
         assert preprocess.main(["--input", str(warc), "--output", str(base_day)], spark=spark) == 0
+    if not (base_day / "_hosts.parquet").exists():  # a base day kept from before preprocess wrote it
+        from lib.pages import hostindex
+
+        hostindex.write(str(base_day))
     root = WORK / "root"
     days = publish_days(base_day, root, args.days)
     langs = sorted(p.name.split("=", 1)[1] for p in base_day.glob("language=*"))

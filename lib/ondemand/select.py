@@ -8,9 +8,9 @@ hosts (:func:`lib.ondemand.patterns.host_test`) and the day has a valid host ind
 otherwise the day is scanned (every file), and the reason counted. Per file, the ``url`` and
 ``url_host`` columns (and those ``where`` names) of those row groups are read first; the whole
 rows are read only from the row groups that hold a selected page. File names start with the
-day, so the index numbers the documents across days in day order, then in each day's file and row order. Pages
-that say noindex or that their day's robots.txt disallows are left out as ``jobs/index.py``
-leaves them out (:mod:`lib.index.indexable`), counted per reason.
+day, so the index numbers the documents across days in day order, then in each day's file and
+row order. Pages that say noindex or that their day's robots.txt disallows are left out as
+``jobs/index.py`` leaves them out (:mod:`lib.index.indexable`), counted per reason.
 """
 
 from __future__ import annotations
