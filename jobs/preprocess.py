@@ -5,7 +5,8 @@
 
 Reads ROOT/warc/YYYY-MM/DD/** (``lib.warc.records.ARCHIVE_SUFFIXES``, any case) and writes
 ROOT/preprocessed/YYYY-MM/DD/: ``language=xxx/part-*.parquet`` (pages), ``_captures/``,
-``_stats.json``, ``_errors.jsonl`` and ``_SUCCESS`` last. See docs/preprocess.md for the columns.
+``_hosts.parquet`` (the host index), ``_stats.json``, ``_errors.jsonl`` and ``_SUCCESS`` last.
+See docs/preprocess.md for the columns.
 
 Exit codes: 0 the day is published and healthy; 1 the run failed (nothing published);
 2 usage (an input folder or prefix that does not exist included: nothing published);
@@ -25,7 +26,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from lib.pages import directives, exclusions
+from lib.pages import directives, exclusions, hostindex
 from lib.pages.schema import PAGE_SCHEMA
 from lib.preprocess import enrich, health, plan, signatures, tasktime
 from lib.preprocess.input_manifest import input_record
@@ -256,6 +257,7 @@ class PreprocessJob(SparkJob):
                 t = stats["totals"]
                 assert t["read"] == t["kept"] + t["skipped"] + t["failed"], "counters do not add up"
                 storage.write_bytes(os.path.join(tmp, layout.INPUTS), input_record(options.input, listed))
+                hostindex.write(storage.local_path(tmp))  # published with the pages, before _SUCCESS
                 work.publish(
                     {"job": self.name, "files": len(files), "pages": t["kept"], "healthy": stats["health"]["ok"]}
                 )

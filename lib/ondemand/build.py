@@ -32,10 +32,16 @@ class NothingSelected(DailysliceError, RuntimeError):
     """The request's patterns and ``where`` select no indexable page of its days."""
 
 
-def count(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The selection's totals and its pages per day and language."""
+def count(rows: list[dict[str, Any]], pruning: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The selection's totals and its pages per day and language; with the host index's
+    ``pruning`` (:func:`source_files`), how much it spared (``host_index``)."""
     out: dict[str, Any] = {k: sum(r[k] for r in rows) for k in COUNT_KEYS}
     out["files"] = len(rows)
+    if pruning is not None:
+        by_day = pruning["pages_by_day"]
+        read = sum(r["rows"] for r in rows if r["day"] in by_day)
+        out["host_index"] = {k: v for k, v in pruning.items() if k != "pages_by_day"}
+        out["host_index"]["pages_skipped"] = sum(by_day.values()) - read
     per: dict[str, dict[str, int]] = {}
     for r in rows:
         per.setdefault(r["day"], {}).setdefault(r["language"], 0)
@@ -66,12 +72,14 @@ def build(
     built = work + ".index"
     try:
         with steps("select"):
-            files = source_files(day_dirs, req.languages)
-            counts = count(select_pages(spark, files, selection, req.patterns, req.where, policy, excl))
+            files, pruning = source_files(day_dirs, req.languages, req.patterns)
+            counts = count(select_pages(spark, files, selection, req.patterns, req.where, policy, excl), pruning)
         if not counts["kept"] and not allow_empty:
+            skipped = counts["host_index"]["pages_skipped"]
             raise NothingSelected(
-                f"the request selects no page: {counts['rows']} pages in {counts['files']} files of "
-                f"{len(day_dirs)} day(s), {counts['selected']} matched, {counts['kept']} indexable"
+                f"the request selects no page: {counts['rows']} pages read in {counts['files']} files of "
+                f"{len(day_dirs)} day(s) ({skipped} more skipped by the host index, whose hosts no pattern names), "
+                f"{counts['selected']} matched, {counts['kept']} indexable"
             )
         with steps("plan"):
             day = plan_day(selection, req.docs_per_shard, ONE_GROUP_PER_LANGUAGE)

@@ -19,6 +19,8 @@ from __future__ import annotations
 import fnmatch
 import re
 from dataclasses import dataclass
+from typing import Callable
+from urllib.parse import urlsplit
 
 from lib.errors import ConfigError
 from lib.pages.weburls import surt_key
@@ -49,6 +51,43 @@ class Pattern:
             h = _strip_www(host.lower())
             return h == self.text or h.endswith("." + self.text)
         return fnmatch.fnmatchcase(url, self.text)
+
+    def host_test(self) -> Callable[[str | None], bool] | None:
+        """A test on ``url_host`` true for every host of a page this pattern can select (maybe
+        more), or None when the pattern says nothing of the host (a glob whose scheme or host
+        holds a wildcard: ``*`` also matches ``/``)."""
+        if self.kind == "host":
+            return lambda h: bool(h) and self.matches("", h, "")
+        if self.kind == "surt":
+            head = self.text.split(")", 1)[0]
+            return lambda h: not _PLAIN_HOST.fullmatch(h or "") or _surt_host(h or "").startswith(head)
+        scheme, sep, rest = self.text.partition("://")
+        literal = rest.split("/", 1)[0]
+        if not sep or "/" not in rest or any(c in scheme + literal for c in "*?["):
+            return None
+        try:  # the host every URL starting with this literal prefix has, as url_host is parsed
+            host = (urlsplit(f"{scheme}://{literal}/").hostname or "").lower()
+        except ValueError:
+            return None
+        return lambda h: h == host
+
+
+#: hosts whose SURT form is their labels reversed (anything else, e.g. an IP written oddly or a
+#: percent-encoded name, which the SURT canonicalizer may rewrite, is always read)
+_PLAIN_HOST = re.compile(r"[a-z0-9_-]+(\.[a-z0-9_-]+)*")
+
+
+def _surt_host(host: str) -> str:
+    return surt_key(f"http://{host}/").split(")", 1)[0]
+
+
+def host_test(patterns: list[Pattern] | tuple[Pattern, ...]) -> Callable[[str | None], bool] | None:
+    """A test on ``url_host`` that every page the patterns select passes, or None when they
+    cannot be reduced to hosts (no pattern at all, or one :meth:`Pattern.host_test` cannot reduce)."""
+    tests = [p.host_test() for p in patterns]
+    if not tests or any(t is None for t in tests):
+        return None
+    return lambda h: any(t(h) for t in tests)  # type: ignore[misc]
 
 
 def _strip_www(host: str) -> str:

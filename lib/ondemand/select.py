@@ -2,12 +2,15 @@
 in the preprocessed layout (``language=xxx/part-YYYY-MM-DD-NAME``), which the index pipeline
 then reads as it reads a day (docs/ondemand.md).
 
-Only the requested languages' partitions are listed. Per page file, the ``url`` and
-``url_host`` columns (and those ``where`` names) are read first; the whole rows are read only
-from the row groups that hold a selected page. File names start with the day, so the index
-numbers the documents across days in day order, then in each day's file and row order. Pages
-that say noindex or that their day's robots.txt disallows are left out as ``jobs/index.py``
-leaves them out (:mod:`lib.index.indexable`), counted per reason.
+Only the requested languages' partitions are listed. When every URL pattern can be reduced to
+hosts (:func:`lib.ondemand.patterns.host_test`) and the day has a valid host index
+(:mod:`lib.pages.hostindex`), only the files and row groups holding a candidate host are opened;
+otherwise the day is scanned (every file), and the reason counted. Per file, the ``url`` and
+``url_host`` columns (and those ``where`` names) of those row groups are read first; the whole
+rows are read only from the row groups that hold a selected page. File names start with the
+day, so the index numbers the documents across days in day order, then in each day's file and
+row order. Pages that say noindex or that their day's robots.txt disallows are left out as
+``jobs/index.py`` leaves them out (:mod:`lib.index.indexable`), counted per reason.
 """
 
 from __future__ import annotations
@@ -25,8 +28,8 @@ import pyarrow.parquet as pq
 
 from lib.extract.parquet_index import _mentioned
 from lib.index import indexable
-from lib.ondemand.patterns import Pattern, selects
-from lib.pages import robotstxt
+from lib.ondemand.patterns import Pattern, host_test, selects
+from lib.pages import hostindex, robotstxt
 from lib.pages.exclusions import NONE as NO_EXCLUSIONS
 from lib.pages.exclusions import Exclusions
 from lib.pages.schema import ROW_GROUP_ROWS
@@ -48,6 +51,10 @@ RESULT = pa.schema(
     ]
 )
 _ROW = "__row"
+#: page files a selection task takes at most: a Spark task's fixed cost is shared by several
+#: small files (a day of small files costs its pages, not its file count), while the tasks stay
+#: many enough for every core
+FILES_PER_TASK = 8
 
 
 @dataclass(frozen=True)
@@ -56,6 +63,7 @@ class SourceFile:
     day_dir: str  # local folder of the preprocessed day
     language: str
     path: str
+    groups: tuple[int, ...] | None = None  # the row groups that may hold a selected page (None: every one)
 
     @property
     def target(self) -> str:
@@ -63,18 +71,38 @@ class SourceFile:
         return os.path.join(layout.language_dir(self.language), f"part-{self.day}-{os.path.basename(self.path)}")
 
 
-def source_files(day_dirs: list[tuple[dt.date, str]], languages: tuple[str, ...]) -> list[SourceFile]:
+def source_files(
+    day_dirs: list[tuple[dt.date, str]], languages: tuple[str, ...], patterns: tuple[Pattern, ...] = ()
+) -> tuple[list[SourceFile], dict[str, Any]]:
     """The page files of the requested languages' partitions of every day (other partitions
-    are not listed), in day, language, file order."""
-    out = []
+    are not listed) that may hold a selected page, in day, language, file order, and how far
+    the host index narrowed them: ``days_by_host_index``, ``days_scanned`` (per reason),
+    ``files_skipped``, and per day read by its index the pages of its requested languages
+    (``pages_by_day``, to count the pages never read)."""
+    test = host_test(patterns)
+    out: list[SourceFile] = []
+    pruning: dict[str, Any] = {"days_by_host_index": 0, "days_scanned": {}, "files_skipped": 0, "pages_by_day": {}}
     for day, folder in day_dirs:
         local = storage.local_path(folder)
-        for lang in languages:
-            part = os.path.join(local, layout.language_dir(lang))
-            if os.path.isdir(part):  # only this partition is listed
-                names = sorted(n for n in os.listdir(part) if n.endswith(".parquet") and not n.startswith((".", "_")))
-                out += [SourceFile(day, local, lang, os.path.join(part, n)) for n in names]
-    return out
+        if test is None:
+            plan = hostindex.Plan(scan="URL patterns not reducible to hosts" if patterns else "no URL pattern")
+        else:
+            plan = hostindex.plan(local, languages, test)
+        files = hostindex.page_files(local, languages)
+        if plan.scan is not None:
+            pruning["days_scanned"][plan.scan] = pruning["days_scanned"].get(plan.scan, 0) + 1
+            out += [
+                SourceFile(day, local, layout.language_of(f.split("/")[0]) or "", os.path.join(local, f)) for f in files
+            ]
+            continue
+        pruning["days_by_host_index"] += 1
+        pruning["files_skipped"] += len(files) - len(plan.groups)
+        out += [
+            SourceFile(day, local, layout.language_of(f.split("/")[0]) or "", os.path.join(local, f), tuple(g))
+            for f, g in plan.groups.items()
+        ]
+        pruning["pages_by_day"][day.isoformat()] = plan.rows
+    return out, pruning
 
 
 def _mask(table: pa.Table, patterns: tuple[Pattern, ...], where: str | None, lang: str) -> list[int]:
@@ -111,8 +139,9 @@ def select_file(
     cols = ["url", "url_host"] + (
         [n for n in names if n not in ("url", "url_host") and _mentioned(n, where)] if where else []
     )
-    probe = pf.read(columns=cols)
-    rows = _mask(probe, patterns, where, src.language)
+    probed = list(range(pf.num_row_groups)) if src.groups is None else list(src.groups)
+    probe = pf.read(columns=cols) if src.groups is None else pf.read_row_groups(probed, columns=cols)
+    rows = _mask(probe, patterns, where, src.language)  # row numbers within the probed row groups
     out = {"day": src.day.isoformat(), "language": src.language, "rows": probe.num_rows, "selected": len(rows)}
     if excl and rows:  # a take-down holds for sub-indices as for the days (docs/operations.md)
         hit = excl.mask(probe.column("url").take(rows)).to_pylist()
@@ -124,16 +153,16 @@ def select_file(
     if not rows:
         return out
     starts, n = [], 0
-    for g in range(pf.num_row_groups):
+    for g in probed:
         starts.append(n)
         n += pf.metadata.row_group(g).num_rows
-    groups = sorted({_group_of(starts, r) for r in rows})
+    hits = sorted({_group_of(starts, r) for r in rows})  # indexes into probed
     # only the row groups holding a selected page are read whole
-    table = pf.read_row_groups(groups)
+    table = pf.read_row_groups([probed[i] for i in hits])
     offset, base = {}, 0
-    for g in groups:
-        offset[g] = base - starts[g]
-        base += pf.metadata.row_group(g).num_rows
+    for i in hits:
+        offset[i] = base - starts[i]
+        base += pf.metadata.row_group(probed[i]).num_rows
     picked = table.take([r + offset[_group_of(starts, r)] for r in rows])
     raw_path = os.path.join(raw, src.target)
     os.makedirs(os.path.dirname(raw_path), exist_ok=True)
@@ -146,7 +175,7 @@ def select_file(
         noindex=noindex,
         robots_txt_disallowed=len(left) - noindex,
         kept=len(rows) - len(left),
-        row_groups_read=len(groups),
+        row_groups_read=len(hits),
     )
     return out
 
@@ -177,9 +206,11 @@ def select_pages(
     policy: indexable.Policy = indexable.Policy(),
     excl: Exclusions = NO_EXCLUSIONS,
 ) -> list[dict[str, Any]]:
-    """Every file's selection written into ``dest`` (one Spark task per file); the per-file
-    counts (:data:`RESULT`), in file order."""
+    """Every file's selection written into ``dest`` (up to :data:`FILES_PER_TASK` consecutive
+    files a Spark task); the per-file counts (:data:`RESULT`), in file order."""
     raw = dest + ".raw"
+    slots = spark.sparkContext.defaultParallelism
+    tasks = min(len(files), max(2 * slots, -(-len(files) // FILES_PER_TASK)))
 
     def task(batches):
         for b in batches:
@@ -188,7 +219,7 @@ def select_pages(
 
     os.makedirs(dest, exist_ok=True)
     try:
-        return map_tasks(spark, len(files), task, RESULT)
+        return map_tasks(spark, len(files), task, RESULT, partitions=tasks)
     finally:
         # the kept pages are links into raw where nothing was left out: make them files first
         for d, _, names in os.walk(dest):

@@ -3,7 +3,8 @@
 :func:`filter_day` copies a local preprocessed day folder, dropping the page rows
 (``language=*/``) and capture rows (``_captures/``) whose URL the exclusion list matches.
 Files without a match are linked, not rewritten; files left without rows are not written,
-as preprocess writes no file for a language a file has no page of. The index and catalogue
+as preprocess writes no file for a language a file has no page of; the host index
+(``_hosts.parquet``) is written again when a page file changed. The index and catalogue
 jobs read such a copy when a list is in force; the purge command publishes it in place of
 the day. Plain pyarrow, no Spark.
 """
@@ -17,6 +18,7 @@ from typing import Any
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from lib.pages import hostindex
 from lib.pages.exclusions import Exclusions
 from lib.pages.schema import ROW_GROUP_ROWS
 from lib.store import layout
@@ -75,8 +77,8 @@ def filter_day(
             path = os.path.join(d, n)
             rel = os.path.normpath(os.path.join(rel_dir, n))
             target = os.path.join(dest, rel)
-            if rel == layout.SUCCESS or n.startswith("."):
-                continue
+            if rel == layout.SUCCESS or n.startswith(".") or (rel == layout.HOSTS and pages):
+                continue  # the host index: placed below, once the page files are
             kind = "pages" if top.startswith(layout.LANG_PREFIX) else "captures" if top == layout.CAPTURES else None
             if kind and n.endswith(".parquet") and (pages if kind == "pages" else captures):
                 r = filter_file(path, target, exclusions, how)
@@ -87,6 +89,11 @@ def filter_day(
                 out["removed"] += [dict(row, kind=kind) for row in r["removed"]]
             else:
                 _place(path, target, how)
+    if pages and os.path.exists(os.path.join(src, layout.HOSTS)):
+        if out["pages"]["files_changed"]:  # rows left out: row groups and counts are not the indexed ones
+            hostindex.write(dest)
+        else:
+            _place(os.path.join(src, layout.HOSTS), os.path.join(dest, layout.HOSTS), how)
     return out
 
 

@@ -1,16 +1,22 @@
-"""Download a filtered subset of published slices into a folder, resuming and verifying.
+"""Download a filtered subset of published slices, or one on-demand sub-index, into a folder,
+resuming and verifying.
 
     python -m lib.serve.client --server http://127.0.0.1:8000 --day 2026-05-01 [--to 2026-05-07] \\
         [--dc DC] [--lang deu] [--tld at] [--part ciff --part metadata] --dest DIR [--jobs 4]
+    python -m lib.serve.client --server URL --list-public [--dc DC]
+    python -m lib.serve.client --server URL --public ID [--dc DC] --dest DIR [--jobs 4]
 
-Asks the server's ``/files`` for the manifest, then fetches every file to ``DEST/<path>`` (the
-published layout). A file is written to ``<path>.part`` and renamed into place only after its
-sha256 matched the manifest; an interrupted ``.part`` is resumed with ``Range: bytes=<size>-``
-(``If-Range`` the file's ETag, so a changed file comes whole). A checksum mismatch deletes the copy
-and fetches it once more, then fails. Files already in place with the right size and sha256 are
+Asks the server's ``/files`` for the manifest (for a sub-index: its entry in ``/public``, the
+files and sha256 of its ``_manifest.json``), then fetches every file to ``DEST/<path>`` (the
+published layout; a sub-index's files as under ``ROOT/public/<id>/``). A file is written to
+``<path>.part`` and renamed into place only after its sha256 matched the manifest; an
+interrupted ``.part`` is resumed with ``Range: bytes=<size>-`` (``If-Range`` the file's ETag, its
+sha256, so a changed file comes whole). A checksum mismatch deletes the copy and fetches it once
+more, then fails. Files already in place with the right size and sha256 are
 skipped, so a re-run only does what is missing. ``DEST/_manifest.json`` (the request, the files,
 the bytes fetched) is written last and only when every file verified; otherwise the client exits 1
-and lists what is missing, and no marker claims a complete set.
+and lists what is missing, and no marker claims a complete set. For a sub-index the marker also
+holds its ``subindex`` entry: data center, id, the request and its counts.
 """
 
 from __future__ import annotations
@@ -72,6 +78,30 @@ def manifest(client: httpx.Client, params: list[tuple[str, str]]) -> dict:
             msg = r.text
         raise UsageError(f"server refused the request ({r.status_code}): {msg}")
     return r.json()
+
+
+def subindex_manifest(client: httpx.Client, rid: str, dc: str | None = None) -> dict:
+    """The files of the published sub-index ``rid`` as :func:`manifest` gives a day's (``path``,
+    ``size``, ``sha256``, ``url``), with its ``subindex`` entry (data center, request, counts)."""
+    items = [s for s in public_list(client) if dc is None or s["dc"] == dc]
+    found = [s for s in items if s["id"] == rid]
+    if not found:
+        known = ", ".join(f"{s['dc']}/{s['id']}" for s in items) or "none"
+        raise UsageError(f"no published sub-index {rid!r}" + (f" in {dc!r}" if dc else "") + f" (published: {known})")
+    if len(found) > 1:
+        raise UsageError(f"sub-index {rid!r} is published in {', '.join(s['dc'] for s in found)}: give --dc")
+    (item,) = found
+    files = [{"path": f["path"], "size": f["bytes"], "sha256": f["sha256"], "url": f["url"]} for f in item["files"]]
+    about = {k: item[k] for k in ("dc", "id", "request", "counts")}
+    return {"files": files, "total_bytes": sum(f["size"] for f in files), "subindex": about}
+
+
+def public_list(client: httpx.Client) -> list[dict]:
+    """The server's published sub-indices (``GET /public``)."""
+    r = client.get("/public")
+    if r.status_code != 200:
+        raise UsageError(f"server refused /public ({r.status_code}): {r.text[:200]}")
+    return r.json()["subindices"]
 
 
 def _transfer(client: httpx.Client, entry: dict, part: str, progress) -> tuple[int, bool]:
@@ -137,13 +167,34 @@ def build_params(args: argparse.Namespace) -> list[tuple[str, str]]:
     return params
 
 
+def list_public(args: argparse.Namespace, out=sys.stdout) -> int:
+    """Print the server's published sub-indices, one line each: where, id, days, languages, pages, files."""
+    with httpx.Client(base_url=args.server, timeout=httpx.Timeout(60.0, connect=10.0)) as client:
+        items = [s for s in public_list(client) if args.dc is None or s["dc"] == args.dc]
+    for s in items:
+        req, counts = s["request"], s["counts"]
+        days = req.get("days") or []
+        span = f"{days[0]}..{days[-1]}" if len(days) > 1 else "".join(days)
+        size = sum(f["bytes"] for f in s["files"])
+        print(
+            f"{s['dc']}/{s['id']}  days {span}  languages {','.join(req.get('languages', []))}  "
+            f"pages {counts.get('kept', 0)}  {len(s['files'])} files, {size:,} bytes  "
+            f"requester {req.get('requester', '')!r}",
+            file=out,
+        )
+    print(f"{len(items)} sub-indices", file=out)
+    return 0
+
+
 def run(args: argparse.Namespace, out=sys.stdout) -> int:
     """Download what ``args`` asks; 0 when everything verified, 1 otherwise."""
+    if args.list_public:
+        return list_public(args, out)
     os.makedirs(args.dest, exist_ok=True)
-    params = build_params(args)
+    params = [("public", args.public)] + ([("dc", args.dc)] if args.dc else []) if args.public else build_params(args)
     t0 = time.monotonic()
     with httpx.Client(base_url=args.server, timeout=httpx.Timeout(60.0, connect=10.0)) as client:
-        man = manifest(client, params)
+        man = subindex_manifest(client, args.public, args.dc) if args.public else manifest(client, params)
         files = man["files"]
         print(f"{len(files)} files, {man['total_bytes']:,} bytes to check into {args.dest}", file=out, flush=True)
         lock = threading.Lock()
@@ -190,8 +241,12 @@ def run(args: argparse.Namespace, out=sys.stdout) -> int:
         "count": len(files),
         "total_bytes": man["total_bytes"],
         "bytes_transferred": fetched,
-        "files": [{k: e[k] for k in ("dc", "day", "part", "lang", "tld", "path", "size", "sha256")} for e in files],
+        "files": [
+            {k: e[k] for k in ("dc", "day", "part", "lang", "tld", "path", "size", "sha256") if k in e} for e in files
+        ],
     }
+    if "subindex" in man:  # what the sub-index was asked for and holds, as its own manifest says
+        record["subindex"] = man["subindex"]
     atomic.write_bytes(marker, json.dumps(record, indent=1).encode())
     print(f"all {len(files)} files verified; wrote {marker}", file=out)
     return 0
@@ -210,15 +265,26 @@ def dict_of(params: list[tuple[str, str]]) -> dict[str, list[str] | str]:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m lib.serve.client", description=__doc__.split("\n\n")[0])
     p.add_argument("--server", required=True, help="base URL of the service, e.g. http://127.0.0.1:8000")
-    p.add_argument("--day", required=True, help="first day YYYY-MM-DD")
+    p.add_argument("--day", help="first day YYYY-MM-DD")
     p.add_argument("--to", help="last day YYYY-MM-DD (inclusive)")
     p.add_argument("--dc", help="data center")
     p.add_argument("--lang", action="append", help="language (repeatable or comma-separated)")
     p.add_argument("--tld", action="append", help="TLD group (repeatable or comma-separated)")
     p.add_argument("--part", action="append", help="ciff, metadata, graph, preprocessed, catalogue")
-    p.add_argument("--dest", required=True, help="folder to download into (published layout)")
+    p.add_argument(
+        "--public", metavar="ID", help="download the on-demand sub-index ID (ROOT/public/ID) instead of days"
+    )
+    p.add_argument("--list-public", action="store_true", help="list the published sub-indices and exit")
+    p.add_argument("--dest", help="folder to download into (published layout)")
     p.add_argument("--jobs", type=int, default=4, help="parallel downloads (default 4)")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if sum(map(bool, (args.day, args.public, args.list_public))) != 1:
+        p.error("give one of --day (published days), --public ID (a sub-index) or --list-public")
+    if not args.list_public and not args.dest:
+        p.error("--dest is required to download")
+    if not args.day and (args.to or args.lang or args.tld or args.part):
+        p.error("--to, --lang, --tld and --part filter days: give --day")
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,10 +5,11 @@
     GET /public/{dc}/{id}/search?q=..[&lang=][&k=]  BM25 over the sub-index's CIFF shards
 
 Only folders with ``_SUCCESS`` are served; a file is served only when the manifest lists it, so
-no path outside the sub-index can be asked for. Search runs Anserini's BM25 on each shard
-(:mod:`lib.ciff.search`) and merges the hits by score: the scores are exact BM25 over a
-language's pages when its sub-index is one shard (up to ``docs_per_shard`` pages, 100000 by
-default), per shard otherwise.
+no path outside the sub-index can be asked for. Files answer ``Range`` requests, with the
+manifest's sha256 as ETag (``If-Range``), as a day's files do (``dailyslice download --public``).
+Search runs Anserini's BM25 on each shard (:mod:`lib.ciff.search`) and merges the hits by
+score: the scores are exact BM25 over a language's pages when its sub-index is one shard (up to
+``docs_per_shard`` pages, 100000 by default), per shard otherwise.
 """
 
 from __future__ import annotations
@@ -99,7 +100,11 @@ def subindex_router(roots: dict[str, str]) -> APIRouter:
         folder, manifest = _subindex(roots, dc, rid)
         if path not in manifest["files"] and path != MANIFEST:
             raise NotFound(f"{path!r} is not a file of sub-index {rid!r}")
-        return FileResponse(os.path.join(folder, path), media_type="application/octet-stream")
+        # the ETag is the manifest's sha256, as a day's files have it: a client resumes with
+        # If-Range on it (lib/serve/client.py); Starlette answers ranges itself
+        sha = manifest["files"].get(path, {}).get("sha256")
+        headers = {"ETag": f'"{sha}"', "X-Sha256": sha} if sha else None
+        return FileResponse(os.path.join(folder, path), media_type="application/octet-stream", headers=headers)
 
     @router.get("/public/{dc}/{rid}/search", summary="Search one sub-index (BM25)")
     def public_search(

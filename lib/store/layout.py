@@ -25,6 +25,7 @@ SUCCESS = "_SUCCESS"  # written last into a finished folder
 STATS = "_stats.json"  # counters of a run (preprocess, extract)
 INPUTS = "_inputs.json"  # the input files a published preprocessed day was made from (name, size, version)
 ERRORS = "_errors.jsonl"  # one line per bad record (preprocess)
+HOSTS = "_hosts.parquet"  # which page files and row groups hold each host (lib.pages.hostindex)
 CAPTURES = "_captures"  # every capture of a preprocessed day (CDXJ, URL database)
 EXCLUSIONS = "_exclusions.jsonl"  # ROOT/_exclusions.jsonl: the take-down list (lib.pages.exclusions)
 PURGE = "_purge"  # ROOT/_purge/: the purge command's audit log and its pending swaps

@@ -15,6 +15,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from lib.ciff.validate import validate_file
 from lib.index.digest import shard_digests
+from lib.pages import hostindex
 from tests.helpers_warc import good_pages, gz
 from tests.index.test_index_job import _page, run_index, sample_pages, write_day
 
@@ -47,7 +48,9 @@ def day2_pages() -> list[dict]:
 
 
 def publish_days(root: pathlib.Path) -> None:
-    write_day(root, sample_pages())
+    """Two days; the first with its host index (as preprocess writes it), the second without
+    (a day preprocessed before the index existed): one is read through it, the other scanned."""
+    hostindex.write(str(write_day(root, sample_pages())))
     other = root.parent / (root.name + "-d2")
     day = write_day(other, day2_pages())
     shutil.move(str(day), str(root / "preprocessed" / "2026-01" / "16"))
@@ -136,6 +139,11 @@ def test_status_manifest_and_edges(published):
     assert status["counts"]["noindex"] == 1 and status["counts"]["index"]["docs"] == len(want)
     assert status["counts"]["excluded"] == 1
     assert status["counts"]["kept_by_day"]["2026-01-16"] == {"eng": 3, "deu": 1}
+    pruned = status["counts"]["host_index"]
+    assert pruned["days_by_host_index"] == 1 and pruned["days_scanned"] == {"no host index": 1}
+    day1 = [p for p in sample_pages() if p["language"] in ("eng", "deu")]
+    read_day1 = status["counts"]["rows"] - sum(1 for p in day2_pages() if p["language"] in ("eng", "deu"))
+    assert pruned["pages_skipped"] == len(day1) - read_day1 >= 0
     pub = published / "public" / RID
     manifest = json.loads((pub / "_manifest.json").read_text())
     files = {str(p.relative_to(pub)) for p in pub.rglob("*") if p.is_file()}
@@ -243,3 +251,52 @@ def test_the_service_lists_serves_and_searches_the_sub_index(published):
     assert de[0]["url"] == "https://www.beispiel1.de/neu" and {h["lang"] for h in de} == {"deu"}
     assert client.get(f"/public/dc1/{RID}/files/../../preprocessed/2026-01/15/_SUCCESS").status_code == 404
     assert client.get("/public/dc1/bad-nothing/search", params={"q": "x"}).status_code == 404
+
+
+def test_the_download_client_lists_and_fetches_the_sub_index_over_http(published, tmp_path):
+    """``dailyslice download --list-public`` / ``--public ID`` against the service on a real socket:
+    every file of the manifest byte-identical and sha256-checked, a cut copy resumed by Range, a
+    re-run skips, an unknown id is refused by name, a file changed on the server fails the run."""
+    import io
+
+    from lib.serve import client
+    from lib.serve.app import create_app
+    from tests.serve.conftest import Served
+
+    root = tmp_path / "root"  # a copy: the test changes a published file
+    shutil.copytree(published / "public" / RID, root / "public" / RID)
+    pub = root / "public" / RID
+    srv = Served(create_app({"dc1": str(root)}))
+    try:
+        out = io.StringIO()
+        assert client.run(client.parse_args(["--server", srv.url, "--list-public"]), out) == 0
+        listed = out.getvalue()
+        assert (
+            f"dc1/{RID}  days 2026-01-15..2026-01-16  languages deu,eng  pages 15" in listed
+            and "1 sub-indices" in listed
+        )
+        want = json.loads((pub / "_manifest.json").read_text())["files"]
+        dest = tmp_path / "dest"
+        first = sorted(want)[0]
+        (dest / first).parent.mkdir(parents=True)
+        (dest / (first + ".part")).write_bytes((pub / first).read_bytes()[: want[first]["bytes"] // 2])
+        args = client.parse_args(["--server", srv.url, "--public", RID, "--dest", str(dest)])
+        out = io.StringIO()
+        assert client.run(args, out) == 0, out.getvalue()
+        got = {p.relative_to(dest).as_posix(): p.read_bytes() for p in dest.rglob("*") if p.is_file()}
+        marker = json.loads(got.pop(client.MANIFEST))
+        assert got == {rel: (pub / rel).read_bytes() for rel in want} and len(got) >= 5
+        assert f"resumed  {first}" in out.getvalue()  # the server answered the Range: 206
+        assert marker["subindex"]["id"] == RID and marker["subindex"]["counts"]["kept"] > 0
+        assert {f["path"]: f["sha256"] for f in marker["files"]} == {p: f["sha256"] for p, f in want.items()}
+        out = io.StringIO()
+        assert client.run(args, out) == 0 and f"{len(want)} skipped" in out.getvalue()
+        assert client.main(["--server", srv.url, "--public", "nope", "--dest", str(tmp_path / "x")]) == 2
+        edges = pub / "edges.parquet"
+        edges.write_bytes(edges.read_bytes()[:-1] + b"X")  # served bytes no longer the manifest's
+        (dest / "edges.parquet").unlink()
+        out = io.StringIO()
+        assert client.run(args, out) == 1 and "INCOMPLETE: 1 of" in out.getvalue()
+        assert not (dest / client.MANIFEST).exists()
+    finally:
+        srv.stop()

@@ -6,6 +6,7 @@ import datetime as dt
 import io
 import json
 import os
+import pathlib
 import shutil
 import zlib
 
@@ -18,6 +19,7 @@ from lib.store import storage
 from lib.warc.records import Record, iter_records
 from lib.warc.sample import write_sample_crawl
 from tests.helpers_warc import good_pages, gz, warc_gz, warc_with_broken_http
+from tests.ondemand.test_hostindex import indexed, recount
 
 DATE = dt.date(2026, 1, 15)
 
@@ -84,6 +86,9 @@ def test_sample_day_output_layout_and_content(sample_day, spark):
     )
     caps = ds.dataset(os.path.join(out, "_captures")).to_table().to_pylist()
     assert sum(c["kept"] for c in caps) == 60
+    # the host index: every host of every row group, as a recount of the page files finds them
+    assert indexed(pathlib.Path(out)) == recount(pathlib.Path(out))
+    assert sum(indexed(pathlib.Path(out)).values()) == 60
     assert {c["record_type"] for c in caps} == {"response", "revisit"}
 
 
@@ -101,6 +106,7 @@ def test_rerun_replaces_the_day_identically(sample_day, spark):
     assert preprocess.main(["--date", DATE.isoformat(), "--root", root], spark=spark) == 0
     after = sorted((r["record_id"], r["plain_text"]) for r in read_pages(out))
     assert before == after and len(after) == 60
+    assert indexed(pathlib.Path(out)) == recount(pathlib.Path(out))  # written again with the pages
     assert not [n for n in os.listdir(os.path.dirname(out)) if n != "15"]  # no temp folders left
 
 
@@ -113,11 +119,13 @@ def test_crashed_run_leaves_no_complete_looking_folder(tmp_path, spark, monkeypa
     def boom(*a, **k):
         raise RuntimeError("node lost")
 
-    monkeypatch.setattr(preprocess, "merge_results", boom)
-    assert preprocess.main(["--input", str(inp), "--output", str(out)], spark=spark) == 1
-    assert not out.exists()
-    leftovers = [p for p in tmp_path.iterdir() if p.name.startswith("out")]
-    assert all(not (p / "_SUCCESS").exists() for p in leftovers)
+    for where, name in ((preprocess, "merge_results"), (preprocess.hostindex, "write")):
+        with monkeypatch.context() as m:
+            m.setattr(where, name, boom)
+            assert preprocess.main(["--input", str(inp), "--output", str(out)], spark=spark) == 1
+        assert not out.exists()
+        leftovers = [p for p in tmp_path.iterdir() if p.name.startswith("out")]
+        assert all(not (p / "_SUCCESS").exists() for p in leftovers)
 
 
 def test_real_crawls_offsets_and_totals(corpus, tmp_path, spark):
