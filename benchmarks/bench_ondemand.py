@@ -225,10 +225,11 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     write_result(
         "bench_ondemand",
-        {f"{p} over {n} days s": round(s, 1) for _, n, p, r, k, s in rows},
+        {f"{p} over {n} days s": round(s, 1) for _, n, p, _f, _r, _k, s in rows},
         what=f"a {args.days}-day on-demand request for one host in one warmed local[{args.cores}] session",
         peer="extract + preprocess + index of the same pages from their WARC/ARC records",
         peers={"extract_s": round(t_extract, 1), "preprocess_s": round(t_pre, 1), "index_s": round(t_index, 1)},
+        details={"runs": [dict(zip(("days", "pattern", "files", "pages_read", "selected", "s"), r[1:])) for r in rows]},
         ratio={"ours / peer (time)": round(host_n / total, 3), "same documents and postings": same},
         shape={"host": host, "pages_a_day": per_day, "days": args.days, "page_parquet_mb": round(day_bytes / 1e6, 2)},
         load_before=[load],
