@@ -254,19 +254,17 @@ class PreprocessJob(SparkJob):
                 os.makedirs(os.path.join(tmp, layout.CAPTURES), exist_ok=True)
                 remove_strays(tmp, results)
                 stats, reported = merge_results(tmp, files, results, thresholds(options))
-                t = stats["totals"]
-                assert t["read"] == t["kept"] + t["skipped"] + t["failed"], "counters do not add up"
+                t = stats.totals
+                assert t.read == t.kept + t.skipped + t.failed, "counters do not add up"
                 storage.write_bytes(os.path.join(tmp, layout.INPUTS), input_record(options.input, listed))
                 hostindex.write(storage.local_path(tmp))  # published with the pages, before _SUCCESS
-                work.publish(
-                    {"job": self.name, "files": len(files), "pages": t["kept"], "healthy": stats["health"]["ok"]}
-                )
+                work.publish({"job": self.name, "files": len(files), "pages": t.kept, "healthy": stats.health["ok"]})
 
-        day = stats["health"]
+        day = stats.health
         (log.info if day["ok"] else log.error)("%s: %s", options.output, health.describe(day))
         for w in day.get("warnings", []):
             log.warning("%s: %s", options.output, w)
-        for name, r in t.get("enrich", {}).items():
+        for name, r in (t.enrich or {}).items():
             if r["failed"]:
                 log.warning(
                     "%s: enrichment plugin %s failed on %d of %d pages (%s); those pages are kept without its columns",
@@ -282,26 +280,26 @@ class PreprocessJob(SparkJob):
             "files": len(files),
             "tasks": len(tasks),
             "ranges": len(pieces),  # the archives, a split one counting its ranges
-            "bytes": t["bytes"],
-            "records_read": t["read"],
-            "pages_kept": t["kept"],
-            "skipped": t["skipped"],
-            "failed": t["failed"],
-            "failed_by_reason": t["failed_by_reason"],
-            "warnings_by_reason": t["warnings_by_reason"],
-            "excluded": t["skipped_by_reason"].get("excluded", 0),
+            "bytes": t.bytes,
+            "records_read": t.read,
+            "pages_kept": t.kept,
+            "skipped": t.skipped,
+            "failed": t.failed,
+            "failed_by_reason": t.failed_by_reason,
+            "warnings_by_reason": t.warnings_by_reason,
+            "excluded": t.skipped_by_reason.get("excluded", 0),
             "exclusion_rules": len(excluded),
-            "html_seen": t["html_seen"],
-            "empty_text": t["empty_text"],
-            "pages_by_directive": t.get("pages_by_directive", {}),
+            "html_seen": t.html_seen,
+            "empty_text": t.empty_text,
+            "pages_by_directive": t.pages_by_directive,
             "robots_agents": list(robots_agents(options.robots_agents)),
             "unreadable_files": day["counts"]["unreadable_files"],
             "error_report_lines": reported,
             "health": day,
             "steps": self.steps.seconds,
-            "html_extraction": t.get("html_extraction", []),
-            "s3_executors": t.get("s3", {}),  # the tasks' share of "s3" (driver and tasks together)
-            "enrich": t.get("enrich", {}),  # per plugin: pages, seconds, failed (by reason), samples
+            "html_extraction": t.html_extraction or [],
+            "s3_executors": t.s3 or {},  # the tasks' share of "s3" (driver and tasks together)
+            "enrich": t.enrich or {},  # per plugin: pages, seconds, failed (by reason), samples
             "task_timing": tasktime.summarize(r.get("timing") for r in results),  # docs/preprocess.md
         }
         return JobResult(

@@ -32,6 +32,7 @@ from lib.preprocess import enrich as enrichment
 from lib.preprocess import health, signatures, tasktime
 from lib.preprocess.pages import MAX_REPORTED_PER_FILE, FileProcessor
 from lib.preprocess.plan import Piece, task_name
+from lib.preprocess.results import DayStats, DayTotals, FileResult
 from lib.store import atomic, layout, locations, s3, storage
 from lib.text.minhash import MinHasher
 from lib.warc.split import find_member
@@ -170,7 +171,7 @@ def _read_one(
     max_page_bytes: int,
     batch_rows: int,
     exclusions: Exclusions,
-    plugins: list[enrichment.Plugin],
+    plugins: Sequence[enrichment.Plugin],
     main_html: bool = False,
     robots_agents: tuple[str, ...] = directives.DEFAULT_AGENTS,
 ) -> dict[str, Any]:
@@ -223,13 +224,16 @@ def _read_one(
         flush=True,
     )
     # which HTML path ran on this executor: a cluster's workers may lack the compiled walker
-    extra = {"enrich": enrich.report()} if enrich else {}
+    result = FileResult(
+        **s.as_dict(),
+        html_extraction=walk.status(),
+        s3=s3.counters_since(s3_before),
+        enrich=enrich.report() if enrich else None,
+    )
     return {
         "file": uri,
         "start": piece.start,
-        "stats": json.dumps(
-            s.as_dict() | {"html_extraction": walk.status(), "s3": s3.counters_since(s3_before)} | extra
-        ),
+        "stats": result.to_json(),
         "errors": "".join(json.dumps(e, default=str) + "\n" for e in proc.errors),
         "outputs": [],
     }
@@ -251,7 +255,7 @@ class TaskSettings:
     minhash: MinHasher | None = dataclasses.field(default_factory=MinHasher)  # the minhash column's (None: null)
 
 
-def process_task(files: list[tuple[str, int]] | list[Piece], settings: TaskSettings) -> list[dict[str, Any]]:
+def process_task(files: Sequence[tuple[str, int] | Piece], settings: TaskSettings) -> list[dict[str, Any]]:
     """Process one task's archives ((uri, size) pairs) or ranges of them (:class:`Piece`) in the
     order given (the plan gives them in name order, a file's ranges by offset: the order of their
     pages in the output); returns one RESULT_SCHEMA row per archive or range, the first
@@ -293,11 +297,11 @@ def process_task(files: list[tuple[str, int]] | list[Piece], settings: TaskSetti
         clock.add("parquet", time.process_time() - c0)
         for part, cpu in writer.cpu.items():
             clock.add(part, cpu)
-        rows[0]["timing"] = clock.record(name, len(rows), sum(json.loads(r["stats"])["kept"] for r in rows))
+        rows[0]["timing"] = clock.record(name, len(rows), sum(FileResult.from_json(r["stats"]).kept for r in rows))
     return rows
 
 
-def make_mapper(files: list[tuple[str, int]] | list[Piece], tasks: list[list[int]], settings: TaskSettings):
+def make_mapper(files: Sequence[tuple[str, int] | Piece], tasks: list[list[int]], settings: TaskSettings):
     """The :func:`lib.runtime.sparkjob.map_tasks` function: input rows carry indexes into ``tasks``,
     each a list of indexes into ``files`` (archives or ranges of them, found below
     ``settings.input_root``)."""
@@ -334,26 +338,6 @@ def remove_strays(out_dir: str, results: list[dict[str, Any]]) -> int:
     return removed
 
 
-_COUNTS = ("read", "kept", "html_seen", "empty_text", "skipped", "failed", "errors_not_reported")
-_TOTALS = ("bytes", "read", "kept", "html_seen", "empty_text", "skipped", "failed")  # the day's totals
-_BY_REASON = ("skipped_by_reason", "failed_by_reason", "warnings_by_reason", "pages_by_directive")
-
-
-def _add_counts(into: dict[str, Any], stats: dict[str, Any], counts: Sequence[str]) -> None:
-    """Add one archive's (or range's) ``stats`` to ``into``: the ``counts``, the counts by
-    reason, and the S3 and enrichment reports where ``stats`` has them. The same adding up
-    makes a split file's entry (:func:`merge_ranges`) and the day's totals."""
-    for k in counts:
-        into[k] += stats.get(k, 0)
-    for k in _BY_REASON:
-        for reason, n in stats.get(k, {}).items():
-            into[k][reason] = into[k].get(reason, 0) + n
-    if "s3" in stats:
-        s3.add_counters(into.setdefault("s3", {}), stats["s3"])
-    if "enrich" in stats:
-        enrichment.merge_reports(into.setdefault("enrich", {}), stats["enrich"])
-
-
 def merge_ranges(rows: list[dict[str, Any]], size: int) -> dict[str, Any]:
     """One file's result rows (one per range read, any order) as one: counters and seconds added
     up, ``bytes`` the file's size, the reports in offset order and capped as one file's are
@@ -361,16 +345,12 @@ def merge_ranges(rows: list[dict[str, Any]], size: int) -> dict[str, Any]:
     if len(rows) == 1:
         return rows[0]
     rows = sorted(rows, key=lambda r: r["start"])
-    stats = [json.loads(r["stats"]) for r in rows]
-    out = {k: v for k, v in stats[0].items() if k not in ("s3", "enrich")}
-    out.update(bytes=size, seconds=round(sum(x["seconds"] for x in stats), 3))
-    out.update({k: 0 for k in _COUNTS} | {k: {} for k in _BY_REASON})
-    for x in stats:
-        _add_counts(out, x, _COUNTS)
+    ranges = [FileResult.from_json(r["stats"]) for r in rows]
+    out = ranges[0].merged(ranges, size)
     lines = [line for r in rows for line in r["errors"].splitlines(keepends=True)]
-    out["errors_not_reported"] += max(0, len(lines) - MAX_REPORTED_PER_FILE)
+    out.errors_not_reported += max(0, len(lines) - MAX_REPORTED_PER_FILE)
     errors = "".join(lines[:MAX_REPORTED_PER_FILE])
-    return {"file": rows[0]["file"], "start": 0, "stats": json.dumps(out), "errors": errors}
+    return {"file": rows[0]["file"], "start": 0, "stats": out.to_json(), "errors": errors}
 
 
 def merge_results(
@@ -378,7 +358,7 @@ def merge_results(
     files: list[tuple[str, int]],
     results: list[dict[str, Any]],
     thresholds: health.Thresholds = health.Thresholds(),
-) -> tuple[dict[str, Any], int]:
+) -> tuple[DayStats, int]:
     """Per-file counters -> ``_stats.json`` (with the day's ``health`` block, see
     :mod:`lib.preprocess.health`), reports -> ``_errors.jsonl`` (in input order); returns (stats, number
     of report lines). Every input file must have a result; a split file's ranges are added up
@@ -390,38 +370,21 @@ def merge_results(
     missing = [uri for uri, _ in files if uri not in by_file]
     if missing:
         raise RuntimeError(f"no result for {len(missing)} input files (first: {missing[0]})")
-    totals: dict[str, Any] = {
-        "files": len(files),
-        "bytes": 0,
-        "read": 0,
-        "kept": 0,
-        "html_seen": 0,
-        "empty_text": 0,
-        "skipped": 0,
-        "failed": 0,
-        "skipped_by_reason": {},
-        "failed_by_reason": {},
-        "warnings_by_reason": {},
-        "pages_by_directive": {},
-    }
+    totals = DayTotals(files=len(files))
     per_file = []
     lines = 0
     base = storage.local_path(out_dir)
     with open(os.path.join(base, layout.ERRORS), "w") as out:
         for uri, _ in files:
-            s = json.loads(by_file[uri]["stats"])
-            per_file.append(s)
-            _add_counts(totals, s, _TOTALS)
-            if "html_extraction" in s:
-                paths = totals.setdefault("html_extraction", [])
-                if s["html_extraction"] not in paths:
-                    paths.append(s["html_extraction"])
+            res = FileResult.from_json(by_file[uri]["stats"])
+            per_file.append(res.as_dict())
+            totals.add_file(res)
             report = by_file[uri]["errors"]
             out.write(report)
             lines += report.count("\n")
     with open(os.path.join(base, layout.ERRORS)) as report_lines:
-        day_health = health.assess(totals, per_file, thresholds, report_lines)
-    stats = {"totals": totals, "health": day_health, "files": per_file}
+        day_health = health.assess(totals.as_dict(), per_file, thresholds, report_lines)
+    stats = DayStats(totals, day_health, per_file)
     with open(os.path.join(base, layout.STATS), "w") as f:
-        json.dump(stats, f, indent=1, sort_keys=True)
+        json.dump(stats.as_dict(), f, indent=1, sort_keys=True)
     return stats, lines
