@@ -38,6 +38,6 @@ setup(
             depends=["lib/html/native/lexwalk_rules.h"],
             extra_compile_args=["-O2", *STRICT],
         ),
-        Extension("lib.serve._maxscore", ["lib/serve/native/maxscore.c"], extra_compile_args=["-O3"]),
+        Extension("lib.serve._maxscore", ["lib/serve/native/maxscore.c"], extra_compile_args=["-O3", *STRICT]),
     ],
 )

@@ -69,6 +69,7 @@ static int get_buf(PyObject *o, Py_buffer *b, Py_ssize_t itemsize, const char *n
 }
 
 static PyObject *top_k(PyObject *self, PyObject *args) {
+    (void) self;
     PyObject *o_doc, *o_tf, *o_start, *o_len, *o_w, *o_ub, *o_norm, *o_del;
     int k; double theta0;
     if (!PyArg_ParseTuple(args, "OOOOOOOOid", &o_doc, &o_tf, &o_start, &o_len, &o_w, &o_ub, &o_norm, &o_del, &k, &theta0))
@@ -229,6 +230,7 @@ static int push32(vec32 *v, uint32_t x) {
  * count PostingsList messages from pos; docids made absolute; raises ValueError naming the byte offset
  * of a malformed list, a docid out of [0, num_docs) or not increasing. */
 static PyObject *decode_lists(PyObject *self, PyObject *args) {
+    (void) self;
     Py_buffer bb; Py_ssize_t pos, count, ndocs;
     if (!PyArg_ParseTuple(args, "y*nnn", &bb, &pos, &count, &ndocs)) return NULL;
     const uint8_t *b = bb.buf; Py_ssize_t n = bb.len;
@@ -295,6 +297,12 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_maxscore", "MaxScore top-k over uncompressed postings.", -1, methods};
+static struct PyModuleDef module = {
+    .m_base = PyModuleDef_HEAD_INIT,
+    .m_name = "_maxscore",
+    .m_doc = "MaxScore top-k over uncompressed postings.",
+    .m_size = -1,
+    .m_methods = methods,
+};
 
 PyMODINIT_FUNC PyInit__maxscore(void) { return PyModule_Create(&module); }
