@@ -10,7 +10,8 @@ One row per (kind, URL), sorted by kind then id:
   ``prev_day`` (its last capture before the day) and ``prev_digest``;
 * ``gone``: a URL answered 404 or 410 that day (``http_status``, ``reason`` "status"; the
   database keeps it), or purged from the database since the delta written before
-  (``reason`` "purged": lib.purge.urldb_removal's records, listed by the next delta written).
+  (``reason`` "purged", ``url`` null: lib.purge.urldb_removal's records of ids, listed by the
+  next delta written).
 
 The database before the day is the kept table version whose days are exactly the merged days
 that precede it (read under the database's lease, so no sweep removes it meanwhile). Applying
@@ -26,7 +27,7 @@ import os
 import shutil
 from typing import Any
 
-import pyarrow.parquet as pq
+import pyarrow as pa
 from pyspark.sql import functions as F
 
 from lib.catalogue import urldb
@@ -117,19 +118,20 @@ def claim_purged(db: str, day: str) -> list[str]:
     folder = os.path.join(db, PURGED)
     mine = os.path.join(folder, f"date={day}")
     for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
-        if name.startswith("p-") and name.endswith(".parquet"):
+        if name.startswith("p-") and name.endswith(".arrow"):
             os.makedirs(mine, exist_ok=True)
             os.replace(os.path.join(folder, name), os.path.join(mine, name))
     return sorted(os.path.join(mine, n) for n in os.listdir(mine)) if os.path.isdir(mine) else []
 
 
 def _purged(spark: Any, db: str, day: str) -> Any:
-    """``gone`` rows (reason ``purged``) of the URLs purged from the database that the day's delta lists."""
-    files = claim_purged(db, day)
-    rows = [r for f in files for r in pq.read_table(f, columns=["id", "url"]).to_pylist()]
-    return spark.createDataFrame(
-        [("gone", r["id"], r["url"], None, None, None, None, "purged") for r in rows], DELTA_DDL
-    )
+    """``gone`` rows (reason ``purged``, ``id`` only: the URL is taken down) of the URLs purged
+    from the database that the day's delta lists."""
+    ids = []
+    for f in claim_purged(db, day):
+        with pa.memory_map(f) as m:
+            ids += pa.ipc.open_file(m).read_all().column("id").to_pylist()
+    return spark.createDataFrame([("gone", i, None, None, None, None, None, "purged") for i in ids], DELTA_DDL)
 
 
 def write_delta(spark: Any, db: str, day: dt.date, captures: Any, dest: str, partitions: int, wait: float) -> dict:
