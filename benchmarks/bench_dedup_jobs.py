@@ -22,6 +22,22 @@ from lib.index.page_files import input_files
 from lib.text import neardup
 
 
+def clusters_in_process(work: str, files: list[str], st: dedup.Settings, parts: int = 4) -> tuple:
+    """The index's dedup stages in this process (one bands run, ``parts`` pair partitions, the
+    clusters): (bands result, pair results, verified edges, record id -> representative)."""
+    r1 = dedup.band_run(0, files, work, parts, st)
+    r2 = [dedup.pair_partition(p, work, st) for p in range(parts)]
+    edges = set()
+    pages = {}
+    for p in range(parts):
+        t = dedup._read(os.path.join(work, "edges", f"{p}.arrow"))
+        edges |= set(zip(t.column("a").to_pylist(), t.column("b").to_pylist()))
+        t = dedup._read(os.path.join(work, "edges", f"{p}.pages.arrow"))
+        for rid, cap, n, sig in zip(*(t.column(c).to_pylist() for c in dedup.SIGS_SCHEMA.names[:4])):
+            pages[rid] = neardup.Page(rid, cap, n, sig)
+    return r1, r2, edges, neardup.clusters(pages.values(), sorted(edges))
+
+
 def main() -> None:
     """Preprocess the day (one core), then run the dedup stages in this process; print the shares."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -43,18 +59,7 @@ def main() -> None:
     files = input_files(str(tmp / "pre"))
     work = str(tmp / "dedup")
     c0 = time.process_time()
-    st = dedup.Settings()
-    r1 = dedup.band_run(0, [f[0] for f in files], work, 4, st)
-    r2 = [dedup.pair_partition(p, work, st) for p in range(4)]
-    edges = set()
-    pages = {}
-    for p in range(4):
-        t = dedup._read(os.path.join(work, "edges", f"{p}.arrow"))
-        edges |= set(zip(t.column("a").to_pylist(), t.column("b").to_pylist()))
-        t = dedup._read(os.path.join(work, "edges", f"{p}.pages.arrow"))
-        for rid, cap, n, sig in zip(*(t.column(c).to_pylist() for c in dedup.SIGS_SCHEMA.names)):
-            pages[rid] = neardup.Page(rid, cap, n, sig)
-    reps = neardup.clusters(pages.values(), sorted(edges))
+    r1, r2, edges, reps = clusters_in_process(work, [f[0] for f in files], dedup.Settings())
     c1 = time.process_time()
     copies = sum(rid != rep for rid, rep in reps.items())
     candidates = sum(r["candidates"] for r in r2)

@@ -97,6 +97,7 @@ RUNS: list[tuple[str, list[str], list[str], str | None]] = [
     ("bench_extraction_quality", ["--limit", "20"], [], "| trafilatura |"),
     ("bench_minhash", ["--repeat", "1", "--variants", "10"], [], "| rensa |"),
     ("bench_dedup_jobs", [], [], "share signatures"),
+    ("bench_crossday", ["--days", "1", "3"], [], "N=3: kept days 3"),
     ("bench_maintext_downstream", ["--baseline", "a5072c7"], [], "own title as a query"),
     ("bench_orchestration", ["--files", "2", "--pages-per-file", "10"], [], '"state": "COMPLETED"'),
     ("bench_ondemand", ["--days", "2"], [], "| on-demand | 2 |"),

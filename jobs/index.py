@@ -24,13 +24,13 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from lib.errors import UsageError
-from lib.index import dedup, graph, indexable
+from lib.index import crossday, dedup, graph, indexable, sigstore
 from lib.index.anchors import write_day_anchors
 from lib.index.page_files import input_files, local_copy, page_files
 from lib.index.pipeline import build_index, plan_day
 from lib.pages import exclusions
 from lib.pages.exclude import filter_day
-from lib.runtime.sparkjob import DayJobOptions, JobResult, SparkJob, empty_input
+from lib.runtime.sparkjob import DayJobOptions, JobResult, SparkJob, empty_input, log
 from lib.store import layout, storage
 
 
@@ -48,6 +48,7 @@ class ShapeOptions:
     robots_txt_agents: tuple[str, ...] = ()  # robots.txt product tokens checked (default *)
     dup_bands: int = dedup.Settings.bands  # LSH bands of the near-duplicate clusters (docs/dedup.md)
     dup_threshold: float = dedup.Settings.threshold  # estimated Jaccard a candidate pair must reach
+    dup_days: int = sigstore.DEFAULT_DAYS  # days of signatures kept and matched for dup_of (0: none)
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,8 @@ class IndexOptions(DayJobOptions, ShapeOptions):
     #: a day of at most this many bytes of page files gets its graph in one task (0: two stages);
     #: not recorded: both plans write the same rows
     graph_single_task_bytes: int = graph.SINGLE_TASK_BYTES
+    #: the signature store (default ROOT/signatures; lib.index.sigstore); not recorded: where, not what
+    dup_store: str | None = None
 
     def record(self) -> dict[str, Any]:
         """The options that shape the day, as ``_stats.json`` records them (``args``)."""
@@ -143,6 +146,18 @@ class IndexJob(SparkJob):
             "(default 0.7)",
         )
         parser.add_argument(
+            "--dup-days",
+            type=int,
+            metavar="N",
+            help="keep the signatures of the last N days in the signature store and point a page that repeats "
+            "one of them to it (dup_of); 0: no matching across days (default 30; docs/dedup.md)",
+        )
+        parser.add_argument(
+            "--dup-store",
+            metavar="DIR",
+            help="the signature store, a local/cluster folder (default ROOT/signatures, beside ROOT/urldb)",
+        )
+        parser.add_argument(
             "--no-anchors",
             dest="anchors",
             action="store_false",
@@ -157,6 +172,7 @@ class IndexJob(SparkJob):
             and (empty := empty_input(self.name, options, "no preprocessed pages")) is not None
         ):
             return empty
+        store, day_key = self._store(options)
         if options.dup_bands < 1 or not 0.0 < options.dup_threshold <= 1.0:
             raise UsageError(
                 f"--dup-bands must be >= 1 and --dup-threshold in (0, 1]: {options.dup_bands}, {options.dup_threshold}"
@@ -180,10 +196,14 @@ class IndexJob(SparkJob):
                     graph_files = input_files(inp)  # pages that say noindex still link
                 with self.steps("plan"):
                     day = plan_day(indexed, options.docs_per_shard, options.min_group_docs)
+                parts = crossday.store_parts(store) if store else 0
+                dup_settings = dedup.Settings(options.dup_bands, options.dup_threshold, store_parts=parts)
+                across: dict[str, Any] | None = None
                 with self.steps("dedup"):  # over the pages indexed: a noindex page is no one's copy here
-                    clusters = dedup.day_clusters(
-                        spark, day.files, dups, dedup.Settings(options.dup_bands, options.dup_threshold)
-                    )
+                    clusters = dedup.day_clusters(spark, day.files, dups, dup_settings)
+                    if store:
+                        across = crossday.lookup_day(spark, dups, store, day_key, dup_settings)
+                mapping = clusters.pop("mapping")
                 summary = build_index(
                     spark,
                     day,
@@ -195,8 +215,17 @@ class IndexJob(SparkJob):
                     exclusions=excl,
                     graph_single_task_bytes=options.graph_single_task_bytes,
                     graph_files=graph_files,
-                    dup_cluster=clusters.pop("mapping"),
+                    dup_cluster=mapping,
+                    dup_of=across["mapping"] if across else "",
                 )
+                if store and across:  # the day's representatives kept for the days after it
+                    with self.steps("dup_store"):
+                        across.update(
+                            crossday.store_day(
+                                spark, dups, store, day_key, dup_settings, mapping, across.pop("mapping")
+                            )
+                        )
+                    summary["seconds"]["dup_store"] = self.steps.seconds["dup_store"]
             finally:
                 shutil.rmtree(copy, ignore_errors=True)
                 shutil.rmtree(kept, ignore_errors=True)
@@ -204,6 +233,7 @@ class IndexJob(SparkJob):
                 shutil.rmtree(dups, ignore_errors=True)
             summary["signals"] = signals["counts"]
             summary["dedup"] = clusters
+            clusters["across_days"] = across  # None: no store (the summary's log says why)
             left = signals["counts"]["left_out"]
             if signals["counts"]["rows"] - left != summary["totals"]["pages_in"]:  # nothing lost on the way
                 raise RuntimeError(
@@ -244,6 +274,29 @@ class IndexJob(SparkJob):
             },
             output=options.output,
         )
+
+    def _store(self, options: IndexOptions) -> tuple[crossday.Store | None, str]:
+        """The signature store and the day's date for dup_of, or (None, "") with a warning when
+        the run cannot match across days (no store, no date, --dup-days 0)."""
+        day = options.date or layout.day_of(options.output or "") or layout.day_of(options.input or "")
+        path = options.dup_store or (storage.join(options.root, sigstore.FOLDER) if options.root else None)
+        if options.dup_store and storage.is_s3(options.dup_store):
+            raise UsageError(f"--dup-store must be a local/cluster folder, got {options.dup_store}")
+        why = (
+            "--dup-days 0"
+            if options.dup_days <= 0
+            else "no --dup-store or --root"
+            if path is None
+            else f"the root {options.root} is on S3 (give --dup-store)"
+            if storage.is_s3(path)
+            else "no --date"
+            if day is None
+            else None
+        )
+        if why:
+            log.warning("index: no matching across days (dup_of null): %s", why)
+            return None, ""
+        return crossday.Store(storage.local_path(path), options.dup_days), day.isoformat()
 
 
 def run(spark: Any, options: IndexOptions) -> JobResult:

@@ -42,6 +42,7 @@ from jobs import index as index_job
 from lib.catalogue.urldb import DEFAULT_WAIT
 from lib.catalogue.urldb import lock as urldb_lock
 from lib.errors import UsageError
+from lib.index import sigstore
 from lib.orchestration.datacenters import load_config
 from lib.orchestration.outputs import stage_outputs
 from lib.pages import exclusions as excl_mod
@@ -80,6 +81,7 @@ class JobRebuild:
             date=day,
             exclusions=exclusions_uri,
             allow_empty=True,
+            dup_store=os.path.join(self.root, sigstore.FOLDER),  # the day's kept signatures replaced too
         )
         return _exit_code(lambda: index_job.run(self.spark, options))
 

@@ -206,6 +206,7 @@ def test_the_index_records_the_options_that_shape_a_day_and_reads_them_back():
         "robots_txt_agents": [],
         "dup_bands": 16,
         "dup_threshold": 0.7,
+        "dup_days": 30,
     }
     again = index.IndexOptions.from_record(json.loads(json.dumps(record)))
     assert again == index.IndexOptions(docs_per_shard=40, min_group_docs=1, gzip_level=6, graph=False)

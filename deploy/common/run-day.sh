@@ -36,6 +36,7 @@
 #   SPARK_EXECUTOR_CORES (all of a worker's), SPARK_DRIVER_MEMORY (2g),
 #   SPARK_MASTER_HOST ($(hostname)), DAILYSLICE_SPARK_PORT (a free port),
 #   URLDB ($OUTPUT_ROOT/urldb)       the URL database the catalogue merges each day into
+#   SIGNATURES ($OUTPUT_ROOT/signatures)  the index's signature store of the last days (dup_of)
 #   EXCLUSIONS ($OUTPUT_ROOT/_exclusions.jsonl when it exists)  the take-down list the three jobs
 #                                    apply (lib/pages/exclusions.py); a given URI must exist
 #   SPARK_SUBMIT_ARGS, PREPROCESS_ARGS, INDEX_ARGS, CATALOGUE_ARGS (extra arguments, word-split),
@@ -180,7 +181,8 @@ IDX_RC=""
 if [ "$PRE_RC" -eq 0 ] || [ "$PRE_RC" -eq 3 ]; then
   # shellcheck disable=SC2086
   submit index "$DAILYSLICE_HOME/jobs/index.py" --date "$DATE" \
-    --input "$PRE_OUT" --output "$IDX_OUT" --summary "$SUMMARIES/index.json" "${EXCL_ARGS[@]}" ${INDEX_ARGS:-}
+    --input "$PRE_OUT" --output "$IDX_OUT" --dup-store "${SIGNATURES:-$OUTPUT_ROOT/signatures}" \
+    --summary "$SUMMARIES/index.json" "${EXCL_ARGS[@]}" ${INDEX_ARGS:-}
   IDX_RC=$?
 fi
 

@@ -8,12 +8,16 @@ One row per (kind, URL), sorted by kind then id:
 * ``changed``: a URL seen before whose content changed: a payload digest other than its last
   one before the day, or a change within the day (the merge's rule, lib.catalogue.urldb), with
   ``prev_day`` (its last capture before the day) and ``prev_digest``;
-* ``gone``: a URL answered 404 or 410 that day (``http_status``).
+* ``gone``: a URL answered 404 or 410 that day (``http_status``, ``reason`` "status"; the
+  database keeps it), or purged from the database since the delta written before
+  (``reason`` "purged", ``url`` null: lib.purge.urldb_removal's records of ids, listed by the
+  next delta written).
 
 The database before the day is the kept table version whose days are exactly the merged days
 that precede it (read under the database's lease, so no sweep removes it meanwhile). Applying
-the deltas in date order (``new`` adds its URL; ``changed`` and ``gone`` name a URL already
-there or new that day) gives the database's URL set (tested).
+the deltas in date order (``new`` adds its URL; ``gone`` with reason "purged" removes it;
+``changed`` and the other ``gone`` name a URL already there or new that day) gives the
+database's URL set (tested).
 """
 
 from __future__ import annotations
@@ -23,14 +27,19 @@ import os
 import shutil
 from typing import Any
 
+import pyarrow as pa
 from pyspark.sql import functions as F
 
 from lib.catalogue import urldb
+from lib.purge.urldb_removal import PURGED
 from lib.store import storage
 
 DELTA = "delta"
 GONE_STATUS = (404, 410)
-DELTA_DDL = "kind string, id string, url string, digest string, prev_day date, prev_digest string, http_status int"
+DELTA_DDL = (
+    "kind string, id string, url string, digest string, prev_day date, prev_digest string, http_status int, "
+    "reason string"
+)
 
 
 class NoBaseline(urldb.UrlDbError):
@@ -75,6 +84,7 @@ def delta_frame(spark: Any, db: str, day: dt.date, captures: Any, partitions: in
         F.when(known, F.to_date(F.col("t.last_seen"))).alias("prev_day"),
         F.when(known, F.col("t.last_digest")).alias("prev_digest"),
         F.lit(None).cast("int").alias("http_status"),
+        F.lit(None).cast("string").alias("reason"),
     )
     status = captures.where(F.col("http_status").isin(*GONE_STATUS))
     last = F.max_by("http_status", F.struct("warc_date", "warc_file", "warc_offset"))
@@ -95,9 +105,33 @@ def delta_frame(spark: Any, db: str, day: dt.date, captures: Any, partitions: in
             F.lit(None).cast("date").alias("prev_day"),
             F.lit(None).cast("string").alias("prev_digest"),
             F.col("http_status").cast("int"),
+            F.lit("status").alias("reason"),
         )
     )
-    return rows.unionByName(gone)
+    return rows.unionByName(gone).unionByName(_purged(spark, db, dkey))
+
+
+def claim_purged(db: str, day: str) -> list[str]:
+    """The purge records (lib.purge.urldb_removal) the delta of ``day`` lists: those no delta has
+    listed yet are moved under ``purged/date=DAY/`` (the caller holds the database's lease), so the
+    next delta written after a purge lists its URLs once, and a re-run of that day again."""
+    folder = os.path.join(db, PURGED)
+    mine = os.path.join(folder, f"date={day}")
+    for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+        if name.startswith("p-") and name.endswith(".arrow"):
+            os.makedirs(mine, exist_ok=True)
+            os.replace(os.path.join(folder, name), os.path.join(mine, name))
+    return sorted(os.path.join(mine, n) for n in os.listdir(mine)) if os.path.isdir(mine) else []
+
+
+def _purged(spark: Any, db: str, day: str) -> Any:
+    """``gone`` rows (reason ``purged``, ``id`` only: the URL is taken down) of the URLs purged
+    from the database that the day's delta lists."""
+    ids = []
+    for f in claim_purged(db, day):
+        with pa.memory_map(f) as m:
+            ids += pa.ipc.open_file(m).read_all().column("id").to_pylist()
+    return spark.createDataFrame([("gone", i, None, None, None, None, None, "purged") for i in ids], DELTA_DDL)
 
 
 def write_delta(spark: Any, db: str, day: dt.date, captures: Any, dest: str, partitions: int, wait: float) -> dict:

@@ -230,7 +230,7 @@ def _changes(stats: dict[str, Any]) -> list[list[Any]]:
         rows += [
             ["URLs first seen (delta/)", d.get("new", 0)],
             ["URLs changed (new digest)", d.get("changed", 0)],
-            ["URLs gone (404/410)", d.get("gone", 0)],
+            ["URLs gone (404/410, or purged since the delta before)", d.get("gone", 0)],
         ]
     n = stats.get("dedup")
     if n:
@@ -238,6 +238,14 @@ def _changes(stats: dict[str, Any]) -> list[list[Any]]:
             ["pages judged for near-duplicates (indexed)", f"{n.get('judged', 0)} of {n.get('pages', 0)}"],
             ["near-duplicate clusters (2+ pages)", f"{n.get('clusters', 0)} ({n.get('pages_in_clusters', 0)} pages)"],
         ]
+        if n.get("across_days"):  # the index ran with a signature store (docs/dedup.md, "Across days")
+            x = n["across_days"]
+            rows.append(
+                [
+                    "pages repeating an earlier day (dup_of)",
+                    f"{x.get('pages_with_earlier_copy', 0)} (against {x.get('matched_days', 0)} kept days)",
+                ]
+            )
     return rows
 
 

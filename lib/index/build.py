@@ -81,6 +81,9 @@ class MapPlan:
     #: the day's near-duplicate clusters (lib.index.dedup): an Arrow file of (record_id,
     #: dup_cluster) for the pages whose representative is another page; "": every page its own
     dup_cluster: str = ""
+    #: the day's pages with an earlier day's copy (lib.index.crossday): an Arrow file of
+    #: (record_id, dup_of_day, dup_of); "": none
+    dup_of: str = ""
 
 
 def load_dup_clusters(path: str) -> dict[str, str]:
@@ -91,6 +94,18 @@ def load_dup_clusters(path: str) -> dict[str, str]:
     with pa.memory_map(path) as m:
         t = pa.ipc.open_file(m).read_all()
     return dict(zip(t.column("record_id").to_pylist(), t.column("dup_cluster").to_pylist()))
+
+
+def load_dup_of(path: str) -> dict[str, tuple[str, str]]:
+    """The day's ``dup_of.arrow`` as record id -> (day, record id) of the earlier day's page it
+    copies (lib.index.crossday); a page not in it has no earlier copy."""
+    if not path:
+        return {}
+    with pa.memory_map(path) as m:
+        t = pa.ipc.open_file(m).read_all()
+    return dict(
+        zip(t.column("record_id").to_pylist(), zip(*(t.column(c).to_pylist() for c in ("dup_of_day", "dup_of"))))
+    )
 
 
 def page_text(title: str | None, description: str | None, plain_text: str | None) -> str:
@@ -274,6 +289,7 @@ def index_run(t: int, files: list[tuple[str, str]], plan: MapPlan) -> Iterator[p
     docid it gets in a task of its own file (docid = base of the run + local docid)."""
     buf = _TaskBuffer(plan, t)
     dups = load_dup_clusters(plan.dup_cluster)
+    earlier = load_dup_of(plan.dup_of)
     docs: dict[int, int] = {}
     tokens: dict[int, int] = {}
     pages: dict[int, list[pa.RecordBatch]] = {}
@@ -285,7 +301,7 @@ def index_run(t: int, files: list[tuple[str, str]], plan: MapPlan) -> Iterator[p
         pidx = _file_pidx(b, language, plan, where)
         bt = analyzer.batch_tokens(page_texts(b))
         lengths = bt.doclength
-        page_rows = owi.metadata_batch(b, language, lengths, dups)
+        page_rows = owi.metadata_batch(b, language, lengths, dups, earlier)
         # local docid of each row: pages of a shard numbered on in file order
         order = np.argsort(pidx, kind="stable")
         ps, first, counts = np.unique(pidx[order], return_index=True, return_counts=True)

@@ -40,7 +40,13 @@ from lib.text import neardup
 COLUMN = "minhash"
 MAPPING = "dup_cluster.arrow"
 SIGS_SCHEMA = pa.schema(
-    [("record_id", pa.string()), ("capture", pa.string()), ("text_len", pa.int64()), ("sig", pa.binary())]
+    [
+        ("record_id", pa.string()),
+        ("capture", pa.string()),
+        ("text_len", pa.int64()),
+        ("sig", pa.binary()),
+        ("url", pa.string()),  # for the signature store (lib.index.sigstore)
+    ]
 )
 BANDS_SCHEMA = pa.schema([("key", pa.uint64()), ("t", pa.int32()), ("row", pa.int32())])
 EDGES_SCHEMA = pa.schema([("a", pa.string()), ("b", pa.string())])
@@ -58,14 +64,17 @@ class Settings:
     bands: int = neardup.BANDS
     threshold: float = neardup.THRESHOLD
     max_bucket: int = neardup.MAX_BUCKET
+    #: > 0: also write the band keys by the signature store's partitions (``xkeys/{q}/``, key mod
+    #: store_parts) for the lookup across days (lib.index.crossday)
+    store_parts: int = 0
 
 
-def _sigs_path(work: str, t: int) -> str:
+def sigs_path(work: str, t: int) -> str:
     return os.path.join(work, "sigs", f"t{t:06d}.arrow")
 
 
-def _bands_path(work: str, p: int, t: int) -> str:
-    return os.path.join(work, "bands", str(p), f"t{t:06d}.arrow")
+def _bands_path(work: str, p: int, t: int, folder: str = "bands") -> str:
+    return os.path.join(work, folder, str(p), f"t{t:06d}.arrow")
 
 
 def _file_sigs(path: str) -> pa.Table:
@@ -74,7 +83,7 @@ def _file_sigs(path: str) -> pa.Table:
     f = pq.ParquetFile(locations.local_path(path))
     if COLUMN not in f.schema_arrow.names:
         return SIGS_SCHEMA.empty_table()
-    t = f.read(columns=["record_id", "warc_date", "plain_text", COLUMN])
+    t = f.read(columns=["record_id", "warc_date", "plain_text", COLUMN, "url"])
     t = t.filter(pc.is_valid(t.column(COLUMN)))
     return pa.table(
         [
@@ -82,6 +91,7 @@ def _file_sigs(path: str) -> pa.Table:
             t.column("warc_date").cast(pa.string()),  # ISO 8601 UTC, fixed width: sorts as the times
             pc.fill_null(pc.utf8_length(t.column("plain_text")), 0).cast(pa.int64()),
             t.column(COLUMN),
+            t.column("url").cast(pa.string()),
         ],
         schema=SIGS_SCHEMA,
     )
@@ -91,7 +101,7 @@ def band_run(t: int, files: list[str], work: str, parts: int, s: Settings) -> di
     """Step 1 for a run of page files: their signatures and band keys (module doc)."""
     pages = sum(pq.ParquetFile(locations.local_path(f)).metadata.num_rows for f in files)
     sigs = pa.concat_tables([_file_sigs(f) for f in files])
-    write_arrow(_sigs_path(work, t), sigs.combine_chunks())
+    write_arrow(sigs_path(work, t), sigs.combine_chunks())
     n = sigs.num_rows
     if n:
         raw = b"".join(sigs.column("sig").to_pylist())
@@ -100,26 +110,33 @@ def band_run(t: int, files: list[str], work: str, parts: int, s: Settings) -> di
             raise ValueError(f"{files[0]}: signatures of {mat.shape[1]} slots do not split into {s.bands} bands")
         keys = neardup.band_matrix(mat, s.bands, mat.shape[1] // s.bands).ravel()
         rows = np.repeat(np.arange(n, dtype=np.int32), s.bands)
-        part = (keys % np.uint64(parts)).astype(np.int64)
-        order = np.argsort(part, kind="stable")
-        cuts = np.searchsorted(part[order], np.arange(parts + 1))
-        for p in range(parts):
-            sel = order[cuts[p] : cuts[p + 1]]
-            if sel.size:
-                write_arrow(
-                    _bands_path(work, p, t),
-                    pa.table([keys[sel], np.full(sel.size, t, np.int32), rows[sel]], schema=BANDS_SCHEMA),
-                )
+        _write_parts(work, t, keys, rows, parts, "bands")
+        if s.store_parts:
+            _write_parts(work, t, keys, rows, s.store_parts, "xkeys")
     return {"t": t, "pages": pages, "judged": n}
 
 
-def _bucket_pages(work: str, ts: np.ndarray, rows: np.ndarray) -> dict[tuple[int, int], tuple]:
-    """(t, row) -> (record id, capture, text length, signature) of the given rows of the ``sigs``
+def _write_parts(work: str, t: int, keys: np.ndarray, rows: np.ndarray, parts: int, folder: str) -> None:
+    """The run's band keys as (key, t, row) files by partition ``key mod parts``."""
+    part = (keys % np.uint64(parts)).astype(np.int64)
+    order = np.argsort(part, kind="stable")
+    cuts = np.searchsorted(part[order], np.arange(parts + 1))
+    for p in range(parts):
+        sel = order[cuts[p] : cuts[p + 1]]
+        if sel.size:
+            write_arrow(
+                _bands_path(work, p, t, folder),
+                pa.table([keys[sel], np.full(sel.size, t, np.int32), rows[sel]], schema=BANDS_SCHEMA),
+            )
+
+
+def sig_rows(work: str, ts: np.ndarray, rows: np.ndarray) -> dict[tuple[int, int], tuple]:
+    """(t, row) -> (record id, capture, text length, signature, url) of the given rows of the ``sigs``
     files (memory-mapped: only these rows are read into Python, one ``take`` per file)."""
     out: dict[tuple[int, int], tuple] = {}
     for t in np.unique(ts).tolist():
         want = np.unique(rows[ts == t])
-        with pa.memory_map(_sigs_path(work, t)) as m:
+        with pa.memory_map(sigs_path(work, t)) as m:
             got = pa.ipc.open_file(m).read_all().take(pa.array(want))
         cols = [got.column(c).to_pylist() for c in SIGS_SCHEMA.names]
         out.update(zip(((t, r) for r in want.tolist()), zip(*cols)))
@@ -141,7 +158,7 @@ def pair_partition(p: int, work: str, s: Settings) -> dict[str, int]:
     starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if keys.size else np.empty(0, np.int64)
     sizes = np.diff(np.r_[starts, keys.size])
     multi = np.repeat(sizes > 1, sizes)  # sorted positions in a bucket of two or more keys
-    sigs = _bucket_pages(work, ts[order[multi]], rows[order[multi]])
+    sigs = sig_rows(work, ts[order[multi]], rows[order[multi]])
     edges: set[tuple[str, str]] = set()
     pages: dict[str, tuple[str, str, int, bytes]] = {}
     buckets = candidates = 0
@@ -211,7 +228,7 @@ def day_clusters(spark: Any, files: list[tuple[str, str, int]], work: str, s: Se
     pages: dict[str, neardup.Page] = {}
     for f in edge_files:
         for rid, cap, n, sig in zip(
-            *(_read(f[: -len(".arrow")] + ".pages.arrow").column(c).to_pylist() for c in SIGS_SCHEMA.names)
+            *(_read(f[: -len(".arrow")] + ".pages.arrow").column(c).to_pylist() for c in SIGS_SCHEMA.names[:4])
         ):
             pages[rid] = neardup.Page(rid, cap, n, sig)
     reps = neardup.clusters(pages.values(), sorted(edges), s.threshold)

@@ -84,6 +84,8 @@ OUR_FIELDS = [
     pa.field("robots", pa.list_(_S)),
     pa.field("ows_index_details", _S),
     pa.field("dup_cluster", _S),
+    pa.field("dup_of", _S),
+    pa.field("dup_of_day", pa.date32()),
 ]
 METADATA_SCHEMA = pa.schema(BASE_FIELDS + MODULE_FIELDS + OUR_FIELDS, metadata={"schema_version": SCHEMA_VERSION})
 #: what the map step spills per page: everything but ``docid`` (the reducer numbers the pages)
@@ -240,12 +242,18 @@ def _links(col: pa.Array) -> tuple[pa.Array, pa.Array]:
 
 
 def metadata_batch(
-    b: pa.RecordBatch, language: str, doclength: np.ndarray, dup_cluster: dict[str, str] | None = None
+    b: pa.RecordBatch,
+    language: str,
+    doclength: np.ndarray,
+    dup_cluster: dict[str, str] | None = None,
+    dup_of: dict[str, tuple[str, str]] | None = None,
 ) -> pa.RecordBatch:
     """The :data:`DOCS_SCHEMA` rows of a batch of preprocessed pages of one ``language`` folder,
     plus the columns of enrichment plugins the batch carries (:func:`plugin_fields`).
     ``dup_cluster``: record id -> its near-duplicate cluster's representative, for the pages
-    whose representative is another page (lib.index.dedup); every other page names itself."""
+    whose representative is another page (lib.index.dedup); every other page names itself.
+    ``dup_of``: record id -> (day, record id) of the earlier day's page it copies
+    (lib.index.crossday); every other page has nulls."""
     n = b.num_rows
     names = set(b.schema.names)
 
@@ -259,6 +267,9 @@ def metadata_batch(
     cols["record_id"] = cols["collection_docid"] = record_id
     dups = dup_cluster or {}
     cols["dup_cluster"] = pa.array([dups.get(r, r) for r in record_id.to_pylist()], _S) if dups else record_id
+    earlier = [(dup_of or {}).get(r, (None, None)) for r in record_id.to_pylist()]
+    cols["dup_of"] = pa.array([e[1] for e in earlier], _S)
+    cols["dup_of_day"] = pa.array([e[0] for e in earlier], _S).cast(pa.date32())
     cols["id"] = pc.fill_null(cols["id"].cast(_S), "")
     cols["warc_date"] = owi_date(b.column("warc_date"))
     cols["language"] = pa.array([language] * n, _S)

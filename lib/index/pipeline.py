@@ -69,13 +69,15 @@ def build_index(
     graph_single_task_bytes: int = graph.SINGLE_TASK_BYTES,
     graph_files: list[tuple[str, str, int]] | None = None,
     dup_cluster: str = "",
+    dup_of: str = "",
 ) -> dict[str, Any]:
     """Write the day's shards, metadata and (``with_graph``) graph into ``work``; returns the
     statistics, with ``seconds`` of the steps (``steps``: ``map``, ``write``, ``graph``).
     ``graph_single_task_bytes``: the largest day whose graph is one task (lib.index.graph);
     ``graph_files``: the page files the graph reads when they are not the indexed ones (the
     pages that say noindex link too: lib.index.indexable); ``dup_cluster``: the day's near-duplicate
-    clusters (lib.index.dedup), "" for none."""
+    clusters (lib.index.dedup), "" for none; ``dup_of``: its pages' earlier copies
+    (lib.index.crossday), "" for none."""
     os.makedirs(work, exist_ok=True)
     # The graph is independent of the shards: its jobs run beside the index stage (Spark
     # takes jobs from several threads), filling the cores the index stage leaves idle.
@@ -94,7 +96,7 @@ def build_index(
         else None
     )
     try:
-        summary = _index(spark, day, work, steps, gzip_level, date, dup_cluster)
+        summary = _index(spark, day, work, steps, gzip_level, date, dup_cluster, dup_of)
     finally:
         pool.shutdown(wait=True)  # never leave a graph job writing into a folder being removed
     summary["graph"] = graph_job.result() if graph_job is not None else None  # None: --no-graph
@@ -156,7 +158,14 @@ def _shard_specs(day: DayPlan, work: str, gzip_level: int, date: dt.date | None)
 
 
 def _index(
-    spark: Any, day: DayPlan, work: str, steps: Steps, gzip_level: int, date: dt.date | None, dup_cluster: str = ""
+    spark: Any,
+    day: DayPlan,
+    work: str,
+    steps: Steps,
+    gzip_level: int,
+    date: dt.date | None,
+    dup_cluster: str = "",
+    dup_of: str = "",
 ) -> dict:
     """The map (analysis) and reduce (CIFF + metadata) stages; the shards' and groups' rows."""
     groups, files = day.groups, day.files
@@ -172,6 +181,7 @@ def _index(
             groups={key: (groups[g].base, groups[g].bits) for key, g in day.assign.items()},
             spill=spill,
             dup_cluster=dup_cluster,
+            dup_of=dup_of,
         )
         todo = map_runs(files, spark.sparkContext.defaultParallelism)
         by_pidx = {g.base + n: (g, n) for g in groups for n in range(g.k)}

@@ -172,3 +172,18 @@ def test_to_json_dates():
 
     out = json.loads(to_json({"d": dt.date(2026, 1, 2), "t": dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)}))
     assert out == {"d": "2026-01-02", "t": "2026-01-02T03:04:05+00:00"}
+
+
+def test_the_report_summary_names_the_delta_and_the_copies_of_earlier_days(tmp_path):
+    from lib.catalogue.report import _changes, index_dedup
+
+    day = tmp_path / "index"
+    day.mkdir()
+    dedup = {"judged": 7, "pages": 8, "clusters": 2, "pages_in_clusters": 5}
+    (day / "_stats.json").write_text(
+        json.dumps({"dedup": dict(dedup, across_days={"pages_with_earlier_copy": 3, "matched_days": 29})})
+    )
+    rows = dict(_changes({"delta": {"new": 4, "gone": 2}, "dedup": index_dedup(str(day))}))
+    assert rows["URLs gone (404/410, or purged since the delta before)"] == 2
+    assert rows["pages repeating an earlier day (dup_of)"] == "3 (against 29 kept days)"
+    assert "pages repeating an earlier day (dup_of)" not in dict(_changes({"dedup": dict(dedup, across_days=None)}))

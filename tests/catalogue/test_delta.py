@@ -1,11 +1,13 @@
 """The daily delta (lib/catalogue/delta.py): three days merged into a URL database in order, each
 day's delta written beside it; applying the deltas in order gives the database's URL set, and
 each kind holds what an independent fold of the captures (tests.catalogue.test_catalogue's
-reference) says: first seen that day, changed (with the previous day and digest), gone (404/410)."""
+reference) says: first seen that day, changed (with the previous day and digest), gone (404/410,
+or purged from the database between day 2 and day 3: listed once, by day 3's delta)."""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 
 import pyarrow as pa
@@ -13,7 +15,9 @@ import pyarrow.parquet as pq
 
 from lib.catalogue import delta, urldb
 from lib.catalogue.keys import url_id
+from lib.pages import exclusions
 from lib.pages.schema import CAPTURE_SCHEMA
+from lib.purge.urldb_removal import purge_urldb
 from tests.catalogue.test_catalogue import D1, D2, NEWS, K, _t, day_captures, read_table, reference_db
 
 D3 = dt.date(2026, 1, 16)
@@ -41,7 +45,13 @@ def test_deltas_applied_in_order_give_the_database_s_urls(spark, tmp_path):
     ref = reference_db([(d, r) for d, rows in days.items() for r in rows])
     urls: set[str] = set()
     last: dict[str, tuple] = {}  # id -> (day, digest) of its last capture with a digest, as the deltas tell it
+    purged = None
     for day, rows in days.items():
+        if day == D3:  # a purge between day 2 and day 3: the next delta lists its URL as gone
+            purged = sorted(e["url"] for e in read_table(db).values() if e["url"] not in {r["url"] for r in rows})[0]
+            with urldb.lock(db, "purge", 60):
+                assert purge_urldb(db, exclusions.parse(json.dumps({"url": purged})))["urls"] == [purged]
+            ref.pop(url_id(purged))
         path = str(tmp_path / f"captures-{day}.parquet")
         caps = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
         pq.write_table(pa.Table.from_pylist(caps, schema=CAPTURE_SCHEMA), path)
@@ -58,13 +68,24 @@ def test_deltas_applied_in_order_give_the_database_s_urls(spark, tmp_path):
         assert set(by["changed"]) == {i for i, e in ref.items() if day in e["changed_days"] and i in urls}
         for i, r in by["changed"].items():  # the previous capture the consumer already has
             assert (r["prev_day"], r["prev_digest"]) == last[i] and r["digest"] != r["prev_digest"]
-        gone = {url_id(r["url"]): r["http_status"] for r in rows if r["http_status"] in (404, 410)}
-        assert {i: r["http_status"] for i, r in by["gone"].items()} == gone
+        gone = {url_id(r["url"]): (r["http_status"], "status") for r in rows if r["http_status"] in (404, 410)}
+        if day == D3:
+            gone[url_id(purged)] = (None, "purged")
+        assert {i: (r["http_status"], r["reason"]) for i, r in by["gone"].items()} == gone
         urls |= set(by["new"])
         assert set(by["gone"]) <= urls
+        urls -= {i for i, r in by["gone"].items() if r["reason"] == "purged"}  # gone from the database too
         for r in rows:  # what a consumer folds from the day: each URL's last digest
             if r["warc_date"] is not None and r["payload_digest"]:
                 last[url_id(r["url"])] = (day, r["payload_digest"])
-    assert urls == set(read_table(db)) and len(urls) == 7
+    assert urls == set(read_table(db)) and len(urls) == 6 and url_id(purged) not in urls
+    # a re-run of day 3's delta lists the purge again; a later delta would not
+    frame = spark.read.parquet(str(tmp_path / f"captures-{D3}.parquet"))
+    again = str(tmp_path / "again")
+    delta.write_delta(spark, db, D3, frame, again, K, 60)
+    assert [(r["id"], r["url"]) for r in pq.read_table(again).to_pylist() if r["reason"] == "purged"] == [
+        (url_id(purged), None)  # the id only: the URL is taken down
+    ]
+    assert delta.claim_purged(db, "2026-01-17") == []
     assert {url_id(NEWS), url_id("http://www.example.com/")} <= set(by["changed"]) | set(by["gone"])
     assert os.listdir(dest) and not [n for n in os.listdir(dest) if n.startswith((".", "_"))]

@@ -1,0 +1,153 @@
+"""CPU of the near-duplicate lookup across days (lib.index.crossday, docs/dedup.md "Across days")
+for 1 and for N kept days, on the same day: does it grow with the day or with N?
+
+The day is the shared corpus preprocessed here (real signatures; ``--extra M`` adds M pages of
+random signatures, so the key files have a real day's size). Kept day 1 holds the day's own
+representatives (every one is found again: the matches, the same for every N); kept days 2..N
+hold the same pages with their signatures scrambled per day (the same sizes, nothing matches).
+The lookup (every store partition) and the day's store write run in this process; the share is
+of the preprocess tasks' CPU of the same day (the extra pages counted at the real pages' CPU each).
+
+    python -m benchmarks.bench_crossday [--extra M] [--days 1 30]
+"""
+
+import argparse
+import datetime as dt
+import json
+import os
+import pathlib
+import shutil
+import tempfile
+import time
+
+import numpy as np
+import pyarrow as pa
+from pyspark.sql import SparkSession
+
+from benchmarks.bench_dedup_jobs import clusters_in_process
+from jobs import preprocess
+from lib.index import crossday, dedup, sigstore
+from lib.index.build import write_arrow
+from lib.index.page_files import input_files
+from lib.text import neardup
+
+PARTS = sigstore.DEFAULT_PARTS
+TODAY = dt.date(2026, 3, 1)
+
+
+def _clusters(work: str, files: list[str], st: dedup.Settings) -> str:
+    """The within-day steps in this process; the dup_cluster mapping's path."""
+    _, _, _, reps = clusters_in_process(work, files, st)
+    moved = sorted((r, rep) for r, rep in reps.items() if r != rep)
+    path = os.path.join(work, dedup.MAPPING)
+    write_arrow(path, pa.table({"record_id": [m[0] for m in moved], "dup_cluster": [m[1] for m in moved]}))
+    return path
+
+
+def _add_sigs(work: str, t: int, sigs: np.ndarray, prefix: str) -> None:
+    """A ``sigs`` file ``t`` of the given signatures and its band keys by store partition."""
+    n = sigs.shape[0]
+    tab = pa.table(
+        [
+            pa.array([f"{prefix}-{i}" for i in range(n)]),
+            pa.array(["2026-03-01T00:00:00Z"] * n),
+            pa.array([1000] * n, pa.int64()),
+            pa.array([s.tobytes() for s in sigs], pa.binary()),
+            pa.array([f"https://{prefix}.example/{i}" for i in range(n)]),
+        ],
+        schema=dedup.SIGS_SCHEMA,
+    )
+    write_arrow(dedup.sigs_path(work, t), tab)
+    keys = neardup.band_matrix(sigs).ravel()
+    dedup._write_parts(work, t, keys, np.repeat(np.arange(n, dtype=np.int32), 16), PARTS, "xkeys")
+
+
+def _store(work: str, store: str, day: str, mapping: str, dup_of: str = "") -> float:
+    """The day's store write (both stages, every partition) and commit; its CPU seconds."""
+    c0 = time.process_time()
+    folder = os.path.join(store, sigstore.day_folder(day, "0" * 12))
+    os.makedirs(os.path.join(work, "remap"), exist_ok=True)
+    moved, earlier = crossday.load_dup_clusters(mapping), crossday.load_dup_of(dup_of)
+    for t in crossday._runs(work):
+        crossday.store_run(work, folder, t, day, moved, earlier)
+    crossday.store_keys(work, folder, list(range(PARTS)))
+    with sigstore.lock(store, "bench", 60):
+        sigstore.commit(store, day, folder, 60, {"parts": PARTS, "bands": 16, "perms": 128})
+    return time.process_time() - c0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--extra", type=int, default=0, help="pages of random signatures added to the day")
+    ap.add_argument("--days", type=int, nargs="+", default=[1, 30], help="kept days to measure with")
+    args = ap.parse_args()
+    spark = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
+    tmp = pathlib.Path(tempfile.mkdtemp())
+    warc = tmp / "warc"
+    corpus = os.environ.get("DAILYSLICE_SHARED", os.path.join(os.path.dirname(__file__), "..", "..", "shared"))
+    shutil.copytree(os.path.join(corpus, "corpus"), warc, ignore=shutil.ignore_patterns("*.md"))
+    summ = tmp / "summary.json"
+    preprocess.main(["--input", str(warc), "--output", str(tmp / "pre"), "--summary", str(summ)], spark=spark)
+    spark.stop()
+    s = json.loads(summ.read_text())
+    task_cpu, pages = s["task_timing"]["task_cpu"], s["pages_kept"]
+    st = dedup.Settings(store_parts=PARTS)
+    base = str(tmp / "base")  # the real pages only: kept day 1
+    mapping = _clusters(base, [f[0] for f in input_files(str(tmp / "pre"))], st)
+    work = str(tmp / "day")  # the day looked up: the real pages and the extra ones
+    shutil.copytree(base, work)
+    rng = np.random.default_rng(1)
+    if args.extra:
+        _add_sigs(work, 1, rng.integers(0, 2**32, (args.extra, 128), dtype=np.uint32), "extra")
+    judged = sum(sigstore.read_arrow(dedup.sigs_path(work, t)).num_rows for t in crossday._runs(work))
+    night = task_cpu / pages * (pages + args.extra)  # the extra pages at the real pages' preprocess CPU each
+    print(
+        f"pages {pages} judged {judged} (extra {args.extra}) preprocess task_cpu {task_cpu:.2f} s (day: {night:.1f} s)"
+    )
+    for n in args.days:
+        store = str(tmp / f"store{n}")
+        first = (TODAY - dt.timedelta(days=n)).isoformat()
+        _store(base, store, first, mapping)  # kept day 1: the day's real pages
+        for k in range(1, n):  # kept days 2..n: the same sizes, scrambled
+            other = str(tmp / f"other{n}-{k}")
+            for t in crossday._runs(work):
+                sig = sigstore.read_arrow(dedup.sigs_path(work, t)).column("sig").to_pylist()
+                mat = np.frombuffer(b"".join(sig), "<u4").reshape(len(sig), -1)
+                _add_sigs(other, t, mat ^ rng.integers(1, 2**32, 128, dtype=np.uint32), f"d{k}-t{t}")
+            empty = os.path.join(other, "none.arrow")
+            write_arrow(empty, dedup.MAPPING_SCHEMA.empty_table())
+            _store(other, store, (TODAY - dt.timedelta(days=n - k)).isoformat(), empty)
+            shutil.rmtree(other)
+        state = sigstore.read_state(store)
+        kept = [os.path.join(store, f) for _, f in sigstore.window(state, TODAY.isoformat(), n)]
+        for f in ("xmatch", "remap"):
+            shutil.rmtree(os.path.join(work, f), ignore_errors=True)
+        c0, w0 = time.process_time(), time.perf_counter()
+        r = crossday.lookup_partitions(work, 0, list(range(PARTS)), kept, st)
+        found = sigstore.read_arrow(os.path.join(work, "xmatch", "0.arrow")).to_pydict()
+        best = sigstore.earliest(found)
+        lookup_cpu, lookup_wall = time.process_time() - c0, time.perf_counter() - w0
+        dup_of = os.path.join(work, "dup_of.arrow")
+        rids = sorted(best)
+        write_arrow(
+            dup_of,
+            pa.table(
+                {"record_id": rids, "dup_of_day": [best[x][0] for x in rids], "dup_of": [best[x][1] for x in rids]}
+            ),
+        )
+        store_cpu = _store(work, store, TODAY.isoformat(), mapping, dup_of)
+        key_bytes = sum(
+            os.path.getsize(os.path.join(f, "keys", n_)) for f in kept for n_ in os.listdir(os.path.join(f, "keys"))
+        )
+        print(
+            f"N={n}: kept days {len(kept)} ({key_bytes / 1e6:.1f} MB of keys), day keys {r['keys']}, matches "
+            f"{r['matches']}, with dup_of {len(best)}; lookup cpu {lookup_cpu:.3f} s (wall {lookup_wall:.3f}), "
+            f"store cpu {store_cpu:.3f} s; share of the day's preprocess CPU "
+            f"{100 * (lookup_cpu + store_cpu) / night:.2f}%"
+        )
+        shutil.rmtree(store)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
