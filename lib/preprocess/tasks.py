@@ -298,7 +298,7 @@ def process_task(files: list[tuple[str, int]] | list[Piece], settings: TaskSetti
 
 
 def make_mapper(files: list[tuple[str, int]] | list[Piece], tasks: list[list[int]], settings: TaskSettings):
-    """The :func:`lib.runtime.sparkjob.map_tasks` function: input rows carry indexes into ``tasks``,
+    """The :func:`lib.runtime.maptasks.map_tasks` function: input rows carry indexes into ``tasks``,
     each a list of indexes into ``files`` (archives or ranges of them, found below
     ``settings.input_root``)."""
 
