@@ -15,10 +15,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from lib.runtime.options import DayJobOptions
+from typing import Any, Protocol
 
 log = logging.getLogger("dailyslice")
 
@@ -38,7 +35,20 @@ class JobResult:
         return EXIT_OK if self.ok else self.code
 
 
-def empty_input(job: str, args: DayJobOptions, what: str) -> JobResult | None:
+class DayArgs(Protocol):
+    """What :func:`empty_input` reads of a job's options (a ``DayJobOptions``)."""
+
+    @property
+    def allow_empty(self) -> bool: ...
+
+    @property
+    def input(self) -> str | None: ...
+
+    @property
+    def output(self) -> str | None: ...
+
+
+def empty_input(job: str, args: DayArgs, what: str) -> JobResult | None:
     """The result of a run whose input day holds nothing (``what``: "no archives", ...):
     None when ``--allow-empty`` asks for an empty output, else a failed result with
     :data:`EXIT_EMPTY` and a clear line, logged now; the caller publishes nothing."""
