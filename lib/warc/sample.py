@@ -191,7 +191,8 @@ def _write_pair(w: WARCWriter, url: str, when: dt.datetime, http: StatusAndHeade
     w.write_record(req)
 
 
-if __name__ == "__main__":
+def main(argv: list[str] | None = None) -> int:
+    """``python -m lib.warc.sample`` (``dailyslice sample-crawl``): write a sample crawl, print its files."""
     import argparse
 
     ap = argparse.ArgumentParser(description="write a sample crawl in the bucket layout")
@@ -199,6 +200,11 @@ if __name__ == "__main__":
     ap.add_argument("--date", type=dt.date.fromisoformat, required=True)
     ap.add_argument("--files", type=int, default=2)
     ap.add_argument("--pages-per-file", type=int, default=40)
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     for p in write_sample_crawl(a.root, a.date, a.files, a.pages_per_file):
         print(p)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
