@@ -8,6 +8,7 @@ gzip member, as crawlers write them.
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import hashlib
 import io
@@ -193,8 +194,6 @@ def _write_pair(w: WARCWriter, url: str, when: dt.datetime, http: StatusAndHeade
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m lib.warc.sample`` (``dailyslice sample-crawl``): write a sample crawl, print its files."""
-    import argparse
-
     ap = argparse.ArgumentParser(description="write a sample crawl in the bucket layout")
     ap.add_argument("--root", required=True)
     ap.add_argument("--date", type=dt.date.fromisoformat, required=True)
