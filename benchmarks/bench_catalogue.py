@@ -213,7 +213,7 @@ def main() -> None:
 
     from jobs import catalogue
     from lib.catalogue import query
-    from lib.runtime.sparkjob import use_this_python
+    from lib.runtime.session import use_this_python
     from lib.serve.app import create_app
     from lib.serve.server import ServerThread
 

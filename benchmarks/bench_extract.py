@@ -183,7 +183,7 @@ def measure(args, tsv: pathlib.Path, archives: pathlib.Path, n_records: int, arc
     from pyspark.sql import SparkSession
 
     from jobs import extract
-    from lib.runtime.sparkjob import use_this_python
+    from lib.runtime.session import use_this_python
 
     use_this_python()  # the workers need the venv's packages (lz4, zstandard: lib/warc)
     spark = (

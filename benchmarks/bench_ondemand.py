@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     from pyspark.sql import SparkSession
 
     from jobs import extract, index, ondemand, preprocess
-    from lib.runtime.sparkjob import use_this_python
+    from lib.runtime.session import use_this_python
 
     use_this_python()
     spark = (

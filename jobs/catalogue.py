@@ -17,7 +17,6 @@ wait: nothing published, one line names the holder.
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import sys
@@ -30,7 +29,9 @@ from lib.catalogue.urldb import DEFAULT_KEEP, DEFAULT_PARTITIONS, DEFAULT_WAIT
 from lib.errors import UsageError
 from lib.pages import exclusions
 from lib.pages.exclude import filter_day
-from lib.runtime.sparkjob import DayJobOptions, JobResult, SparkJob, empty_input, log
+from lib.runtime.options import DayJobOptions, opt
+from lib.runtime.result import JobResult, empty_input, log
+from lib.runtime.sparkjob import SparkJob
 from lib.store import layout, storage
 
 
@@ -38,14 +39,24 @@ from lib.store import layout, storage
 class CatalogueOptions(DayJobOptions):
     """The catalogue job's options (the command line's, same names and defaults)."""
 
-    urldb: str | None = None  # URL database folder (default ROOT/urldb)
-    no_urldb: bool = False  # skip the URL database merge
-    url_partitions: int = DEFAULT_PARTITIONS  # key-space partitions of a new URL database
-    keep_versions: int = DEFAULT_KEEP  # URL database versions kept for re-runs
-    urldb_wait: float = DEFAULT_WAIT  # seconds to wait for another run's merge or purge of the URL database
-    warc_prefix: str | None = None  # archive folder CDXJ file names are relative to (default ROOT/warc)
-    index: str | None = None  # the day's index output, for shard sizes (default ROOT/index/YYYY-MM/DD)
-    no_report: bool = False  # skip the HTML report
+    urldb: str | None = opt(None, "URL database folder (local/cluster filesystem)", shown="ROOT/urldb")
+    no_urldb: bool = opt(False, "skip the URL database merge", action="store_true")
+    url_partitions: int = opt(DEFAULT_PARTITIONS, "key-space partitions of a new URL database", type=int)
+    keep_versions: int = opt(DEFAULT_KEEP, "URL database versions kept for re-runs", type=int)
+    urldb_wait: float = opt(
+        DEFAULT_WAIT,
+        "wait this long for another run's merge or purge of the URL database (0: refuse at once), then exit 5 "
+        "with nothing published",
+        type=float,
+        metavar="SECONDS",
+    )
+    warc_prefix: str | None = opt(
+        None,
+        "archive folder that CDXJ filenames are relative to: a path, file:// or s3:// URI, trailing slash optional",
+        shown="ROOT/warc; full URIs when no ROOT",
+    )
+    index: str | None = opt(None, "the day's index output, for shard sizes", shown="ROOT/index/YYYY-MM/DD")
+    no_report: bool = opt(False, "skip the HTML report", action="store_true")
 
     def record(self) -> dict[str, Any]:
         """The options that shape the day's CDXJ and report, as given (``warc_prefix`` None: the
@@ -67,28 +78,6 @@ class CatalogueJob(SparkJob):
     output_kind = layout.CATALOGUE
     checks_input = True  # a missing input folder: exit 2; a day without captures: exit 4 (--allow-empty)
     options_class = CatalogueOptions
-
-    def add_arguments(self, p: argparse.ArgumentParser) -> None:
-        p.add_argument("--urldb", help="URL database folder (default ROOT/urldb; local/cluster filesystem)")
-        p.add_argument("--no-urldb", action="store_true", help="skip the URL database merge")
-        p.add_argument(
-            "--url-partitions", type=int, help="key-space partitions of a new URL database (default %(default)s)"
-        )
-        p.add_argument("--keep-versions", type=int, help="URL database versions kept for re-runs (default %(default)s)")
-        p.add_argument(
-            "--urldb-wait",
-            type=float,
-            metavar="SECONDS",
-            help="wait this long for another run's merge or purge of the URL database (default %(default)s; "
-            "0: refuse at once), then exit 5 with nothing published",
-        )
-        p.add_argument(
-            "--warc-prefix",
-            help="archive folder that CDXJ filenames are relative to: a path, "
-            "file:// or s3:// URI, trailing slash optional (default ROOT/warc; full URIs when no ROOT)",
-        )
-        p.add_argument("--index", help="the day's index output, for shard sizes (default ROOT/index/YYYY-MM/DD)")
-        p.add_argument("--no-report", action="store_true", help="skip the HTML report")
 
     def run(self, spark: Any, options: CatalogueOptions) -> JobResult:
         day = options.date or layout.day_of(options.input)

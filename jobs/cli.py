@@ -5,8 +5,11 @@
     dailyslice serve --root demo --port 8080
     dailyslice COMMAND --help
 
-The Spark jobs are also plain scripts (``spark-submit jobs/index.py ...``), since spark-submit
-runs a ``.py`` file; both forms take the same arguments.
+Every command of the project is listed by ``dailyslice --help``: the commands below, and the
+other ways in (:data:`ELSEWHERE`): the Spark jobs are also plain scripts (``spark-submit
+jobs/index.py ...``, since spark-submit runs a ``.py`` file; both forms take the same
+arguments), each command's module runs as ``python -m MODULE``, ``dailyslice-serve`` is
+``dailyslice serve``, and the developer tools live outside the installed package.
 """
 
 from __future__ import annotations
@@ -31,13 +34,31 @@ COMMANDS = {
     "ciff": ("lib.ciff.__main__", "validate, dump or search CIFF files"),
     "query": ("lib.catalogue.__main__", "catalogue queries (captures, URL database)"),
     "placement": ("lib.placement.__main__", "SWAP slices: plan, rebalance, publish"),
+    "list-records": ("lib.extract.listing", "the records of whole archives as an extract input list"),
+    "index-digest": ("lib.index.digest", "content digests of an index day's shards (write or check)"),
+    "sample-crawl": ("lib.warc.sample", "write a small synthetic crawl in the bucket layout"),
+}
+
+#: the other ways in: what runs them, and what they are
+ELSEWHERE = {
+    "spark-submit jobs/JOB.py ARGS": "a Spark job as a script (preprocess, index, catalogue, extract, ondemand, ...)",
+    "python -m MODULE ARGS": "any command above by its module (e.g. python -m jobs.index, python -m lib.ciff)",
+    "dailyslice-serve ARGS": "the same as dailyslice serve",
+    "make demo | demo-s3 | test | lint": "the demo, on local files or a loopback S3 server; the test suite",
+    "python -m devtools.seaweed -- CMD": "run CMD against a loopback S3 server (SeaweedFS; developers)",
+    "python scripts/compare_outputs.py --base COMMIT": "this checkout's outputs against a commit's, byte for byte",
+    "bash scripts/install-system-deps.sh": "the system packages the tests need (Java, Chromium, Slurm, ...)",
+    "python -m benchmarks.NAME": "a benchmark (docs/benchmarks.md)",
 }
 
 
 def usage() -> str:
     width = max(map(len, COMMANDS))
-    return "usage: dailyslice COMMAND [ARGS...]\n\ncommands:\n" + "\n".join(
-        f"  {name:<{width}}  {text}" for name, (_, text) in COMMANDS.items()
+    commands = "\n".join(f"  {name:<{width}}  {text}" for name, (_, text) in COMMANDS.items())
+    elsewhere = "\n".join(f"  {how}\n      {text}" for how, text in ELSEWHERE.items())
+    return (
+        f"usage: dailyslice COMMAND [ARGS...]\n\ncommands (dailyslice COMMAND --help for each):\n{commands}\n\n"
+        f"other ways in:\n{elsewhere}"
     )
 
 

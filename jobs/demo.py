@@ -24,7 +24,7 @@ from pyspark.sql import SparkSession
 from jobs import catalogue, index, preprocess
 from lib.catalogue.report import REPORT
 from lib.ciff.__main__ import main as ciff_main
-from lib.runtime.sparkjob import setup_logging, use_this_python
+from lib.runtime.session import setup_logging, use_this_python
 from lib.serve.app import create_app
 from lib.serve.server import ServerThread
 from lib.store import layout, storage

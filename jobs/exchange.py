@@ -31,7 +31,7 @@ from lib.orchestration.exchange_task import day_lock
 from lib.store import layout, lease, storage
 
 DEFAULT_WAIT = 3600.0
-EXIT_BUSY = 5  # the Spark jobs' code for the same (lib.runtime.sparkjob), without importing Spark
+EXIT_BUSY = 5  # the Spark jobs' code for the same (lib.runtime.result), without importing Spark
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -35,7 +35,9 @@ from lib.extract.lines import (
     unpack_items,
 )
 from lib.extract.task import OUTPUT_FORMATS, extract_items
-from lib.runtime.sparkjob import JobOptions, JobResult, SparkJob, log
+from lib.runtime.options import JobOptions, byte_text, opt
+from lib.runtime.result import JobResult, log
+from lib.runtime.sparkjob import SparkJob
 from lib.store import layout, storage
 
 BYTES_PER_TASK = 256 << 20
@@ -59,15 +61,51 @@ class ExtractOptions(JobOptions):
     """The extract job's options (the command line's, same names and defaults). One of ``tsv``,
     ``from_parquet`` and ``index`` is the list (``input``, or ``date``/``root``: a preprocessed day)."""
 
-    tsv: str | None = None  # url<TAB>archive_file<TAB>offset<TAB>length lines
-    from_parquet: str | None = None  # a preprocessed day
-    index: str | None = None  # an index of any format (INDEX_FORMATS)
-    index_format: str = "auto"
-    where: str | None = None  # SQL condition on the Parquet rows (or CDX/CDXJ lines)
-    archives: tuple[str, ...] | None = None  # archive roots relative archive_file paths are below
-    max_bytes: int = 100 << 20  # roll output files at this size
-    verify: bool = False  # decompress each range: one member, one record of the line's URL
-    output_format: str = "same"  # same: as stored; warc: ARC records as WARC
+    tsv: str | None = opt(None, "list of url<TAB>archive_file<TAB>offset<TAB>length (local or s3://)", group="list")
+    from_parquet: str | None = opt(
+        None,
+        "a preprocessed day (language=*/ Parquet with warc_file/warc_offset/warc_length)",
+        group="list",
+        metavar="DIR",
+    )
+    index: str | None = opt(
+        None,
+        "an index of any format (local or s3://): TSV, CDXJ, CDX with its header, Common Crawl's columnar index "
+        "(Parquet or CSV), our metadata store (Parquet); see --index-format",
+        group="list",
+        metavar="FILE|DIR",
+    )
+    index_format: str = opt(
+        "auto",
+        "the --index format (auto: sniffed from its content, then its name)",
+        choices=("auto", *INDEX_FORMATS),
+    )
+    where: str | None = opt(
+        None,
+        "with --from-parquet: Spark SQL condition selecting rows, e.g. \"url_suffix = 'gov'\"; with a Parquet "
+        "--index: DuckDB SQL over its columns; with a CDX or CDXJ --index: the same over urlkey, timestamp, url, "
+        "mime, status, digest, length, offset, filename",
+    )
+    archives: tuple[str, ...] | None = opt(
+        None,
+        "archives root(s): relative archive_file paths are below one of them (the first that holds the file) "
+        "and no path may leave them",
+        metavar="ROOT",
+        nargs="+",
+        action="extend",
+    )
+    max_bytes: int = opt(100 << 20, "roll output files at this size", render=byte_text, type=byte_size)
+    verify: bool = opt(
+        False,
+        "decompress each range: exactly one member (gzip/zstd/LZ4) with one record whose URL equals the line's",
+        action="store_true",
+    )
+    output_format: str = opt(
+        "same",
+        "same: copy every record as stored; warc: write ARC records as WARC (.warc.gz, one gzip member a "
+        "record, ARC fields in WARC headers as warcio's arc2warc)",
+        choices=OUTPUT_FORMATS,
+    )
 
 
 class ExtractJob(SparkJob):
@@ -79,53 +117,6 @@ class ExtractJob(SparkJob):
     input_kind = layout.PREPROCESSED
     output_kind = "extract"
     options_class = ExtractOptions
-
-    def add_arguments(self, p: argparse.ArgumentParser) -> None:
-        src = p.add_mutually_exclusive_group()
-        src.add_argument("--tsv", help="list of url<TAB>archive_file<TAB>offset<TAB>length (local or s3://)")
-        src.add_argument(
-            "--from-parquet",
-            metavar="DIR",
-            help="a preprocessed day (language=*/ Parquet with warc_file/warc_offset/warc_length)",
-        )
-        src.add_argument(
-            "--index",
-            metavar="FILE|DIR",
-            help="an index of any format (local or s3://): TSV, CDXJ, CDX with its header, Common Crawl's "
-            "columnar index (Parquet or CSV), our metadata store (Parquet); see --index-format",
-        )
-        p.add_argument(
-            "--index-format",
-            choices=("auto", *INDEX_FORMATS),
-            help="the --index format (default: sniffed from its content, then its name)",
-        )
-        p.add_argument(
-            "--where",
-            help="with --from-parquet: Spark SQL condition selecting rows, e.g. \"url_suffix = 'gov'\"; "
-            "with a Parquet --index: DuckDB SQL over its columns; with a CDX or CDXJ --index: the same over "
-            "urlkey, timestamp, url, mime, status, digest, length, offset, filename",
-        )
-        p.add_argument(
-            "--archives",
-            metavar="ROOT",
-            nargs="+",
-            action="extend",
-            help="archives root(s): relative archive_file paths are below one of them (the first "
-            "that holds the file) and no path may leave them",
-        )
-        p.add_argument("--max-bytes", type=byte_size, help="roll output files at this size (default 100M)")
-        p.add_argument(
-            "--verify",
-            action="store_true",
-            help="decompress each range: exactly one member (gzip/zstd/LZ4) with one record whose URL equals "
-            "the line's",
-        )
-        p.add_argument(
-            "--output-format",
-            choices=OUTPUT_FORMATS,
-            help="same: copy every record as stored (default); warc: write ARC records as WARC "
-            "(.warc.gz, one gzip member a record, ARC fields in WARC headers as warcio's arc2warc)",
-        )
 
     def resolve_io(self, options: ExtractOptions) -> ExtractOptions:
         """The options with the list (``input``) and ``output`` settled (:class:`UsageError` when

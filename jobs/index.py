@@ -15,7 +15,6 @@ published unless ``--allow-empty``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -30,7 +29,9 @@ from lib.index.page_files import input_files, local_copy, page_files
 from lib.index.pipeline import build_index, plan_day
 from lib.pages import exclusions
 from lib.pages.exclude import filter_day
-from lib.runtime.sparkjob import DayJobOptions, JobResult, SparkJob, empty_input, log
+from lib.runtime.options import DayJobOptions, byte_text, opt
+from lib.runtime.result import JobResult, empty_input, log
+from lib.runtime.sparkjob import SparkJob
 from lib.store import layout, storage
 
 
@@ -39,27 +40,84 @@ class ShapeOptions:
     """The settings that shape an index day: what ``_stats.json`` records (``args``) and a
     rebuild of the day (the purge command) repeats, so it numbers the day the same way."""
 
-    docs_per_shard: int = 100_000  # target documents per shard; shards per group = next power of two
-    min_group_docs: int = 1000  # TLD/LANG groups with fewer pages go to other/LANG
-    gzip_level: int = 2  # zlib level of the .ciff.gz files
-    graph: bool = True  # the web graph (graph/); False: CIFF shards and metadata only
-    anchors: bool = True  # the anchor-text CIFFs beside the shards (with the graph)
-    honour_robots: bool = True  # leave out pages that say noindex or that the day's robots.txt disallows
-    robots_txt_agents: tuple[str, ...] = ()  # robots.txt product tokens checked (default *)
-    dup_bands: int = dedup.Settings.bands  # LSH bands of the near-duplicate clusters (docs/dedup.md)
-    dup_threshold: float = dedup.Settings.threshold  # estimated Jaccard a candidate pair must reach
-    dup_days: int = sigstore.DEFAULT_DAYS  # days of signatures kept and matched for dup_of (0: none)
+    docs_per_shard: int = opt(100_000, "target documents per shard; shards per group = next power of two", type=int)
+    min_group_docs: int = opt(1000, "TLD/LANG groups with fewer pages go to other/LANG", type=int)
+    gzip_level: int = opt(
+        2,
+        "zlib level of the .ciff.gz files (docs/index.md has the speed/size trade)",
+        type=int,
+        choices=range(1, 10),
+        metavar="1-9",
+    )
+    graph: bool = opt(
+        True,
+        "write the CIFF shards and metadata only, no web graph (graph/ absent)",
+        flag="--no-graph",
+        action="store_false",
+    )
+    anchors: bool = opt(
+        True,
+        "write the web graph but not the anchor-text CIFFs (anchors-{n}.ciff.gz)",
+        flag="--no-anchors",
+        action="store_false",
+    )
+    honour_robots: bool = opt(
+        True,
+        "index every page, also those that say noindex or that the day's robots.txt disallows "
+        "(research use; recorded in _stats.json; docs/robots.md)",
+        flag="--ignore-robots",
+        action="store_false",
+    )
+    robots_txt_agents: tuple[str, ...] = opt(
+        (),
+        "the robots.txt product tokens a page must be allowed for (add the crawler's own name): a page any of "
+        "them is disallowed is left out",
+        shown="*",
+        action="append",
+        metavar="NAME[,NAME]",
+    )
+    dup_bands: int = opt(
+        dedup.Settings.bands,
+        "LSH bands of the near-duplicate clusters (dup_cluster); the pages' signatures must split into N bands "
+        "(docs/dedup.md)",
+        type=int,
+        metavar="N",
+    )
+    dup_threshold: float = opt(
+        dedup.Settings.threshold,
+        "estimated Jaccard (share of equal signature slots) a candidate pair must reach to join a cluster",
+        type=float,
+        metavar="J",
+    )
+    dup_days: int = opt(
+        sigstore.DEFAULT_DAYS,
+        "keep the signatures of the last N days in the signature store and point a page that repeats one of them "
+        "to it (dup_of); 0: no matching across days (docs/dedup.md)",
+        type=int,
+        metavar="N",
+    )
 
 
 @dataclass(frozen=True)
 class IndexOptions(DayJobOptions, ShapeOptions):
     """The index job's options: the common ones and the day's shape."""
 
-    #: a day of at most this many bytes of page files gets its graph in one task (0: two stages);
     #: not recorded: both plans write the same rows
-    graph_single_task_bytes: int = graph.SINGLE_TASK_BYTES
-    #: the signature store (default ROOT/signatures; lib.index.sigstore); not recorded: where, not what
-    dup_store: str | None = None
+    graph_single_task_bytes: int = opt(
+        graph.SINGLE_TASK_BYTES,
+        "a day of at most this many bytes of page files gets its graph in one task, larger days in two stages; "
+        "0: always two",
+        render=byte_text,
+        type=int,
+        metavar="BYTES",
+    )
+    #: the signature store (lib.index.sigstore); not recorded: where, not what
+    dup_store: str | None = opt(
+        None,
+        "the signature store, a local/cluster folder (beside ROOT/urldb)",
+        shown="ROOT/signatures",
+        metavar="DIR",
+    )
 
     def record(self) -> dict[str, Any]:
         """The options that shape the day, as ``_stats.json`` records them (``args``)."""
@@ -87,82 +145,6 @@ class IndexJob(SparkJob):
     light_driver = True  # the JVM schedules Python tasks; the work is in Python
     checks_input = True  # a missing input folder: exit 2; a day without pages: exit 4 (--allow-empty)
     options_class = IndexOptions
-
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument(
-            "--docs-per-shard",
-            type=int,
-            help="target documents per shard; shards per group = next power of two (default 100000)",
-        )
-        parser.add_argument(
-            "--min-group-docs", type=int, help="TLD/LANG groups with fewer pages go to other/LANG (default 1000)"
-        )
-        parser.add_argument(
-            "--gzip-level",
-            type=int,
-            choices=range(1, 10),
-            metavar="1-9",
-            help="zlib level of the .ciff.gz files (default 2; docs/index.md has the speed/size trade)",
-        )
-        parser.add_argument(
-            "--no-graph",
-            dest="graph",
-            action="store_false",
-            help="write the CIFF shards and metadata only, no web graph (graph/ absent)",
-        )
-        parser.add_argument(
-            "--graph-single-task-bytes",
-            type=int,
-            metavar="BYTES",
-            help="a day of at most this many bytes of page files gets its graph in one task, "
-            f"larger days in two stages; 0: always two (default {graph.SINGLE_TASK_BYTES})",
-        )
-        parser.add_argument(
-            "--ignore-robots",
-            dest="honour_robots",
-            action="store_false",
-            help="index every page, also those that say noindex or that the day's robots.txt disallows "
-            "(research use; recorded in _stats.json; docs/robots.md)",
-        )
-        parser.add_argument(
-            "--robots-txt-agents",
-            action="append",
-            metavar="NAME[,NAME]",
-            help="the robots.txt product tokens a page must be allowed for (default *; add the crawler's own "
-            "name): a page any of them is disallowed is left out",
-        )
-        parser.add_argument(
-            "--dup-bands",
-            type=int,
-            metavar="N",
-            help="LSH bands of the near-duplicate clusters (dup_cluster); the pages' signatures must split into "
-            "N bands (default 16: 8 rows of the 128 permutations; docs/dedup.md)",
-        )
-        parser.add_argument(
-            "--dup-threshold",
-            type=float,
-            metavar="J",
-            help="estimated Jaccard (share of equal signature slots) a candidate pair must reach to join a cluster "
-            "(default 0.7)",
-        )
-        parser.add_argument(
-            "--dup-days",
-            type=int,
-            metavar="N",
-            help="keep the signatures of the last N days in the signature store and point a page that repeats "
-            "one of them to it (dup_of); 0: no matching across days (default 30; docs/dedup.md)",
-        )
-        parser.add_argument(
-            "--dup-store",
-            metavar="DIR",
-            help="the signature store, a local/cluster folder (default ROOT/signatures, beside ROOT/urldb)",
-        )
-        parser.add_argument(
-            "--no-anchors",
-            dest="anchors",
-            action="store_false",
-            help="write the web graph but not the anchor-text CIFFs (anchors-{n}.ciff.gz)",
-        )
 
     def run(self, spark: Any, options: IndexOptions) -> JobResult:
         if not storage.exists(storage.join(options.input, layout.SUCCESS)):

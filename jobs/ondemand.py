@@ -18,7 +18,6 @@ published unless ``--allow-empty``; 5 another run of the same request holds its 
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import sys
 import time
@@ -32,7 +31,9 @@ from lib.ondemand import outputs
 from lib.ondemand.build import NothingSelected, build
 from lib.ondemand.request import RequestError, check_days, read_request, split_folder
 from lib.pages import exclusions
-from lib.runtime.sparkjob import EXIT_EMPTY, EXIT_USAGE, DayJobOptions, JobResult, SparkJob
+from lib.runtime.options import DayJobOptions, opt
+from lib.runtime.result import EXIT_EMPTY, EXIT_USAGE, JobResult
+from lib.runtime.sparkjob import SparkJob
 from lib.store import storage
 
 
@@ -40,8 +41,13 @@ from lib.store import storage
 class OnDemandOptions(DayJobOptions):
     """The on-demand job's options: the request folder (``input``); the output is ``ROOT/public/<id>``."""
 
-    request: str | None = None
-    honour_robots: bool = True  # leave out pages that say noindex or that their day's robots.txt disallows
+    request: str | None = opt(None, "the request folder ROOT/on_demand/<id> (docs/ondemand.md)")
+    honour_robots: bool = opt(
+        True,
+        "take every selected page, also those that say noindex or that their day's robots.txt disallows",
+        flag="--ignore-robots",
+        action="store_false",
+    )
 
 
 class OnDemandJob(SparkJob):
@@ -52,15 +58,6 @@ class OnDemandJob(SparkJob):
     light_driver = True
     checks_input = True  # a missing request folder: exit 2; the lease on ROOT/public/<id>
     options_class = OnDemandOptions
-
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--request", help="the request folder ROOT/on_demand/<id> (docs/ondemand.md)")
-        parser.add_argument(
-            "--ignore-robots",
-            dest="honour_robots",
-            action="store_false",
-            help="take every selected page, also those that say noindex or that their day's robots.txt disallows",
-        )
 
     def resolve_io(self, args: OnDemandOptions) -> OnDemandOptions:
         folder = args.request or args.input

@@ -23,7 +23,7 @@ import dataclasses
 import logging
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from lib.pages import directives, exclusions, hostindex
@@ -32,7 +32,9 @@ from lib.preprocess import enrich, health, plan, signatures, tasktime
 from lib.preprocess.input_manifest import input_record
 from lib.preprocess.tasks import FILE_BYTES, RESULT_SCHEMA, TaskSettings, make_mapper, merge_results, remove_strays
 from lib.runtime.maptasks import map_tasks
-from lib.runtime.sparkjob import EXIT_UNHEALTHY, DayJobOptions, JobResult, SparkJob, empty_input
+from lib.runtime.options import DayJobOptions, byte_text, opt
+from lib.runtime.result import EXIT_UNHEALTHY, JobResult, empty_input
+from lib.runtime.sparkjob import SparkJob
 from lib.store import layout, storage
 from lib.warc.records import ARCHIVE_SUFFIXES
 
@@ -59,23 +61,100 @@ def s3_connections_default() -> int:
 class PreprocessOptions(DayJobOptions):
     """The preprocess job's options (the command line's, same names and defaults)."""
 
-    max_page_bytes: int = 10 << 20  # skip (and report) pages whose HTTP body is larger
-    task_bytes: int = plan.TASK_BYTES  # archives grouped into tasks of at most this many bytes
-    open_cost_bytes: int = plan.OPEN_COST_BYTES  # what opening one archive costs when tasks are planned
-    split_bytes: int = 0  # a .warc.gz larger than this is read by ranges of about this size (0: the tasks' limit)
-    file_bytes: int = FILE_BYTES  # a language's Parquet file is rolled at this size
-    batch_rows: int = 500  # pages per Arrow batch handed to Spark
-    max_failed_share: float = DEFAULTS.max_failed_share
-    min_kept_share: float = DEFAULTS.min_kept_share
-    max_unreadable_share: float = DEFAULTS.max_unreadable_share
-    max_empty_text_share: float = DEFAULTS.max_empty_text_share
-    s3_max_connections: int = field(default_factory=s3_connections_default)  # 0: one per task slot
-    enrich: tuple[str, ...] = ()  # enrichment plugins, "NAME" or "NAME,NAME" each
-    fail_on: str = "health"  # health, unreadable, any or never (exit 3 when...)
-    main_html: bool = False  # the main_html column (structural tags only), written in the text's walk
-    robots_agents: tuple[str, ...] = ()  # crawler names whose metas and X-Robots-Tag lines apply, besides robots
-    minhash_shingle: int = 5  # words per shingle of the minhash column (docs/dedup.md)
-    minhash_perms: int = 128  # permutations (uint32 values) of a signature; 0: no signatures
+    max_page_bytes: int = opt(10 << 20, "skip (and report) pages whose HTTP body is larger", render=byte_text, type=int)
+    task_bytes: int = opt(
+        plan.TASK_BYTES,
+        "archives are grouped into tasks of at most this many bytes, a file counting its size plus "
+        "--open-cost-bytes (a bigger file is a task alone; a small day is cut finer to fill every core), as "
+        "Spark's spark.sql.files.maxPartitionBytes",
+        render=byte_text,
+        type=int,
+        metavar="BYTES",
+    )
+    open_cost_bytes: int = opt(
+        plan.OPEN_COST_BYTES,
+        "what opening one archive costs, in bytes, when tasks are planned, as Spark's "
+        "spark.sql.files.openCostInBytes (Spark's own is 4 MiB)",
+        render=byte_text,
+        type=int,
+        metavar="BYTES",
+    )
+    split_bytes: int = opt(
+        0,
+        "a multi-member .warc.gz larger than this is read by several tasks, in equal ranges of at most this size "
+        "(their count rounded up to a multiple of the slots while a range stays at least half of it) that start "
+        "at a gzip member beginning a record, as Spark splits files by maxSplitBytes (0: the limit a task's "
+        "bytes are packed to; ARC, plain, zstd and LZ4 archives are read whole)",
+        type=int,
+        metavar="BYTES",
+    )
+    file_bytes: int = opt(
+        FILE_BYTES,
+        "a task starts a new Parquet file of a language when the current one reaches this size",
+        render=byte_text,
+        type=int,
+        metavar="BYTES",
+    )
+    batch_rows: int = opt(500, "pages per Arrow batch handed to Spark", type=int)
+    max_failed_share: float = opt(
+        DEFAULTS.max_failed_share, "unhealthy above this share of failed records among records read", type=share
+    )
+    min_kept_share: float = opt(
+        DEFAULTS.min_kept_share,
+        "unhealthy below this share of kept pages among parsed 2xx HTML responses",
+        type=share,
+    )
+    max_unreadable_share: float = opt(
+        DEFAULTS.max_unreadable_share, "unhealthy above this share of unreadable input files", type=share
+    )
+    max_empty_text_share: float = opt(
+        DEFAULTS.max_empty_text_share,
+        "warn above this share of kept pages whose main text is empty although their body has text",
+        type=share,
+    )
+    s3_max_connections: int = opt(
+        default_factory=s3_connections_default,
+        help="at most N archives read from S3 at once by the whole job (one connection each)",
+        shown="$DAILYSLICE_S3_MAX_CONNECTIONS_PER_JOB, 0: one per task slot",
+        type=int,
+        metavar="N",
+    )
+    enrich: tuple[str, ...] = opt(
+        (),
+        "run these enrichment plugins (entry-point group dailyslice.enrichers, e.g. microdata); their columns "
+        "are added to the pages (docs/enrich.md)",
+        action="append",
+        metavar="NAME[,NAME]",
+    )
+    fail_on: str = opt(
+        "health",
+        "exit 3 (published, unhealthy) when: a health threshold is breached (health); that or any unreadable "
+        "file (unreadable); that or any failed record (any); never (health is still reported)",
+        choices=("health", "unreadable", "any", "never"),
+    )
+    main_html: bool = opt(
+        False,
+        "add the main_html column: the main content with structural tags only (p, h1-h6, lists, tables, "
+        "pre/code, blockquote, links), written in the walk that writes plain_text",
+        action="store_true",
+    )
+    robots_agents: tuple[str, ...] = opt(
+        (),
+        "crawler names (e.g. googlebot, ccbot) whose <meta name=NAME> and 'X-Robots-Tag: NAME: ...' directives "
+        "apply besides <meta name=robots> and X-Robots-Tag lines without an agent (docs/robots.md)",
+        action="append",
+        metavar="NAME[,NAME]",
+    )
+    minhash_shingle: int = opt(
+        5, "words per shingle of the minhash column's signatures (docs/dedup.md)", type=int, metavar="WORDS"
+    )
+    minhash_perms: int = opt(
+        128,
+        "permutations of a minhash signature, 4*N bytes a page (the index's 16 bands x 8 rows; 0: no "
+        "signatures, the column is null and the index clusters nothing)",
+        type=int,
+        metavar="N",
+    )
 
 
 def robots_agents(given: tuple[str, ...]) -> tuple[str, ...]:
@@ -106,111 +185,6 @@ class PreprocessJob(SparkJob):
     context_only = True  # run() needs the SparkContext alone: no SQL session to build first
     checks_input = True  # a missing input folder: exit 2; a day without archives: exit 4
     options_class = PreprocessOptions
-
-    def add_arguments(self, p: argparse.ArgumentParser) -> None:
-        p.add_argument(
-            "--max-page-bytes", type=int, help="skip (and report) pages whose HTTP body is larger (default 10 MiB)"
-        )
-        p.add_argument(
-            "--task-bytes",
-            type=int,
-            metavar="BYTES",
-            help="archives are grouped into tasks of at most this many bytes, a file counting its size "
-            "plus --open-cost-bytes (a bigger file is a task alone; a small day is cut finer to "
-            "fill every core), as Spark's spark.sql.files.maxPartitionBytes (default 128 MiB)",
-        )
-        p.add_argument(
-            "--open-cost-bytes",
-            type=int,
-            metavar="BYTES",
-            help="what opening one archive costs, in bytes, when tasks are planned, as Spark's "
-            "spark.sql.files.openCostInBytes (default 512 KiB; Spark's is 4 MiB)",
-        )
-        p.add_argument(
-            "--split-bytes",
-            type=int,
-            metavar="BYTES",
-            help="a multi-member .warc.gz larger than this is read by several tasks, in equal ranges of at "
-            "most this size (their count rounded up to a multiple of the slots while a range stays at "
-            "least half of it) that start at a gzip member beginning a record, as Spark splits files by "
-            "maxSplitBytes (default 0: the limit a task's bytes are packed to; ARC, plain, zstd and "
-            "LZ4 archives are read whole)",
-        )
-        p.add_argument(
-            "--file-bytes",
-            type=int,
-            metavar="BYTES",
-            help="a task starts a new Parquet file of a language when the current one reaches this "
-            "size (default 128 MiB)",
-        )
-        p.add_argument("--batch-rows", type=int, help="pages per Arrow batch handed to Spark")
-        p.add_argument(
-            "--max-failed-share",
-            type=share,
-            help="unhealthy above this share of failed records among records read (default %(default)s)",
-        )
-        p.add_argument(
-            "--min-kept-share",
-            type=share,
-            help="unhealthy below this share of kept pages among parsed 2xx HTML responses (default %(default)s)",
-        )
-        p.add_argument(
-            "--max-unreadable-share",
-            type=share,
-            help="unhealthy above this share of unreadable input files (default %(default)s)",
-        )
-        p.add_argument(
-            "--max-empty-text-share",
-            type=share,
-            help="warn above this share of kept pages whose main text is empty although their body has "
-            "text (default %(default)s)",
-        )
-        p.add_argument(
-            "--s3-max-connections",
-            type=int,
-            metavar="N",
-            help="at most N archives read from S3 at once by the whole job (one connection each; "
-            "default $DAILYSLICE_S3_MAX_CONNECTIONS_PER_JOB, 0: one per task slot)",
-        )
-        p.add_argument(
-            "--enrich",
-            action="append",
-            metavar="NAME[,NAME]",
-            help="run these enrichment plugins (entry-point group dailyslice.enrichers, e.g. microdata); "
-            "their columns are added to the pages (docs/enrich.md)",
-        )
-        p.add_argument(
-            "--main-html",
-            action="store_true",
-            help="add the main_html column: the main content with structural tags only (p, h1-h6, lists, "
-            "tables, pre/code, blockquote, links), written in the walk that writes plain_text",
-        )
-        p.add_argument(
-            "--robots-agents",
-            action="append",
-            metavar="NAME[,NAME]",
-            help="crawler names (e.g. googlebot, ccbot) whose <meta name=NAME> and 'X-Robots-Tag: NAME: ...' "
-            "directives apply besides <meta name=robots> and X-Robots-Tag lines without an agent (docs/robots.md)",
-        )
-        p.add_argument(
-            "--minhash-shingle",
-            type=int,
-            metavar="WORDS",
-            help="words per shingle of the minhash column's signatures (default 5; docs/dedup.md)",
-        )
-        p.add_argument(
-            "--minhash-perms",
-            type=int,
-            metavar="N",
-            help="permutations of a minhash signature, 4*N bytes a page (default 128, the index's 16 bands x 8 "
-            "rows; 0: no signatures, the column is null and the index clusters nothing)",
-        )
-        p.add_argument(
-            "--fail-on",
-            choices=("health", "unreadable", "any", "never"),
-            help="exit 3 (published, unhealthy) when: a health threshold is breached (default); that or "
-            "any unreadable file; that or any failed record; never (health is still reported)",
-        )
 
     def run(self, spark: Any, options: PreprocessOptions) -> JobResult:
         excluded = exclusions.for_job(options.root, options.exclusions)

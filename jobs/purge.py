@@ -51,7 +51,8 @@ from lib.purge.audit import append_audit, audit_path, day_folders
 from lib.purge.rebuild import KINDS, PurgeError, graph_hits, now, purge_day
 from lib.purge.urldb_removal import purge_urldb
 from lib.runtime.localmode import stop_session
-from lib.runtime.sparkjob import EXIT_BUSY, EXIT_USAGE, JobResult, setup_logging
+from lib.runtime.result import EXIT_BUSY, EXIT_USAGE, JobResult
+from lib.runtime.session import setup_logging
 from lib.store import layout, lease, storage
 
 

@@ -6,8 +6,10 @@ Both trees run preprocess, index and catalogue (with the URL database) on the sa
 read from the same paths (so archive URIs in the outputs agree): the demo's sample crawl
 (``lib.warc.sample``, 2026-01-15) and a day holding every archive of the shared corpus. The
 outputs are then compared file by file, byte for byte; Spark-written folders whose file names
-carry a random id (the URL database) are compared by their rows. Run statistics (``_stats.json``,
-markers, the HTML report), which hold times, are left out. Exit 0 when everything is the same.
+carry a random id (the URL database) are compared by their rows, and the random run id in the
+name of a URL database version (``v000001-<run id>``) is left out of paths and state files. Run
+statistics (``_stats.json``, markers, the HTML report), which hold times, are left out. Exit 0
+when everything is the same.
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ HERE = pathlib.Path(__file__).resolve().parents[1]
 DAY = dt.date(2026, 1, 15)
 SKIP = re.compile(r"(^|/)(_stats\.json|_SUCCESS|report\.html|_inputs\.json|_errors\.jsonl|\.lease.*|[^/]*\.crc)$")
 RANDOM_NAMES = re.compile(r"part-\d+-[0-9a-f]{8}-")
-# the URL database names each version by a random run id (lib/catalogue/urldb.py: never overwritten)
-RUN_IDS = re.compile(r"(v\d{6})-[0-9a-f]{12}")
+RUN_ID_TEXT = re.compile(rb'"(v\d{6})-[0-9a-f]{12}"')  # the same, named in the URL database's state files
+RUN_IDS = re.compile(r"(?<![^/])(v\d{6})-[0-9a-f]{12}(?=/|$)")  # a URL database version's folder: v000001-<run id>
 ARCHIVES = (".warc.gz", ".warc", ".arc.gz", ".arc", ".warc.zst", ".warc.lz4")
 
 
@@ -70,7 +72,7 @@ def run_pipeline(tree: pathlib.Path, inp: pathlib.Path, out: pathlib.Path) -> No
 
 
 def files(root: pathlib.Path) -> dict[str, pathlib.Path]:
-    """Output files by relative path, the URL database's run ids masked (see ``RUN_IDS``)."""
+    """The output files by path, a URL database version's random run id left out of it."""
     return {
         RUN_IDS.sub(r"\1-RUN", str(p.relative_to(root))): p
         for p in sorted(root.rglob("*"))
@@ -83,30 +85,25 @@ def rows(folder: pathlib.Path) -> list[tuple]:
     return sorted(tuple(str(v) for v in r.values()) for r in t.to_pylist())
 
 
-def masked(path: pathlib.Path) -> bytes:
-    """A file's bytes; a JSON file's with the URL database's run ids masked (its state names them)."""
-    data = path.read_bytes()
-    return RUN_IDS.sub(r"\1-RUN", data.decode()).encode() if path.suffix == ".json" else data
-
-
 def compare(a: pathlib.Path, b: pathlib.Path) -> list[str]:
     """What differs between two output trees ('' for nothing)."""
     fa, fb = files(a), files(b)
     by_rows = {str(pathlib.Path(k).parent) for k in (*fa, *fb) if RANDOM_NAMES.search(k)}
     diffs = []
-
-    def real(f: dict[str, pathlib.Path], folder: str) -> pathlib.Path:
-        return next(p.parent for k, p in f.items() if str(pathlib.Path(k).parent) == folder)
-
     for folder in sorted(by_rows):
-        if rows(real(fa, folder)) != rows(real(fb, folder)):
+        where = [
+            next((p.parent for k, p in f.items() if str(pathlib.Path(k).parent) == folder), None) for f in (fa, fb)
+        ]
+        if None in where:
+            diffs.append(f"{folder}/: only in {'base' if where[0] else 'this checkout'}")
+        elif rows(where[0]) != rows(where[1]):
             diffs.append(f"{folder}/: rows differ")
     plain = lambda f: {k: v for k, v in f.items() if str(pathlib.Path(k).parent) not in by_rows}  # noqa: E731
     pa_, pb_ = plain(fa), plain(fb)
     for k in sorted(set(pa_) ^ set(pb_)):
         diffs.append(f"{k}: only in {'base' if k in pa_ else 'this checkout'}")
     for k in sorted(set(pa_) & set(pb_)):
-        if masked(pa_[k]) != masked(pb_[k]):
+        if RUN_ID_TEXT.sub(rb'"\1-RUN"', pa_[k].read_bytes()) != RUN_ID_TEXT.sub(rb'"\1-RUN"', pb_[k].read_bytes()):
             diffs.append(f"{k}: bytes differ")
     return diffs
 

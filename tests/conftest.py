@@ -85,7 +85,7 @@ def spark(s3_server, tmp_path_factory):
     from pyspark.sql import SparkSession
 
     from lib.runtime import pydaemon
-    from lib.runtime.sparkjob import use_this_python
+    from lib.runtime.session import use_this_python
 
     use_this_python()  # CI runs .venv/bin/python without activating the venv
     warehouse = tmp_path_factory.mktemp("spark-warehouse")

@@ -1,4 +1,4 @@
-"""The Spark jobs' command lines are a shell around typed options (lib.runtime.sparkjob.JobOptions).
+"""The Spark jobs' command lines are a shell around typed options (lib.runtime.options.JobOptions).
 
 Every command line the project documents (README, docs/, the jobs' docstrings, deploy/ scripts)
 still parses, and to the options argparse reads from it, field for field; the command lines
@@ -21,7 +21,7 @@ import pytest
 
 from jobs import catalogue, extract, index, preprocess
 from lib.errors import UsageError
-from lib.runtime.sparkjob import JobOptions
+from lib.runtime.options import JobOptions
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "data" / "job_command_lines.json"

@@ -1,5 +1,5 @@
-"""Captures by payload digest: the URL database's side table sorted by digest (seed 000's
-``PagesByMD5``), written per day and read one row group at a time.
+"""Captures by payload digest: the URL database's side table sorted by digest (the
+``PagesByMD5`` table of Smorul and JaJa's WarcManager), written per day and read one row group at a time.
 
 Layout, beside the day edits of :mod:`lib.catalogue.urldb`::
 

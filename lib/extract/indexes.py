@@ -12,7 +12,8 @@ the text of the rows a task reported (:meth:`IndexInput.texts`), so no index is 
 - CDX with its header line (`` CDX N b a m s k r M S V g``, or any other legend of the IA
   CDX letters): columns found by their letters, ``a`` url (else ``A``, ``N``), ``S``
   compressed length, ``V`` offset (else ``v``), ``g`` file name; a CDX without ``S`` (the
-  9-field ``N b a m s k r V g``, seed 004's ``A b e a m s c k r V v D d g M n``), or a line
+  9-field ``N b a m s k r V g``, the legend of Bui's Node.js document key store,
+  ``A b e a m s c k r V v D d g M n``), or a line
   whose ``S`` is ``-``, gives no length: the task measures the record (lib.extract.measure);
 - CSV with a header naming Common Crawl's columns (``url``, ``warc_filename``,
   ``warc_record_offset``, ``warc_record_length``; others ignored);

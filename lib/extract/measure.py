@@ -1,7 +1,7 @@
 """The length of a record whose index gives only its offset (a CDX without ``S``).
 
-Legends such as seed 004's `` CDX A b e a m s c k r V v D d g M n`` name where a record starts
-but not how long it is. The task that opens the archive finds the end itself, reading only
+Legends such as `` CDX A b e a m s c k r V v D d g M n`` (Bui's Node.js document key store)
+name where a record starts but not how long it is. The task that opens the archive finds the end itself, reading only
 that record:
 
 - compressed files (gzip member, zstd or LZ4 frame): the one member that starts at the

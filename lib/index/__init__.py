@@ -1,0 +1,8 @@
+"""The index of a preprocessed day (docs/index.md), as jobs/index.py runs it (``pipeline``).
+
+``page_files`` (what the job reads), ``indexable`` (which pages it takes), ``shards`` (which shard a
+page goes to), ``build`` (map: partial inverted lists), ``write`` (reduce: CIFF and metadata per
+shard), ``owi`` (the metadata store's schema), ``dedup`` (near-duplicate clusters), ``graph`` and
+``graph_tasks`` (the web graph), ``graph_exchange`` (links across data centers), ``anchors`` (the
+anchor-text CIFFs), ``digest`` (content digests of a day's shards).
+"""

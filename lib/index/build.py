@@ -1,6 +1,6 @@
 """Map side of the index job: preprocessed Parquet files in, partial inverted lists out (no Spark imports).
 
-:func:`index_files` is a :func:`lib.runtime.sparkjob.map_tasks` function over runs of consecutive preprocessed
+:func:`index_files` is a :func:`lib.runtime.maptasks.map_tasks` function over runs of consecutive preprocessed
 files, planned by bytes (:mod:`lib.runtime.packing`); ``t`` is the position of a run's first file in the day's
 sorted file list. For each run (each file of it in turn, numbered on as one) it reads
 the pages with pyarrow (the text never goes through the JVM), finds each page's shard

@@ -25,7 +25,8 @@ from lib.pages.exclusions import NONE as NO_EXCLUSIONS
 from lib.pages.exclusions import Exclusions
 from lib.runtime import packing
 from lib.runtime.maptasks import map_tasks
-from lib.runtime.sparkjob import Steps, log
+from lib.runtime.result import log
+from lib.runtime.steps import Steps
 from lib.text.analysis import get_analyzer
 
 #: map tasks a core gets at least (a day's languages cost different times per byte)

@@ -1,6 +1,6 @@
 """Reduce side of the index job: one task merges each shard's segments into its CIFF and metadata (no Spark imports).
 
-:func:`write_shards` is a :func:`lib.runtime.sparkjob.map_tasks` function over shard numbers; for each shard it
+:func:`write_shards` is a :func:`lib.runtime.maptasks.map_tasks` function over shard numbers; for each shard it
 gets, from the driver, the map tasks' report (lib.index.build ``MAP_SCHEMA``: per input
 file ``t`` with pages of the shard, its pages, tokens and segments) and reads the files
 the map tasks wrote into the spill folder:

@@ -20,7 +20,7 @@ from lib.ondemand.request import Request
 from lib.ondemand.select import RESULT, select_pages, source_files
 from lib.pages.exclusions import NONE as NO_EXCLUSIONS
 from lib.pages.exclusions import Exclusions
-from lib.runtime.sparkjob import Steps
+from lib.runtime.steps import Steps
 from lib.store import layout
 
 #: every (TLD, language) group goes to other/LANG: one group per language, as a sub-index wants

@@ -1,8 +1,13 @@
 """Orchestration of the nightly runs (used by the Airflow DAGs in airflow/dags/):
-data-center config, job sizing, Slurm access, the deferrable wait trigger, the DAG factory.
+``datacenters`` (the data-center config), ``sizing`` (nodes and walltime of a day's job), ``slurm``
+(Slurm access), ``trigger`` (the deferrable wait for a Slurm job), ``dag_factory`` (the nightly
+DAG, its tasks wired), ``nightly`` (those tasks as plain functions), ``runenv`` (the run's day and S3
+settings), ``exchange_task`` (its link exchange task), ``outputs`` (staging a finished day's outputs),
+``days`` (which recent days are complete, changed or missing: ``check-days``), ``ondemand`` and
+``ondemand_dag`` (the on-demand requests and their DAG).
 
 It lives in the installed package, not the DAG folder, because Airflow 3 does not put the
 DAG folder on ``sys.path``: the triggerer must import the trigger's class path, and the
 workers import the staging code anyway. Importing this package needs no Airflow;
-``trigger`` and ``dag_factory`` do.
+``trigger``, ``nightly`` and ``dag_factory`` do.
 """

@@ -19,7 +19,7 @@ unrecorded     published by a release that kept no input record                 
 Exit 0 when no day needs a run, 1 when one does (its name and reason are printed), 2 on usage.
 
 The nightly DAG runs the same check itself (its ``catch_up`` task,
-:mod:`lib.orchestration.dag_factory`); :func:`plan_catch_up` is its choice of which days to
+:func:`lib.orchestration.nightly.catch_up_days`); :func:`plan_catch_up` is its choice of which days to
 queue, which are queued already and which wait for the next check.
 """
 

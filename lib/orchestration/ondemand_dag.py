@@ -25,7 +25,8 @@ from airflow.sdk import DAG, get_current_context, task
 from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
 from lib.orchestration import ondemand, slurm
-from lib.orchestration.dag_factory import SlurmJobSensor, s3_credentials_env, s3_endpoint
+from lib.orchestration.dag_factory import SlurmJobSensor
+from lib.orchestration.runenv import s3_credentials_env, s3_endpoint
 from lib.orchestration.trigger import failed_marker_path
 from lib.store import layout
 

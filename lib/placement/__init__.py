@@ -5,9 +5,12 @@
 - :mod:`lib.placement.rebalance`: n -> m slices, plan then copy -> verify -> delete, resumable;
 - :mod:`lib.placement.publish`: ``publish_tree`` spreads a finished output folder over slices;
 - :mod:`lib.pages.keyspace`: k contiguous MD5 ranges (the index job's partitioner);
-- :mod:`lib.placement.consistent`: a consistent-hash ring with virtual nodes.
+- :mod:`lib.placement.consistent`: a consistent-hash ring with virtual nodes;
+- :mod:`lib.placement.backends` (a slice root: folder or S3 prefix), :mod:`lib.placement.config`
+  (the slices config), :mod:`lib.placement.plan` (the rebalance plan file),
+  :mod:`lib.placement.errors`.
 
-See docs/placement.md; CLI: ``python -m lib.placement --help``.
+See docs/placement.md; CLI (``__main__``): ``python -m lib.placement --help``.
 """
 
 import importlib

@@ -1,5 +1,5 @@
-"""Enrichment plugins: functions that add columns to each page (seed 003's enrichment modules,
-Resilipipe's ``HTMLModule``).
+"""Enrichment plugins: functions that add columns to each page (the OpenWebSearch.eu
+pipeline's enrichment modules, Resilipipe's ``HTMLModule``).
 
 A plugin is a function registered under the entry-point group ``dailyslice.enrichers`` and
 marked with :func:`enricher`, which declares its columns and their Arrow types::

@@ -302,7 +302,7 @@ def process_task(files: Sequence[tuple[str, int] | Piece], settings: TaskSetting
 
 
 def make_mapper(files: Sequence[tuple[str, int] | Piece], tasks: list[list[int]], settings: TaskSettings):
-    """The :func:`lib.runtime.sparkjob.map_tasks` function: input rows carry indexes into ``tasks``,
+    """The :func:`lib.runtime.maptasks.map_tasks` function: input rows carry indexes into ``tasks``,
     each a list of indexes into ``files`` (archives or ranges of them, found below
     ``settings.input_root``)."""
 

@@ -1,8 +1,8 @@
 """Start-up tricks for a local driver JVM: what ``python jobs/....py`` on one machine gains,
 and what a cluster run (``spark-submit``, a non-local ``--master``) never gets.
 
-:class:`lib.runtime.sparkjob.SparkJob` calls :func:`prepare` before it builds a session and
-:func:`stop` after a session it started; both do nothing unless this process is about to
+:func:`lib.runtime.session.start_session` calls :func:`prepare` before it builds a session and
+``SparkJob`` calls :func:`stop` after a session it started; both do nothing unless this process is about to
 launch its own driver JVM. Three tricks, each with its own switch, and one without (the
 driver imports what PySpark will ask for while its JVM boots, :func:`warm_imports`):
 

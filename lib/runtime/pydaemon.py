@@ -21,7 +21,7 @@ import importlib.machinery
 import os
 import sys
 
-#: the Spark setting that names this module (local runs, lib.runtime.sparkjob)
+#: the Spark setting that names this module (local runs, lib.runtime.session)
 CONF = "spark.python.daemon.module"
 MODULE = "lib.runtime.pydaemon"
 

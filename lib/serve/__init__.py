@@ -1,8 +1,13 @@
 """Serving published slices: list and download files by filter, export metadata, search a day or a
 date range with exact global BM25, over HTTP (FastAPI) and from the command line.
 
-Modules: ``slices`` (which published files match a filter, safe paths, ranged reads),
-``export`` (filtered metadata as streamed Parquet), ``engine`` (the serving index built from the
-published CIFF, global BM25 search, snippets), ``app`` (the HTTP service), ``client`` (the download
-client).
+Files: ``published`` (which published files match a filter, their sha256, ranged reads),
+``export`` (filtered metadata as streamed Parquet), ``client`` (the download client),
+``day_manifest`` (which shards a day holds and which cannot be served).
+Search: ``serving_index`` (one day's serving index, built once from its CIFF), ``engine`` (a day or a
+date range with exact global BM25), ``snippets``, ``prewarm`` (serving indexes built ahead).
+HTTP: ``app`` (the FastAPI service), its routers ``files_api``, ``capture_api`` (one capture or its
+payload), ``catalogue_api`` (the catalogue's queries), ``subindex_api`` (on-demand sub-indices),
+``opensearch`` (the description document), ``errors`` and ``http_errors`` (errors and their HTTP
+answers), ``server`` (uvicorn on a bound socket), ``__main__`` (``python -m lib.serve``, ``dailyslice serve``).
 """

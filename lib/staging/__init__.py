@@ -5,6 +5,9 @@ copies only what changed (a second staging of the same day copies nothing). The 
 never looks complete half-way: an old ``_SUCCESS`` is removed before anything changes,
 stale files (from an earlier, different run) are removed, and ``_SUCCESS`` comes last.
 Checksums use iRODS's format, ``sha2:`` + base64 of the SHA-256 digest, on every target.
+
+``base`` (the error, the checksum, the target interface), ``targets`` (filesystem and S3),
+``irods`` (iRODS), ``runs`` (what a scratch purge would lose: the URL database, run logs).
 """
 
 from __future__ import annotations

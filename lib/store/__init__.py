@@ -1,1 +1,3 @@
-"""Storage and the bucket layout: URIs, local and S3 access, atomic writes, leases."""
+"""Storage and the bucket layout: ``locations`` (URIs, no I/O), ``storage`` and ``s3`` (local and
+S3 access), ``layout`` (the bucket layout), ``atomic`` (atomic writes), ``publish`` (a job's output
+published in one step), ``lease`` (one run per output), ``versioned`` (compare-and-swap JSON state)."""

@@ -8,6 +8,7 @@ gzip member, as crawlers write them.
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import hashlib
 import io
@@ -191,14 +192,18 @@ def _write_pair(w: WARCWriter, url: str, when: dt.datetime, http: StatusAndHeade
     w.write_record(req)
 
 
-if __name__ == "__main__":
-    import argparse
-
+def main(argv: list[str] | None = None) -> int:
+    """``python -m lib.warc.sample`` (``dailyslice sample-crawl``): write a sample crawl, print its files."""
     ap = argparse.ArgumentParser(description="write a sample crawl in the bucket layout")
     ap.add_argument("--root", required=True)
     ap.add_argument("--date", type=dt.date.fromisoformat, required=True)
     ap.add_argument("--files", type=int, default=2)
     ap.add_argument("--pages-per-file", type=int, default=40)
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     for p in write_sample_crawl(a.root, a.date, a.files, a.pages_per_file):
         print(p)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -119,7 +119,7 @@ def test_parsing_slurm_output():
 def test_the_day_a_run_processes(airflow_home):  # dag_factory imports Airflow
     from types import SimpleNamespace
 
-    from lib.orchestration.dag_factory import day_of
+    from lib.orchestration.runenv import day_of
 
     at3 = dt.datetime(2026, 1, 16, 3, 0, tzinfo=dt.timezone.utc)
     assert day_of({"params": {"date": None}, "logical_date": at3}) == dt.date(2026, 1, 15)
@@ -206,8 +206,8 @@ def test_sizing_under_an_s3_connection_cap():
 
 
 def test_s3_pressure_config_reaches_the_job_environment(tmp_path):
-    from lib.orchestration.dag_factory import s3_pressure_env
     from lib.orchestration.datacenters import ConfigError, load_config
+    from lib.orchestration.runenv import s3_pressure_env
 
     cfg_file = tmp_path / "dc.json"
     cfg_file.write_text(
@@ -253,7 +253,7 @@ def test_ssh_that_cannot_connect_renews_access_and_tries_once_more(tmp_path, mon
 def test_refreshing_credentials_reach_the_job_and_the_airflow_side(tmp_path, monkeypatch):
     import os
 
-    from lib.orchestration.dag_factory import s3_credentials_env, s3_endpoint
+    from lib.orchestration.runenv import s3_credentials_env, s3_endpoint
 
     cfg_file = tmp_path / "dc.json"
     cfg_file.write_text(

@@ -18,7 +18,7 @@ from jobs import catalogue, index, preprocess, purge
 from lib.ciff.search import search
 from lib.ciff.validate import validate_file
 from lib.purge import rebuild as purge_day
-from lib.runtime.sparkjob import JobResult
+from lib.runtime.result import JobResult
 from lib.store import layout
 from tests.ondemand.test_hostindex import indexed, recount
 

@@ -20,7 +20,8 @@ from lib.catalogue.__main__ import main as catalogue_cli
 from lib.runtime import jvm_cache, localmode, pydaemon
 from lib.runtime.localmode import LIGHT_DRIVER_OPTS, light_driver_options
 from lib.runtime.maptasks import map_tasks
-from lib.runtime.sparkjob import SparkJob, Steps
+from lib.runtime.sparkjob import SparkJob
+from lib.runtime.steps import Steps
 from lib.store import layout
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -134,9 +135,9 @@ def test_catalogue_cli_build_points_to_the_job(capsys):
 def test_lib_zip_for_executors_holds_the_whole_package():
     import zipfile
 
-    from lib.runtime.sparkjob import _zip_lib
+    from lib.runtime.pyfiles import zip_lib
 
-    names = set(zipfile.ZipFile(_zip_lib()).namelist())
+    names = set(zipfile.ZipFile(zip_lib()).namelist())
     for module in (
         "lib/__init__.py",
         "lib/runtime/sparkjob.py",
@@ -236,7 +237,8 @@ _CONTEXT_PROBE = """
 import json, sys
 from lib.runtime.localmode import stop_session
 from lib.runtime.maptasks import map_tasks
-from lib.runtime.sparkjob import ContextOnly, SparkJob
+from lib.runtime.session import ContextOnly
+from lib.runtime.sparkjob import SparkJob
 import pyarrow as pa
 
 class Job(SparkJob):
