@@ -9,7 +9,7 @@ DEMO_ROOT ?= demo
 DEMO_DATE ?= 2026-01-15
 DEMO_SERVE ?= auto
 
-.PHONY: setup system-deps lint test demo demo-s3 clean
+.PHONY: setup system-deps lint typecheck test demo demo-s3 clean
 
 $(VENV)/.installed: pyproject.toml setup.py lib/html/native/lexwalk.c lib/serve/native/maxscore.c
 	python3 -m venv $(VENV)
@@ -27,7 +27,11 @@ lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-test: system-deps setup lint
+# mypy over lib/ and jobs/ ([tool.mypy] in pyproject.toml: the files, the strictness, the overrides)
+typecheck: setup
+	$(PY) -m mypy
+
+test: system-deps setup lint typecheck
 	@$(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
 
@@ -41,4 +45,4 @@ demo-s3: setup
 		--root $(DEMO_ROOT)-s3 --date $(DEMO_DATE)
 
 clean:
-	rm -rf $(VENV) $(DEMO_ROOT) $(DEMO_ROOT)-s3 .pytest_cache
+	rm -rf $(VENV) $(DEMO_ROOT) $(DEMO_ROOT)-s3 .pytest_cache .mypy_cache
