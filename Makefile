@@ -10,7 +10,7 @@ DEMO_ROOT ?= demo
 DEMO_DATE ?= 2026-01-15
 DEMO_SERVE ?= auto
 
-.PHONY: setup system-deps lint asan test demo demo-s3 clean
+.PHONY: setup system-deps lint typecheck asan test demo demo-s3 clean
 
 $(VENV)/.installed: pyproject.toml setup.py lib/html/native/lexwalk.c lib/html/rules.py lib/serve/native/maxscore.c
 	python3 -m venv $(VENV)
@@ -28,12 +28,16 @@ lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
+# mypy over lib/ and jobs/ ([tool.mypy] in pyproject.toml: the files, the strictness, the overrides)
+typecheck: setup
+	$(PY) -m mypy
+
 # lib/html/native/lexwalk.c reads selectolax's memory: an instrumented copy over the real pages, failing on any
 # sanitizer report (scripts/asan_walk.py; about 10 s of CPU)
 asan: setup
 	$(PY) scripts/asan_walk.py
 
-test: system-deps setup lint asan
+test: system-deps setup lint typecheck asan
 	@$(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
 
@@ -47,4 +51,4 @@ demo-s3: setup
 		--root $(DEMO_ROOT)-s3 --date $(DEMO_DATE)
 
 clean:
-	rm -rf $(VENV) $(DEMO_ROOT) $(DEMO_ROOT)-s3 .pytest_cache
+	rm -rf $(VENV) $(DEMO_ROOT) $(DEMO_ROOT)-s3 .pytest_cache .mypy_cache

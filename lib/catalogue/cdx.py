@@ -52,8 +52,10 @@ def write_cdx(cdxj_path: str, dest: str) -> int:
     """Write the CDX of the sorted CDXJ file ``cdxj_path`` to ``dest`` (atomically); returns
     its line count without the header."""
     count = 0
-    text = {"encoding": "utf-8", "errors": "surrogateescape"}
-    with open(cdxj_path, **text) as src, atomic.atomic_file(dest, "w", newline="\n", **text) as out:
+    with (
+        open(cdxj_path, encoding="utf-8", errors="surrogateescape") as src,
+        atomic.atomic_file(dest, "w", newline="\n", encoding="utf-8", errors="surrogateescape") as out,
+    ):
         out.write(HEADER + "\n")
         for line in cdx_lines(src):
             out.write(line + "\n")

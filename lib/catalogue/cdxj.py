@@ -99,7 +99,7 @@ def read_cdxj(path: str) -> Iterator[tuple[str, str, dict[str, str]]]:
 
 
 def _key_ts_udf():
-    @pandas_udf("string")
+    @pandas_udf("string")  # type: ignore[call-overload]  # pyspark's stubs lack the type-hinted form
     def key_ts(url: pd.Series, micros: pd.Series) -> pd.Series:
         return pd.Series([f"{surt_key(u)} {timestamp14(m)}" for u, m in zip(url, micros)])
 

@@ -109,7 +109,7 @@ def write_day(captures: Any, db: str, day: str, run: str) -> int:
     name with this ``run``'s id, then swapped in), so a re-run gives the same files. The
     caller holds the database's lease (:func:`lib.catalogue.urldb.lock`)."""
 
-    @pandas_udf("string")
+    @pandas_udf("string")  # type: ignore[call-overload]  # pyspark's stubs lack the type-hinted form
     def key(d: pd.Series) -> pd.Series:
         return d.map(digest_key)
 

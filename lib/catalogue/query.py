@@ -208,7 +208,9 @@ def records(root: str, file: str, day: str | dt.date | None = None) -> list[dict
 def error_counts(day_path: str) -> dict[str, Any]:
     """Bad records of a day's run from ``_errors.jsonl``: total, by reason, by file."""
     path = os.path.join(day_path, layout.ERRORS)
-    total, by_reason, by_file = 0, {}, {}
+    total = 0
+    by_reason: dict[str, int] = {}
+    by_file: dict[Any, int] = {}  # the file named by the error line (None when it names none)
     if os.path.exists(path):
         with open(path, encoding="utf-8") as f:
             for n, line in enumerate(f, 1):

@@ -12,7 +12,7 @@ import html
 import io
 import json
 import re
-from typing import Any
+from typing import Any, Sequence
 
 import matplotlib
 
@@ -42,7 +42,7 @@ def _new_fig(height: float = 3.2):
     return plt.subplots(figsize=(6.4, height))
 
 
-def bar_plot(title: str, slug: str, labels: list[str], values: list[float], xlabel: str = "records") -> str:
+def bar_plot(title: str, slug: str, labels: list[str], values: Sequence[float], xlabel: str = "records") -> str:
     """Horizontal bar chart as an inline SVG string (an empty one says 'no data')."""
     fig, ax = _new_fig(max(1.8, 0.28 * len(labels) + 0.9))
     ax.set_title(title)
@@ -151,7 +151,7 @@ def render(stats: dict[str, Any], shards: list[tuple[str, int]]) -> str:
     URL database's changes of the day, and ``dedup``, the index's near-duplicate counts, when
     ``stats`` has them)."""
 
-    def kv(rows):
+    def kv(rows: list[dict[str, Any]]) -> tuple[list[str], list[float]]:
         return [r["key"] for r in rows], [r["count"] for r in rows]
 
     dup = stats.get("duplicates") or {}

@@ -28,17 +28,18 @@ def _pack(n: int, parts: list) -> tuple[np.ndarray, np.ndarray]:
 
     A part may be ``(part, mask)``: its bytes are left out of the rows where mask is False
     (protobuf omits fields that hold their default value)."""
-    specs = []
+    specs: list[tuple[int | np.ndarray, np.ndarray | None, int, np.ndarray | None]] = []
     width = 0
-    for p in parts:
-        p, mask = p if isinstance(p, tuple) else (p, None)
+    for part in parts:
+        mask: np.ndarray | None
+        p, mask = part if isinstance(part, tuple) else (part, None)
         if isinstance(p, int):
             specs.append((p, None, 1, mask))
             width += 1
         else:
-            nb = _nbytes64(p)
-            w = int(nb.max()) if n else 1
-            specs.append((p, nb, w, mask))
+            lens = _nbytes64(p)
+            w = int(lens.max()) if n else 1
+            specs.append((p, lens, w, mask))
             width += w
     rows = np.empty((n, width), np.uint8)
     valid = np.empty((n, width), bool)

@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TypedDict, Unpack
+
 from lib.errors import DailysliceError
+
+
+class Position(TypedDict, total=False):
+    """Where a CiffError was found: the keyword arguments of CiffError besides the reason."""
+
+    path: str | None
+    message_index: int | None
+    offset: int | None
+    term: str | None
+    section: str | None
 
 
 class CiffError(DailysliceError, ValueError):
@@ -46,12 +58,13 @@ class CiffError(DailysliceError, ValueError):
             where.append(f"term {self.term!r}")
         return (", ".join(where) + ": " if where else "") + self.reason
 
-    def at(self, **where) -> "CiffError":
+    def at(self, **where: Unpack[Position]) -> "CiffError":
         """A copy with more position details filled in (fields already set are kept)."""
-        fields = dict(
-            path=self.path, message_index=self.message_index, offset=self.offset, term=self.term, section=self.section
+        return CiffError(
+            self.reason,
+            path=self.path if self.path is not None else where.get("path"),
+            message_index=self.message_index if self.message_index is not None else where.get("message_index"),
+            offset=self.offset if self.offset is not None else where.get("offset"),
+            term=self.term if self.term is not None else where.get("term"),
+            section=self.section if self.section is not None else where.get("section"),
         )
-        for k, v in where.items():
-            if fields.get(k) is None:
-                fields[k] = v
-        return CiffError(self.reason, **fields)

@@ -167,6 +167,7 @@ def iter_fields(buf, pos: int, end: int):
     value: unsigned int for varints, (lo, hi) span for length-delimited fields, the start offset for
     fixed64/fixed32 fields.
     """
+    value: int | tuple[int, int]
     while pos < end:
         tag_at = pos
         tag, pos = decode_varint(buf, pos, end)

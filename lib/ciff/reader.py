@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, TypedDict
 
 import numpy as np
 
@@ -15,6 +15,14 @@ from lib.ciff.stream import MessageStream
 # to parse as the expected type (different wire types for field 1).
 _TOO_MANY_LISTS = " (a DocRecord here? the header's num_postings_lists may be too large)"
 _TOO_FEW_LISTS = " (a PostingsList here? the header's num_postings_lists may be too small)"
+
+
+class _Where(TypedDict):
+    """The message a reader is at: CiffError keywords (the offset and term are given apart)."""
+
+    path: str
+    section: str
+    message_index: int
 
 
 def read_header(stream: MessageStream, *, check: bool = True) -> Header:
@@ -32,7 +40,7 @@ def read_header(stream: MessageStream, *, check: bool = True) -> Header:
     return header
 
 
-def _next(stream: MessageStream, i: int, announced: int, what: str, field: str, where: dict) -> tuple[int, bytes]:
+def _next(stream: MessageStream, i: int, announced: int, what: str, field: str, where: _Where) -> tuple[int, bytes]:
     """The next message of a section, or a CiffError saying the file ended before the header's count."""
     try:
         got = stream.next_message(where["section"])
@@ -64,7 +72,7 @@ def iter_postings(
     """
     prev: str | None = None
     for i in range(header.num_postings_lists):
-        where = dict(path=stream.path, section="PostingsList", message_index=i)
+        where: _Where = {"path": stream.path, "section": "PostingsList", "message_index": i}
         offset, msg = _next(stream, i, header.num_postings_lists, "postings lists", "num_postings_lists", where)
         try:
             raw = decode_postings_list(msg, postings=decode)
@@ -98,7 +106,7 @@ def iter_postings(
 def iter_docs(stream: MessageStream, header: Header, *, check: bool = True) -> Iterator[tuple[int, int, DocRecord]]:
     """Yield (index, offset, record) for the header's num_docs doc records, then require end of file."""
     for i in range(header.num_docs):
-        where = dict(path=stream.path, section="DocRecord", message_index=i)
+        where: _Where = {"path": stream.path, "section": "DocRecord", "message_index": i}
         offset, msg = _next(stream, i, header.num_docs, "doc records", "num_docs", where)
         try:
             doc = decode_doc(msg)
@@ -143,6 +151,7 @@ class CiffReader:
         with MessageStream(self.path) as s:
             read_header(s)
             for _, _, raw, docids in iter_postings(s, self.header, num_docs=self._docid_bound):
+                assert docids is not None  # checked and decoded lists always carry their docids
                 yield PostingsList(raw.term, raw.df, raw.cf, docids.tolist(), raw.tfs.tolist())
 
     def raw_postings(self, *, decode: bool = True) -> Iterator[tuple[RawPostings, np.ndarray | None]]:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import gzip
+import io
 import zlib
-from typing import BinaryIO
 
 from lib.ciff.errors import CiffError
 from lib.ciff.messages import MAX_MESSAGE
@@ -19,7 +19,7 @@ def is_gzip_name(path: str) -> bool:
     return str(path).endswith(".gz")
 
 
-def open_ciff(path: str) -> BinaryIO:
+def open_ciff(path: str) -> io.BufferedIOBase:
     """Open a local CIFF file (plain path or file:// URI) for reading; gzip by suffix."""
     p = locations.local_path(str(path))
     raw = open(p, "rb")

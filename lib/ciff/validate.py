@@ -96,6 +96,7 @@ def _validate(path: str) -> dict:
         sum_tf = 0
         long_terms = 0
         for _, _, raw, docids in iter_postings(s, h, num_docs=bound):
+            assert docids is not None  # checked and decoded lists always carry their docids
             postings += len(docids)
             sum_tf += int(raw.cf)
             if len(raw.term) > TERRIER_MAX_TERM:

@@ -109,7 +109,7 @@ def _bad_postings(docids: Sequence[int], tfs: Sequence[int]) -> str:
 
 
 def _encode_small(docids: Sequence[int], tfs: Sequence[int]) -> bytes:
-    parts = []
+    parts: list[bytes] = []
     append = parts.append
     prev = -1
     for d, t in zip(docids, tfs):

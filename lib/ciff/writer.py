@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from typing import Sequence, TypedDict, Unpack
 
 import numpy as np
 
@@ -31,6 +31,14 @@ BATCH_ENCODE = 1 << 16
 # zlib's default. On Zipfian postings (benchmarks/bench_ciff_encode.py data) level 1 runs ~5x faster
 # with ~20% larger output, level 9 ~10x slower for ~4% smaller: pass compresslevel to trade.
 GZIP_LEVEL = 6
+
+
+class _Where(TypedDict, total=False):
+    """Where a writer is: CiffError keywords (the path is the writer's)."""
+
+    section: str
+    message_index: int
+    term: str
 
 
 def _check_int(name: str, v, lo: int, hi: int) -> int:
@@ -122,13 +130,13 @@ class CiffWriter:
     def bytes_uncompressed(self) -> int:
         return self._output.bytes_uncompressed
 
-    def _fail(self, reason: str, **where) -> CiffError:
+    def _fail(self, reason: str, **where: Unpack[_Where]) -> CiffError:
         self.abort()
         return CiffError(reason, path=self.path, **where)
 
     # -- API ------------------------------------------------------------------------------------
 
-    def add_postings(self, term: str, docids: Sequence[int], tfs: Sequence[int]) -> None:
+    def add_postings(self, term: str, docids: Sequence[int] | np.ndarray, tfs: Sequence[int] | np.ndarray) -> None:
         """docids absolute and strictly ascending (the writer gap-encodes); terms must come in code-point order.
 
         Lists of up to BATCH_LIST postings are queued and encoded together (see lib.ciff.batch); a
@@ -200,8 +208,8 @@ class CiffWriter:
         self._lists += 1
         self._prev_term = tb
 
-    def _where(self, term: str, index: int | None = None) -> dict:
-        return dict(section="PostingsList", message_index=self._lists if index is None else index, term=term)
+    def _where(self, term: str, index: int | None = None) -> _Where:
+        return {"section": "PostingsList", "message_index": self._lists if index is None else index, "term": term}
 
     def _flush_lists(self) -> None:
         """Encode and write the queued short lists."""
@@ -225,7 +233,7 @@ class CiffWriter:
         self._sum_tf += int(cf.sum())
         self._write(data)
 
-    def add_postings_batch(self, terms: Sequence[str], counts: Sequence[int], docids, tfs) -> None:
+    def add_postings_batch(self, terms: Sequence[str], counts: Sequence[int] | np.ndarray, docids, tfs) -> None:
         """Many consecutive postings lists at once, in columns: list i is ``terms[i]`` with the next
         ``counts[i]`` entries of the concatenated absolute ``docids`` and ``tfs``.
 
@@ -300,7 +308,7 @@ class CiffWriter:
             raise CiffError("writer is closed", path=self.path)
         if self._pend_terms:
             self._flush_lists()
-        where = dict(section="DocRecord", message_index=self._docs)
+        where: _Where = {"section": "DocRecord", "message_index": self._docs}
         if not self._counted and self._lists != self.header.num_postings_lists:
             raise self._fail(
                 f"doc record before all postings lists: {self._lists} of {self.header.num_postings_lists} written",

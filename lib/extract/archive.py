@@ -141,7 +141,7 @@ def copy_fd_range(src_fd: int, offset: int, n: int, dst_fd: int) -> int:
     return done
 
 
-def write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
     view = memoryview(data)
     while view:
         k = os.write(fd, view)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import io
 import os
 from dataclasses import dataclass, field
-from typing import BinaryIO, Iterator
+from typing import Iterator
 
 from lib.errors import DailysliceError
 from lib.extract.formats import ArchiveFormat, FormatError, first_bytes, record_kind, sniff_format
@@ -99,11 +99,11 @@ class _Source:
     def read(self, offset: int, n: int) -> bytes:
         return storage.read_range(self.uri, offset, n)
 
-    def stream(self, start: int, end: int) -> BinaryIO:
+    def stream(self, start: int, end: int) -> io.BufferedReader:
         if storage.is_s3(self.uri):
-            return io.BufferedReader(storage.S3Stream(self.uri, start, end), buffer_size=CHUNK)  # type: ignore[return-value]
+            return io.BufferedReader(storage.S3Stream(self.uri, start, end), buffer_size=CHUNK)
         raw = storage.open_raw(self.uri, start)
-        return io.BufferedReader(storage.Prefixed(b"", raw, end - start), buffer_size=CHUNK)  # type: ignore[return-value]
+        return io.BufferedReader(storage.Prefixed(b"", raw, end - start), buffer_size=CHUNK)
 
 
 def resolve(file: str, root: str | None, offset: int = 0) -> str:

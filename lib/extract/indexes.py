@@ -31,6 +31,7 @@ import io
 import json
 import os
 import re
+import zlib
 from typing import Callable, Iterator
 
 from lib.errors import UsageError
@@ -46,14 +47,14 @@ _CDXJ_LINE = re.compile(rb"^\S+ \d{1,14} \{")
 _SNIFF_BYTES = 64 * 1024
 _SUFFIX = {".cdxj": "cdxj", ".cdx": "cdx", ".csv": "csv", ".parquet": "parquet", ".tsv": "tsv"}
 
-Fields = list[str]
+Fields = list[str | None]  # url, file, offset, length (None: the task measures it)
 
 
 def _gunzipped_head(head: bytes) -> bytes:
     try:
         return gzip.GzipFile(fileobj=io.BytesIO(head)).read(_SNIFF_BYTES)
     except (EOFError, OSError):  # a head cut inside a member: take what decoded so far
-        d = gzip.zlib.decompressobj(31)  # type: ignore[attr-defined]
+        d = zlib.decompressobj(31)
         try:
             return d.decompress(head, _SNIFF_BYTES)
         except Exception:
@@ -98,7 +99,7 @@ def iter_lines(uri: str) -> Iterator[str]:
     """Lines of a local or S3 text file (gzip-compressed or not), streamed, without line ends;
     undecodable bytes survive round trips."""
     with storage.open_stream(uri) as raw:
-        f = gzip.GzipFile(fileobj=raw) if raw.peek(2)[:2] == b"\x1f\x8b" else raw  # type: ignore[attr-defined]
+        f = gzip.GzipFile(fileobj=raw) if raw.peek(2)[:2] == b"\x1f\x8b" else raw
         for line in f:
             yield line.decode("utf-8", "surrogateescape").rstrip("\r\n")
 
@@ -150,7 +151,7 @@ class CdxColumns:
         missing = [what for what, i in found.items() if i is None]
         if missing:
             raise UsageError(f"CDX header {header.strip()!r} has no column for {', '.join(missing)}")
-        self.url, self.offset, self.file = found.values()
+        self.url, self.offset, self.file = [i for i in found.values() if i is not None]
         self.length = pos.get("S")
         self.named = index_rows.cdx_positions(self.letters)  # --where columns
 

@@ -53,7 +53,7 @@ class S3File(io.RawIOBase):
         self.pos = max(0, base + offset)
         return self.pos
 
-    def readinto(self, b) -> int:  # type: ignore[override]
+    def readinto(self, b) -> int:
         data = storage.read_range(self.uri, self.pos, min(len(b), max(0, self.size - self.pos)))
         b[: len(data)] = data
         self.pos += len(data)

@@ -113,7 +113,7 @@ class S3Source:
     def open_run(self, start: int, end: int) -> BinaryIO:
         # S3Stream resumes with a new ranged GET from the current position if the
         # connection drops, so a long run survives transient network errors.
-        return io.BufferedReader(storage.S3Stream(self.uri, start, end), buffer_size=1 << 20)  # type: ignore[return-value]
+        return io.BufferedReader(storage.S3Stream(self.uri, start, end), buffer_size=1 << 20)
 
     def close(self) -> None:
         pass

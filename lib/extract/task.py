@@ -109,7 +109,7 @@ class _Task:
 
     @staticmethod
     def _arc_record(uri: str, fmt: ArchiveFormat, data: bytes) -> Record:
-        stream = io.BufferedReader(io.BytesIO(fmt.dict_frame + data))  # type: ignore[arg-type]
+        stream = io.BufferedReader(io.BytesIO(fmt.dict_frame + data))
         first = next(iter_records(stream, uri, max_content=MAX_CONVERT), None)
         if not isinstance(first, Record) or first.fmt != "arc":
             why = (
@@ -251,14 +251,15 @@ class _Task:
                 self.terminators -= bool(term)
             self.fail(it, err)
             return pos
+        assert base is not None  # a range has at least one byte: an error-free read began a record
         w.commit()
         self.done(it, w, base, it.length + len(term))
         return pos
 
     def run(self, items: list[Item], real_root: str | tuple[str, ...] | None) -> None:
         items = sorted(items, key=lambda it: (it.uri, it.offset, it.line_no))
-        for uri, group in itertools.groupby(items, key=lambda it: it.uri):
-            group = list(group)
+        for uri, same_file in itertools.groupby(items, key=lambda it: it.uri):
+            group = list(same_file)
             self.src = tsv_escape(storage.normalize(uri))
             try:
                 src = open_source(uri, real_root)
@@ -291,7 +292,7 @@ class _Task:
                         inside.append(it)
                 if self.to_warc and fmt.kind == "arc":
                     self.convert(src, fmt, inside)
-                elif src.is_local and not self.verify:
+                elif isinstance(src, LocalSource) and not self.verify:
                     self.copy_local(src, fmt, inside)
                 else:
                     self.copy_stream(src, fmt, inside)

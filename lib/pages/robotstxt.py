@@ -24,15 +24,16 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 from urllib.parse import urljoin, urlsplit
 
 from protego import Protego
 
+_quote_path: Callable[[str], str] | None
 try:  # private: the reason names the rule only while protego keeps it (the verdict never depends on it)
     from protego._utils import _quote_path
 except ImportError:  # pragma: no cover - a protego release without it
-    _quote_path = None  # type: ignore[assignment]
+    _quote_path = None
 
 __all__ = [
     "DEFAULT_AGENTS",
@@ -237,6 +238,8 @@ def _matching_rule(parser: Protego, agent: str, url: str) -> str | None:
     set (private: None if a protego release changes it, and the reason says less)."""
     try:
         rule_set = parser._get_matching_rule_set(agent)
+        if rule_set is None or _quote_path is None:  # no group for the agent, or an unknown protego
+            return None
         path = _quote_path(url)
         for rule in rule_set._rules:  # sorted as protego matches: longest first, allow before disallow
             if rule.value.match(path):

@@ -86,7 +86,7 @@ def owi_url_parts(url: str) -> dict[str, str | bool | None]:
     except ValueError:
         return dict.fromkeys(OWI_URL_KEYS)
     sub, dom, suf, private = _host_parts(host) if host else ("", "", "", False)
-    out = {
+    out: dict[str, str | bool | None] = {
         "url_scheme": p.scheme.lower(),
         "url_path": p.path,
         "url_params": p.params,

@@ -39,6 +39,7 @@ def cmd_locate(args: argparse.Namespace) -> int:
 def cmd_put(args: argparse.Namespace) -> int:
     coll = _coll(args)
     dest = args.dest.strip("/")
+    pairs: list[tuple[str | None, str]]
     if args.src == "-":
         pairs = [(None, dest)]
     elif os.path.isdir(args.src):

@@ -50,7 +50,8 @@ class SliceConfig:
         return f"{self.path}.rebalance" if self.path else None
 
     def rebalancing(self) -> bool:
-        return bool(self.plan_path) and os.path.exists(self.plan_path)  # type: ignore[arg-type]
+        path = self.plan_path
+        return path is not None and os.path.exists(path)
 
 
 def from_roots(roots: list[str], slices: int | None = None) -> SliceConfig:

@@ -46,4 +46,4 @@ def read_plan(path: str) -> tuple[dict, list[tuple[str, int, int]]]:
         moves = [tuple(json.loads(line)) for line in f if line.strip()]
     if len(moves) != header["moves"]:
         raise RebalanceError(f"{path}: plan lists {len(moves)} moves, header says {header['moves']}")
-    return header, moves  # type: ignore[return-value]
+    return header, moves

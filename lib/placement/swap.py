@@ -179,8 +179,9 @@ class Collection:
     def candidates(self, rel: str) -> list[int]:
         """Slices that may hold ``rel``: its slice, plus its old one during a rebalance."""
         out = [self.locate(rel)]
-        if self.cfg.rebalancing():
-            hdr = read_plan_header(self.cfg.plan_path)  # type: ignore[arg-type]
+        plan = self.cfg.plan_path
+        if plan is not None and self.cfg.rebalancing():
+            hdr = read_plan_header(plan)
             for n in (hdr["to"], hdr["from"]):
                 s = locate(rel, n)
                 if s not in out:

@@ -23,7 +23,7 @@ import importlib
 import time
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import pyarrow as pa
 from selectolax.lexbor import LexborHTMLParser
@@ -46,7 +46,7 @@ class PageInput:
     def __init__(self, url: str, html: str, text: str, headers: Mapping[str, str], warc_headers: Mapping[str, str]):
         self.url, self.html, self.text = url, html, text
         self.headers, self.warc_headers = headers, warc_headers
-        self._tree = None
+        self._tree: LexborHTMLParser | None = None
 
     @property
     def tree(self) -> Any:
@@ -61,7 +61,7 @@ def enricher(**columns: pa.DataType) -> Callable[[Callable], Callable]:
         raise TypeError("enricher(...) takes the plugin's columns as name=pyarrow type")
 
     def mark(fn: Callable) -> Callable:
-        fn.enrich_columns = dict(columns)
+        fn.enrich_columns = dict(columns)  # type: ignore[attr-defined]  # the plugin's mark
         return fn
 
     return mark
@@ -92,7 +92,7 @@ def _load(name: str, target: str) -> Plugin:
     return Plugin(name, fn, tuple(pa.field(c, t) for c, t in columns.items()))
 
 
-def load(names: list[str], reserved: list[str] = ()) -> list[Plugin]:
+def load(names: list[str], reserved: Sequence[str] = ()) -> list[Plugin]:
     """The plugins named (in that order); UsageError for an unknown name, a plugin without
     declared columns, or a column another plugin or the page schema (``reserved``) has."""
     known = available()

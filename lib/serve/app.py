@@ -42,7 +42,7 @@ def hit_dict(hit: Any) -> dict[str, Any]:
     """A hit as JSON-ready fields, with MOSAIC's names as aliases (id, textSnippet, warcDate)."""
     d = (
         dataclasses.asdict(hit)
-        if dataclasses.is_dataclass(hit)
+        if dataclasses.is_dataclass(hit) and not isinstance(hit, type)
         else dict(hit._asdict() if hasattr(hit, "_asdict") else vars(hit))
     )
     out: dict[str, Any] = {}

@@ -125,13 +125,12 @@ class Engine:
     def _refresh_exclusions(self) -> None:
         if self._fixed_exclusions is not None or time.monotonic() - self._exclusions_at < self._exclusions_ttl:
             return
-        rules = [r for root in self.roots.values() for r in excl_mod.load(excl_mod.default_uri(root)).rules]
+        uris = [excl_mod.default_uri(root) for root in self.roots.values()]
+        rules = [r for uri in uris for r in excl_mod.load(uri).rules]
         with self._lock:
             self._exclusions_at = time.monotonic()
             if rules != self.exclusions.rules:
-                self.exclusions = excl_mod.Exclusions(
-                    rules, ", ".join(excl_mod.default_uri(r) for r in self.roots.values())
-                )
+                self.exclusions = excl_mod.Exclusions(rules, ", ".join(uri for uri in uris if uri))
                 self._masks = {}
                 self._excluded = {}
 
@@ -318,7 +317,7 @@ class Engine:
         df = Counter({t: d for t, d in df.items() if d})
         idf = {t: math.log(1 + (n_docs - d + 0.5) / (d + 0.5)) for t, d in df.items()}
         deleted = self._hidden_masks(parts, sel)
-        best: list[tuple[float, int, DayIndex, Shard, int]] = []  # (score, -order, ...): a min-heap of the k best
+        best: list[tuple[float, int, int, DayIndex, Shard]] = []  # (score, -order, ...): a min-heap of the k best
         theta, total = 0.0, 0
         plans = self._plans(parts, sel, qterms, tids, idf, k1, b, avgdl)
         for order, (p, s) in enumerate(sel):

@@ -54,7 +54,7 @@ class _RangeFile(io.RawIOBase):
     def tell(self) -> int:
         return self.pos
 
-    def readinto(self, b) -> int:  # type: ignore[override]
+    def readinto(self, b) -> int:
         data = b"".join(self.store.read(self.entry, self.pos, self.pos + len(b)))
         b[: len(data)] = data
         self.pos += len(data)

@@ -356,7 +356,7 @@ class SliceStore:
         with self._lock:
             data = json.dumps(self._sha, sort_keys=True).encode()
             self._dirty = False
-        os.makedirs(self.cache_dir, exist_ok=True)  # type: ignore[arg-type]
+        os.makedirs(os.path.dirname(self._cache_file), exist_ok=True)
         atomic.write_bytes(self._cache_file, data)
 
     # ---- safe resolution and reads ----------------------------------------------------------
@@ -429,7 +429,6 @@ class SliceStore:
                     yield b
             finally:
                 stream.close()
-            return
         with open(uri, "rb") as fh:
             fh.seek(start)
             left = end - start

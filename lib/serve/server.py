@@ -46,7 +46,6 @@ class ServerThread:
         self.sock = bind(host, port)
         self.url = url_of(self.sock)
         self.server = make_server(app)
-        self.server.install_signal_handlers = lambda: None  # signals belong to the main thread
         self.thread = threading.Thread(target=run, args=(self.server, self.sock), daemon=True)
         self.thread.start()
         deadline = time.monotonic() + timeout

@@ -249,12 +249,13 @@ def _load_shard(s: ShardFiles, tmp: str) -> tuple:
     """(analyzer name, terms, lens, docids, tfs, dl, cids, metadata table) of a shard, checked
     against the day's manifest first; ShardError says why it cannot be served."""
     check_listed(s)
+    assert s.ciff is not None  # check_listed refuses a shard without its CIFF
     exp = s.expected
     path = _local(s.ciff.uri, tmp)
-    check_file(path, exp and exp.ciff_sha256)
+    check_file(path, exp.ciff_sha256 if exp else None)
     meta_path = _local(s.metadata.uri, tmp) if s.metadata else None
     if meta_path:
-        check_file(meta_path, exp and exp.metadata_sha256, f"{layout.metadata_name(s.number)} ")
+        check_file(meta_path, exp.metadata_sha256 if exp else None, f"{layout.metadata_name(s.number)} ")
     name, terms, lens, docids, tfs, dl, cids = _read_ciff(path)
     if exp and exp.docs is not None and exp.docs != len(cids):
         raise ShardError(f"{len(cids)} documents, the manifest says {exp.docs}")
@@ -265,7 +266,9 @@ def _build(root: str, day: dt.date, files: list[storage.FileInfo], out: str) -> 
     base = layout.day_path(root, layout.INDEX, day)
     shards, notes = plan_shards(base, files)
     tmp = tempfile.mkdtemp(dir=out)
-    vocab_per_shard, meta_info, skipped = [], [], []
+    vocab_per_shard: list[tuple[list[str], np.ndarray, np.ndarray, np.ndarray]] = []
+    meta_info: list[dict[str, object]] = []
+    skipped: list[dict] = []
     texts = open(os.path.join(out, "texts.bin"), "wb")
     pos = 0
     need_text: set[str] = set()  # languages of shards without plain_text in their metadata
@@ -375,7 +378,9 @@ def _write_vocab(per_shard: list, out: str) -> None:
         offs[s, 1:] = np.cumsum(full)
         maxtf[s, idx] = mt
         mindl[s, idx] = md
-    offs.flush(), maxtf.flush(), mindl.flush()
+    offs.flush()
+    maxtf.flush()
+    mindl.flush()
     del offs, maxtf, mindl
 
 

@@ -56,16 +56,16 @@ def snippet(text: str, query: str, analyzer: Analyzer, chars: int = CHARS) -> st
                 a -= 1
             if a < last:
                 continue
-            e = _WORD.match(text, a)
-            if e is None:
+            word = _WORD.match(text, a)
+            if word is None:
                 continue
-            last = e.end()
-            w = e.group().lower()
+            last = word.end()
+            w = word.group().lower()
             h = seen.get(w)
             if h is None:
                 h = seen[w] = not wanted.isdisjoint(analyzer.tokens(w))
             if h:
-                hits.append(e.span())
+                hits.append(word.span())
     start = 0
     if hits:
         best, j = (0, 0), 0

@@ -31,7 +31,7 @@ import io
 import os
 import shutil
 from dataclasses import dataclass
-from typing import BinaryIO, Iterable, Iterator
+from typing import Iterable, Iterator, Protocol
 
 import pyarrow.fs as pafs
 from botocore.exceptions import BotoCoreError, ClientError
@@ -94,6 +94,14 @@ def list_files(uri: str, suffixes: Iterable[str] | None = None) -> list[FileInfo
 TAIL = 1 << 20
 
 
+class _Body(Protocol):
+    """A GET response's body (botocore's StreamingBody), as S3Stream reads it."""
+
+    def read(self, amt: int | None = None) -> bytes: ...
+
+    def close(self) -> None: ...
+
+
 class S3Stream(io.RawIOBase):
     """Forward-only reader over an S3 object that resumes with a ranged GET on errors.
 
@@ -109,7 +117,7 @@ class S3Stream(io.RawIOBase):
         self.pos = start
         self.end = end  # exclusive
         self.max_resumes = max_resumes
-        self._body = None
+        self._body: _Body | None = None
         self._first = None if hint is None else hint + TAIL
         self._req_end: int | None = None  # where the open request's bytes end (None: the object's end)
         self._size: int | None = None  # the object's, once a response said it
@@ -129,7 +137,7 @@ class S3Stream(io.RawIOBase):
             self._size = int(total)
         self._req_end = stop if self._size is None or stop is None else min(stop, self._size)
 
-    def readinto(self, b) -> int:  # type: ignore[override]
+    def readinto(self, b) -> int:
         want = len(b)
         if self.end is not None:
             want = min(want, self.end - self.pos)
@@ -142,10 +150,12 @@ class S3Stream(io.RawIOBase):
                     if self._size is not None and self.pos >= self._size:
                         return 0
                     self._open()
-                data = self._body.read(want)
+                body = self._body
+                assert body is not None  # _open sets it
+                data = body.read(want)
                 if data or self._req_end is None or self.pos < self._req_end:
                     break
-                self._body.close()  # the first request's bytes are read: the rest with a new one
+                body.close()  # the first request's bytes are read: the rest with a new one
                 self._body = None
                 continue
             except ClientError as e:
@@ -193,7 +203,7 @@ class Prefixed(io.RawIOBase):
     read from a forward-only stream put back in front of it, or a zstd dictionary frame in front
     of one record. Closing it closes ``raw``."""
 
-    def __init__(self, head: bytes, raw: io.RawIOBase | BinaryIO, limit: int | None = None):
+    def __init__(self, head: bytes, raw: io.RawIOBase | io.BufferedIOBase, limit: int | None = None):
         self._head = memoryview(head)
         self._raw = raw
         self._left = limit
@@ -201,7 +211,7 @@ class Prefixed(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, b) -> int:  # type: ignore[override]
+    def readinto(self, b) -> int:
         if self._head:
             n = min(len(b), len(self._head))
             b[:n] = self._head[:n]
@@ -220,9 +230,9 @@ class Prefixed(io.RawIOBase):
         super().close()
 
 
-def open_stream(uri: str, buffer_size: int = 1 << 20, start: int = 0) -> BinaryIO:
+def open_stream(uri: str, buffer_size: int = 1 << 20, start: int = 0) -> io.BufferedReader:
     """Open ``uri`` for sequential reading from byte ``start`` with a bounded buffer."""
-    return io.BufferedReader(open_raw(uri, start), buffer_size=buffer_size)  # type: ignore[return-value]
+    return io.BufferedReader(open_raw(uri, start), buffer_size=buffer_size)
 
 
 def size(uri: str) -> int:

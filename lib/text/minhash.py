@@ -178,7 +178,10 @@ class MinHasher:
         """(uint32 hashes of every shingle of every text, offsets): text ``i``'s shingles
         are ``hashes[offsets[i]:offsets[i+1]]``, in text order (repeats kept)."""
         owner: list[int] = []  # the text of each piece
-        parts, counts, group, size = [], [], [], 0
+        parts: list[np.ndarray] = []
+        counts: list[np.ndarray] = []
+        group: list[str] = []
+        size = 0
         pieces = (p for i, t in enumerate(texts) for p in self._pieces(t, owner, i))
         for t in itertools.chain(pieces, [None]):
             # groups of about _GROUP_CHARS: the per-character arrays stay in cache (2-3x faster)
@@ -200,7 +203,8 @@ class MinHasher:
         """``text`` in pieces of about _GROUP_CHARS (memory stays bounded whatever a text's length),
         cut where no token spans the cut; each piece after the first starts with the previous
         pieces' last ``shingle - 1`` tokens, so the pieces' shingles are exactly the text's."""
-        start, carry = 0, []
+        start = 0
+        carry: list[str] = []
         while True:
             end = len(text) if len(text) - start <= _GROUP_CHARS else _cut(text, start + _GROUP_CHARS)
             owner.append(i)

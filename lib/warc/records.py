@@ -121,7 +121,7 @@ def _records_in_member(m: Member, members: Iterator[Member], st: _State) -> Iter
         if ends:
             cur.drain()
         if first and ends and (cur.complete or rec.truncated):
-            end = cur.offset + cur.length if cur.complete else cur.owner._pos
+            end = cur.offset + cur.length if cur.complete and cur.length is not None else cur.owner._pos
             rec.offset, rec.length = start.offset, end - start.offset
             if spanned:
                 rec.warnings.append(("record_spans_members", "record block continues in the next compressed member(s)"))

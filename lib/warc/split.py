@@ -40,7 +40,7 @@ def begins_record(data: bytes) -> bool:
         return False
     try:
         out = isal_zlib.decompressobj(31).decompress(data, 5)  # inflates no further than 5 bytes
-    except isal_zlib.error:
+    except isal_zlib.error:  # type: ignore[misc]  # isal's stub types `error` loosely
         return False
     return out[:5].upper() == b"WARC/"
 

@@ -32,7 +32,9 @@ class _Inflate:
     magic = GZIP_MAGIC
     name = "gzip"
 
-    def __init__(self) -> None:
+    def __init__(self, dict_data: bytes | None = None) -> None:  # one signature for every codec (CODECS)
+        if dict_data is not None:
+            raise ValueError("a gzip member takes no dictionary")
         self._d = isal_zlib.decompressobj(31)
 
     @property
@@ -43,7 +45,7 @@ class _Inflate:
         """(output, bytes of ``data`` consumed); raises ValueError on corrupt data."""
         try:
             out = self._d.decompress(data, CHUNK)
-        except isal_zlib.error as e:
+        except isal_zlib.error as e:  # type: ignore[misc]  # isal's stub types `error` loosely
             raise ValueError(str(e)) from None
         rest = self._d.unused_data if self._d.eof else self._d.unconsumed_tail
         return out, len(data) - len(rest)
@@ -79,7 +81,9 @@ class _Lz4:
     magic = LZ4_MAGIC
     name = "lz4"
 
-    def __init__(self) -> None:
+    def __init__(self, dict_data: bytes | None = None) -> None:  # one signature for every codec (CODECS)
+        if dict_data is not None:
+            raise ValueError("an LZ4 frame takes no dictionary")
         self._d = lz4.frame.LZ4FrameDecompressor()
 
     @property
