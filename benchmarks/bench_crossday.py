@@ -25,6 +25,7 @@ import pyarrow as pa
 from pyspark.sql import SparkSession
 
 from benchmarks.bench_dedup_jobs import clusters_in_process
+from benchmarks.common import load, write_result
 from jobs import preprocess
 from lib.index import crossday, dedup, sigstore
 from lib.index.build import write_arrow
@@ -81,6 +82,8 @@ def main() -> None:
     ap.add_argument("--extra", type=int, default=0, help="pages of random signatures added to the day")
     ap.add_argument("--days", type=int, nargs="+", default=[1, 30], help="kept days to measure with")
     args = ap.parse_args()
+    started, load_before = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), load()
+    runs = {}
     spark = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
     tmp = pathlib.Path(tempfile.mkdtemp())
     warc = tmp / "warc"
@@ -145,8 +148,33 @@ def main() -> None:
             f"store cpu {store_cpu:.3f} s; share of the day's preprocess CPU "
             f"{100 * (lookup_cpu + store_cpu) / night:.2f}%"
         )
+        runs[n] = {
+            "key_mb": round(key_bytes / 1e6, 1),
+            "matches": r["matches"],
+            "lookup_cpu_s": round(lookup_cpu, 3),
+            "lookup_wall_s": round(lookup_wall, 3),
+            "store_cpu_s": round(store_cpu, 3),
+            "share_of_preprocess_cpu_pct": round(100 * (lookup_cpu + store_cpu) / night, 2),
+        }
         shutil.rmtree(store)
     shutil.rmtree(tmp, ignore_errors=True)
+    write_result(
+        "bench_crossday",
+        {f"N={n} {k}": v for n, r in runs.items() for k, v in r.items() if k != "matches"},
+        what="the near-duplicate lookup across days (dup_of) and the day's store write, for 1 and N kept days, "
+        "on the same day: CPU against the day's preprocess task CPU",
+        peer="the preprocess job's own task CPU on the same day (the share is of that)",
+        ratio={f"N={n} share of preprocess CPU %": r["share_of_preprocess_cpu_pct"] for n, r in runs.items()},
+        shape={
+            "pages": pages,
+            "judged": judged,
+            "extra_random_pages": args.extra,
+            "day_preprocess_cpu_s": round(night, 1),
+        },
+        details={"matches": {n: r["matches"] for n, r in runs.items()}},
+        started=started,
+        load_before=load_before,
+    )
 
 
 if __name__ == "__main__":

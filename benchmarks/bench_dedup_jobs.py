@@ -2,7 +2,11 @@
 the preprocess tasks' ``minhash_cpu`` against their whole CPU, and the index's dedup stages
 (lib.index.dedup: bands, pairs, clusters) run in-process on the same day's pages.
 
-    python -m benchmarks.bench_dedup_jobs [WARC_DAY_FOLDER]    # default: a copy of ../shared/corpus
+    python -m benchmarks.bench_dedup_jobs [WARC_DAY_FOLDER] [--night PAIRS]   # default: ../shared/corpus
+
+``--night PAIRS``: also the whole night's CPU (benchmarks/night_cpu.py: preprocess, index, catalogue,
+JVM and workers included) with and without near-duplicates, PAIRS runs each in turn; the issue's
+target (<= 10%) is of the night.
 """
 
 import argparse
@@ -10,6 +14,9 @@ import json
 import os
 import pathlib
 import shutil
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
 
@@ -42,6 +49,7 @@ def main() -> None:
     """Preprocess the day (one core), then run the dedup stages in this process; print the shares."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("warc", nargs="?", help="a day's folder of archives (default: a copy of ../shared/corpus)")
+    ap.add_argument("--night", type=int, default=0, metavar="PAIRS", help="night CPU with/without, PAIRS runs each")
     args = ap.parse_args()
     spark = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
     tmp = pathlib.Path(tempfile.mkdtemp())
@@ -69,20 +77,38 @@ def main() -> None:
         "share signatures %.2f%%, clusters %.2f%% of preprocess task CPU"
         % (100 * tt["minhash_cpu"] / tt["task_cpu"], 100 * (c1 - c0) / tt["task_cpu"])
     )
+    figures = {
+        "pages": s["pages_kept"],
+        "signatures_share_of_task_cpu": round(tt["minhash_cpu"] / tt["task_cpu"], 4),
+        "clusters_share_of_task_cpu": round((c1 - c0) / tt["task_cpu"], 4),
+        "candidates": candidates,
+        "copies": copies,
+    }
+    if args.night:
+        figures |= night(str(warc), args.night)
     write_result(
         "bench_dedup_jobs",
-        {
-            "pages": s["pages_kept"],
-            "signatures_share_of_task_cpu": round(tt["minhash_cpu"] / tt["task_cpu"], 4),
-            "clusters_share_of_task_cpu": round((c1 - c0) / tt["task_cpu"], 4),
-            "candidates": candidates,
-            "copies": copies,
-        },
+        figures,
         what="the share of the preprocess task CPU that near-duplicate signatures and clusters take in the jobs",
         shape={"day": args.warc or "the shared corpus"},
     )
     shutil.rmtree(tmp, ignore_errors=True)
     spark.stop()
+
+
+def night(warc: str, pairs: int) -> dict[str, float]:
+    """The night's CPU with and without near-duplicates, ``pairs`` runs each in turn (medians)."""
+    cpu: dict[str, list[float]] = {"on": [], "off": []}
+    for _ in range(pairs):
+        for mode in cpu:
+            out = subprocess.run(
+                [sys.executable, "-m", "benchmarks.night_cpu", warc, mode], capture_output=True, text=True, check=True
+            ).stdout
+            cpu[mode].append(float(next(x for x in out.splitlines() if x.startswith("NIGHT")).split()[-1]))
+            print(f"night {mode}: {cpu[mode][-1]:.2f} CPU s", flush=True)
+    on, off = statistics.median(cpu["on"]), statistics.median(cpu["off"])
+    print(f"night: {on:.1f} against {off:.1f} CPU s: near-duplicates add {100 * (on / off - 1):.1f}%")
+    return {"night_cpu_on_s": round(on, 2), "night_cpu_off_s": round(off, 2), "night_added": round(on / off - 1, 4)}
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ SECTIONS = {
     "bench_extraction_quality": "main-text-quality",
     "bench_maintext_downstream": "main-text-downstream",
     "bench_minhash": "near-duplicates-minhash",
+    "bench_crossday": "near-duplicates-minhash",
     "bench_dedup_jobs": "near-duplicates-minhash",
     "bench_warc_read": "reading-warc-files",
     "bench_parser_ab": "reading-real-archives-conformance-and-the-cost-of-leniency",
