@@ -49,7 +49,7 @@ DEFAULT_KEEP = 3
 DEFAULT_WAIT = 3600.0  # seconds a writer waits for another's merge or purge (the nightly default)
 #: fault injection for tests: a file path; a merge creates it just before committing, then sleeps
 PAUSE_HOOK = "DAILYSLICE_URLDB_PAUSE_BEFORE_COMMIT"
-_EMPTY = {"version": 0, "table": None, "days": [], "partitions": None, "history": []}
+_EMPTY: dict[str, Any] = {"version": 0, "table": None, "days": [], "partitions": None, "history": []}
 
 EDIT_DDL = (
     "id string, url string, first_ts timestamp, last_ts timestamp, captures long, "
@@ -103,11 +103,11 @@ def table_path(db: str, state: dict[str, Any] | None = None) -> str | None:
 
 # ---------------------------------------------------------------- Spark plans
 def _udfs(k: int):
-    @pandas_udf("string")
+    @pandas_udf("string")  # type: ignore[call-overload]  # pyspark's stubs lack the type-hinted form
     def norm(url: pd.Series) -> pd.Series:
         return url.map(normalize_url)
 
-    @pandas_udf("int")
+    @pandas_udf("int")  # type: ignore[call-overload]  # pyspark's stubs lack the type-hinted form
     def part(nurl: pd.Series) -> pd.Series:
         return nurl.map(lambda u: partition_of(u, k)).astype("int32")
 

@@ -151,7 +151,7 @@ def _open_piece(piece: Piece) -> tuple[BinaryIO | None, int]:
     a range (the bytes the search read are put back in front)."""
     raw = storage.open_raw(piece.uri, piece.start, piece.end)
     if piece.start == 0:
-        return io.BufferedReader(raw, buffer_size=1 << 20), 0  # type: ignore[return-value]
+        return io.BufferedReader(raw, buffer_size=1 << 20), 0
     try:
         begin, head = find_member(raw, piece.start, piece.end)  # type: ignore[arg-type]
     except BaseException:
@@ -160,7 +160,7 @@ def _open_piece(piece: Piece) -> tuple[BinaryIO | None, int]:
     if begin is None:
         raw.close()
         return None, -1
-    return io.BufferedReader(storage.Prefixed(head, raw) if head else raw, buffer_size=1 << 20), begin  # type: ignore[return-value]
+    return io.BufferedReader(storage.Prefixed(head, raw) if head else raw, buffer_size=1 << 20), begin
 
 
 def _read_one(

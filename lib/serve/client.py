@@ -31,6 +31,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Sequence
 
 import httpx
 
@@ -68,9 +69,9 @@ def local_target(dest: str, rel: str) -> str:
     return os.path.join(dest, *parts)
 
 
-def manifest(client: httpx.Client, params: list[tuple[str, str]]) -> dict:
+def manifest(client: httpx.Client, params: Sequence[tuple[str, str]]) -> dict:
     """The server's manifest for ``params`` (raises with the server's error message)."""
-    r = client.get("/files", params=params)
+    r = client.get("/files", params=httpx.QueryParams(list(params)))
     if r.status_code != 200:
         try:
             msg = r.json().get("error", r.text)

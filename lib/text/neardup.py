@@ -24,7 +24,7 @@ A page without a signature (too short to judge) or without any verified pair poi
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
 import numpy as np
@@ -66,14 +66,15 @@ def band_matrix(sigs: np.ndarray, bands: int = BANDS, rows: int = ROWS) -> np.nd
     return h
 
 
-def candidate_buckets(sigs: Mapping[Hashable, bytes | None], bands: int = BANDS, rows: int = ROWS) -> list[list]:
+def candidate_buckets(sigs: Mapping[str, bytes | None], bands: int = BANDS, rows: int = ROWS) -> list[list[str]]:
     """Buckets (of two or more ids) sharing a band key; the in-memory equivalent of the shuffle."""
-    ids = [rid for rid, sig in sigs.items() if sig is not None]
+    judged = {rid: sig for rid, sig in sigs.items() if sig is not None}
+    ids = list(judged)
     if not ids:
         return []
-    mat = np.frombuffer(b"".join(sigs[rid] for rid in ids), dtype="<u4").reshape(len(ids), -1)
+    mat = np.frombuffer(b"".join(judged.values()), dtype="<u4").reshape(len(ids), -1)
     keys = band_matrix(mat, bands, rows)
-    buckets: dict[tuple[int, int], list] = {}
+    buckets: dict[tuple[int, int], list[str]] = {}
     for rid, row in zip(ids, keys.tolist()):
         for band, key in enumerate(row):
             buckets.setdefault((band, key), []).append(rid)
@@ -81,18 +82,18 @@ def candidate_buckets(sigs: Mapping[Hashable, bytes | None], bands: int = BANDS,
 
 
 def verified_pairs(
-    members: Iterable[tuple[Hashable, bytes]], threshold: float = THRESHOLD, max_bucket: int = MAX_BUCKET
-) -> list[tuple[Hashable, Hashable]]:
+    members: Iterable[tuple[str, bytes]], threshold: float = THRESHOLD, max_bucket: int = MAX_BUCKET
+) -> list[tuple[str, str]]:
     """Pairs (a, b), a < b, of one bucket whose estimated Jaccard is at least ``threshold``."""
     items = sorted(members, key=lambda m: m[0])
     if len(items) <= max_bucket:
         mat = np.frombuffer(b"".join(s for _, s in items), dtype="<u4").reshape(len(items), -1)
-        out = []
+        out: list[tuple[str, str]] = []
         for i in range(len(items) - 1):
             share = (mat[i + 1 :] == mat[i]).mean(axis=1)
             out.extend((items[i][0], items[i + 1 + j][0]) for j in np.flatnonzero(share >= threshold).tolist())
         return out
-    leaders: list[tuple[Hashable, bytes]] = []
+    leaders: list[tuple[str, bytes]] = []
     out = []
     for rid, sig in items:
         for lid, lsig in leaders:
@@ -172,7 +173,12 @@ def split_component(
     out = {}
     while left:
         centre = min(left.values(), key=lambda p: (-sum(n in left for n in adj.get(p.record_id, ())), rank(p)))
-        cluster = [p for p in left.values() if p is centre or estimate(p.signature, centre.signature) >= threshold]
+        c = centre.signature
+        cluster = [
+            p
+            for p in left.values()
+            if p is centre or (p.signature is not None and c is not None and estimate(p.signature, c) >= threshold)
+        ]
         rep = min(cluster, key=rank).record_id
         for p in cluster:
             out[p.record_id] = rep
@@ -185,8 +191,8 @@ def day_clusters(
 ) -> dict[str, str]:
     """All three steps in memory (tests, benchmarks, small days): record_id -> representative."""
     pages = list(pages)
-    sigs = {p.record_id: p.signature for p in pages}
+    sigs = {p.record_id: p.signature for p in pages if p.signature is not None}  # too short to judge: alone
     edges: set[tuple[str, str]] = set()
-    for ids in candidate_buckets(sigs, bands, rows):
+    for ids in candidate_buckets(dict(sigs), bands, rows):
         edges.update(verified_pairs(((i, sigs[i]) for i in ids), threshold))
     return clusters(pages, edges, threshold)
