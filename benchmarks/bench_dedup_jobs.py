@@ -89,7 +89,8 @@ def main() -> None:
     write_result(
         "bench_dedup_jobs",
         figures,
-        what="the share of the preprocess task CPU that near-duplicate signatures and clusters take in the jobs",
+        what="the share of the preprocess task CPU that near-duplicate signatures and clusters take in the jobs"
+        + ("; the whole night's CPU (process tree) with and without them (night_added)" if args.night else ""),
         shape={"day": args.warc or "the shared corpus"},
     )
     shutil.rmtree(tmp, ignore_errors=True)
