@@ -24,7 +24,7 @@ from __future__ import annotations
 import glob
 import os
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Iterator, cast
 
 import numpy as np
 import pyarrow as pa
@@ -172,7 +172,7 @@ def pair_partition(p: int, work: str, s: Settings) -> dict[str, int]:
         buckets += 1
         candidates += len(members) * (len(members) - 1) // 2
         found = neardup.verified_pairs(((rid, pg[3]) for rid, pg in members.items()), s.threshold, s.max_bucket)
-        for x, y in found:
+        for x, y in cast(list[tuple[str, str]], found):  # the members' keys are record ids
             edges.add((x, y) if x < y else (y, x))
             pages[x], pages[y] = members[x], members[y]
     ordered = sorted(edges)
