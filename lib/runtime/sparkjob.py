@@ -87,7 +87,12 @@ class SparkJob:
         """The options object of a command line (argparse exits 2 on a bad one)."""
         return self.options_class.from_args(self.parser().parse_args(argv))
 
-    def resolve_io(self, args: OptionsT) -> OptionsT:
+    def resolve_io(self, args: Any) -> Any:
+        """The options (an ``options_class``: ``Any`` as in :meth:`run`, so a job's override takes
+        its own class) with ``input``/``output`` settled (:meth:`fill_io`)."""
+        return self.fill_io(args)
+
+    def fill_io(self, args: OptionsT) -> OptionsT:
         """The options with ``input``/``output`` filled from ``date``/``root`` where not given
         (:class:`UsageError` when neither is there)."""
         inp, out = args.input, args.output
