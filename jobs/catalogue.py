@@ -31,7 +31,7 @@ from lib.pages import exclusions
 from lib.pages.exclude import filter_day
 from lib.runtime.options import DayJobOptions, opt
 from lib.runtime.result import JobResult, empty_input, log
-from lib.runtime.sparkjob import SparkJob
+from lib.runtime.sparkjob import SparkJob, resolved
 from lib.store import layout, storage
 
 
@@ -80,7 +80,7 @@ class CatalogueJob(SparkJob):
     options_class = CatalogueOptions
 
     def run(self, spark: Any, options: CatalogueOptions) -> JobResult:
-        day = options.date or layout.day_of(options.input)
+        day = options.date or layout.day_of(resolved(options.input, "input"))
         if day is None:
             raise UsageError("catalogue: give --date (the input path does not end in YYYY-MM/DD)")
         prefix = options.warc_prefix or (storage.join(options.root, layout.WARC) if options.root else None)
@@ -103,11 +103,12 @@ class CatalogueJob(SparkJob):
         wd: Any,
         copy: str,
     ) -> JobResult:
-        if storage.is_s3(options.input):
-            if not storage.exists(storage.join(options.input, layout.SUCCESS)):
-                raise FileNotFoundError(f"{options.input}: preprocess output is not complete (no {layout.SUCCESS})")
-            copy_day(options.input, copy)
-        src = local_day(copy if storage.is_s3(options.input) else options.input)
+        source = resolved(options.input, "input")
+        if storage.is_s3(source):
+            if not storage.exists(storage.join(source, layout.SUCCESS)):
+                raise FileNotFoundError(f"{source}: preprocess output is not complete (no {layout.SUCCESS})")
+            copy_day(source, copy)
+        src = local_day(copy if storage.is_s3(source) else source)
         root = options.root or layout.root_of(src)
         excl = exclusions.for_job(options.root, options.exclusions)
         if excl:  # the CDXJ, the URL database and the report see the day without its excluded captures

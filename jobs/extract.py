@@ -37,7 +37,7 @@ from lib.extract.lines import (
 from lib.extract.task import OUTPUT_FORMATS, extract_items
 from lib.runtime.options import JobOptions, byte_text, opt
 from lib.runtime.result import JobResult, log
-from lib.runtime.sparkjob import SparkJob
+from lib.runtime.sparkjob import SparkJob, resolved
 from lib.store import layout, storage
 
 BYTES_PER_TASK = 256 << 20
@@ -152,7 +152,7 @@ class ExtractJob(SparkJob):
                 "extract: %s index %s: %d records, %d bad lines", index.format, options.index, len(items), len(errors)
             )
             return items, errors, index.texts
-        path = options.from_parquet
+        path = resolved(options.from_parquet, "--from-parquet")  # resolve_io leaves one of the three
         if storage.is_s3(path):  # Spark needs its own S3 connector (hadoop-aws) for this
             path = "s3a://" + path.split("://", 1)[1]
         df = spark.read.parquet(path)
@@ -211,7 +211,10 @@ class ExtractJob(SparkJob):
                 work.publish(f"extracted {summary['extracted']} of {lines}, failed {summary['failed']}\n")
         if summary["failed"]:
             log.error(
-                "extract: %d of %d lines failed, see %s", summary["failed"], lines, storage.join(options.output, ERRORS)
+                "extract: %d of %d lines failed, see %s",
+                summary["failed"],
+                lines,
+                storage.join(resolved(options.output, "output"), ERRORS),
             )
         summary.update(
             input=options.input,

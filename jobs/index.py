@@ -31,7 +31,7 @@ from lib.pages import exclusions
 from lib.pages.exclude import filter_day
 from lib.runtime.options import DayJobOptions, byte_text, opt
 from lib.runtime.result import JobResult, empty_input, log
-from lib.runtime.sparkjob import SparkJob
+from lib.runtime.sparkjob import SparkJob, resolved
 from lib.store import layout, storage
 
 
@@ -128,13 +128,12 @@ class IndexOptions(DayJobOptions, ShapeOptions):
     def from_record(cls, record: dict[str, Any]) -> "IndexOptions":
         """The options a day was built with, from its ``_stats.json`` ``args`` (a setting the
         record lacks, e.g. a day built before it existed, is the default)."""
-        return cls(
-            **{
-                f.name: tuple(record[f.name]) if isinstance(record[f.name], list) else record[f.name]
-                for f in fields(ShapeOptions)
-                if f.name in record
-            }
-        )
+        values: dict[str, Any] = {
+            f.name: tuple(record[f.name]) if isinstance(record[f.name], list) else record[f.name]
+            for f in fields(ShapeOptions)
+            if f.name in record
+        }
+        return cls(**values)
 
 
 class IndexJob(SparkJob):
@@ -147,12 +146,10 @@ class IndexJob(SparkJob):
     options_class = IndexOptions
 
     def run(self, spark: Any, options: IndexOptions) -> JobResult:
-        if not storage.exists(storage.join(options.input, layout.SUCCESS)):
-            raise FileNotFoundError(f"input day is not complete (no {layout.SUCCESS}): {options.input}")
-        if (
-            not page_files(options.input)
-            and (empty := empty_input(self.name, options, "no preprocessed pages")) is not None
-        ):
+        source = resolved(options.input, "input")
+        if not storage.exists(storage.join(source, layout.SUCCESS)):
+            raise FileNotFoundError(f"input day is not complete (no {layout.SUCCESS}): {source}")
+        if not page_files(source) and (empty := empty_input(self.name, options, "no preprocessed pages")) is not None:
             return empty
         store, day_key = self._store(options)
         if options.dup_bands < 1 or not 0.0 < options.dup_threshold <= 1.0:
@@ -166,7 +163,7 @@ class IndexJob(SparkJob):
             indexed = wd.path + ".indexed"  # the day without the pages that ask not to be indexed
             dups = wd.path + ".dedup"  # the near-duplicate stages' spill (lib.index.dedup)
             try:
-                inp = local_copy(options.input, copy) if storage.is_s3(options.input) else options.input
+                inp = local_copy(source, copy) if storage.is_s3(source) else source
                 excluded = None
                 if excl:
                     with self.steps("exclude"):
@@ -264,21 +261,18 @@ class IndexJob(SparkJob):
         path = options.dup_store or (storage.join(options.root, sigstore.FOLDER) if options.root else None)
         if options.dup_store and storage.is_s3(options.dup_store):
             raise UsageError(f"--dup-store must be a local/cluster folder, got {options.dup_store}")
-        why = (
-            "--dup-days 0"
-            if options.dup_days <= 0
-            else "no --dup-store or --root"
-            if path is None
-            else f"the root {options.root} is on S3 (give --dup-store)"
-            if storage.is_s3(path)
-            else "no --date"
-            if day is None
-            else None
-        )
-        if why:
-            log.warning("index: no matching across days (dup_of null): %s", why)
-            return None, ""
-        return crossday.Store(storage.local_path(path), options.dup_days), day.isoformat()
+        if options.dup_days <= 0:
+            why = "--dup-days 0"
+        elif path is None:
+            why = "no --dup-store or --root"
+        elif storage.is_s3(path):
+            why = f"the root {options.root} is on S3 (give --dup-store)"
+        elif day is None:
+            why = "no --date"
+        else:
+            return crossday.Store(storage.local_path(path), options.dup_days), day.isoformat()
+        log.warning("index: no matching across days (dup_of null): %s", why)
+        return None, ""
 
 
 def run(spark: Any, options: IndexOptions) -> JobResult:

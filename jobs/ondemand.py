@@ -33,7 +33,7 @@ from lib.ondemand.request import RequestError, check_days, read_request, split_f
 from lib.pages import exclusions
 from lib.runtime.options import DayJobOptions, opt
 from lib.runtime.result import EXIT_EMPTY, EXIT_USAGE, JobResult
-from lib.runtime.sparkjob import SparkJob
+from lib.runtime.sparkjob import SparkJob, resolved
 from lib.store import storage
 
 
@@ -73,7 +73,7 @@ class OnDemandJob(SparkJob):
 
     def run(self, spark: Any, options: OnDemandOptions) -> JobResult:
         t0 = time.time()
-        folder = options.input
+        folder = resolved(options.input, "input")
         try:
             req = read_request(folder)
             days = list(zip(req.days, check_days(req)))

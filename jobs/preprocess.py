@@ -34,7 +34,7 @@ from lib.preprocess.tasks import FILE_BYTES, RESULT_SCHEMA, TaskSettings, make_m
 from lib.runtime.maptasks import map_tasks
 from lib.runtime.options import DayJobOptions, byte_text, opt
 from lib.runtime.result import EXIT_UNHEALTHY, JobResult, empty_input
-from lib.runtime.sparkjob import SparkJob
+from lib.runtime.sparkjob import SparkJob, resolved
 from lib.store import layout, storage
 from lib.warc.records import ARCHIVE_SUFFIXES
 
@@ -189,7 +189,8 @@ class PreprocessJob(SparkJob):
     def run(self, spark: Any, options: PreprocessOptions) -> JobResult:
         excluded = exclusions.for_job(options.root, options.exclusions)
         plugins = enrich.load([n.strip() for a in options.enrich for n in a.split(",") if n.strip()], PAGE_SCHEMA.names)
-        listed = storage.list_files(options.input, ARCHIVE_SUFFIXES)
+        source = resolved(options.input, "input")
+        listed = storage.list_files(source, ARCHIVE_SUFFIXES)
         files = sorted((f.uri, f.size) for f in listed)  # _stats.json and _errors.jsonl list them in name order
         if not files and (empty := empty_input(self.name, options, "no archives")) is not None:
             return empty
@@ -222,7 +223,7 @@ class PreprocessJob(SparkJob):
                     mapper,
                     RESULT_SCHEMA,
                     options.partitions,
-                    max_concurrent=options.s3_max_connections if storage.is_s3(options.input) else 0,
+                    max_concurrent=options.s3_max_connections if storage.is_s3(source) else 0,
                 )
             with self.steps("write"):
                 os.makedirs(os.path.join(tmp, layout.CAPTURES), exist_ok=True)
@@ -230,7 +231,7 @@ class PreprocessJob(SparkJob):
                 stats, reported = merge_results(tmp, files, results, thresholds(options))
                 t = stats.totals
                 assert t.read == t.kept + t.skipped + t.failed, "counters do not add up"
-                storage.write_bytes(os.path.join(tmp, layout.INPUTS), input_record(options.input, listed))
+                storage.write_bytes(os.path.join(tmp, layout.INPUTS), input_record(source, listed))
                 hostindex.write(storage.local_path(tmp))  # published with the pages, before _SUCCESS
                 work.publish({"job": self.name, "files": len(files), "pages": t.kept, "healthy": stats.health["ok"]})
 

@@ -131,6 +131,8 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
         p.error("--root must be a local or cluster filesystem path (published days are swapped by rename)")
     root = storage.local_path(a.root)
     uri = a.exclusions or excl_mod.default_uri(root)
+    if not uri:  # only without a root, which the parser requires
+        p.error("give --exclusions or --root")
     try:
         rules = excl_mod.load(uri, required=True)
     except (FileNotFoundError, excl_mod.ExclusionError) as e:

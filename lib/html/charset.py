@@ -93,9 +93,9 @@ def decode_html(body: bytes, http_charset: str | None = None) -> Decoded:
             return Decoded(body[len(bom) :].decode(name, "replace"), name, "bom", False)
     declared: list[tuple[str, str]] = []
     for src, label in (("http", http_charset), ("meta", meta_charset(body[:4096]))):
-        name = codec_name(label)
-        if name and name not in [d[0] for d in declared]:
-            declared.append((name, src))
+        codec = codec_name(label)
+        if codec and codec not in [d[0] for d in declared]:
+            declared.append((codec, src))
     for name, src in declared:
         try:
             return Decoded(body.decode(name, _strict(name)), name, src, False)
@@ -109,8 +109,8 @@ def decode_html(body: bytes, http_charset: str | None = None) -> Decoded:
         name, src = declared[0]
         return Decoded(body.decode(name, "replace"), name, src, True)
     best = from_bytes(body[:65536]).best()
-    name = codec_name(best.encoding) if best is not None else None
-    if name:
-        text = body.decode(name, "replace")
-        return Decoded(text, name, "detected", "\ufffd" in text)
+    detected = codec_name(best.encoding) if best is not None else None
+    if detected:
+        text = body.decode(detected, "replace")
+        return Decoded(text, detected, "detected", "\ufffd" in text)
     return Decoded(body.decode("cp1252", "dailyslice-c1"), "cp1252", "fallback", True)

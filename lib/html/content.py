@@ -35,7 +35,7 @@ _NOT_PLAIN = re.compile(r"//|/\.|[;\\\t\n\r]")
 # scheme: an ASCII host without brackets (urlsplit checks those), and after it no ';' (path
 # parameters), backslash, tab, CR or LF; an empty query ('?' last) is excluded as above
 _NET_PATH = re.compile(r"//[A-Za-z0-9.\-_~%!$&'()*+,=:@]+(?:[/?][^;\\\t\n\r]*)?")
-_MISSING = object()
+_MISSING: Any = object()  # a sentinel a memo or map holds no value for
 _DESCRIPTION = ("meta[name=description]", "meta[name=Description]", "meta[property='og:description']")
 # the head fields: selector -> the one tag it can match
 _FIELDS = {

@@ -101,7 +101,7 @@ def _ld_kind(tree: LexborHTMLParser) -> str | None:
             return _LD_TYPES[match.group(1)]  # the type is named; the block's syntax is its own business
         items = data if isinstance(data, list) else [data]
         for item in items:
-            kind = _LD_TYPES.get(item.get("@type")) if isinstance(item, dict) else None
+            kind = _LD_TYPES.get(item.get("@type", "")) if isinstance(item, dict) else None
             if kind:
                 return kind
     return None

@@ -13,6 +13,7 @@ job's log and in the day's health block (:func:`slow_by_accident`).
 
 from __future__ import annotations
 
+import importlib
 import importlib.machinery
 import importlib.metadata
 import importlib.util
@@ -20,6 +21,8 @@ import json
 import os
 import urllib.parse
 import urllib.request
+from types import ModuleType
+from typing import Any, Protocol, cast, overload
 
 import selectolax
 
@@ -30,8 +33,28 @@ DIST = "daily-index-slice"
 #: source (an install not rebuilt after an update) is not used
 API = 7
 
+#: a link as the walker reports it: (href or None, anchor text, URL or None, rel or None)
+Link = tuple[str | None, str, str | None, str | None]
 
-def _from_installed_project():
+
+class Walker(Protocol):
+    """What lexwalk.c's module offers (its method docs say more)."""
+
+    SELECTOLAX_VERSION: str
+    API: int
+    RULES: str
+
+    def main_text(self, mem_id: int, resolver: Any = ..., origin: str | None = ..., /) -> tuple[Any, ...]:
+        """(main text, visible characters of the body[, main_html with a resolver])."""
+        ...
+
+    @overload
+    def links(self, mem_id: int, origin: str | None, /) -> list[Link]: ...
+    @overload
+    def links(self, mem_id: int, origin: str | None, head_mem_id: int | None, /) -> tuple[list[Link], int]: ...
+
+
+def _from_installed_project() -> ModuleType | None:
     """The module the installed project built, for a ``lib`` imported from elsewhere: the zip
     a job ships to a cluster's executors, from which Python loads no compiled module."""
     try:
@@ -47,26 +70,29 @@ def _from_installed_project():
             path = os.path.join(root, "lib", "html", "_lexwalk" + suffix)
             if os.path.exists(path):
                 spec = importlib.util.spec_from_file_location("lib.html._lexwalk", path)
+                if spec is None or spec.loader is None:  # an extension suffix always has a loader
+                    continue
                 module = importlib.util.module_from_spec(spec)
                 spec.loader.exec_module(module)
                 return module
     return None
 
 
+_lexwalk: ModuleType | None
 try:
-    from lib.html import _lexwalk
+    _lexwalk = importlib.import_module("lib.html._lexwalk")
 except ImportError:  # not built (no compiler at install time), or lib imported from a zip
     _lexwalk = _from_installed_project()
 
 
-def _usable() -> object | None:
+def _usable() -> Walker | None:
     if _lexwalk is None or os.environ.get("DAILYSLICE_NATIVE_HTML", "").lower() in ("off", "0", "false"):
         return None
     if selectolax.__version__ != _lexwalk.SELECTOLAX_VERSION or getattr(_lexwalk, "API", 1) != API:
         return None
     if _lexwalk.RULES != rules.digest():
         return None
-    return _lexwalk
+    return cast(Walker, _lexwalk)  # a module: mypy cannot hold it to the Protocol
 
 
 WALK = _usable()

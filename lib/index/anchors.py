@@ -108,13 +108,13 @@ def write_day_anchors(spark: Any, day_dir: str, inlinks_dir: str, stats: dict[st
     """:func:`write_anchors` for a local day folder every executor sees, one Spark task per shard."""
     shards = stats.get("shards", [])
     analyzers = {(g["tld"], g["lang"]): g["analyzer"] for g in stats.get("groups", [])}
-    jobs = [(s, analyzers[(s["tld"], s["lang"])]) for s in shards]
+    jobs: list[tuple[dict[str, Any], str]] = [(s, analyzers[(s["tld"], s["lang"])]) for s in shards]
     work = day_dir.rstrip("/") + ".anchors"
 
     def run(batches: Any) -> Any:
         for b in batches:
             rows = [
-                write_shard_anchors(day_dir, *jobs[i], inlinks_dir, os.path.join(work, str(i)))
+                write_shard_anchors(day_dir, jobs[i][0], jobs[i][1], inlinks_dir, os.path.join(work, str(i)))
                 for i in b.column(0).to_pylist()
             ]
             yield pa.record_batch([pa.array([json.dumps(r) for r in rows], pa.string())], schema=_TASK_SCHEMA)

@@ -318,15 +318,15 @@ def index_run(t: int, files: list[tuple[str, str]], plan: MapPlan) -> Iterator[p
     buf.flush()
     for p in sorted(docs):
         write_arrow(docs_path(plan.spill, p, t), _docs_table(pages[p]))
-    ps = sorted(docs)
-    if ps:
+    shards = sorted(docs)
+    if shards:
         yield pa.RecordBatch.from_arrays(
             [
-                pa.array(ps, pa.int32()),
-                pa.array([t] * len(ps), pa.int32()),
-                pa.array([docs[p] for p in ps], pa.int64()),
-                pa.array([tokens.get(p, 0) for p in ps], pa.int64()),
-                pa.array([buf.segments.get(p, 0) for p in ps], pa.int32()),
+                pa.array(shards, pa.int32()),
+                pa.array([t] * len(shards), pa.int32()),
+                pa.array([docs[p] for p in shards], pa.int64()),
+                pa.array([tokens.get(p, 0) for p in shards], pa.int64()),
+                pa.array([buf.segments.get(p, 0) for p in shards], pa.int32()),
             ],
             schema=MAP_SCHEMA,
         )

@@ -41,9 +41,10 @@ def _canonical_ciff(path: pathlib.Path) -> str:
     r = CiffReader(str(path))
     h = r.header
     lists = [(pl.term, list(zip(pl.docids, pl.tfs))) for pl in r.postings()]
-    meta = pq.read_table(
-        path.parent / layout.metadata_for(path.name), columns=["docid", "url", "warc_offset"]
-    ).to_pylist()
+    meta_name = layout.metadata_for(path.name)
+    if meta_name is None:
+        raise ValueError(f"{path}: not an index file name (index-N.ciff[.gz])")
+    meta = pq.read_table(path.parent / meta_name, columns=["docid", "url", "warc_offset"]).to_pylist()
     ids = {m["docid"]: f"{m['url']} {m['warc_offset']}" for m in meta}
     lines = [f"{h.num_postings_lists} {h.num_docs} {h.total_terms_in_collection} {h.description}"]
     lines += sorted(f"{t}\t{ids[d]}\t{tf}" for t, ps in lists for d, tf in ps)

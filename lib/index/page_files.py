@@ -64,7 +64,7 @@ def input_files(inp: str) -> list[tuple[str, str, int]]:
     root = storage.local_path(inp)
     out = []
     for d in language_dirs(root):
-        lang = layout.language_of(d)
+        lang = layout.language_of(d) or ""  # never None: language_dirs keeps language=* folders
         lang = "" if lang == _NULL_PARTITION else lang
         for name in sorted(os.listdir(os.path.join(root, d))):
             if name.endswith(".parquet") and not name.startswith((".", "_")):

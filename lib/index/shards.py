@@ -80,7 +80,9 @@ class Group:
 
 
 def plan_groups(
-    counts: dict[tuple[str | None, str | None], int], docs_per_shard: int, min_group_docs: int
+    counts: dict[tuple[str, str], int] | dict[tuple[str | None, str | None], int],
+    docs_per_shard: int,
+    min_group_docs: int,
 ) -> tuple[list[Group], dict[tuple[str, str], int]]:
     """Plan the day's shards from page counts per (url_suffix, language).
 

@@ -175,7 +175,7 @@ def earliest(matches: dict[str, list]) -> dict[str, tuple[str, str]]:
     return best
 
 
-def commit(store: str, day: str, folder: str, days: int, shape: dict[str, int]) -> dict[str, Any]:
+def commit(store: str, day: str, folder: str, days: int, shape: dict[str, int | None]) -> dict[str, Any]:
     """Make ``folder`` (written under the store) the kept copy of ``day``, drop the days ``days``
     or more before the newest kept one, and sweep what no state names; the caller holds the
     lease. A day already past the window (a backfill older than it) is not kept: returns the

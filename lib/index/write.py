@@ -156,27 +156,32 @@ class _Shard:
         newid[keep] = np.arange(int(keep.sum()))
         return keep, newid
 
-    def _drop_copies(self, seg: pa.Table, d: np.ndarray, c: np.ndarray, tf: np.ndarray):
-        """A segment's postings without the docs of repeated records, docids renumbered."""
-        m = self.keep[d]
+    @staticmethod
+    def _drop_copies(
+        keep: np.ndarray, newid: np.ndarray, seg: pa.Table, d: np.ndarray, c: np.ndarray, tf: np.ndarray
+    ) -> tuple[pa.Table, np.ndarray, np.ndarray, np.ndarray]:
+        """A segment's postings without the docs of repeated records (``keep`` false), docids
+        renumbered (``newid``)."""
+        m = keep[d]
         if not m.all():
             starts = np.r_[0, np.cumsum(c)[:-1]]
             c = np.add.reduceat(m.astype(np.int64), starts) if len(c) else c
             rows = c > 0
             seg = seg.filter(pa.array(rows))
             c, d, tf = c[rows].astype(np.int32), d[m], tf[m]
-        return seg, self.newid[d], c, tf
+        return seg, newid[d], c, tf
 
     def write_postings(self) -> None:
         terms, docs, tfs, counts = [], [], [], []
+        keep, newid = self.keep, self.newid
         for t, base, nseg in zip(self.inp.t, self.bases.tolist(), self.inp.segments):
             for s in range(nseg):
                 seg = _read(segment_path(self.spill, self.inp.pidx, t, s))
                 d, c = _list_parts(seg.column("docs"))
                 d = d.astype(np.int64) + base  # absolute docids (int64: the writer's type)
                 tf = _list_parts(seg.column("tfs"))[0]
-                if self.keep is not None:
-                    seg, d, c, tf = self._drop_copies(seg, d, c, tf)
+                if keep is not None and newid is not None:  # both or neither (_first_records)
+                    seg, d, c, tf = self._drop_copies(keep, newid, seg, d, c, tf)
                 terms.extend(seg.column("term").chunks)
                 docs.append(d)
                 tfs.append(tf)
@@ -222,7 +227,8 @@ class _Shard:
         for t in self.inp.t[:1]:  # enrichment plugins' columns ride along (lib.index.owi.plugin_fields)
             with pa.memory_map(docs_path(self.spill, self.inp.pidx, t)) as src:
                 schema = owi.metadata_schema(pa.ipc.open_file(src).schema)
-        self.meta = pq.ParquetWriter(self.meta_tmp, schema, compression="zstd")
+        self.meta = meta = pq.ParquetWriter(self.meta_tmp, schema, compression="zstd")
+        keep, newid = self.keep, self.newid
         pending: list[pa.RecordBatch] = []
         rows = 0
         for t, base, n in zip(self.inp.t, self.bases.tolist(), self.inp.docs):
@@ -230,9 +236,9 @@ class _Shard:
             if pages.num_rows != n:
                 raise RuntimeError(f"shard {self.inp.pidx}: file {t} has {pages.num_rows} pages, the map reported {n}")
             docids = np.arange(base, base + n, dtype=np.int32)
-            if self.keep is not None:
-                kept = self.keep[base : base + n]
-                pages, docids = pages.filter(pa.array(kept)), self.newid[base : base + n][kept].astype(np.int32)
+            if keep is not None and newid is not None:  # both or neither (_first_records)
+                kept = keep[base : base + n]
+                pages, docids = pages.filter(pa.array(kept)), newid[base : base + n][kept].astype(np.int32)
                 n = pages.num_rows
             self.ciff.add_docs(
                 docids, [r or "" for r in pages.column("record_id").to_pylist()], pages.column("doclength").to_numpy()
@@ -244,13 +250,15 @@ class _Shard:
             )
             rows += n
             if rows >= META_ROW_GROUP:  # one Parquet row group per ~64k pages
-                self.meta.write_table(pa.concat_tables(pending), row_group_size=1 << 30)
+                meta.write_table(pa.concat_tables(pending), row_group_size=1 << 30)
                 pending, rows = [], 0
         if pending:
-            self.meta.write_table(pa.concat_tables(pending), row_group_size=1 << 30)
+            meta.write_table(pa.concat_tables(pending), row_group_size=1 << 30)
 
     def close(self) -> pa.RecordBatch:
         self.ciff.close()
+        if self.meta is None:
+            raise RuntimeError(f"shard {self.inp.pidx}: closed before its docs were written")
         self.meta.close()
         atomic.replace(self.meta_tmp, self.meta_path, fsync=True)  # as the CIFF beside it
         return pa.RecordBatch.from_pylist(

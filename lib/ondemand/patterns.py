@@ -57,7 +57,7 @@ class Pattern:
         more), or None when the pattern says nothing of the host (a glob whose scheme or host
         holds a wildcard: ``*`` also matches ``/``)."""
         if self.kind == "host":
-            return lambda h: bool(h) and self.matches("", h, "")
+            return lambda h: bool(h and self.matches("", h, ""))
         if self.kind == "surt":
             head = self.text.split(")", 1)[0]
             return lambda h: not _PLAIN_HOST.fullmatch(h or "") or _surt_host(h or "").startswith(head)

@@ -200,7 +200,7 @@ def submit_day(n: Night, ctx: Any, est: dict[str, Any], sized: dict[str, Any]) -
         "nodes": sized["nodes"],
         "time": sized["time"],
         "rerun_because": changed,
-        "replaces_job_id": done.get("job_id") if changed else None,
+        "replaces_job_id": done.get("job_id") if changed and done else None,
         "run_log": f"{cfg['log_dir']}/dailyslice-{dc}-{day}-{job_id}.log",
         "run_logs": f"{cfg['log_dir']}/dailyslice-{dc}-{day}-{job_id}",
         "slurm_log": out.replace("%j", job_id),
@@ -231,7 +231,7 @@ def check_day(n: Night, sub: dict[str, Any], event: dict[str, Any]) -> dict[str,
             f"{dc} {failed.get('date')}: the day's input is {failed['input']} "
             f"(preprocess exit {failed.get('preprocess_rc')}): nothing published"
         )
-    if unhealthy:  # published and indexed, but the day lost pages: say how, not only where the logs are
+    if unhealthy and failed:  # published and indexed, but the day lost pages: say how, not only where the logs are
         report[0] = f"{dc} {failed.get('date')}: {describe(unhealthy)}"
         report.insert(
             1,

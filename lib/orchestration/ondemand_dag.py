@@ -20,12 +20,11 @@ import logging
 import os
 from typing import Any
 
-import pendulum
 from airflow.sdk import DAG, get_current_context, task
 from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
 from lib.orchestration import ondemand, slurm
-from lib.orchestration.dag_factory import SlurmJobSensor
+from lib.orchestration.dag_factory import SlurmJobSensor, start_date
 from lib.orchestration.runenv import s3_credentials_env, s3_endpoint
 from lib.orchestration.trigger import failed_marker_path
 from lib.store import layout
@@ -56,7 +55,7 @@ def build_ondemand_dag(dc: str, cfg: dict[str, Any]) -> DAG:
     with DAG(
         dag_id=f"dailyslice-ondemand-{dc}",
         schedule=own["schedule"],
-        start_date=pendulum.parse(str(cfg["start_date"]), tz="UTC"),
+        start_date=start_date(cfg),
         catchup=False,
         max_active_runs=1,
         default_args={"retries": 0},
@@ -135,7 +134,7 @@ def build_ondemand_dag(dc: str, cfg: dict[str, Any]) -> DAG:
             return {"request": sub["id"], "staged": report, "at": dt.datetime.now(dt.timezone.utc).isoformat()}
 
         req = pick()
-        sub = submit(req)
+        sub = submit(req)  # type: ignore[arg-type]  # airflow stub: a @task takes XComArgs
         waited = SlurmJobSensor(
             task_id="wait",
             submission=sub,
@@ -143,6 +142,6 @@ def build_ondemand_dag(dc: str, cfg: dict[str, Any]) -> DAG:
             poll_seconds=float(cfg["slurm"]["poll_seconds"]),
             timeout_hours=float(cfg["slurm"]["timeout_hours"]),
         )
-        marker = check(sub, waited.output)
-        stage(marker, sub)
+        marker = check(sub, waited.output)  # type: ignore[arg-type]  # airflow stub: a @task takes XComArgs
+        stage(marker, sub)  # type: ignore[arg-type]  # airflow stub: a @task takes XComArgs
     return dag

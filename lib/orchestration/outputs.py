@@ -61,8 +61,8 @@ def stage_logs(
     files = {"run.log": marker.get("log") or sub.get("run_log"), "slurm.out": sub.get("slurm_log")}
     with tempfile.TemporaryDirectory(prefix="marker-") as tmp:
         if marker:
-            files["marker.json"] = os.path.join(tmp, "marker.json")
-            with open(files["marker.json"], "w") as f:
+            files["marker.json"] = marker_json = os.path.join(tmp, "marker.json")
+            with open(marker_json, "w") as f:
                 json.dump(marker, f, indent=2, sort_keys=True)
         report = stage_run_logs(
             marker.get("run_logs") or sub.get("run_logs"), files, spec, layout.day_suffix(day), str(sub["job_id"])

@@ -158,7 +158,7 @@ def finish(p: ArchivePlan | None, timeout: float = 120.0) -> bool:
         return False
     gateway = SparkContext._gateway
     proc: Any = getattr(gateway, "proc", None)
-    if proc is None:
+    if gateway is None or proc is None:
         return False
     try:
         gateway.shutdown()

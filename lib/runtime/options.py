@@ -75,7 +75,11 @@ def parse_date(text: str) -> dt.date:
 
 def default_of(f: Field) -> Any:
     """A field's default value (its factory called)."""
-    return f.default if f.default is not MISSING else f.default_factory()  # type: ignore[misc]
+    if f.default is not MISSING:
+        return f.default
+    if f.default_factory is not MISSING:
+        return f.default_factory()
+    raise TypeError(f"option {f.name} has no default")
 
 
 @dataclass(frozen=True)
@@ -110,9 +114,10 @@ class JobOptions:
     def from_args(cls: type[OptionsT], args: argparse.Namespace) -> OptionsT:
         """The options of a parsed command line (lists become tuples)."""
         given = vars(args)
-        return cls(
-            **{f.name: tuple(v) if isinstance(v := given[f.name], list) else v for f in fields(cls) if f.name in given}
-        )
+        values: dict[str, Any] = {
+            f.name: tuple(v) if isinstance(v := given[f.name], list) else v for f in fields(cls) if f.name in given
+        }
+        return cls(**values)
 
     @classmethod
     def defaults(cls) -> dict[str, Any]:

@@ -35,6 +35,13 @@ from lib.store import layout, lease, s3, storage
 from lib.store.publish import WorkDir
 
 
+def resolved(path: str | None, what: str) -> str:
+    """A folder :meth:`SparkJob.resolve_io` filled (a :class:`UsageError` for options it was not given)."""
+    if path is None:
+        raise UsageError(f"no {what} folder: the options were not resolved (SparkJob.resolve_io)")
+    return path
+
+
 class SparkJob:
     """Override ``name``, ``input_kind``/``output_kind``, ``options_class`` and ``run``.
 
@@ -80,17 +87,21 @@ class SparkJob:
         """The options object of a command line (argparse exits 2 on a bad one)."""
         return self.options_class.from_args(self.parser().parse_args(argv))
 
-    def resolve_io(self, args: OptionsT) -> OptionsT:
+    def resolve_io(self, args: Any) -> Any:
+        """The options (an ``options_class``: ``Any`` as in :meth:`run`, so a job's override takes
+        its own class) with ``input``/``output`` settled (:meth:`fill_io`)."""
+        return self.fill_io(args)
+
+    def fill_io(self, args: OptionsT) -> OptionsT:
         """The options with ``input``/``output`` filled from ``date``/``root`` where not given
         (:class:`UsageError` when neither is there)."""
-        if args.input is None or args.output is None:
+        inp, out = args.input, args.output
+        if inp is None or out is None:
             if args.date is None or args.root is None:
                 raise UsageError(f"{self.name}: give --date and --root, or --input and --output")
-        return replace(
-            args,
-            input=args.input or layout.day_path(args.root, self.input_kind, args.date),
-            output=args.output or layout.day_path(args.root, self.output_kind, args.date),
-        )
+            inp = inp or layout.day_path(args.root, self.input_kind, args.date)
+            out = out or layout.day_path(args.root, self.output_kind, args.date)
+        return replace(args, input=inp, output=out)
 
     # ------------------------------------------------------------------ spark
     def session(self, args: JobOptions) -> Any:
@@ -101,7 +112,7 @@ class SparkJob:
 
     def work_dir(self, spark: Any, args: JobOptions) -> WorkDir:
         """The private folder this run assembles ``args.output`` in (:class:`WorkDir`)."""
-        return WorkDir(args.output, args.staging, cluster=on_cluster(spark), name=self.name)
+        return WorkDir(resolved(args.output, "output"), args.staging, cluster=on_cluster(spark), name=self.name)
 
     # ------------------------------------------------------------------ call
     def call(self, options: JobOptions, spark: Any = None) -> JobResult:
@@ -130,7 +141,7 @@ class SparkJob:
 
     def _check_input(self, args: JobOptions) -> None:
         """A usage error when a job that checks its input is given one that does not exist."""
-        if self.checks_input and not storage.folder_exists(args.input):
+        if self.checks_input and not storage.folder_exists(resolved(args.input, "input")):
             raise UsageError(f"{self.name}: input {args.input} does not exist (mistyped --root, --date or --input?)")
 
     def _hold_output(self, args: JobOptions) -> lease.Lease | None:
@@ -138,7 +149,7 @@ class SparkJob:
         input: one run per output at a time, taken before Spark starts, so refusing is cheap."""
         if not self.checks_input:
             return None
-        return lease.Lease(args.output, self.name, getattr(args, "wait_lock", 0.0)).acquire()
+        return lease.Lease(resolved(args.output, "output"), self.name, getattr(args, "wait_lock", 0.0)).acquire()
 
     def _busy(self, e: lease.Busy) -> None:
         """Say that another run holds what this one needs (the log and stderr)."""
