@@ -2,7 +2,8 @@
 
 ``page_files`` (what the job reads), ``indexable`` (which pages it takes), ``shards`` (which shard a
 page goes to), ``build`` (map: partial inverted lists), ``write`` (reduce: CIFF and metadata per
-shard), ``owi`` (the metadata store's schema), ``dedup`` (near-duplicate clusters), ``graph`` and
+shard), ``owi`` (the metadata store's schema), ``dedup`` (near-duplicate clusters), ``sigstore`` and
+``crossday`` (the signature store of the last days, dup_of), ``graph`` and
 ``graph_tasks`` (the web graph), ``graph_exchange`` (links across data centers), ``anchors`` (the
 anchor-text CIFFs), ``digest`` (content digests of a day's shards).
 """
