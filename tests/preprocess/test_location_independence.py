@@ -54,7 +54,9 @@ def _fingerprint(root: pathlib.Path) -> dict[str, object]:
     """Everything of a finished day that must not depend on where the crawl was read from."""
     out: dict[str, object] = {}
     pre = root / layout.PREPROCESSED / DAY
-    for p in sorted(pre.rglob("*.parquet")):
+    # the host index (_hosts.parquet) names page files by their path in the day: compared whole
+    out["pre/_hosts"] = pq.read_table(pre / layout.HOSTS).to_pylist()
+    for p in sorted(q for q in pre.rglob("*.parquet") if not q.name.startswith("_")):
         t = pq.read_table(p)
         assert all(u.startswith(("file://", "s3://")) for u in t.column("warc_file").to_pylist())
         out[f"pre/{p.relative_to(pre)}"] = t.drop_columns(["warc_file"]).to_pylist()
