@@ -30,7 +30,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 
 def _urls(folder: pathlib.Path, pattern: str) -> set[str]:
-    return {u for p in folder.rglob(pattern) for u in pq.read_table(p, columns=["url"]).column("url").to_pylist()}
+    files = [p for p in folder.rglob(pattern) if not p.name.startswith("_")]  # side tables (_hosts.parquet)
+    return {u for p in files for u in pq.read_table(p, columns=["url"]).column("url").to_pylist()}
 
 
 @pytest.fixture(scope="module")
