@@ -44,10 +44,13 @@ ELSEWHERE = {
     "spark-submit jobs/JOB.py ARGS": "a Spark job as a script (preprocess, index, catalogue, extract, ondemand, ...)",
     "python -m MODULE ARGS": "any command above by its module (e.g. python -m jobs.index, python -m lib.ciff)",
     "dailyslice-serve ARGS": "the same as dailyslice serve",
-    "make demo | demo-s3 | test | lint": "the demo, on local files or a loopback S3 server; the test suite",
+    "make demo | demo-s3 | test | lint | typecheck | asan": "the demo, on local files or a loopback S3 server; the "
+    "test suite and its checks (ruff, mypy, the walker under AddressSanitizer)",
     "python -m devtools.seaweed -- CMD": "run CMD against a loopback S3 server (SeaweedFS; developers)",
     "python scripts/compare_outputs.py --base COMMIT": "this checkout's outputs against a commit's, byte for byte",
     "bash scripts/install-system-deps.sh": "the system packages the tests need (Java, Chromium, Slurm, ...)",
+    "python scripts/gen_lexwalk_rules.py": "lib/html/native/lexwalk_rules.h from lib/html/rules.py (setup.py runs it)",
+    "python scripts/asan_walk.py": "the compiled walker under ASan and UBSan over the real pages (make asan)",
     "python -m benchmarks.NAME": "a benchmark (docs/benchmarks.md)",
 }
 
