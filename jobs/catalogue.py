@@ -23,7 +23,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from lib.catalogue import delta, noindex, report, urldb
+from lib.catalogue import delta, noindex, report, textroots, urldb
 from lib.catalogue.day import copy_day, day_has_captures, local_day, read_captures, write_day_cdxj
 from lib.catalogue.urldb import DEFAULT_KEEP, DEFAULT_PARTITIONS, DEFAULT_WAIT
 from lib.errors import UsageError
@@ -55,7 +55,9 @@ class CatalogueOptions(DayJobOptions):
         "archive folder that CDXJ filenames are relative to: a path, file:// or s3:// URI, trailing slash optional",
         shown="ROOT/warc; full URIs when no ROOT",
     )
-    index: str | None = opt(None, "the day's index output, for shard sizes", shown="ROOT/index/YYYY-MM/DD")
+    index: str | None = opt(
+        None, "the day's index output: shard sizes, text roots of the delta", shown="ROOT/index/YYYY-MM/DD"
+    )
     no_report: bool = opt(False, "skip the HTML report", action="store_true")
 
     def record(self) -> dict[str, Any]:
@@ -122,7 +124,9 @@ class CatalogueJob(SparkJob):
         with self.steps("cdxj"):
             captures = read_captures(spark, src)
             summary.update(write_day_cdxj(captures, src, prefix, wd.path))
+        index_day = options.index or layout.day_path(root, layout.INDEX, day)
         if not options.no_urldb:
+            captures, summary["text_roots"] = textroots.with_text_roots(spark, captures, index_day, day)
             db = options.urldb or (storage.join(options.root, layout.URLDB) if options.root else None)
             if db is None:
                 raise UsageError("catalogue: give --urldb or --root (or --no-urldb)")
@@ -146,7 +150,6 @@ class CatalogueJob(SparkJob):
                     summary["delta"] = None
                     summary["delta_skipped"] = str(e)
         if not options.no_report:
-            index_day = options.index or layout.day_path(root, layout.INDEX, day)
             signals = noindex.report(root, day, src)
             summary["now_noindex"] = {k: v for k, v in signals.items() if k != "urls"}
             report.write_report(

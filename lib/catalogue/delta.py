@@ -6,8 +6,11 @@ One row per (kind, URL), sorted by kind then id:
 
 * ``new``: a URL first seen that day (not in the database before the day);
 * ``changed``: a URL seen before whose content changed: a payload digest other than its last
-  one before the day, or a change within the day (the merge's rule, lib.catalogue.urldb), with
-  ``prev_day`` (its last capture before the day) and ``prev_digest``;
+  one before the day **and** a text of another near-duplicate class (``text_root``,
+  lib.catalogue.textroots: a new date line or counter is not a change), or such a change within
+  the day, with ``prev_day`` (its last capture before the day), ``prev_digest`` and
+  ``prev_text_root``. Where either capture has no root (no page in the index: not HTML, no
+  text, an older day) the digest alone decides, as the URL database's ``changed_days`` does;
 * ``gone``: a URL answered 404 or 410 that day (``http_status``, ``reason`` "status"; the
   database keeps it), or purged from the database since the delta written before
   (``reason`` "purged", ``url`` null: lib.purge.urldb_removal's records of ids, listed by the
@@ -38,7 +41,7 @@ DELTA = "delta"
 GONE_STATUS = (404, 410)
 DELTA_DDL = (
     "kind string, id string, url string, digest string, prev_day date, prev_digest string, http_status int, "
-    "reason string"
+    "reason string, text_root string, prev_text_root string"
 )
 
 
@@ -61,21 +64,23 @@ def _previous_table(spark: Any, db: str, day: str) -> Any:
     return spark.read.schema(urldb.TABLE_DDL).parquet(os.path.join(db, version["table"]))
 
 
-def delta_frame(spark: Any, db: str, day: dt.date, captures: Any, partitions: int) -> Any:
-    """The day's delta rows (module doc) from the database ``db`` (the day merged) and its captures."""
+def delta_frame(spark: Any, db: str, day: dt.date, captures: Any, partitions: int) -> tuple[Any, Any]:
+    """The day's delta rows (module doc) from the database ``db`` (the day merged) and its
+    captures, and the URLs not listed as changed because only their digest changed (same text root)."""
     dkey = day.isoformat()
     prev = _previous_table(spark, db, dkey).alias("t")
     edits = spark.read.schema(urldb.EDIT_DDL).parquet(os.path.join(db, "days", f"date={dkey}")).alias("e")
     j = edits.join(prev, on=["part", "id"], how="left")
     known = F.col("t.url").isNotNull()
-    changed = known & (
-        F.coalesce(F.col("e.changed_within"), F.lit(False))
-        | (
-            F.col("t.last_digest").isNotNull()
-            & F.col("e.first_digest").isNotNull()
-            & (F.col("t.last_digest") != F.col("e.first_digest"))
-        )
+    new_digest = (
+        F.col("t.last_digest").isNotNull()
+        & F.col("e.first_digest").isNotNull()
+        & (F.col("t.last_digest") != F.col("e.first_digest"))
     )
+    within = F.coalesce(F.col("e.text_changed_within"), F.col("e.changed_within"), F.lit(False))
+    changed = known & (within | (new_digest & urldb.other_text(F.col("e.first_root"), F.col("t.last_root"))))
+    same_text = known & ~changed & (new_digest | F.coalesce(F.col("e.changed_within"), F.lit(False)))
+    j = j.withColumn("_same_text", same_text)
     rows = j.where(~known | changed).select(
         F.when(known, F.lit("changed")).otherwise(F.lit("new")).alias("kind"),
         F.col("id"),
@@ -85,6 +90,8 @@ def delta_frame(spark: Any, db: str, day: dt.date, captures: Any, partitions: in
         F.when(known, F.col("t.last_digest")).alias("prev_digest"),
         F.lit(None).cast("int").alias("http_status"),
         F.lit(None).cast("string").alias("reason"),
+        F.col("e.last_root").alias("text_root"),
+        F.when(known, F.col("t.last_root")).alias("prev_text_root"),
     )
     status = captures.where(F.col("http_status").isin(*GONE_STATUS))
     last = F.max_by("http_status", F.struct("warc_date", "warc_file", "warc_offset"))
@@ -106,9 +113,11 @@ def delta_frame(spark: Any, db: str, day: dt.date, captures: Any, partitions: in
             F.lit(None).cast("string").alias("prev_digest"),
             F.col("http_status").cast("int"),
             F.lit("status").alias("reason"),
+            F.lit(None).cast("string").alias("text_root"),
+            F.lit(None).cast("string").alias("prev_text_root"),
         )
     )
-    return rows.unionByName(gone).unionByName(_purged(spark, db, dkey))
+    return rows.unionByName(gone).unionByName(_purged(spark, db, dkey)), j.where(F.col("_same_text"))
 
 
 def claim_purged(db: str, day: str) -> list[str]:
@@ -131,17 +140,21 @@ def _purged(spark: Any, db: str, day: str) -> Any:
     for f in claim_purged(db, day):
         with pa.memory_map(f) as m:
             ids += pa.ipc.open_file(m).read_all().column("id").to_pylist()
-    return spark.createDataFrame([("gone", i, None, None, None, None, None, "purged") for i in ids], DELTA_DDL)
+    return spark.createDataFrame(
+        [("gone", i, None, None, None, None, None, "purged", None, None) for i in ids], DELTA_DDL
+    )
 
 
 def write_delta(spark: Any, db: str, day: dt.date, captures: Any, dest: str, partitions: int, wait: float) -> dict:
     """Write the day's delta under ``dest`` (a local folder, the catalogue's work folder's
-    ``delta/``) holding the database's lease; returns the counts by kind."""
+    ``delta/``) holding the database's lease; returns the counts by kind, and ``same_text``: the
+    URLs seen before with a new digest but the same text root (not listed)."""
     db = storage.local_path(db)
     tmp = dest.rstrip("/") + ".tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     with urldb.lock(db, "catalogue delta", wait):
-        df = delta_frame(spark, db, day, captures, partitions)
+        df, same_text = delta_frame(spark, db, day, captures, partitions)
+        unchanged_text = same_text.count()
         df.repartition(1).sortWithinPartitions("kind", "id").write.mode("overwrite").parquet(tmp)
     for dirpath, _, names in os.walk(tmp):  # Hadoop's side files are not part of the output
         for n in names:
@@ -152,4 +165,5 @@ def write_delta(spark: Any, db: str, day: dt.date, captures: Any, dest: str, par
     counts = {k: 0 for k in ("new", "changed", "gone")}
     for r in spark.read.parquet(dest).groupBy("kind").count().collect():
         counts[r["kind"]] = r["count"]
+    counts["same_text"] = unchanged_text
     return counts

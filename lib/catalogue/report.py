@@ -229,7 +229,8 @@ def _changes(stats: dict[str, Any]) -> list[list[Any]]:
     if d:
         rows += [
             ["URLs first seen (delta/)", d.get("new", 0)],
-            ["URLs changed (new digest)", d.get("changed", 0)],
+            ["URLs changed (new digest and another text)", d.get("changed", 0)],
+            ["URLs with a new digest, same text (not listed)", d.get("same_text", 0)],
             ["URLs gone (404/410, or purged since the delta before)", d.get("gone", 0)],
         ]
     n = stats.get("dedup")

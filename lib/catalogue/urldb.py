@@ -36,7 +36,7 @@ from pyspark.sql import Window
 from pyspark.sql import functions as F
 from pyspark.sql.functions import pandas_udf
 
-from lib.catalogue import digests
+from lib.catalogue import digests, textroots
 from lib.catalogue.keys import normalize_url
 from lib.errors import DailysliceError
 from lib.pages.keyspace import partition_of
@@ -53,12 +53,13 @@ _EMPTY: dict[str, Any] = {"version": 0, "table": None, "days": [], "partitions":
 
 EDIT_DDL = (
     "id string, url string, first_ts timestamp, last_ts timestamp, captures long, "
-    "digests array<string>, first_digest string, last_digest string, changed_within boolean, part int"
+    "digests array<string>, first_digest string, last_digest string, changed_within boolean, "
+    "first_root string, last_root string, text_changed_within boolean, part int"
 )
 TABLE_DDL = (
     "id string, url string, first_seen timestamp, last_seen timestamp, captures long, "
     "n_digests int, digests array<string>, last_digest string, days_seen int, "
-    "changed_days array<date>, part int"
+    "changed_days array<date>, last_root string, part int"
 )
 
 
@@ -116,8 +117,12 @@ def _udfs(k: int):
 
 def day_edits(captures: Any, k: int) -> Any:
     """One row per URL of the day: first/last capture, count, distinct digests, the
-    first and last digest, and whether the digest changed between captures that day."""
+    first and last digest, and whether the digest changed between captures that day; with the
+    captures' ``text_root`` (lib.catalogue.textroots, null without one): the first and last
+    digest's root, and whether the digest changed to a text of another root that day."""
     norm, part = _udfs(k)
+    if textroots.ROOT not in captures.columns:
+        captures = captures.withColumn(textroots.ROOT, F.lit(None).cast("string"))
     c = captures.where(F.col("url").isNotNull() & F.col("warc_date").isNotNull())
     c = c.withColumn("nurl", norm("url"))
     c = c.withColumn("id", F.sha2(F.col("nurl"), 256)).withColumn("part", part("nurl"))
@@ -127,6 +132,10 @@ def day_edits(captures: Any, k: int) -> Any:
     # lag over digest-bearing captures only: a capture without digest says nothing.
     prev = F.last(F.col("payload_digest"), ignorenulls=True).over(w.rowsBetween(Window.unboundedPreceding, -1))
     c = c.withColumn("changed", has & prev.isNotNull() & (F.col("payload_digest") != prev))
+    prev_root = F.last(F.when(has, F.coalesce(F.col(textroots.ROOT), F.lit(""))), ignorenulls=True).over(
+        w.rowsBetween(Window.unboundedPreceding, -1)
+    )
+    c = c.withColumn("text_changed", F.col("changed") & other_text(F.col(textroots.ROOT), prev_root))
     return c.groupBy("part", "id").agg(
         F.min_by("url", order).alias("url"),
         F.min("warc_date").alias("first_ts"),
@@ -136,6 +145,21 @@ def day_edits(captures: Any, k: int) -> Any:
         F.min_by("payload_digest", F.when(has, order)).alias("first_digest"),
         F.max_by("payload_digest", F.when(has, order)).alias("last_digest"),
         F.max(F.col("changed")).alias("changed_within"),
+        F.min_by(textroots.ROOT, F.when(has, order)).alias("first_root"),
+        F.max_by(textroots.ROOT, F.when(has, order)).alias("last_root"),
+        F.max(F.col("text_changed")).alias("text_changed_within"),
+    )
+
+
+def other_text(root: Any, before: Any) -> Any:
+    """Whether a capture of text root ``root`` is another text than one of root ``before``: the
+    roots differ, or either is unknown (null or ""): without roots the digest alone decides."""
+    return (
+        root.isNull()
+        | before.isNull()
+        | (F.coalesce(root, F.lit("")) == "")
+        | (F.coalesce(before, F.lit("")) == "")
+        | (root != before)
     )
 
 
@@ -174,6 +198,9 @@ def merge(table: Any, edits: Any, day: dt.date) -> Any:
         F.coalesce(F.col("e.last_digest"), F.col("t.last_digest")).alias("last_digest"),
         (F.coalesce(F.col("t.days_seen"), F.lit(0)) + F.when(seen, 1).otherwise(0)).cast("int").alias("days_seen"),
         F.when(changed, F.array_append(old_days, F.lit(day))).otherwise(old_days).alias("changed_days"),
+        F.when(F.col("e.last_digest").isNotNull(), F.col("e.last_root"))
+        .otherwise(F.col("t.last_root"))
+        .alias("last_root"),
         F.col("part"),
     )
 
