@@ -50,6 +50,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("warc", nargs="?", help="a day's folder of archives (default: a copy of ../shared/corpus)")
     ap.add_argument("--night", type=int, default=0, metavar="PAIRS", help="night CPU with/without, PAIRS runs each")
+    ap.add_argument("--shape", help="the day's shape.json (benchmarks/realday), recorded with the figures")
+    ap.add_argument("--cut", help="which cut of that day WARC is (small, large), recorded with the figures")
     args = ap.parse_args()
     spark = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
     tmp = pathlib.Path(tempfile.mkdtemp())
@@ -91,10 +93,24 @@ def main() -> None:
         figures,
         what="the share of the preprocess task CPU that near-duplicate signatures and clusters take in the jobs"
         + ("; the whole night's CPU (process tree) with and without them (night_added)" if args.night else ""),
-        shape={"day": args.warc or "the shared corpus"},
+        shape=day_shape(args.warc, args.shape, args.cut),
+        variant=args.cut or ("" if args.warc else "corpus"),
     )
     shutil.rmtree(tmp, ignore_errors=True)
     spark.stop()
+
+
+def day_shape(warc: str | None, shape: str | None, cut: str | None) -> dict:
+    """What the figures were measured on: the realday shape's counts (pages, archives of the cut,
+    links and distinct targets, pages without text, repeated record ids) when given."""
+    out: dict = {"day": warc or "the shared corpus"}
+    if shape:
+        s = json.loads(pathlib.Path(shape).read_text())
+        keys = ("copies", "records", "html_pages", "links", "distinct_targets_per_link", "pages_without_text")
+        out |= {k: s.get(k) for k in keys} | {"repeated_record_ids": s.get("repeated_record_ids")}
+        if cut:
+            out |= {"cut": cut, "archives": s["files"][cut], "archive_bytes": s["file_bytes"][cut]}
+    return out
 
 
 def night(warc: str, pairs: int) -> dict[str, float]:
