@@ -222,12 +222,12 @@ def store_day(spark: Any, work: str, store: Store, day: str, s: dedup.Settings, 
     shape = {"parts": s.store_parts, "bands": s.bands, "perms": _perms(work, runs)}
     n = sum(r["rows"] for r in written)
     with sigstore.lock(store.path, f"index {day}: signature store commit", store.wait):
-        state = sigstore.commit(store.path, day, folder, store.days, shape, n, _merge(spark, groups))
+        state = sigstore.commit(store.path, day, folder, store.days, shape, n, spark_merge(spark, groups))
     stored_rows = sum(r["rows"] for r in stored)
     return {"stored": stored_rows, "kept_days": sorted(state["days"]), "kept_runs": len(state["runs"])}
 
 
-def _merge(spark: Any, groups: list[list[int]]) -> sigstore.Merge:
+def spark_merge(spark: Any, groups: list[list[int]]) -> sigstore.Merge:
     """A commit's merge of runs (lib.index.sigstore.merge_part) as one task per group of partitions."""
 
     def merge(path: str, name: str, sources: list[dict], folders: list[str]) -> dict[str, int]:
