@@ -5,7 +5,7 @@ keys by the store's partitions, ``xkeys/{q}/t{t}.arrow``), in the same work fold
 
 1. **Lookup** (:func:`lookup_day`, under the store's lease): one task per group of store
    partitions; for partition ``q`` the day's keys are searched in each key run of the store that
-   holds a day of the window (lib.index.sigstore.lookup: at most log2(N) + 1 runs for N kept
+   holds a day of the window (lib.index.sigstore.lookup: about log2(N) + 2 runs for N kept
    days, not one search per kept day); the verified matches go to ``xmatch/{i}.arrow``. The
    driver keeps per page the earliest day's root (:func:`lib.index.sigstore.earliest`) and writes
    ``dup_of.arrow`` (record id, day, record id), which the index's map tasks read into each

@@ -12,10 +12,10 @@ and ``signatures.lock``, the lease (lib.store.lease) held by a lookup and by a c
 
 Only representatives are kept (pages whose ``dup_cluster`` is themselves and that have a
 signature), each with its ``root``: the earlier day's page it is a copy of (its own ``dup_of``)
-or itself. The keys are a log-structured merge: a commit adds the day's keys as a run and merges
-the newest runs while the older one is at most twice the newer (:func:`merging`), so a store of
-N similar days has at most log2(N) + 1 runs and a key is rewritten O(log N) times. A lookup of a
-day's keys in partition ``q`` memory-maps each run's ``keys/{q}.arrow`` and finds them with
+or itself. The keys are a log-structured merge: a commit merges the newest runs while the older
+one is at most twice the newer (:func:`merging`), then adds the day's keys as a run of one day,
+so a store of N similar days has about log2(N) + 2 runs at most and a key is rewritten O(log N)
+times. A lookup of a day's keys in partition ``q`` memory-maps each run's ``keys/{q}.arrow`` and finds them with
 ``np.searchsorted``, keeping only entries of the window's days (a run names the day folders it
 holds; a replaced or dropped folder is no longer kept, so its entries never match). It reads the
 file pages its keys land in and the signatures of the pages they match, never a whole day. The
@@ -223,8 +223,9 @@ def earliest(matches: dict[str, list]) -> dict[str, tuple[str, str]]:
 def merging(kept: list[dict[str, Any]], live: set[str]) -> int:
     """How many of the newest runs a commit merges into one (1: none): while the older run holds
     at most twice the keys of the newer (merged so far), it joins: the runs' sizes then more than
-    double from newer to older, so N similar days make at most log2(N) + 1 runs. Sizes count live days only; a
-    run of unknown size (an old store's) counts 0, so a store's first commit merges them all."""
+    double from newer to older, so N similar days make about log2(N) + 1 merged runs. Sizes count
+    live days only; a run of unknown size (an old store's) counts 0, so a store's first commit
+    merges them all."""
 
     def size(r: dict[str, Any]) -> int:
         return sum(n or 0 for f, n in r["days"].items() if f in live)
