@@ -138,9 +138,9 @@ def find(
     lo = np.searchsorted(stored, query, "left")
     hi = np.searchsorted(stored, query, "right")
     seg_i, seg_lo, seg_n = np.arange(query.size), lo, np.minimum(hi - lo, cap)
-    heavy = np.flatnonzero(hi - lo > cap) if d is not None else np.empty(0, np.int64)
-    if heavy.size:  # the cap is per day, as when each day was searched alone: a segment per day
-        days = np.arange(ok.size if ok is not None else int(d.max()) + 1)
+    heavy = np.flatnonzero(hi - lo > cap)
+    if d is not None and heavy.size:  # the cap is per day, as when each day was searched alone: a segment per day
+        days = np.flatnonzero(ok) if ok is not None else np.unique(d)  # the days kept: no segment for the others
         light = hi - lo <= cap
         segs = [(seg_i[light], lo[light], seg_n[light])]
         for h in heavy.tolist():

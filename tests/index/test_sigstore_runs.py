@@ -23,7 +23,7 @@ from lib.text.neardup import band_matrix
 
 PARTS, CAP, THRESHOLD, WINDOW = 4, 2, 0.7, 5
 START = dt.date(2026, 2, 1)
-SHAPE = {"parts": PARTS, "bands": 16, "perms": 128}
+SHAPE: dict[str, int | None] = {"parts": PARTS, "bands": 16, "perms": 128}
 
 
 def _date(k: int) -> str:
@@ -86,7 +86,7 @@ def _through_runs(store: str, day: str, rids: list[str], sigs: np.ndarray) -> li
     state = sigstore.read_state(store)
     allowed = {f for _, f in sigstore.window(state, day, WINDOW)}
     mine = {(0, i): (r, day, 1000, s.tobytes()) for i, (r, s) in enumerate(zip(rids, sigs))}
-    found = []
+    found: list[tuple] = []
     for q, query in _keys(sigs).items():
         for run in sigstore.runs(state):
             got = sigstore.lookup(query, lambda ts, rows: mine, store, run, allowed, q, THRESHOLD, CAP)
@@ -115,7 +115,8 @@ def _brute_force(copies: dict[str, tuple[list[str], np.ndarray]], state: dict, d
 def test_merged_runs_match_as_each_kept_day_searched_alone(tmp_path, old_store):
     store = str(tmp_path / "sigs")
     os.makedirs(store)
-    days, copies = _Days(), {}
+    days = _Days()
+    copies: dict[str, tuple[list[str], np.ndarray]] = {}
     # (day number, run id): 0..8 in order, a re-run of day 5, 10 and 11, a backfill of day 9 (in
     # the window), one of day 2 (past it: matched, not kept), then day 12
     plan = [(k, f"{k:04x}") for k in range(9)] + [(5, "aaaa"), (10, "0010"), (11, "0011"), (9, "0009"), (2, "bbbb")]
@@ -172,7 +173,9 @@ def _drop_runs(store: str) -> None:
 
 def test_a_merge_in_spark_tasks_writes_what_one_in_process_does(spark, tmp_path):
     store = str(tmp_path / "sigs")
-    days, runs, folders = _Days(), [], []
+    days = _Days()
+    runs: list[dict] = []
+    folders: list[str] = []
     for k in range(3):
         rids, sigs = days.day(_date(k))
         folder, n = _write_day(store, _date(k), f"{k:04x}", rids, sigs)
