@@ -4,18 +4,20 @@ After the day's clusters (lib.index.dedup, whose bands stage also wrote each jud
 keys by the store's partitions, ``xkeys/{q}/t{t}.arrow``), in the same work folder:
 
 1. **Lookup** (:func:`lookup_day`, under the store's lease): one task per group of store
-   partitions; for partition ``q`` the day's keys are searched in each kept day's
-   ``keys/{q}.arrow`` of the window (lib.index.sigstore.lookup); the verified matches go to
-   ``xmatch/{i}.arrow``. The driver keeps per page the earliest day's root
-   (:func:`lib.index.sigstore.earliest`) and writes ``dup_of.arrow`` (record id, day, record id),
-   which the index's map tasks read into each metadata row.
+   partitions; for partition ``q`` the day's keys are searched in each key run of the store that
+   holds a day of the window (lib.index.sigstore.lookup: about log2(N) + 2 runs for N kept
+   days, not one search per kept day); the verified matches go to ``xmatch/{i}.arrow``. The
+   driver keeps per page the earliest day's root (:func:`lib.index.sigstore.earliest`) and writes
+   ``dup_of.arrow`` (record id, day, record id), which the index's map tasks read into each
+   metadata row.
 2. **Store** (:func:`store_day`): one task per ``sigs`` file keeps the day's representatives
    (pages not moved by ``dup_cluster.arrow``), with their root, in the new day folder; one task
-   per group of partitions sorts their keys into ``keys/{q}.arrow``; the driver commits the folder
-   under the lease (lib.index.sigstore.commit), dropping days past the window.
+   per group of partitions sorts their keys into ``keys/{q}.arrow`` (the day's run); the driver
+   commits the folder under the lease (lib.index.sigstore.commit), dropping days past the
+   window; when the commit merges runs, one task per group of partitions writes the merged run.
 
 The work per day is the day's keys, the file pages they land in and the pages they match: the
-kept days are memory-mapped, never read whole.
+runs are memory-mapped, never read whole, except by a merge (amortized O(log N) per key).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ MAPPING_SCHEMA = pa.schema([("record_id", pa.string()), ("dup_of_day", pa.string
 _MATCH_SCHEMA = pa.schema([(n, pa.string()) for n in ("rid", "match", "root_day", "root_id")])
 _LOOKUP_RESULT = pa.schema([("i", pa.int32()), ("keys", pa.int64()), ("matches", pa.int64())])
 _STORE_RESULT = pa.schema([("i", pa.int32()), ("rows", pa.int64())])
+_MERGE_RESULT = pa.schema([("folder", pa.string()), ("keys", pa.int64())])
 
 
 @dataclass(frozen=True)
@@ -71,18 +74,23 @@ def _day_keys(work: str, q: int) -> dict[str, np.ndarray]:
     return {c: v[order] for c, v in cols.items()}
 
 
-def lookup_partitions(work: str, i: int, parts: list[int], kept: list[str], s: dedup.Settings) -> dict[str, int]:
-    """Step 1's task ``i``: the day's keys of store partitions ``parts`` against the ``kept``
-    day folders; the verified matches go to ``work/xmatch/{i}.arrow``."""
+def lookup_partitions(
+    work: str, i: int, parts: list[int], store: str, runs: list[dict], allowed: set[str], s: dedup.Settings
+) -> dict[str, int]:
+    """Step 1's task ``i``: the day's keys of store partitions ``parts`` against the key ``runs``
+    of ``store``, entries of the ``allowed`` day folders only (the window); the verified matches
+    go to ``work/xmatch/{i}.arrow``."""
     found: dict[str, list] = {n: [] for n in _MATCH_SCHEMA.names}
     keys = 0
+
+    def today(ts: np.ndarray, rows: np.ndarray) -> dict[tuple[int, int], tuple]:
+        return dedup.sig_rows(work, ts, rows)
+
     for q in parts:
         query = _day_keys(work, q)
         keys += query["key"].size
-        for folder in kept:
-            got = sigstore.lookup(
-                query, lambda ts, rows: dedup.sig_rows(work, ts, rows), folder, q, s.threshold, s.max_bucket
-            )
+        for run in runs:
+            got = sigstore.lookup(query, today, store, run, allowed, q, s.threshold, s.max_bucket)
             for n in found:
                 found[n] += got[n]
     write_arrow(os.path.join(work, "xmatch", f"{i}.arrow"), pa.table(found, schema=_MATCH_SCHEMA))
@@ -91,19 +99,22 @@ def lookup_partitions(work: str, i: int, parts: list[int], kept: list[str], s: d
 
 def lookup_day(spark: Any, work: str, store: Store, day: str, s: dedup.Settings) -> dict[str, Any]:
     """Step 1 (module doc): writes ``work/dup_of.arrow``; returns the counts for ``_stats.json``
-    (``matched_days``: kept days searched, ``pages_with_earlier_copy``, ``matches``) and ``mapping``."""
+    (``matched_days``: kept days searched, ``runs_searched``: their key runs, ``pages_with_earlier_copy``,
+    ``matches``) and ``mapping``."""
     groups = _groups(s.store_parts, spark.sparkContext.defaultParallelism)
     perms = _perms(work, _runs(work))
     with sigstore.lock(store.path, f"index {day}: dup_of lookup", store.wait):
         state = sigstore.read_state(store.path)
         sigstore.check_shape(state, s.store_parts, s.bands, perms)
-        kept = [(d, os.path.join(store.path, f)) for d, f in sigstore.window(state, day, store.days)]
+        kept = sigstore.window(state, day, store.days)
+        allowed = {f for _, f in kept}
+        runs = [r for r in sigstore.runs(state) if allowed.intersection(r["days"])]
 
         def task(it: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             for b in it:
                 for i in b.column(0).to_pylist():
                     yield pa.RecordBatch.from_pylist(
-                        [lookup_partitions(work, i, groups[i], [f for _, f in kept], s)], schema=_LOOKUP_RESULT
+                        [lookup_partitions(work, i, groups[i], store.path, runs, allowed, s)], schema=_LOOKUP_RESULT
                     )
 
         done = map_tasks(spark, len(groups), task, _LOOKUP_RESULT) if kept else []
@@ -124,6 +135,7 @@ def lookup_day(spark: Any, work: str, store: Store, day: str, s: dedup.Settings)
     )
     return {
         "matched_days": len(kept),
+        "runs_searched": len(runs),
         "pages_with_earlier_copy": len(best),
         "matches": sum(r["matches"] for r in done),
         "days": store.days,
@@ -183,7 +195,7 @@ def store_keys(work: str, folder: str, parts: list[int]) -> int:
 
 def store_day(spark: Any, work: str, store: Store, day: str, s: dedup.Settings, dup_cluster: str, dup_of: str) -> dict:
     """Step 2 (module doc): the day's representatives into the store; returns ``stored`` (pages)
-    and ``kept_days`` (the days the store keeps after the commit)."""
+    ``kept_days`` (the days the store keeps after the commit) and ``kept_runs`` (its key runs)."""
     folder = os.path.join(store.path, sigstore.day_folder(day, uuid.uuid4().hex[:12]))
     runs = _runs(work)
 
@@ -206,11 +218,36 @@ def store_day(spark: Any, work: str, store: Store, day: str, s: dedup.Settings, 
     os.makedirs(os.path.join(work, "remap"), exist_ok=True)
     os.makedirs(os.path.join(folder, "keys"), exist_ok=True)
     stored = map_tasks(spark, len(runs), reps, _STORE_RESULT)
-    map_tasks(spark, len(groups), keys, _STORE_RESULT)
+    written = map_tasks(spark, len(groups), keys, _STORE_RESULT)
     shape = {"parts": s.store_parts, "bands": s.bands, "perms": _perms(work, runs)}
+    n = sum(r["rows"] for r in written)
     with sigstore.lock(store.path, f"index {day}: signature store commit", store.wait):
-        state = sigstore.commit(store.path, day, folder, store.days, shape)
-    return {"stored": sum(r["rows"] for r in stored), "kept_days": sorted(state["days"])}
+        state = sigstore.commit(store.path, day, folder, store.days, shape, n, spark_merge(spark, groups))
+    stored_rows = sum(r["rows"] for r in stored)
+    return {"stored": stored_rows, "kept_days": sorted(state["days"]), "kept_runs": len(state["runs"])}
+
+
+def spark_merge(spark: Any, groups: list[list[int]]) -> sigstore.Merge:
+    """A commit's merge of runs (lib.index.sigstore.merge_part) as one task per group of partitions."""
+
+    def merge(path: str, name: str, sources: list[dict], folders: list[str]) -> dict[str, int]:
+        def task(it: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            for b in it:
+                for i in b.column(0).to_pylist():
+                    got = dict.fromkeys(folders, 0)
+                    for q in groups[i]:
+                        for f, k in sigstore.merge_part(path, name, sources, folders, q).items():
+                            got[f] += k
+                    yield pa.RecordBatch.from_pylist(
+                        [{"folder": f, "keys": k} for f, k in got.items()], schema=_MERGE_RESULT
+                    )
+
+        total = dict.fromkeys(folders, 0)
+        for r in map_tasks(spark, len(groups), task, _MERGE_RESULT):
+            total[r["folder"]] += r["keys"]
+        return total
+
+    return merge
 
 
 def _perms(work: str, runs: list[int]) -> int | None:
