@@ -27,6 +27,7 @@ from lib.index import crossday, dedup, graph, indexable, sigstore
 from lib.index.anchors import write_day_anchors
 from lib.index.page_files import input_files, local_copy, page_files
 from lib.index.pipeline import build_index, plan_day
+from lib.index.results import AnchorCounts, ExcludedCounts, IndexRunSummary
 from lib.pages import exclusions
 from lib.pages.exclude import filter_day
 from lib.runtime.options import DayJobOptions, byte_text, opt
@@ -183,7 +184,7 @@ class IndexJob(SparkJob):
                     if store:
                         across = crossday.lookup_day(spark, dups, store, day_key, dup_settings)
                 mapping = clusters.pop("mapping")
-                summary = build_index(
+                stats = build_index(
                     spark,
                     day,
                     wd.path,
@@ -204,55 +205,43 @@ class IndexJob(SparkJob):
                                 spark, dups, store, day_key, dup_settings, mapping, across.pop("mapping")
                             )
                         )
-                    summary["seconds"]["dup_store"] = self.steps.seconds["dup_store"]
+                    stats.seconds["dup_store"] = self.steps.seconds["dup_store"]
             finally:
                 shutil.rmtree(copy, ignore_errors=True)
                 shutil.rmtree(kept, ignore_errors=True)
                 shutil.rmtree(indexed, ignore_errors=True)
                 shutil.rmtree(dups, ignore_errors=True)
-            summary["signals"] = signals["counts"]
-            summary["dedup"] = clusters
+            stats.signals = signals.counts
+            stats.dedup = clusters
             clusters["across_days"] = across  # None: no store (the summary's log says why)
-            left = signals["counts"]["left_out"]
-            if signals["counts"]["rows"] - left != summary["totals"]["pages_in"]:  # nothing lost on the way
-                raise RuntimeError(
-                    f"{summary['totals']['pages_in']} pages indexed + {left} left out != the day's pages"
-                )
-            indexable.write_left_out(signals["left_out"], wd.path)
+            left = signals.counts.left_out
+            if signals.counts.rows - left != stats.totals.pages_in:  # nothing lost on the way
+                raise RuntimeError(f"{stats.totals.pages_in} pages indexed + {left} left out != the day's pages")
+            indexable.write_left_out(signals.left_out, wd.path)
             # what a rebuild of this day (the purge command) must repeat to number it the same way
-            summary["args"] = options.record()
+            stats.args = options.record()
             if excluded is not None:  # counted, never silent; the URLs stay out of the published stats
-                summary["excluded"] = {
-                    "rules": len(excl),
-                    "pages": excluded["pages"]["excluded"],
-                    "edges": (summary.get("graph") or {}).get("excluded_edges", 0),
-                }
+                stats.excluded = ExcludedCounts(
+                    rules=len(excl),
+                    pages=excluded["pages"]["excluded"],
+                    edges=(stats.graph or {}).get("excluded_edges", 0),
+                )
             if (
                 options.graph and options.anchors
             ):  # the in-link anchor texts of every shard's pages, as a CIFF beside it
                 with self.steps("anchors"):
-                    files = write_day_anchors(spark, wd.path, os.path.join(wd.path, "graph", "inlinks"), summary)
-                summary["seconds"]["anchors"] = self.steps.seconds["anchors"]
-                summary["anchors"] = {
-                    "files": len(files),
-                    "docs_with_anchors": sum(f["docs_with_anchors"] for f in files.values()),
-                }
+                    files = write_day_anchors(
+                        spark, wd.path, os.path.join(wd.path, "graph", "inlinks"), stats.to_dict()
+                    )
+                stats.seconds["anchors"] = self.steps.seconds["anchors"]
+                stats.anchors = AnchorCounts(
+                    files=len(files), docs_with_anchors=sum(f["docs_with_anchors"] for f in files.values())
+                )
             storage.write_bytes(
-                os.path.join(wd.path, layout.STATS), json.dumps(summary, indent=1, sort_keys=True).encode()
+                os.path.join(wd.path, layout.STATS), json.dumps(stats.to_dict(), indent=1, sort_keys=True).encode()
             )
             wd.publish()
-        return JobResult(
-            ok=True,
-            summary={
-                "totals": summary["totals"],
-                "groups": len(summary["groups"]),
-                "steps": summary["seconds"],
-                "excluded": summary.get("excluded"),
-                "signals": summary["signals"],
-                "dedup": summary["dedup"],
-            },
-            output=options.output,
-        )
+        return JobResult(ok=True, summary=IndexRunSummary.of(stats).to_dict(), output=options.output)
 
     def _store(self, options: IndexOptions) -> tuple[crossday.Store | None, str]:
         """The signature store and the day's date for dup_of, or (None, "") with a warning when

@@ -30,6 +30,7 @@ from lib.pages import directives, exclusions, hostindex
 from lib.pages.schema import PAGE_SCHEMA
 from lib.preprocess import enrich, health, plan, signatures, tasktime
 from lib.preprocess.input_manifest import input_record
+from lib.preprocess.results import RunSummary
 from lib.preprocess.tasks import FILE_BYTES, RESULT_SCHEMA, TaskSettings, make_mapper, merge_results, remove_strays
 from lib.runtime.maptasks import map_tasks
 from lib.runtime.options import DayJobOptions, byte_text, opt
@@ -233,11 +234,10 @@ class PreprocessJob(SparkJob):
                 assert t.read == t.kept + t.skipped + t.failed, "counters do not add up"
                 storage.write_bytes(os.path.join(tmp, layout.INPUTS), input_record(source, listed))
                 hostindex.write(storage.local_path(tmp))  # published with the pages, before _SUCCESS
-                work.publish({"job": self.name, "files": len(files), "pages": t.kept, "healthy": stats.health["ok"]})
+                work.publish({"job": self.name, "files": len(files), "pages": t.kept, "healthy": stats.ok})
 
-        day = stats.health
-        (log.info if day["ok"] else log.error)("%s: %s", options.output, health.describe(day))
-        for w in day.get("warnings", []):
+        (log.info if stats.ok else log.error)("%s: %s", options.output, health.describe(stats.health))
+        for w in stats.health.get("warnings", []):
             log.warning("%s: %s", options.output, w)
         for name, r in (t.enrich or {}).items():
             if r["failed"]:
@@ -249,36 +249,23 @@ class PreprocessJob(SparkJob):
                     r["pages"],
                     r["failed_by_reason"],
                 )
-        summary = {
-            "input": options.input,
-            "output": options.output,
-            "files": len(files),
-            "tasks": len(tasks),
-            "ranges": len(pieces),  # the archives, a split one counting its ranges
-            "bytes": t.bytes,
-            "records_read": t.read,
-            "pages_kept": t.kept,
-            "skipped": t.skipped,
-            "failed": t.failed,
-            "failed_by_reason": t.failed_by_reason,
-            "warnings_by_reason": t.warnings_by_reason,
-            "excluded": t.skipped_by_reason.get("excluded", 0),
-            "exclusion_rules": len(excluded),
-            "html_seen": t.html_seen,
-            "empty_text": t.empty_text,
-            "pages_by_directive": t.pages_by_directive,
-            "robots_agents": list(robots_agents(options.robots_agents)),
-            "unreadable_files": day["counts"]["unreadable_files"],
-            "error_report_lines": reported,
-            "health": day,
-            "steps": self.steps.seconds,
-            "html_extraction": t.html_extraction or [],
-            "s3_executors": t.s3 or {},  # the tasks' share of "s3" (driver and tasks together)
-            "enrich": t.enrich or {},  # per plugin: pages, seconds, failed (by reason), samples
-            "task_timing": tasktime.summarize(r.get("timing") for r in results),  # docs/preprocess.md
-        }
+        summary = RunSummary.of(
+            stats,
+            input=options.input,
+            output=options.output,
+            tasks=len(tasks),
+            ranges=len(pieces),
+            exclusion_rules=len(excluded),
+            robots_agents=list(robots_agents(options.robots_agents)),
+            error_report_lines=reported,
+            steps=self.steps.seconds,
+            task_timing=tasktime.summarize(r.get("timing") for r in results),  # docs/preprocess.md
+        )
         return JobResult(
-            ok=day["ok"] or options.fail_on == "never", summary=summary, output=options.output, code=EXIT_UNHEALTHY
+            ok=stats.ok or options.fail_on == "never",
+            summary=summary.to_dict(),
+            output=options.output,
+            code=EXIT_UNHEALTHY,
         )
 
 

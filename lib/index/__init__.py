@@ -5,5 +5,6 @@ page goes to), ``build`` (map: partial inverted lists), ``write`` (reduce: CIFF 
 shard), ``owi`` (the metadata store's schema), ``dedup`` (near-duplicate clusters), ``sigstore`` and
 ``crossday`` (the signature store of the last days, dup_of), ``graph`` and
 ``graph_tasks`` (the web graph), ``graph_exchange`` (links across data centers), ``anchors`` (the
-anchor-text CIFFs), ``digest`` (content digests of a day's shards).
+anchor-text CIFFs), ``digest`` (content digests of a day's shards), ``results`` (the job's
+statistics and summary as typed records).
 """

@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from lib.index.results import SignalCounts
 from lib.pages import robotstxt
 from lib.pages.exclude import _place
 from lib.pages.schema import ROW_GROUP_ROWS
@@ -125,10 +126,18 @@ def _ipc(table: pa.Table) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def filter_day(spark: Any, src: str, dest: str, policy: Policy = Policy()) -> dict[str, Any]:
+@dataclass
+class Signals:
+    """What :func:`filter_day` left out: the counts (``_stats.json``'s ``signals``) and the
+    left-out rows (a :data:`LEFT_OUT_SCHEMA` table, input order)."""
+
+    counts: SignalCounts
+    left_out: pa.Table
+
+
+def filter_day(spark: Any, src: str, dest: str, policy: Policy = Policy()) -> Signals:
     """The local preprocessed day ``src`` as ``dest`` (page files only, module doc), one Spark
-    task per page file; returns the counts and writes nothing else. The left-out rows are
-    returned in ``left_out`` (a table, input order)."""
+    task per page file; returns the counts and the left-out rows and writes nothing else."""
     records, unreadable = day_robots(src)
     rules = robotstxt.RobotsRules(records, policy.agents)  # counted even when not honoured
     files: list[str] = []
@@ -150,14 +159,17 @@ def filter_day(spark: Any, src: str, dest: str, policy: Policy = Policy()) -> di
     if not files:
         os.makedirs(dest, exist_ok=True)
     tables = [pa.ipc.open_stream(r["left_out"]).read_all() for r in results]
-    counts = {k: sum(r[k] for r in results) for k in ("rows", "noindex", "robots_txt_disallowed", "robots_txt_allowed")}
-    counts["robots_txt_origins"] = len(rules)
-    counts["captures_unreadable"] = unreadable
     left = pa.concat_tables(tables) if tables else LEFT_OUT_SCHEMA.empty_table()
-    counts["left_out"] = left.num_rows
-    counts["honoured"] = policy.honour
-    counts["robots_txt_agents"] = list(policy.agents)
-    return {"counts": counts, "left_out": left}
+    sums = {k: sum(r[k] for r in results) for k in ("rows", "noindex", "robots_txt_disallowed", "robots_txt_allowed")}
+    counts = SignalCounts(
+        **sums,
+        robots_txt_origins=len(rules),
+        captures_unreadable=unreadable,
+        left_out=left.num_rows,
+        honoured=policy.honour,
+        robots_txt_agents=list(policy.agents),
+    )
+    return Signals(counts, left)
 
 
 def write_left_out(table: pa.Table, folder: str) -> str:

@@ -9,6 +9,7 @@ graph (:mod:`lib.index.graph`). It returns the statistics the job writes to ``_s
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 import shutil
@@ -20,6 +21,7 @@ from lib.index import graph
 from lib.index import shards as index_shards
 from lib.index.build import MAP_SCHEMA, STATS_SCHEMA, MapPlan, index_files
 from lib.index.page_files import PAGE_COLUMNS, input_files
+from lib.index.results import DayIndexStats, GroupStats, IndexTotals, ShardStats
 from lib.index.write import ShardSpec, shard_inputs, write_shards
 from lib.pages.exclusions import NONE as NO_EXCLUSIONS
 from lib.pages.exclusions import Exclusions
@@ -31,8 +33,6 @@ from lib.text.analysis import get_analyzer
 
 #: map tasks a core gets at least (a day's languages cost different times per byte)
 RUNS_PER_SLOT = 3
-#: the per-shard counters summed into the day's totals
-TOTAL_KEYS = ("docs", "duplicates", "terms", "postings", "total_terms", "ciff_bytes", "metadata_bytes")
 
 
 @dataclass
@@ -71,9 +71,9 @@ def build_index(
     graph_files: list[tuple[str, str, int]] | None = None,
     dup_cluster: str = "",
     dup_of: str = "",
-) -> dict[str, Any]:
+) -> DayIndexStats:
     """Write the day's shards, metadata and (``with_graph``) graph into ``work``; returns the
-    statistics, with ``seconds`` of the steps (``steps``: ``map``, ``write``, ``graph``).
+    statistics (``_stats.json``), with ``seconds`` of the steps (``steps``: ``map``, ``write``, ``graph``).
     ``graph_single_task_bytes``: the largest day whose graph is one task (lib.index.graph);
     ``graph_files``: the page files the graph reads when they are not the indexed ones (the
     pages that say noindex link too: lib.index.indexable); ``dup_cluster``: the day's near-duplicate
@@ -97,22 +97,21 @@ def build_index(
         else None
     )
     try:
-        summary = _index(spark, day, work, steps, gzip_level, date, dup_cluster, dup_of)
+        shards, groups = _index(spark, day, work, steps, gzip_level, date, dup_cluster, dup_of)
     finally:
         pool.shutdown(wait=True)  # never leave a graph job writing into a folder being removed
-    summary["graph"] = graph_job.result() if graph_job is not None else None  # None: --no-graph
-    summary["seconds"] = dict(steps.seconds)
+    stats = DayIndexStats(
+        groups=groups,
+        shards=shards,
+        docs_per_shard=day.docs_per_shard,
+        min_group_docs=day.min_group_docs,
+        graph=graph_job.result() if graph_job is not None else None,  # None: --no-graph
+        seconds=dict(steps.seconds),
+        totals=IndexTotals.of(shards, len(groups), sum(day.counts.values())),
+    )
     drop_checksums(work)
-    totals = {k: sum(s[k] for s in summary["shards"]) for k in TOTAL_KEYS}
-    totals.update(groups=len(summary["groups"]), shards=len(summary["shards"]), pages_in=sum(day.counts.values()))
-    summary["totals"] = totals
-    if totals["docs"] + totals["duplicates"] != totals["pages_in"]:
-        raise RuntimeError(
-            f"indexed {totals['docs']} documents and {totals['duplicates']} repeated records "
-            f"of {totals['pages_in']} pages"
-        )
-    log.info("index: %s", totals)
-    return summary
+    log.info("index: %s", dataclasses.asdict(stats.totals))
+    return stats
 
 
 def _graph(
@@ -167,15 +166,10 @@ def _index(
     date: dt.date | None,
     dup_cluster: str = "",
     dup_of: str = "",
-) -> dict:
+) -> tuple[list[ShardStats], list[GroupStats]]:
     """The map (analysis) and reduce (CIFF + metadata) stages; the shards' and groups' rows."""
     groups, files = day.groups, day.files
-    summary: dict = {
-        "groups": [],
-        "shards": [],
-        "docs_per_shard": day.docs_per_shard,
-        "min_group_docs": day.min_group_docs,
-    }
+    shards: list[ShardStats] = []
     if sum(g.k for g in groups):
         spill = os.path.join(work, "_spill")
         plan = MapPlan(
@@ -202,30 +196,18 @@ def _index(
                 shutil.rmtree(spill, ignore_errors=True)  # part of the step's time
         finally:
             shutil.rmtree(spill, ignore_errors=True)  # after a failed stage
-        for r in sorted(written, key=lambda r: r["pidx"]):
-            g, n = by_pidx[r["pidx"]]
-            summary["shards"].append(
-                {
-                    "tld": g.tld,
-                    "lang": g.lang,
-                    "shard": n,
-                    "k": g.k,
-                    **{k: r[k] for k in STATS_SCHEMA.names if k != "pidx"},
-                }
-            )
-    for g in groups:
-        mine = [s for s in summary["shards"] if (s["tld"], s["lang"]) == (g.tld, g.lang)]
-        summary["groups"].append(
-            {
-                "tld": g.tld,
-                "lang": g.lang,
-                "docs": g.docs,
-                "k": g.k,
-                "files": len(mine),
-                "analyzer": get_analyzer(g.lang).name,
-            }
+        shards = [ShardStats.of(*by_pidx[r["pidx"]], r) for r in sorted(written, key=lambda r: r["pidx"])]
+    return shards, [
+        GroupStats(
+            g.tld,
+            g.lang,
+            g.docs,
+            g.k,
+            files=sum(1 for s in shards if (s.tld, s.lang) == (g.tld, g.lang)),
+            analyzer=get_analyzer(g.lang).name,
         )
-    return summary
+        for g in groups
+    ]
 
 
 def drop_checksums(folder: str) -> None:

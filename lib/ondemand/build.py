@@ -83,11 +83,17 @@ def build(
             )
         with steps("plan"):
             day = plan_day(selection, req.docs_per_shard, ONE_GROUP_PER_LANGUAGE)
-        summary = build_index(spark, day, built, steps, gzip_level=gzip_level, with_graph=False)
+        totals = build_index(spark, day, built, steps, gzip_level=gzip_level, with_graph=False).totals
         other = os.path.join(built, index_shards.OTHER)
         for lang in sorted(os.listdir(other)) if os.path.isdir(other) else []:
             shutil.move(os.path.join(other, lang), os.path.join(work, lang))
-        counts["index"] = {k: summary["totals"][k] for k in ("docs", "duplicates", "shards", "terms", "postings")}
+        counts["index"] = {
+            "docs": totals.docs,
+            "duplicates": totals.duplicates,
+            "shards": totals.shards,
+            "terms": totals.terms,
+            "postings": totals.postings,
+        }
         if "edges" in req.outputs:
             with steps("edges"):
                 counts["edges"] = outputs.write_edges(selection, os.path.join(work, outputs.EDGES))

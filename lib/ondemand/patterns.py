@@ -84,10 +84,10 @@ def _surt_host(host: str) -> str:
 def host_test(patterns: list[Pattern] | tuple[Pattern, ...]) -> Callable[[str | None], bool] | None:
     """A test on ``url_host`` that every page the patterns select passes, or None when they
     cannot be reduced to hosts (no pattern at all, or one :meth:`Pattern.host_test` cannot reduce)."""
-    tests = [p.host_test() for p in patterns]
-    if not tests or any(t is None for t in tests):
+    tests = [t for p in patterns if (t := p.host_test()) is not None]
+    if not tests or len(tests) < len(patterns):
         return None
-    return lambda h: any(t(h) for t in tests)  # type: ignore[misc]
+    return lambda h: any(t(h) for t in tests)
 
 
 def _strip_www(host: str) -> str:

@@ -176,23 +176,18 @@ def submit_day(n: Night, ctx: Any, est: dict[str, Any], sized: dict[str, Any]) -
             done["job_id"],
             "; ".join(f"{k}: {', '.join(v)}" for k, v in changed.items() if v),
         )
-    r = runner.run(["mkdir", "-p", cfg["log_dir"], os.path.dirname(marker)])
-    if r.returncode != 0:
-        raise slurm.SlurmError(f"cannot create {cfg['log_dir']}: {r.stderr.strip()}")
-    env = job_env(n, day, marker)
     out = f"{cfg['log_dir']}/slurm-dailyslice-{dc}-{day}-%j.out"
-    argv = slurm.sbatch_argv(
-        os.path.join(cfg["project_home"], cfg["slurm"]["sbatch_script"]),
-        f"dailyslice-{dc}",
-        sized["nodes"],
-        sized["time"],
-        out,
-        env,
-        cfg["slurm"].get("partition"),
-        cfg["slurm"].get("account"),
-        cfg["slurm"].get("extra_args"),
+    job_id, argv = slurm.submit_job(
+        runner,
+        cfg,
+        cfg["slurm"]["sbatch_script"],
+        job_env(n, day, marker),
+        folders=[cfg["log_dir"], os.path.dirname(marker)],
+        job_name=f"dailyslice-{dc}",
+        nodes=sized["nodes"],
+        time=sized["time"],
+        output=out,
     )
-    job_id = slurm.submit(runner, argv)
     log.info("submitted Slurm job %s: %s", job_id, " ".join(argv))
     return {
         "job_id": job_id,

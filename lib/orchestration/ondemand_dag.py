@@ -80,9 +80,6 @@ def build_ondemand_dag(dc: str, cfg: dict[str, Any]) -> DAG:
 
         @task
         def submit(req: dict[str, Any]) -> dict[str, Any]:
-            r = runner.run(["mkdir", "-p", log_dir, os.path.dirname(req["marker_file"])])
-            if r.returncode != 0:
-                raise slurm.SlurmError(f"cannot create {log_dir}: {r.stderr.strip()}")
             env = {
                 "REQUEST": req["request"],
                 "MARKER_FILE": req["marker_file"],
@@ -93,18 +90,17 @@ def build_ondemand_dag(dc: str, cfg: dict[str, Any]) -> DAG:
                 **{k: str(v) for k, v in (cfg.get("job_env") or {}).items()},
             }
             out = f"{log_dir}/slurm-ondemand-{dc}-{req['id']}-%j.out"
-            argv = slurm.sbatch_argv(
-                os.path.join(cfg["project_home"], own["sbatch_script"]),
-                f"dailyslice-{dc}",  # the nightly job's name: one job per data center at a time
-                1,
-                own["time"],
-                out,
+            job_id, _ = slurm.submit_job(
+                runner,
+                cfg,
+                own["sbatch_script"],
                 env,
-                cfg["slurm"].get("partition"),
-                cfg["slurm"].get("account"),
-                cfg["slurm"].get("extra_args"),
+                folders=[log_dir, os.path.dirname(req["marker_file"])],
+                job_name=f"dailyslice-{dc}",  # the nightly job's name: one job per data center at a time
+                nodes=1,
+                time=own["time"],
+                output=out,
             )
-            job_id = slurm.submit(runner, argv)
             log.info("submitted Slurm job %s for %s", job_id, req["request"])
             return {**req, "job_id": job_id, "slurm_log": out.replace("%j", job_id)}
 

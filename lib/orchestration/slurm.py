@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shlex
 import subprocess
 from dataclasses import dataclass, field
@@ -141,6 +142,40 @@ def sbatch_argv(
     argv.append("--export=" + ",".join(["ALL"] + [f"{k}={v}" for k, v in env.items()]))
     argv.append(script)
     return argv
+
+
+def submit_job(
+    runner: Runner,
+    cfg: dict[str, Any],
+    script: str,
+    env: dict[str, str],
+    *,
+    folders: list[str],
+    job_name: str,
+    nodes: int,
+    time: str,
+    output: str,
+) -> tuple[str, list[str]]:
+    """Create ``folders`` (the log folder first, then where the job writes its marker), submit
+    ``script`` (relative to ``cfg["project_home"]``) with the site's partition, account and
+    extra arguments (``cfg["slurm"]``); returns the job id and the sbatch command line. The
+    nightly and the on-demand DAG submit through it."""
+    r = runner.run(["mkdir", "-p", *folders])
+    if r.returncode != 0:
+        raise SlurmError(f"cannot create {folders[0]}: {r.stderr.strip()}")
+    site = cfg["slurm"]
+    argv = sbatch_argv(
+        os.path.join(cfg["project_home"], script),
+        job_name,
+        nodes,
+        time,
+        output,
+        env,
+        site.get("partition"),
+        site.get("account"),
+        site.get("extra_args"),
+    )
+    return submit(runner, argv), argv
 
 
 def parse_job_id(stdout: str) -> str:

@@ -23,7 +23,7 @@ import importlib
 import time
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence, TypeGuard
 
 import pyarrow as pa
 from selectolax.lexbor import LexborHTMLParser
@@ -55,13 +55,29 @@ class PageInput:
         return self._tree
 
 
-def enricher(**columns: pa.DataType) -> Callable[[Callable], Callable]:
+class Enricher(Protocol):
+    """A plugin function as :func:`enricher` marks it: the columns it returns ride on it."""
+
+    enrich_columns: dict[str, pa.DataType]
+
+    def __call__(self, page: PageInput, /) -> Mapping[str, Any]: ...
+
+
+def is_enricher(fn: object) -> TypeGuard[Enricher]:
+    """Whether ``fn`` is a function marked by :func:`enricher` (with its columns)."""
+    columns = getattr(fn, "enrich_columns", None)
+    return callable(fn) and isinstance(columns, dict) and bool(columns)
+
+
+def enricher(**columns: pa.DataType) -> Callable[[Callable[[PageInput], Mapping[str, Any]]], Enricher]:
     """Mark a function as a plugin that returns ``columns`` (name=Arrow type)."""
     if not columns or not all(isinstance(t, pa.DataType) for t in columns.values()):
         raise TypeError("enricher(...) takes the plugin's columns as name=pyarrow type")
 
-    def mark(fn: Callable) -> Callable:
-        fn.enrich_columns = dict(columns)  # type: ignore[attr-defined]  # the plugin's mark
+    def mark(fn: Callable[[PageInput], Mapping[str, Any]]) -> Enricher:
+        vars(fn)["enrich_columns"] = dict(columns)  # the mark is the function's own attribute: it pickles with it
+        if not is_enricher(fn):
+            raise TypeError(f"enricher(...) marks functions, not {type(fn).__name__}")
         return fn
 
     return mark
@@ -86,10 +102,9 @@ def _load(name: str, target: str) -> Plugin:
     fn: Any = importlib.import_module(module)
     for part in attr.split("."):
         fn = getattr(fn, part)
-    columns = getattr(fn, "enrich_columns", None)
-    if not columns:
+    if not is_enricher(fn):
         raise UsageError(f"enrichment plugin {name!r} ({target}) declares no columns: mark it with @enricher(col=type)")
-    return Plugin(name, fn, tuple(pa.field(c, t) for c, t in columns.items()))
+    return Plugin(name, fn, tuple(pa.field(c, t) for c, t in fn.enrich_columns.items()))
 
 
 def load(names: list[str], reserved: Sequence[str] = ()) -> list[Plugin]:

@@ -138,8 +138,9 @@ def task_name(names: Sequence[str | tuple[str, int, int | None]]) -> str:
     end) range of one): a hash of them sorted, so a retried or speculative attempt of the same
     task writes the same files (and no other task does). NUL, which no path holds, parts the
     names of whole archives; a task holding ranges hashes their JSON list."""
-    if all(isinstance(n, str) for n in names):
-        text = "\0".join(sorted(names))  # type: ignore[arg-type]
+    whole = [n for n in names if isinstance(n, str)]
+    if len(whole) == len(names):
+        text = "\0".join(sorted(whole))
     else:
         items = [(n, 0, -1) if isinstance(n, str) else (n[0], n[1], -1 if n[2] is None else n[2]) for n in names]
         text = json.dumps(sorted(items))  # -1: to the end of the file

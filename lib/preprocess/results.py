@@ -125,3 +125,97 @@ class DayStats:
 
     def as_dict(self) -> dict[str, Any]:
         return {"totals": self.totals.as_dict(), "health": self.health, "files": self.files}
+
+    @property
+    def ok(self) -> bool:
+        """The health block's verdict: no threshold breached."""
+        return bool(self.health["ok"])
+
+    @property
+    def unreadable_files(self) -> int:
+        """Input files with a file-level failure (the health block's count)."""
+        return int(self.health["counts"]["unreadable_files"])
+
+
+@dataclass
+class RunSummary:
+    """What a preprocess run prints and writes (``--summary``) before ``SparkJob`` adds job, s3,
+    ok, seconds: the day's totals under the names operators read, the run's shape and timing.
+    :meth:`to_dict` gives the keys in this order, the values as plain JSON types."""
+
+    input: str | None
+    output: str | None
+    files: int
+    tasks: int
+    ranges: int  # the archives, a split one counting its ranges
+    bytes: int
+    records_read: int
+    pages_kept: int
+    skipped: int
+    failed: int
+    failed_by_reason: dict[str, int]
+    warnings_by_reason: dict[str, int]
+    excluded: int
+    exclusion_rules: int
+    html_seen: int
+    empty_text: int
+    pages_by_directive: dict[str, int]
+    robots_agents: list[str]
+    unreadable_files: int
+    error_report_lines: int
+    health: dict[str, Any]
+    steps: dict[str, float]
+    html_extraction: list[str]
+    s3_executors: dict[str, int]  # the tasks' share of "s3" (driver and tasks together)
+    enrich: dict[str, Any]  # per plugin: pages, seconds, failed (by reason), samples
+    task_timing: dict[str, Any]  # lib.preprocess.tasktime.summarize (docs/preprocess.md)
+
+    @classmethod
+    def of(
+        cls,
+        stats: DayStats,
+        *,
+        input: str | None,
+        output: str | None,
+        tasks: int,
+        ranges: int,
+        exclusion_rules: int,
+        robots_agents: list[str],
+        error_report_lines: int,
+        steps: dict[str, float],
+        task_timing: dict[str, Any],
+    ) -> RunSummary:
+        """The summary of a run whose day came out as ``stats``; the rest is the run's shape."""
+        t = stats.totals
+        return cls(
+            input=input,
+            output=output,
+            files=t.files,
+            tasks=tasks,
+            ranges=ranges,
+            bytes=t.bytes,
+            records_read=t.read,
+            pages_kept=t.kept,
+            skipped=t.skipped,
+            failed=t.failed,
+            failed_by_reason=t.failed_by_reason,
+            warnings_by_reason=t.warnings_by_reason,
+            excluded=t.skipped_by_reason.get("excluded", 0),
+            exclusion_rules=exclusion_rules,
+            html_seen=t.html_seen,
+            empty_text=t.empty_text,
+            pages_by_directive=t.pages_by_directive,
+            robots_agents=robots_agents,
+            unreadable_files=stats.unreadable_files,
+            error_report_lines=error_report_lines,
+            health=stats.health,
+            steps=steps,
+            html_extraction=t.html_extraction or [],
+            s3_executors=t.s3 or {},
+            enrich=t.enrich or {},
+            task_timing=task_timing,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary as the job's result carries it (shallow: the values are the records' own)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}

@@ -153,7 +153,7 @@ def _open_piece(piece: Piece) -> tuple[BinaryIO | None, int]:
     if piece.start == 0:
         return io.BufferedReader(raw, buffer_size=1 << 20), 0
     try:
-        begin, head = find_member(raw, piece.start, piece.end)  # type: ignore[arg-type]
+        begin, head = find_member(raw, piece.start, piece.end)
     except BaseException:
         raw.close()
         raise

@@ -14,7 +14,7 @@ whichever way the day is cut into tasks. No file is ever split.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Protocol, Sequence
 
 #: Spark's default ``maxPartitionBytes``: the most a task takes
 TASK_BYTES = 128 << 20
@@ -55,8 +55,19 @@ def pack_in_order(
     return runs
 
 
-def plan_spark_reads_by_bytes(spark: object) -> None:
+class _Conf(Protocol):
+    def set(self, key: str, value: str) -> None: ...
+
+
+class _Session(Protocol):
+    """What :func:`plan_spark_reads_by_bytes` uses of a SparkSession."""
+
+    @property
+    def conf(self) -> _Conf: ...
+
+
+def plan_spark_reads_by_bytes(spark: _Session) -> None:
     """Have the session's Parquet reads pack files by :data:`OPEN_COST_BYTES` (Spark's own
     planning, ``spark.sql.files.openCostInBytes``): with Spark's 4 MB, a day of thousands of
     small files is read by dozens of tasks where its bytes need one or two a core."""
-    spark.conf.set("spark.sql.files.openCostInBytes", str(OPEN_COST_BYTES))  # type: ignore[attr-defined]
+    spark.conf.set("spark.sql.files.openCostInBytes", str(OPEN_COST_BYTES))

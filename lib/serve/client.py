@@ -257,7 +257,11 @@ def dict_of(params: list[tuple[str, str]]) -> dict[str, list[str] | str]:
     out: dict[str, list[str] | str] = {}
     for k, v in params:
         if k in ("lang", "tld", "part"):
-            out.setdefault(k, []).append(v)  # type: ignore[union-attr]
+            values = out.get(k)
+            if isinstance(values, list):
+                values.append(v)
+            else:
+                out[k] = [v]
         else:
             out[k] = v
     return out

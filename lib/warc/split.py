@@ -16,7 +16,7 @@ check; no writer we know compresses that way, and the same is true of any splitt
 from __future__ import annotations
 
 import os
-from typing import BinaryIO
+from typing import Protocol
 
 from isal import isal_zlib
 
@@ -45,7 +45,17 @@ def begins_record(data: bytes) -> bool:
     return out[:5].upper() == b"WARC/"
 
 
-def _scan(f: BinaryIO, offset: int, end: int | None) -> tuple[int | None, bytes]:
+class ByteStream(Protocol):
+    """What the search reads: a stream of bytes, seekable or not (a file, an S3 stream)."""
+
+    def read(self, size: int = -1, /) -> bytes | None: ...
+
+    def seekable(self) -> bool: ...
+
+    def seek(self, offset: int, whence: int = 0, /) -> int: ...
+
+
+def _scan(f: ByteStream, offset: int, end: int | None) -> tuple[int | None, bytes]:
     """:func:`find_member` over ``f`` positioned at ``offset`` (read forward only)."""
     buf = b""
     pos = offset  # absolute offset of buf[0]
@@ -54,7 +64,7 @@ def _scan(f: BinaryIO, offset: int, end: int | None) -> tuple[int | None, bytes]
     while True:
         if not eof and len(buf) - i < PROBE + len(GZIP_MAGIC):
             buf, pos, i = buf[i:], pos + i, 0  # drop what is searched: the buffer stays bounded
-            data = f.read(WINDOW)
+            data = f.read(WINDOW) or b""  # None (a raw stream with nothing ready): as at the end
             buf += data
             eof = not data
             continue  # a short read: check again
@@ -75,7 +85,7 @@ def _scan(f: BinaryIO, offset: int, end: int | None) -> tuple[int | None, bytes]
         i = j + 1
 
 
-def member_start(source: BinaryIO | str | os.PathLike, offset: int, end: int | None = None) -> int | None:
+def member_start(source: ByteStream | str | os.PathLike, offset: int, end: int | None = None) -> int | None:
     """The offset of the first gzip member starting at or after ``offset`` and before ``end``
     (None: the end of the file) whose first decompressed bytes are ``WARC/``; None when there is
     none. ``source`` is a path, a seekable stream, or a forward-only stream positioned at
@@ -87,7 +97,7 @@ def member_start(source: BinaryIO | str | os.PathLike, offset: int, end: int | N
     return find_member(source, offset, end)[0]
 
 
-def find_member(f: BinaryIO, offset: int, end: int | None = None) -> tuple[int | None, bytes]:
+def find_member(f: ByteStream, offset: int, end: int | None = None) -> tuple[int | None, bytes]:
     """:func:`member_start` over the stream ``f`` (seekable, or forward-only and positioned at
     ``offset``), and the bytes from that member on which the search already read: ``head +
     f.read()`` is the file from the member on, so that one S3 request serves both the search

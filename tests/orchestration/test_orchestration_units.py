@@ -4,13 +4,22 @@ line and output parsing, and the DAG folder importing cleanly (DagBag)."""
 from __future__ import annotations
 
 import datetime as dt
+import os
 import pathlib
 
 import pytest
 
 from lib.orchestration.datacenters import DEFAULTS, ConfigError, load_config
 from lib.orchestration.sizing import GIB, size_job, slurm_time
-from lib.orchestration.slurm import Runner, SlurmError, parse_job_id, parse_scontrol, read_marker, sbatch_argv
+from lib.orchestration.slurm import (
+    Runner,
+    SlurmError,
+    parse_job_id,
+    parse_scontrol,
+    read_marker,
+    sbatch_argv,
+    submit_job,
+)
 
 # shared session fixtures (one Slurm cluster, one AIRFLOW_HOME per run)
 pytest_plugins = ["tests.fixtures_airflow"]
@@ -269,3 +278,43 @@ def test_refreshing_credentials_reach_the_job_and_the_airflow_side(tmp_path, mon
         assert os.environ["S3_CREDENTIALS"] == "refreshing" and os.environ["AWS_PROFILE"] == "dc1"
         assert os.environ["AWS_ENDPOINT_URL"] == "http://s3.example:9000"
     assert "S3_CREDENTIALS" not in os.environ and os.environ["AWS_PROFILE"] == "before"
+
+
+def test_submit_job_makes_the_folders_and_adds_the_sites_arguments(tmp_path, monkeypatch):
+    """The nightly and the on-demand DAG submit through it: folders first, then sbatch with the
+    site's partition, account and extra arguments (a stand-in sbatch records its command line)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "sbatch").write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {tmp_path}/argv\necho "4242;cluster"\n')
+    (bin_dir / "sbatch").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    cfg = {"project_home": "/opt/ds", "slurm": {"partition": "batch", "account": "ows", "extra_args": ["--qos=low"]}}
+    logs, marks = tmp_path / "logs", tmp_path / "markers" / "dc1"
+    job_id, argv = submit_job(
+        Runner(),
+        cfg,
+        "deploy/slurm/x.sbatch",
+        {"DATE": "2026-01-15"},
+        folders=[str(logs), str(marks)],
+        job_name="dailyslice-dc1",
+        nodes=2,
+        time="1:00:00",
+        output=f"{logs}/slurm-%j.out",
+    )
+    assert job_id == "4242" and logs.is_dir() and marks.is_dir()
+    assert (tmp_path / "argv").read_text().split("\n")[:-1] == argv[1:]
+    assert argv[-4:] == ["--account=ows", "--qos=low", "--export=ALL,DATE=2026-01-15", "/opt/ds/deploy/slurm/x.sbatch"]
+    assert "--partition=batch" in argv and "--nodes=2" in argv
+    (tmp_path / "file").write_text("")
+    with pytest.raises(SlurmError, match=f"cannot create {tmp_path}/file/logs"):
+        submit_job(
+            Runner(),
+            cfg,
+            "x",
+            {},
+            folders=[str(tmp_path / "file" / "logs")],
+            job_name="j",
+            nodes=1,
+            time="1",
+            output="o",
+        )

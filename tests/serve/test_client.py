@@ -236,3 +236,11 @@ def test_cut_transfer_fails_the_run_then_resumes(store, published, tmp_path):
     assert f"resumed  {victim.path} ({victim.size - victim.size // 2:,} bytes)" in out.getvalue()
     assert downloaded(dest) == {f.path: (published / f.path).read_bytes() for f in files}
     assert json.loads((dest / client.MANIFEST).read_text())["count"] == len(files)
+
+
+def test_the_request_record_lists_the_repeatable_parameters():
+    got = client.dict_of(
+        [("lang", "eng"), ("date", "2026-01-15"), ("lang", "deu"), ("tld", "nl"), ("date", "2026-01-16")]
+    )
+    assert got == {"lang": ["eng", "deu"], "date": "2026-01-16", "tld": ["nl"]}
+    assert list(got) == ["lang", "date", "tld"]  # the record's keys in the order asked
