@@ -22,6 +22,7 @@ import time
 
 from pyspark.sql import SparkSession
 
+from benchmarks.bench_minhash import day_variant
 from benchmarks.common import write_result
 from jobs import preprocess
 from lib.index import dedup
@@ -94,7 +95,7 @@ def main() -> None:
         what="the share of the preprocess task CPU that near-duplicate signatures and clusters take in the jobs"
         + ("; the whole night's CPU (process tree) with and without them (night_added)" if args.night else ""),
         shape=day_shape(args.warc, args.shape, args.cut),
-        variant=args.cut or ("" if args.warc else "corpus"),
+        variant=day_variant(args.warc) if args.warc else "corpus",
     )
     shutil.rmtree(tmp, ignore_errors=True)
     spark.stop()

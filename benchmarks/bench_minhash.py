@@ -288,6 +288,12 @@ def cluster(pages, sigs, buckets, threshold) -> tuple[dict, float]:
 
 
 # ------------------------------------------------------------------ main
+def day_variant(day: str | None) -> str:
+    """The result's variant for a realday cut (``.../NAME/CUT/warc/YYYY-MM/DD``: "NAME CUT"), else ""."""
+    parts = os.path.normpath(day).split(os.sep) if day else []
+    return f"{parts[-5]} {parts[-4]}" if len(parts) >= 5 and parts[-3] == "warc" else ""
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--variants", type=int, default=80)
@@ -402,6 +408,7 @@ def main() -> None:
             for n in ("datasketch", "rensa")
         },
         shape={"day": a.day or "real pages", "pages": real, "made_near_duplicates": len(pages) - real},
+        variant=day_variant(a.day),
         load_before=list(load0),
     )
     if a.grid:
