@@ -17,8 +17,9 @@ from devtools.seaweed import SeaweedS3
 
 
 @pytest.fixture(scope="session")
-def seaweed(tmp_path_factory):
-    """One SeaweedFS server on loopback for the session; stopped with a deadline."""
+def seaweed(tmp_path_factory, job_jvm_archive):
+    """One SeaweedFS server on loopback for the session; stopped with a deadline. The jobs the
+    tests start against it map the session's JVM class archive (``job_jvm_archive``)."""
     server = SeaweedS3(str(tmp_path_factory.mktemp("seaweedfs")))
     server.start()
     yield server
