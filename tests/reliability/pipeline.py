@@ -57,6 +57,7 @@ def job_env(s3_env: dict[str, str], extra: dict[str, str] | None = None) -> dict
     # (tests/conftest.py job_jvm_archive, which names its folder in DAILYSLICE_CACHE_DIR)
     jvm_cache = "on" if os.environ.get("DAILYSLICE_CACHE_DIR") else "off"
     env.update(PYSPARK_PYTHON=sys.executable, DAILYSLICE_JVM_CACHE=jvm_cache, PYTHONUNBUFFERED="1", **s3_env)
+    env["PYTHONPATH"] = str(REPO)  # this checkout's lib/, in the driver and its workers (not the venv's install)
     env.update(extra or {})
     return env
 
