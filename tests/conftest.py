@@ -9,6 +9,9 @@ from __future__ import annotations
 import logging
 import os
 import pathlib
+import shutil
+import subprocess
+import sys
 import uuid
 
 import pytest
@@ -35,6 +38,49 @@ def corpus() -> pathlib.Path:
     if not SHARED_CORPUS.is_dir():
         pytest.skip(f"real crawl samples not found at {SHARED_CORPUS}")
     return SHARED_CORPUS
+
+
+# what the archive below is written by: a job's own session (its driver JVM options) running a
+# small SQL query, so that the classes of Spark SQL's planner and code generator are archived too
+_ARCHIVE_RUN = """
+from jobs.catalogue import CatalogueJob, CatalogueOptions
+from lib.runtime import localmode
+job = CatalogueJob()
+spark = job.session(CatalogueOptions(master="local[1]"))
+spark.range(100).selectExpr("id % 7 AS k").groupBy("k").count().collect()
+localmode.stop(spark, job._archive)
+"""
+
+
+@pytest.fixture(scope="session")
+def job_jvm_archive(tmp_path_factory):
+    """The driver JVM's class archive (lib/runtime/jvm_cache.py) for the jobs tests start as
+    processes (``python jobs/X.py``), written once per run into a folder of the run's own,
+    removed at its end (never the user's cache). ``DAILYSLICE_CACHE_DIR`` names the folder for
+    the session; a process started with ``DAILYSLICE_JVM_CACHE=on`` maps Spark's classes from
+    it and reaches its first task seconds sooner (docs/runtime.md, "JVM start-up")."""
+    folder = tmp_path_factory.mktemp("jvm-archive")
+    saved = os.environ.get("DAILYSLICE_CACHE_DIR")
+    os.environ["DAILYSLICE_CACHE_DIR"] = str(folder)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK", "SPARK_"))}
+    env.update(DAILYSLICE_JVM_CACHE="on", PYTHONPATH=str(ROOT), PYSPARK_PYTHON=sys.executable)
+    subprocess.run([sys.executable, "-c", _ARCHIVE_RUN], cwd=ROOT, env=env, check=True, capture_output=True)
+    assert list(folder.glob("*.jsa")), "no class archive written"
+    yield {"DAILYSLICE_JVM_CACHE": "on", "DAILYSLICE_CACHE_DIR": str(folder)}
+    if saved is None:
+        os.environ.pop("DAILYSLICE_CACHE_DIR", None)
+    else:
+        os.environ["DAILYSLICE_CACHE_DIR"] = saved
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def submit_jvm_archive(job_jvm_archive) -> dict[str, str]:
+    """The environment that has ``spark-submit``'s driver JVM (deploy/common/run-day.sh, Slurm and
+    Magpie runs) map the same class archive: ``SPARK_SUBMIT_OPTS`` reaches that JVM only, not a
+    standalone master's, worker's or executor's (a JVM that cannot map it loads classes as usual)."""
+    (archive,) = pathlib.Path(job_jvm_archive["DAILYSLICE_CACHE_DIR"]).glob("*.jsa")
+    return {"SPARK_SUBMIT_OPTS": f"-XX:SharedArchiveFile={archive}"}
 
 
 @pytest.fixture(scope="session")

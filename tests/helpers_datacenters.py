@@ -10,17 +10,22 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 #: a job_env running spark-submit in local mode inside the allocation (SPARK_MASTER_NODE: run-day
 #: starts no cluster; the later --master wins): the lightest real run of run-day.sh's jobs
 LOCAL_SPARK = {"SPARK_MASTER_NODE": "127.0.0.1", "SPARK_SUBMIT_ARGS": "--master local[1]"}
+#: a new URL database of 2 key-space partitions, not 16: the days here have a few dozen pages
+#: (partitioning is tests/catalogue's subject)
+SMALL_URLDB = "--url-partitions 2"
 
 
 def datacenter_entry(base: pathlib.Path, s3_endpoint: str, bucket: str, prefix: str, nodes: int, job_env: dict) -> dict:
     """A data center's datacenters.yaml entry for the DAG tests: this checkout and venv, outputs, scratch and
     staging below ``base``, the day's archives in ``bucket``/``prefix``, a local sbatch on ``nodes`` nodes;
-    ``job_env`` adds to (or overrides) a small driver on loopback and an index of groups of any size."""
+    ``job_env`` adds to (or overrides) a small driver on loopback, an index of groups of any size and a
+    small URL database."""
     job_env = {
         "SPARK_DRIVER_MEMORY": "768m",
         "SPARK_LOCAL_IP": "127.0.0.1",
         "SCRATCH_DIR": str(base / "scratch"),
         "INDEX_ARGS": "--min-group-docs 1",
+        "CATALOGUE_ARGS": SMALL_URLDB,
     } | job_env
     return {
         "project_home": str(ROOT),

@@ -121,7 +121,7 @@ def _until(what, seconds: float) -> None:
         time.sleep(0.1)
 
 
-def test_runs_that_meet_lose_no_day(sequential, spark, tmp_path, s3_bucket) -> None:
+def test_runs_that_meet_lose_no_day(sequential, spark, tmp_path, s3_bucket, job_jvm_archive) -> None:
     """The nightly and the killed run read their days from the S3 server and publish there, the
     backfill reads local folders: both kinds in one scenario (each run costs a JVM)."""
     local, bucket = str(tmp_path / "root"), f"s3://{s3_bucket}/dc-a"
@@ -135,9 +135,11 @@ def test_runs_that_meet_lose_no_day(sequential, spark, tmp_path, s3_bucket) -> N
     excl.write_text(json.dumps(RULE) + "\n")
     purge_root = tmp_path / "purge-root"  # the purge's published days: none to rebuild, only the database
     purge_root.mkdir()
-    # a dead holder's lease lapses after its TTL: 20 s, not the default 120, so the runs that
-    # wait for the SIGKILLed one do not idle for two minutes (a live holder beats every TTL/3)
-    env = dict(os.environ, PYTHONPATH=REPO, DAILYSLICE_LOCK_TTL="20")
+    # a dead holder's lease lapses after its TTL: 10 s, not the default 120, so the runs that
+    # wait for the SIGKILLed one do not idle for two minutes (a live holder beats every TTL/3,
+    # 3.3 s, a local file write: 6.7 s of slack even on a loaded machine); the runs' driver JVMs
+    # map the session's class archive
+    env = dict(os.environ, PYTHONPATH=REPO, DAILYSLICE_LOCK_TTL="10", **job_jvm_archive)
 
     flag = tmp_path / "paused"
     killed = _catalogue(bucket, db, [KILLED], dict(env, **{urldb.PAUSE_HOOK: str(flag)}), start_new_session=True)

@@ -28,9 +28,9 @@ def _request(root: pathlib.Path, rid: str, languages: list[str]) -> pathlib.Path
 
 
 @pytest.fixture(scope="module")
-def ondemand_dc(slurm_cluster, airflow_home, s3_server, tmp_path_factory):
+def ondemand_dc(slurm_cluster, airflow_home, s3_server, submit_jvm_archive, tmp_path_factory):
     base = tmp_path_factory.mktemp("ondemand-dag")
-    cfg = datacenter_entry(base, s3_server, "unused", "dc1", 1, {})
+    cfg = datacenter_entry(base, s3_server, "unused", "dc1", 1, submit_jvm_archive)
     cfg.update(output_root=str(base / "out"), log_dir=str(base / "logs"), start_date="2026-01-01")
     cfg["staging"]["path"] = str(base / "archive")
     cfg["on_demand"] = {"args": "--master local[1]"}

@@ -38,7 +38,7 @@ def _read_tree(root: str) -> dict[str, bytes]:
 
 
 @pytest.fixture(scope="module")
-def orchestra(slurm_cluster, airflow_home, s3_server, tmp_path_factory):
+def orchestra(slurm_cluster, airflow_home, s3_server, submit_jvm_archive, tmp_path_factory):
     """Bucket with DAY's sample crawl, a datacenters.yaml for it, the DAGs built from it."""
     import yaml
 
@@ -67,6 +67,7 @@ def orchestra(slurm_cluster, airflow_home, s3_server, tmp_path_factory):
         "SPARK_MASTER_HOST": "127.0.0.1",
         # a day this small gets its graph in one task by default; two stages are what the cluster test below checks
         "INDEX_ARGS": "--min-group-docs 1 --graph-single-task-bytes 0",
+        **submit_jvm_archive,  # every data center's jobs (defaults' job_env is merged under their own)
     }
     common = datacenter_entry(base, s3_server, bucket, "dc1", 2, job_env)
     config = {

@@ -77,7 +77,7 @@ def _sample_urls(paths: list[str]) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def exchange_run(slurm_cluster, airflow_home, s3_server, tmp_path_factory):
+def exchange_run(slurm_cluster, airflow_home, s3_server, submit_jvm_archive, tmp_path_factory):
     import yaml
 
     from lib.orchestration.dag_factory import build_dags
@@ -94,7 +94,7 @@ def exchange_run(slurm_cluster, airflow_home, s3_server, tmp_path_factory):
     urls = sorted(set(_sample_urls(paths)))
     partner_root = f"s3://{bucket}/dcy"
     _publish_partner_day(partner_root, base, _partner_edges(urls))
-    dcx = datacenter_entry(base, s3_server, bucket, "dcx", 1, LOCAL_SPARK)
+    dcx = datacenter_entry(base, s3_server, bucket, "dcx", 1, LOCAL_SPARK | submit_jvm_archive)
     dcx["exchange"] = {"enabled": True, "partners": {"dcy": partner_root, "dcz": f"s3://{bucket}/dcz"}}
     config = {"datacenters": {"dcx": dcx}}
     cfg_path = base / "datacenters.yaml"

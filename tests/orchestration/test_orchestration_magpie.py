@@ -17,6 +17,8 @@ import time
 
 import pytest
 
+from tests.helpers_datacenters import SMALL_URLDB
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "deploy" / "common" / "run-day.sh"
 DAY = dt.date(2026, 2, 3)
@@ -105,7 +107,7 @@ def magpie_spark(tmp_path):
                 p.kill()
 
 
-def test_run_day_uses_the_cluster_magpie_started(magpie_spark, tmp_path):
+def test_run_day_uses_the_cluster_magpie_started(magpie_spark, tmp_path, submit_jvm_archive):
     from lib.warc.sample import write_sample_crawl
 
     crawl = tmp_path / "bucket"
@@ -130,6 +132,8 @@ def test_run_day_uses_the_cluster_magpie_started(magpie_spark, tmp_path):
         "SPARK_DRIVER_MEMORY": "768m",
         "SPARK_LOCAL_IP": "127.0.0.1",
         "INDEX_ARGS": "--min-group-docs 1",
+        "CATALOGUE_ARGS": SMALL_URLDB,
+        **submit_jvm_archive,
     }
     env.pop("SPARK_HOME", None)
     r = subprocess.run(["bash", str(SCRIPT)], env=env, capture_output=True, text=True, timeout=540)

@@ -23,6 +23,7 @@ import pytest
 from lib.catalogue.keys import surt_key
 from lib.store import layout
 from lib.warc.sample import HOSTS, write_sample_crawl
+from tests.helpers_datacenters import SMALL_URLDB
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DAY = dt.date(2026, 1, 15)
@@ -35,7 +36,7 @@ def _urls(folder: pathlib.Path, pattern: str) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def nightly(tmp_path_factory) -> dict:
+def nightly(tmp_path_factory, submit_jvm_archive) -> dict:
     """One run of the nightly script over a sample day with a take-down list at the root."""
     tmp_path = tmp_path_factory.mktemp("nightly")
     bucket, out = tmp_path / "bucket", tmp_path / "out"
@@ -56,7 +57,9 @@ def nightly(tmp_path_factory) -> dict:
         SPARK_SUBMIT_ARGS="--master local[1]",
         SCRATCH_DIR=str(tmp_path / "scratch"),
         INDEX_ARGS="--min-group-docs 1",
+        CATALOGUE_ARGS=SMALL_URLDB,
         SPARK_DRIVER_MEMORY="768m",
+        **submit_jvm_archive,
     )
     proc = subprocess.run(
         ["bash", str(ROOT / "deploy/common/run-day.sh")], env=env, capture_output=True, text=True, timeout=540

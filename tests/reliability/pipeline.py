@@ -53,7 +53,11 @@ def upload_day(client: Any, bucket: str, corpus: pathlib.Path, files: tuple[str,
 def job_env(s3_env: dict[str, str], extra: dict[str, str] | None = None) -> dict[str, str]:
     """This process's environment for a job subprocess, with the S3 server's settings."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK", "SPARK_", "AWS_"))}
-    env.update(PYSPARK_PYTHON=sys.executable, DAILYSLICE_JVM_CACHE="off", PYTHONUNBUFFERED="1", **s3_env)
+    # the driver JVM maps Spark's classes from the run's archive once the session has one
+    # (tests/conftest.py job_jvm_archive, which names its folder in DAILYSLICE_CACHE_DIR)
+    jvm_cache = "on" if os.environ.get("DAILYSLICE_CACHE_DIR") else "off"
+    env.update(PYSPARK_PYTHON=sys.executable, DAILYSLICE_JVM_CACHE=jvm_cache, PYTHONUNBUFFERED="1", **s3_env)
+    env["PYTHONPATH"] = str(REPO)  # this checkout's lib/, in the driver and its workers (not the venv's install)
     env.update(extra or {})
     return env
 
@@ -86,7 +90,9 @@ def job_argv(stage: str, root: str, work: pathlib.Path, *extra: str) -> list[str
         str(work / f"{stage}.json"),
     ]
     if stage == "catalogue":
-        argv += ["--urldb", str(work / "urldb")]
+        # a new URL database per run: 2 key-space partitions, not 16, for a day of ~440 captures
+        # (tasks of a few rows each; partitioning is tests/catalogue's subject, not these tests')
+        argv += ["--urldb", str(work / "urldb"), "--url-partitions", "2"]
     return argv + list(extra)
 
 

@@ -62,7 +62,9 @@ def _pages(client, prefix: str, dest: pathlib.Path) -> list[str]:
     return pipeline._rows(sorted(dest.glob("language=*/*.parquet")))
 
 
-def test_a_run_straddling_a_key_rotation_finishes_with_refreshing_credentials(tmp_path, corpus, spark) -> None:
+def test_a_run_straddling_a_key_rotation_finishes_with_refreshing_credentials(
+    tmp_path, corpus, spark, job_jvm_archive
+) -> None:
     from jobs import preprocess
 
     # the reference: the same archives, read from a folder, no S3 and no rotation

@@ -45,18 +45,10 @@ def record(case: str, outcome: str, seconds: float, **figures: Any) -> None:
 
 
 @pytest.fixture(scope="module")
-def clean(seaweed, corpus, tmp_path_factory) -> pipeline.Published:
-    """The clean run every case is held against."""
-    work = tmp_path_factory.mktemp("clean")
-    bucket = f"clean-{uuid.uuid4().hex[:8]}"
-    c = seaweed.client()
-    c.create_bucket(Bucket=bucket)
-    root = pipeline.upload_day(c, bucket, corpus)
-    t0 = time.monotonic()
-    runs = pipeline.run_day(root, work / "run", pipeline.job_env(seaweed.env()))
-    assert [r.rc for r in runs] == [0, 0, 0], runs[-1].tail()
-    record("clean", "complete", time.monotonic() - t0, jobs={r.stage: r.seconds for r in runs})
-    out = pipeline.published(c, bucket, work / "out")
+def clean(clean_day) -> pipeline.Published:
+    """The clean run every case is held against (shared with the end-to-end test)."""
+    record("clean", "complete", clean_day.seconds, jobs={r.stage: r.seconds for r in clean_day.runs})
+    out = clean_day.published
     assert out.complete() and out.content["pages"] and out.content["ciff"] and out.content["graph"]["edges"]
     return out
 
