@@ -126,13 +126,20 @@ class CatalogueJob(SparkJob):
             summary.update(write_day_cdxj(captures, src, prefix, wd.path))
         index_day = options.index or layout.day_path(root, layout.INDEX, day)
         if not options.no_urldb:
-            captures, summary["text_roots"] = textroots.with_text_roots(spark, captures, index_day, day)
+            roots, summary["text_roots"] = textroots.day_roots(spark, index_day, day)
             db = options.urldb or (storage.join(options.root, layout.URLDB) if options.root else None)
             if db is None:
                 raise UsageError("catalogue: give --urldb or --root (or --no-urldb)")
             with self.steps("urldb"):
                 summary["urldb"] = urldb.merge_day(
-                    spark, db, day, captures, options.url_partitions, options.keep_versions, options.urldb_wait
+                    spark,
+                    db,
+                    day,
+                    captures,
+                    options.url_partitions,
+                    options.keep_versions,
+                    options.urldb_wait,
+                    roots=roots,
                 )
             with self.steps("delta"):  # what changed with the day, beside its catalogue (lib/catalogue/delta.py)
                 try:

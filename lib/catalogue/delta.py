@@ -72,11 +72,7 @@ def delta_frame(spark: Any, db: str, day: dt.date, captures: Any, partitions: in
     edits = spark.read.schema(urldb.EDIT_DDL).parquet(os.path.join(db, "days", f"date={dkey}")).alias("e")
     j = edits.join(prev, on=["part", "id"], how="left")
     known = F.col("t.url").isNotNull()
-    new_digest = (
-        F.col("t.last_digest").isNotNull()
-        & F.col("e.first_digest").isNotNull()
-        & (F.col("t.last_digest") != F.col("e.first_digest"))
-    )
+    new_digest = urldb.new_digest()
     within = F.coalesce(F.col("e.text_changed_within"), F.col("e.changed_within"), F.lit(False))
     changed = known & (within | (new_digest & urldb.other_text(F.col("e.first_root"), F.col("t.last_root"))))
     same_text = known & ~changed & (new_digest | F.coalesce(F.col("e.changed_within"), F.lit(False)))

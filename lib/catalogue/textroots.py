@@ -57,13 +57,19 @@ def roots_frame(spark: Any, files: list[str], day: dt.date) -> Any:
     )
 
 
-def with_text_roots(spark: Any, captures: Any, index_day: str | None, day: dt.date) -> tuple[Any, dict[str, Any]]:
-    """The captures with a ``text_root`` column (null where the index has no page), and what was
-    read: the metadata files and whether roots were found."""
+def day_roots(spark: Any, index_day: str | None, day: dt.date) -> tuple[Any, dict[str, Any]]:
+    """The day's roots (:func:`roots_frame`, None when the index has no metadata here) and what
+    was read: the metadata files, or why none."""
     files = metadata_files(index_day)
     if not files:
         why = "index on S3" if index_day and storage.is_s3(index_day) else "no index metadata"
-        return captures.withColumn(ROOT, F.lit(None).cast("string")), {"metadata_files": 0, "skipped": why}
-    roots = roots_frame(spark, files, day)
-    out = captures.join(roots, on=["warc_file", "warc_offset"], how="left")
-    return out, {"metadata_files": len(files)}
+        return None, {"metadata_files": 0, "skipped": why}
+    return roots_frame(spark, files, day), {"metadata_files": len(files)}
+
+
+def with_roots(captures: Any, roots: Any) -> Any:
+    """The captures with their ``text_root`` (null where ``roots`` has no page, or all null
+    without ``roots``)."""
+    if roots is None:
+        return captures.withColumn(ROOT, F.lit(None).cast("string"))
+    return captures.join(roots, on=["warc_file", "warc_offset"], how="left")

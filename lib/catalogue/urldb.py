@@ -122,7 +122,7 @@ def day_edits(captures: Any, k: int) -> Any:
     digest's root, and whether the digest changed to a text of another root that day."""
     norm, part = _udfs(k)
     if textroots.ROOT not in captures.columns:
-        captures = captures.withColumn(textroots.ROOT, F.lit(None).cast("string"))
+        captures = textroots.with_roots(captures, None)
     c = captures.where(F.col("url").isNotNull() & F.col("warc_date").isNotNull())
     c = c.withColumn("nurl", norm("url"))
     c = c.withColumn("id", F.sha2(F.col("nurl"), 256)).withColumn("part", part("nurl"))
@@ -154,12 +154,16 @@ def day_edits(captures: Any, k: int) -> Any:
 def other_text(root: Any, before: Any) -> Any:
     """Whether a capture of text root ``root`` is another text than one of root ``before``: the
     roots differ, or either is unknown (null or ""): without roots the digest alone decides."""
+    return (F.coalesce(root, F.lit("")) == "") | (F.coalesce(before, F.lit("")) == "") | (root != before)
+
+
+def new_digest() -> Any:
+    """Whether the day's first digest (``e``, the edits) differs from the last one before (``t``,
+    the table): the digest rule of ``changed_days`` and of the delta."""
     return (
-        root.isNull()
-        | before.isNull()
-        | (F.coalesce(root, F.lit("")) == "")
-        | (F.coalesce(before, F.lit("")) == "")
-        | (root != before)
+        F.col("t.last_digest").isNotNull()
+        & F.col("e.first_digest").isNotNull()
+        & (F.col("t.last_digest") != F.col("e.first_digest"))
     )
 
 
@@ -168,14 +172,7 @@ def merge(table: Any, edits: Any, day: dt.date) -> Any:
     t, e = table.alias("t"), edits.alias("e")
     j = t.join(e, on=["part", "id"], how="full_outer")
     seen = F.col("e.captures").isNotNull()
-    changed = seen & (
-        F.coalesce(F.col("e.changed_within"), F.lit(False))
-        | (
-            F.col("t.last_digest").isNotNull()
-            & F.col("e.first_digest").isNotNull()
-            & (F.col("t.last_digest") != F.col("e.first_digest"))
-        )
-    )
+    changed = seen & (F.coalesce(F.col("e.changed_within"), F.lit(False)) | new_digest())
     old_days = F.coalesce(F.col("t.changed_days"), F.array().cast("array<date>"))
     digests = F.array_sort(
         F.array_distinct(
@@ -237,24 +234,28 @@ def merge_day(
     keep: int = DEFAULT_KEEP,
     wait: float = DEFAULT_WAIT,
     job: str = "catalogue",
+    roots: Any = None,
 ) -> dict[str, Any]:
     """Store ``day``'s edits and make the table include them; returns a summary.
 
     Holds the database's lease throughout (waits up to ``wait`` seconds for another writer,
     else :class:`lib.store.lease.Busy`) and commits by compare-and-swap, so a merge that
     returns has its day in the database whatever ran beside it. Idempotent: running the
-    same day again with the same captures gives the same table."""
+    same day again with the same captures gives the same table. ``roots``: the day's text roots
+    (lib.catalogue.textroots.day_roots), joined to the captures for the edits only."""
     if storage.is_s3(db) or "://" in db and not db.startswith("file://"):
         raise UrlDbError(f"URL database must be on a local/cluster filesystem, got {db!r}")
     db = storage.local_path(db)
     os.makedirs(os.path.dirname(os.path.abspath(db)), exist_ok=True)
     with lock(db, job, wait) as held:
-        summary = _merge_locked(spark, db, day, captures, partitions, keep)
+        summary = _merge_locked(spark, db, day, captures, partitions, keep, roots)
     summary["waited_seconds"] = held.waited
     return summary
 
 
-def _merge_locked(spark: Any, db: str, day: dt.date, captures: Any, partitions: int, keep: int) -> dict[str, Any]:
+def _merge_locked(
+    spark: Any, db: str, day: dt.date, captures: Any, partitions: int, keep: int, roots: Any
+) -> dict[str, Any]:
     os.makedirs(db, exist_ok=True)
     run = uuid.uuid4().hex[:12]
     state = read_state(db)
@@ -262,7 +263,8 @@ def _merge_locked(spark: Any, db: str, day: dt.date, captures: Any, partitions: 
     if state.get("partitions") and partitions != k:
         raise UrlDbError(f"{db} has {k} partitions; re-partitioning to {partitions} is not supported")
     dkey = day.isoformat()
-    _write_sorted(day_edits(captures, k), _edits_dir(db, dkey), k, run)
+    rows = day_edits(captures if roots is None else textroots.with_roots(captures, roots), k)
+    _write_sorted(rows, _edits_dir(db, dkey), k, run)
     digest_rows = digests.write_day(captures, db, dkey, run)  # the side table by digest (lib.catalogue.digests)
 
     base, replay = plan_replay(state["history"], state["days"], dkey)

@@ -70,9 +70,10 @@ def _deltas(spark, tmp, days, name: str) -> dict:
     got = {}
     for day, (path, index) in sorted(days.items()):
         frame = spark.read.parquet(path)
-        frame, info = textroots.with_text_roots(spark, frame, index, day)
-        assert info["metadata_files"] >= 1 and frame.where("text_root is null").count() == 0
-        urldb.merge_day(spark, db, day, frame, 4)
+        roots, info = textroots.day_roots(spark, index, day)
+        assert info["metadata_files"] >= 1
+        assert textroots.with_roots(frame, roots).where("text_root is null").count() == 0
+        urldb.merge_day(spark, db, day, frame, 4, roots=roots)
         dest = str(tmp / name / str(day) / delta.DELTA)
         counts = delta.write_delta(spark, db, day, frame, dest, 4, 60)
         got[day] = (counts, {r["id"]: r for r in pq.read_table(dest).to_pylist()})
