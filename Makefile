@@ -10,18 +10,39 @@ DEMO_ROOT ?= demo
 DEMO_DATE ?= 2026-01-15
 DEMO_SERVE ?= auto
 
-.PHONY: setup system-deps lint typecheck asan test demo demo-s3 clean
+.PHONY: setup system-deps lock upgrade lint typecheck asan test demo demo-s3 clean
 
-$(VENV)/.installed: pyproject.toml setup.py lib/html/native/lexwalk.c lib/html/rules.py lib/serve/native/maxscore.c
+# Installs reproduce: every package at the version and hash requirements/lock.txt names (the set of the
+# last green run), then this project itself without resolving anything (docs/dependencies.md).
+# pyproject.toml keeps its ranges for installs into other environments; `make upgrade` moves the lock.
+$(VENV)/.installed: requirements/lock.txt setup.py lib/html/native/lexwalk.c lib/html/rules.py lib/serve/native/maxscore.c
 	python3 -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,bench]'
+	$(PY) -m pip install -q --require-hashes --no-deps -r requirements/lock.txt
+	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
+	$(PY) -m pip check
 	touch $@
 
 setup: $(VENV)/.installed
 
 system-deps:
 	bash scripts/install-system-deps.sh
+
+# the lock's resolution: pyproject.toml's ranges with the test and bench extras, for every platform
+# (markers kept), Python 3.11, hashes of every file. `make lock` re-resolves only what pyproject.toml
+# changed (the lock's other pins are kept); `make upgrade` moves every package to the newest version
+# within the ranges, reinstalls and runs the whole suite.
+LOCK_CMD = $(VENV)/bin/uv pip compile pyproject.toml requirements/build.in --extra test --extra bench \
+	--universal --python-version 3.11 --generate-hashes --no-emit-package daily-index-slice \
+	--custom-compile-command 'make lock' -o requirements/lock.txt
+
+lock: setup
+	$(LOCK_CMD)
+
+upgrade: setup
+	$(LOCK_CMD) --upgrade
+	git --no-pager diff --stat -- requirements/lock.txt || true
+	rm -f $(VENV)/.installed
+	$(MAKE) test
 
 # ruff: the linter and the formatter's check ([tool.ruff] in pyproject.toml; `ruff format .` fixes the format)
 lint: setup

@@ -213,6 +213,12 @@ class View:
 class FileViews:
     records: list[View] = field(default_factory=list)
     stop: str | None = None  # where/why the reader gave up on the file
+    #: Content-Encodings the file's responses use that the reference reader has no decoder for
+    undecodable: set[str] = field(default_factory=set)
+
+
+class ReferenceCannotDecode(AssertionError):
+    """The reference reader lacks a decoder the archive needs: a broken environment, not a finding."""
 
 
 @dataclass
@@ -260,9 +266,27 @@ def _rid(value: str | None) -> str:
 
 
 # ------------------------------------------------------------------------------------ readers
+#: the HTTP content codings our reader undoes; the reference must undo them too, or every body differs
+DECODED_ENCODINGS = {"gzip": "gzip", "x-gzip": "gzip", "deflate": "deflate", "br": "br"}
+
+
+def reference_cannot_decode(path: pathlib.Path, undecodable: set[str]) -> str:
+    """The message when warcio, installed without a decoder, would pass encoded bodies through raw."""
+    import warcio
+
+    hint = " (warcio decodes br only through brotlicffi>=1.2.1.0 since 1.8.2)" if "br" in undecodable else ""
+    return (
+        f"{path.name}: the reference reader warcio {getattr(warcio, '__version__', '?')} cannot decode "
+        f"Content-Encoding {', '.join(sorted(undecodable))} that this file's responses use{hint}; its decoder "
+        "is missing from the environment: install the test extra as requirements/lock.txt pins it (make setup)"
+    )
+
+
 def warcio_view(path: pathlib.Path) -> FileViews:
     from warcio.archiveiterator import ArchiveIterator
+    from warcio.bufferedreaders import BufferedReader
 
+    supported = set(BufferedReader.get_supported_decompressors())
     out = FileViews()
     with open(path, "rb") as f, contextlib.redirect_stderr(io.StringIO()):  # its per-record warnings
         it = ArchiveIterator(f, arc2warc=True)
@@ -284,6 +308,9 @@ def warcio_view(path: pathlib.Path) -> FileViews:
                     except (TypeError, ValueError):
                         v.status = None
                     v.mime = _mime(rec.http_headers.get_header("Content-Type"))
+                    coding = (rec.http_headers.get_header("Content-Encoding") or "").strip().lower()
+                    if coding in DECODED_ENCODINGS and DECODED_ENCODINGS[coding] not in supported:
+                        out.undecodable.add(coding)
                 if v.rec_type == "response" and v.http or v.rec_type == "resource":
                     try:
                         v.body = rec.content_stream().read()
@@ -550,6 +577,8 @@ class FileResult:
 @functools.lru_cache(maxsize=None)
 def compare_file(name: str, path: pathlib.Path) -> FileResult:
     wio, fwv = warcio_view(path), fastwarc_view(path)
+    if wio.undecodable:
+        raise ReferenceCannotDecode(reference_cannot_decode(path, wio.undecodable))
     try:
         ours, proc = our_view(path, path.name)
     except Exception as e:

@@ -28,6 +28,14 @@ pytest_plugins: list[str] = []
 # it on where it is the subject.
 os.environ["DAILYSLICE_JVM_CACHE"] = "off"
 
+
+def pytest_report_header(config) -> str:
+    """The system packages' versions (the Python ones are requirements/lock.txt's), at the run's start."""
+    from tests.helpers_sysdeps import system_versions
+
+    return "system packages: " + ", ".join(f"{k} {v}" for k, v in system_versions().items())
+
+
 # py4j logs at INFO from a destructor at interpreter exit, after pytest closed its streams
 logging.getLogger("py4j").setLevel(logging.WARNING)
 

@@ -77,6 +77,7 @@ def test_brotli_pages_kept_with_warcios_text():
         if not ids:
             continue
         wio, (ours, _) = c.warcio_view(path), c.our_view(path, path.name)
+        assert not wio.undecodable, c.reference_cannot_decode(path, wio.undecodable)
         by_id = {v.record_id: v for v in ours.records}
         for r in wio.records:
             if r.record_id not in ids or r.body is None:
@@ -91,3 +92,17 @@ def test_brotli_pages_kept_with_warcios_text():
     assert brotli.decompress(brotli.compress(b"<p>x")) == b"<p>x"
     print(f"brotli responses checked against warcio: {checked}, kept as pages: {kept_pages}")
     assert checked >= 7 and kept_pages >= 7
+
+
+def test_reference_without_a_decoder_fails_clearly(monkeypatch):
+    """warcio without a br decoder passes brotli bodies through raw: the suite names the missing
+    decoder instead of reporting every such body as a difference."""
+    from warcio.bufferedreaders import BufferedReader
+
+    name, path = next((n, p) for n, p in FILES if _brotli_responses(p))
+    assert "br" in BufferedReader.get_supported_decompressors(), "the locked install has brotlicffi"
+    decoders = {k: v for k, v in BufferedReader.DECOMPRESSORS.items() if k != "br"}
+    monkeypatch.setattr(BufferedReader, "DECOMPRESSORS", decoders)
+    assert c.warcio_view(path).undecodable == {"br"}
+    with pytest.raises(c.ReferenceCannotDecode, match=r"cannot decode Content-Encoding br .*brotlicffi>=1\.2\.1\.0"):
+        c.compare_file.__wrapped__(name, path)
