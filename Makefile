@@ -16,7 +16,7 @@ DEMO_SERVE ?= auto
 # last green run), then this project itself without resolving anything (docs/dependencies.md).
 # pyproject.toml keeps its ranges for installs into other environments; `make upgrade` moves the lock.
 $(VENV)/.installed: requirements/lock.txt setup.py lib/html/native/lexwalk.c lib/html/rules.py lib/serve/native/maxscore.c
-	python3 -m venv $(VENV)
+	python3 -m venv --clear $(VENV)
 	$(PY) -m pip install -q --require-hashes --no-deps -r requirements/lock.txt
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	$(PY) -m pip check
@@ -30,7 +30,7 @@ system-deps:
 # the lock's resolution: pyproject.toml's ranges with the test and bench extras, for every platform
 # (markers kept), Python 3.11, hashes of every file. `make lock` re-resolves only what pyproject.toml
 # changed (the lock's other pins are kept); `make upgrade` moves every package to the newest version
-# within the ranges, reinstalls and runs the whole suite.
+# within the ranges, reinstalls the venv from scratch and runs the whole suite (docs/dependencies.md).
 LOCK_CMD = $(VENV)/bin/uv pip compile pyproject.toml requirements/build.in --extra test --extra bench \
 	--universal --python-version 3.11 --generate-hashes --no-emit-package daily-index-slice \
 	--custom-compile-command 'make lock' -o requirements/lock.txt

@@ -13,6 +13,8 @@ Each package keeps its own subclasses beside the code that raises them (``CiffEr
 
 from __future__ import annotations
 
+import importlib.util
+
 
 class DailysliceError(Exception):
     """Base of every error the project raises on purpose."""
@@ -24,3 +26,21 @@ class UsageError(DailysliceError, ValueError):
 
 class ConfigError(DailysliceError, ValueError):
     """A configuration that cannot be used; the text names the file and the setting."""
+
+
+class MissingExtra(DailysliceError, ImportError):
+    """A part of the project whose optional dependencies (an extra of pyproject.toml) are not installed."""
+
+
+def require_extra(part: str, extra: str, *modules: str) -> None:
+    """Fail with :class:`MissingExtra` naming ``extra`` when any of ``modules`` cannot be imported.
+
+    The pipeline's core dependencies are what a cluster node needs; the service, the report's plots,
+    the benchmarks and the development tools are extras, so a node without them fails here, at the
+    import of the part that needs them, with the install command instead of a bare ModuleNotFoundError."""
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        raise MissingExtra(
+            f"{part} needs the {extra!r} extra ({', '.join(missing)} not installed): "
+            f"pip install 'daily-index-slice[{extra}]'"
+        )

@@ -1,4 +1,4 @@
-"""Daily report: one self-contained HTML page with inline SVG plots (matplotlib).
+"""Daily report: one self-contained HTML page with inline SVG plots (matplotlib, the ``report`` extra).
 
 Plots: records by language, MIME type, HTTP status, top hosts, duplicate share, page
 sizes and index shard sizes; tables: headline counts and the run's errors. Every plot is
@@ -14,14 +14,21 @@ import json
 import re
 from typing import Any, Sequence
 
-import matplotlib
-
-matplotlib.use("Agg", force=False)  # before pyplot: no GUI backend, the plots go into HTML
-import matplotlib.pyplot as plt
-
 from lib.catalogue import query
 from lib.preprocess import health
 from lib.store import layout, storage
+
+plt: Any  # matplotlib.pyplot, or None without the report extra
+try:
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)  # before pyplot: no GUI backend, the plots go into HTML
+    import matplotlib.pyplot as _pyplot
+
+    plt = _pyplot
+except ImportError:  # the report extra is not installed: each plot's data is written as a table
+    plt = None
+
 
 REPORT = "report.html"
 
@@ -42,8 +49,18 @@ def _new_fig(height: float = 3.2):
     return plt.subplots(figsize=(6.4, height))
 
 
+#: what stands in a plot's place where matplotlib is missing
+NO_PLOTS = "plots need the report extra: pip install 'daily-index-slice[report]'"
+
+
 def bar_plot(title: str, slug: str, labels: list[str], values: Sequence[float], xlabel: str = "records") -> str:
-    """Horizontal bar chart as an inline SVG string (an empty one says 'no data')."""
+    """Horizontal bar chart as an inline SVG string (an empty one says 'no data'); without matplotlib
+    (the report extra), the same data as a table, so the report loses no figure."""
+    if plt is None:
+        rows = [[str(label), f"{v:,.0f}"] for label, v in zip(labels, values)] or [["no data", ""]]
+        return f'<figcaption data-plot="{slug}">{html.escape(title)} ({html.escape(NO_PLOTS)})</figcaption>' + _table(
+            ["", xlabel], rows
+        )
     fig, ax = _new_fig(max(1.8, 0.28 * len(labels) + 0.9))
     ax.set_title(title)
     if labels:

@@ -11,3 +11,8 @@ payload), ``catalogue_api`` (the catalogue's queries), ``subindex_api`` (on-dema
 ``opensearch`` (the description document), ``errors`` and ``http_errors`` (errors and their HTTP
 answers), ``server`` (uvicorn on a bound socket), ``__main__`` (``python -m lib.serve``, ``dailyslice serve``).
 """
+
+from lib.errors import require_extra
+
+# the service is an extra: a cluster node running only the pipeline does not install FastAPI
+require_extra("lib.serve (the HTTP service and the download client)", "serve", "fastapi", "uvicorn", "httpx")
