@@ -17,10 +17,11 @@ Sets (each scored by its own method):
                 ``tests/eval_common.py`` does (normalised substring match; precision, recall, F1 over
                 the set's totals). Fetched data, never committed; skipped with a line when absent.
                 It labels no page types. trafilatura was tuned on this set: its lead here is a ceiling.
-  kinds         ../shared/extraction/maintext_kinds (the default ``--kinds``): forum threads, a Q&A
-                page, listings and collections from public repositories and the shared WARCs,
-                labelled per docs/maintext-labelling.md by benchmarks/label_maintext_kinds.py
-                (its labels.jsonl). Word precision, recall and F1 per page (bags of lower-cased
+  kinds         tests/data/maintext_kinds (committed; the default ``--kinds``, or
+                ``$DAILYSLICE_MAINTEXT_KINDS``): forum threads, Q&A pages, listings and collections
+                from public repositories and the shared WARCs, labelled per docs/maintext-labelling.md
+                by benchmarks/label_maintext_kinds.py (its labels.jsonl; benchmarks/build_maintext_kinds.py
+                rebuilds the set from its sources). Word precision, recall and F1 per page (bags of lower-cased
                 ``\\w+`` words, the expected text against the extract), averaged over the pages of
                 each kind and over all pages.
 
@@ -50,6 +51,7 @@ import sys
 import time
 from collections.abc import Callable
 
+from benchmarks import label_maintext_kinds as lab
 from benchmarks.common import load, write_result
 from lib.html import walk
 from lib.html.charset import decode_html
@@ -206,8 +208,6 @@ def trafilatura_eval(folder: pathlib.Path, fns: dict, limit: int | None) -> tupl
 def kinds_eval(folder: pathlib.Path, fns: dict, limit: int | None) -> tuple[list[tuple], int]:
     """(kind, extractor, F1, precision, recall, ms, empty pages, pages) on the kinds set: word
     scores per page against labels.jsonl, averaged by kind and over all pages ("all")."""
-    from benchmarks import label_maintext_kinds as lab
-
     labels = lab.load_labels(folder)
     meta = {p["id"]: p for p in lab.load_pages(folder)}
     keys = sorted(labels)[:limit]
@@ -251,7 +251,7 @@ def main(argv: list[str] | None = None) -> None:
         default=None,
         help="folder of trafilatura's evaluation pages (its repository's tests/), fetched",
     )
-    ap.add_argument("--kinds", type=pathlib.Path, default=SCRAPINGHUB.parent / "maintext_kinds")
+    ap.add_argument("--kinds", type=pathlib.Path, default=lab.SET, help=f"the kinds set ({lab.SET})")
     ap.add_argument("--set", default="scrapinghub,trafilatura,kinds", help="the sets to run, comma-separated")
     ap.add_argument("--limit", type=int, default=None, help="the first N pages of each set only")
     ap.add_argument("--only", default="ours,resiliparse,trafilatura")
@@ -278,13 +278,13 @@ def main(argv: list[str] | None = None) -> None:
         print("\ntrafilatura evaluation set: skipped (give --trafilatura-eval DIR, its repository's tests/)")
     if "kinds" not in sets:
         pass
-    elif (args.kinds / "labels.jsonl").exists():
+    elif not lab.missing(args.kinds):
         krows, kn = kinds_eval(args.kinds, fns, args.limit)
         kinds_table(krows, kn)
         for kind, name, f1, *_, k in krows:
             scores.setdefault(f"kinds: {kind} ({k})", {})[name] = {"f1": round(f1, 3)}
     else:
-        print(f"\nkinds set: skipped, no labels.jsonl in {args.kinds} (run benchmarks.label_maintext_kinds)")
+        print(f"\nkinds set: skipped, {lab.missing(args.kinds)}")
     if "ours" in fns and "scrapinghub" in sets:
         print("\nmain_html's cost: ours without and with it, alternating page by page (best of 3 per page)\n")
         print(

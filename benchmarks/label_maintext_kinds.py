@@ -2,11 +2,13 @@
 
     python -m benchmarks.label_maintext_kinds [--set DIR] [--audit] [--show ID]
 
-The set lives in ``../shared/extraction/maintext_kinds`` (or ``$DAILYSLICE_SHARED``): fetched
-pages are data of their projects and are never committed here. There:
+The set is committed in ``tests/data/maintext_kinds`` (``$DAILYSLICE_MAINTEXT_KINDS`` or ``--set``
+point elsewhere): public pages with their sources' licences, rebuilt from those sources by
+``python -m benchmarks.build_maintext_kinds``. There:
 
-  ``pages.jsonl``         one line per page: id, url, kind, source repository, commit, path, licence;
-  ``html/ID.html.gz``     the page's bytes as fetched;
+  ``pages.jsonl``         one line per page: id, url, kind, source repository, commit, path, licence,
+                          sha1 (the manifest benchmarks/build_maintext_kinds.py builds the set from);
+  ``html/ID.html.gz``     the page's bytes (as served; a Harvest page in the charset it declares);
   ``harvest-gold.jsonl``  the post texts that the Harvest project (fhgr/harvest, Apache-2.0)
                           corrected by hand for its forum pages, one line per page;
   ``labels.jsonl``        written by this script: id, kind, engine, method and the expected main
@@ -42,7 +44,10 @@ from selectolax.lexbor import LexborHTMLParser
 from lib.html.charset import decode_html
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-SET = pathlib.Path(os.environ.get("DAILYSLICE_SHARED") or ROOT.parent / "shared") / "extraction" / "maintext_kinds"
+#: the set as committed: pages, labels, sources and licences (benchmarks/build_maintext_kinds.py rebuilds it)
+COMMITTED = ROOT / "tests" / "data" / "maintext_kinds"
+#: the set read and written by default: the committed one, or the folder $DAILYSLICE_MAINTEXT_KINDS names
+SET = pathlib.Path(os.environ.get("DAILYSLICE_MAINTEXT_KINDS") or COMMITTED)
 
 # What a post body never keeps (docs/maintext-labelling.md): quote attribution headers and their
 # expand controls, signatures, edit notes, attachment boxes. Checked on the set's engines.
@@ -151,6 +156,26 @@ QUOTE_HEADER = re.compile(
     r"Klicken Sie zum Erweitern\.\.\.|Cliquez pour agrandir\.\.\.|Zitat von .{1,40}?:|Originally Posted by \S+|"
     r"Zitat von \S+|Quote:|Zitat:)"
 )
+
+
+def missing(folder: pathlib.Path = SET) -> str | None:
+    """None when ``folder`` holds the whole set, else what it lacks and the command that provides it."""
+    names = ["pages.jsonl", "harvest-gold.jsonl", "labels.jsonl"]
+    if (folder / "pages.jsonl").is_file():
+        names += [f"html/{p['id']}.html.gz" for p in load_pages(folder)]
+    lacking = [n for n in names if not (folder / n).is_file()]
+    if not lacking:
+        return None
+    if lacking == ["labels.jsonl"]:
+        how = f"python -m benchmarks.label_maintext_kinds --set {folder}"
+    elif folder.resolve() == COMMITTED.resolve():
+        how = f"git checkout -- {COMMITTED.relative_to(ROOT)}"
+    else:
+        how = (
+            f"cp -r {COMMITTED}/. {folder} (or rebuild it from the sources: python -m benchmarks.build_maintext_kinds"
+            f" --repos DIR --out {folder}, docs/maintext-labelling.md)"
+        )
+    return f"the kinds set in {folder} lacks {', '.join(lacking[:3])}{' ...' if len(lacking) > 3 else ''}: {how}"
 
 
 def load_pages(folder: pathlib.Path = SET) -> list[dict]:

@@ -1,7 +1,7 @@
 """The main text on real forum threads, Q&A pages, listings and collections (issue 46): the kinds
-set in ../shared/extraction/maintext_kinds (skipped when absent), labelled per
-docs/maintext-labelling.md by benchmarks/label_maintext_kinds.py. Not timed (speed is
-benchmarks/bench_extraction_quality.py's).
+set committed in tests/data/maintext_kinds ($DAILYSLICE_MAINTEXT_KINDS points elsewhere; rebuilt from
+its public sources by benchmarks/build_maintext_kinds.py), labelled per docs/maintext-labelling.md by
+benchmarks/label_maintext_kinds.py. Not timed (speed is benchmarks/bench_extraction_quality.py's).
 
 * The set is what the issue asks for: at least 50 forum threads from at least 10 engines and 50
   listing or collection pages, each with a label, and the labels are what the committed labeller
@@ -23,21 +23,28 @@ from selectolax.lexbor import LexborHTMLParser
 from benchmarks import label_maintext_kinds as lab
 from lib.html import content, discussion, walk
 from lib.html.content import extract
-from tests.conftest import SHARED
 
-KINDS = SHARED / "extraction" / "maintext_kinds"
+KINDS = lab.SET
 # kind -> (F1, precision, recall) reached on 2026-11-28 (docs/benchmarks.md, "The kinds set"), rounded
 # down to 0.005: before any tuning forum 0.568/0.633/0.603, qa 0.842/0.765/0.969, all
 # 0.641/0.691/0.673; with a <noscript>'s unclosed <iframe> no longer swallowing the page
 # (content.unswallowed) forum 0.657/0.730/0.696, all 0.697/0.753/0.732; with a thread's text its
 # post bodies (lib.html.discussion) forum 0.902/0.917/0.920, qa 0.958/0.951/0.968, listing
-# 0.854/0.934/0.804, collection 0.510/0.440/0.679, all 0.858/0.880/0.874
+# 0.854/0.934/0.804, collection 0.510/0.440/0.679, all 0.858/0.880/0.874.
+# The set as committed (issue 60, 2026-12-07; docs/maintext-labelling.md, "Where the set lives")
+# differs from that first copy in two ways, so its figures differ, same code: the Harvest pages are
+# in the charset they declare (the first copy wrote all as UTF-8, and 12 declaring iso-8859-1 were
+# read as mojibake), and the 30 Drupal listings are the site's pages listing at least 5 posts (the
+# first copy's 30 of the 53 are not recorded). Measured: forum 0.904/0.920/0.922, qa
+# 0.973/0.969/0.979, listing 0.840/0.935/0.783, collection 0.510/0.440/0.679, all 0.857/0.882/0.870.
+# Against the floors before: qa and all's precision raised (0.955/0.95/0.965 and 0.875), listing's
+# F1 and recall lowered (0.85 and 0.80: the selection, not the extractor), the rest unchanged.
 FLOORS = {
     "forum": (0.90, 0.915, 0.92),
-    "qa": (0.955, 0.95, 0.965),
-    "listing": (0.85, 0.93, 0.80),
+    "qa": (0.97, 0.965, 0.975),
+    "listing": (0.84, 0.93, 0.78),
     "collection": (0.505, 0.435, 0.675),
-    "all": (0.855, 0.875, 0.87),
+    "all": (0.855, 0.88, 0.87),
 }
 # forum pages that give no text (there were 12 before content.unswallowed)
 MAX_EMPTY = 0
@@ -45,8 +52,11 @@ MAX_EMPTY = 0
 
 @pytest.fixture(scope="module")
 def kinds():
-    if not (KINDS / "labels.jsonl").is_file():
-        pytest.skip(f"the kinds set is not at {KINDS} (../shared/extraction/maintext_kinds)")
+    why = lab.missing(KINDS)
+    if why and KINDS.resolve() == lab.COMMITTED.resolve():
+        pytest.fail(why)  # a checkout without its committed data is broken, not a machine without data
+    if why:
+        pytest.skip(why)
     pages = {p["id"]: p for p in lab.load_pages(KINDS)}
     html = {k: lab.page_html(p, KINDS) for k, p in pages.items()}
     return pages, html, lab.load_labels(KINDS), lab.load_gold(KINDS)
@@ -115,5 +125,6 @@ def test_a_threads_text_is_its_posts_on_both_paths(kinds, monkeypatch):
             m.setattr(walk, "WALK", None)
             assert vars(content.extract(html[k], page["url"], None, True)) == native, k
     # 75 threads and Q&A pages: 61 whose bodies were found before content.unswallowed and the 14
-    # whose posts lexbor sees since; recall against the bodies' own words median 1.000
+    # whose posts lexbor sees since; recall against the bodies' own words median 0.993 (on the first copy
+    # and the committed set alike)
     assert threads >= 75 and statistics.median(recall) >= 0.99, (threads, statistics.median(recall))
