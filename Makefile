@@ -31,17 +31,21 @@ system-deps:
 # (markers kept), Python 3.11, hashes of every file. `make lock` re-resolves only what pyproject.toml
 # changed (the lock's other pins are kept); `make upgrade` moves every package to the newest version
 # within the ranges, reinstalls the venv from scratch and runs the whole suite (docs/dependencies.md).
-LOCK_CMD = $(VENV)/bin/uv pip compile pyproject.toml requirements/build.in --extra test --extra bench \
-	--universal --python-version 3.11 --generate-hashes --no-emit-package daily-index-slice \
-	--custom-compile-command 'make lock' -o requirements/lock.txt
+# The resolution goes to a copy (uv keeps the pins it finds there) that replaces the lock only when it
+# differs, so an unchanged lock does not make the next `make setup` reinstall the venv.
+LOCK_CMD = cp requirements/lock.txt requirements/.lock.new && $(VENV)/bin/uv pip compile -q pyproject.toml \
+	requirements/build.in --extra test --extra bench --universal --python-version 3.11 --generate-hashes \
+	--no-emit-package daily-index-slice --custom-compile-command 'make lock' -o requirements/.lock.new
 
 lock: setup
 	$(LOCK_CMD)
+	cmp -s requirements/.lock.new requirements/lock.txt && rm requirements/.lock.new \
+		|| mv requirements/.lock.new requirements/lock.txt
 
 upgrade: setup
 	$(LOCK_CMD) --upgrade
+	mv requirements/.lock.new requirements/lock.txt
 	git --no-pager diff --stat -- requirements/lock.txt || true
-	rm -f $(VENV)/.installed
 	$(MAKE) test
 
 # ruff: the linter and the formatter's check ([tool.ruff] in pyproject.toml; `ruff format .` fixes the format)
