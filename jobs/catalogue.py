@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lib.catalogue import delta, noindex, report, textroots, urldb
-from lib.catalogue.day import copy_day, day_has_captures, local_day, read_captures, write_day_cdxj
+from lib.catalogue.day import copy_day, day_has_captures, is_small_day, local_day, read_captures, write_day_cdxj
 from lib.catalogue.urldb import DEFAULT_KEEP, DEFAULT_PARTITIONS, DEFAULT_WAIT
 from lib.errors import UsageError
 from lib.pages import exclusions
@@ -80,6 +80,12 @@ class CatalogueJob(SparkJob):
     output_kind = layout.CATALOGUE
     checks_input = True  # a missing input folder: exit 2; a day without captures: exit 4 (--allow-empty)
     options_class = CatalogueOptions
+
+    def light(self, args: Any) -> bool:
+        """A small day starts a local driver JVM light (C1 only, the serial collector: LIGHT_DRIVER_OPTS):
+        half the wall time of a ~300-capture day on 2 cores, where C2's threads took the cores from the
+        queries (docs/benchmarks.md, "Catalogue"). A large day keeps the JVM's defaults."""
+        return is_small_day(args.input)
 
     def run(self, spark: Any, options: CatalogueOptions) -> JobResult:
         day = options.date or layout.day_of(resolved(options.input, "input"))

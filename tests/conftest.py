@@ -85,10 +85,15 @@ def job_jvm_archive(tmp_path_factory):
 @pytest.fixture(scope="session")
 def submit_jvm_archive(job_jvm_archive) -> dict[str, str]:
     """The environment that has ``spark-submit``'s driver JVM (deploy/common/run-day.sh, Slurm and
-    Magpie runs) map the same class archive: ``SPARK_SUBMIT_OPTS`` reaches that JVM only, not a
-    standalone master's, worker's or executor's (a JVM that cannot map it loads classes as usual)."""
+    Magpie runs) map the same class archive, and run C1 only: ``SPARK_SUBMIT_OPTS`` reaches that JVM
+    only, not a standalone master's, worker's or executor's (a JVM that cannot map it loads classes as
+    usual)."""
+    from lib.runtime.localmode import LIGHT_DRIVER_OPTS
+
     (archive,) = pathlib.Path(job_jvm_archive["DAILYSLICE_CACHE_DIR"]).glob("*.jsa")
-    return {"SPARK_SUBMIT_OPTS": f"-XX:SharedArchiveFile={archive}"}
+    # the drivers of these runs work on days of a few dozen pages: C1 only, as a small day's local
+    # driver runs (LIGHT_DRIVER_OPTS); C2's compiler threads would only take the 2 cores from them
+    return {"SPARK_SUBMIT_OPTS": f"-XX:SharedArchiveFile={archive} {LIGHT_DRIVER_OPTS}"}
 
 
 @pytest.fixture(scope="session")

@@ -230,6 +230,24 @@ def test_cdxj_is_sorted_complete_and_equals_python_lines(built):
     assert fields["filename"] == "2026-01/14/crawler1/120000-1.warc.gz" and fields["digest"] == "CCCC"
 
 
+def test_small_day_cdxj_equals_sparks(built, spark, tmp_path):
+    """A small day's CDXJ is written in the driver (lib.catalogue.day.SMALL_DAY); the Spark plan that
+    writes a large day's gives the same bytes on the same captures (a revisit, a resource, a 404 and
+    a capture without a date among them)."""
+    from lib.catalogue import day as catday
+
+    root, _ = built
+    for d in (D1, D2):
+        src = os.path.join(root, "preprocessed", f"{d:%Y-%m}", f"{d:%d}")
+        prefix = f"file://{root}/warc/"
+        local = catday.write_cdxj_local(os.path.join(src, "_captures"), prefix, str(tmp_path / f"{d}.local"))
+        frame = cdxj.cdxj_lines_df(catday.read_captures(spark, src), prefix)
+        on_spark = cdxj.write_cdxj(frame, str(tmp_path / f"{d}.spark"), str(tmp_path / f"work-{d}"))
+        assert local == on_spark > 0
+        published = open(cdxj_path(root, d), "rb").read()
+        assert (tmp_path / f"{d}.local").read_bytes() == (tmp_path / f"{d}.spark").read_bytes() == published
+
+
 def test_pywb_reads_and_looks_up_the_cdxj(built):
     pytest.importorskip("pywb")
     from pywb.warcserver.index.indexsource import FileIndexSource

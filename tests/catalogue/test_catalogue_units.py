@@ -187,3 +187,21 @@ def test_the_report_summary_names_the_delta_and_the_copies_of_earlier_days(tmp_p
     assert rows["URLs gone (404/410, or purged since the delta before)"] == 2
     assert rows["pages repeating an earlier day (dup_of)"] == "3 (against 29 kept days)"
     assert "pages repeating an earlier day (dup_of)" not in dict(_changes({"dedup": dict(dedup, across_days=None)}))
+
+
+def test_a_small_day_starts_the_catalogues_driver_light(tmp_path, monkeypatch):
+    """The catalogue's driver JVM is light on a day of few captures, by the bytes listed (not read),
+    and keeps the JVM's defaults on a large one or where there is nothing to list."""
+    import jobs.catalogue as job
+    from lib.catalogue import day as catday
+
+    caps = tmp_path / "preprocessed" / "_captures"
+    caps.mkdir(parents=True)
+    (caps / "part-0.parquet").write_bytes(b"x" * 4096)
+    (caps / "part-1.parquet").write_bytes(b"x" * 4096)
+    opts = job.CatalogueOptions(input=str(tmp_path / "preprocessed"))
+    assert catday.is_small_day(str(tmp_path / "preprocessed"))
+    assert job.CatalogueJob().light(opts) is True
+    monkeypatch.setattr(catday, "SMALL_DAY_BYTES", 8191)  # the two files are 8,192 bytes
+    assert job.CatalogueJob().light(opts) is False
+    assert catday.is_small_day(None) is False
