@@ -3,6 +3,12 @@ synthetic capture days, then DuckDB query latency, look-ups by payload digest an
 
     python -m benchmarks.bench_catalogue [--captures 200000] [--urls 80000] [--days 2] [--master local[2]]
     python -m benchmarks.bench_catalogue --root ROOT   # only the digest look-ups, on days already built
+    python -m benchmarks.bench_catalogue --small-day 400 [--repeat 3]   # a small day's job process
+
+``--small-day N``: the catalogue job as the nightly and the tests start it (``python jobs/catalogue.py``, its
+own driver JVM) on one synthetic day of N captures, in turn with the small day's light JVM (C1 only, the
+serial collector: lib.catalogue.day.is_small_day) and with the JVM's defaults (``DAILYSLICE_LIGHT_DRIVER=off``,
+the job before the change), ``--repeat`` pairs; prints the median walls and their ratio.
 
 The digest rows time ``query.digest`` (DuckDB over the side table sorted by digest: one row
 group read per day file) for one digest and for a batch of many digests, against its peer: DuckDB scanning
@@ -172,6 +178,60 @@ def write_day(root: pathlib.Path, day: dt.date, n: int, urls: int, seed: int) ->
     (out / "_SUCCESS").touch()
 
 
+def small_day(n: int, repeat: int) -> None:
+    """The catalogue job process on a day of ``n`` captures: light JVM against the JVM's defaults, paired."""
+    import statistics
+    import subprocess
+    import sys
+
+    root = WORK / "small"
+    shutil.rmtree(root, ignore_errors=True)
+    write_day(root, DAY0, n, max(1, n * 2 // 5), 0)
+    (root / "preprocessed" / f"{DAY0:%Y-%m}" / f"{DAY0:%d}" / "_SUCCESS").write_bytes(b"")
+    repo = pathlib.Path(__file__).resolve().parents[1]
+    walls: dict[str, list[float]] = {"light": [], "defaults": []}
+    load0 = os.getloadavg()[0]
+    for i in range(repeat):
+        for mode in walls:
+            out = root / f"run-{mode}-{i}"
+            env = dict(os.environ, PYTHONPATH=str(repo), PYSPARK_PYTHON=sys.executable)
+            env["DAILYSLICE_LIGHT_DRIVER"] = "on" if mode == "light" else "off"
+            cmd = [sys.executable, str(repo / "jobs" / "catalogue.py"), "--date", DAY0.isoformat(), "--root", str(root)]
+            cmd += [
+                "--output",
+                str(out / "catalogue"),
+                "--urldb",
+                str(out / "urldb"),
+                "--no-report",
+                "--master",
+                "local[2]",
+            ]
+            t = time.time()
+            subprocess.run(cmd, env=env, check=True, capture_output=True)
+            walls[mode].append(time.time() - t)
+    med = {m: statistics.median(w) for m, w in walls.items()}
+    ratio = med["light"] / med["defaults"]
+    print(
+        f"{dt.date.today()}, {platform.processor() or platform.machine()}, {os.cpu_count()} cores, load "
+        f"{load0:.1f} -> {os.getloadavg()[0]:.1f}; one day of {n:,} captures, {repeat} pairs\n"
+    )
+    print("| JVM | wall (median) | walls |\n|---|---:|---|")
+    for m, w in walls.items():
+        print(f"| {m} | {med[m]:.1f} s | {', '.join(f'{x:.1f}' for x in w)} |")
+    print(f"\nlight / defaults: {ratio:.2f}x")
+    write_result(
+        "bench_catalogue",
+        {"light_wall_s": round(med["light"], 1)},
+        what="the catalogue job process on a small day: light driver JVM against the JVM's defaults",
+        peer="the same job with the JVM's defaults (DAILYSLICE_LIGHT_DRIVER=off)",
+        peers={"defaults_wall_s": round(med["defaults"], 1)},
+        ratio={"light/defaults": round(ratio, 2)},
+        shape={"captures": n, "urls": max(1, n * 2 // 5), "pairs": repeat},
+        variant="small day",
+        details={"walls": walls},
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--captures", type=int, default=200_000)
@@ -187,7 +247,12 @@ def main() -> None:
         metavar="N",
         help="with --root: first copy the built days N times under later dates (a longer history)",
     )
+    ap.add_argument("--small-day", type=int, metavar="N", help="only the job process on a day of N captures")
+    ap.add_argument("--repeat", type=int, default=3, help="with --small-day: pairs of runs (default %(default)s)")
     args = ap.parse_args()
+    if args.small_day:
+        small_day(args.small_day, args.repeat)
+        return
     if args.root:
         if args.replicate > 1:
             print(f"{replicate(args.root, args.replicate)} days in the URL database")

@@ -69,6 +69,8 @@ def orchestra(slurm_cluster, airflow_home, s3_server, submit_jvm_archive, tmp_pa
         "INDEX_ARGS": "--min-group-docs 1 --graph-single-task-bytes 0",
         # the executors' JVMs run C1 only, as the drivers' (submit_jvm_archive): days of a few dozen pages
         "SPARK_SUBMIT_ARGS": "--conf spark.executor.extraJavaOptions=-XX:TieredStopAtLevel=1",
+        # and the standalone master's and workers' (they schedule, they compute nothing)
+        "SPARK_DAEMON_JAVA_OPTS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
         **submit_jvm_archive,  # every data center's jobs (defaults' job_env is merged under their own)
     }
     common = datacenter_entry(base, s3_server, bucket, "dc1", 2, job_env)
