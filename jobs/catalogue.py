@@ -6,7 +6,8 @@
 Input: a completed preprocess day (``ROOT/preprocessed/YYYY-MM/DD`` with ``_SUCCESS``).
 Output: ``ROOT/catalogue/YYYY-MM/DD/{index.cdxj, index.cdx, report.html, _SUCCESS}`` (written to a
 temporary folder and swapped in, or uploaded with ``_SUCCESS`` last for S3), and the
-URL database under ``ROOT/urldb`` (or ``--urldb``). See docs/catalogue.md.
+URL database under ``ROOT/urldb`` (or ``--urldb``) and the day's lines in the capture index beside it
+(``ROOT/cdxindex``, lib.catalogue.capindex). See docs/catalogue.md.
 
 Exit codes: 0 published, the day in the URL database; 1 failed, nothing published; 2 usage (an
 input that does not exist included); 4 the preprocessed day holds no captures: nothing
@@ -23,8 +24,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from lib.catalogue import delta, noindex, report, textroots, urldb
-from lib.catalogue.day import copy_day, day_has_captures, local_day, read_captures, write_day_cdxj
+from lib.catalogue import capindex, delta, noindex, report, textroots, urldb
+from lib.catalogue.day import CDXJ_NAME, copy_day, day_has_captures, local_day, read_captures, write_day_cdxj
 from lib.catalogue.urldb import DEFAULT_KEEP, DEFAULT_PARTITIONS, DEFAULT_WAIT
 from lib.errors import UsageError
 from lib.pages import exclusions
@@ -59,6 +60,12 @@ class CatalogueOptions(DayJobOptions):
         None, "the day's index output: shard sizes, text roots of the delta", shown="ROOT/index/YYYY-MM/DD"
     )
     no_report: bool = opt(False, "skip the HTML report", action="store_true")
+    capindex: str | None = opt(
+        None,
+        "the capture index over every day, which the CDX server reads (local/cluster filesystem; "
+        "skipped with --no-urldb)",
+        shown="cdxindex beside the URL database",
+    )
 
     def record(self) -> dict[str, Any]:
         """The options that shape the day's CDXJ and report, as given (``warc_prefix`` None: the
@@ -156,6 +163,14 @@ class CatalogueJob(SparkJob):
                     log.warning("%s", e)
                     summary["delta"] = None
                     summary["delta_skipped"] = str(e)
+            with self.steps("capindex"):  # the day's lines join the index over every day (lib/catalogue/capindex.py)
+                summary["capindex"] = capindex.add_day(
+                    storage.local_path(options.capindex or capindex.beside(db)),
+                    day.isoformat(),
+                    os.path.join(wd.path, CDXJ_NAME),
+                    self.name,
+                    options.urldb_wait,
+                )
         if not options.no_report:
             signals = noindex.report(root, day, src)
             summary["now_noindex"] = {k: v for k, v in signals.items() if k != "urls"}
