@@ -8,6 +8,7 @@ API, the catalogue queries and a plain-HTML search page, over published roots.
     GET /files, /download/{dc}/{path}, /metadata                     the files API (``files_api``)
     GET /capture/{record_id}, /capture?file=&offset=&length=          one capture's bytes (``capture_api``)
     GET /catalogue/…                                                 the catalogue (``catalogue_api``)
+    GET /cdx/{collection}?url=…, /archive/{collection}/{path}         CDX Server API, archive files (``cdx_api``)
     GET /public, /public/{dc}/{id}/search, …/files/{path}            on-demand sub-indices (``subindex_api``)
     GET /                                                            the search page
 
@@ -30,6 +31,7 @@ from lib.catalogue.query import to_json
 from lib.serve import opensearch
 from lib.serve.capture_api import capture_path, capture_router
 from lib.serve.catalogue_api import catalogue_router
+from lib.serve.cdx_api import cdx_router
 from lib.serve.engine import MAX_K, MAX_QUERY_CHARS, MAX_RANGE_DAYS, Engine, check_query
 from lib.serve.errors import NotFound
 from lib.serve.files_api import files_router
@@ -242,6 +244,7 @@ def create_app(
         )
     )
     app.include_router(catalogue_router({dc: r for dc, r in roots.items()}))
+    app.include_router(cdx_router(dict(roots)))  # a collection per data center's root
     app.include_router(subindex_router(dict(roots)))
     return app
 
