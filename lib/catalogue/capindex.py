@@ -5,6 +5,7 @@ Layout (default ``ROOT/cdxindex``, beside the URL database ``ROOT/urldb``)::
 
     _state.json, _state/after-vN.json    the days kept -> their folder, and the runs (lib.store.versioned)
     day=YYYY-MM-DD-RUN/                  a day's lines as a run of one source (lib.catalogue.capruns)
+    post=HASH-RUN/                       a batch of lines POSTed to the CDX server (its source ``post:HASH``)
     run=ID/                              a merged run: the lines of several day folders, sorted
 
 and ``cdxindex.lock``, the lease (lib.store.lease) every writer holds.
@@ -26,6 +27,7 @@ lease, so runs that meet both keep their day.
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import os
 import re
@@ -46,7 +48,7 @@ FOLDER = "cdxindex"  # under ROOT, beside the URL database
 DEFAULT_WAIT = 3600.0
 STALE_SECONDS = 86400.0  # an unreferenced folder this old is a crashed run's: swept
 _EMPTY: dict[str, Any] = {"version": 0, "days": {}, "runs": []}
-_NAME = re.compile(r"(day=\d{4}-\d{2}-\d{2}-[0-9a-f]+|run=[0-9a-f]+)(\.tmp)?")
+_NAME = re.compile(r"(day=\d{4}-\d{2}-\d{2}-[0-9a-f]+|post=[0-9a-f]{16}-[0-9a-f]+|run=[0-9a-f]+)(\.tmp)?")
 
 
 class CapIndexError(DailysliceError, RuntimeError):
@@ -109,13 +111,43 @@ def add_day(index: str, day: str, cdxj: str, job: str = "catalogue", wait: float
     """Make the lines of ``cdxj`` (the day's sorted CDXJ) the index's lines of ``day``, replacing
     an earlier run's; returns a summary. The day's run is written first under a name no other run
     uses, then committed under the lease (merging runs as :func:`lib.store.runs.merging` says)."""
+    return add_source(index, day, f"day={day}", _cdxj_rows(cdxj), job, wait)
+
+
+def add_lines(index: str, lines: list[str], job: str = "post", wait: float = DEFAULT_WAIT) -> dict[str, Any]:
+    """Add a batch of CDXJ lines (checked, any order: lib.catalogue.cdxlines) as a source of its
+    own, named by the hash of its sorted lines: the same batch posted again changes nothing."""
+    rows = sorted(set(lines))
+    digest = hashlib.sha256("".join(r + "\n" for r in rows).encode("utf-8")).hexdigest()[:16]
+    key = f"post:{digest}"
+    if key in read_state(index)["days"]:
+        return {"capindex": index, "source": key, "lines": 0, "unchanged": True}
+    out = add_source(index, key, f"post={digest}", ((r, 0) for r in rows), job, wait, keep=True)
+    return dict(out, source=key, unchanged=out["lines"] == 0)
+
+
+def add_source(
+    index: str,
+    key: str,
+    prefix: str,
+    rows: Iterable[tuple[str, int]],
+    job: str,
+    wait: float,
+    keep: bool = False,
+) -> dict[str, Any]:
+    """Write ``rows`` (sorted (line, 0)) as the run ``PREFIX-RUN`` and commit it as the live folder
+    of source ``key`` (a day, or a posted batch); ``keep``: a source already there is left as it
+    is (its run is dropped), else replaced."""
     os.makedirs(index, exist_ok=True)
-    name = f"day={day}-{uuid.uuid4().hex[:12]}"
+    name = f"{prefix}-{uuid.uuid4().hex[:12]}"
     t0 = time.time()
-    lines = capruns.write_run(os.path.join(index, name), _cdxj_rows(cdxj))
+    lines = capruns.write_run(os.path.join(index, name), rows)
     with lock(index, job, wait) as held:
         state = read_state(index)
-        kept = dict(state["days"], **{day: name})
+        if keep and key in state["days"]:  # committed by another request meanwhile
+            shutil.rmtree(os.path.join(index, name), ignore_errors=True)
+            return {"capindex": index, "version": state["version"], "lines": 0, "waited_seconds": held.waited}
+        kept = dict(state["days"], **{key: name})
         live = set(kept.values())
         held_runs = [r for r in state["runs"] if live.intersection(r["days"])]
         k = merging(held_runs, live)
@@ -142,7 +174,7 @@ def add_day(index: str, day: str, cdxj: str, job: str = "catalogue", wait: float
         "lines": lines,
         "runs": len(held_runs),
         "merged_lines": merged,
-        "replaced": state["days"].get(day),
+        "replaced": state["days"].get(key),
         "waited_seconds": held.waited,
         "seconds": round(time.time() - t0, 3),
     }

@@ -120,6 +120,7 @@ def create_app(
     replay_url: str | None = None,
     archive_roots: list[str] | None = None,
     serve_noarchive: bool = False,
+    write_token: str | None = None,
 ) -> FastAPI:
     """The service over ``roots`` (data center -> local path or ``s3://`` root in the published layout).
 
@@ -127,7 +128,8 @@ def create_app(
     keeps its own); ``warm`` builds the search engine at start-up instead of on the first search; ``replay_url`` (a pywb
     collection URL such as ``http://localhost:8080/day``) adds a replay link to every hit on the page;
     ``archive_roots`` (local folders or ``s3://`` prefixes) are where ``/capture?file=`` may read;
-    ``serve_noarchive`` hands out the captures of pages that say noarchive too (archive use).
+    ``serve_noarchive`` hands out the captures of pages that say noarchive too (archive use);
+    ``write_token`` enables ``POST /cdx/{collection}`` for clients that send it (none: no writes).
     """
     if not roots:
         raise ValueError("no root: give at least one published root")
@@ -244,7 +246,7 @@ def create_app(
         )
     )
     app.include_router(catalogue_router({dc: r for dc, r in roots.items()}))
-    app.include_router(cdx_router(dict(roots)))  # a collection per data center's root
+    app.include_router(cdx_router(dict(roots), write_token))  # a collection per data center's root
     app.include_router(subindex_router(dict(roots)))
     return app
 

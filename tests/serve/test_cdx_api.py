@@ -247,3 +247,41 @@ def test_the_archive_route_serves_ranges(archive):
         assert r.status_code == 206 and r.content == data[100:1100]
         assert r.headers["content-range"] == f"bytes 100-1099/{len(data)}"
         assert client.get(f"/archive/c1/{rel}").content == data
+
+
+def test_posted_lines_are_queryable_once_and_need_the_token(archive, tmp_path):
+    """OutbackCDX's write: the days' index.cdx (11-column, header included) and index.cdxj POSTed
+    to an empty collection answer as the collection the catalogue job built."""
+    day_file = {d: os.path.join(archive["root"], "catalogue", f"{d:%Y-%m}", f"{d:%d}") for d in DAYS}
+    cdx1 = open(os.path.join(day_file[D1], "index.cdx"), encoding="utf-8").read()
+    cdxj2 = open(os.path.join(day_file[D2], "index.cdxj"), encoding="utf-8").read()
+    root = tmp_path / "posted"
+    root.mkdir()
+    index = str(root / "cdxindex")
+    token = {"Authorization": "Bearer s3cret"}
+    with ServerThread(create_app({"w": str(root)}, write_token="s3cret")) as w, httpx.Client(timeout=60) as client:
+        for headers, status, why in [
+            ({}, 401, "needs 'Authorization: Bearer TOKEN'"),
+            ({"Authorization": "Bearer nope"}, 403, "wrong token"),
+        ]:
+            r = client.post(f"{w.url}/cdx/w", content=cdx1, headers=headers)
+            assert (r.status_code, why in r.json()["error"]) == (status, True)
+        bad = cdx1.splitlines()
+        bad[3] = bad[3].replace(" ", "  ", 1)  # a line with 12 fields: the batch is refused whole
+        r = client.post(f"{w.url}/cdx/w", content="\n".join(bad), headers=token)
+        assert r.status_code == 400 and "line 4: a CDX line has the 11 fields" in r.json()["error"]
+        assert not os.path.exists(index) or capindex.read_state(index)["days"] == {}
+        r = client.post(f"{w.url}/cdx/w", content=cdx1, headers=token)
+        assert r.status_code == 200 and r.json()["added"] == len(cdx1.splitlines()) - 1
+        again = client.post(f"{w.url}/cdx/w", content=cdx1, headers=token).json()
+        assert again == {"source": r.json()["source"], "added": 0, "unchanged": True}
+        q = "url=archive.org&matchType=domain&output=json"
+        ours = client.get(f"{w.url}/cdx/w?{q}").text
+        assert ours == client.get(f"{archive['ours']}/cdx/c1?{q}&filter=~filename:2026-04/01/").text
+        assert len(ours.splitlines()) > 100
+        assert client.post(f"{w.url}/cdx/w", content=cdxj2, headers=token).json()["added"] > 0
+        for q in ("url=archive.org&matchType=domain&output=cdxj", "url=*.com&output=cdx&limit=500"):
+            assert client.get(f"{w.url}/cdx/w?{q}").text == client.get(f"{archive['ours']}/cdx/c1?{q}").text
+    with ServerThread(create_app({"w": str(root)})) as ro:  # no token configured: no writes at all
+        r = httpx.post(f"{ro.url}/cdx/w", content=cdx1, headers=token)
+        assert r.status_code == 403 and "not enabled" in r.json()["error"]
