@@ -118,3 +118,29 @@ def test_purge_removes_a_taken_down_urls_lines_only(day_files, tmp_path):
         ln for ln in _lines(day_files[3]) if ln.startswith("org,archive)/")
     ]
     shutil.rmtree(index)
+
+
+def test_runs_that_meet_keep_every_day(day_files, tmp_path):
+    """Four days added at once (threads, each with its own lease object, as four runs would): the
+    lease and the compare-and-swap keep all four, each once."""
+    import threading
+
+    index = str(tmp_path / "cdxindex")
+    capindex.add_day(index, "2026-05-01", day_files[0])
+    errors: list[BaseException] = []
+
+    def add(n: int) -> None:
+        try:
+            capindex.add_day(index, f"2026-06-0{n + 1}", day_files[n], job=f"run{n}", wait=8)  # polls every 0.4 s
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=add, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors
+    assert sorted(capindex.read_state(index)["days"]) == ["2026-05-01"] + [f"2026-06-0{n + 1}" for n in range(4)]
+    want = sorted(_lines(day_files[0]) + [ln for f in day_files for ln in _lines(f)])
+    assert list(capindex.Reader(index).lines("", "\uffff")) == want
