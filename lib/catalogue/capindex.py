@@ -269,12 +269,15 @@ class Reader:
     def lines(self, start: str, end: str) -> Iterator[str]:
         """The live lines ``start <= line < end`` of every run, merged in order (lazily: a caller
         that stops early reads no further block)."""
-        state = read_state(self.index)
 
         def one(run: capruns.Run, ok: list[bool]) -> Iterator[str]:
             return (line for line, src in run.range(start, end) if ok[src])
 
-        return heapq.merge(*(one(run, ok) for run, ok in self._open(state)))
+        try:
+            opened = self._open(read_state(self.index))
+        except FileNotFoundError:  # a commit swept a run between our read of the state and its opening
+            opened = self._open(read_state(self.index))
+        return heapq.merge(*(one(run, ok) for run, ok in opened))
 
     def days(self) -> list[str]:
         """The days in the index."""

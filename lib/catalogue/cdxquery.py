@@ -99,8 +99,8 @@ def record(line: str) -> OrderedDict[str, str]:
 
 def _check_regex(text: str, where: str) -> re.Pattern[str]:
     """The compiled regex of a filter, refused when it can take more than polynomial time: longer
-    than MAX_REGEX_CHARS, a back-reference, or a repeat inside a repeat (``(a+)+``: Python's
-    backtracking matcher takes exponential time on it)."""
+    than MAX_REGEX_CHARS, a back-reference, a repeat inside a repeat (``(a+)+``: Python's
+    backtracking matcher takes exponential time on it) or an alternation inside one (``(a|a)*``)."""
     if len(text) > MAX_REGEX_CHARS:
         raise CdxQueryError(f"{where}: regex longer than {MAX_REGEX_CHARS} characters")
     try:
@@ -122,6 +122,8 @@ def _check_regex(text: str, where: str) -> re.Pattern[str]:
             elif op == sre_parse.SUBPATTERN:
                 walk(av[-1], depth)
             elif op == sre_parse.BRANCH:
+                if depth:  # (a|a)* backtracks through 2^n ways of matching n characters
+                    raise CdxQueryError(f"{where}: an alternation inside a repeat is not allowed in a filter regex")
                 for b in av[1]:
                     walk(b, depth)
             elif op in (sre_parse.ASSERT, sre_parse.ASSERT_NOT):

@@ -210,6 +210,8 @@ BAD = [
     ("url=archive.org&matchType=everything", "matchType='everything' is not one of exact, prefix, host, domain"),
     ("url=archive.org&matchType=domain&filter=~url:(a%2B)%2B$", "repeat inside a repeat"),
     ("url=archive.org&filter=~url:(x)\\1", "back-references"),
+    ("url=archive.org&filter=!~mime:(text|text/html)*x", "an alternation inside a repeat"),
+    ("url=archive.org&limit=5&limit=6", "limit given 2 times with different values"),
     ("url=archive.org&filter=~url:" + "a" * 300, "longer than 256"),
     ("url=archive.org&filter=~url:(unclosed", "bad regex"),
     ("url=archive.org&limit=100001", "limit='100001': expected a whole number from 1 to 100000"),
