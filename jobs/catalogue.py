@@ -7,7 +7,8 @@ Input: a completed preprocess day (``ROOT/preprocessed/YYYY-MM/DD`` with ``_SUCC
 Output: ``ROOT/catalogue/YYYY-MM/DD/{index.cdxj, index.cdx, report.html, _SUCCESS}`` (written to a
 temporary folder and swapped in, or uploaded with ``_SUCCESS`` last for S3), and the
 URL database under ``ROOT/urldb`` (or ``--urldb``) and the day's lines in the capture index beside it
-(``ROOT/cdxindex``, lib.catalogue.capindex). See docs/catalogue.md.
+(``ROOT/cdxindex``, lib.catalogue.capindex), its record ids in the record store (``ROOT/recordstore``,
+lib.catalogue.recordstore). See docs/catalogue.md.
 
 Exit codes: 0 published, the day in the URL database; 1 failed, nothing published; 2 usage (an
 input that does not exist included); 4 the preprocessed day holds no captures: nothing
@@ -24,7 +25,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from lib.catalogue import capindex, delta, noindex, report, textroots, urldb
+from lib.catalogue import capindex, delta, noindex, recordstore, report, textroots, urldb
 from lib.catalogue.day import CDXJ_NAME, copy_day, day_has_captures, local_day, read_captures, write_day_cdxj
 from lib.catalogue.urldb import DEFAULT_KEEP, DEFAULT_PARTITIONS, DEFAULT_WAIT
 from lib.errors import UsageError
@@ -163,13 +164,15 @@ class CatalogueJob(SparkJob):
                     log.warning("%s", e)
                     summary["delta"] = None
                     summary["delta_skipped"] = str(e)
+            ci = storage.local_path(options.capindex or capindex.beside(db))
             with self.steps("capindex"):  # the day's lines join the index over every day (lib/catalogue/capindex.py)
                 summary["capindex"] = capindex.add_day(
-                    storage.local_path(options.capindex or capindex.beside(db)),
-                    day.isoformat(),
-                    os.path.join(wd.path, CDXJ_NAME),
-                    self.name,
-                    options.urldb_wait,
+                    ci, day.isoformat(), os.path.join(wd.path, CDXJ_NAME), self.name, options.urldb_wait
+                )
+            with self.steps("recordstore"):  # record id -> capture pointer (lib/catalogue/recordstore.py)
+                rows = captures.select("record_id", *recordstore.FIELDS).toLocalIterator()
+                summary["recordstore"] = recordstore.add_day(
+                    recordstore.beside(ci), day.isoformat(), (r.asDict() for r in rows), self.name, options.urldb_wait
                 )
         if not options.no_report:
             signals = noindex.report(root, day, src)

@@ -40,7 +40,7 @@ from typing import Any
 
 from jobs import catalogue as catalogue_job
 from jobs import index as index_job
-from lib.catalogue import capindex
+from lib.catalogue import capindex, recordstore
 from lib.catalogue.urldb import DEFAULT_WAIT
 from lib.catalogue.urldb import lock as urldb_lock
 from lib.errors import UsageError
@@ -243,6 +243,9 @@ def _purge(
                 urldb_result = purge_urldb(db, rules)
             # the capture index beside it loses the same URLs' lines (its own lease; the day CDXJ files were rebuilt)
             capindex_result = capindex.purge(capindex.beside(db), rules, "purge", a.wait_lock)
+            store = recordstore.beside(capindex.beside(db))
+            if os.path.isdir(store) and capindex_result["lines"]:  # no copy of a taken-down URL stays in it
+                capindex_result["recordstore"] = recordstore.rebuild(root, store, "purge", a.wait_lock)
             if urldb_result["rows"]:
                 append_audit(
                     root,

@@ -29,7 +29,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from lib.catalogue.query import to_json
 from lib.serve import opensearch
-from lib.serve.capture_api import capture_path, capture_router
+from lib.serve.capture_api import capture_path, capture_router, record_finder
 from lib.serve.catalogue_api import catalogue_router
 from lib.serve.cdx_api import cdx_router
 from lib.serve.engine import MAX_K, MAX_QUERY_CHARS, MAX_RANGE_DAYS, Engine, check_query
@@ -239,7 +239,7 @@ def create_app(
     app.include_router(files_router(store if store is not None else SliceStore(roots, cache_dir=cache_dir)))
     app.include_router(
         capture_router(
-            lambda rid: searcher.get().find_record(rid),
+            record_finder(roots, searcher.get),
             list(archive_roots or []),
             lambda url: searcher.get().exclusions.match(url),
             serve_noarchive,
