@@ -170,9 +170,8 @@ class CatalogueJob(SparkJob):
                     ci, day.isoformat(), os.path.join(wd.path, CDXJ_NAME), self.name, options.urldb_wait
                 )
             with self.steps("recordstore"):  # record id -> capture pointer (lib/catalogue/recordstore.py)
-                rows = captures.select("record_id", *recordstore.FIELDS).toLocalIterator()
                 summary["recordstore"] = recordstore.add_day(
-                    recordstore.beside(ci), day.isoformat(), (r.asDict() for r in rows), self.name, options.urldb_wait
+                    recordstore.beside(ci), day.isoformat(), recordstore.day_rows(src), self.name, options.urldb_wait
                 )
         if not options.no_report:
             signals = noindex.report(root, day, src)

@@ -15,9 +15,10 @@ import datetime as dt
 import json
 import os
 import shutil
-from typing import Any, Iterable
+from itertools import islice
+from typing import Any, Iterable, Iterator
 
-import pyarrow.parquet as pq
+import pyarrow.dataset as ds
 
 from lib.catalogue.linhash import Corrupt, LinearHash
 from lib.store import layout, lease
@@ -74,6 +75,16 @@ def days(store: str) -> set[str]:
     return set(LinearHash(store).state().get("meta", {}).get("days", []))
 
 
+def day_rows(day_dir: str) -> Iterator[dict[str, Any]]:
+    """The capture rows of a local preprocessed day (its ``_captures/`` Parquet), streamed in
+    batches: the driver reads them without a Spark job, never the whole day at once."""
+    caps = os.path.join(day_dir, layout.CAPTURES)
+    if not os.path.isdir(caps):
+        return
+    for batch in ds.dataset(caps, format="parquet").to_batches(columns=["record_id", *FIELDS]):
+        yield from batch.to_pylist()
+
+
 def rebuild(root: str, store: str | None = None, job: str = "rebuild", wait: float = DEFAULT_WAIT) -> dict[str, Any]:
     """Build the store again from every completed preprocessed day's captures under ``root``,
     beside the old one, and swap it in under the lease; returns the days and keys."""
@@ -84,13 +95,16 @@ def rebuild(root: str, store: str | None = None, job: str = "rebuild", wait: flo
         table = LinearHash(tmp, writer=True)
         done: list[str] = []
         for day in _published_days(root):
-            caps = os.path.join(layout.day_path(root, layout.PREPROCESSED, day), layout.CAPTURES)
-            if not os.path.isdir(caps):
+            folder = layout.day_path(root, layout.PREPROCESSED, day)
+            if not os.path.isdir(os.path.join(folder, layout.CAPTURES)):
                 continue
             done.append(day.isoformat())
-            rows = pq.read_table(caps, columns=["record_id", *FIELDS]).to_pylist()
-            for i in range(0, max(len(rows), 1), BATCH):
-                table.put_many(_items(day.isoformat(), rows[i : i + BATCH]), meta={"days": sorted(done)})
+            rows = day_rows(folder)
+            while True:  # transactions of BATCH records: a day of millions never held in memory at once
+                chunk = list(islice(rows, BATCH))
+                table.put_many(_items(day.isoformat(), chunk), meta={"days": sorted(done)})
+                if len(chunk) < BATCH:
+                    break
         old = store.rstrip("/") + ".old"
         shutil.rmtree(old, ignore_errors=True)
         if os.path.exists(store):
