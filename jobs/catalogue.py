@@ -6,7 +6,9 @@
 Input: a completed preprocess day (``ROOT/preprocessed/YYYY-MM/DD`` with ``_SUCCESS``).
 Output: ``ROOT/catalogue/YYYY-MM/DD/{index.cdxj, index.cdx, report.html, _SUCCESS}`` (written to a
 temporary folder and swapped in, or uploaded with ``_SUCCESS`` last for S3), and the
-URL database under ``ROOT/urldb`` (or ``--urldb``). See docs/catalogue.md.
+URL database under ``ROOT/urldb`` (or ``--urldb``) and the day's lines in the capture index beside it
+(``ROOT/cdxindex``, lib.catalogue.capindex), its record ids in the record store (``ROOT/recordstore``,
+lib.catalogue.recordstore). See docs/catalogue.md.
 
 Exit codes: 0 published, the day in the URL database; 1 failed, nothing published; 2 usage (an
 input that does not exist included); 4 the preprocessed day holds no captures: nothing
@@ -23,8 +25,16 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from lib.catalogue import delta, noindex, report, textroots, urldb
-from lib.catalogue.day import copy_day, day_has_captures, is_small_day, local_day, read_captures, write_day_cdxj
+from lib.catalogue import capindex, delta, noindex, recordstore, report, textroots, urldb
+from lib.catalogue.day import (
+    CDXJ_NAME,
+    copy_day,
+    day_has_captures,
+    is_small_day,
+    local_day,
+    read_captures,
+    write_day_cdxj,
+)
 from lib.catalogue.urldb import DEFAULT_KEEP, DEFAULT_PARTITIONS, DEFAULT_WAIT
 from lib.errors import UsageError
 from lib.pages import exclusions
@@ -59,6 +69,12 @@ class CatalogueOptions(DayJobOptions):
         None, "the day's index output: shard sizes, text roots of the delta", shown="ROOT/index/YYYY-MM/DD"
     )
     no_report: bool = opt(False, "skip the HTML report", action="store_true")
+    capindex: str | None = opt(
+        None,
+        "the capture index over every day, which the CDX server reads (local/cluster filesystem; "
+        "skipped with --no-urldb)",
+        shown="cdxindex beside the URL database",
+    )
 
     def record(self) -> dict[str, Any]:
         """The options that shape the day's CDXJ and report, as given (``warc_prefix`` None: the
@@ -162,6 +178,15 @@ class CatalogueJob(SparkJob):
                     log.warning("%s", e)
                     summary["delta"] = None
                     summary["delta_skipped"] = str(e)
+            ci = storage.local_path(options.capindex or capindex.beside(db))
+            with self.steps("capindex"):  # the day's lines join the index over every day (lib/catalogue/capindex.py)
+                summary["capindex"] = capindex.add_day(
+                    ci, day.isoformat(), os.path.join(wd.path, CDXJ_NAME), self.name, options.urldb_wait
+                )
+            with self.steps("recordstore"):  # record id -> capture pointer (lib/catalogue/recordstore.py)
+                summary["recordstore"] = recordstore.add_day(
+                    recordstore.beside(ci), day.isoformat(), recordstore.day_rows(src), self.name, options.urldb_wait
+                )
         if not options.no_report:
             signals = noindex.report(root, day, src)
             summary["now_noindex"] = {k: v for k, v in signals.items() if k != "urls"}

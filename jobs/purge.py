@@ -8,7 +8,8 @@ For each published day in range (default: every day under ``ROOT/preprocessed``)
 a page, capture or in-link the list matches, the day is rebuilt without them and swapped in
 (:mod:`lib.purge.rebuild`; the index and catalogue jobs run in this process's Spark session); then the URL
 database loses the matching rows
-(:mod:`lib.purge.urldb_removal`) and, with ``--stage-config``, each purged day is staged again to the
+(:mod:`lib.purge.urldb_removal`) and the capture index beside it its lines
+(:func:`lib.catalogue.capindex.purge`) and, with ``--stage-config``, each purged day is staged again to the
 data center's staging target (stale files there are deleted, ``_SUCCESS`` last). Every
 removal is appended to ``ROOT/_purge/audit.jsonl`` (:mod:`lib.purge.audit`): when, which rules, which day and
 folders, how many pages, captures, documents, graph rows and CDXJ lines, and the removed
@@ -39,6 +40,7 @@ from typing import Any
 
 from jobs import catalogue as catalogue_job
 from jobs import index as index_job
+from lib.catalogue import capindex, recordstore
 from lib.catalogue.urldb import DEFAULT_WAIT
 from lib.catalogue.urldb import lock as urldb_lock
 from lib.errors import UsageError
@@ -235,9 +237,15 @@ def _purge(
             )
         db = None if a.no_urldb else storage.local_path(a.urldb or os.path.join(root, layout.URLDB))
         urldb_result = None
+        capindex_result = None
         if db and not a.dry_run:
             with urldb_lock(db, "purge", a.wait_lock, "--wait-lock"):
                 urldb_result = purge_urldb(db, rules)
+            # the capture index beside it loses the same URLs' lines (its own lease; the day CDXJ files were rebuilt)
+            capindex_result = capindex.purge(capindex.beside(db), rules, "purge", a.wait_lock)
+            store = recordstore.beside(capindex.beside(db))
+            if os.path.isdir(store) and capindex_result["lines"]:  # no copy of a taken-down URL stays in it
+                capindex_result["recordstore"] = recordstore.rebuild(root, store, "purge", a.wait_lock)
             if urldb_result["rows"]:
                 append_audit(
                     root,
@@ -258,6 +266,7 @@ def _purge(
         "rules": len(rules),
         "days": results,
         "urldb": urldb_result,
+        "capindex": capindex_result,
         "failed_days": failed,
         "busy_days": busy,
         "seconds": round(time.time() - t0, 1),

@@ -166,3 +166,7 @@ def spark(s3_server, tmp_path_factory):
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+# two days of real archives, built once per run (tests/fixtures_days.py)
+from tests.fixtures_days import corpus_days  # noqa: E402,F401

@@ -13,7 +13,7 @@ and ``signatures.lock``, the lease (lib.store.lease) held by a lookup and by a c
 Only representatives are kept (pages whose ``dup_cluster`` is themselves and that have a
 signature), each with its ``root``: the earlier day's page it is a copy of (its own ``dup_of``)
 or itself. The keys are a log-structured merge: a commit merges the newest runs while the older
-one is at most twice the newer (:func:`merging`), then adds the day's keys as a run of one day,
+one is at most twice the newer (:func:`lib.store.runs.merging`), then adds the day's keys as a run of one day,
 so a store of N similar days has about log2(N) + 2 runs at most and a key is rewritten O(log N)
 times. A lookup of a day's keys in partition ``q`` memory-maps each run's ``keys/{q}.arrow`` and finds them with
 ``np.searchsorted``, keeping only entries of the window's days (a run names the day folders it
@@ -39,6 +39,7 @@ import pyarrow as pa
 from lib.errors import DailysliceError
 from lib.index.build import write_arrow
 from lib.store import lease, versioned
+from lib.store.runs import merging  # the merge policy (tests call it as sigstore.merging)
 from lib.text.minhash import estimate
 
 FOLDER = "signatures"  # under ROOT, beside the URL database (ROOT/urldb)
@@ -218,23 +219,6 @@ def earliest(matches: dict[str, list]) -> dict[str, tuple[str, str]]:
         if rid not in best or (day, root) < best[rid]:
             best[rid] = (day, root)
     return best
-
-
-def merging(kept: list[dict[str, Any]], live: set[str]) -> int:
-    """How many of the newest runs a commit merges into one (1: none): while the older run holds
-    at most twice the keys of the newer (merged so far), it joins: the runs' sizes then more than
-    double from newer to older, so N similar days make about log2(N) + 1 merged runs. Sizes count
-    live days only; a run of unknown size (an old store's) counts 0, so a store's first commit
-    merges them all."""
-
-    def size(r: dict[str, Any]) -> int:
-        return sum(n or 0 for f, n in r["days"].items() if f in live)
-
-    k, top = 1, size(kept[-1]) if kept else 0
-    while k < len(kept) and size(kept[-k - 1]) <= 2 * top:
-        top += size(kept[-k - 1])
-        k += 1
-    return k
 
 
 def merge_part(store: str, name: str, sources: list[dict[str, Any]], folders: list[str], q: int) -> dict[str, int]:

@@ -134,3 +134,13 @@ def surt_key(url: str) -> str:
     except Exception:
         key = url.strip().lower()
     return _escape(key)
+
+
+def surt_key_strict(url: str) -> str:
+    """SURT key of a URL a user asks for (a CDX query): as :func:`surt_key`, but a URL the surt
+    package cannot parse raises ValueError naming it (pywb answers such a query 400 too)."""
+    try:
+        key = _surt.surt(url)
+    except Exception as e:
+        raise ValueError(f"cannot canonicalise URL {url!r}: {type(e).__name__}: {e}") from None
+    return _escape(key)

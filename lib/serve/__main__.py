@@ -73,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         replay_url=args.replay,
         archive_roots=[a if a.startswith("s3://") else os.path.abspath(a) for a in args.archives],
         serve_noarchive=args.serve_noarchive,
+        write_token=os.environ.get("DAILYSLICE_CDX_TOKEN") or None,  # from the environment: never in ps
     )
     if not args.lazy:
         try:

@@ -8,6 +8,7 @@ API, the catalogue queries and a plain-HTML search page, over published roots.
     GET /files, /download/{dc}/{path}, /metadata                     the files API (``files_api``)
     GET /capture/{record_id}, /capture?file=&offset=&length=          one capture's bytes (``capture_api``)
     GET /catalogue/…                                                 the catalogue (``catalogue_api``)
+    GET /cdx/{collection}?url=…, /archive/{collection}/{path}         CDX Server API, archive files (``cdx_api``)
     GET /public, /public/{dc}/{id}/search, …/files/{path}            on-demand sub-indices (``subindex_api``)
     GET /                                                            the search page
 
@@ -28,8 +29,9 @@ from fastapi.responses import HTMLResponse, Response
 
 from lib.catalogue.query import to_json
 from lib.serve import opensearch
-from lib.serve.capture_api import capture_path, capture_router
+from lib.serve.capture_api import capture_path, capture_router, record_finder
 from lib.serve.catalogue_api import catalogue_router
+from lib.serve.cdx_api import cdx_router
 from lib.serve.engine import MAX_K, MAX_QUERY_CHARS, MAX_RANGE_DAYS, Engine, check_query
 from lib.serve.errors import NotFound
 from lib.serve.files_api import files_router
@@ -118,6 +120,7 @@ def create_app(
     replay_url: str | None = None,
     archive_roots: list[str] | None = None,
     serve_noarchive: bool = False,
+    write_token: str | None = None,
 ) -> FastAPI:
     """The service over ``roots`` (data center -> local path or ``s3://`` root in the published layout).
 
@@ -125,7 +128,8 @@ def create_app(
     keeps its own); ``warm`` builds the search engine at start-up instead of on the first search; ``replay_url`` (a pywb
     collection URL such as ``http://localhost:8080/day``) adds a replay link to every hit on the page;
     ``archive_roots`` (local folders or ``s3://`` prefixes) are where ``/capture?file=`` may read;
-    ``serve_noarchive`` hands out the captures of pages that say noarchive too (archive use).
+    ``serve_noarchive`` hands out the captures of pages that say noarchive too (archive use);
+    ``write_token`` enables ``POST /cdx/{collection}`` for clients that send it (none: no writes).
     """
     if not roots:
         raise ValueError("no root: give at least one published root")
@@ -235,13 +239,14 @@ def create_app(
     app.include_router(files_router(store if store is not None else SliceStore(roots, cache_dir=cache_dir)))
     app.include_router(
         capture_router(
-            lambda rid: searcher.get().find_record(rid),
+            record_finder(roots, searcher.get),
             list(archive_roots or []),
             lambda url: searcher.get().exclusions.match(url),
             serve_noarchive,
         )
     )
     app.include_router(catalogue_router({dc: r for dc, r in roots.items()}))
+    app.include_router(cdx_router(dict(roots), write_token))  # a collection per data center's root
     app.include_router(subindex_router(dict(roots)))
     return app
 

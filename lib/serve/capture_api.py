@@ -9,8 +9,11 @@ WarcManager's "Download File" and ``contentonly=true``: the member is the record
 transferred, the bytes ``WARC-Payload-Digest`` covers), with the page's own Content-Type. Both
 are streaming ranged reads (:mod:`lib.extract.capture`) from local or ``s3://`` archives.
 
-A record id is looked up in the served days' metadata (newest day first), so its pointer comes
-from the published index. A pointer given by hand must lie below one of the service's archive
+A record id is looked up in each root's record store (lib.catalogue.recordstore: linear hashing,
+one bucket read) for its day, then in that day's published metadata only, so its pointer comes
+from the published index; where the stores do not cover every served day (a root catalogued
+before them, a store that fails its checksum), in every served day, newest first
+(:func:`record_finder`). A pointer given by hand must lie below one of the service's archive
 roots (``--archives``): without any, the pointer form is refused (403), so the service never
 reads a file nobody published. A capture whose URL is on the exclusion list is withheld (451
 Unavailable For Legal Reasons), by record id or by pointer.
@@ -18,13 +21,15 @@ Unavailable For Legal Reasons), by record id or by pointer.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
-from typing import Callable
+from typing import Any, Callable
 from urllib.parse import quote
 
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, StreamingResponse
 
+from lib.catalogue import recordstore
 from lib.extract.capture import CaptureError, open_capture
 from lib.store import locations, storage
 
@@ -39,6 +44,38 @@ STATUS = {
     "too-large": 413,
     "read-error": 502,
 }
+
+
+def record_finder(roots: dict[str, str], engine: Callable[[], Any]) -> Callable[[str], dict | None]:
+    """``lookup(record_id)`` for :func:`capture_router`: the record stores of ``roots`` give the
+    day, ``engine().find_record(rid, day)`` the published page of that day; a scan of every served
+    day only when the stores do not cover them all."""
+
+    def find(record_id: str) -> dict | None:
+        eng = engine()
+        served = {d.isoformat() for d in eng.days()}
+        covered: set[str] = set()
+        whole = True
+        for root in roots.values():
+            store = os.path.join(root, recordstore.FOLDER)
+            if storage.is_s3(root):
+                whole = False
+                continue
+            try:
+                hit = recordstore.get(store, record_id)
+                covered |= recordstore.days(store)
+            except recordstore.Corrupt:  # a torn store: the scan answers until it is rebuilt
+                whole = False
+                continue
+            if hit and hit["day"] in served:
+                page = eng.find_record(record_id, dt.date.fromisoformat(hit["day"]))
+                if page is not None:
+                    return page
+        if whole and served <= covered:
+            return None
+        return eng.find_record(record_id)
+
+    return find
 
 
 def capture_path(record_id: str) -> str:

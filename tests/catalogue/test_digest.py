@@ -6,25 +6,20 @@ from __future__ import annotations
 
 import base64
 import binascii
-import datetime as dt
 import io
 import json
 import os
-import shutil
 from contextlib import redirect_stdout
 
 import pyarrow.parquet as pq
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from jobs import preprocess
-from jobs.catalogue import main as build
 from lib.catalogue import digests, query
 from lib.catalogue.__main__ import main as cli
+from tests.fixtures_days import CORPUS_DAYS
 
-D1, D2 = dt.date(2026, 4, 1), dt.date(2026, 4, 2)
-#: the day's archives (paths in the shared corpus); aut/example.warc.gz is crawled on both days
-DAYS = {D1: ["aut/example.warc.gz", "ipwb/sample-1.warc.gz"], D2: ["aut/example.warc.gz", "dolma/sample-0000.warc.gz"]}
+DAYS = CORPUS_DAYS  # the two days of tests/fixtures_days.py
 CAPTURE_TYPES = ("response", "revisit", "resource")
 
 
@@ -81,18 +76,8 @@ def _warcio_captures(root: str) -> dict[str, list[dict]]:
 
 
 @pytest.fixture(scope="module")
-def two_days(spark, corpus, tmp_path_factory):
-    root = str(tmp_path_factory.mktemp("digest-days"))
-    for day, files in DAYS.items():
-        folder = os.path.join(root, "warc", f"{day:%Y-%m}", f"{day:%d}")
-        os.makedirs(folder)
-        for rel in files:
-            shutil.copyfile(corpus / rel, os.path.join(folder, rel.replace("/", "-")))
-        assert preprocess.main(["--date", day.isoformat(), "--root", root, "--fail-on", "never"], spark=spark) == 0
-        assert (
-            build(["--date", day.isoformat(), "--root", root, "--url-partitions", "2", "--no-report"], spark=spark) == 0
-        )
-    return root, _warcio_captures(root)
+def two_days(corpus_days):
+    return corpus_days, _warcio_captures(corpus_days)
 
 
 def _comparable(rows: list[dict]) -> list[tuple]:

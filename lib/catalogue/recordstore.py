@@ -1,0 +1,131 @@
+"""Record id -> capture pointer, in a linear-hashing key store (lib.catalogue.linhash) beside the
+capture index: ``ROOT/recordstore/`` and its lease ``ROOT/recordstore.lock``.
+
+The catalogue job adds each day's captures (every record with a WARC-Record-ID: its day, URL,
+type, archive file, offset and length); a re-run of the day puts the same keys again, which
+changes nothing. The header's ``meta`` names the days the store holds, so a look-up that finds
+no key can tell "not in these days" from "a day the store never saw". A store that fails a
+checksum (a torn write) is rebuilt from the published days' captures (:func:`rebuild`), which is
+also how a root catalogued before the store existed gets one.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+from itertools import islice
+from typing import Any, Iterable, Iterator
+
+import pyarrow.dataset as ds
+
+from lib.catalogue.linhash import Corrupt, LinearHash
+from lib.store import layout, lease
+
+FOLDER = "recordstore"
+DEFAULT_WAIT = 3600.0
+FIELDS = ("url", "record_type", "warc_file", "warc_offset", "warc_length")
+BATCH = 200_000  # records per transaction of a rebuild
+
+
+def beside(index: str) -> str:
+    """The record store's folder beside the capture index's (``ROOT/cdxindex`` -> ``ROOT/recordstore``)."""
+    return os.path.join(os.path.dirname(index.rstrip("/")) or ".", FOLDER)
+
+
+def lock(store: str, job: str, wait: float = DEFAULT_WAIT) -> lease.Lease:
+    return lease.Lease(store, job, wait, busy=f"another run is changing the record store {store}")
+
+
+def _items(day: str, rows: Iterable[dict[str, Any]]) -> Iterable[tuple[bytes, bytes]]:
+    for r in rows:
+        rid = r.get("record_id")
+        if not rid or not r.get("warc_file"):
+            continue
+        value = {"day": day, **{k: r.get(k) for k in FIELDS}}
+        yield rid.encode("utf-8"), json.dumps(value, separators=(",", ":")).encode("utf-8")
+
+
+def add_day(
+    store: str, day: str, rows: Iterable[dict[str, Any]], job: str = "catalogue", wait: float = DEFAULT_WAIT
+) -> dict[str, Any]:
+    """Put ``day``'s capture rows (CAPTURE_SCHEMA dicts) into the store, one transaction."""
+    os.makedirs(os.path.dirname(os.path.abspath(store)), exist_ok=True)
+    with lock(store, job, wait):
+        table = LinearHash(store, writer=True)
+        days = sorted(set(table.state().get("meta", {}).get("days", [])) | {day})
+        st = table.put_many(_items(day, rows), meta={"days": days})
+    return {"recordstore": store, "keys": st["keys"], "buckets": st["buckets"], "level": st["level"]}
+
+
+def get(store: str, record_id: str) -> dict[str, Any] | None:
+    """The capture pointer of ``record_id`` (``day``, ``url``, ``record_type``, ``warc_file``,
+    ``warc_offset``, ``warc_length``); None when absent. :class:`Corrupt` on a torn page."""
+    if not os.path.exists(os.path.join(store, "header")):
+        return None
+    value = LinearHash(store).get(record_id.encode("utf-8"))
+    return json.loads(value) if value is not None else None
+
+
+def days(store: str) -> set[str]:
+    """The days the store holds (empty without a store)."""
+    if not os.path.exists(os.path.join(store, "header")):
+        return set()
+    return set(LinearHash(store).state().get("meta", {}).get("days", []))
+
+
+def day_rows(day_dir: str) -> Iterator[dict[str, Any]]:
+    """The capture rows of a local preprocessed day (its ``_captures/`` Parquet), streamed in
+    batches: the driver reads them without a Spark job, never the whole day at once."""
+    caps = os.path.join(day_dir, layout.CAPTURES)
+    if not os.path.isdir(caps):
+        return
+    for batch in ds.dataset(caps, format="parquet").to_batches(columns=["record_id", *FIELDS]):
+        yield from batch.to_pylist()
+
+
+def rebuild(root: str, store: str | None = None, job: str = "rebuild", wait: float = DEFAULT_WAIT) -> dict[str, Any]:
+    """Build the store again from every completed preprocessed day's captures under ``root``,
+    beside the old one, and swap it in under the lease; returns the days and keys."""
+    store = store or os.path.join(root, FOLDER)
+    with lock(store, job, wait):
+        tmp = store.rstrip("/") + ".rebuild"
+        shutil.rmtree(tmp, ignore_errors=True)
+        table = LinearHash(tmp, writer=True)
+        done: list[str] = []
+        for day in _published_days(root):
+            folder = layout.day_path(root, layout.PREPROCESSED, day)
+            if not os.path.isdir(os.path.join(folder, layout.CAPTURES)):
+                continue
+            done.append(day.isoformat())
+            rows = day_rows(folder)
+            while True:  # transactions of BATCH records: a day of millions never held in memory at once
+                chunk = list(islice(rows, BATCH))
+                table.put_many(_items(day.isoformat(), chunk), meta={"days": sorted(done)})
+                if len(chunk) < BATCH:
+                    break
+        old = store.rstrip("/") + ".old"
+        shutil.rmtree(old, ignore_errors=True)
+        if os.path.exists(store):
+            os.rename(store, old)
+        os.rename(tmp, store)
+        shutil.rmtree(old, ignore_errors=True)
+        return {"recordstore": store, "days": done, "keys": LinearHash(store).state()["keys"]}
+
+
+def _published_days(root: str) -> list[dt.date]:
+    base = os.path.join(root, layout.PREPROCESSED)
+    out = []
+    for month in sorted(os.listdir(base)) if os.path.isdir(base) else []:
+        for d in sorted(os.listdir(os.path.join(base, month))):
+            try:
+                day = dt.date.fromisoformat(f"{month}-{d}")
+            except ValueError:
+                continue
+            if os.path.exists(os.path.join(layout.day_path(root, layout.PREPROCESSED, day), layout.SUCCESS)):
+                out.append(day)
+    return out
+
+
+__all__ = ["Corrupt", "add_day", "beside", "days", "get", "rebuild"]
