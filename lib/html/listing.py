@@ -11,8 +11,8 @@ layout blocks, its article among them, are no list), with some text beside the l
 (LIST_CLEAN_DEN: counts, dates, teasers; a menu or a list of related links has none).
 
 :func:`find` keeps such lists when the page may be a listing: its largest list holds 1/LISTING_DEN of
-the body's visible characters and the paragraph text outside it is under ROOT_MIN characters (no
-article beside it); the lists that hold a third of the largest's characters or more are kept, none
+the body's visible characters and the paragraph text outside it is under ROOT_MIN characters or
+1/LISTING_DEN of the list's own (no article beside it, at most a side box); the lists that hold a third of the largest's characters or more are kept, none
 inside another. A list inside a block that a tag or class word marks (a sidebar's widget, a footer)
 is none, nor one inside an ``<article>`` (it is that article's: a post that is a digest of links); an
 inline moderation ``<form>`` around a topic list (vBulletin, Simple Machines) does not count as such
@@ -134,7 +134,8 @@ def find(stats: list[Stat], total: int, rtotal: int) -> list[int]:
         return []
     big = max(lists, key=lambda i: stats[i].chars)  # the first of the largest: an outer one
     s = stats[big]
-    if s.chars * LISTING_DEN < total or rtotal - s.rawpar >= ROOT_MIN:
+    outside = rtotal - s.rawpar  # paragraph text outside the list: an article beside it, or a side box
+    if s.chars * LISTING_DEN < total or outside >= ROOT_MIN and outside * LISTING_DEN >= s.rawpar:
         return []
     chosen: list[int] = []
     for i in lists:

@@ -105,7 +105,8 @@ TEASER_N, TEASER_MAX, TEASER_DEN = 3, 400, 5
 #: whose link text is LIST_TITLE characters a led item on average (titles, not a menu's labels), none
 #: holding half of the list's text (items alike, not a page's layout blocks with its article); a
 #: page is a listing when such a list holds 1/LISTING_DEN of the body's visible characters and the
-#: paragraph text outside it is under ROOT_MIN characters (no article beside it); a page too short for
+#: paragraph text outside it is under ROOT_MIN characters or 1/LISTING_DEN of the list's own (no
+#: article beside it, at most a side box); a page too short for
 #: a content root has its lists for roots when the clean text outside them is under ROOT_MIN characters
 #: and 1/LISTING_DEN of theirs (else the body stays the root, the lists in it). In an item, the parts
 #: beside its title under ITEM_TEXT_MIN clean characters (counts, dates, authors) are ITEM_META

@@ -739,7 +739,10 @@ static long listing_find(const stats_t *st, size_t **lists) {
         if (in_marked(s, i)) { i += s[i].size - 1; continue; }
         if (s[i].size > LIST_N && is_item_list(s, i) && (big < 0 || s[i].chars > s[big].chars)) big = (long) i;
     }
-    if (big < 0 || (uint64_t) s[big].chars * LISTING_DEN < st->total || st->rtotal - s[big].rawpar >= ROOT_MIN)
+    if (big < 0) return 0;
+    uint64_t outside = st->rtotal - s[big].rawpar;  /* paragraph text outside the list: an article, a side box */
+    if ((uint64_t) s[big].chars * LISTING_DEN < st->total
+        || (outside >= ROOT_MIN && outside * LISTING_DEN >= s[big].rawpar))
         return 0;
     size_t m = 0, cap = 0, *out = NULL;
     for (size_t i = 0; i < st->n; i++) {
