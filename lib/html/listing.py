@@ -12,17 +12,17 @@ layout blocks, its article among them, are no list), with some text beside the l
 
 :func:`find` keeps such lists when the page may be a listing: its largest list holds 1/LISTING_DEN of
 the body's visible characters and the paragraph text outside it is under ROOT_MIN characters or
-1/LISTING_DEN of the list's own (no article beside it, at most a side box); the lists that hold a third of the largest's characters or more are kept, none
-inside another. A list inside a block that a tag or class word marks (a sidebar's widget, a footer)
-is none, nor one inside an ``<article>`` (it is that article's: a post that is a digest of links); an
-inline moderation ``<form>`` around a topic list (vBulletin, Simple Machines) does not count as such
-a block. lib/html/roots.py's ``with_lists`` then decides, beside the content roots, whether the page
-is a listing and what its roots are; on a listing, :func:`keep` keeps each item and the chain of
-elements down to its title whatever rule marks them (KEEP_ITEM: link density, a ``<header>`` around a
-post's title), and beside that chain, at each level, marks ITEM_META a block under ITEM_TEXT_MIN clean
-characters (a count, a date, an author, a "Read more"), while a longer one (a teaser, a whole post
-on a blog's front page) is kept with its rules, and so is an inline element beside the title (of
-its line: "via <a>source</a>").
+1/LISTING_DEN of the list's own (no article beside it, at most a side box); the lists that hold a third
+of the largest's characters or more are kept, none inside another. A list inside a block that a tag or
+class word marks (a sidebar's widget, a footer) is none, nor one inside an ``<article>`` (it is that
+article's: a post that is a digest of links); an inline moderation ``<form>`` around a topic list
+(vBulletin, Simple Machines) does not count as such a block. lib/html/roots.py's ``with_lists`` then
+decides, beside the content roots, whether the page is a listing and what its roots are; on a listing,
+:func:`keep` keeps each item and the chain of elements down to its title whatever rule marks them
+(KEEP_ITEM: link density, a ``<header>`` around a post's title), and beside that chain, at each level,
+marks ITEM_META a block under ITEM_TEXT_MIN clean characters (a count, a date, an author, a "Read
+more"), while a longer one (a teaser, a whole post on a blog's front page) is kept with its rules, and
+so is an inline element beside the title (of its line: "via <a>source</a>").
 
 The thresholds are lib/html/rules.py's; lib/html/native/lexwalk.c's ``listing_find``,
 ``listing_keep`` and ``with_lists`` take the same decisions (tests/html/test_listing.py and
