@@ -140,6 +140,19 @@ ITEMS: list[tuple[str, str, str, str, str]] = [
     ),
     (r"archive-org-mediatypes-browse", "archive.org 2008", "", ".box li", ""),
     (r"archive-org-iathreads-posts-display-new", "archive.org 2008", "tr.forumRow", "a[href*='post-view']", ""),
+    # a forum's topic list and a poster's posts (issue 61): each topic's title, not its poster, forum,
+    # counts or date
+    (r"archive-org-iathreads-forum-display", "archive.org 2008", "tr[valign=top]", "a[href*='post-view']", ""),
+    # the forum index: each forum's name, and the titles of the latest posts listed below the forums
+    (
+        r"archive-org-iathreads-forums-php",
+        "archive.org 2008",
+        "tr[valign=top][bordercolor], tr[valign=top][style]",
+        "td:first-child > font > a, a[href*='post-view']",
+        "",
+    ),
+    (r"blog-wordpress-com", "WordPress", "div.post", "h2, .entrytext", ""),
+    (r"uk-yahoo-com-front", "Yahoo front page 2014", "li.content", "h3, p.summary", ""),
     (r"amyxzhang-wordpress", "WordPress", "article", ".entry-title, .entry-content", ".sharedaddy, .jp-relatedposts"),
     (r"creativecommons-org", "WordPress", "article.story", "h3.title, .excerpt, p", ".byline, .attribution"),
     (r"kyleclo-com-research", "Jekyll", ".card-body", "h4, h5, .card-title, p", ""),

@@ -32,10 +32,11 @@ on real and generated pages).
 
 from __future__ import annotations
 
+from lib.html import listing
 from lib.html.boilerplate import is_boilerplate, is_invisible, is_protected, is_residue
 from lib.html.mainhtml import CONTEXT, HtmlWriter
 from lib.html.measure import headed, measure, trailing, unprotect
-from lib.html.roots import ancestors, content_roots
+from lib.html.roots import ancestors, content_roots, with_lists
 from lib.html.rules import BLOCK_TAGS, CELL_TAGS, PROTECTED_TAGS, SEP
 from lib.html.stat import Stat
 
@@ -61,8 +62,10 @@ def main_text(body, resolve=None) -> tuple[str, int] | tuple[str, int, str]:
     ptotal, ctotal = headed(stats, ptotal, ctotal)
     ptotal, ctotal = unprotect(stats, total, ptotal, rtotal, ctotal)
     trailing(stats, ctotal)
+    roots, lists = with_lists(stats, content_roots(stats, ptotal, ctotal), listing.find(stats, total, rtotal), ctotal)
+    listing.keep(stats, lists)
     html = None if resolve is None else HtmlWriter(resolve)
-    text = _write(body, stats, (total, rtotal), content_roots(stats, ptotal, ctotal), STRICT, html)
+    text = _write(body, stats, (total, rtotal), roots, STRICT, html)
     for level in (LENIENT, BARE):
         if text or not total:
             break

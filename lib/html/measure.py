@@ -41,6 +41,7 @@ def measure(body) -> tuple[list[Stat], int, int, int, int]:
     stack: list[tuple[int, int]] = []  # (index, 1 for a link + 2 for a paragraph) of the open elements
     total = ptotal = rtotal = ctotal = 0
     in_link = in_par = 0
+    fresh = 0  # the open elements from this depth on have seen no text yet: the next text leads them
     node = body.child
     while node is not None:
         descend = False
@@ -48,6 +49,9 @@ def measure(body) -> tuple[list[Stat], int, int, int, int]:
         if tag == "-text":
             n = len("".join((node.text_content or "").split()))
             if n:
+                for k in range(fresh, len(stack)):
+                    stats[stack[k][0]].lead = in_link > 0
+                fresh = len(stack)
                 if stack:
                     top = stats[stack[-1][0]]
                     top.chars += n
@@ -65,7 +69,7 @@ def measure(body) -> tuple[list[Stat], int, int, int, int]:
                     ctotal += n
         elif node.is_element_node:
             i = len(stats)
-            stats.append(Stat(heading=tag in HEADING_TAGS, item=tag in TEASER_TAGS))
+            stats.append(Stat(heading=tag in HEADING_TAGS, item=tag in TEASER_TAGS, tag=tag))
             attrs = node.attributes
             if not is_invisible(tag, attrs) and node.child is not None:
                 kind = (tag == "a" and "href" in attrs) + 2 * (tag in PARAGRAPH_TAGS)
@@ -81,6 +85,7 @@ def measure(body) -> tuple[list[Stat], int, int, int, int]:
             if node is None or node.mem_id == body.mem_id:
                 return stats, total, ptotal, rtotal, ctotal
             i, kind = stack.pop()
+            fresh = min(fresh, len(stack))
             s = stats[i]
             s.size = len(stats) - i
             in_link -= kind & 1

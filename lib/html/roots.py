@@ -20,6 +20,7 @@ from lib.html.rules import (
     CLEAN_NUM,
     LEAD_LEVELS,
     LEAD_MIN,
+    LISTING_DEN,
     ROOT_DEN,
     ROOT_MIN,
     ROOT_NUM,
@@ -105,3 +106,36 @@ def content_roots(stats: list[Stat], ptotal: int, ctotal: int) -> list[int]:
             break
         inner = parent
     return sorted(roots)
+
+
+def with_lists(stats: list[Stat], roots: list[int], lists: list[int], ctotal: int) -> tuple[list[int], list[int]]:
+    """The content roots of a page whose lists of items are ``lists`` (lib/html/listing.py's ``find``),
+    and the lists that make it a listing (``[]``: none; lib/html/listing.py's ``keep`` keeps them).
+
+    A root that holds more clean text outside the lists than they hold characters (a thread and its
+    related questions, an article and its teasers) makes the page no listing: ``roots``, ``[]``. Else
+    the roots are the lists and, of ``roots`` (:func:`content_roots`), those that hold a list (the
+    lists inside them are written with them) or clean text of 1/LISTING_DEN of the lists' characters
+    (a collection's description, a category page's introduction; a forum's notice box is shorter, and
+    goes). ``[-1]`` (the body: the page had too little text for a root) gives way to the lists when
+    the clean text outside them (``ctotal``: the body's) is under ROOT_MIN characters and 1/LISTING_DEN
+    of theirs (a topic list and its notices), and stays otherwise, the lists in it (a collection's
+    description and its forum's latest posts)."""
+    if not lists:
+        return roots, []
+    chars = sum(stats[i].chars for i in lists)
+    if roots == [-1]:
+        outside = max(0, ctotal - sum(stats[i].clean for i in lists))  # a list in a marked block: ctotal lacks it
+        return (lists if outside < ROOT_MIN and outside * LISTING_DEN < chars else roots), lists
+    for r in roots:
+        inner = sum(stats[i].clean for i in lists if r < i < r + stats[r].size)
+        if stats[r].clean - inner >= chars:
+            return roots, []
+    out = []
+    for r in roots:
+        if any(r < i < r + stats[r].size for i in lists):
+            out.append(r)
+        elif not any(i <= r < i + stats[i].size for i in lists) and stats[r].clean * LISTING_DEN >= chars:
+            out.append(r)
+    out += [i for i in lists if not any(r < i < r + stats[r].size for r in out)]
+    return sorted(out), lists

@@ -49,6 +49,9 @@ PARAGRAPH_TAGS = frozenset({"p", "pre", "blockquote"})
 HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 #: the items of a teaser list (TEASER_N)
 TEASER_TAGS = frozenset({"li", "div", "article", "section"})
+#: the items of a list of items (LIST_N, lib/html/listing.py): a forum's topic rows, a blog's posts, the
+#: results of a search (bbPress writes each topic as a <ul>, phpBB as a <dl> in an <li>)
+LIST_TAGS = frozenset({"li", "tr", "div", "article", "section", "ul", "dl"})
 #: elements never judged by link density (the link itself, inline phrasing: inside a link, all of
 #: its text is link text, as a <ruby> word that links to its glossary entry)
 # fmt: off
@@ -97,6 +100,22 @@ RESIDUE_MAX, RESIDUE_DEN = 100, 3
 #: TEASER_TAGS, under TEASER_MAX visible characters and at least 1/TEASER_DEN link text (a title
 #: that links to another page, a line or two of its lead): related, latest, popular articles
 TEASER_N, TEASER_MAX, TEASER_DEN = 3, 400, 5
+#: a list of items (lib/html/listing.py): an element with LIST_N children or more with text, all of one
+#: tag of LIST_TAGS, LIST_LED_NUM/LIST_LED_DEN of them led by a link (their first text is link text)
+#: whose link text is LIST_TITLE characters a led item on average (titles, not a menu's labels), none
+#: holding half of the list's text (items alike, not a page's layout blocks with its article); a
+#: page is a listing when such a list holds 1/LISTING_DEN of the body's visible characters and the
+#: paragraph text outside it is under ROOT_MIN characters or 1/LISTING_DEN of the list's own (no
+#: article beside it, at most a side box); a page too short for
+#: a content root has its lists for roots when the clean text outside them is under ROOT_MIN characters
+#: and 1/LISTING_DEN of theirs (else the body stays the root, the lists in it). In an item, the parts
+#: beside its title under ITEM_TEXT_MIN clean characters (counts, dates, authors) are ITEM_META
+LIST_N, LIST_LED_NUM, LIST_LED_DEN, LIST_TITLE, LISTING_DEN, ITEM_TEXT_MIN = 4, 4, 5, 15, 4, 60
+#: ... and whose text is 1/LIST_CLEAN_DEN outside links at least: a topic's counts and dates, a post's teaser
+#: (a menu or a list of related links is links alone)
+LIST_CLEAN_DEN = 10
+#: what lib/html/listing.py keeps whatever rule marks it: an item or the chain down to its title, a listing
+KEEP_ITEM, KEEP_LIST = 1, 2
 #: headings of HEADING_KEY_MAX visible characters or more are titles of content, not of a block
 #: (lib/html/headings.py); what follows a boilerplate heading in its parent, up to the next heading,
 #: goes with it unless it holds HEADED_MAX clean characters or more
@@ -121,8 +140,9 @@ LEAD_MIN, LEAD_LEVELS = 150, 3
 #: what marks an element as boilerplate: no rule, its tag (or role, aria-hidden), a class or id
 #: word, its links (link density, or a residue of boilerplate blocks); TRAILING: a heading that only
 #: dropped blocks follow in its parent; TEASERS: a teaser list; HEADED: a heading whose whole text
-#: is one of BOILER_HEADINGS, or what it titles
-NO_RULE, BY_TAG, BY_WORD, BY_LINKS, TRAILING, TEASERS, HEADED = range(7)
+#: is one of BOILER_HEADINGS, or what it titles; ITEM_META: what an item of a listing shows beside its
+#: title and teaser (counts, dates, authors: lib/html/listing.py)
+NO_RULE, BY_TAG, BY_WORD, BY_LINKS, TRAILING, TEASERS, HEADED, ITEM_META = range(8)
 #: a block boundary in the written text
 SEP = "\x1e"
 
@@ -163,6 +183,7 @@ TAG_SETS = (
     "PARAGRAPH_TAGS",
     "HEADING_TAGS",
     "TEASER_TAGS",
+    "LIST_TAGS",
     "LINK_EXEMPT_TAGS",
 )
 WORD_LISTS = ("BOILER_ROLES", "BOILER_WORDS", "NOPRINT_WORDS", "NOPRINT_PARTS", "STATE_PARTS")
@@ -174,6 +195,15 @@ THRESHOLDS = (
     "TEASER_N",
     "TEASER_MAX",
     "TEASER_DEN",
+    "LIST_N",
+    "LIST_LED_NUM",
+    "LIST_LED_DEN",
+    "LIST_TITLE",
+    "LISTING_DEN",
+    "ITEM_TEXT_MIN",
+    "LIST_CLEAN_DEN",
+    "KEEP_ITEM",
+    "KEEP_LIST",
     "HEADING_KEY_MAX",
     "HEADED_MAX",
     "ROOT_NUM",
@@ -188,7 +218,7 @@ THRESHOLDS = (
     "LEAD_MIN",
     "LEAD_LEVELS",
 )
-CODES = ("NO_RULE", "BY_TAG", "BY_WORD", "BY_LINKS", "TRAILING", "TEASERS", "HEADED")
+CODES = ("NO_RULE", "BY_TAG", "BY_WORD", "BY_LINKS", "TRAILING", "TEASERS", "HEADED", "ITEM_META")
 
 
 def digest() -> str:

@@ -56,7 +56,9 @@ def test_main_html_column_in_a_real_run(spark, corpus, tmp_path):
         html = _html_of(p["warc_file"][len("file://") :], p["warc_offset"])
         assert p["main_html"] == extract(html, p["url"], main_html=True).main_html, p["url"]
         got = LexborHTMLParser(p["main_html"]).body.text(separator="") if p["main_html"] else ""
-        assert "".join(got.split()) == "".join(p["plain_text"].split()), p["url"]
+        # soft hyphens: main_html keeps them, the text leaves them out (docs/maintext.md, "Structure"); a
+        # topic title of archive.org's forum, mojibake of Arabic with U+00AD in it, is kept since issue 61
+        assert "".join(got.replace("\xad", "").split()) == "".join(p["plain_text"].split()), p["url"]
         structured += "<p>" in p["main_html"] and '<a href="http' in p["main_html"]
     assert structured > 20
     assert index_job.main(["--date", DAY, "--root", opted], spark=spark) == 0

@@ -383,6 +383,9 @@ typedef struct {
     int item;  /* one of boilerplate.TEASER_TAGS */
     int root;  /* ROOT_IN: a content root (roots.content_roots), ROOT_ABOVE: an ancestor of one */
     uint32_t own, ownlinks;  /* visible and link chars outside boilerplate blocks (is_boilerplate judges them) */
+    uintptr_t tag;  /* its tag (an item of a list of items has its siblings' tag: lib/html/listing.py) */
+    int lead;  /* its first visible text is link text */
+    int keep;  /* KEEP_ITEM, KEEP_LIST: listing keeps it whatever rule marks it */
 } stat_t;
 
 typedef struct {
@@ -404,9 +407,9 @@ static int is_teasers(const stat_t *s, size_t i) {
 }
 
 /* boilerplate.is_residue: what remains of boilerplate blocks or a teaser list (BY_LINKS), or a heading
- * that trailing marked (TRAILING), or what headed marked (HEADED) */
+ * that trailing marked (TRAILING), or what headed marked (HEADED), or listing (ITEM_META) */
 static int is_residue(uintptr_t tag, const stat_t *s) {
-    if (s->boiler == TRAILING || s->boiler == HEADED) return s->boiler;
+    if (s->boiler == TRAILING || s->boiler == HEADED || s->boiler == ITEM_META) return s->boiler;
     if (s->boiler == TEASERS) return BY_LINKS;
     return is_block_tag(tag) && s->clean < RESIDUE_MAX && (uint64_t) s->clean * RESIDUE_DEN < s->chars
         ? BY_LINKS : NO_RULE;
@@ -414,9 +417,9 @@ static int is_residue(uintptr_t tag, const stat_t *s) {
 
 /* boilerplate.is_protected: no rule drops an element holding more than half of the body's visible
  * characters, nor one that only a class or id word or its links mark and that holds more than
- * half of the page's paragraph text */
+ * half of the page's paragraph text, nor one that listing keeps */
 static int is_protected(const stat_t *s, int rule, const stats_t *st) {
-    return (uint64_t) s->chars * 2 > st->total
+    return s->keep || (uint64_t) s->chars * 2 > st->total
         || (rule >= BY_WORD && st->rtotal >= ROOT_MIN && (uint64_t) s->rawpar * 2 > st->rtotal);
 }
 
@@ -438,6 +441,7 @@ static int measure(stats_t *st, const lxb_dom_node_t *body) {
     open_t *stack = NULL;
     size_t depth = 0, stack_cap = 0;
     int in_link = 0, in_par = 0, rc = 0;
+    size_t fresh = 0;  /* the open elements from this depth on have seen no text yet: the next text leads them */
     const lxb_dom_node_t *n = body->first_child;
     while (n != NULL) {
         int descend = 0;
@@ -445,6 +449,7 @@ static int measure(stats_t *st, const lxb_dom_node_t *body) {
             const lexbor_str_t *s = &((const lxb_dom_character_data_t *) n)->data;
             uint32_t k = s->data != NULL ? visible_chars(s->data, s->length) : 0;
             if (k) {
+                for (; fresh < depth; fresh++) st->s[stack[fresh].i].lead = in_link > 0;
                 if (depth) {
                     stat_t *top = &st->s[stack[depth - 1].i];
                     top->chars += k;
@@ -463,7 +468,8 @@ static int measure(stats_t *st, const lxb_dom_node_t *body) {
             uintptr_t tag = n->local_name;
             if (grow((void **) &st->s, &st->cap, st->n + 1, sizeof(stat_t)) < 0) { rc = -1; break; }
             size_t i = st->n++;
-            st->s[i] = (stat_t) {1, 0, 0, 0, 0, NO_RULE, 0, is_heading_tag(tag), is_teaser_tag(tag), 0, 0, 0};
+            st->s[i] = (stat_t) {.size = 1, .boiler = NO_RULE, .heading = is_heading_tag(tag),
+                                 .item = is_teaser_tag(tag), .tag = tag};
             if (!is_invisible(el, tag) && n->first_child != NULL) {
                 if (grow((void **) &stack, &stack_cap, depth + 1, sizeof(open_t)) < 0) { rc = -1; break; }
                 int kind = (tag == LXB_TAG_A && has_attr_id(el, LXB_DOM_ATTR_HREF)) + 2 * is_paragraph_tag(tag);
@@ -478,6 +484,7 @@ static int measure(stats_t *st, const lxb_dom_node_t *body) {
             n = n->parent;
             if (n == NULL || n == body) goto done;
             open_t o = stack[--depth];
+            if (fresh > depth) fresh = depth;
             stat_t *s = &st->s[o.i];
             s->size = (uint32_t) (st->n - o.i);
             in_link -= o.kind & 1;
@@ -660,6 +667,148 @@ static int content_roots(stats_t *st) {
     if (root < 0) return 0;
     st->s[root].root = ROOT_IN;
     mark_above(st, (size_t) root);
+    return 1;
+}
+
+/* ------------------------------------------------------------------ listings (lib/html/listing.py) */
+/* listing.is_item_list: LIST_N children or more with text, all of one tag of LIST_TAGS,
+ * LIST_LED_NUM/LIST_LED_DEN of them led by a link, LIST_TITLE link chars a led one, none holding half
+ * of its chars, 1/LIST_CLEAN_DEN of its text outside links */
+static int is_item_list(const stat_t *s, size_t i) {
+    size_t j = i + 1, end = i + s[i].size;
+    uint64_t n = 0, led = 0, links = 0, most = 0;
+    uintptr_t tag = 0;
+    for (; j < end; j += s[j].size) {
+        if (!s[j].chars) continue;
+        if (s[j].chars > most) most = s[j].chars;
+        if (!tag) {
+            tag = s[j].tag;
+            if (!is_list_tag(tag)) return 0;
+        }
+        else if (s[j].tag != tag) return 0;
+        n++;
+        if (s[j].lead) { led++; links += s[j].links; }
+    }
+    /* items alike: none holds half of the list (a page's layout blocks, its article among them, are no list) */
+    return n >= LIST_N && led * LIST_LED_DEN >= n * LIST_LED_NUM && links >= led * LIST_TITLE
+        && most * 2 < s[i].chars && (uint64_t) (s[i].chars - s[i].links) * LIST_CLEAN_DEN >= s[i].chars;
+}
+
+/* listing._title_child: the first child with text led by a link of LIST_TITLE chars in all, else the
+ * first led by a link; -1: none */
+static long title_child(const stat_t *s, size_t i) {
+    long first = -1;
+    for (size_t j = i + 1, end = i + s[i].size; j < end; j += s[j].size)
+        if (s[j].chars && s[j].lead) {
+            if (s[j].links >= LIST_TITLE) return (long) j;
+            if (first < 0) first = (long) j;
+        }
+    return first;
+}
+
+/* listing._keep_item: keep item i and the chain down to its title; beside it, ITEM_META the parts under
+ * ITEM_TEXT_MIN clean chars */
+static void keep_item(stat_t *s, size_t i) {
+    for (;;) {
+        s[i].keep = KEEP_ITEM;
+        long title = title_child(s, i);
+        if (title < 0 || is_link_exempt_tag(s[title].tag)) {
+            if (title >= 0) s[title].keep = KEEP_ITEM;
+            return;
+        }
+        for (size_t j = i + 1, end = i + s[i].size; j < end; j += s[j].size)
+            if ((long) j != title && s[j].chars && s[j].clean < ITEM_TEXT_MIN && !s[j].boiler
+                && !is_link_exempt_tag(s[j].tag))  /* an inline element beside the title is of its line */
+                s[j].boiler = ITEM_META;
+        i = (size_t) title;
+    }
+}
+
+/* a block a tag or class word marks (a sidebar's widget, a footer): no listing in there; an inline
+ * moderation <form> around a topic list (vBulletin, Simple Machines) is none; an <article>: its lists are its own */
+static inline int in_marked(const stat_t *s, size_t i) {
+    return ((s[i].boiler == BY_TAG || s[i].boiler == BY_WORD) && s[i].tag != LXB_TAG_FORM) || s[i].tag == LXB_TAG_ARTICLE;
+}
+
+/* listing.find: the lists of items of a page that may be a listing (into lists, none inside another;
+ * how many, -1: no memory) */
+static long listing_find(const stats_t *st, size_t **lists) {
+    const stat_t *s = st->s;
+    long big = -1;
+    for (size_t i = 0; i < st->n; i++) {
+        if (in_marked(s, i)) { i += s[i].size - 1; continue; }
+        if (s[i].size > LIST_N && is_item_list(s, i) && (big < 0 || s[i].chars > s[big].chars)) big = (long) i;
+    }
+    if (big < 0) return 0;
+    uint64_t outside = st->rtotal - s[big].rawpar;  /* paragraph text outside the list: an article, a side box */
+    if ((uint64_t) s[big].chars * LISTING_DEN < st->total
+        || (outside >= ROOT_MIN && outside * LISTING_DEN >= s[big].rawpar))
+        return 0;
+    size_t m = 0, cap = 0, *out = NULL;
+    for (size_t i = 0; i < st->n; i++) {
+        if (in_marked(s, i)) { i += s[i].size - 1; continue; }
+        if (!(s[i].size > LIST_N && is_item_list(s, i))) continue;
+        if ((uint64_t) s[i].chars * 3 < s[big].chars || (m && i < out[m - 1] + s[out[m - 1]].size)) continue;
+        if (grow((void **) &out, &cap, m + 1, sizeof(size_t)) < 0) { free(out); return -1; }
+        out[m++] = i;
+    }
+    *lists = out;
+    return (long) m;
+}
+
+/* listing.keep: keep the lists, their items and the chains down to the titles; ITEM_META the items'
+ * meta parts and the lists' short rows not led by a link */
+static void listing_keep(stat_t *s, const size_t *lists, size_t m) {
+    for (size_t k = 0; k < m; k++) {
+        size_t i = lists[k];
+        s[i].keep = KEEP_LIST;
+        for (size_t j = i + 1, end = i + s[i].size; j < end; j += s[j].size) {
+            if (s[j].chars && s[j].lead) keep_item(s, j);
+            else if (s[j].chars && s[j].clean < ITEM_TEXT_MIN && !s[j].boiler)
+                s[j].boiler = ITEM_META;  /* a header row: "Topic Replies Views" */
+        }
+    }
+}
+
+/* roots.with_lists: the content roots of a page with lists of items (listing_find), marked again in st
+ * (whether rooted), and in *m the lists that make it a listing (0: none). A root holding more clean
+ * text outside the lists than they hold chars: no listing. Else the lists and the roots that hold a
+ * list or clean text of 1/LISTING_DEN of the lists' chars; rooted 0 (the body): the lists when the
+ * clean text outside them is under ROOT_MIN and 1/LISTING_DEN of their chars, else the body */
+static int with_lists(stats_t *st, int rooted, const size_t *lists, size_t *m_out) {
+    size_t m = *m_out;
+    if (!m) return rooted;
+    stat_t *s = st->s;
+    uint64_t chars = 0, clean = 0;
+    for (size_t k = 0; k < m; k++) { chars += s[lists[k]].chars; clean += s[lists[k]].clean; }
+    if (!rooted) {
+        uint64_t outside = clean < st->ctotal ? st->ctotal - clean : 0;
+        if (outside >= ROOT_MIN || outside * LISTING_DEN >= chars) return 0;
+        for (size_t k = 0; k < m; k++) { s[lists[k]].root = ROOT_IN; mark_above(st, lists[k]); }
+        return 1;
+    }
+    for (size_t r = 0; r < st->n; r++) {  /* a root outweighs the lists: no listing */
+        if (s[r].root != ROOT_IN) continue;
+        int64_t own = s[r].clean;
+        for (size_t k = 0; k < m; k++) if (r < lists[k] && lists[k] < r + s[r].size) own -= s[lists[k]].clean;
+        if (own >= (int64_t) chars) { *m_out = 0; return 1; }
+    }
+    for (size_t r = 0; r < st->n; r++) {
+        if (s[r].root != ROOT_IN) continue;
+        int holds = 0, inside = 0;
+        for (size_t k = 0; k < m; k++) {
+            if (r < lists[k] && lists[k] < r + s[r].size) holds = 1;
+            if (lists[k] <= r && r < lists[k] + s[lists[k]].size) inside = 1;
+        }
+        if (!holds && (inside || (uint64_t) s[r].clean * LISTING_DEN < chars)) s[r].root = ROOT_OUT;
+    }
+    for (size_t k = 0; k < m; k++) s[lists[k]].root = ROOT_IN;
+    for (size_t r = 0; r < st->n; r++)  /* a list inside a kept root is written with it */
+        if (s[r].root == ROOT_IN)
+            for (size_t k = 0; k < m; k++)
+                if (r < lists[k] && lists[k] < r + s[r].size) s[lists[k]].root = ROOT_ABOVE;
+    for (size_t r = 0; r < st->n; r++) if (s[r].root == ROOT_ABOVE) s[r].root = ROOT_OUT;
+    for (size_t r = 0; r < st->n; r++) if (s[r].root == ROOT_IN) mark_above(st, r);
     return 1;
 }
 
@@ -959,8 +1108,15 @@ static PyObject *py_main_text(PyObject *self, PyObject *args) {
     headed(&st);
     unprotect(&st);
     if (trailing(&st) < 0) { free(st.s); return PyErr_NoMemory(); }
+    size_t *lists = NULL;
+    long found = listing_find(&st, &lists);
+    if (found < 0) { free(st.s); return PyErr_NoMemory(); }
+    size_t m = (size_t) found;
+    int rooted = with_lists(&st, content_roots(&st), lists, &m);
+    listing_keep(st.s, lists, m);
+    free(lists);
     writer_t w = {.shy = 1};
-    text_walk(&w, h, body, &st, content_roots(&st), STRICT);
+    text_walk(&w, h, body, &st, rooted, STRICT);
     /* nothing left of a body with text: fewer rules (maintext.main_text) */
     for (int level = LENIENT; level <= BARE && w.out.len == 0 && !w.out.failed && st.total; level++) {
         if (h && h->error) break;

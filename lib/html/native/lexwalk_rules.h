@@ -4,7 +4,7 @@
 #define LEXWALK_RULES_H
 
 #define SELECTOLAX_VERSION "1.0.2" /* pyproject.toml's pin: the vendored lexbor headers are its */
-#define RULES_DIGEST "a019450eb84250fc" /* lib.html.rules.digest(): lib/html/walk.py compares */
+#define RULES_DIGEST "febef83189fc0d29" /* lib.html.rules.digest(): lib/html/walk.py compares */
 #define SEP 0x1e /* a block boundary in the written text */
 
 /* thresholds */
@@ -15,6 +15,15 @@
 #define TEASER_N 3
 #define TEASER_MAX 400
 #define TEASER_DEN 5
+#define LIST_N 4
+#define LIST_LED_NUM 4
+#define LIST_LED_DEN 5
+#define LIST_TITLE 15
+#define LISTING_DEN 4
+#define ITEM_TEXT_MIN 60
+#define LIST_CLEAN_DEN 10
+#define KEEP_ITEM 1
+#define KEEP_LIST 2
 #define HEADING_KEY_MAX 64
 #define HEADED_MAX 800
 #define ROOT_NUM 5
@@ -30,7 +39,7 @@
 #define LEAD_LEVELS 3
 
 /* what marks an element as boilerplate */
-enum { NO_RULE = 0, BY_TAG = 1, BY_WORD = 2, BY_LINKS = 3, TRAILING = 4, TEASERS = 5, HEADED = 6 };
+enum { NO_RULE = 0, BY_TAG = 1, BY_WORD = 2, BY_LINKS = 3, TRAILING = 4, TEASERS = 5, HEADED = 6, ITEM_META = 7 };
 
 /* tag sets */
 static inline int is_invisible_tag(uintptr_t t) {
@@ -117,6 +126,16 @@ static inline int is_heading_tag(uintptr_t t) {
 static inline int is_teaser_tag(uintptr_t t) {
     switch (t) {
     case LXB_TAG_ARTICLE: case LXB_TAG_DIV: case LXB_TAG_LI: case LXB_TAG_SECTION:
+        return 1;
+    default:
+        break;
+    }
+    return 0;
+}
+static inline int is_list_tag(uintptr_t t) {
+    switch (t) {
+    case LXB_TAG_ARTICLE: case LXB_TAG_DIV: case LXB_TAG_DL: case LXB_TAG_LI: case LXB_TAG_SECTION: case LXB_TAG_TR:
+    case LXB_TAG_UL:
         return 1;
     default:
         break;
