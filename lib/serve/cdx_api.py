@@ -30,9 +30,9 @@ from fastapi.responses import Response, StreamingResponse
 from lib.catalogue import capindex, cdxlines, cdxquery
 from lib.serve.errors import NotFound, QueryError, ServeError
 from lib.serve.files_api import parse_range
+from lib.serve.published import read_range
 from lib.store import layout, lease, storage
 
-CHUNK = 1 << 16
 MAX_POST_BYTES = 256 << 20  # one POSTed batch
 POST_WAIT = 30.0  # seconds a POST waits for the index's lease (a nightly merge), then 503
 
@@ -169,7 +169,7 @@ def cdx_router(roots: dict[str, str], write_token: str | None = None) -> APIRout
         media = "application/warc" if ".warc" in path else "application/octet-stream"
         if request.method == "HEAD":
             return Response(status_code=status, headers=headers, media_type=media)
-        return StreamingResponse(_chunks(uri, start, end), status_code=status, headers=headers, media_type=media)
+        return StreamingResponse(read_range(uri, start, end), status_code=status, headers=headers, media_type=media)
 
     return router
 
@@ -186,14 +186,3 @@ def _archive_uri(root: str, path: str) -> str:
     if not real.startswith(os.path.realpath(storage.local_path(base)) + os.sep):
         raise NotFound(f"no archive file {path!r}")
     return real
-
-
-def _chunks(uri: str, start: int, end: int) -> Iterator[bytes]:
-    with storage.open_raw(uri, start, hint=end) as f:
-        left = end - start
-        while left > 0:
-            b = f.read(min(CHUNK, left))
-            if not b:
-                return
-            left -= len(b)
-            yield b

@@ -342,7 +342,7 @@ class SliceStore:
         if got:
             return got
         h = hashlib.sha256()
-        for chunk in self._chunks(f.uri, 0, f.size):
+        for chunk in read_range(f.uri, 0, f.size):
             h.update(chunk)
         digest = h.hexdigest()
         with self._lock:
@@ -413,28 +413,29 @@ class SliceStore:
     def read(self, entry: FileEntry, start: int = 0, end: int | None = None) -> Iterator[bytes]:
         """Bytes ``[start, end)`` of a resolved file, in chunks (never the whole file at once)."""
         end = entry.size if end is None else min(end, entry.size)
-        return self._chunks(self.uri(entry), start, end)
+        return read_range(self.uri(entry), start, end)
 
-    @staticmethod
-    def _chunks(uri: str, start: int, end: int) -> Iterator[bytes]:
-        if start >= end:
-            return
-        if is_s3(uri):
-            stream = S3Stream(uri, start, end)
-            try:
-                while True:
-                    b = stream.read(CHUNK)
-                    if not b:
-                        return
-                    yield b
-            finally:
-                stream.close()
-        with open(uri, "rb") as fh:
-            fh.seek(start)
-            left = end - start
-            while left > 0:
-                b = fh.read(min(CHUNK, left))
+
+def read_range(uri: str, start: int, end: int) -> Iterator[bytes]:
+    """Bytes ``[start, end)`` of a local file or S3 object, in chunks of CHUNK (never the whole file)."""
+    if start >= end:
+        return
+    if is_s3(uri):
+        stream = S3Stream(uri, start, end)
+        try:
+            while True:
+                b = stream.read(CHUNK)
                 if not b:
                     return
-                left -= len(b)
                 yield b
+        finally:
+            stream.close()
+    with open(uri, "rb") as fh:
+        fh.seek(start)
+        left = end - start
+        while left > 0:
+            b = fh.read(min(CHUNK, left))
+            if not b:
+                return
+            left -= len(b)
+            yield b
