@@ -27,6 +27,7 @@ from lib.catalogue import delta, noindex, report, textroots, urldb
 from lib.catalogue.day import copy_day, day_has_captures, local_day, read_captures, write_day_cdxj
 from lib.catalogue.urldb import DEFAULT_KEEP, DEFAULT_PARTITIONS, DEFAULT_WAIT
 from lib.errors import UsageError
+from lib.links import store as linkstore
 from lib.pages import exclusions
 from lib.pages.exclude import filter_day
 from lib.runtime.options import DayJobOptions, opt
@@ -59,6 +60,12 @@ class CatalogueOptions(DayJobOptions):
         None, "the day's index output: shard sizes, text roots of the delta", shown="ROOT/index/YYYY-MM/DD"
     )
     no_report: bool = opt(False, "skip the HTML report", action="store_true")
+    links: bool = opt(
+        False,
+        "merge the index's graph edges of the day into the link database, under the URL database's lease",
+        action="store_true",
+    )
+    linkdb: str | None = opt(None, "link database folder (local/cluster filesystem)", shown="ROOT/linkdb")
 
     def record(self) -> dict[str, Any]:
         """The options that shape the day's CDXJ and report, as given (``warc_prefix`` None: the
@@ -156,6 +163,9 @@ class CatalogueJob(SparkJob):
                     log.warning("%s", e)
                     summary["delta"] = None
                     summary["delta_skipped"] = str(e)
+            if options.links:
+                with self.steps("links"):  # the link database beside it (lib/links/store.py, docs/links.md)
+                    summary["links"] = merge_links(options, db, day, index_day)
         if not options.no_report:
             signals = noindex.report(root, day, src)
             summary["now_noindex"] = {k: v for k, v in signals.items() if k != "urls"}
@@ -165,6 +175,21 @@ class CatalogueJob(SparkJob):
         wd.publish({"job": self.name, "args": options.record()})
         summary.update({f"{step}_seconds": s for step, s in self.steps.seconds.items()})
         return JobResult(ok=True, summary=summary, output=options.output)
+
+
+def merge_links(options: CatalogueOptions, urldb_path: str, day: Any, index_day: str) -> dict[str, Any]:
+    """The day's graph edges merged into the link database under the URL database's lease; a day
+    indexed without a graph (or not on a local path) is skipped, and the summary says why."""
+    db = options.linkdb or (storage.join(options.root, linkstore.FOLDER) if options.root else None)
+    if db is None:
+        raise UsageError("catalogue: --links needs --linkdb or --root")
+    edges = linkstore.edges_of(index_day)
+    if edges is None:
+        log.warning("links: %s has no complete graph/edges: the link database is not merged", index_day)
+        return {"skipped": f"{index_day} has no complete graph/edges (an index run with --no-graph, or on S3)"}
+    with linkstore.lock(storage.local_path(urldb_path), "catalogue: link database", options.urldb_wait) as held:
+        out = linkstore.merge_day(storage.local_path(db), day, edges)
+    return dict(out, waited_seconds=held.waited)
 
 
 def run(spark: Any, options: CatalogueOptions) -> JobResult:

@@ -1,0 +1,239 @@
+"""The link database (lib/links) on real links: days made from a real day's graph (the shared
+corpus through the index's graph task), merged night by night, held to an independent fold of the
+same edge rows in plain Python; re-runs, a crashed run, runs that meet and the purge."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import threading
+import zlib
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from lib.links import entries, query, store
+from lib.links.urls import BadUrl
+from lib.pages import exclusions as excl_mod
+from lib.pages.weburls import normalize_url
+from lib.purge.linkdb_removal import purge_linkdb
+
+D0 = dt.date(2026, 1, 10)
+
+
+def _day_edges(real: pa.Table, i: int) -> pa.Table:
+    """Day ``i``'s edges: the real rows, every third source page missing on odd days, the anchors of
+    every fifth source changed on day 2 and later, every seventh source's links nofollow on day 3."""
+    src = real.column("src_url").to_pylist()
+    h = [zlib.crc32(s.encode()) // 8 for s in src]
+    keep = [not (i % 2 and x % 3 == 0) for x in h]
+    t = real.filter(pa.array(keep))
+    hh = [x for x, k in zip(h, keep) if k]
+    if i >= 2:
+        a = t.column("anchor_text").to_pylist()
+        t = t.set_column(2, "anchor_text", pa.array([f"{v} day{i}" if x % 5 == 0 else v for v, x in zip(a, hh)]))
+    if i == 3:
+        rel = t.column("rel").to_pylist()
+        t = t.set_column(5, "rel", pa.array(["nofollow" if x % 7 == 0 else r for r, x in zip(rel, hh)]))
+    return t
+
+
+_NORM: dict[str, str] = {}
+
+
+def _norm(u: str) -> str:
+    if u not in _NORM:
+        _NORM[u] = normalize_url(u)
+    return _NORM[u]
+
+
+_DAYS: dict[int, dict] = {}
+
+
+def _per_day(t: pa.Table) -> dict[tuple[str, str], dict]:
+    """A day's edge rows per (normalised target, normalised source): followed or not, rels, anchor counts."""
+    if id(t) not in _DAYS:
+        links: dict[tuple[str, str], dict] = {}
+        for r in t.to_pylist():
+            k = (_norm(r["dst_url"]), _norm(r["src_url"]))
+            e = links.setdefault(k, {"followed": False, "rels": set(), "a": {}})
+            if not r["rel"]:
+                e["followed"] = True
+            else:
+                e["rels"].add(r["rel"])
+            a = re.sub(r"[ \t\n\x0B\f\r]+", " ", r["anchor_text"] or "").strip(" ")
+            if a:
+                e["a"][a] = e["a"].get(a, 0) + 1
+        _DAYS[id(t)] = links
+    return _DAYS[id(t)]
+
+
+def _fold(days: dict[str, pa.Table], first: str | None, last: str) -> dict[tuple[str, str], dict]:
+    """The expected links of the window: per (normalised target, normalised source), the days it was
+    seen, and the rel and anchors of its latest day (as lib.links.entries defines them)."""
+    per_day: dict[tuple[str, str], dict[str, dict]] = {}
+    for day, t in days.items():
+        if (first and day < first) or day > last:
+            continue
+        for k, e in _per_day(t).items():
+            per_day.setdefault(k, {})[day] = e
+    out = {}
+    for k, ds in per_day.items():
+        latest = ds[max(ds)]
+        out[k] = {
+            "first_seen": min(ds),
+            "last_seen": max(ds),
+            "days_seen": len(ds),
+            "rel": None if latest["followed"] else min(latest["rels"]),
+            "anchors": [a for a, _ in sorted(latest["a"].items(), key=lambda x: (-x[1], x[0]))][: entries.MAX_ANCHORS],
+        }
+    return out
+
+
+def _all(db: str, days: int | None, until: dt.date) -> dict[tuple[str, str], dict]:
+    """Every link of the database over a window, by (target, source) URL, through the SQL the look-ups use."""
+    state = store.read_state(db)
+    win = query.window(state, days, until)
+    files = [f for q in range(state["parts"]) for f in store.files(db, state, q)]
+    con = entries.connect()
+    rows = con.sql(entries.window_sql(files, win["first"], win["last"])).to_arrow_table().to_pylist()
+    con.close()
+    return {
+        (_norm(r["dst_url"]), _norm(r["src_url"])): {
+            "first_seen": r["first_seen"].isoformat(),
+            "last_seen": r["last_seen"].isoformat(),
+            "days_seen": r["days_seen"],
+            "rel": r["rel"],
+            "anchors": r["anchors"],
+        }
+        for r in rows
+    }
+
+
+@pytest.fixture(scope="module")
+def days(real_edges, tmp_path_factory):
+    """Five real-shaped days as edge files: date -> (table, path); from two fifths of the real
+    day's source pages (its link diversity, at less test time)."""
+    real = pq.read_table(real_edges)
+    real = real.filter(pa.array([zlib.crc32(u.encode()) % 5 < 2 for u in real.column("src_url").to_pylist()]))
+    folder = tmp_path_factory.mktemp("link-days")
+    out = {}
+    for i in range(5):
+        day = (D0 + dt.timedelta(days=i)).isoformat()
+        t = _day_edges(real, i)
+        pq.write_table(t, folder / f"{day}.parquet")
+        out[day] = (t, str(folder / f"{day}.parquet"))
+    return out
+
+
+def _merge(db, day, path, urldb):
+    with store.lock(urldb, "test", 30):
+        return store.merge_day(db, dt.date.fromisoformat(day), [path], parts=4)
+
+
+@pytest.fixture(scope="module")
+def merged(days, tmp_path_factory):
+    """The five days merged night by night: the database folder and the last night's summary."""
+    folder = tmp_path_factory.mktemp("linkdb")
+    db, urldb = str(folder / "linkdb"), str(folder / "urldb")
+    for day, (_, path) in days.items():
+        s = _merge(db, day, path, urldb)
+    return db, s
+
+
+def test_nights_merged_equal_the_fold_over_every_window(days, merged):
+    db, s = merged
+    tables = {d: t for d, (t, _) in days.items()}
+    last = max(days)
+    state = store.read_state(db)
+    assert store.merged_days(state) == sorted(days) and len(state["runs"]) <= 3  # runs merged as they grow
+    assert s["links"] > 5_000
+    for window, first in ((None, None), (2, sorted(days)[-2]), (1, last)):
+        got = _all(db, window, dt.date.fromisoformat(last))
+        assert got == _fold(tables, first, last)
+    # a window ending earlier: the days after it are not seen
+    mid = sorted(days)[2]
+    assert _all(db, 2, dt.date.fromisoformat(mid)) == _fold(tables, sorted(days)[1], mid)
+
+
+def test_inlinks_of_a_url_over_the_window(days, merged):
+    db, _ = merged
+    tables = {d: t for d, (t, _) in days.items()}
+    want = _fold(tables, None, max(days))
+    targets: dict[str, int] = {}
+    for dst, _ in want:
+        targets[dst] = targets.get(dst, 0) + 1
+    top = max(targets, key=lambda u: (targets[u], u))
+    got = query.inlinks(db, top, days=None)
+    assert got["normalized"] == top and got["totals"]["links"] == targets[top]
+    mine = {normalize_url(r["src_url"]): r for r in got["inlinks"]}
+    for (dst, src), w in want.items():
+        if dst == top:
+            r = mine[src]
+            assert (r["first_seen"].isoformat(), r["last_seen"].isoformat(), r["days_seen"]) == (
+                w["first_seen"],
+                w["last_seen"],
+                w["days_seen"],
+            )
+            assert (r["rel"], r["anchors"]) == (w["rel"], w["anchors"])
+    counted: dict[str, int] = {}
+    for r in got["inlinks"]:
+        if r["rel"] is None:
+            for a in r["anchors"]:
+                counted[a] = counted.get(a, 0) + 1
+    assert {a["text"]: a["sources"] for a in got["anchors"]} == counted
+    # a window longer than the history: answered with the whole history and a note
+    long = query.inlinks(db, top, days=400)
+    assert "longer than the history" in long["window"]["note"] and long["totals"] == got["totals"]
+    with pytest.raises(BadUrl, match="not an http"):
+        query.inlinks(db, "ftp://example.com/", days=None)
+    with pytest.raises(BadUrl, match="cannot normalise"):
+        query.inlinks(db, "http://[::1/", days=None)
+    with pytest.raises(query.BadInput):
+        query.parse_window("-3")
+
+
+def test_rerun_and_crash_leave_what_single_runs_give(days, tmp_path):
+    """Day 1 merged again with day 3's rows (a re-run after its edges changed), after later days:
+    the database equals the fold with day 1 replaced; a run that died before its commit leaves
+    nothing a reader sees and its folder is swept."""
+    db, urldb = str(tmp_path / "linkdb"), str(tmp_path / "urldb")
+    names = sorted(days)[:3]
+    for day in names:
+        _merge(db, day, days[day][1], urldb)
+    _merge(db, names[1], days[sorted(days)[3]][1], urldb)
+    tables = {d: days[d][0] for d in names}
+    tables[names[1]] = days[sorted(days)[3]][0]
+    assert _all(db, None, dt.date.fromisoformat(names[-1])) == _fold(tables, None, names[-1])
+    con = entries.connect()
+    entries.day_run(con, [days[names[0]][1]], "2026-02-01", f"{db}/day=2026-02-01-deadbeef0000", 4)
+    con.close()
+    assert "2026-02-01" not in store.merged_days(store.read_state(db))
+    _merge(db, names[2], days[names[2]][1], urldb)  # an idempotent re-run of the newest day, which sweeps
+    assert _all(db, None, dt.date.fromisoformat(names[-1])) == _fold(tables, None, names[-1])
+    assert not (tmp_path / "linkdb" / "day=2026-02-01-deadbeef0000").exists()
+
+
+def test_runs_that_meet_lose_nothing_and_purge_removes_a_url(days, tmp_path):
+    db, urldb = str(tmp_path / "linkdb"), str(tmp_path / "urldb")
+    names = sorted(days)[:3]
+    threads = [threading.Thread(target=_merge, args=(db, d, days[d][1], urldb)) for d in names]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert store.merged_days(store.read_state(db)) == names
+    tables = {d: days[d][0] for d in names}
+    before = _all(db, None, dt.date.fromisoformat(names[-1]))
+    assert before == _fold(tables, None, names[-1])
+    host = pc.value_counts(days[names[0]][0].column("dst_host")).to_pylist()
+    host = max(host, key=lambda v: (v["counts"], v["values"]))["values"]  # the most linked-to host
+    rules = excl_mod.Exclusions([excl_mod.parse_rule({"host": host})])
+    with store.lock(urldb, "purge", 30):
+        r = purge_linkdb(db, rules)
+    assert r["rows"] > 0
+    after = _all(db, None, dt.date.fromisoformat(names[-1]))
+    assert after == {k: v for k, v in before.items() if not (rules.match(k[0]) or rules.match(k[1]))}
+    assert len(after) < len(before) and not purge_linkdb(db, rules)["rows"]  # a second purge finds nothing
