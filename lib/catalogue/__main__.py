@@ -8,6 +8,7 @@
     python -m lib.catalogue --root ROOT records FILE [--day 2026-01-15]
     python -m lib.catalogue --root ROOT stats 2026-01-15
     python -m lib.catalogue --root ROOT report 2026-01-15 [--out FILE]
+    python -m lib.catalogue --root ROOT inlinks URL [--window DAYS|all] [--until DAY] [--limit N]
 
 The HTTP API is part of the one serving process: ``python -m lib.serve --root ROOT`` answers the
 catalogue queries under ``/catalogue/`` (days, captures, search, files, records, stats) next to
@@ -28,6 +29,8 @@ import sys
 from typing import Any
 
 from lib.catalogue import query, report
+from lib.links import query as links
+from lib.links.urls import BadUrl
 from lib.store import layout
 
 SERVE_MOVED = (
@@ -104,6 +107,11 @@ def parser() -> argparse.ArgumentParser:
     rp.add_argument("day")
     rp.add_argument("--out", help="default ROOT/catalogue/YYYY-MM/DD/report.html")
     rp.add_argument("--index", help="the day's index output (default ROOT/index/YYYY-MM/DD)")
+    il = sub.add_parser("inlinks", help="links pointing to a URL over a window of days (the link database)")
+    il.add_argument("url")
+    il.add_argument("--window", help=f"days up to --until, or 'all' (default {links.DEFAULT_WINDOW})")
+    il.add_argument("--until", help="the window's last day, YYYY-MM-DD (default: the newest merged day)")
+    il.add_argument("--limit", type=int, default=links.MAX_ROWS, help="in-links listed (default %(default)s)")
     sub.add_parser("serve", help="moved: python -m lib.serve --root ROOT (catalogue under /catalogue/)", add_help=False)
     return p
 
@@ -142,11 +150,16 @@ def main(argv: list[str] | None = None) -> int:
             result = query.files(root, args.day)
         elif args.cmd == "records":
             result = query.records(root, args.file, args.day)
+        elif args.cmd == "inlinks":
+            result = links.request(query.local_root(root), args.url, args.window, args.until, args.limit)
         else:
             result = query.stats(root, args.day)
-    except query.QueryError as e:
+    except (query.QueryError, links.BadInput, BadUrl, links.NoLinks) as e:
         print(f"catalogue: {e}", file=sys.stderr)
         return 2
+    if args.cmd == "inlinks" and not args.json:
+        print(format_stats({k: v for k, v in result.items() if k != "inlinks"}))
+        result = result["inlinks"]
     if args.json:
         sys.stdout.write(query.to_json(result).decode("utf-8") + "\n")
     elif isinstance(result, list):

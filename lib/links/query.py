@@ -130,3 +130,19 @@ def inlinks(
             for r in rows[:limit]
         ],
     }
+
+
+def db_of(root: str) -> str:
+    """The link database of a bucket root (``ROOT/linkdb``)."""
+    return os.path.join(root, store.FOLDER)
+
+
+def request(root: str, url: str | None, window: str | int | None, until: str | None, limit: int = MAX_ROWS) -> dict:
+    """:func:`inlinks` for the catalogue's CLI and service, from their arguments as given:
+    :class:`BadInput` or :class:`lib.links.urls.BadUrl` (400, exit 2) for what cannot be asked,
+    :class:`NoLinks` (404) where there is no database."""
+    if not url:
+        raise BadInput("missing URL")
+    if limit < 1:
+        raise BadInput(f"limit must be at least 1, got {limit}")
+    return inlinks(db_of(root), url, parse_window(window), parse_day(until), limit)

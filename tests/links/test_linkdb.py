@@ -7,11 +7,9 @@ from __future__ import annotations
 import datetime as dt
 import re
 import threading
-import zlib
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 import pytest
 
 from lib.links import entries, query, store
@@ -19,26 +17,7 @@ from lib.links.urls import BadUrl
 from lib.pages import exclusions as excl_mod
 from lib.pages.weburls import normalize_url
 from lib.purge.linkdb_removal import purge_linkdb
-
-D0 = dt.date(2026, 1, 10)
-
-
-def _day_edges(real: pa.Table, i: int) -> pa.Table:
-    """Day ``i``'s edges: the real rows, every third source page missing on odd days, the anchors of
-    every fifth source changed on day 2 and later, every seventh source's links nofollow on day 3."""
-    src = real.column("src_url").to_pylist()
-    h = [zlib.crc32(s.encode()) // 8 for s in src]
-    keep = [not (i % 2 and x % 3 == 0) for x in h]
-    t = real.filter(pa.array(keep))
-    hh = [x for x, k in zip(h, keep) if k]
-    if i >= 2:
-        a = t.column("anchor_text").to_pylist()
-        t = t.set_column(2, "anchor_text", pa.array([f"{v} day{i}" if x % 5 == 0 else v for v, x in zip(a, hh)]))
-    if i == 3:
-        rel = t.column("rel").to_pylist()
-        t = t.set_column(5, "rel", pa.array(["nofollow" if x % 7 == 0 else r for r, x in zip(rel, hh)]))
-    return t
-
+from tests.links.conftest import merge_day as _merge
 
 _NORM: dict[str, str] = {}
 
@@ -112,39 +91,8 @@ def _all(db: str, days: int | None, until: dt.date) -> dict[tuple[str, str], dic
     }
 
 
-@pytest.fixture(scope="module")
-def days(real_edges, tmp_path_factory):
-    """Five real-shaped days as edge files: date -> (table, path); from two fifths of the real
-    day's source pages (its link diversity, at less test time)."""
-    real = pq.read_table(real_edges)
-    real = real.filter(pa.array([zlib.crc32(u.encode()) % 5 < 2 for u in real.column("src_url").to_pylist()]))
-    folder = tmp_path_factory.mktemp("link-days")
-    out = {}
-    for i in range(5):
-        day = (D0 + dt.timedelta(days=i)).isoformat()
-        t = _day_edges(real, i)
-        pq.write_table(t, folder / f"{day}.parquet")
-        out[day] = (t, str(folder / f"{day}.parquet"))
-    return out
-
-
-def _merge(db, day, path, urldb):
-    with store.lock(urldb, "test", 30):
-        return store.merge_day(db, dt.date.fromisoformat(day), [path], parts=4)
-
-
-@pytest.fixture(scope="module")
-def merged(days, tmp_path_factory):
-    """The five days merged night by night: the database folder and the last night's summary."""
-    folder = tmp_path_factory.mktemp("linkdb")
-    db, urldb = str(folder / "linkdb"), str(folder / "urldb")
-    for day, (_, path) in days.items():
-        s = _merge(db, day, path, urldb)
-    return db, s
-
-
 def test_nights_merged_equal_the_fold_over_every_window(days, merged):
-    db, s = merged
+    db, s = merged["db"], merged["summary"]
     tables = {d: t for d, (t, _) in days.items()}
     last = max(days)
     state = store.read_state(db)
@@ -159,7 +107,7 @@ def test_nights_merged_equal_the_fold_over_every_window(days, merged):
 
 
 def test_inlinks_of_a_url_over_the_window(days, merged):
-    db, _ = merged
+    db = merged["db"]
     tables = {d: t for d, (t, _) in days.items()}
     want = _fold(tables, None, max(days))
     targets: dict[str, int] = {}
