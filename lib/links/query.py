@@ -82,7 +82,8 @@ def window(state: dict[str, Any], days: int | None, until: dt.date | None = None
     return out
 
 
-def _open(db: str) -> dict[str, Any]:
+def open_db(db: str) -> dict[str, Any]:
+    """The link database's state; :class:`NoLinks` when there is none at ``db``."""
     if not os.path.isdir(db) or not os.path.exists(os.path.join(db, store.versioned.POINTER)):
         raise NoLinks(f"no link database at {db} (the catalogue job merges one with --links)")
     return store.read_state(db)
@@ -96,7 +97,7 @@ def inlinks(
     anchor texts of the followed ones with how many sources give each; the totals."""
     nurl = checked(url)
     for attempt in (0, 1):  # a state two merges old may have had its runs swept: read again
-        state = _open(db)
+        state = open_db(db)
         win = window(state, days, until)
         uid, q = key(nurl, state["parts"])
         sql = entries.window_sql(store.files(db, state, q), win["first"], win["last"], f"dst_id = '{uid}'")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import pathlib
+import re
 import zlib
 
 import pyarrow as pa
@@ -12,7 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from lib.index.graph_tasks import GraphDirs, whole_day
-from lib.links import store
+from lib.links import entries, store
+from lib.pages.weburls import normalize_url
 from lib.preprocess.tasks import TaskSettings, process_task
 
 D0 = dt.date(2026, 1, 10)
@@ -33,6 +35,61 @@ def _day_edges(real: pa.Table, i: int) -> pa.Table:
         rel = t.column("rel").to_pylist()
         t = t.set_column(5, "rel", pa.array(["nofollow" if x % 7 == 0 else r for r, x in zip(rel, hh)]))
     return t
+
+
+_NORM: dict[str, str] = {}
+
+
+def norm(u: str) -> str:
+    if u not in _NORM:
+        _NORM[u] = normalize_url(u)
+    return _NORM[u]
+
+
+_DAYS: dict[int, dict] = {}
+#: (target, source) -> (source host, target host), as the edges have them
+HOSTS: dict[tuple[str, str], tuple[str, str]] = {}
+
+
+def _per_day(t: pa.Table) -> dict[tuple[str, str], dict]:
+    """A day's edge rows per (normalised target, normalised source): followed or not, rels, anchor counts."""
+    if id(t) not in _DAYS:
+        links: dict[tuple[str, str], dict] = {}
+        for r in t.to_pylist():
+            k = (norm(r["dst_url"]), norm(r["src_url"]))
+            e = links.setdefault(k, {"followed": False, "rels": set(), "a": {}})
+            HOSTS.setdefault(k, (r["src_host"].lower(), r["dst_host"].lower()))
+            if not r["rel"]:
+                e["followed"] = True
+            else:
+                e["rels"].add(r["rel"])
+            a = re.sub(r"[ \t\n\x0B\f\r]+", " ", r["anchor_text"] or "").strip(" ")
+            if a:
+                e["a"][a] = e["a"].get(a, 0) + 1
+        _DAYS[id(t)] = links
+    return _DAYS[id(t)]
+
+
+def fold(days: dict[str, pa.Table], first: str | None, last: str) -> dict[tuple[str, str], dict]:
+    """The expected links of the window: per (normalised target, normalised source), the days it was
+    seen, and the rel and anchors of its latest day (as lib.links.entries defines them)."""
+    per_day: dict[tuple[str, str], dict[str, dict]] = {}
+    for day, t in days.items():
+        if (first and day < first) or day > last:
+            continue
+        for k, e in _per_day(t).items():
+            per_day.setdefault(k, {})[day] = e
+    out = {}
+    for k, ds in per_day.items():
+        latest = ds[max(ds)]
+        out[k] = {
+            "first_seen": min(ds),
+            "last_seen": max(ds),
+            "days_seen": len(ds),
+            "rel": None if latest["followed"] else min(latest["rels"]),
+            "anchors": [a for a, _ in sorted(latest["a"].items(), key=lambda x: (-x[1], x[0]))][: entries.MAX_ANCHORS],
+        }
+    return out
 
 
 @pytest.fixture(scope="session")

@@ -5,10 +5,8 @@ same edge rows in plain Python; re-runs, a crashed run, runs that meet and the p
 from __future__ import annotations
 
 import datetime as dt
-import re
 import threading
 
-import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
@@ -17,58 +15,9 @@ from lib.links.urls import BadUrl
 from lib.pages import exclusions as excl_mod
 from lib.pages.weburls import normalize_url
 from lib.purge.linkdb_removal import purge_linkdb
+from tests.links.conftest import fold as _fold
 from tests.links.conftest import merge_day as _merge
-
-_NORM: dict[str, str] = {}
-
-
-def _norm(u: str) -> str:
-    if u not in _NORM:
-        _NORM[u] = normalize_url(u)
-    return _NORM[u]
-
-
-_DAYS: dict[int, dict] = {}
-
-
-def _per_day(t: pa.Table) -> dict[tuple[str, str], dict]:
-    """A day's edge rows per (normalised target, normalised source): followed or not, rels, anchor counts."""
-    if id(t) not in _DAYS:
-        links: dict[tuple[str, str], dict] = {}
-        for r in t.to_pylist():
-            k = (_norm(r["dst_url"]), _norm(r["src_url"]))
-            e = links.setdefault(k, {"followed": False, "rels": set(), "a": {}})
-            if not r["rel"]:
-                e["followed"] = True
-            else:
-                e["rels"].add(r["rel"])
-            a = re.sub(r"[ \t\n\x0B\f\r]+", " ", r["anchor_text"] or "").strip(" ")
-            if a:
-                e["a"][a] = e["a"].get(a, 0) + 1
-        _DAYS[id(t)] = links
-    return _DAYS[id(t)]
-
-
-def _fold(days: dict[str, pa.Table], first: str | None, last: str) -> dict[tuple[str, str], dict]:
-    """The expected links of the window: per (normalised target, normalised source), the days it was
-    seen, and the rel and anchors of its latest day (as lib.links.entries defines them)."""
-    per_day: dict[tuple[str, str], dict[str, dict]] = {}
-    for day, t in days.items():
-        if (first and day < first) or day > last:
-            continue
-        for k, e in _per_day(t).items():
-            per_day.setdefault(k, {})[day] = e
-    out = {}
-    for k, ds in per_day.items():
-        latest = ds[max(ds)]
-        out[k] = {
-            "first_seen": min(ds),
-            "last_seen": max(ds),
-            "days_seen": len(ds),
-            "rel": None if latest["followed"] else min(latest["rels"]),
-            "anchors": [a for a, _ in sorted(latest["a"].items(), key=lambda x: (-x[1], x[0]))][: entries.MAX_ANCHORS],
-        }
-    return out
+from tests.links.conftest import norm as _norm
 
 
 def _all(db: str, days: int | None, until: dt.date) -> dict[tuple[str, str], dict]:
