@@ -5,6 +5,6 @@ look-ups, and the host and domain graphs of a window with their ranks.
 to link entries, runs merged, entries read over a window: DuckDB SQL, no Spark), ``store`` (the
 log-structured store: state, lease, commit, sweep), ``query`` (in-links and anchors of a URL over
 a window), ``hostgraph`` (host and domain graphs of a window in Common Crawl's layout),
-``ranks`` (PageRank and harmonic centrality, numpy), ``__main__`` (``python -m lib.links graph``,
+``ranks`` (PageRank and harmonic centrality, python-igraph), ``__main__`` (``python -m lib.links graph``,
 ``dailyslice webgraph``: a window's graphs published as Parquet).
 """

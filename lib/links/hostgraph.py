@@ -75,8 +75,9 @@ def graph(src: list[str], dst: list[str]) -> tuple[list[str], np.ndarray, np.nda
 def level_tables(names: list[str], s: np.ndarray, d: np.ndarray) -> dict[str, pa.Table]:
     """The three tables of one level: vertices, edges and ranks of every vertex."""
     n = len(names)
-    hc = ranks.harmonic(n, s, d)
-    pr = ranks.pagerank(n, s, d)
+    g = ranks.graph(n, s, d)
+    hc = ranks.harmonic(n, s, d, g)
+    pr = ranks.pagerank(n, s, d, g=g)
     ids = pa.array(np.arange(n), pa.int64())
     return {
         "vertices": pa.table({"id": ids, "name": pa.array(names, pa.string())}),

@@ -1,25 +1,28 @@
-"""PageRank and harmonic centrality of every vertex of a directed graph (numpy; no graph library).
+"""PageRank and harmonic centrality of every vertex of a directed graph, by python-igraph.
 
 A graph is ``n`` vertices ``0..n-1`` and edge arrays ``src``, ``dst``; repeated edges count once
 and self loops are left out (Common Crawl's host graphs have neither).
 
-- :func:`pagerank`: power iteration with uniform teleport and dangling vertices' rank spread
-  uniformly (what igraph's PRPACK and networkx compute), damping 0.85, until the L1 change is
-  below ``tol``.
-- :func:`harmonic`: in-harmonic centrality, sum over u != v of 1 / d(u, v) (paths *to* v; networkx's
-  ``harmonic_centrality``, igraph's ``harmonic_centrality(mode="in", normalized=False)``). Exact
-  distances by breadth-first search from every source, 64 x ``words`` sources at once as bits of
-  ``words`` uint64 per vertex: a level ORs the frontier's bits along its vertices' out-edges into
-  their targets (sorted and reduced per target), so a batch costs the edges its sources reach, once
-  each, whatever its depth. Sources
-  without out-edges reach nobody and are skipped. The counts of vertices at each distance are kept
-  as integers and summed as ``count / d`` by increasing d, so the result does not depend on the
-  batch size (:func:`distance_counts` returns them).
+- :func:`pagerank`: igraph's PRPACK (damping 0.85, uniform teleport, dangling vertices' rank spread
+  uniformly: what networkx computes too).
+- :func:`harmonic`: in-harmonic centrality, sum over u != v of 1 / d(u, v) (paths *to* v;
+  networkx's ``harmonic_centrality``), exact distances by one breadth-first search per vertex in C.
+
+Why igraph rather than our own: both were written and measured against it on the same real-shaped
+host graph of a million edges (benchmarks/bench_ranks.py, docs/links.md): a numpy power iteration
+and a numpy multi-source BFS (256 sources as bits) took 2.5x igraph's time for harmonic centrality,
+a multi-source BFS in C 4.5x (its bit sets cost a cache miss per edge and a vertex re-scanned at
+each level it gains sources, where igraph's per-source search stays in cache), and PageRank 2-10x.
+igraph is in the ``webgraph`` extra (a node without it fails here, naming the extra).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+
+from lib.errors import require_extra
 
 DAMPING = 0.85
 
@@ -34,80 +37,29 @@ def simple(n: int, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.nda
     return pairs // n, pairs % n
 
 
-def pagerank(
-    n: int, src: np.ndarray, dst: np.ndarray, damping: float = DAMPING, tol: float = 1e-14, max_iter: int = 10_000
-) -> np.ndarray:
-    """PageRank of each vertex (sums to 1)."""
+def graph(n: int, src: np.ndarray, dst: np.ndarray) -> Any:
+    """The igraph directed graph of the simple edges."""
+    require_extra("the web graph's ranks (lib.links.ranks)", "webgraph", "igraph")
+    import igraph  # the webgraph extra: only the ranks need it
+
+    s, d = simple(n, src, dst)
+    return igraph.Graph(n=n, edges=np.stack([s, d], 1), directed=True)
+
+
+def pagerank(n: int, src: np.ndarray, dst: np.ndarray, damping: float = DAMPING, g: Any = None) -> np.ndarray:
+    """PageRank of each vertex (sums to 1); ``g``: the graph already built by :func:`graph`."""
     if n == 0:
         return np.zeros(0)
-    s, d = simple(n, src, dst)
-    out = np.bincount(s, minlength=n).astype(np.float64)
-    dangling = out == 0
-    w = np.zeros(n)
-    x = np.full(n, 1.0 / n)
-    for _ in range(max_iter):
-        np.divide(x, out, out=w, where=~dangling)
-        nxt = damping * np.bincount(d, weights=w[s], minlength=n)
-        nxt += (damping * x[dangling].sum() + (1.0 - damping)) / n
-        nxt /= nxt.sum()  # keep the sum at 1 against rounding drift
-        delta = np.abs(nxt - x).sum()
-        x = nxt
-        if delta < tol:
-            break
-    return x
+    g = g if g is not None else graph(n, src, dst)
+    return np.asarray(g.pagerank(directed=True, damping=damping, implementation="prpack"), np.float64)
 
 
-def distance_counts(n: int, src: np.ndarray, dst: np.ndarray, words: int = 4) -> np.ndarray:
-    """``c[v, k]``: how many vertices u != v have d(u, v) = k + 1 (an n x max-distance int64 array)."""
-    s, d = simple(n, src, dst)  # sorted by source: the out-edges of u are d[indptr[u]:indptr[u + 1]]
-    indptr = np.zeros(n + 1, np.int64)
-    np.cumsum(np.bincount(s, minlength=n), out=indptr[1:])
-    sources = np.flatnonzero(np.diff(indptr))  # vertices with out-edges: the others reach nobody
-    counts: list[np.ndarray] = []
-    lanes = 64 * words
-    bit = np.uint64(1) << np.arange(64, dtype=np.uint64)
-    reach = np.zeros((n, words), np.uint64)  # the batch's sources that reached each vertex, as bits
-    for b in range(0, sources.size, lanes):
-        # the frontier is sparse (its vertices and their bits), so a level costs its out-edges, not n
-        active = sources[b : b + lanes]
-        i = np.arange(active.size)
-        bits = np.zeros((active.size, words), np.uint64)
-        bits[i, i // 64] = bit[i % 64]
-        reach[active] = bits
-        touched = [active]
-        level = 0
-        while active.size:
-            starts, deg = indptr[active], indptr[active + 1] - indptr[active]
-            idx = np.repeat(starts - np.cumsum(deg) + deg, deg) + np.arange(int(deg.sum()))
-            targets, vals = d[idx], np.repeat(bits, deg, axis=0)
-            order = np.argsort(targets, kind="stable")
-            targets, vals = targets[order], vals[order]
-            first = np.flatnonzero(np.r_[True, targets[1:] != targets[:-1]]) if targets.size else targets
-            targets = targets[first]
-            vals = np.bitwise_or.reduceat(vals, first, axis=0) if first.size else vals
-            vals &= ~reach[targets]
-            hit = np.bitwise_count(vals).sum(axis=1, dtype=np.int64)
-            new = hit > 0
-            active, bits, hit = targets[new], vals[new], hit[new]
-            if not active.size:
-                break
-            reach[active] |= bits
-            touched.append(active)
-            if level == len(counts):
-                counts.append(np.zeros(n, np.int64))
-            counts[level][active] += hit  # targets are distinct within a level
-            level += 1
-        reach[np.concatenate(touched)] = 0
-    return np.stack(counts, axis=1) if counts else np.zeros((n, 0), np.int64)
-
-
-def harmonic(n: int, src: np.ndarray, dst: np.ndarray, words: int = 4) -> np.ndarray:
+def harmonic(n: int, src: np.ndarray, dst: np.ndarray, g: Any = None) -> np.ndarray:
     """In-harmonic centrality of each vertex: sum over u != v of 1 / d(u, v), unnormalised."""
-    c = distance_counts(n, src, dst, words)
-    h = np.zeros(n)
-    for k in range(c.shape[1]):  # by increasing distance: one summation order, whatever the batches
-        h += c[:, k] / (k + 1)
-    return h
+    if n == 0:
+        return np.zeros(0)
+    g = g if g is not None else graph(n, src, dst)
+    return np.asarray(g.harmonic_centrality(mode="in", normalized=False), np.float64)
 
 
 def positions(values: np.ndarray) -> np.ndarray:

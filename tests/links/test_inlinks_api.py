@@ -78,8 +78,23 @@ def test_service_inlinks_over_real_http(merged, top, tmp_path):
             ("", 400, "missing query parameter 'url'"),
             (f"?url={quote(url, safe='')}&window=many", 400, "window must be a number of days or 'all'"),
             (f"?url={quote(url, safe='')}&dc=dc2", 404, "no link database"),
+            (f"?url={quote(url, safe='')}&limit=0", 400, "limit"),
+            (f"?url={quote(url, safe='')}&limit=many", 400, "limit"),
+            (f"?url={quote(url, safe='')}&until=2026-13-01", 400, "day must be YYYY-MM-DD"),
         ):
             code, err = _get(base, q)
             assert code == status and reason in err["error"], (q, code, err)
     finally:
         srv.stop()
+
+
+def test_graph_command_answers_bad_input(merged, tmp_path, capsys):
+    from lib.links.__main__ import main as links_cli
+
+    for args, reason in (
+        (["--root", merged["root"], "graph", "--window", "0"], "window must be at least 1 day"),
+        (["--root", merged["root"], "graph", "--until", "2020-01-01"], "before the link database's first day"),
+        (["--root", str(tmp_path), "graph"], "no link database"),
+    ):
+        assert links_cli(args) == 2
+        assert reason in capsys.readouterr().err
