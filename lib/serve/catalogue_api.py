@@ -8,6 +8,7 @@
     GET /catalogue/records?file=NAME[&day=D]     records of one archive file
     GET /catalogue/stats?day=YYYY-MM-DD          per-day statistics
     GET /catalogue/inlinks?url=URL&window=N      links pointing to a URL over a window (the link database)
+    GET /catalogue/path?from=A&to=B&window=N     shortest path of followed links over a window (&max_hops, &timeout)
 
 Every endpoint takes ``dc=`` to pick a data center's root (default: the first root). Answers are
 JSON with dates as ISO 8601; bad arguments give 400, unknown days 404, both as ``{"error": ...}``.
@@ -22,6 +23,7 @@ from fastapi.responses import Response
 
 from lib.catalogue import query
 from lib.catalogue.query import to_json
+from lib.links import paths
 from lib.links import query as links
 from lib.links.urls import BadUrl
 from lib.serve.errors import NotFound, QueryError
@@ -31,7 +33,7 @@ def _call(fn: Callable[[], Any]) -> Response:
     """Run a catalogue query; its errors become the serving layer's (400/404)."""
     try:
         result = fn()
-    except (query.NotFound, links.NoLinks) as e:
+    except (query.NotFound, links.NoLinks, paths.NoRoute) as e:
         raise NotFound(str(e)) from None
     except (query.QueryError, links.BadInput, BadUrl) as e:
         raise QueryError(str(e)) from None
@@ -97,5 +99,19 @@ def catalogue_router(roots: dict[str, str]) -> APIRouter:
         dc: str | None = None,
     ) -> Response:
         return _call(lambda: links.request(query.local_root(root_of(dc)), required("url", url), window, until, limit))
+
+    @r.get("/path", summary="Shortest path of followed links from one URL to another over a window of days")
+    def path(
+        source: str | None = Query(None, alias="from"),
+        target: str | None = Query(None, alias="to"),
+        window: str | None = None,
+        until: str | None = None,
+        max_hops: int = paths.DEFAULT_HOPS,
+        timeout: float = paths.DEFAULT_TIMEOUT,
+        dc: str | None = None,
+    ) -> Response:
+        return _call(
+            lambda: paths.request(query.local_root(root_of(dc)), source, target, window, until, max_hops, timeout)
+        )
 
     return r
