@@ -9,7 +9,7 @@
     python -m lib.catalogue --root ROOT stats 2026-01-15
     python -m lib.catalogue --root ROOT report 2026-01-15 [--out FILE]
     python -m lib.catalogue --root ROOT inlinks URL [--window DAYS|all] [--until DAY] [--limit N]
-    python -m lib.catalogue --root ROOT path FROM TO [--window DAYS|all] [--max-hops 4] [--timeout 10]
+    python -m lib.catalogue --root ROOT path FROM TO [--hosts] [--window DAYS|all] [--max-hops 4] [--timeout 10]
 
 The HTTP API is part of the one serving process: ``python -m lib.serve --root ROOT`` answers the
 catalogue queries under ``/catalogue/`` (days, captures, search, files, records, stats) next to
@@ -121,6 +121,7 @@ def parser() -> argparse.ArgumentParser:
     pa.add_argument("--until", help="the window's last day, YYYY-MM-DD (default: the newest merged day)")
     pa.add_argument("--max-hops", type=int, default=paths.DEFAULT_HOPS, help="default %(default)s")
     pa.add_argument("--timeout", type=float, default=paths.DEFAULT_TIMEOUT, help="seconds (default %(default)s)")
+    pa.add_argument("--hosts", action="store_true", help="FROM and TO are hosts: a path in the host graph")
     sub.add_parser("serve", help="moved: python -m lib.serve --root ROOT (catalogue under /catalogue/)", add_help=False)
     return p
 
@@ -163,7 +164,14 @@ def main(argv: list[str] | None = None) -> int:
             result = links.request(query.local_root(root), args.url, args.window, args.until, args.limit)
         elif args.cmd == "path":
             result = paths.request(
-                query.local_root(root), args.source, args.target, args.window, args.until, args.max_hops, args.timeout
+                query.local_root(root),
+                args.source,
+                args.target,
+                args.window,
+                args.until,
+                args.max_hops,
+                args.timeout,
+                "host" if args.hosts else "url",
             )
         else:
             result = query.stats(root, args.day)

@@ -48,14 +48,17 @@ def domain_of(host: str) -> str:
 
 
 def host_pairs(db: str, state: dict[str, Any], first: dt.date | None, last: dt.date, threads: int = 2) -> pa.Table:
-    """The window's distinct (src_host, dst_host) pairs of followed links, lowercased, hosts given."""
+    """The window's (src, dst) host pairs of followed links, lowercased, hosts given, each with the
+    first and last day of such a link in the window and how many such links there are (``links``)."""
     files = [f for q in range(state["parts"] or 0) for f in store.files(db, state, q)]
     sql = entries.window_sql(files, first, last)
     con = entries.connect(threads)
     try:
         return con.sql(
-            f"""SELECT DISTINCT lower(src_host) AS src, lower(dst_host) AS dst FROM ({sql})
-                WHERE rel IS NULL AND coalesce(src_host, '') <> '' AND coalesce(dst_host, '') <> ''"""
+            f"""SELECT lower(src_host) AS src, lower(dst_host) AS dst, min(first_seen) AS first_seen,
+                       max(last_seen) AS last_seen, count(*) AS links FROM ({sql})
+                WHERE rel IS NULL AND coalesce(src_host, '') <> '' AND coalesce(dst_host, '') <> ''
+                GROUP BY ALL ORDER BY src, dst"""
         ).to_arrow_table()
     finally:
         con.close()

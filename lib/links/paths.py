@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from collections import deque
 from typing import Any
 
 import pyarrow as pa
 
-from lib.links import entries, query, store
+from lib.links import entries, hostgraph, query, store
 from lib.links.query import BadInput
 from lib.links.urls import checked, key
 
@@ -120,6 +121,66 @@ def shortest_path(
     )
 
 
+def host_of(text: str) -> str:
+    """A host as given (``example.com``) or the host of a URL, lowercased; BadUrl when neither."""
+    url = text.strip() if "://" in text else f"http://{text.strip()}/"
+    return checked(url).split("/")[2].split(":")[0].split("@")[-1]
+
+
+def host_path(
+    db: str,
+    source: str,
+    target: str,
+    days: int | None = query.DEFAULT_WINDOW,
+    until: dt.date | None = None,
+    max_hops: int = DEFAULT_HOPS,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> dict[str, Any]:
+    """The hops of a shortest path in the window's host graph (lib.links.hostgraph: followed links
+    between hosts), each with the first and last day of such a link in the window and how many
+    links give it; of several, the one through the smallest host at each hop. One scan of the
+    window's links, then a breadth-first search from the source."""
+    check_bounds(max_hops, timeout)
+    src, dst = host_of(source), host_of(target)
+    state = query.open_db(db)
+    win = query.window(state, days, until)
+    deadline = time.monotonic() + timeout
+    answer: dict[str, Any] = {"from": src, "to": dst, "level": "host", "window": win, "max_hops": max_hops}
+    if src == dst:
+        return dict(answer, hops=[])
+    pairs = hostgraph.host_pairs(db, state, win["first"], win["last"]).to_pylist()
+    out: dict[str, list[dict[str, Any]]] = {}
+    for p in pairs:  # sorted by (src, dst): each host's targets in name order
+        if p["src"] != p["dst"]:
+            out.setdefault(p["src"], []).append(p)
+    came: dict[str, dict[str, Any]] = {}
+    todo, depth = deque([src]), {src: 0}
+    while todo and dst not in depth:
+        if time.monotonic() > deadline:
+            raise NoRoute(f"no path from host {src} to host {dst} found within {timeout:g} s")
+        h = todo.popleft()
+        if depth[h] == max_hops:
+            continue
+        for p in out.get(h, []):
+            if p["dst"] not in depth:
+                depth[p["dst"]] = depth[h] + 1
+                came[p["dst"]] = p
+                todo.append(p["dst"])
+    if dst not in depth:
+        raise NoRoute(
+            f"no path from host {src} to host {dst} of at most {max_hops} followed links in the window "
+            f"({win['first'] or 'all time'} to {win['last']}; {len(depth)} hosts reached from the source)"
+        )
+    hops, at = [], dst
+    while at != src:
+        p = came[at]
+        hops.append(
+            {"src_host": p["src"], "dst_host": p["dst"], **{k: p[k] for k in ("first_seen", "last_seen", "links")}}
+        )
+        at = p["src"]
+    return dict(answer, hops=hops[::-1])
+
+
 def request(
     root: str,
     source: str | None,
@@ -128,10 +189,15 @@ def request(
     until: str | None,
     max_hops: int = DEFAULT_HOPS,
     timeout: float = DEFAULT_TIMEOUT,
+    level: str = "url",
 ) -> dict[str, Any]:
-    """:func:`shortest_path` for the catalogue's CLI and service, from their arguments as given."""
+    """:func:`shortest_path` (``level`` ``url``) or :func:`host_path` (``host``) for the catalogue's
+    CLI and service, from their arguments as given."""
     if not source or not target:
-        raise BadInput("give both URLs: from and to")
-    return shortest_path(
+        raise BadInput("give both URLs (or hosts): from and to")
+    if level not in ("url", "host"):
+        raise BadInput(f"level must be url or host, got {level!r}")
+    find = shortest_path if level == "url" else host_path
+    return find(
         query.db_of(root), source, target, query.parse_window(window), query.parse_day(until), max_hops, timeout
     )

@@ -8,7 +8,8 @@
     GET /catalogue/records?file=NAME[&day=D]     records of one archive file
     GET /catalogue/stats?day=YYYY-MM-DD          per-day statistics
     GET /catalogue/inlinks?url=URL&window=N      links pointing to a URL over a window (the link database)
-    GET /catalogue/path?from=A&to=B&window=N     shortest path of followed links over a window (&max_hops, &timeout)
+    GET /catalogue/path?from=A&to=B&window=N     shortest path of followed links over a window (&max_hops, &timeout,
+                                                 &level=host: between hosts)
 
 Every endpoint takes ``dc=`` to pick a data center's root (default: the first root). Answers are
 JSON with dates as ISO 8601; bad arguments give 400, unknown days 404, both as ``{"error": ...}``.
@@ -108,10 +109,13 @@ def catalogue_router(roots: dict[str, str]) -> APIRouter:
         until: str | None = None,
         max_hops: int = paths.DEFAULT_HOPS,
         timeout: float = paths.DEFAULT_TIMEOUT,
+        level: str = "url",
         dc: str | None = None,
     ) -> Response:
         return _call(
-            lambda: paths.request(query.local_root(root_of(dc)), source, target, window, until, max_hops, timeout)
+            lambda: paths.request(
+                query.local_root(root_of(dc)), source, target, window, until, max_hops, timeout, level
+            )
         )
 
     return r

@@ -15,9 +15,9 @@ import pytest
 
 from lib.catalogue.__main__ import main as cli
 from lib.catalogue.query import to_json
-from lib.links import paths
-from lib.links.urls import checked
-from tests.links.conftest import fold
+from lib.links import paths, query
+from lib.links.urls import BadUrl, checked
+from tests.links.conftest import HOSTS, fold
 
 
 @pytest.fixture(scope="module")
@@ -116,3 +116,41 @@ def test_path_over_real_http(merged, graphs, tmp_path):
             assert code == status and reason in err["error"], (bad, code, err)
     finally:
         srv.stop()
+
+
+def test_host_paths_are_shortest_in_the_windows_host_graph(merged, days, capsys):
+    """The host graph folded from the edges (followed links, their hosts): path lengths equal
+    networkx's, each hop's days and link count are those of the folded links between the hosts."""
+    links = fold({d: t for d, (t, _) in days.items()}, None, max(days))
+    H = nx.DiGraph()
+    for k, v in links.items():
+        s, d = HOSTS[k]
+        if v["rel"] is None and s != d:
+            e = H.get_edge_data(s, d) or {"first_seen": v["first_seen"], "last_seen": v["last_seen"], "links": 0}
+            e["first_seen"], e["last_seen"] = min(e["first_seen"], v["first_seen"]), max(e["last_seen"], v["last_seen"])
+            e["links"] += 1
+            H.add_edge(s, d, **e)
+    checked_pairs = 0
+    for length in (1, 2, 3):
+        for s, t in _pairs(H, length, 2):
+            got = paths.request(merged["root"], s, f"https://{t}/any/page", "all", None, level="host")
+            assert len(got["hops"]) == length == nx.shortest_path_length(H, s, t)
+            assert got["hops"][0]["src_host"] == s and got["hops"][-1]["dst_host"] == t
+            for h in got["hops"]:
+                e = H.edges[h["src_host"], h["dst_host"]]
+                assert (h["first_seen"].isoformat(), h["last_seen"].isoformat(), h["links"]) == (
+                    e["first_seen"],
+                    e["last_seen"],
+                    e["links"],
+                )
+            checked_pairs += 1
+    assert checked_pairs >= 4
+    lonely = next(h for h in sorted(H) if H.in_degree(h) == 0)
+    with pytest.raises(paths.NoRoute, match="hosts reached from the source"):
+        paths.request(merged["root"], s, lonely, "all", None, level="host")
+    assert cli(["--root", merged["root"], "path", s, lonely, "--hosts", "--window", "all"]) == 1
+    assert "no path from host" in capsys.readouterr().err
+    with pytest.raises(query.BadInput, match="level must be url or host"):
+        paths.request(merged["root"], s, t, "all", None, level="domain")
+    with pytest.raises(BadUrl, match="no host"):
+        paths.request(merged["root"], "http://", t, "all", None, level="host")
