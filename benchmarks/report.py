@@ -40,6 +40,8 @@ SECTIONS = {
     "bench_index_real": "indexing-real-pages",
     "bench_overlap": "retrieval-overlap-with-anserini",
     "bench_graph": "web-graph-against-duckdb",
+    "bench_ranks": "web-graph-ranks-against-their-candidates",
+    "bench_linkdb": "link-database-nights-and-look-ups",
     "bench_cuts": "index-graph-and-catalogue-by-cut-tasks-by-bytes",
     "bench_exchange": "graph-exchange-across-data-centers",
     "bench_ciff_encode": "ciff-encoding",

@@ -60,6 +60,13 @@ RUNS: list[tuple[str, list[str], list[str], str | None]] = [
         "The two cuts' shards give the same top 10",
     ),
     ("bench_graph", ["--records", "400", "--scale", "2", "--repeat", "1"], [], None),
+    ("bench_ranks", ["--edges", "20000", "--sample", "300"], [], "agreement: pagerank max diff"),
+    (
+        "bench_linkdb",
+        ["--days", "6", "--checkpoints", "3", "6", "--window", "2", "--lookups", "10"],
+        [],
+        "inlinks p99 ms",
+    ),
     ("bench_cuts", ["--scale", "1", "--rows-per-file", "20"], [], "graph adds / DuckDB"),
     ("bench_exchange", ["--day", "real", "--copies", "1", "--repeat", "1"], [], "tables differ in 0 rows"),
     (

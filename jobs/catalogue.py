@@ -37,6 +37,7 @@ from lib.catalogue.day import (
 )
 from lib.catalogue.urldb import DEFAULT_KEEP, DEFAULT_PARTITIONS, DEFAULT_WAIT
 from lib.errors import UsageError
+from lib.links import store as linkstore
 from lib.pages import exclusions
 from lib.pages.exclude import filter_day
 from lib.runtime.options import DayJobOptions, opt
@@ -75,6 +76,12 @@ class CatalogueOptions(DayJobOptions):
         "skipped with --no-urldb)",
         shown="cdxindex beside the URL database",
     )
+    links: bool = opt(
+        False,
+        "merge the index's graph edges of the day into the link database, under the URL database's lease",
+        action="store_true",
+    )
+    linkdb: str | None = opt(None, "link database folder (local/cluster filesystem)", shown="ROOT/linkdb")
 
     def record(self) -> dict[str, Any]:
         """The options that shape the day's CDXJ and report, as given (``warc_prefix`` None: the
@@ -187,6 +194,9 @@ class CatalogueJob(SparkJob):
                 summary["recordstore"] = recordstore.add_day(
                     recordstore.beside(ci), day.isoformat(), recordstore.day_rows(src), self.name, options.urldb_wait
                 )
+            if options.links:
+                with self.steps("links"):  # the link database beside it (lib/links/store.py, docs/links.md)
+                    summary["links"] = merge_links(options, db, day, index_day)
         if not options.no_report:
             signals = noindex.report(root, day, src)
             summary["now_noindex"] = {k: v for k, v in signals.items() if k != "urls"}
@@ -196,6 +206,21 @@ class CatalogueJob(SparkJob):
         wd.publish({"job": self.name, "args": options.record()})
         summary.update({f"{step}_seconds": s for step, s in self.steps.seconds.items()})
         return JobResult(ok=True, summary=summary, output=options.output)
+
+
+def merge_links(options: CatalogueOptions, urldb_path: str, day: Any, index_day: str) -> dict[str, Any]:
+    """The day's graph edges merged into the link database under the URL database's lease; a day
+    indexed without a graph (or not on a local path) is skipped, and the summary says why."""
+    db = options.linkdb or (storage.join(options.root, linkstore.FOLDER) if options.root else None)
+    if db is None:
+        raise UsageError("catalogue: --links needs --linkdb or --root")
+    edges = linkstore.edges_of(index_day)
+    if edges is None:
+        log.warning("links: %s has no complete graph/edges: the link database is not merged", index_day)
+        return {"skipped": f"{index_day} has no complete graph/edges (an index run with --no-graph, or on S3)"}
+    with linkstore.lock(storage.local_path(urldb_path), "catalogue: link database", options.urldb_wait) as held:
+        out = linkstore.merge_day(storage.local_path(db), day, edges)
+    return dict(out, waited_seconds=held.waited)
 
 
 def run(spark: Any, options: CatalogueOptions) -> JobResult:

@@ -23,6 +23,7 @@ COMMANDS = {
     "index": ("jobs.index", "preprocessed day -> CIFF shards, metadata, web graph, anchor texts"),
     "catalogue": ("jobs.catalogue", "a day's CDXJ, URL database merge and report"),
     "extract": ("jobs.extract", "copy records out of archives by offset/length"),
+    "webgraph": ("lib.links.__main__", "host and domain graphs of a window of the link database, with their ranks"),
     "on-demand": ("jobs.ondemand", "a request folder (on_demand/<id>) -> a published sub-index (public/<id>)"),
     "exchange": ("jobs.exchange", "merge partner data centers' links into a day's in-links"),
     "purge": ("jobs.purge", "apply the exclusion list to published days (take-downs)"),

@@ -45,11 +45,13 @@ from lib.catalogue.urldb import DEFAULT_WAIT
 from lib.catalogue.urldb import lock as urldb_lock
 from lib.errors import UsageError
 from lib.index import sigstore
+from lib.links.store import FOLDER
 from lib.orchestration.datacenters import load_config
 from lib.orchestration.outputs import stage_outputs
 from lib.pages import exclusions as excl_mod
 from lib.pages.exclude import day_matches
 from lib.purge.audit import append_audit, audit_path, day_folders
+from lib.purge.linkdb_removal import purge_linkdb
 from lib.purge.rebuild import KINDS, PurgeError, graph_hits, now, purge_day
 from lib.purge.urldb_removal import purge_urldb
 from lib.runtime.localmode import stop_session
@@ -241,19 +243,22 @@ def _purge(
         if db and not a.dry_run:
             with urldb_lock(db, "purge", a.wait_lock, "--wait-lock"):
                 urldb_result = purge_urldb(db, rules)
+                # the link database beside it, under the same lease (lib/links/store.py)
+                links_result = purge_linkdb(os.path.join(root, FOLDER), rules)
+                urldb_result["linkdb_rows"] = links_result["rows"]
             # the capture index beside it loses the same URLs' lines (its own lease; the day CDXJ files were rebuilt)
             capindex_result = capindex.purge(capindex.beside(db), rules, "purge", a.wait_lock)
             store = recordstore.beside(capindex.beside(db))
             if os.path.isdir(store) and capindex_result["lines"]:  # no copy of a taken-down URL stays in it
                 capindex_result["recordstore"] = recordstore.rebuild(root, store, "purge", a.wait_lock)
-            if urldb_result["rows"]:
+            if urldb_result["rows"] or urldb_result["linkdb_rows"]:
                 append_audit(
                     root,
                     {
                         "time": now(),
                         "urldb": db,
                         "rules": [r.as_dict() for r in rules.rules],
-                        "removed": {"urldb_rows": urldb_result["rows"]},
+                        "removed": {"urldb_rows": urldb_result["rows"], "linkdb_rows": urldb_result["linkdb_rows"]},
                         "urls": urldb_result["urls"],
                     },
                 )

@@ -44,6 +44,7 @@ STAGES = {
     "serve",
     "purge",
     "ondemand",
+    "links",
 }
 #: rank of each layer: an import may only go to the same rank or a lower one
 RANK = {"base": 0, "format": 1, "stage": 2, "jobs": 3}
@@ -55,6 +56,7 @@ OPTIONAL_IMPORTS = {
     "airflow": "apache-airflow, the optional [airflow] extra: only code running inside Airflow tasks needs it",
     "pendulum": "comes with apache-airflow (the [airflow] extra); only the DAG factory needs it",
     "irods": "python-irodsclient, the optional [airflow] extra: only the iRODS staging target needs it",
+    "igraph": "python-igraph, the optional [webgraph] extra: only the web graph's ranks (lib.links.ranks) need it",
     "yaml": "PyYAML is not a declared dependency (Airflow brings it); only YAML data-center configs need it",
 }
 

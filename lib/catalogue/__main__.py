@@ -8,6 +8,8 @@
     python -m lib.catalogue --root ROOT records FILE [--day 2026-01-15]
     python -m lib.catalogue --root ROOT stats 2026-01-15
     python -m lib.catalogue --root ROOT report 2026-01-15 [--out FILE]
+    python -m lib.catalogue --root ROOT inlinks URL [--window DAYS|all] [--until DAY] [--limit N]
+    python -m lib.catalogue --root ROOT path FROM TO [--hosts] [--window DAYS|all] [--max-hops 4] [--timeout 10]
 
 The HTTP API is part of the one serving process: ``python -m lib.serve --root ROOT`` answers the
 catalogue queries under ``/catalogue/`` (days, captures, search, files, records, stats) next to
@@ -28,6 +30,9 @@ import sys
 from typing import Any
 
 from lib.catalogue import query, report
+from lib.links import paths
+from lib.links import query as links
+from lib.links.urls import BadUrl
 from lib.store import layout
 
 SERVE_MOVED = (
@@ -104,6 +109,19 @@ def parser() -> argparse.ArgumentParser:
     rp.add_argument("day")
     rp.add_argument("--out", help="default ROOT/catalogue/YYYY-MM/DD/report.html")
     rp.add_argument("--index", help="the day's index output (default ROOT/index/YYYY-MM/DD)")
+    il = sub.add_parser("inlinks", help="links pointing to a URL over a window of days (the link database)")
+    il.add_argument("url")
+    il.add_argument("--window", help=f"days up to --until, or 'all' (default {links.DEFAULT_WINDOW})")
+    il.add_argument("--until", help="the window's last day, YYYY-MM-DD (default: the newest merged day)")
+    il.add_argument("--limit", type=int, default=links.MAX_ROWS, help="in-links listed (default %(default)s)")
+    pa = sub.add_parser("path", help="shortest path of followed links between two URLs over a window")
+    pa.add_argument("source", metavar="FROM")
+    pa.add_argument("target", metavar="TO")
+    pa.add_argument("--window", help=f"days up to --until, or 'all' (default {links.DEFAULT_WINDOW})")
+    pa.add_argument("--until", help="the window's last day, YYYY-MM-DD (default: the newest merged day)")
+    pa.add_argument("--max-hops", type=int, default=paths.DEFAULT_HOPS, help="default %(default)s")
+    pa.add_argument("--timeout", type=float, default=paths.DEFAULT_TIMEOUT, help="seconds (default %(default)s)")
+    pa.add_argument("--hosts", action="store_true", help="FROM and TO are hosts: a path in the host graph")
     sub.add_parser("serve", help="moved: python -m lib.serve --root ROOT (catalogue under /catalogue/)", add_help=False)
     return p
 
@@ -142,11 +160,31 @@ def main(argv: list[str] | None = None) -> int:
             result = query.files(root, args.day)
         elif args.cmd == "records":
             result = query.records(root, args.file, args.day)
+        elif args.cmd == "inlinks":
+            result = links.request(query.local_root(root), args.url, args.window, args.until, args.limit)
+        elif args.cmd == "path":
+            result = paths.request(
+                query.local_root(root),
+                args.source,
+                args.target,
+                args.window,
+                args.until,
+                args.max_hops,
+                args.timeout,
+                "host" if args.hosts else "url",
+            )
         else:
             result = query.stats(root, args.day)
-    except query.QueryError as e:
+    except paths.NoRoute as e:
+        print(f"catalogue: {e}", file=sys.stderr)
+        return 1
+    except (query.QueryError, links.BadInput, BadUrl, links.NoLinks) as e:
         print(f"catalogue: {e}", file=sys.stderr)
         return 2
+    if args.cmd in ("inlinks", "path") and not args.json:
+        rows = "inlinks" if args.cmd == "inlinks" else "hops"
+        print(format_stats({k: v for k, v in result.items() if k != rows}))
+        result = result[rows]
     if args.json:
         sys.stdout.write(query.to_json(result).decode("utf-8") + "\n")
     elif isinstance(result, list):

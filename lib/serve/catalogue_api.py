@@ -7,6 +7,9 @@
     GET /catalogue/files?day=YYYY-MM-DD          archive files of a day and their record counts
     GET /catalogue/records?file=NAME[&day=D]     records of one archive file
     GET /catalogue/stats?day=YYYY-MM-DD          per-day statistics
+    GET /catalogue/inlinks?url=URL&window=N      links pointing to a URL over a window (the link database)
+    GET /catalogue/path?from=A&to=B&window=N     shortest path of followed links over a window (&max_hops, &timeout,
+                                                 &level=host: between hosts)
 
 Every endpoint takes ``dc=`` to pick a data center's root (default: the first root). Answers are
 JSON with dates as ISO 8601; bad arguments give 400, unknown days 404, both as ``{"error": ...}``.
@@ -21,6 +24,9 @@ from fastapi.responses import Response
 
 from lib.catalogue import query
 from lib.catalogue.query import to_json
+from lib.links import paths
+from lib.links import query as links
+from lib.links.urls import BadUrl
 from lib.serve.errors import NotFound, QueryError
 
 
@@ -28,9 +34,9 @@ def _call(fn: Callable[[], Any]) -> Response:
     """Run a catalogue query; its errors become the serving layer's (400/404)."""
     try:
         result = fn()
-    except query.NotFound as e:
+    except (query.NotFound, links.NoLinks, paths.NoRoute) as e:
         raise NotFound(str(e)) from None
-    except query.QueryError as e:
+    except (query.QueryError, links.BadInput, BadUrl) as e:
         raise QueryError(str(e)) from None
     return Response(to_json(result), media_type="application/json")
 
@@ -84,5 +90,32 @@ def catalogue_router(roots: dict[str, str]) -> APIRouter:
     @r.get("/stats", summary="Statistics of a day")
     def stats(day: str | None = None, dc: str | None = None) -> Response:
         return _call(lambda: query.stats(root_of(dc), required("day", day)))
+
+    @r.get("/inlinks", summary="Links pointing to a URL over a window of days, with first and last seen")
+    def inlinks(
+        url: str | None = None,
+        window: str | None = None,
+        until: str | None = None,
+        limit: int = Query(links.MAX_ROWS, ge=1, le=100_000),
+        dc: str | None = None,
+    ) -> Response:
+        return _call(lambda: links.request(query.local_root(root_of(dc)), required("url", url), window, until, limit))
+
+    @r.get("/path", summary="Shortest path of followed links from one URL to another over a window of days")
+    def path(
+        source: str | None = Query(None, alias="from"),
+        target: str | None = Query(None, alias="to"),
+        window: str | None = None,
+        until: str | None = None,
+        max_hops: int = paths.DEFAULT_HOPS,
+        timeout: float = paths.DEFAULT_TIMEOUT,
+        level: str = "url",
+        dc: str | None = None,
+    ) -> Response:
+        return _call(
+            lambda: paths.request(
+                query.local_root(root_of(dc)), source, target, window, until, max_hops, timeout, level
+            )
+        )
 
     return r
