@@ -28,9 +28,9 @@ import uuid
 from typing import Any
 
 from lib.errors import DailysliceError
-from lib.store.runs import merging
 from lib.links import entries
 from lib.store import lease, storage, versioned
+from lib.store.runs import merging
 
 FOLDER = "linkdb"  # under ROOT, beside the URL database (ROOT/urldb)
 DEFAULT_PARTS = 16
