@@ -21,6 +21,7 @@ from typing import Any, Iterable, Iterator
 import pyarrow.dataset as ds
 
 from lib.catalogue.linhash import Corrupt, LinearHash
+from lib.pages.schema import CAPTURE_SCHEMA
 from lib.store import layout, lease
 
 FOLDER = "recordstore"
@@ -81,7 +82,8 @@ def day_rows(day_dir: str) -> Iterator[dict[str, Any]]:
     caps = os.path.join(day_dir, layout.CAPTURES)
     if not os.path.isdir(caps):
         return
-    for batch in ds.dataset(caps, format="parquet").to_batches(columns=["record_id", *FIELDS]):
+    # the schema given: a day with no capture files (an empty day published with --allow-empty) has none
+    for batch in ds.dataset(caps, format="parquet", schema=CAPTURE_SCHEMA).to_batches(columns=["record_id", *FIELDS]):
         yield from batch.to_pylist()
 
 
