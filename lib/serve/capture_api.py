@@ -63,7 +63,7 @@ def record_finder(roots: dict[str, str], engine: Callable[[], Any]) -> Callable[
                 continue
             try:
                 hit = recordstore.get(store, record_id)
-                covered |= recordstore.days(store)
+                covered |= recordstore.days(store, served)
             except recordstore.Corrupt:  # a torn store: the scan answers until it is rebuilt
                 whole = False
                 continue
