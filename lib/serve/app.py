@@ -9,6 +9,7 @@ API, the catalogue queries and a plain-HTML search page, over published roots.
     GET /capture/{record_id}, /capture?file=&offset=&length=          one capture's bytes (``capture_api``)
     GET /catalogue/…                                                 the catalogue (``catalogue_api``)
     GET /cdx/{collection}?url=…, /archive/{collection}/{path}         CDX Server API, archive files (``cdx_api``)
+    POST /catalogue/files                                            register an archive file (``register_api``)
     GET /public, /public/{dc}/{id}/search, …/files/{path}            on-demand sub-indices (``subindex_api``)
     GET /                                                            the search page
 
@@ -37,6 +38,7 @@ from lib.serve.errors import NotFound
 from lib.serve.files_api import files_router
 from lib.serve.http_errors import install_error_handlers
 from lib.serve.published import SliceStore, parse_day, split_values
+from lib.serve.register_api import register_router
 from lib.serve.subindex_api import subindex_router
 
 
@@ -247,6 +249,9 @@ def create_app(
     )
     app.include_router(catalogue_router({dc: r for dc, r in roots.items()}))
     app.include_router(cdx_router(dict(roots), write_token))  # a collection per data center's root
+    local = {dc: r for dc, r in roots.items() if not r.startswith("s3://")}
+    if local:  # files are registered into a local root's catalogue only
+        app.include_router(register_router(local, list(archive_roots or []), write_token))
     app.include_router(subindex_router(dict(roots)))
     return app
 
