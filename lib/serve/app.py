@@ -10,6 +10,7 @@ API, the catalogue queries and a plain-HTML search page, over published roots.
     GET /catalogue/…                                                 the catalogue (``catalogue_api``)
     GET /cdx/{collection}?url=…, /archive/{collection}/{path}         CDX Server API, archive files (``cdx_api``)
     POST /catalogue/files                                            register an archive file (``register_api``)
+    GET /collections/{c}/…, /browse/{c}/…                           files, records, URLs, search (``browse_api``)
     GET /public, /public/{dc}/{id}/search, …/files/{path}            on-demand sub-indices (``subindex_api``)
     GET /                                                            the search page
 
@@ -30,6 +31,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from lib.catalogue.query import to_json
 from lib.serve import opensearch
+from lib.serve.browse_api import browse_router
 from lib.serve.capture_api import capture_path, capture_router, record_finder
 from lib.serve.catalogue_api import catalogue_router
 from lib.serve.cdx_api import cdx_router
@@ -252,6 +254,7 @@ def create_app(
     local = {dc: r for dc, r in roots.items() if not r.startswith("s3://")}
     if local:  # files are registered into a local root's catalogue only
         app.include_router(register_router(local, list(archive_roots or []), write_token))
+        app.include_router(browse_router(local, list(archive_roots or [])))
     app.include_router(subindex_router(dict(roots)))
     return app
 
