@@ -19,12 +19,14 @@ from __future__ import annotations
 import bisect
 import os
 import threading
+from collections import OrderedDict
 from typing import Iterable, Iterator
 
 import pyarrow as pa
 
 from lib.store import atomic
 
+CACHED_BLOCKS = 64  # decompressed blocks a run keeps (a few MB): hot keys are not decompressed again
 BLOCK = 1000  # lines per block (ZipNum's default is 3000; smaller blocks make an exact look-up read less)
 LINES = "lines.arrow"
 BLOCKS = "blocks.arrow"
@@ -65,6 +67,18 @@ def _flush(w: pa.ipc.RecordBatchFileWriter, lines: list[str], srcs: list[int], f
     firsts.append(lines[0])
 
 
+def _bisect(col: pa.StringArray, key: str) -> int:
+    """The first position of the sorted ``col`` whose line is not below ``key``."""
+    lo, hi = 0, len(col)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if col[mid].as_py() < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
 class Run:
     """A run opened for look-ups: its secondary index in memory, its blocks memory-mapped."""
 
@@ -75,21 +89,33 @@ class Run:
         self._map = pa.memory_map(os.path.join(folder, LINES))
         self._reader = pa.ipc.open_file(self._map)
         self._lock = threading.Lock()  # one reader object: its batch reads are not thread-safe
+        self._cache: OrderedDict[int, pa.RecordBatch] = OrderedDict()
+
+    def _batch(self, i: int) -> pa.RecordBatch:
+        with self._lock:
+            b = self._cache.get(i)
+            if b is None:  # decompressed once while it stays among the recently read blocks
+                b = self._cache[i] = self._reader.get_batch(i)
+                if len(self._cache) > CACHED_BLOCKS:
+                    del self._cache[next(iter(self._cache))]
+            else:
+                self._cache.move_to_end(i)
+        return b
 
     def _block(self, i: int) -> tuple[list[str], list[int]]:
-        with self._lock:
-            b = self._reader.get_batch(i)
+        b = self._batch(i)
         return b.column(0).to_pylist(), b.column(1).to_pylist()
 
     def range(self, start: str, end: str) -> Iterator[tuple[str, int]]:
         """(line, source index) of the lines ``start <= line < end``, in order."""
         i = max(0, bisect.bisect_right(self.firsts, start) - 1)
         while i < len(self.firsts) and self.firsts[i] < end:
-            lines, srcs = self._block(i)
-            lo = bisect.bisect_left(lines, start)
-            hi = bisect.bisect_left(lines, end)
-            yield from zip(lines[lo:hi], srcs[lo:hi])
-            if hi < len(lines):
+            b = self._batch(i)
+            col = b.column(0)
+            # bisected on the Arrow column: only the answer's lines become Python strings
+            lo, hi = _bisect(col, start), _bisect(col, end)
+            yield from zip(col.slice(lo, hi - lo).to_pylist(), b.column(1).slice(lo, hi - lo).to_pylist())
+            if hi < len(col):
                 return
             i += 1
 
