@@ -314,6 +314,22 @@ class Reader:
         self.index = index
         self._runs: dict[str, capruns.Run] = {}
         self._lock = threading.Lock()
+        self._held: tuple[int, list[tuple[capruns.Run, list[bool]]]] | None = None
+
+    def _current(self) -> list[tuple[capruns.Run, list[bool]]]:
+        """The runs of the newest state with their live sources, kept while no state follows it:
+        a look-up then costs one existence check, not a read of a state that grows with the days."""
+        held = self._held
+        if held is not None and not versioned.superseded(self.index, held[0]):
+            return held[1]
+        try:
+            state = read_state(self.index)
+            opened = self._open(state)
+        except FileNotFoundError:  # a commit swept a run between our read of the state and its opening
+            state = read_state(self.index)
+            opened = self._open(state)
+        self._held = (int(state["version"]), opened)
+        return opened
 
     def _open(self, state: dict[str, Any]) -> list[tuple[capruns.Run, list[bool]]]:
         live = set(state["days"].values())
@@ -335,11 +351,7 @@ class Reader:
         def one(run: capruns.Run, ok: list[bool]) -> Iterator[str]:
             return (line for line, src in run.range(start, end) if ok[src])
 
-        try:
-            opened = self._open(read_state(self.index))
-        except FileNotFoundError:  # a commit swept a run between our read of the state and its opening
-            opened = self._open(read_state(self.index))
-        return heapq.merge(*(one(run, ok) for run, ok in opened))
+        return heapq.merge(*(one(run, ok) for run, ok in self._current()))
 
     def days(self) -> list[str]:
         """The days in the index."""

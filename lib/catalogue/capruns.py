@@ -26,7 +26,11 @@ import pyarrow as pa
 
 from lib.store import atomic
 
-CACHED_BLOCKS = 64  # decompressed blocks a run keeps (a few MB): hot keys are not decompressed again
+#: decompressed blocks a process keeps, over all runs (least recently read dropped first): the
+#: counterpart of the page cache that keeps pywb's plain CDXJ file in memory; a block's zstd
+#: decompression (~170 us for 1000 lines) is most of a cold look-up's cost
+CACHE_BYTES = 256 << 20
+STEP = 16  # lines a look-up turns into Python strings at a time
 BLOCK = 1000  # lines per block (ZipNum's default is 3000; smaller blocks make an exact look-up read less)
 LINES = "lines.arrow"
 BLOCKS = "blocks.arrow"
@@ -67,6 +71,34 @@ def _flush(w: pa.ipc.RecordBatchFileWriter, lines: list[str], srcs: list[int], f
     firsts.append(lines[0])
 
 
+class _BlockCache:
+    """Decompressed blocks by (run folder, block), least recently read dropped past CACHE_BYTES."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.bytes = limit, 0
+        self._blocks: OrderedDict[tuple[str, int], pa.RecordBatch] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, int]) -> pa.RecordBatch | None:
+        with self._lock:
+            b = self._blocks.get(key)
+            if b is not None:
+                self._blocks.move_to_end(key)
+            return b
+
+    def put(self, key: tuple[str, int], b: pa.RecordBatch) -> None:
+        with self._lock:
+            if key not in self._blocks:
+                self._blocks[key] = b
+                self.bytes += b.nbytes
+            while self.bytes > self.limit and len(self._blocks) > 1:
+                _, old = self._blocks.popitem(last=False)
+                self.bytes -= old.nbytes
+
+
+_BLOCKS = _BlockCache(CACHE_BYTES)
+
+
 def _bisect(col: pa.StringArray, key: str) -> int:
     """The first position of the sorted ``col`` whose line is not below ``key``."""
     lo, hi = 0, len(col)
@@ -89,17 +121,13 @@ class Run:
         self._map = pa.memory_map(os.path.join(folder, LINES))
         self._reader = pa.ipc.open_file(self._map)
         self._lock = threading.Lock()  # one reader object: its batch reads are not thread-safe
-        self._cache: OrderedDict[int, pa.RecordBatch] = OrderedDict()
 
     def _batch(self, i: int) -> pa.RecordBatch:
-        with self._lock:
-            b = self._cache.get(i)
-            if b is None:  # decompressed once while it stays among the recently read blocks
-                b = self._cache[i] = self._reader.get_batch(i)
-                if len(self._cache) > CACHED_BLOCKS:
-                    del self._cache[next(iter(self._cache))]
-            else:
-                self._cache.move_to_end(i)
+        b = _BLOCKS.get((self.folder, i))
+        if b is None:  # decompressed once while it stays among the recently read blocks
+            with self._lock:
+                b = self._reader.get_batch(i)
+            _BLOCKS.put((self.folder, i), b)
         return b
 
     def _block(self, i: int) -> tuple[list[str], list[int]]:
@@ -109,14 +137,19 @@ class Run:
     def range(self, start: str, end: str) -> Iterator[tuple[str, int]]:
         """(line, source index) of the lines ``start <= line < end``, in order."""
         i = max(0, bisect.bisect_right(self.firsts, start) - 1)
+        j = -1
         while i < len(self.firsts) and self.firsts[i] < end:
             b = self._batch(i)
-            col = b.column(0)
-            # bisected on the Arrow column: only the answer's lines become Python strings
-            lo, hi = _bisect(col, start), _bisect(col, end)
-            yield from zip(col.slice(lo, hi - lo).to_pylist(), b.column(1).slice(lo, hi - lo).to_pylist())
-            if hi < len(col):
-                return
+            col, src = b.column(0), b.column(1)
+            # one bisection on the Arrow column, then the lines become Python strings a few at a
+            # time: a look-up that stops early (limit=10 of a URL captured every day) converts no more
+            j = _bisect(col, start) if j < 0 else 0
+            while j < len(col):
+                for line, s in zip(col.slice(j, STEP).to_pylist(), src.slice(j, STEP).to_pylist()):
+                    if line >= end:
+                        return
+                    yield line, s
+                j += STEP
             i += 1
 
     def all(self) -> Iterator[tuple[str, int]]:
