@@ -18,6 +18,7 @@ from warcio.archiveiterator import ArchiveIterator
 from lib.catalogue import capindex, cdxj, digeststore, recordstore
 from lib.catalogue.linhash import LinearHash
 from lib.preprocess.pages import FileProcessor
+from lib.serve.__main__ import parser
 from lib.serve.app import create_app
 from lib.serve.server import ServerThread
 from lib.store import locations, storage
@@ -198,3 +199,8 @@ def test_a_body_that_names_no_file_is_refused(site):
     auth = {"Authorization": f"Bearer {TOKEN}"}
     r = httpx.post(f"{site['url']}/catalogue/files?collection=nope", json={"file": "x"}, headers=auth)
     assert r.status_code == 404 and "unknown collection" in r.json()["error"]
+
+
+def test_the_service_binds_to_loopback_unless_told_otherwise():
+    assert parser().parse_args(["--root", "r"]).host == "127.0.0.1"
+    assert parser().parse_args(["--root", "r", "--host", "0.0.0.0"]).host == "0.0.0.0"
