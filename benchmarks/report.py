@@ -49,6 +49,7 @@ SECTIONS = {
     "bench_serve_load": "serving-16-clients-on-the-1m-document-day",
     "bench_serve_files": "slice-api-downloads",
     "bench_catalogue": "catalogue",
+    "bench_cdx": "the-archive-as-a-whole-capture-index-and-record-store",
     "bench_enrich": "enrichment-plugins",
     "bench_extract": "extraction",
     "bench_ondemand": "on-demand-sub-indices",

@@ -25,7 +25,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from lib.catalogue import capindex, delta, noindex, recordstore, report, textroots, urldb
+from lib.catalogue import capindex, delta, digeststore, noindex, recordstore, report, textroots, urldb
 from lib.catalogue.day import (
     CDXJ_NAME,
     copy_day,
@@ -193,6 +193,10 @@ class CatalogueJob(SparkJob):
             with self.steps("recordstore"):  # record id -> capture pointer (lib/catalogue/recordstore.py)
                 summary["recordstore"] = recordstore.add_day(
                     recordstore.beside(ci), day.isoformat(), recordstore.day_rows(src), self.name, options.urldb_wait
+                )
+            with self.steps("digeststore"):  # payload digest -> record ids (lib/catalogue/digeststore.py)
+                summary["digeststore"] = digeststore.add_day(
+                    digeststore.beside(ci), day.isoformat(), recordstore.day_rows(src), self.name, options.urldb_wait
                 )
             if options.links:
                 with self.steps("links"):  # the link database beside it (lib/links/store.py, docs/links.md)

@@ -40,7 +40,7 @@ from typing import Any
 
 from jobs import catalogue as catalogue_job
 from jobs import index as index_job
-from lib.catalogue import capindex, recordstore
+from lib.catalogue import capindex, digeststore, recordstore
 from lib.catalogue.urldb import DEFAULT_WAIT
 from lib.catalogue.urldb import lock as urldb_lock
 from lib.errors import UsageError
@@ -251,6 +251,9 @@ def _purge(
             store = recordstore.beside(capindex.beside(db))
             if os.path.isdir(store) and capindex_result["lines"]:  # no copy of a taken-down URL stays in it
                 capindex_result["recordstore"] = recordstore.rebuild(root, store, "purge", a.wait_lock)
+            dstore = digeststore.beside(capindex.beside(db))
+            if os.path.isdir(dstore) and capindex_result["lines"]:  # it keeps URLs too
+                capindex_result["digeststore"] = digeststore.rebuild(root, dstore, "purge", a.wait_lock)
             if urldb_result["rows"] or urldb_result["linkdb_rows"]:
                 append_audit(
                     root,

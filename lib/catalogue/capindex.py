@@ -6,6 +6,7 @@ Layout (default ``ROOT/cdxindex``, beside the URL database ``ROOT/urldb``)::
     _state.json, _state/after-vN.json    the days kept -> their folder, and the runs (lib.store.versioned)
     day=YYYY-MM-DD-RUN/                  a day's lines as a run of one source (lib.catalogue.capruns)
     post=HASH-RUN/                       a batch of lines POSTed to the CDX server (its source ``post:HASH``)
+    file=HASH-RUN/                       the lines of one archive file registered between nights (``file:NAME``)
     run=ID/                              a merged run: the lines of several day folders, sorted
 
 and ``cdxindex.lock``, the lease (lib.store.lease) every writer holds.
@@ -48,7 +49,8 @@ FOLDER = "cdxindex"  # under ROOT, beside the URL database
 DEFAULT_WAIT = 3600.0
 STALE_SECONDS = 86400.0  # an unreferenced folder this old is a crashed run's: swept
 _EMPTY: dict[str, Any] = {"version": 0, "days": {}, "runs": []}
-_NAME = re.compile(r"(day=\d{4}-\d{2}-\d{2}-[0-9a-f]+|post=[0-9a-f]{16}-[0-9a-f]+|run=[0-9a-f]+)(\.tmp)?")
+_NAME = re.compile(r"(day=\d{4}-\d{2}-\d{2}-[0-9a-f]+|(post|file)=[0-9a-f]{16}-[0-9a-f]+|run=[0-9a-f]+)(\.tmp)?")
+FILE = "file:"  # the source key of a registered file: ``file:`` + its CDXJ filename
 
 
 class CapIndexError(DailysliceError, RuntimeError):
@@ -74,15 +76,18 @@ def _sources(run: dict[str, Any]) -> list[str]:
     return sorted(run["days"])
 
 
-def _cdxj_rows(path: str) -> Iterator[tuple[str, int]]:
-    """The lines of a day's sorted CDXJ file as (line, 0), checked as they are read."""
+def _cdxj_rows(path: str, files: set[str] | None = None) -> Iterator[tuple[str, int]]:
+    """The lines of a day's sorted CDXJ file as (line, 0), checked as they are read; the archive
+    file names the lines point to are collected in ``files``."""
     prev = ""
     with open(path, encoding="utf-8") as f:
         for n, raw in enumerate(f, 1):
             line = raw.rstrip("\n")
             if not line:
                 continue
-            parse_line(line, f"{path}:{n}")
+            fields = parse_line(line, f"{path}:{n}")[2]
+            if files is not None and "filename" in fields:
+                files.add(fields["filename"])
             if line < prev:
                 raise CapIndexError(f"{path}:{n}: line out of order (the day's CDXJ must be sorted)")
             prev = line
@@ -110,8 +115,56 @@ def _merged(index: str, sources: list[dict[str, Any]], folders: list[str]) -> It
 def add_day(index: str, day: str, cdxj: str, job: str = "catalogue", wait: float = DEFAULT_WAIT) -> dict[str, Any]:
     """Make the lines of ``cdxj`` (the day's sorted CDXJ) the index's lines of ``day``, replacing
     an earlier run's; returns a summary. The day's run is written first under a name no other run
-    uses, then committed under the lease (merging runs as :func:`lib.store.runs.merging` says)."""
-    return add_source(index, day, f"day={day}", _cdxj_rows(cdxj), job, wait)
+    uses, then committed under the lease (merging runs as :func:`lib.store.runs.merging` says).
+
+    Files registered between nights (:func:`add_file`) whose lines the day now holds (the day's
+    CDXJ names the same archive file) are retired in the same commit: their lines count once."""
+    files: set[str] = set()
+    out = add_source(index, day, f"day={day}", _cdxj_rows(cdxj, files), job, wait, retire=files)
+    return out
+
+
+def add_file(
+    index: str, filename: str, day: str, lines: list[str], job: str = "register", wait: float = DEFAULT_WAIT
+) -> dict[str, Any]:
+    """Add the CDXJ lines of one archive file registered between nights (any order) as the source
+    ``file:FILENAME`` of ``day``. The same lines again change nothing (``unchanged``); a file whose
+    first line a day's run already holds is that day's already (``unchanged``, ``covered``: the
+    night's catalogue reached it); other lines under the same name replace the file's."""
+    rows = sorted(set(lines))
+    digest = hashlib.sha256("".join(r + "\n" for r in rows).encode("utf-8")).hexdigest()[:16]
+    key = FILE + filename
+    state = read_state(index)
+    base = {"capindex": index, "source": key, "day": day, "lines": 0, "unchanged": True}
+    if state["days"].get(key, "").startswith(f"file={digest}-"):
+        return base
+    covered = covering_day(index, rows[0]) if rows else None
+    if covered is not None:
+        return dict(base, covered=covered)
+    out = add_source(index, key, f"file={digest}", ((r, 0) for r in rows), job, wait, files={key: day})
+    return dict(out, source=key, day=day, unchanged=False)
+
+
+def covering_day(index: str, line: str) -> str | None:
+    """The day whose live run holds exactly ``line`` (None: no day's does)."""
+    state = read_state(index)
+    owner = {folder: key for key, folder in state["days"].items() if not key.startswith((FILE, "post:"))}
+    for r in state["runs"]:
+        folders = _sources(r)
+        run = capruns.Run(os.path.join(index, r["name"]))
+        try:
+            for _, src in run.range(line, line + "\x00"):
+                if folders[src] in owner:
+                    return owner[folders[src]]
+        finally:
+            run.close()
+    return None
+
+
+def registered(index: str) -> dict[str, str]:
+    """The registered files still live in the index: CDXJ filename -> its day."""
+    state = read_state(index)
+    return {k[len(FILE) :]: d for k, d in state.get("files", {}).items() if k in state["days"]}
 
 
 def add_lines(index: str, lines: list[str], job: str = "post", wait: float = DEFAULT_WAIT) -> dict[str, Any]:
@@ -134,10 +187,14 @@ def add_source(
     job: str,
     wait: float,
     keep: bool = False,
+    retire: set[str] | None = None,
+    files: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Write ``rows`` (sorted (line, 0)) as the run ``PREFIX-RUN`` and commit it as the live folder
-    of source ``key`` (a day, or a posted batch); ``keep``: a source already there is left as it
-    is (its run is dropped), else replaced."""
+    of source ``key`` (a day, a posted batch or a registered file); ``keep``: a source already
+    there is left as it is (its run is dropped), else replaced. ``retire``: archive file names
+    (filled while the rows are written) whose registered sources the commit drops; ``files``:
+    registered sources -> their day, kept in the state."""
     os.makedirs(index, exist_ok=True)
     name = f"{prefix}-{uuid.uuid4().hex[:12]}"
     t0 = time.time()
@@ -148,6 +205,10 @@ def add_source(
             shutil.rmtree(os.path.join(index, name), ignore_errors=True)
             return {"capindex": index, "version": state["version"], "lines": 0, "waited_seconds": held.waited}
         kept = dict(state["days"], **{key: name})
+        gone = {FILE + f for f in retire or ()} & set(kept) - {key}
+        for src_key in gone:  # a registered file the day's lines now hold: its lines count once
+            del kept[src_key]
+        reg = {f: d for f, d in dict(state.get("files", {}), **(files or {})).items() if f in kept}
         live = set(kept.values())
         held_runs = [r for r in state["runs"] if live.intersection(r["days"])]
         k = merging(held_runs, live)
@@ -165,7 +226,7 @@ def add_source(
             merged = capruns.write_run(os.path.join(index, run), counted())
             held_runs[-k:] = [{"name": run, "days": counts}]
         held_runs.append({"name": name, "days": {name: lines}})
-        new = {"version": int(state["version"]) + 1, "days": kept, "runs": held_runs}
+        new = {"version": int(state["version"]) + 1, "days": kept, "runs": held_runs, "files": reg}
         versioned.commit(index, int(state["version"]), new)
         _sweep(index, new, {r["name"] for r in state["runs"]})
     return {
@@ -175,6 +236,7 @@ def add_source(
         "runs": len(held_runs),
         "merged_lines": merged,
         "replaced": state["days"].get(key),
+        "retired_files": sorted(g[len(FILE) :] for g in gone),
         "waited_seconds": held.waited,
         "seconds": round(time.time() - t0, 3),
     }
@@ -252,6 +314,22 @@ class Reader:
         self.index = index
         self._runs: dict[str, capruns.Run] = {}
         self._lock = threading.Lock()
+        self._held: tuple[int, list[tuple[capruns.Run, list[bool]]]] | None = None
+
+    def _current(self) -> list[tuple[capruns.Run, list[bool]]]:
+        """The runs of the newest state with their live sources, kept while no state follows it:
+        a look-up then costs one existence check, not a read of a state that grows with the days."""
+        held = self._held
+        if held is not None and not versioned.superseded(self.index, held[0]):
+            return held[1]
+        try:
+            state = read_state(self.index)
+            opened = self._open(state)
+        except FileNotFoundError:  # a commit swept a run between our read of the state and its opening
+            state = read_state(self.index)
+            opened = self._open(state)
+        self._held = (int(state["version"]), opened)
+        return opened
 
     def _open(self, state: dict[str, Any]) -> list[tuple[capruns.Run, list[bool]]]:
         live = set(state["days"].values())
@@ -273,11 +351,7 @@ class Reader:
         def one(run: capruns.Run, ok: list[bool]) -> Iterator[str]:
             return (line for line, src in run.range(start, end) if ok[src])
 
-        try:
-            opened = self._open(read_state(self.index))
-        except FileNotFoundError:  # a commit swept a run between our read of the state and its opening
-            opened = self._open(read_state(self.index))
-        return heapq.merge(*(one(run, ok) for run, ok in opened))
+        return heapq.merge(*(one(run, ok) for run, ok in self._current()))
 
     def days(self) -> list[str]:
         """The days in the index."""

@@ -19,12 +19,18 @@ from __future__ import annotations
 import bisect
 import os
 import threading
+from collections import OrderedDict
 from typing import Iterable, Iterator
 
 import pyarrow as pa
 
 from lib.store import atomic
 
+#: decompressed blocks a process keeps, over all runs (least recently read dropped first): the
+#: counterpart of the page cache that keeps pywb's plain CDXJ file in memory; a block's zstd
+#: decompression (~170 us for 1000 lines) is most of a cold look-up's cost
+CACHE_BYTES = 256 << 20
+STEP = 16  # lines a look-up turns into Python strings at a time
 BLOCK = 1000  # lines per block (ZipNum's default is 3000; smaller blocks make an exact look-up read less)
 LINES = "lines.arrow"
 BLOCKS = "blocks.arrow"
@@ -65,6 +71,46 @@ def _flush(w: pa.ipc.RecordBatchFileWriter, lines: list[str], srcs: list[int], f
     firsts.append(lines[0])
 
 
+class _BlockCache:
+    """Decompressed blocks by (run folder, block), least recently read dropped past CACHE_BYTES."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.bytes = limit, 0
+        self._blocks: OrderedDict[tuple[str, int], pa.RecordBatch] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, int]) -> pa.RecordBatch | None:
+        with self._lock:
+            b = self._blocks.get(key)
+            if b is not None:
+                self._blocks.move_to_end(key)
+            return b
+
+    def put(self, key: tuple[str, int], b: pa.RecordBatch) -> None:
+        with self._lock:
+            if key not in self._blocks:
+                self._blocks[key] = b
+                self.bytes += b.nbytes
+            while self.bytes > self.limit and len(self._blocks) > 1:
+                _, old = self._blocks.popitem(last=False)
+                self.bytes -= old.nbytes
+
+
+_BLOCKS = _BlockCache(CACHE_BYTES)
+
+
+def _bisect(col: pa.StringArray, key: str) -> int:
+    """The first position of the sorted ``col`` whose line is not below ``key``."""
+    lo, hi = 0, len(col)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if col[mid].as_py() < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
 class Run:
     """A run opened for look-ups: its secondary index in memory, its blocks memory-mapped."""
 
@@ -76,21 +122,34 @@ class Run:
         self._reader = pa.ipc.open_file(self._map)
         self._lock = threading.Lock()  # one reader object: its batch reads are not thread-safe
 
+    def _batch(self, i: int) -> pa.RecordBatch:
+        b = _BLOCKS.get((self.folder, i))
+        if b is None:  # decompressed once while it stays among the recently read blocks
+            with self._lock:
+                b = self._reader.get_batch(i)
+            _BLOCKS.put((self.folder, i), b)
+        return b
+
     def _block(self, i: int) -> tuple[list[str], list[int]]:
-        with self._lock:
-            b = self._reader.get_batch(i)
+        b = self._batch(i)
         return b.column(0).to_pylist(), b.column(1).to_pylist()
 
     def range(self, start: str, end: str) -> Iterator[tuple[str, int]]:
         """(line, source index) of the lines ``start <= line < end``, in order."""
         i = max(0, bisect.bisect_right(self.firsts, start) - 1)
+        j = -1
         while i < len(self.firsts) and self.firsts[i] < end:
-            lines, srcs = self._block(i)
-            lo = bisect.bisect_left(lines, start)
-            hi = bisect.bisect_left(lines, end)
-            yield from zip(lines[lo:hi], srcs[lo:hi])
-            if hi < len(lines):
-                return
+            b = self._batch(i)
+            col, src = b.column(0), b.column(1)
+            # one bisection on the Arrow column, then the lines become Python strings a few at a
+            # time: a look-up that stops early (limit=10 of a URL captured every day) converts no more
+            j = _bisect(col, start) if j < 0 else 0
+            while j < len(col):
+                for line, s in zip(col.slice(j, STEP).to_pylist(), src.slice(j, STEP).to_pylist()):
+                    if line >= end:
+                        return
+                    yield line, s
+                j += STEP
             i += 1
 
     def all(self) -> Iterator[tuple[str, int]]:

@@ -25,12 +25,13 @@ that sees the generation change under it (or a journal) reads again.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import struct
 import zlib
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from lib.errors import DailysliceError
 
@@ -171,17 +172,21 @@ class LinearHash:
         """Insert or replace ``items`` and set the header's ``meta`` (what the store holds), as one
         transaction; returns the new state. A value replaces an equal key's: a batch put twice
         changes nothing."""
+        with self.batch(meta) as txn:
+            for k, v in items:
+                txn.set(k, v)
+        return txn.st
+
+    @contextlib.contextmanager
+    def batch(self, meta: dict | None = None) -> Iterator[_Txn]:
+        # the caller opened the store as its writer, under the store's lease
+        """One transaction whose ``get`` sees its own ``set``s (a read-modify-write, as the digest
+        store appends to a key's list); committed when the block ends, nothing of it on an error."""
         st = dict(self._read_header())
         txn = _Txn(self, st)
-        for k, v in items:
-            if _ENTRY.size + len(k) + len(v) + _PAGE_HEAD.size > PAGE:
-                raise ValueError(f"key and value of {len(k) + len(v)} bytes do not fit a {PAGE}-byte page")
-            txn.put(k, v)
-            while st["keys"] > LOAD * st["buckets"] * txn.slots():
-                txn.split()
+        yield txn
         st["meta"] = meta if meta is not None else st.get("meta", {})
         txn.commit()
-        return st
 
     def recover(self) -> None:
         """Roll back a batch a crash interrupted (its journal names a generation never reached)."""
@@ -270,6 +275,21 @@ class _Txn:
             if not nxt:
                 return
             name, no = OVERFLOW, nxt - 1
+
+    def get(self, key: bytes) -> bytes | None:
+        """The value of ``key`` as this transaction left it (None: absent)."""
+        for k, v in self._chain(LinearHash._bucket(_hash(key), self.st)):
+            if k == key:
+                return v
+        return None
+
+    def set(self, key: bytes, value: bytes) -> None:
+        """Insert or replace ``key``, splitting buckets while the load factor is passed."""
+        if _ENTRY.size + len(key) + len(value) + _PAGE_HEAD.size > PAGE:
+            raise ValueError(f"key and value of {len(key) + len(value)} bytes do not fit a {PAGE}-byte page")
+        self.put(key, value)
+        while self.st["keys"] > LOAD * self.st["buckets"] * self.slots():
+            self.split()
 
     def put(self, key: bytes, value: bytes) -> None:
         b = LinearHash._bucket(_hash(key), self.st)

@@ -17,7 +17,7 @@ from typing import Any
 
 import duckdb
 
-from lib.catalogue import digests, urldb
+from lib.catalogue import digests, digeststore, urldb
 from lib.catalogue.keys import normalize_url
 from lib.errors import DailysliceError
 from lib.store import layout, storage
@@ -154,7 +154,9 @@ def search(
 def digest(root: str, digests_: str | list[str], db: str | None = None) -> list[dict[str, Any]]:
     """Every capture whose payload digest is one of ``digests_`` (``sha1:BASE32``, bare base32
     or hex SHA-1; one or many) over the days of the URL database: URL, day, time, record type,
-    status, MIME and the archive pointer (file, offset, length), by digest then time.
+    status, MIME and the archive pointer (file, offset, length), by digest then time. From the
+    digest store (linear hashing, lib.catalogue.digeststore) when it holds every day of the
+    database (it then also lists files registered since), else from the database's digest table.
     QueryError names a malformed digest; NotFound when there is no URL database."""
     wanted = [digests_] if isinstance(digests_, str) else list(digests_)
     if not wanted:
@@ -163,10 +165,17 @@ def digest(root: str, digests_: str | list[str], db: str | None = None) -> list[
         keys = [digests.parse_digest(d) for d in wanted]
     except digests.DigestError as e:
         raise QueryError(str(e)) from None
-    db = db or os.path.join(local_root(root), "urldb")
+    default = os.path.join(local_root(root), "urldb")
+    db = db or default
     state = urldb.read_state(db)
     if not state.get("table"):
         raise NotFound(f"no URL database at {db} (run the catalogue build first)")
+    store = os.path.join(local_root(root), digeststore.FOLDER)
+    if db == default and set(state["days"]) <= digeststore.days(store, state["days"]):
+        try:  # the key store answers in one step per digest, whatever the number of days
+            return digeststore.captures(local_root(root), keys)
+        except digeststore.Corrupt:  # a torn store: the digest table answers until it is rebuilt
+            pass
     return digests.rows(digests.lookup(digests.day_files(db, state["days"]), keys))
 
 

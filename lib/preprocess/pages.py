@@ -133,8 +133,12 @@ class FileProcessor:
         enrich: Enrichment | None = None,
         main_html: bool = False,
         robots_agents: tuple[str, ...] = directives.DEFAULT_AGENTS,
+        captures_only: bool = False,
     ):
         self.file = file
+        # the captures alone (a file registered between nights, lib.catalogue.register): the same
+        # capture rows as a full run, without the cost of building page rows
+        self.captures_only = captures_only
         # the crawler names whose metas and X-Robots-Tag lines apply (lib.pages.directives)
         self.robots_agents = tuple(a.lower() for a in robots_agents)
         self.meta_names = frozenset((*self.robots_agents, *directives.DEFAULT_AGENTS, *directives.TDM_META))
@@ -301,6 +305,8 @@ class FileProcessor:
             self.stats.html_seen += 1
         skip = self._skip_reason(resp.body, status, html, stored)
         self._capture(rec, status, mime, skip is None, resp)
+        if skip is None and self.captures_only:
+            return None
         if skip is not None:
             reason, detail = skip
             self._skip(reason, rec, detail)

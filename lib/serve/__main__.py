@@ -39,8 +39,8 @@ def parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="ROOT",
-        help="folder or s3:// prefix whose archives /capture?file= may read (repeatable); captures of "
-        "published pages by record id need none",
+        help="folder or s3:// prefix whose archives /capture?file= may read and POST /catalogue/files may "
+        "register (repeatable; ROOT/warc/ may always be registered); captures by record id need none",
     )
     p.add_argument(
         "--serve-noarchive",

@@ -9,6 +9,8 @@ API, the catalogue queries and a plain-HTML search page, over published roots.
     GET /capture/{record_id}, /capture?file=&offset=&length=          one capture's bytes (``capture_api``)
     GET /catalogue/…                                                 the catalogue (``catalogue_api``)
     GET /cdx/{collection}?url=…, /archive/{collection}/{path}         CDX Server API, archive files (``cdx_api``)
+    POST /catalogue/files                                            register an archive file (``register_api``)
+    GET /collections/{c}/…, /browse/{c}/…                           files, records, URLs, search (``browse_api``)
     GET /public, /public/{dc}/{id}/search, …/files/{path}            on-demand sub-indices (``subindex_api``)
     GET /                                                            the search page
 
@@ -29,6 +31,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from lib.catalogue.query import to_json
 from lib.serve import opensearch
+from lib.serve.browse_api import browse_router
 from lib.serve.capture_api import capture_path, capture_router, record_finder
 from lib.serve.catalogue_api import catalogue_router
 from lib.serve.cdx_api import cdx_router
@@ -37,6 +40,7 @@ from lib.serve.errors import NotFound
 from lib.serve.files_api import files_router
 from lib.serve.http_errors import install_error_handlers
 from lib.serve.published import SliceStore, parse_day, split_values
+from lib.serve.register_api import register_router
 from lib.serve.subindex_api import subindex_router
 
 
@@ -247,6 +251,10 @@ def create_app(
     )
     app.include_router(catalogue_router({dc: r for dc, r in roots.items()}))
     app.include_router(cdx_router(dict(roots), write_token))  # a collection per data center's root
+    local = {dc: r for dc, r in roots.items() if not r.startswith("s3://")}
+    if local:  # files are registered into a local root's catalogue only
+        app.include_router(register_router(local, list(archive_roots or []), write_token))
+        app.include_router(browse_router(local, list(archive_roots or [])))
     app.include_router(subindex_router(dict(roots)))
     return app
 

@@ -63,7 +63,7 @@ def record_finder(roots: dict[str, str], engine: Callable[[], Any]) -> Callable[
                 continue
             try:
                 hit = recordstore.get(store, record_id)
-                covered |= recordstore.days(store)
+                covered |= recordstore.days(store, served)
             except recordstore.Corrupt:  # a torn store: the scan answers until it is rebuilt
                 whole = False
                 continue
@@ -97,7 +97,8 @@ def within_roots(file: str, roots: list[str]) -> bool:
     )
 
 
-def _error(e: CaptureError) -> JSONResponse:
+def error_response(e: CaptureError) -> JSONResponse:
+    """A capture that cannot be read, as its JSON answer (the reason's status)."""
     return JSONResponse(
         {"error": str(e), "reason": e.reason, "file": e.file, "offset": e.offset}, status_code=STATUS.get(e.reason, 400)
     )
@@ -111,7 +112,7 @@ def withheld(url: str | None) -> JSONResponse:
     )
 
 
-def _respond(
+def respond(
     file: str,
     offset: int,
     length: int,
@@ -120,10 +121,12 @@ def _respond(
     extra: dict[str, str],
     excluded: Callable[[str | None], bool],
 ) -> StreamingResponse | JSONResponse:
+    """The capture at ``file``/``offset``/``length`` streamed (the member, or its payload with
+    ``content_only``), or the JSON answer of why not (unreadable, withheld)."""
     try:
         cap = open_capture(file, offset, length, content_only=content_only, decode=decode)
     except CaptureError as e:
-        return _error(e)
+        return error_response(e)
     if excluded(cap.url or cap.warc_headers.get("warc-target-uri")):
         cap.close()
         return withheld(cap.url)
@@ -187,7 +190,7 @@ def capture_router(
                 status_code=403,
             )
         extra = {"X-Record-Id": quote(record_id, safe=":@<>"), "X-Day": page["day"], "X-Data-Center": page["dc"]}
-        return _respond(
+        return respond(
             page["warc_file"], int(page["warc_offset"]), int(page["warc_length"]), contentonly, decode, extra, excluded
         )
 
@@ -208,6 +211,6 @@ def capture_router(
                 {"error": f"{file} is not below an archive root of this service ({', '.join(archive_roots)})"},
                 status_code=403,
             )
-        return _respond(file, offset, length, contentonly, decode, {}, excluded)
+        return respond(file, offset, length, contentonly, decode, {}, excluded)
 
     return router

@@ -45,6 +45,12 @@ def read(folder: str, empty: dict[str, Any]) -> dict[str, Any]:
     return state
 
 
+def superseded(folder: str, version: int) -> bool:
+    """Whether a state followed ``version`` (one existence check: a reader holding that state
+    knows it is still the newest without reading it again)."""
+    return storage.exists(_after(folder, version))
+
+
 def commit(folder: str, read_version: int, state: dict[str, Any]) -> None:
     """Make ``state`` (whose ``version`` is above ``read_version``) the state that follows
     ``read_version``; :class:`Conflict` when another run already committed after it."""

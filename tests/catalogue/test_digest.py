@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from lib.catalogue import digests, query
+from lib.catalogue import digests, digeststore, query, urldb
 from lib.catalogue.__main__ import main as cli
 from tests.fixtures_days import CORPUS_DAYS
 
@@ -170,3 +170,17 @@ def test_digest_over_real_http(two_days, tmp_path):
         assert code == 404 and "no URL database" in err["error"]
     finally:
         srv.stop()
+
+
+def test_the_digest_store_answers_as_the_digest_table(two_days):
+    """The key store the catalogue job fills (lib.catalogue.digeststore) lists, for every digest of
+    both days, the very rows of the URL database's digest table; query.digest answers from it."""
+    root, theirs = two_days
+    db = os.path.join(root, "urldb")
+    days = urldb.read_state(db)["days"]
+    store = os.path.join(root, digeststore.FOLDER)
+    assert digeststore.days(store, days) == set(days) and len(days) == 2
+    keys = sorted(theirs)
+    table = digests.rows(digests.lookup(digests.day_files(db, days), keys))
+    assert len(table) > 600 and digeststore.captures(root, keys) == table
+    assert query.digest(root, keys[:5]) == [r for r in table if r["digest"] in keys[:5]]

@@ -19,7 +19,8 @@ def test_record_ids_are_found_through_the_record_store(published_root, service, 
     root = str(published_root)
     eng = Engine({"dc1": root}, cache_dir=str(tmp_path / "cache"))
     store = os.path.join(root, recordstore.FOLDER)
-    assert recordstore.days(store) == {d.isoformat() for d in eng.days()} == {DEMO_DAY.isoformat()}
+    served = {d.isoformat() for d in eng.days()}
+    assert recordstore.days(store, [*served, "2020-01-01"]) == served == {DEMO_DAY.isoformat()}
     find = record_finder({"dc1": root}, lambda: eng)
     day = os.path.join(root, "preprocessed", f"{DEMO_DAY:%Y-%m}", f"{DEMO_DAY:%d}")
     pages = pq.read_table(glob.glob(os.path.join(day, "language=*", "*.parquet")), columns=["record_id"])
