@@ -16,6 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from lib.errors import DailysliceError
 from lib.links import entries, hostgraph, query, store
 from lib.links.query import BadInput
 from lib.links.urls import checked, key
@@ -26,7 +27,7 @@ DEFAULT_TIMEOUT = 10.0
 MAX_TIMEOUT = 60.0
 
 
-class NoRoute(LookupError):
+class NoRoute(DailysliceError, LookupError):
     """No path within the bounds: the message says which bound stopped the search."""
 
 

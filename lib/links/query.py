@@ -15,7 +15,7 @@ from typing import Any
 
 import duckdb
 
-from lib.errors import UsageError
+from lib.errors import DailysliceError, UsageError
 from lib.links import entries, store
 from lib.links.urls import checked, key
 
@@ -27,7 +27,7 @@ class BadInput(UsageError, ValueError):
     """A request the link database cannot answer as asked (a malformed window or day)."""
 
 
-class NoLinks(LookupError):
+class NoLinks(DailysliceError, LookupError):
     """No link database (or one that holds no day yet) where one was asked for."""
 
 
