@@ -12,7 +12,7 @@ import os
 import shutil
 from typing import Any
 
-import pyarrow.parquet as pq
+import pyarrow.dataset as ds
 
 from lib.catalogue import cdx, cdxj, urldb
 from lib.pages.schema import CAPTURE_SCHEMA, spark_schema
@@ -108,15 +108,11 @@ def write_cdxj_local(caps: str, prefix: str | None, dest: str) -> int:
     """Write the sorted CDXJ of the captures under the local folder ``caps`` to ``dest`` (atomically)
     without Spark; returns the line count. The lines and their order are :func:`cdxj.iter_lines`',
     which equal the Spark plan's (:func:`cdxj.cdxj_lines_df`)."""
-    files = sorted(
-        os.path.join(d, f)
-        for d, _, names in os.walk(caps)
-        for f in names
-        if f.endswith(".parquet") and not f.startswith((".", "_"))
-    )
+    # the schema given: a day with no capture files has none to infer (as lib.catalogue.recordstore reads it)
     rows: list[dict[str, Any]] = []
-    for f in files:
-        rows.extend(pq.read_table(f, columns=list(CDXJ_COLUMNS)).to_pylist())
+    if os.path.isdir(caps):
+        table = ds.dataset(caps, format="parquet", schema=CAPTURE_SCHEMA).to_table(columns=list(CDXJ_COLUMNS))
+        rows = table.to_pylist()
     lines = cdxj.iter_lines(rows, prefix)
     with atomic.atomic_file(dest) as out:
         for line in lines:
