@@ -14,7 +14,7 @@ import sys
 import tomllib
 
 import pytest
-from packaging.markers import default_environment
+from packaging.markers import Marker, default_environment
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
@@ -80,8 +80,6 @@ def project_requirements() -> list[Requirement]:
 def _applies(marker_text: str | None) -> bool:
     if not marker_text:
         return True
-    from packaging.markers import Marker
-
     return Marker(marker_text).evaluate({**default_environment(), "extra": ""})
 
 
