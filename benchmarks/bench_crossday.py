@@ -1,4 +1,4 @@
-"""CPU of the near-duplicate lookup across days (lib.index.crossday, docs/dedup.md "Across days")
+"""CPU of the near-duplicate lookup across days (lib.neardup.crossday, docs/day_clusters.md "Across days")
 for 1 and for N kept days, on the same day: does it grow with the day or with N? And the CPU of the
 signature store's commits (their merges of key runs), per commit over the N days' commits.
 
@@ -29,20 +29,19 @@ from pyspark.sql import SparkSession
 from benchmarks.bench_dedup_jobs import clusters_in_process
 from benchmarks.common import load, write_result
 from jobs import preprocess
-from lib.index import crossday, dedup, sigstore
 from lib.index.build import write_arrow
 from lib.index.page_files import input_files
-from lib.text import neardup
+from lib.neardup import clusters, crossday, day_clusters, sigstore
 
 PARTS = sigstore.DEFAULT_PARTS
 TODAY = dt.date(2026, 3, 1)
 
 
-def _clusters(work: str, files: list[str], st: dedup.Settings) -> str:
+def _clusters(work: str, files: list[str], st: day_clusters.Settings) -> str:
     """The within-day steps in this process; the dup_cluster mapping's path."""
     _, _, _, reps = clusters_in_process(work, files, st)
     moved = sorted((r, rep) for r, rep in reps.items() if r != rep)
-    path = os.path.join(work, dedup.MAPPING)
+    path = os.path.join(work, day_clusters.MAPPING)
     write_arrow(path, pa.table({"record_id": [m[0] for m in moved], "dup_cluster": [m[1] for m in moved]}))
     return path
 
@@ -58,11 +57,11 @@ def _add_sigs(work: str, t: int, sigs: np.ndarray, prefix: str) -> None:
             pa.array([s.tobytes() for s in sigs], pa.binary()),
             pa.array([f"https://{prefix}.example/{i}" for i in range(n)]),
         ],
-        schema=dedup.SIGS_SCHEMA,
+        schema=day_clusters.SIGS_SCHEMA,
     )
-    write_arrow(dedup.sigs_path(work, t), tab)
-    keys = neardup.band_matrix(sigs).ravel()
-    dedup._write_parts(work, t, keys, np.repeat(np.arange(n, dtype=np.int32), 16), PARTS, "xkeys")
+    write_arrow(day_clusters.sigs_path(work, t), tab)
+    keys = clusters.band_matrix(sigs).ravel()
+    day_clusters._write_parts(work, t, keys, np.repeat(np.arange(n, dtype=np.int32), 16), PARTS, "xkeys")
 
 
 def _store(work: str, store: str, day: str, mapping: str, window: int, dup_of: str = "") -> tuple[float, float, int]:
@@ -100,7 +99,7 @@ def main() -> None:
     spark.stop()
     s = json.loads(summ.read_text())
     task_cpu, pages = s["task_timing"]["task_cpu"], s["pages_kept"]
-    st = dedup.Settings(store_parts=PARTS)
+    st = day_clusters.Settings(store_parts=PARTS)
     base = str(tmp / "base")  # the real pages only: kept day 1
     mapping = _clusters(base, [f[0] for f in input_files(str(tmp / "pre"))], st)
     work = str(tmp / "day")  # the day looked up: the real pages and the extra ones
@@ -108,7 +107,7 @@ def main() -> None:
     rng = np.random.default_rng(1)
     if args.extra:
         _add_sigs(work, 1, rng.integers(0, 2**32, (args.extra, 128), dtype=np.uint32), "extra")
-    judged = sum(sigstore.read_arrow(dedup.sigs_path(work, t)).num_rows for t in crossday._runs(work))
+    judged = sum(sigstore.read_arrow(day_clusters.sigs_path(work, t)).num_rows for t in crossday._runs(work))
     night = task_cpu / pages * (pages + args.extra)  # the extra pages at the real pages' preprocess CPU each
     day_keys = sum(crossday._day_keys(work, q)["key"].size for q in range(PARTS))
     print(
@@ -123,11 +122,11 @@ def main() -> None:
         for k in range(1, n):  # kept days 2..n: the same sizes, scrambled
             other = str(tmp / f"other{n}-{k}")
             for t in crossday._runs(work):
-                sig = sigstore.read_arrow(dedup.sigs_path(work, t)).column("sig").to_pylist()
+                sig = sigstore.read_arrow(day_clusters.sigs_path(work, t)).column("sig").to_pylist()
                 mat = np.frombuffer(b"".join(sig), "<u4").reshape(len(sig), -1)
                 _add_sigs(other, t, mat ^ rng.integers(1, 2**32, 128, dtype=np.uint32), f"d{k}-t{t}")
             empty = os.path.join(other, "none.arrow")
-            write_arrow(empty, dedup.MAPPING_SCHEMA.empty_table())
+            write_arrow(empty, day_clusters.MAPPING_SCHEMA.empty_table())
             commits.append(_store(other, store, (TODAY - dt.timedelta(days=n - k)).isoformat(), empty, window))
             shutil.rmtree(other)
         state = sigstore.read_state(store)

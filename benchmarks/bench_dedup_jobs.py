@@ -1,6 +1,6 @@
 """Added CPU of near-duplicates in the jobs (docs/benchmarks.md, "Near-duplicates (MinHash)"):
 the preprocess tasks' ``minhash_cpu`` against their whole CPU, and the index's dedup stages
-(lib.index.dedup: bands, pairs, clusters) run in-process on the same day's pages.
+(lib.neardup.day_clusters: bands, pairs, clusters) run in-process on the same day's pages.
 
     python -m benchmarks.bench_dedup_jobs [WARC_DAY_FOLDER] [--night PAIRS]   # default: ../shared/corpus
 
@@ -25,25 +25,24 @@ from pyspark.sql import SparkSession
 from benchmarks.bench_minhash import day_variant
 from benchmarks.common import write_result
 from jobs import preprocess
-from lib.index import dedup
 from lib.index.page_files import input_files
-from lib.text import neardup
+from lib.neardup import clusters, day_clusters
 
 
-def clusters_in_process(work: str, files: list[str], st: dedup.Settings, parts: int = 4) -> tuple:
+def clusters_in_process(work: str, files: list[str], st: day_clusters.Settings, parts: int = 4) -> tuple:
     """The index's dedup stages in this process (one bands run, ``parts`` pair partitions, the
     clusters): (bands result, pair results, verified edges, record id -> representative)."""
-    r1 = dedup.band_run(0, files, work, parts, st)
-    r2 = [dedup.pair_partition(p, work, st) for p in range(parts)]
+    r1 = day_clusters.band_run(0, files, work, parts, st)
+    r2 = [day_clusters.pair_partition(p, work, st) for p in range(parts)]
     edges = set()
     pages = {}
     for p in range(parts):
-        t = dedup._read(os.path.join(work, "edges", f"{p}.arrow"))
+        t = day_clusters._read(os.path.join(work, "edges", f"{p}.arrow"))
         edges |= set(zip(t.column("a").to_pylist(), t.column("b").to_pylist()))
-        t = dedup._read(os.path.join(work, "edges", f"{p}.pages.arrow"))
-        for rid, cap, n, sig in zip(*(t.column(c).to_pylist() for c in dedup.SIGS_SCHEMA.names[:4])):
-            pages[rid] = neardup.Page(rid, cap, n, sig)
-    return r1, r2, edges, neardup.clusters(pages.values(), sorted(edges))
+        t = day_clusters._read(os.path.join(work, "edges", f"{p}.pages.arrow"))
+        for rid, cap, n, sig in zip(*(t.column(c).to_pylist() for c in day_clusters.SIGS_SCHEMA.names[:4])):
+            pages[rid] = clusters.Page(rid, cap, n, sig)
+    return r1, r2, edges, clusters.clusters(pages.values(), sorted(edges))
 
 
 def main() -> None:
@@ -70,7 +69,7 @@ def main() -> None:
     files = input_files(str(tmp / "pre"))
     work = str(tmp / "dedup")
     c0 = time.process_time()
-    r1, r2, edges, reps = clusters_in_process(work, [f[0] for f in files], dedup.Settings())
+    r1, r2, edges, reps = clusters_in_process(work, [f[0] for f in files], day_clusters.Settings())
     c1 = time.process_time()
     copies = sum(rid != rep for rid, rep in reps.items())
     candidates = sum(r["candidates"] for r in r2)

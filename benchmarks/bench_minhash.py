@@ -1,4 +1,4 @@
-"""Near-duplicate signatures and clusters (lib/text/minhash.py, lib/text/neardup.py) against
+"""Near-duplicate signatures and clusters (lib/neardup/minhash.py, lib/neardup/clusters.py) against
 datasketch (MinHash + MinHashLSH, the reference) and rensa (RMinHash + RMinHashLSH, Rust), in one
 invocation on the same pages and the same shingles, permutations and bands.
 
@@ -15,11 +15,11 @@ archives (``--day``: a real-shaped day of benchmarks/realday.py, either cut) or 
   changed date line, the boilerplate reordered (the first and last tenth of the words swapped),
   one paragraph (40 words of another page) added in the middle.
 
-Ground truth: the exact Jaccard of the word 5-shingle sets (strings of lib.text.minhash.tokens)
+Ground truth: the exact Jaccard of the word 5-shingle sets (strings of lib.neardup.minhash.tokens)
 of every pair of judged pages (the pair skipped only when the sizes alone bound it below 0.5).
 Recall: pairs with Jaccard >= 0.8 whose pages end in one cluster; cluster precision: same-cluster
 pairs with Jaccard >= 0.5. Each implementation's signatures and candidates go through the same
-verification and cluster rule (lib.text.neardup), so the rows differ by signatures and LSH only.
+verification and cluster rule (lib.neardup.clusters), so the rows differ by signatures and LSH only.
 
 Times are CPU seconds of this process per page (one core; rensa's batch calls may use threads,
 whose CPU is counted), the median of ``--repeat`` runs:
@@ -57,8 +57,8 @@ import regex
 
 from benchmarks.common import write_result
 from benchmarks.heavypages import HEAVY
-from lib.text import neardup
-from lib.text.minhash import _NOSPACE, MinHasher, tokens
+from lib.neardup import clusters
+from lib.neardup.minhash import _NOSPACE, MinHasher, tokens
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.environ.get("DAILYSLICE_SHARED") or os.path.join(os.path.dirname(ROOT), "shared")
@@ -189,7 +189,7 @@ def run_ours(texts, mh: MinHasher, bands: int, rows: int) -> tuple[list, dict, d
     c1 = time.process_time()
     sigs = mh.signatures_of_hashes(sh, off)
     c2 = time.process_time()
-    buckets = neardup.candidate_buckets(dict(enumerate(sigs)), bands, rows)
+    buckets = clusters.candidate_buckets(dict(enumerate(sigs)), bands, rows)
     t.update(shingles=c1 - c0, sig=c2 - c1, lsh=time.process_time() - c2)
     return sigs, buckets, t
 
@@ -250,7 +250,7 @@ def distinct_pairs(buckets) -> int:
 
 def oph_signatures(mh: MinHasher, sh: np.ndarray, off: np.ndarray) -> list[bytes | None]:
     """The one-permutation prototype (perms a power of two); ``None`` as the library's."""
-    from lib.text.minhash import _mix
+    from lib.neardup.minhash import _mix
 
     perms, bits = mh.perms, mh.perms.bit_length() - 1
     counts = np.diff(off)
@@ -281,9 +281,9 @@ def cluster(pages, sigs, buckets, threshold) -> tuple[dict, float]:
     c0 = time.process_time()
     edges = set()
     for b in buckets:
-        edges.update(neardup.verified_pairs(((i, sigs[i]) for i in b), threshold))
-    recs = [neardup.Page(str(i), p[1], len(p[2]), sigs[i]) for i, p in enumerate(pages)]
-    rep = neardup.clusters(recs, ((str(a), str(b)) for a, b in edges), threshold)
+        edges.update(clusters.verified_pairs(((i, sigs[i]) for i in b), threshold))
+    recs = [clusters.Page(str(i), p[1], len(p[2]), sigs[i]) for i, p in enumerate(pages)]
+    rep = clusters.clusters(recs, ((str(a), str(b)) for a, b in edges), threshold)
     return {pages[int(k)][0]: pages[int(v)][0] for k, v in rep.items()}, time.process_time() - c0
 
 
@@ -312,7 +312,7 @@ def main() -> None:
     real = len(pages)
     pages += variants(pages, a.variants)
     texts = [p[2] for p in pages]
-    k, perms, bands, rows, thr = 5, 128, neardup.BANDS, neardup.ROWS, neardup.THRESHOLD
+    k, perms, bands, rows, thr = 5, 128, clusters.BANDS, clusters.ROWS, clusters.THRESHOLD
     mh = MinHasher(shingle=k, perms=perms)
     strs = [tokens(t) for t in texts]
     sets = {p[0]: frozenset(" ".join(w[i : i + k]) for i in range(len(w) - k + 1)) for p, w in zip(pages, strs)}
@@ -345,7 +345,7 @@ def main() -> None:
                 c1 = time.process_time()
                 sigs = oph_signatures(mh, sh, off)
                 c2 = time.process_time()
-                buckets = neardup.candidate_buckets(dict(enumerate(sigs)), bands, rows)
+                buckets = clusters.candidate_buckets(dict(enumerate(sigs)), bands, rows)
                 t = {"shingles": c1 - c0, "sig": c2 - c1, "lsh": time.process_time() - c2}
             else:
                 c0 = time.process_time()
@@ -425,7 +425,7 @@ def grid(pages, texts, truth, judged, sets) -> None:
         mh = MinHasher(perms=perms)
         sigs = mh.signatures(texts)
         for (bands, rows), thr in itertools.product(br, (0.7, 0.75, 0.8)):
-            buckets = neardup.candidate_buckets(dict(enumerate(sigs)), bands, rows)
+            buckets = clusters.candidate_buckets(dict(enumerate(sigs)), bands, rows)
             rep, _ = cluster(pages, sigs, buckets, thr)
             s = score(rep, truth, judged)
             cand = distinct_pairs(buckets)
@@ -439,7 +439,7 @@ def grid(pages, texts, truth, judged, sets) -> None:
     for least in (5, 20, 46, 100):
         mh = MinHasher(min_shingles=least)
         sigs = mh.signatures(texts)
-        rep, _ = cluster(pages, sigs, neardup.candidate_buckets(dict(enumerate(sigs))), neardup.THRESHOLD)
+        rep, _ = cluster(pages, sigs, clusters.candidate_buckets(dict(enumerate(sigs))), clusters.THRESHOLD)
         ok = {r for r, s in sets.items() if len(s) >= least}
         s = score(rep, all_truth, ok)
         short = {r: v for r, v in rep.items() if len(sets[r]) < 46 or len(sets[v]) < 46}

@@ -23,11 +23,12 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from lib.errors import UsageError
-from lib.index import crossday, dedup, graph, indexable, sigstore
+from lib.index import graph, indexable
 from lib.index.anchors import write_day_anchors
 from lib.index.page_files import input_files, local_copy, page_files
 from lib.index.pipeline import build_index, plan_day
 from lib.index.results import AnchorCounts, ExcludedCounts, IndexRunSummary
+from lib.neardup import crossday, day_clusters, sigstore
 from lib.pages import exclusions
 from lib.pages.exclude import filter_day
 from lib.runtime.options import DayJobOptions, byte_text, opt
@@ -78,14 +79,14 @@ class ShapeOptions:
         metavar="NAME[,NAME]",
     )
     dup_bands: int = opt(
-        dedup.Settings.bands,
+        day_clusters.Settings.bands,
         "LSH bands of the near-duplicate clusters (dup_cluster); the pages' signatures must split into N bands "
-        "(docs/dedup.md)",
+        "(docs/day_clusters.md)",
         type=int,
         metavar="N",
     )
     dup_threshold: float = opt(
-        dedup.Settings.threshold,
+        day_clusters.Settings.threshold,
         "estimated Jaccard (share of equal signature slots) a candidate pair must reach to join a cluster",
         type=float,
         metavar="J",
@@ -93,7 +94,7 @@ class ShapeOptions:
     dup_days: int = opt(
         sigstore.DEFAULT_DAYS,
         "keep the signatures of the last N days in the signature store and point a page that repeats one of them "
-        "to it (dup_of); 0: no matching across days (docs/dedup.md)",
+        "to it (dup_of); 0: no matching across days (docs/day_clusters.md)",
         type=int,
         metavar="N",
     )
@@ -112,7 +113,7 @@ class IndexOptions(DayJobOptions, ShapeOptions):
         type=int,
         metavar="BYTES",
     )
-    #: the signature store (lib.index.sigstore); not recorded: where, not what
+    #: the signature store (lib.neardup.sigstore); not recorded: where, not what
     dup_store: str | None = opt(
         None,
         "the signature store, a local/cluster folder (beside ROOT/urldb)",
@@ -162,7 +163,7 @@ class IndexJob(SparkJob):
             copy = wd.path + ".input"  # an S3 day, copied where Spark can read it
             kept = wd.path + ".kept"  # the day without its excluded pages, when a list is in force
             indexed = wd.path + ".indexed"  # the day without the pages that ask not to be indexed
-            dups = wd.path + ".dedup"  # the near-duplicate stages' spill (lib.index.dedup)
+            dups = wd.path + ".dedup"  # the near-duplicate stages' spill (lib.neardup.day_clusters)
             try:
                 inp = local_copy(source, copy) if storage.is_s3(source) else source
                 excluded = None
@@ -177,10 +178,10 @@ class IndexJob(SparkJob):
                 with self.steps("plan"):
                     day = plan_day(indexed, options.docs_per_shard, options.min_group_docs)
                 parts = crossday.store_parts(store) if store else 0
-                dup_settings = dedup.Settings(options.dup_bands, options.dup_threshold, store_parts=parts)
+                dup_settings = day_clusters.Settings(options.dup_bands, options.dup_threshold, store_parts=parts)
                 across: dict[str, Any] | None = None
                 with self.steps("dedup"):  # over the pages indexed: a noindex page is no one's copy here
-                    clusters = dedup.day_clusters(spark, day.files, dups, dup_settings)
+                    clusters = day_clusters.day_clusters(spark, day.files, dups, dup_settings)
                     if store:
                         across = crossday.lookup_day(spark, dups, store, day_key, dup_settings)
                 mapping = clusters.pop("mapping")

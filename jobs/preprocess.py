@@ -26,9 +26,10 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from lib.neardup import page_column
 from lib.pages import directives, exclusions, hostindex
 from lib.pages.schema import PAGE_SCHEMA
-from lib.preprocess import enrich, health, plan, signatures, tasktime
+from lib.preprocess import enrich, health, plan, tasktime
 from lib.preprocess.input_manifest import input_record
 from lib.preprocess.results import RunSummary
 from lib.preprocess.tasks import FILE_BYTES, RESULT_SCHEMA, TaskSettings, make_mapper, merge_results, remove_strays
@@ -215,7 +216,7 @@ class PreprocessJob(SparkJob):
                     tuple(plugins),
                     options.main_html,
                     robots_agents(options.robots_agents),
-                    signatures.hasher(options.minhash_shingle, options.minhash_perms),
+                    page_column.hasher(options.minhash_shingle, options.minhash_perms),
                 )
                 mapper = make_mapper(pieces, tasks, settings)
                 results = map_tasks(

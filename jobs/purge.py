@@ -44,8 +44,8 @@ from lib.catalogue import capindex, digeststore, recordstore
 from lib.catalogue.urldb import DEFAULT_WAIT
 from lib.catalogue.urldb import lock as urldb_lock
 from lib.errors import UsageError
-from lib.index import sigstore
 from lib.links.store import FOLDER
+from lib.neardup import sigstore
 from lib.orchestration.datacenters import load_config
 from lib.orchestration.outputs import stage_outputs
 from lib.pages import exclusions as excl_mod

@@ -11,7 +11,7 @@ Layout (default ``ROOT/cdxindex``, beside the URL database ``ROOT/urldb``)::
 
 and ``cdxindex.lock``, the lease (lib.store.lease) every writer holds.
 
-Log-structured, as the signature store (lib.index.sigstore) keeps its keys: a day is written as a
+Log-structured, as the signature store (lib.neardup.sigstore) keeps its keys: a day is written as a
 sorted run of its own, then a commit merges the newest runs while the older is at most twice the
 newer (:func:`lib.store.runs.merging`), so N days make about log2(N) + 2 runs. A look-up reads
 the blocks its key range spans in each run (a bisection of each run's in-memory block index), so

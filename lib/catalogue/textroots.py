@@ -2,7 +2,7 @@
 (docs/catalogue.md, "Daily delta"; docs/dedup.md).
 
 The index job gives every metadata row ``dup_cluster`` (the day's representative of its cluster)
-and ``dup_of``/``dup_of_day`` (the earlier day's text it repeats, lib.index.crossday). The root
+and ``dup_of``/``dup_of_day`` (the earlier day's text it repeats, lib.neardup.crossday). The root
 of a page is its representative's: the representative's ``dup_of`` when it repeats an earlier
 day, else the representative itself on this day; the signature store keeps each representative
 with exactly this root, so a URL whose text comes back the next day, changed by a date line,

@@ -78,16 +78,16 @@ class MapPlan:
     flush_postings: int = 4_000_000
     batch_rows: int = 8192
     columns: list[str] = field(default_factory=lambda: list(READ_COLUMNS))
-    #: the day's near-duplicate clusters (lib.index.dedup): an Arrow file of (record_id,
+    #: the day's near-duplicate clusters (lib.neardup.day_clusters): an Arrow file of (record_id,
     #: dup_cluster) for the pages whose representative is another page; "": every page its own
     dup_cluster: str = ""
-    #: the day's pages with an earlier day's copy (lib.index.crossday): an Arrow file of
+    #: the day's pages with an earlier day's copy (lib.neardup.crossday): an Arrow file of
     #: (record_id, dup_of_day, dup_of); "": none
     dup_of: str = ""
 
 
 def load_dup_clusters(path: str) -> dict[str, str]:
-    """The day's ``dup_cluster.arrow`` as record id -> representative (lib.index.dedup); a page
+    """The day's ``dup_cluster.arrow`` as record id -> representative (lib.neardup.day_clusters); a page
     not in it points to itself."""
     if not path:
         return {}
@@ -98,7 +98,7 @@ def load_dup_clusters(path: str) -> dict[str, str]:
 
 def load_dup_of(path: str) -> dict[str, tuple[str, str]]:
     """The day's ``dup_of.arrow`` as record id -> (day, record id) of the earlier day's page it
-    copies (lib.index.crossday); a page not in it has no earlier copy."""
+    copies (lib.neardup.crossday); a page not in it has no earlier copy."""
     if not path:
         return {}
     with pa.memory_map(path) as m:

@@ -251,9 +251,9 @@ def metadata_batch(
     """The :data:`DOCS_SCHEMA` rows of a batch of preprocessed pages of one ``language`` folder,
     plus the columns of enrichment plugins the batch carries (:func:`plugin_fields`).
     ``dup_cluster``: record id -> its near-duplicate cluster's representative, for the pages
-    whose representative is another page (lib.index.dedup); every other page names itself.
+    whose representative is another page (lib.neardup.day_clusters); every other page names itself.
     ``dup_of``: record id -> (day, record id) of the earlier day's page it copies
-    (lib.index.crossday); every other page has nulls."""
+    (lib.neardup.crossday); every other page has nulls."""
     n = b.num_rows
     names = set(b.schema.names)
 

@@ -77,8 +77,8 @@ def build_index(
     ``graph_single_task_bytes``: the largest day whose graph is one task (lib.index.graph);
     ``graph_files``: the page files the graph reads when they are not the indexed ones (the
     pages that say noindex link too: lib.index.indexable); ``dup_cluster``: the day's near-duplicate
-    clusters (lib.index.dedup), "" for none; ``dup_of``: its pages' earlier copies
-    (lib.index.crossday), "" for none."""
+    clusters (lib.neardup.day_clusters), "" for none; ``dup_of``: its pages' earlier copies
+    (lib.neardup.crossday), "" for none."""
     os.makedirs(work, exist_ok=True)
     # The graph is independent of the shards: its jobs run beside the index stage (Spark
     # takes jobs from several threads), filling the cores the index stage leaves idle.

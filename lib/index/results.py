@@ -146,7 +146,7 @@ class DayIndexStats:
     seconds: dict[str, float]
     totals: IndexTotals
     signals: SignalCounts | None = None
-    dedup: dict[str, Any] | None = None  # lib.index.dedup.day_clusters, across_days (lib.index.crossday)
+    dedup: dict[str, Any] | None = None  # lib.neardup.day_clusters.day_clusters, across_days (lib.neardup.crossday)
     args: dict[str, Any] | None = None  # the options that shape the day (jobs/index.py IndexOptions.record)
     excluded: ExcludedCounts | None = None  # None: no exclusion list in force
     anchors: AnchorCounts | None = None  # None: no anchor texts written

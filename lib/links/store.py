@@ -6,7 +6,7 @@ Layout (default ``ROOT/linkdb``, beside ``ROOT/urldb``)::
     day=YYYY-MM-DD-RUN/p{q}.parquet       a day's run: its links of target partition q (lib.links.entries)
     run=ID/p{q}.parquet                   a merged run: the links of several days, equal entries folded
 
-Log-structured as the signature store (lib.index.sigstore; both use :func:`lib.store.runs.merging`): a
+Log-structured as the signature store (lib.neardup.sigstore; both use :func:`lib.store.runs.merging`): a
 night writes its day as a run of one day and, before adding it, merges the newest runs while the
 older is at most twice the newer, so the runs' sizes more than double from newer to older: a
 night's cost is its day plus a merge whose amortised cost per entry is O(log days), never a pass

@@ -24,17 +24,18 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lib.html import walk
+from lib.neardup import page_column
+from lib.neardup.minhash import MinHasher
 from lib.pages import directives
 from lib.pages.exclusions import NONE as NO_EXCLUSIONS
 from lib.pages.exclusions import Exclusions
 from lib.pages.schema import CAPTURE_SCHEMA, OPT_IN_PAGE_COLUMNS, PAGE_SCHEMA, ROW_GROUP_ROWS
 from lib.preprocess import enrich as enrichment
-from lib.preprocess import health, signatures, tasktime
+from lib.preprocess import health, tasktime
 from lib.preprocess.pages import MAX_REPORTED_PER_FILE, FileProcessor
 from lib.preprocess.plan import Piece, task_name
 from lib.preprocess.results import DayStats, DayTotals, FileResult
 from lib.store import atomic, layout, locations, s3, storage
-from lib.text.minhash import MinHasher
 from lib.warc.split import find_member
 
 #: what each task returns to the driver: one row per archive or range (``start``: its first byte,
@@ -82,7 +83,7 @@ class LanguageWriter:
         self.cpu = {"minhash": 0.0, "arrow": 0.0, "parquet": 0.0}
 
     def add(self, rows: list[dict[str, Any]]) -> None:
-        self.cpu["minhash"] += signatures.add_signatures(rows, self.minhash)
+        self.cpu["minhash"] += page_column.add_signatures(rows, self.minhash)
         by_lang: dict[str, list[dict[str, Any]]] = {}
         for r in rows:
             by_lang.setdefault(r["language"], []).append(r)

@@ -1,5 +1,5 @@
 """Log-structured sorted runs: which runs a commit merges (the policy the signature store,
-lib.index.sigstore, and the capture index, lib.catalogue.capindex, share).
+lib.neardup.sigstore, and the capture index, lib.catalogue.capindex, share).
 
 A store keeps its entries as immutable sorted runs, oldest first, each naming the sources (day
 folders) whose entries it holds and how many. A commit adds the new source as a run of its own

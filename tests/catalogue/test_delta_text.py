@@ -17,8 +17,8 @@ import pytest
 from lib.catalogue import delta, textroots, urldb
 from lib.catalogue.keys import url_id
 from lib.pages.schema import CAPTURE_SCHEMA
-from tests.index.test_crossday import D1, D2, _day, texts  # noqa: F401  (texts: the fixture)
 from tests.index.test_index_job import run_index, write_day
+from tests.neardup.test_crossday import D1, D2, _day, texts  # noqa: F401  (texts: the fixture)
 
 U, V, W = "https://news.example.com/a", "https://b.example.com/", "https://c.example.com/"
 

@@ -111,7 +111,7 @@ def _served(root: pathlib.Path, cache: pathlib.Path, **engine_kw) -> ServerThrea
 
 
 def _search(url: str, q: str, **params) -> dict:
-    # unfolded: the exact BM25 ranking the brute force computes (near-duplicates folded: test_index_dedup)
+    # unfolded: the exact BM25 ranking the brute force computes (folded: tests/neardup/test_day_clusters.py)
     params = {"q": q, "day": DAY.isoformat(), "k": K, "collapse": "false", **params}
     r = httpx.get(f"{url}/search", params=params, timeout=60)
     assert r.status_code == 200, r.text

@@ -1,5 +1,5 @@
 """The ``minhash`` page column: each page's MinHash signature of its main text, computed per
-batch of pages in the preprocess task that extracted them (lib.text.minhash; docs/dedup.md).
+batch of pages in the preprocess task that extracted them (lib.neardup.minhash; docs/dedup.md).
 
 One numpy pass per batch (the task's ``--batch-rows`` pages): the batch bounds the memory
 (4 bytes a shingle, 512 bytes a signature). A page with too few shingles gets null: too short
@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from lib.errors import UsageError
-from lib.text.minhash import MinHasher
+from lib.neardup.minhash import MinHasher
 
 COLUMN = "minhash"
 

@@ -20,7 +20,7 @@ times. A lookup of a day's keys in partition ``q`` memory-maps each run's ``keys
 holds; a replaced or dropped folder is no longer kept, so its entries never match). It reads the
 file pages its keys land in and the signatures of the pages they match, never a whole day. The
 state is replaced by compare-and-swap under the lease, so two runs of different days that commit
-at once both keep their day. Plain Python/numpy (no Spark): lib.index.crossday runs these per task.
+at once both keep their day. Plain Python/numpy (no Spark): lib.neardup.crossday runs these per task.
 """
 
 from __future__ import annotations
@@ -38,9 +38,9 @@ import pyarrow as pa
 
 from lib.errors import DailysliceError
 from lib.index.build import write_arrow
+from lib.neardup.minhash import estimate
 from lib.store import lease, versioned
 from lib.store.runs import merging  # the merge policy (tests call it as sigstore.merging)
-from lib.text.minhash import estimate
 
 FOLDER = "signatures"  # under ROOT, beside the URL database (ROOT/urldb)
 DEFAULT_DAYS = 30
@@ -61,7 +61,7 @@ SIGS_SCHEMA = pa.schema(
 KEYS_SCHEMA = pa.schema([("key", pa.uint64()), ("t", pa.int32()), ("row", pa.int32())])
 #: a merged run's keys: ``d`` is the index of the entry's day folder in ``sorted(run["days"])``
 RUN_SCHEMA = pa.schema([*KEYS_SCHEMA, ("d", pa.uint16())])
-#: where the signature is in the tuples ``today`` gives (lib.index.dedup.SIGS_SCHEMA)
+#: where the signature is in the tuples ``today`` gives (lib.neardup.day_clusters.SIGS_SCHEMA)
 SIG = 3
 _EMPTY = {"version": 0, "days": {}, "parts": None, "bands": None, "perms": None}
 _FOLDER = re.compile(r"day=\d{4}-\d{2}-\d{2}-[0-9a-f]+|run=[0-9a-f]+")

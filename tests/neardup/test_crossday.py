@@ -1,4 +1,4 @@
-"""Near-duplicates across days (lib/index/crossday.py, lib/index/sigstore.py, docs/dedup.md): real
+"""Near-duplicates across days (lib/neardup/crossday.py, lib/neardup/sigstore.py, docs/day_clusters.md): real
 main texts (the committed heavy pages through our extractor) indexed on two days with a signature
 store; a day-2 page that repeats a day-1 page with another date line, under another URL, names
 day 1's representative in ``dup_of``; a page alone names nothing; re-running a day replaces its
@@ -15,12 +15,12 @@ import threading
 import pyarrow.parquet as pq
 import pytest
 
-from lib.index import crossday, dedup, sigstore
 from lib.index.pipeline import plan_day
-from lib.text.minhash import MinHasher
-from tests.index.test_index_dedup import _texts
+from lib.neardup import crossday, day_clusters, sigstore
+from lib.neardup.minhash import MinHasher
 from tests.index.test_index_job import _page, run_index, write_day
-from tests.text.test_minhash import made_near_duplicates
+from tests.neardup.test_day_clusters import _texts
+from tests.neardup.test_minhash import made_near_duplicates
 
 UTC = dt.timezone.utc
 D1, D2, D3 = dt.date(2026, 1, 15), dt.date(2026, 1, 16), dt.date(2026, 1, 18)
@@ -88,8 +88,8 @@ def _cross(spark, root, pages, day: dt.date, store: crossday.Store) -> dict[str,
     """The index's dedup steps for one day, without the rest of the index: dup_of by record id."""
     inp = write_day(root, pages)
     work = str(root / "work")
-    s = dedup.Settings(store_parts=crossday.store_parts(store))
-    clusters = dedup.day_clusters(spark, plan_day(str(inp), 1000, 1).files, work, s)
+    s = day_clusters.Settings(store_parts=crossday.store_parts(store))
+    clusters = day_clusters.day_clusters(spark, plan_day(str(inp), 1000, 1).files, work, s)
     found = crossday.lookup_day(spark, work, store, day.isoformat(), s)
     mapping = found.pop("mapping")
     crossday.store_day(spark, work, store, day.isoformat(), s, clusters["mapping"], mapping)

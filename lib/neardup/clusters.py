@@ -1,4 +1,4 @@
-"""Near-duplicate clusters of one day from MinHash signatures (lib/text/minhash.py; docs/dedup.md).
+"""Near-duplicate clusters of one day from MinHash signatures (lib/neardup/minhash.py; docs/dedup.md).
 
 The three steps are plain functions a Spark stage partitioned by band calls in turn:
 
@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from lib.text.minhash import estimate
+from lib.neardup.minhash import estimate
 
 THRESHOLD = 0.7
 BANDS, ROWS = 16, 8  # perms = 128

@@ -1,19 +1,19 @@
-"""Near-duplicates across days: the metadata store's ``dup_of`` (docs/dedup.md, "Across days").
+"""Near-duplicates across days: the metadata store's ``dup_of`` (docs/day_clusters.md, "Across days").
 
-After the day's clusters (lib.index.dedup, whose bands stage also wrote each judged page's band
+After the day's clusters (lib.neardup.day_clusters, whose bands stage also wrote each judged page's band
 keys by the store's partitions, ``xkeys/{q}/t{t}.arrow``), in the same work folder:
 
 1. **Lookup** (:func:`lookup_day`, under the store's lease): one task per group of store
    partitions; for partition ``q`` the day's keys are searched in each key run of the store that
-   holds a day of the window (lib.index.sigstore.lookup: about log2(N) + 2 runs for N kept
+   holds a day of the window (lib.neardup.sigstore.lookup: about log2(N) + 2 runs for N kept
    days, not one search per kept day); the verified matches go to ``xmatch/{i}.arrow``. The
-   driver keeps per page the earliest day's root (:func:`lib.index.sigstore.earliest`) and writes
+   driver keeps per page the earliest day's root (:func:`lib.neardup.sigstore.earliest`) and writes
    ``dup_of.arrow`` (record id, day, record id), which the index's map tasks read into each
    metadata row.
 2. **Store** (:func:`store_day`): one task per ``sigs`` file keeps the day's representatives
    (pages not moved by ``dup_cluster.arrow``), with their root, in the new day folder; one task
    per group of partitions sorts their keys into ``keys/{q}.arrow`` (the day's run); the driver
-   commits the folder under the lease (lib.index.sigstore.commit), dropping days past the
+   commits the folder under the lease (lib.neardup.sigstore.commit), dropping days past the
    window; when the commit merges runs, one task per group of partitions writes the merged run.
 
 The work per day is the day's keys, the file pages they land in and the pages they match: the
@@ -32,8 +32,8 @@ from typing import Any, Iterator
 import numpy as np
 import pyarrow as pa
 
-from lib.index import dedup, sigstore
 from lib.index.build import load_dup_clusters, load_dup_of, write_arrow
+from lib.neardup import day_clusters, sigstore
 from lib.runtime.maptasks import map_tasks
 
 MAPPING = "dup_of.arrow"
@@ -75,7 +75,7 @@ def _day_keys(work: str, q: int) -> dict[str, np.ndarray]:
 
 
 def lookup_partitions(
-    work: str, i: int, parts: list[int], store: str, runs: list[dict], allowed: set[str], s: dedup.Settings
+    work: str, i: int, parts: list[int], store: str, runs: list[dict], allowed: set[str], s: day_clusters.Settings
 ) -> dict[str, int]:
     """Step 1's task ``i``: the day's keys of store partitions ``parts`` against the key ``runs``
     of ``store``, entries of the ``allowed`` day folders only (the window); the verified matches
@@ -84,7 +84,7 @@ def lookup_partitions(
     keys = 0
 
     def today(ts: np.ndarray, rows: np.ndarray) -> dict[tuple[int, int], tuple]:
-        return dedup.sig_rows(work, ts, rows)
+        return day_clusters.sig_rows(work, ts, rows)
 
     for q in parts:
         query = _day_keys(work, q)
@@ -97,7 +97,7 @@ def lookup_partitions(
     return {"i": i, "keys": keys, "matches": len(found["rid"])}
 
 
-def lookup_day(spark: Any, work: str, store: Store, day: str, s: dedup.Settings) -> dict[str, Any]:
+def lookup_day(spark: Any, work: str, store: Store, day: str, s: day_clusters.Settings) -> dict[str, Any]:
     """Step 1 (module doc): writes ``work/dup_of.arrow``; returns the counts for ``_stats.json``
     (``matched_days``: kept days searched, ``runs_searched``: their key runs, ``pages_with_earlier_copy``,
     ``matches``) and ``mapping``."""
@@ -144,7 +144,7 @@ def lookup_day(spark: Any, work: str, store: Store, day: str, s: dedup.Settings)
 
 
 def _runs(work: str) -> list[int]:
-    """The ``t`` of the day's ``sigs`` files (lib.index.dedup's bands stage)."""
+    """The ``t`` of the day's ``sigs`` files (lib.neardup.day_clusters's bands stage)."""
     if not os.path.isdir(os.path.join(work, "sigs")):
         return []
     return sorted(
@@ -159,7 +159,7 @@ def store_run(
     ``moved``, the day's dup_cluster mapping) with their root (``earlier``, the dup_of mapping, or
     themselves) into the store's day ``folder``; the new row of each old one (-1: not kept) into
     ``work/remap/``. Returns the rows kept."""
-    sigs = sigstore.read_arrow(dedup.sigs_path(work, t))
+    sigs = sigstore.read_arrow(day_clusters.sigs_path(work, t))
     keep = np.array([r not in moved for r in sigs.column("record_id").to_pylist()], bool)
     np.save(os.path.join(work, "remap", f"t{t:06d}.npy"), np.where(keep, np.cumsum(keep) - 1, -1).astype(np.int32))
     kept = sigs.filter(pa.array(keep))
@@ -193,7 +193,9 @@ def store_keys(work: str, folder: str, parts: list[int]) -> int:
     return n
 
 
-def store_day(spark: Any, work: str, store: Store, day: str, s: dedup.Settings, dup_cluster: str, dup_of: str) -> dict:
+def store_day(
+    spark: Any, work: str, store: Store, day: str, s: day_clusters.Settings, dup_cluster: str, dup_of: str
+) -> dict:
     """Step 2 (module doc): the day's representatives into the store; returns ``stored`` (pages)
     ``kept_days`` (the days the store keeps after the commit) and ``kept_runs`` (its key runs)."""
     folder = os.path.join(store.path, sigstore.day_folder(day, uuid.uuid4().hex[:12]))
@@ -228,7 +230,7 @@ def store_day(spark: Any, work: str, store: Store, day: str, s: dedup.Settings, 
 
 
 def spark_merge(spark: Any, groups: list[list[int]]) -> sigstore.Merge:
-    """A commit's merge of runs (lib.index.sigstore.merge_part) as one task per group of partitions."""
+    """A commit's merge of runs (lib.neardup.sigstore.merge_part) as one task per group of partitions."""
 
     def merge(path: str, name: str, sources: list[dict], folders: list[str]) -> dict[str, int]:
         def task(it: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -253,7 +255,7 @@ def spark_merge(spark: Any, groups: list[list[int]]) -> sigstore.Merge:
 def _perms(work: str, runs: list[int]) -> int | None:
     """Slots of the day's signatures (None: the day has none)."""
     for t in runs:
-        sigs = sigstore.read_arrow(dedup.sigs_path(work, t)).column("sig")
+        sigs = sigstore.read_arrow(day_clusters.sigs_path(work, t)).column("sig")
         if len(sigs):
             return len(sigs[0].as_py()) // 4
     return None

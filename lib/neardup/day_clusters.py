@@ -1,5 +1,5 @@
 """Near-duplicate clusters of the pages a day indexes, as Spark stages (docs/dedup.md): what the
-metadata store's ``dup_cluster`` names. The record-level steps are lib.text.neardup's.
+metadata store's ``dup_cluster`` names. The record-level steps are lib.neardup.clusters's.
 
 1. **Bands** (one task per run of page files, ``t`` its first file): each page's signature
    (``minhash`` column) is read once and kept in ``sigs/t{t}.arrow`` (record id, capture, text
@@ -8,13 +8,13 @@ metadata store's ``dup_cluster`` names. The record-level steps are lib.text.near
    repeated.
 2. **Pairs** (one task per key partition ``p``): its keys sorted; each key shared by two or more
    pages is a bucket, whose signatures are read from the (memory-mapped) ``sigs`` files;
-   :func:`lib.text.neardup.verified_pairs` keeps the pairs at estimated Jaccard >= threshold. The
+   :func:`lib.neardup.clusters.verified_pairs` keeps the pairs at estimated Jaccard >= threshold. The
    task writes the edges and their pages (``edges/{p}.arrow``). Memory: the partition's keys
    (16 bytes x pages x bands / parts) and the pages of its buckets of two or more (read with
    one ``take`` per file); a bucket past ``max_bucket`` is walked against its leaders.
 3. **Clusters** (the driver): the verified edges and their pages only (about 600 bytes a page
    that has a verified near-duplicate; none for the others) go through
-   :func:`lib.text.neardup.clusters`; the pages whose representative is another page are
+   :func:`lib.neardup.clusters.clusters`; the pages whose representative is another page are
    written to ``dup_cluster.arrow`` (record id, representative), which the index's map tasks
    read (:func:`lib.index.build.load_dup_clusters`). Every other page points to itself.
 """
@@ -32,10 +32,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from lib.index.build import write_arrow
+from lib.neardup import clusters
 from lib.runtime import packing
 from lib.runtime.maptasks import map_tasks
 from lib.store import locations
-from lib.text import neardup
 
 COLUMN = "minhash"
 MAPPING = "dup_cluster.arrow"
@@ -45,7 +45,7 @@ SIGS_SCHEMA = pa.schema(
         ("capture", pa.string()),
         ("text_len", pa.int64()),
         ("sig", pa.binary()),
-        ("url", pa.string()),  # for the signature store (lib.index.sigstore)
+        ("url", pa.string()),  # for the signature store (lib.neardup.sigstore)
     ]
 )
 BANDS_SCHEMA = pa.schema([("key", pa.uint64()), ("t", pa.int32()), ("row", pa.int32())])
@@ -61,11 +61,11 @@ _PAIRS_RESULT = pa.schema(
 class Settings:
     """The clustering's options (jobs/index.py ``--dup-bands``, ``--dup-threshold``)."""
 
-    bands: int = neardup.BANDS
-    threshold: float = neardup.THRESHOLD
-    max_bucket: int = neardup.MAX_BUCKET
+    bands: int = clusters.BANDS
+    threshold: float = clusters.THRESHOLD
+    max_bucket: int = clusters.MAX_BUCKET
     #: > 0: also write the band keys by the signature store's partitions (``xkeys/{q}/``, key mod
-    #: store_parts) for the lookup across days (lib.index.crossday)
+    #: store_parts) for the lookup across days (lib.neardup.crossday)
     store_parts: int = 0
 
 
@@ -108,7 +108,7 @@ def band_run(t: int, files: list[str], work: str, parts: int, s: Settings) -> di
         mat = np.frombuffer(raw, dtype="<u4").reshape(n, -1)
         if mat.shape[1] % s.bands:
             raise ValueError(f"{files[0]}: signatures of {mat.shape[1]} slots do not split into {s.bands} bands")
-        keys = neardup.band_matrix(mat, s.bands, mat.shape[1] // s.bands).ravel()
+        keys = clusters.band_matrix(mat, s.bands, mat.shape[1] // s.bands).ravel()
         rows = np.repeat(np.arange(n, dtype=np.int32), s.bands)
         _write_parts(work, t, keys, rows, parts, "bands")
         if s.store_parts:
@@ -171,7 +171,7 @@ def pair_partition(p: int, work: str, s: Settings) -> dict[str, int]:
             continue
         buckets += 1
         candidates += len(members) * (len(members) - 1) // 2
-        found = neardup.verified_pairs(((rid, pg[3]) for rid, pg in members.items()), s.threshold, s.max_bucket)
+        found = clusters.verified_pairs(((rid, pg[3]) for rid, pg in members.items()), s.threshold, s.max_bucket)
         for x, y in found:
             edges.add((x, y) if x < y else (y, x))
             pages[x], pages[y] = members[x], members[y]
@@ -225,13 +225,13 @@ def day_clusters(spark: Any, files: list[tuple[str, str, int]], work: str, s: Se
     paired = map_tasks(spark, parts, pairs, _PAIRS_RESULT) if any(r["judged"] for r in banded) else []
     edge_files = [os.path.join(work, "edges", f"{r['p']}.arrow") for r in paired]
     edges = {(a, b) for f in edge_files for a, b in zip(*(_read(f).column(c).to_pylist() for c in ("a", "b")))}
-    pages: dict[str, neardup.Page] = {}
+    pages: dict[str, clusters.Page] = {}
     for f in edge_files:
         for rid, cap, n, sig in zip(
             *(_read(f[: -len(".arrow")] + ".pages.arrow").column(c).to_pylist() for c in SIGS_SCHEMA.names[:4])
         ):
-            pages[rid] = neardup.Page(rid, cap, n, sig)
-    reps = neardup.clusters(pages.values(), sorted(edges), s.threshold)
+            pages[rid] = clusters.Page(rid, cap, n, sig)
+    reps = clusters.clusters(pages.values(), sorted(edges), s.threshold)
     moved = sorted((rid, rep) for rid, rep in reps.items() if rid != rep)
     mapping = os.path.join(work, MAPPING)
     write_arrow(

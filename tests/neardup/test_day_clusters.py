@@ -1,4 +1,4 @@
-"""Near-duplicate clusters in the index (lib/index/dedup.py, docs/dedup.md): real main texts (the
+"""Near-duplicate clusters in the index (lib/neardup/day_clusters.py, docs/dedup.md): real main texts (the
 committed heavy pages through our extractor) and copies made of them on purpose (a date line, the
 boilerplate reordered, a paragraph added), in two languages' files; every metadata row names its
 cluster's representative (earliest capture); a noindex copy is no one's copy; the Spark stages give
@@ -17,12 +17,12 @@ import pytest
 
 from benchmarks.heavypages import heavy_pages
 from lib.html.content import extract
+from lib.neardup import clusters
+from lib.neardup.minhash import MinHasher
 from lib.serve.app import create_app
 from lib.serve.server import ServerThread
-from lib.text import neardup
-from lib.text.minhash import MinHasher
 from tests.index.test_index_job import DAY, _page, run_index, write_day
-from tests.text.test_minhash import made_near_duplicates
+from tests.neardup.test_minhash import made_near_duplicates
 
 UTC = dt.timezone.utc
 
@@ -78,11 +78,11 @@ def test_every_metadata_row_names_its_cluster_s_representative(dedup_day):
     assert got == expected  # C's noindex copy is left out: C stands alone
     # the stages give what the library gives in memory over the indexed pages
     judged = [
-        neardup.Page(p["record_id"], p["warc_date"].isoformat(), len(p["plain_text"]), p["minhash"])
+        clusters.Page(p["record_id"], p["warc_date"].isoformat(), len(p["plain_text"]), p["minhash"])
         for i, p in enumerate(pages)
         if i != 5
     ]
-    assert neardup.day_clusters(judged) == got
+    assert clusters.day_clusters(judged) == got
     stats = json.loads((out / "_stats.json").read_text())["dedup"]
     assert {k: stats[k] for k in ("pages", "judged", "clusters", "pages_in_clusters", "copies")} == {
         "pages": 8,

@@ -1,4 +1,4 @@
-"""The pages' ``minhash`` column (lib/preprocess/signatures.py): written by the preprocess task,
+"""The pages' ``minhash`` column (lib/neardup/page_column.py): written by the preprocess task,
 per batch, on real crawl files; equal to the library's signature of each page's main text; null
 exactly for the pages too short to judge; its options change it as they say."""
 
@@ -9,9 +9,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from lib.errors import UsageError
-from lib.preprocess import signatures
+from lib.neardup import page_column
+from lib.neardup.minhash import MIN_SHINGLES, MinHasher, tokens
 from lib.preprocess.tasks import TaskSettings, process_task
-from lib.text.minhash import MIN_SHINGLES, MinHasher, tokens
 
 FILES = ("dolma/sample-0000.warc.gz", "resiliparse/warcfile.warc.gz")
 
@@ -41,14 +41,14 @@ def test_every_page_gets_its_texts_signature_or_null_when_too_short(corpus, tmp_
 
 
 def test_the_options_change_the_signatures_as_they_say(corpus, tmp_path):
-    pages = _pages(corpus, tmp_path / "a", 50, minhash=signatures.hasher(3, 64))
+    pages = _pages(corpus, tmp_path / "a", 50, minhash=page_column.hasher(3, 64))
     judged = [p for p in pages if p["minhash"] is not None]
     assert judged and {len(p["minhash"]) for p in judged} == {256}
     ref = MinHasher(shingle=3, perms=64)
     assert [p["minhash"] for p in judged] == [ref.signature(p["plain_text"]) for p in judged]
     first = np.frombuffer(judged[0]["minhash"], "<u4")
     assert not np.array_equal(first, np.frombuffer(MinHasher().signature(judged[0]["plain_text"])[:256], "<u4"))
-    none = _pages(corpus, tmp_path / "b", 50, minhash=signatures.hasher(5, 0))
+    none = _pages(corpus, tmp_path / "b", 50, minhash=page_column.hasher(5, 0))
     assert len(none) == len(pages) and all(p["minhash"] is None for p in none)
     with pytest.raises(UsageError, match="--minhash-perms"):
-        signatures.hasher(5, -1)
+        page_column.hasher(5, -1)

@@ -17,7 +17,7 @@ uniform: the finalizer's output), ``a_i`` odd, ``a_i`` and ``b_i`` drawn by spli
 ``perms`` uint32 values, little-endian, as ``bytes`` (4 * perms bytes). Measured on this machine
 (docs/dedup.md): the same estimation error as 64-bit multiply-add-shift at 0.37 against
 0.74 ns per shingle and permutation (datasketch's ``(a*x+b) mod (2^61-1)``: 3.3 ns); estimates
-within 0.04 of datasketch's on average (tests/text/test_minhash.py).
+within 0.04 of datasketch's on average (tests/neardup/test_minhash.py).
 
 Memory is bounded whatever a text's length: texts are tokenized in groups of about
 ``_GROUP_CHARS`` characters, a longer text in pieces whose shingles are exactly the text's.

@@ -1,4 +1,4 @@
-"""lib/text/minhash.py and lib/text/neardup.py: signatures and within-day clusters (no Spark),
+"""lib/neardup/minhash.py and lib/neardup/clusters.py: signatures and within-day clusters (no Spark),
 on the real heavy pages (benchmarks/data/heavy_pages, through our extractor) and on pages made
 near-duplicate on purpose."""
 
@@ -16,8 +16,8 @@ import pytest
 
 from benchmarks.heavypages import heavy_pages
 from lib.html.content import extract
-from lib.text import neardup
-from lib.text.minhash import MIN_SHINGLES, MinHasher, estimate, tokens
+from lib.neardup import clusters
+from lib.neardup.minhash import MIN_SHINGLES, MinHasher, estimate, tokens
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MH = MinHasher()
@@ -83,7 +83,7 @@ def test_batches_give_the_same_signatures_as_single_texts(texts):
 
 
 def test_long_texts_in_pieces_give_the_same_shingles(texts, monkeypatch):
-    from lib.text import minhash
+    from lib.neardup import minhash
 
     batch = [
         " ".join(texts[:3]),
@@ -111,7 +111,7 @@ def test_short_pages_are_not_judged():
 
 def test_signatures_are_the_same_in_another_process(texts):
     code = (
-        "import sys; from lib.text.minhash import MinHasher; "
+        "import sys; from lib.neardup.minhash import MinHasher; "
         "sys.stdout.write(MinHasher(perms=64, seed=7).signature(sys.stdin.read()).hex())"
     )
     out = {}
@@ -159,7 +159,7 @@ def test_near_duplicates_made_on_purpose_join_the_original(texts):
             kinds[f"p{i}-{kind}"] = f"p{i}"
             rows.append((f"p{i}-{kind}", "2026-01-15T02:00:00Z", v))
     sigs = MH.signatures([t for _, _, t in rows])
-    rep = neardup.day_clusters(neardup.Page(r, c, len(t), s) for (r, c, t), s in zip(rows, sigs))
+    rep = clusters.day_clusters(clusters.Page(r, c, len(t), s) for (r, c, t), s in zip(rows, sigs))
     for vid, orig in kinds.items():
         assert rep[vid] == orig, (vid, jaccard(dict((r, t) for r, _, t in rows)[vid], texts[int(orig[1:])]))
     assert len(set(rep.values())) == 15  # the originals stay apart
@@ -167,8 +167,8 @@ def test_near_duplicates_made_on_purpose_join_the_original(texts):
 
 def test_unrelated_pages_are_not_merged(texts):
     sigs = MH.signatures(texts)
-    pages = [neardup.Page(f"h{i}", "2026-01-15T00:00:00Z", len(t), s) for i, (t, s) in enumerate(zip(texts, sigs))]
-    rep = neardup.day_clusters(pages)
+    pages = [clusters.Page(f"h{i}", "2026-01-15T00:00:00Z", len(t), s) for i, (t, s) in enumerate(zip(texts, sigs))]
+    rep = clusters.day_clusters(pages)
     groups: dict[str, list[int]] = {}
     for rid, r in rep.items():
         groups.setdefault(r, []).append(int(rid[1:]))
@@ -182,39 +182,39 @@ def test_a_chain_of_weak_links_is_not_merged():
     words = [f"w{i}" for i in range(1000)]
     texts = [" ".join(words[30 * i : 30 * i + 400]) for i in range(8)]
     sigs = MH.signatures(texts)
-    pages = [neardup.Page(f"c{i}", f"2026-01-15T0{i}:00:00Z", 400, s) for i, s in enumerate(sigs)]
+    pages = [clusters.Page(f"c{i}", f"2026-01-15T0{i}:00:00Z", 400, s) for i, s in enumerate(sigs)]
     edges = set()
-    for ids in neardup.candidate_buckets({p.record_id: p.signature for p in pages}):
-        edges.update(neardup.verified_pairs((i, sigs[int(i[1:])]) for i in ids))
-    assert set(neardup.components(edges).values()) == {"c0"}  # union-find alone would merge all eight
-    rep = neardup.clusters(pages, edges)
+    for ids in clusters.candidate_buckets({p.record_id: p.signature for p in pages}):
+        edges.update(clusters.verified_pairs((i, sigs[int(i[1:])]) for i in ids))
+    assert set(clusters.components(edges).values()) == {"c0"}  # union-find alone would merge all eight
+    rep = clusters.clusters(pages, edges)
     assert rep["c0"] != rep["c7"] and len(set(rep.values())) >= 2
     assert all(rep[r] == min(g for g in rep if rep[g] == rep[r]) for r in rep)  # earliest capture represents
     # every member within THRESHOLD of one centre: pairs at >= 2 * THRESHOLD - 1 (less the estimates' error)
     for a, b in itertools.combinations(range(8), 2):
         if rep[f"c{a}"] == rep[f"c{b}"]:
-            assert jaccard(texts[a], texts[b]) >= 2 * neardup.THRESHOLD - 1 - 0.1
+            assert jaccard(texts[a], texts[b]) >= 2 * clusters.THRESHOLD - 1 - 0.1
 
 
 def test_representative_rule_and_large_buckets():
     text = " ".join(f"w{i}" for i in range(300))
     sig = MH.signature(text)
     pages = [
-        neardup.Page("z", "2026-01-15T03:00:00Z", 10, sig),
-        neardup.Page("b", "2026-01-15T01:00:00Z", 10, sig),
-        neardup.Page("a", "2026-01-15T01:00:00Z", 10, sig),
-        neardup.Page("c", "2026-01-15T01:00:00Z", 20, sig),  # as early as a and b, longer text
-        neardup.Page("short", "2026-01-15T00:00:00Z", 5, None),
+        clusters.Page("z", "2026-01-15T03:00:00Z", 10, sig),
+        clusters.Page("b", "2026-01-15T01:00:00Z", 10, sig),
+        clusters.Page("a", "2026-01-15T01:00:00Z", 10, sig),
+        clusters.Page("c", "2026-01-15T01:00:00Z", 20, sig),  # as early as a and b, longer text
+        clusters.Page("short", "2026-01-15T00:00:00Z", 5, None),
     ]
-    assert neardup.day_clusters(pages) == {"z": "c", "b": "c", "a": "c", "c": "c", "short": "short"}
+    assert clusters.day_clusters(pages) == {"z": "c", "b": "c", "a": "c", "c": "c", "short": "short"}
     # a bucket larger than max_bucket is compared against leaders: copies still join
     other = MH.signature(" ".join(f"v{i}" for i in range(300)))
     members = [(f"m{i:03d}", sig if i % 2 else other) for i in range(100)]
-    pairs = neardup.verified_pairs(members, max_bucket=10)
+    pairs = clusters.verified_pairs(members, max_bucket=10)
     assert len(pairs) == 98 and {a for a, _ in pairs} == {"m000", "m001"}
-    assert len(set(neardup.band_keys(sig))) == neardup.BANDS
+    assert len(set(clusters.band_keys(sig))) == clusters.BANDS
     with pytest.raises(ValueError, match="16 bands of 4 rows"):
-        neardup.band_keys(sig, 16, 4)
+        clusters.band_keys(sig, 16, 4)
 
 
 def test_real_crawl_clusters_against_exact_jaccard(corpus):
@@ -240,7 +240,7 @@ def test_real_crawl_clusters_against_exact_jaccard(corpus):
                 rows.append((f"{path.name}:{n}", capture, text, hashlib.sha1(body).hexdigest()))
     sh, off = MH.shingle_hashes([t for _, _, t, _ in rows])
     sigs = MH.signatures_of_hashes(sh, off)
-    rep = neardup.day_clusters(neardup.Page(r, c, len(t), s) for (r, c, t, _), s in zip(rows, sigs))
+    rep = clusters.day_clusters(clusters.Page(r, c, len(t), s) for (r, c, t, _), s in zip(rows, sigs))
     # exact shingle sets (of the 32-bit hashes: the tokens are checked against the reference above)
     judged = sorted(
         ((r[0], set(sh[off[i] : off[i + 1]].tolist())) for i, (r, s) in enumerate(zip(rows, sigs)) if s is not None),

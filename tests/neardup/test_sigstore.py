@@ -1,4 +1,4 @@
-"""The signature store's merged key runs (lib/index/sigstore.py, docs/dedup.md "Across days"): a
+"""The signature store's merged key runs (lib/neardup/sigstore.py, docs/dedup.md "Across days"): a
 store built over many commits (12 days, window 5, a re-run of a middle day, backfills inside and
 past the window) gives, for every day looked up, the same verified matches through its runs as a
 brute-force search of each kept day's own keys (plain Python, first ``cap`` entries per key and
@@ -16,10 +16,10 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from lib.index import crossday, sigstore
 from lib.index.build import write_arrow
-from lib.text.minhash import estimate
-from lib.text.neardup import band_matrix
+from lib.neardup import crossday, sigstore
+from lib.neardup.clusters import band_matrix
+from lib.neardup.minhash import estimate
 
 PARTS, CAP, THRESHOLD, WINDOW = 4, 2, 0.7, 5
 START = dt.date(2026, 2, 1)
@@ -63,7 +63,7 @@ def _keys(sigs: np.ndarray) -> dict[int, dict[str, np.ndarray]]:
 
 
 def _write_day(store: str, day: str, run: str, rids: list[str], sigs: np.ndarray) -> tuple[str, int]:
-    """A day folder as lib.index.crossday writes it (one ``sigs`` file, keys by partition)."""
+    """A day folder as lib.neardup.crossday writes it (one ``sigs`` file, keys by partition)."""
     folder = os.path.join(store, sigstore.day_folder(day, run))
     n = len(rids)
     write_arrow(
