@@ -58,11 +58,11 @@ def digest_rows(root: str, batch: int, reps: int = 5) -> list[tuple[str, str, st
 
     import pyarrow.compute as pc
 
-    from lib.catalogue import digests, query, urldb
+    from lib.catalogue import payload_table, query, urldb
 
     db = os.path.join(root, "urldb")
     days = urldb.read_state(db)["days"]
-    files = digests.day_files(db, days)
+    files = payload_table.day_files(db, days)
     keys = pc.unique(pq.read_table(files, columns=["digest"]).column("digest")).to_pylist()
     caps = [
         f
@@ -100,7 +100,7 @@ def digest_rows(root: str, batch: int, reps: int = 5) -> list[tuple[str, str, st
         ).to_arrow_table()
 
     def ours_arrow(ks):
-        return digests.lookup(files, ks, con)
+        return payload_table.lookup(files, ks, con)
 
     t_one, n1 = best(lambda k: query.digest(root, k), singles)
     t_duck1, d1 = best(lambda k: duck([k]), singles)
@@ -125,7 +125,7 @@ def digest_rows(root: str, batch: int, reps: int = 5) -> list[tuple[str, str, st
         (
             f"digest, batch of {len(many):,}, Arrow",
             f"{t_arrow * 1000:.0f} ms",
-            f"digests.lookup; DuckDB scan to Arrow {t_duck_arrow * 1000:.0f} ms ({t_duck_arrow / t_arrow:.1f}x)",
+            f"payload_table.lookup; DuckDB scan to Arrow {t_duck_arrow * 1000:.0f} ms ({t_duck_arrow / t_arrow:.1f}x)",
         ),
     ]
 
@@ -135,7 +135,7 @@ def replicate(root: str, copies: int) -> int:
     captures and side-table files under a new date, added to the URL database's days (its
     table is not rebuilt: only the digest look-ups and the captures scan read these). Returns
     the days now in the database."""
-    from lib.catalogue import digests, query, urldb
+    from lib.catalogue import payload_table, query, urldb
 
     db = os.path.join(root, "urldb")
     state = urldb.read_state(db)
@@ -145,7 +145,9 @@ def replicate(root: str, copies: int) -> int:
         for d in days:
             nd = d + dt.timedelta(days=len(days) * k)
             shutil.copytree(query.day_dir(root, d), query.day_dir(root, nd), dirs_exist_ok=True)
-            shutil.copytree(digests.day_dir(db, d.isoformat()), digests.day_dir(db, nd.isoformat()), dirs_exist_ok=True)
+            shutil.copytree(
+                payload_table.day_dir(db, d.isoformat()), payload_table.day_dir(db, nd.isoformat()), dirs_exist_ok=True
+            )
             new.append(nd.isoformat())
     state["days"] = sorted(set(state["days"]) | set(new))
     urldb.write_state(db, state)

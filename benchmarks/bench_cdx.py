@@ -45,7 +45,7 @@ from pywb.warcserver.index.indexsource import FileIndexSource
 from benchmarks.common import load, machine_text, utc_now, write_result
 from lib.catalogue import capindex, capruns, cdxj, cdxquery, recordstore, register
 from lib.catalogue.cdxj import parse_line
-from lib.preprocess.pages import FileProcessor
+from lib.preprocess.archive_pages import FileProcessor
 from lib.serve.cdx_api import answer
 
 CORPUS = os.environ.get("DAILYSLICE_SHARED", os.path.join(os.path.dirname(__file__), "..", "..", "shared"))

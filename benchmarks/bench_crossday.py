@@ -1,4 +1,4 @@
-"""CPU of the near-duplicate lookup across days (lib.neardup.crossday, docs/day_clusters.md "Across days")
+"""CPU of the near-duplicate lookup across days (lib.neardup.crossday, docs/dedup.md "Across days")
 for 1 and for N kept days, on the same day: does it grow with the day or with N? And the CPU of the
 signature store's commits (their merges of key runs), per commit over the N days' commits.
 
@@ -29,7 +29,7 @@ from pyspark.sql import SparkSession
 from benchmarks.bench_dedup_jobs import clusters_in_process
 from benchmarks.common import load, write_result
 from jobs import preprocess
-from lib.index.build import write_arrow
+from lib.index.invert import write_arrow
 from lib.index.page_files import input_files
 from lib.neardup import clusters, crossday, day_clusters, sigstore
 

@@ -158,7 +158,7 @@ def run_cut(day: pathlib.Path, tree: pathlib.Path, cores: int, cut: str) -> dict
     r["duckdb"], r["duckdb_rss"], r["duckdb_rows"] = d["wall"], d["rss"], d["rows"]
     if {k: r["graph_rows"][k] for k in d["rows"]} != d["rows"]:
         raise SystemExit(f"row counts differ: duckdb {d['rows']} ours {r['graph_rows']}")
-    from lib.index.digest import shard_digests
+    from lib.index.shard_digests import shard_digests
 
     r["digests"] = shard_digests(out / "index")
     return r

@@ -1,4 +1,4 @@
-"""What an enrichment plugin costs: the preprocess bare loop (lib.preprocess.pages, one
+"""What an enrichment plugin costs: the preprocess bare loop (lib.preprocess.archive_pages, one
 process, no Spark) over real archives without plugins and with ``--enrich`` plugins, side by
 side in one run (alternating, best of ``--repeat``), and each plugin's own seconds as the
 job's summary reports them.
@@ -21,7 +21,7 @@ import time
 
 from benchmarks.common import write_result
 from lib.preprocess import enrich
-from lib.preprocess.pages import FileProcessor
+from lib.preprocess.archive_pages import FileProcessor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_INPUT = os.path.join(

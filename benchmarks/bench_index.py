@@ -316,7 +316,7 @@ def run_ours(
     stats = json.loads((out / "_stats.json").read_text())
     check = None
     if golden is not None and golden.exists():
-        from lib.index.digest import diff, shard_digests
+        from lib.index.shard_digests import diff, shard_digests
 
         want = json.loads(golden.read_text())
         if want.get("input") != input_digest(day):

@@ -1,6 +1,6 @@
 """What a main-text change does downstream: pages kept, empty text, language and own-title retrieval.
 
-Runs preprocess's record loop (``lib.preprocess.pages.process_file``) over the same archives with
+Runs preprocess's record loop (``lib.preprocess.archive_pages.process_file``) over the same archives with
 this checkout's code and with a peer tree's (a baseline commit, checked out to a temporary git
 worktree with its extension built, or ``--peer-tree`` already built), each in a process of its own
 with ``PYTHONPATH`` set to that tree, and compares the pages they give:
@@ -42,7 +42,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: run in each tree: every page of every file, the fields this comparison needs (one JSON line)
 LOOP = r"""
 import json, sys
-from lib.preprocess.pages import process_file
+from lib.preprocess.archive_pages import process_file
 out = []
 for label, path in json.loads(sys.argv[1]):
     try:
@@ -106,7 +106,7 @@ def _declared(html_lang: str) -> str | None:
 
 def own_title(pages: list[dict]) -> tuple[int, int, int]:
     """(titled pages searched, own page first, own page in the top 10): BM25 over each language's pages."""
-    from lib.index.build import page_text
+    from lib.index.invert import page_text
     from lib.text.analysis import get_analyzer
 
     k1, b = 0.9, 0.4

@@ -8,7 +8,7 @@ Pages: the main texts of real pages, as preprocess writes them (``plain_text``),
 archives (``--day``: a real-shaped day of benchmarks/realday.py, either cut) or by default:
 
 * every HTML response of the shared samples (../shared/corpus, read with
-  lib.preprocess.pages.FileProcessor, whose text is lib.html.content.extract's);
+  lib.preprocess.archive_pages.FileProcessor, whose text is lib.html.content.extract's);
 * the heavy pages (benchmarks/data/heavy_pages) and the ScrapingHub article benchmark's pages
   (../shared/extraction/scrapinghub/html), through lib.html.content.extract, each HTML file once;
 * near-duplicates made on purpose from ``--variants`` real pages of >= 100 words (seeded): a
@@ -70,7 +70,7 @@ PEER_TOKEN = regex.compile(rf"(?V1)[{_NS}]|[[\p{{L}}\p{{M}}\p{{N}}]--[{_NS}]]+")
 def archive_pages(paths: list[str], cost: dict | None = None) -> list[tuple]:
     """(record_id, warc_date, text) of every page of ``paths`` through the preprocess loop;
     ``cost`` gets the loop's CPU seconds and pages (what a signature adds to)."""
-    from lib.preprocess.pages import FileProcessor
+    from lib.preprocess.archive_pages import FileProcessor
 
     out, ids = [], set()
     c0 = time.process_time()

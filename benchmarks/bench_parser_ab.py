@@ -1,6 +1,6 @@
 """Per-record preprocess cost, before and after a change, in one invocation.
 
-Runs the bare loop (``lib.preprocess.pages.FileProcessor`` over every record, no Spark) with this
+Runs the bare loop (``lib.preprocess.archive_pages.FileProcessor`` over every record, no Spark) with this
 checkout's code and with a baseline commit's code (checked out to a temporary git worktree),
 alternating the two ``--rounds`` times in fresh processes on the same files, and prints each
 rate, the medians and the ratio. Rates are per CPU second of the loop's process (one core), so
@@ -33,9 +33,13 @@ ROOT = os.path.dirname(HERE)
 
 LOOP = r"""
 import importlib, json, os, sys, time
-# lib/pages.py became lib/preprocess/pages.py in 17f3a20; pick this checkout's own (the installed
-# editable finder would otherwise resolve a missing lib.preprocess to the current checkout)
-mod = importlib.import_module("lib.preprocess.pages" if os.path.exists("lib/preprocess/pages.py") else "lib.pages")
+# lib/pages.py became lib/preprocess/pages.py in 17f3a20, then lib/preprocess/archive_pages.py; pick this
+# checkout's own (the installed editable finder would otherwise resolve a missing module to the current checkout)
+_names = [
+    ("lib/preprocess/archive_pages.py", "lib.preprocess.archive_pages"),
+    ("lib/preprocess/pages.py", "lib.preprocess.pages"),
+]
+mod = importlib.import_module(next((m for f, m in _names if os.path.exists(f)), "lib.pages"))
 assert os.path.realpath(mod.__file__).startswith(os.path.realpath(os.getcwd()) + os.sep), mod.__file__
 FileProcessor = mod.FileProcessor
 files, repeat = json.loads(sys.argv[1]), int(sys.argv[2])

@@ -3,7 +3,7 @@
 1. Builds >= 500 MB of compressed WARC from the real crawl samples (their gzip members,
    copied as-is, repeated) split into 8 files, plus one 100 MB and one 1 GB file.
 2. Bare loop: one Python process reads, parses, extracts text and identifies the language
-   of every record of the 8 files (lib.preprocess.pages, no Spark) -> docs/s, MB/s.
+   of every record of the 8 files (lib.preprocess.archive_pages, no Spark) -> docs/s, MB/s.
 3. The job: jobs/preprocess.py on local[2] over the same 8 files -> docs/s, MB/s, ratio.
 4. Memory: the job over the 100 MB file and over the 1 GB file, each in a fresh
    ``spark-submit``-like process with 1 GB of driver/executor memory; peak RSS of the whole
@@ -238,7 +238,7 @@ def run_measured(cmd: list[str], env: dict | None = None, cwd: str = ROOT) -> tu
 
 
 def bare_loop(files: list[str]) -> tuple[float, int]:
-    from lib.preprocess.pages import FileProcessor
+    from lib.preprocess.archive_pages import FileProcessor
 
     t0 = time.time()
     docs = 0
@@ -348,7 +348,7 @@ def main() -> None:
         "bench_preprocess",
         result,
         what="jobs/preprocess.py against one bare loop process on the same WARC files; peak RSS",
-        peer="our own bare loop (lib.preprocess.pages, one process)",
+        peer="our own bare loop (lib.preprocess.archive_pages, one process)",
     )
     with open(os.path.join(a.work, "result.json"), "w") as f:
         json.dump(result, f, indent=1)

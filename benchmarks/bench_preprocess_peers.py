@@ -3,7 +3,7 @@ Resiliparse and fastText, in one invocation on the same files.
 
 Loops (one process, one core each), timed on the same WARC files:
 
-* ``ours``: lib.preprocess.pages.FileProcessor (read, HTTP, charset, title/description/lang/canonical,
+* ``ours``: lib.preprocess.archive_pages.FileProcessor (read, HTTP, charset, title/description/lang/canonical,
   links with anchors, main text without boilerplate, language, URL parts, digests, captures)
 * ``selectolax``: FastWARC read + selectolax (lexbor) title, links (urljoin; no anchor texts, as the
   issue's loop), text after dropping script/style/nav/header/footer/aside/form + fastText lid.176
@@ -114,7 +114,7 @@ def build_shared(folder: str, corpus: str, records: int, files: int) -> list[str
 
 # ------------------------------------------------------------------ loops
 def loop_ours(files: list[str]) -> int:
-    from benchmarks.bench_preprocess import bare_loop  # lib.preprocess.pages.FileProcessor over each file
+    from benchmarks.bench_preprocess import bare_loop  # lib.preprocess.archive_pages.FileProcessor over each file
 
     return bare_loop(files)[1]
 

@@ -29,7 +29,7 @@ own after the day's others (in both cuts alike), as a re-uploaded or re-archived
 collection holds them; ``shape.json`` counts them (``repeated_record_ids``).
 
 The day's shape (``shape.json`` beside the cuts) is measured by reading the large cut with the
-preprocess loop (lib.preprocess.pages.FileProcessor): pages are its rows, links its
+preprocess loop (lib.preprocess.archive_pages.FileProcessor): pages are its rows, links its
 ``outgoing_links`` (resolved, one per distinct (target, anchor) of a page: what the graph's edges
 count), pages without text those with an empty ``plain_text``. The same arguments give
 byte-identical files.
@@ -147,7 +147,7 @@ def cut_folder(out: pathlib.Path, cut: str, day: dt.date = DAY) -> pathlib.Path:
 
 def measure(files: list[str]) -> dict:
     """Pages, links and languages of the day, read with the preprocess loop."""
-    from lib.preprocess.pages import FileProcessor
+    from lib.preprocess.archive_pages import FileProcessor
 
     pages = links = no_text = 0
     targets: set[str] = set()
@@ -269,7 +269,7 @@ def build_day(
     if shape:
         info.update(measure(result["files"]["large"]))
         info["links_counted_by"] = (
-            "lib.preprocess.pages.FileProcessor outgoing_links (resolved, per page distinct (url, anchor))"
+            "lib.preprocess.archive_pages.FileProcessor outgoing_links (resolved, per page distinct (url, anchor))"
         )
     with open(out / "shape.json", "w") as f:
         json.dump(info, f, indent=1)

@@ -27,7 +27,7 @@ from lib.index import graph, indexable
 from lib.index.anchors import write_day_anchors
 from lib.index.page_files import input_files, local_copy, page_files
 from lib.index.pipeline import build_index, plan_day
-from lib.index.results import AnchorCounts, ExcludedCounts, IndexRunSummary
+from lib.index.run_stats import AnchorCounts, ExcludedCounts, IndexRunSummary
 from lib.neardup import crossday, day_clusters, sigstore
 from lib.pages import exclusions
 from lib.pages.exclude import filter_day
@@ -81,7 +81,7 @@ class ShapeOptions:
     dup_bands: int = opt(
         day_clusters.Settings.bands,
         "LSH bands of the near-duplicate clusters (dup_cluster); the pages' signatures must split into N bands "
-        "(docs/day_clusters.md)",
+        "(docs/dedup.md)",
         type=int,
         metavar="N",
     )
@@ -94,7 +94,7 @@ class ShapeOptions:
     dup_days: int = opt(
         sigstore.DEFAULT_DAYS,
         "keep the signatures of the last N days in the signature store and point a page that repeats one of them "
-        "to it (dup_of); 0: no matching across days (docs/day_clusters.md)",
+        "to it (dup_of); 0: no matching across days (docs/dedup.md)",
         type=int,
         metavar="N",
     )

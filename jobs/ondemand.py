@@ -27,9 +27,9 @@ from typing import Any, Callable
 from jobs import extract
 from lib.errors import ConfigError, UsageError
 from lib.index import indexable
-from lib.ondemand import outputs
-from lib.ondemand.build import NothingSelected, build
+from lib.ondemand import side_outputs
 from lib.ondemand.request import RequestError, check_days, read_request, split_folder
+from lib.ondemand.subindex import NothingSelected, build
 from lib.pages import exclusions
 from lib.runtime.options import DayJobOptions, opt
 from lib.runtime.result import EXIT_EMPTY, EXIT_USAGE, JobResult
@@ -79,9 +79,9 @@ class OnDemandJob(SparkJob):
             days = list(zip(req.days, check_days(req)))
             excl = exclusions.for_job(req.root, options.exclusions)
         except ConfigError as e:  # a bad request, or an exclusion list that cannot be read
-            outputs.write_status(folder, "failed", reason=str(e), output=None)
+            side_outputs.write_status(folder, "failed", reason=str(e), output=None)
             return JobResult(ok=False, summary={"error": str(e)}, code=EXIT_USAGE)
-        outputs.write_status(folder, "running", output=options.output)
+        side_outputs.write_status(folder, "running", output=options.output)
         policy = indexable.Policy(options.honour_robots)
         try:
             with self.work_dir(spark, options) as wd:
@@ -98,13 +98,13 @@ class OnDemandJob(SparkJob):
                 )
                 wd.publish()
         except NothingSelected as e:
-            outputs.write_status(folder, "failed", reason=str(e), output=None)
+            side_outputs.write_status(folder, "failed", reason=str(e), output=None)
             return JobResult(ok=False, summary={"error": str(e), "empty": True}, code=EXIT_EMPTY)
         except Exception as e:
-            outputs.write_status(folder, "failed", reason=f"{type(e).__name__}: {e}", output=None)
+            side_outputs.write_status(folder, "failed", reason=f"{type(e).__name__}: {e}", output=None)
             raise
         seconds = dict(self.steps.seconds, total=round(time.time() - t0, 3))
-        outputs.write_status(folder, "done", output=options.output, counts=counts, seconds=seconds)
+        side_outputs.write_status(folder, "done", output=options.output, counts=counts, seconds=seconds)
         return JobResult(ok=True, summary={"counts": counts, "steps": seconds}, output=options.output)
 
 

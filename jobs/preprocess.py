@@ -30,8 +30,8 @@ from lib.neardup import page_column
 from lib.pages import directives, exclusions, hostindex
 from lib.pages.schema import PAGE_SCHEMA
 from lib.preprocess import enrich, health, plan, tasktime
+from lib.preprocess.file_counters import RunSummary
 from lib.preprocess.input_manifest import input_record
-from lib.preprocess.results import RunSummary
 from lib.preprocess.tasks import FILE_BYTES, RESULT_SCHEMA, TaskSettings, make_mapper, merge_results, remove_strays
 from lib.runtime.maptasks import map_tasks
 from lib.runtime.options import DayJobOptions, byte_text, opt

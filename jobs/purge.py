@@ -47,7 +47,7 @@ from lib.errors import UsageError
 from lib.links.store import FOLDER
 from lib.neardup import sigstore
 from lib.orchestration.datacenters import load_config
-from lib.orchestration.outputs import stage_outputs
+from lib.orchestration.stage_outputs import stage_outputs
 from lib.pages import exclusions as excl_mod
 from lib.pages.exclude import day_matches
 from lib.purge.audit import append_audit, audit_path, day_folders

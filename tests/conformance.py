@@ -26,7 +26,7 @@ import pathlib
 from collections import Counter
 from dataclasses import dataclass, field
 
-from lib.preprocess.pages import HTML_TYPES, FileProcessor, _is_binary, _looks_html
+from lib.preprocess.archive_pages import HTML_TYPES, FileProcessor, _is_binary, _looks_html
 from lib.warc.http import HttpError, parse_response
 from lib.warc.records import BadRecord, iter_records
 

@@ -9,7 +9,7 @@ semantics, pywb's), ``cdxlines`` (CDX and CDXJ lines posted to it, checked), ``l
 ``recordstore`` (record id -> capture pointer, linear hashing), ``digeststore`` (payload digest ->
 captures, linear hashing), ``register`` (one archive file registered between nights), ``browse``
 (a collection's files, a file's records, a URL's versions) and ``urlsearch`` (ranked free-text search
-over URLs), ``digests``
+over URLs), ``payload_table``
 (captures by payload digest: the URL database's table), ``delta`` (what changed with a day),
 ``textroots`` (each capture's near-duplicate class, for the delta),
 ``noindex`` (published pages that now say noindex), ``query`` (DuckDB queries), ``report`` (the

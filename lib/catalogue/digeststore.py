@@ -5,13 +5,13 @@ A digest's captures are kept in chunks of at most :data:`CHUNK_BYTES` under the 
 ``DIGEST#0``, ``DIGEST#1``, ... (a digest shared by thousands of captures, an empty page or a
 tracking pixel, never needs a value larger than a page); each capture is its day, record id,
 URL, WARC-Date, record type, HTTP status, MIME type and archive pointer (file, offset, length),
-the columns of the URL database's digest table (lib.catalogue.digests). A look-up reads the
+the columns of the URL database's digest table (lib.catalogue.payload_table). A look-up reads the
 chunks until one is missing: one page each. Adding a capture reads the digest's chunks first and
 keeps one entry per (day, file, offset), so a re-run of a day, or a file registered and then
 catalogued by the night, changes nothing; the same record published on two days is two captures,
 as in the digest table.
 
-Digests are kept in the canonical spelling of lib.catalogue.digests (``sha1:`` + upper-case
+Digests are kept in the canonical spelling of lib.catalogue.payload_table (``sha1:`` + upper-case
 base32), whatever the archive wrote. A take-down (purge) rebuilds the store from the published
 days (:func:`rebuild`), as it rebuilds the record store: no copy of a purged URL stays.
 """
@@ -26,8 +26,8 @@ from itertools import islice
 from typing import Any, Iterable, Iterator
 
 from lib.catalogue import recordstore
-from lib.catalogue.digests import digest_key
 from lib.catalogue.linhash import Corrupt, LinearHash
+from lib.catalogue.payload_table import digest_key
 from lib.store import layout, lease
 
 FOLDER = "digeststore"
@@ -201,7 +201,7 @@ def days(store: str, among: Iterable[str]) -> set[str]:
 
 def captures(root: str, digests_: list[str]) -> list[dict[str, Any]]:
     """The captures of ``digests_`` (canonical keys) under ``root`` as the URL database's digest
-    table lists them (lib.catalogue.digests.COLUMNS: dates as dates), by digest, day, time, file
+    table lists them (lib.catalogue.payload_table.COLUMNS: dates as dates), by digest, day, time, file
     and offset."""
     out = []
     for key in sorted(set(digests_)):

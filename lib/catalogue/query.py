@@ -17,7 +17,7 @@ from typing import Any
 
 import duckdb
 
-from lib.catalogue import digests, digeststore, urldb
+from lib.catalogue import digeststore, payload_table, urldb
 from lib.catalogue.keys import normalize_url
 from lib.errors import DailysliceError
 from lib.store import layout, storage
@@ -162,8 +162,8 @@ def digest(root: str, digests_: str | list[str], db: str | None = None) -> list[
     if not wanted:
         raise QueryError("give at least one digest")
     try:
-        keys = [digests.parse_digest(d) for d in wanted]
-    except digests.DigestError as e:
+        keys = [payload_table.parse_digest(d) for d in wanted]
+    except payload_table.DigestError as e:
         raise QueryError(str(e)) from None
     default = os.path.join(local_root(root), "urldb")
     db = db or default
@@ -176,7 +176,7 @@ def digest(root: str, digests_: str | list[str], db: str | None = None) -> list[
             return digeststore.captures(local_root(root), keys)
         except digeststore.Corrupt:  # a torn store: the digest table answers until it is rebuilt
             pass
-    return digests.rows(digests.lookup(digests.day_files(db, state["days"]), keys))
+    return payload_table.rows(payload_table.lookup(payload_table.day_files(db, state["days"]), keys))
 
 
 def files(root: str, day: str | dt.date) -> list[dict[str, Any]]:

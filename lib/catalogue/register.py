@@ -4,7 +4,7 @@ store and the digest store, so the CDX server, ``/capture/{record_id}`` and the 
 answer for them at once, without waiting for the night.
 
 - **What a record becomes** is what the night makes of it: the captures are read by the
-  preprocess's own reader (lib.preprocess.pages.FileProcessor, captures only: no page rows) and
+  preprocess's own reader (lib.preprocess.archive_pages.FileProcessor, captures only: no page rows) and
   the lines are lib.catalogue.cdxj's, so a registered file's lines are byte for byte the ones
   the night's catalogue writes for it (the same archive prefix ``ROOT/warc/``, the same ARC ids).
 - **Its day** is the day folder of its path below ``ROOT/warc/`` (``YYYY-MM/DD/...``: where
@@ -32,7 +32,7 @@ from typing import Any
 from lib.catalogue import capindex, cdxj, digeststore, recordstore
 from lib.errors import UsageError
 from lib.pages import exclusions
-from lib.preprocess.pages import FileProcessor
+from lib.preprocess.archive_pages import FileProcessor
 from lib.store import layout, locations, storage
 
 #: record damage that refuses a file (a reason of lib.warc.records, as a warning)

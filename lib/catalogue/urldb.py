@@ -6,7 +6,7 @@ Layout under the database folder (default ``ROOT/urldb``)::
     _state/after-v000006.json       the state that replaced version 6 (the compare-and-swap chain)
     days/date=YYYY-MM-DD/part=P/    the day's edits: one row per URL seen that day
     v000007-RUN/part=P/             table version 7 (written by run RUN), key-partitioned, sorted by id
-    digests/date=YYYY-MM-DD/        the day's captures sorted by payload digest (lib.catalogue.digests)
+    digests/date=YYYY-MM-DD/        the day's captures sorted by payload digest (lib.catalogue.payload_table)
 
 and beside it ``urldb.lock``, the lease (lib.store.lease) that every writer holds: a merge
 from reading the state to committing the next one, the purge while it rewrites files.
@@ -36,7 +36,7 @@ from pyspark.sql import Window
 from pyspark.sql import functions as F
 from pyspark.sql.functions import pandas_udf
 
-from lib.catalogue import digests, textroots
+from lib.catalogue import payload_table, textroots
 from lib.catalogue.keys import normalize_url
 from lib.errors import DailysliceError
 from lib.pages.keyspace import partition_of
@@ -265,7 +265,9 @@ def _merge_locked(
     dkey = day.isoformat()
     rows = day_edits(captures if roots is None else textroots.with_roots(captures, roots), k)
     _write_sorted(rows, _edits_dir(db, dkey), k, run)
-    digest_rows = digests.write_day(captures, db, dkey, run)  # the side table by digest (lib.catalogue.digests)
+    digest_rows = payload_table.write_day(
+        captures, db, dkey, run
+    )  # the side table by digest (lib.catalogue.payload_table)
 
     base, replay = plan_replay(state["history"], state["days"], dkey)
     table = (
@@ -310,7 +312,7 @@ def _sweep(db: str, kept: set[str]) -> None:
     for folder, pattern in (
         (db, r"v\d{6}(-[0-9a-f]+)?(\.tmp(-[0-9a-f]+)?|\.old)?"),
         (os.path.join(db, "days"), r".*\.tmp-[0-9a-f]+"),
-        (os.path.join(db, digests.DIGESTS), r".*\.tmp-[0-9a-f]+"),
+        (os.path.join(db, payload_table.DIGESTS), r".*\.tmp-[0-9a-f]+"),
     ):
         for name in os.listdir(folder) if os.path.isdir(folder) else []:
             if re.fullmatch(pattern, name) and name not in kept:

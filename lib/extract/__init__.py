@@ -6,7 +6,7 @@ Cornell Web Lab does).
 ``indexes``  the indexes users hold (CDXJ, CDX in any legend, CSV, Parquet) as input lists
 ``parquet_index`` Common Crawl's columnar index and our metadata store as input lists, ``--where`` in DuckDB
 ``index_rows`` CDX/CDXJ lines as rows with CDXJ's field names, ``--where`` over them
-``measure``  the length of a record an index gives no length for (one member decompressed)
+``record_length``  the length of a record an index gives no length for (one member decompressed)
 ``sources``  read byte ranges from local files or S3 (adjacent ranges in one request)
 ``formats``  an archive's format from its first bytes (gzip/zstd+dictionary/LZ4/none, WARC/ARC)
 ``archive``  output archives: warcinfo / ARC ``filedesc://`` headers, rolling, naming

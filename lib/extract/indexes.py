@@ -14,7 +14,7 @@ the text of the rows a task reported (:meth:`IndexInput.texts`), so no index is 
   compressed length, ``V`` offset (else ``v``), ``g`` file name; a CDX without ``S`` (the
   9-field ``N b a m s k r V g``, the legend of Bui's Node.js document key store,
   ``A b e a m s c k r V v D d g M n``), or a line
-  whose ``S`` is ``-``, gives no length: the task measures the record (lib.extract.measure);
+  whose ``S`` is ``-``, gives no length: the task measures the record (lib.extract.record_length);
 - CSV with a header naming Common Crawl's columns (``url``, ``warc_filename``,
   ``warc_record_offset``, ``warc_record_length``; others ignored);
 - Parquet: :mod:`lib.extract.parquet_index`.

@@ -30,7 +30,7 @@ class ExtractError(DailysliceError):
         return " ".join(f"{self.kind}: {self.detail}".split())  # one line, no tabs
 
 
-#: ``Item.length`` of a record whose index gives no length: the task measures it (lib.extract.measure)
+#: ``Item.length`` of a record whose index gives no length: the task measures it (lib.extract.record_length)
 UNKNOWN_LENGTH = 0
 #: what planning counts for a record of unknown length (a typical compressed web page)
 ESTIMATED_LENGTH = 32 << 10

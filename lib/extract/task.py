@@ -17,7 +17,7 @@ from lib.extract.arc2warc import arc_to_warc
 from lib.extract.archive import ArchiveWriter, gzip_member, task_namer
 from lib.extract.formats import ArchiveFormat, FormatError, sniff_format
 from lib.extract.lines import ExtractError, Item, TaskError, tsv_escape
-from lib.extract.measure import measure_items
+from lib.extract.record_length import measure_items
 from lib.extract.sources import S3_MAX_GAP, LocalSource, open_source, plan_runs
 from lib.extract.terminator import HEAD_SCAN, missing_terminator
 from lib.extract.verify import HEAD_BYTES, RecordCheck, check_magic, magic_error

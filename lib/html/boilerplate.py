@@ -2,7 +2,7 @@
 
 The per-element decisions that both walks of lib/html/maintext.py take with them
 (:func:`is_invisible`, :func:`is_boilerplate`, :func:`is_residue`, :func:`is_protected`,
-:func:`is_teasers`; the last three read the per-element table of lib/html/measure.py).
+:func:`is_teasers`; the last three read the per-element table of lib/html/measure_walk.py).
 lib/html/headings.py holds the titles of boilerplate blocks.
 
 The sets, lists and thresholds are lib/html/rules.py's, from which lib/html/native/lexwalk.c's
@@ -90,7 +90,7 @@ def is_boilerplate(tag: str, attrs: dict, chars: int, links: int, par: int = 0) 
 
 def is_residue(tag: str, s: Stat) -> int:
     """BY_LINKS when the block of ``s`` is what remains of boilerplate blocks (RESIDUE_MAX) or a
-    teaser list (:func:`is_teasers` marked it), TRAILING or HEADED when lib/html/measure.py's
+    teaser list (:func:`is_teasers` marked it), TRAILING or HEADED when lib/html/measure_walk.py's
     passes marked it, ITEM_META when lib/html/listing.py did."""
     if s.boiler == TRAILING or s.boiler == HEADED or s.boiler == ITEM_META:
         return s.boiler

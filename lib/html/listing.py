@@ -3,7 +3,7 @@
 The rules of the main text drop link-heavy blocks (menus, related articles, pagers). A page whose
 content *is* a list of links lost its items to them: a topic list's rows are a title link, an author
 link, counts and a date, all link text or too short to count. This module recognises a **list of
-items** in the per-element table of lib/html/measure.py (:func:`is_item_list`): an element with LIST_N
+items** in the per-element table of lib/html/measure_walk.py (:func:`is_item_list`): an element with LIST_N
 children or more with text, all of one tag of LIST_TAGS (rows of the same structure), most of them
 led by a link (their first text is link text: the item's title), whose link text is long enough to be
 titles rather than a menu's labels (LIST_TITLE), none of them holding half of the list (a page's

@@ -22,7 +22,7 @@ An element is dropped when
 This module runs the two walks and writes the text (:func:`main_text`; the rule sets of its
 attempts, the block and cell boundaries); the rules that classify an element are in
 lib/html/boilerplate.py (the titles of boilerplate blocks in lib/html/headings.py), the measure
-walk and the passes that complete its marks in lib/html/measure.py, the choice of the content
+walk and the passes that complete its marks in lib/html/measure_walk.py, the choice of the content
 roots in lib/html/roots.py; the tag sets, word lists and thresholds they read in lib/html/rules.py.
 Together they are the reference (the pure-Python path, run with ``DAILYSLICE_NATIVE_HTML=off``).
 Production is lib/html/native/lexwalk.c, which computes the same text from the same tree in C
@@ -35,7 +35,7 @@ from __future__ import annotations
 from lib.html import listing
 from lib.html.boilerplate import is_boilerplate, is_invisible, is_protected, is_residue
 from lib.html.mainhtml import CONTEXT, HtmlWriter
-from lib.html.measure import headed, measure, trailing, unprotect
+from lib.html.measure_walk import headed, measure, trailing, unprotect
 from lib.html.roots import ancestors, content_roots, with_lists
 from lib.html.rules import BLOCK_TAGS, CELL_TAGS, PROTECTED_TAGS, SEP
 from lib.html.stat import Stat

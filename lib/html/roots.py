@@ -1,5 +1,5 @@
 """Where a page's main text is: the content roots, located in the per-element table of
-lib/html/measure.py.
+lib/html/measure_walk.py.
 
 The content root is the deepest element outside boilerplate blocks holding most of the body's
 paragraph text (or, when the paragraphs do not say where the text is, most of its clean text);

@@ -1,4 +1,4 @@
-"""One element's entry in the main text's per-element table (lib/html/measure.py builds it).
+"""One element's entry in the main text's per-element table (lib/html/measure_walk.py builds it).
 
 :class:`Stat` has the fields of lib/html/native/lexwalk.c's ``stat_t``, by the same names, so that
 the reference (Python) and the production walker (C) read alike.

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from lib.index.results import SignalCounts
+from lib.index.run_stats import SignalCounts
 from lib.pages import robotstxt
 from lib.pages.exclude import _place
 from lib.pages.schema import ROW_GROUP_ROWS

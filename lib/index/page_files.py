@@ -13,7 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from lib.index.build import READ_COLUMNS
+from lib.index.invert import READ_COLUMNS
 from lib.pages.schema import PAGE_SCHEMA, spark_schema
 from lib.runtime import packing
 from lib.store import layout, storage

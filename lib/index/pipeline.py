@@ -2,7 +2,7 @@
 
 :func:`plan_day` lists the day's page files and plans its shards on the driver
 (:mod:`lib.index.shards`); :func:`build_index` runs the Spark stages into a work folder: the
-map (each file's pages analyzed into per-shard segments, :mod:`lib.index.build`), the
+map (each file's pages analyzed into per-shard segments, :mod:`lib.index.invert`), the
 reduce (each shard's CIFF and metadata, :mod:`lib.index.write`) and, beside them, the web
 graph (:mod:`lib.index.graph`). It returns the statistics the job writes to ``_stats.json``.
 """
@@ -19,9 +19,9 @@ from typing import Any
 
 from lib.index import graph
 from lib.index import shards as index_shards
-from lib.index.build import MAP_SCHEMA, STATS_SCHEMA, MapPlan, index_files
+from lib.index.invert import MAP_SCHEMA, STATS_SCHEMA, MapPlan, index_files
 from lib.index.page_files import PAGE_COLUMNS, input_files
-from lib.index.results import DayIndexStats, GroupStats, IndexTotals, ShardStats
+from lib.index.run_stats import DayIndexStats, GroupStats, IndexTotals, ShardStats
 from lib.index.write import ShardSpec, shard_inputs, write_shards
 from lib.pages.exclusions import NONE as NO_EXCLUSIONS
 from lib.pages.exclusions import Exclusions
@@ -184,7 +184,7 @@ def _index(
         try:
             with steps("map"):
                 # each file's pages analyzed in Python into per-shard segments in the spill
-                # folder (lib/index/build.py); only per (shard, file) counts come back
+                # folder (lib/index/invert.py); only per (shard, file) counts come back
                 inputs = shard_inputs(map_tasks(spark, len(todo), lambda it: index_files(it, plan, todo), MAP_SCHEMA))
             with steps("write"):
                 # reduce: one task per shard merges its segments into its CIFF and metadata

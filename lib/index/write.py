@@ -1,7 +1,7 @@
 """Reduce side of the index job: one task merges each shard's segments into its CIFF and metadata (no Spark imports).
 
 :func:`write_shards` is a :func:`lib.runtime.maptasks.map_tasks` function over shard numbers; for each shard it
-gets, from the driver, the map tasks' report (lib.index.build ``MAP_SCHEMA``: per input
+gets, from the driver, the map tasks' report (lib.index.invert ``MAP_SCHEMA``: per input
 file ``t`` with pages of the shard, its pages, tokens and segments) and reads the files
 the map tasks wrote into the spill folder:
 
@@ -42,7 +42,7 @@ import pyarrow.parquet as pq
 
 from lib.ciff.writer import CiffWriter
 from lib.index import owi
-from lib.index.build import METADATA_SCHEMA, STATS_SCHEMA, docs_path, segment_path
+from lib.index.invert import METADATA_SCHEMA, STATS_SCHEMA, docs_path, segment_path
 from lib.store import atomic, layout
 
 META_ROW_GROUP = 1 << 16

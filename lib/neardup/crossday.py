@@ -1,4 +1,4 @@
-"""Near-duplicates across days: the metadata store's ``dup_of`` (docs/day_clusters.md, "Across days").
+"""Near-duplicates across days: the metadata store's ``dup_of`` (docs/dedup.md, "Across days").
 
 After the day's clusters (lib.neardup.day_clusters, whose bands stage also wrote each judged page's band
 keys by the store's partitions, ``xkeys/{q}/t{t}.arrow``), in the same work folder:
@@ -32,7 +32,7 @@ from typing import Any, Iterator
 import numpy as np
 import pyarrow as pa
 
-from lib.index.build import load_dup_clusters, load_dup_of, write_arrow
+from lib.index.invert import load_dup_clusters, load_dup_of, write_arrow
 from lib.neardup import day_clusters, sigstore
 from lib.runtime.maptasks import map_tasks
 

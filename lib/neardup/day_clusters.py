@@ -16,7 +16,7 @@ metadata store's ``dup_cluster`` names. The record-level steps are lib.neardup.c
    that has a verified near-duplicate; none for the others) go through
    :func:`lib.neardup.clusters.clusters`; the pages whose representative is another page are
    written to ``dup_cluster.arrow`` (record id, representative), which the index's map tasks
-   read (:func:`lib.index.build.load_dup_clusters`). Every other page points to itself.
+   read (:func:`lib.index.invert.load_dup_clusters`). Every other page points to itself.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from lib.index.build import write_arrow
+from lib.index.invert import write_arrow
 from lib.neardup import clusters
 from lib.runtime import packing
 from lib.runtime.maptasks import map_tasks

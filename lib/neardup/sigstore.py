@@ -37,7 +37,7 @@ import numpy as np
 import pyarrow as pa
 
 from lib.errors import DailysliceError
-from lib.index.build import write_arrow
+from lib.index.invert import write_arrow
 from lib.neardup.minhash import estimate
 from lib.store import lease, versioned
 from lib.store.runs import merging  # the merge policy (tests call it as sigstore.merging)

@@ -2,8 +2,8 @@
 ``datacenters`` (the data-center config), ``sizing`` (nodes and walltime of a day's job), ``slurm``
 (Slurm access), ``trigger`` (the deferrable wait for a Slurm job), ``dag_factory`` (the nightly
 DAG, its tasks wired), ``nightly`` (those tasks as plain functions), ``runenv`` (the run's day and S3
-settings), ``exchange_task`` (its link exchange task), ``outputs`` (staging a finished day's outputs),
-``days`` (which recent days are complete, changed or missing: ``check-days``), ``ondemand`` and
+settings), ``exchange_task`` (its link exchange task), ``stage_outputs`` (staging a finished day's outputs),
+``days`` (which recent days are complete, changed or missing: ``check-days``), ``ondemand_requests`` and
 ``ondemand_dag`` (the on-demand requests and their DAG).
 
 It lives in the installed package, not the DAG folder, because Airflow 3 does not put the

@@ -19,9 +19,9 @@ from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 from lib.orchestration import days as daycheck
 from lib.orchestration import slurm
 from lib.orchestration.exchange_task import exchange_outputs
-from lib.orchestration.outputs import stage_day, stage_logs
 from lib.orchestration.runenv import day_of, nightly_day, s3_endpoint, s3_pressure_env
 from lib.orchestration.sizing import size_job
+from lib.orchestration.stage_outputs import stage_day, stage_logs
 from lib.orchestration.trigger import failed_marker_path
 from lib.preprocess.health import describe
 from lib.preprocess.input_manifest import compare

@@ -23,7 +23,7 @@ from typing import Any
 from airflow.sdk import DAG, get_current_context, task
 from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
-from lib.orchestration import ondemand, slurm
+from lib.orchestration import ondemand_requests, slurm
 from lib.orchestration.dag_factory import SlurmJobSensor, start_date
 from lib.orchestration.runenv import s3_credentials_env, s3_endpoint
 from lib.orchestration.trigger import failed_marker_path
@@ -65,16 +65,16 @@ def build_ondemand_dag(dc: str, cfg: dict[str, Any]) -> DAG:
 
         @task
         def pick() -> dict[str, Any]:
-            folder, seen = ondemand.next_request(runner, cfg["output_root"])
+            folder, seen = ondemand_requests.next_request(runner, cfg["output_root"])
             log.info("requests: %s", seen)
             if folder is None:
-                raise AirflowSkipException(f"no new request under {cfg['output_root']}/{ondemand.ON_DEMAND}")
-            ondemand.write_queued(runner, folder, get_current_context()["run_id"])
-            rid = ondemand.request_id(folder)
+                raise AirflowSkipException(f"no new request under {cfg['output_root']}/{ondemand_requests.ON_DEMAND}")
+            ondemand_requests.write_queued(runner, folder, get_current_context()["run_id"])
+            rid = ondemand_requests.request_id(folder)
             return {
                 "request": folder,
                 "id": rid,
-                "public": f"{cfg['output_root'].rstrip('/')}/{ondemand.PUBLIC}/{rid}",
+                "public": f"{cfg['output_root'].rstrip('/')}/{ondemand_requests.PUBLIC}/{rid}",
                 "marker_file": f"{cfg['output_root']}/{layout.RUNS}/{dc}/on_demand/{rid}.json",
             }
 
@@ -125,7 +125,7 @@ def build_ondemand_dag(dc: str, cfg: dict[str, Any]) -> DAG:
         def stage(marker: dict[str, Any], sub: dict[str, Any]) -> dict[str, Any]:
             spec = cfg["staging"]
             with s3_endpoint(spec.get("endpoint"), creds):
-                report = ondemand.stage_request(marker["outputs"]["public"], spec, sub["id"])
+                report = ondemand_requests.stage_request(marker["outputs"]["public"], spec, sub["id"])
             log.info("staged %s -> %s", marker["outputs"]["public"], report)
             return {"request": sub["id"], "staged": report, "at": dt.datetime.now(dt.timezone.utc).isoformat()}
 

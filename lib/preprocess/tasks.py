@@ -32,9 +32,9 @@ from lib.pages.exclusions import Exclusions
 from lib.pages.schema import CAPTURE_SCHEMA, OPT_IN_PAGE_COLUMNS, PAGE_SCHEMA, ROW_GROUP_ROWS
 from lib.preprocess import enrich as enrichment
 from lib.preprocess import health, tasktime
-from lib.preprocess.pages import MAX_REPORTED_PER_FILE, FileProcessor
+from lib.preprocess.archive_pages import MAX_REPORTED_PER_FILE, FileProcessor
+from lib.preprocess.file_counters import DayStats, DayTotals, FileResult
 from lib.preprocess.plan import Piece, task_name
-from lib.preprocess.results import DayStats, DayTotals, FileResult
 from lib.store import atomic, layout, locations, s3, storage
 from lib.warc.split import find_member
 

@@ -1,2 +1,2 @@
-"""Text analysis: ``analysis`` (the per-language analyzers the index, CIFF and the service share),
-``minhash`` (MinHash signatures of page texts), ``neardup`` (a day's near-duplicate clusters)."""
+"""Text analysis: ``analysis`` (the per-language analyzers the index, CIFF and the service share).
+Near-duplicates (MinHash signatures, clusters) are lib.neardup's."""

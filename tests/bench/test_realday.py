@@ -80,7 +80,7 @@ def _copy_of(domains: set[str], host: str) -> int | None:
 def test_copies_link_within_themselves_and_keep_link_diversity(day, corpus):
     from urllib.parse import urlsplit
 
-    from lib.preprocess.pages import FileProcessor
+    from lib.preprocess.archive_pages import FileProcessor
 
     records, _, _ = realday.load_sources([str(corpus)], heavy=False)
     domains = collect_domains(records)

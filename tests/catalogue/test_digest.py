@@ -1,4 +1,4 @@
-"""Look-ups by payload digest (lib.catalogue.digests) over two days preprocessed from real
+"""Look-ups by payload digest (lib.catalogue.payload_table) over two days preprocessed from real
 archives that share captures: the CLI and the HTTP API list exactly the captures warcio finds
 with that digest in the same files."""
 
@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from lib.catalogue import digests, digeststore, query, urldb
+from lib.catalogue import digeststore, payload_table, query, urldb
 from lib.catalogue.__main__ import main as cli
 from tests.fixtures_days import CORPUS_DAYS
 
@@ -27,8 +27,8 @@ def test_parse_digest_forms():
     b32 = "QTXZTNOTBP35RQSAAOPRGBCQGWEWIJJE"
     hexd = binascii.hexlify(base64.b32decode(b32)).decode()
     for form in (f"sha1:{b32}", b32, b32.lower(), f"SHA1:{b32}", hexd, hexd.upper(), f"sha1:{hexd}", f" {b32}\n"):
-        assert digests.parse_digest(form) == f"sha1:{b32}", form
-    assert digests.parse_digest("sha256:abc") == "sha256:abc"
+        assert payload_table.parse_digest(form) == f"sha1:{b32}", form
+    assert payload_table.parse_digest("sha256:abc") == "sha256:abc"
     for bad, why in [
         ("", "empty"),
         ("sha1:", "expected"),
@@ -38,9 +38,12 @@ def test_parse_digest_forms():
         ("bad algo:x", "expected"),
         ("sha1:" + "1" * 32, "got 32"),
     ]:
-        with pytest.raises(digests.DigestError, match=why):
-            digests.parse_digest(bad)
-    assert digests.digest_key("sha1:" + b32.lower()) == f"sha1:{b32}" and digests.digest_key("md5:=odd=") == "md5:=odd="
+        with pytest.raises(payload_table.DigestError, match=why):
+            payload_table.parse_digest(bad)
+    assert (
+        payload_table.digest_key("sha1:" + b32.lower()) == f"sha1:{b32}"
+        and payload_table.digest_key("md5:=odd=") == "md5:=odd="
+    )
 
 
 def _warcio_captures(root: str) -> dict[str, list[dict]]:
@@ -60,7 +63,7 @@ def _warcio_captures(root: str) -> dict[str, list[dict]]:
                     rec.content_stream().read()
                     if rec.rec_type not in CAPTURE_TYPES or not d or not url:
                         continue
-                    out.setdefault(digests.parse_digest(d), []).append(
+                    out.setdefault(payload_table.parse_digest(d), []).append(
                         {
                             "url": url,
                             "day": day,
@@ -102,14 +105,15 @@ def test_digest_lookup_lists_the_captures_warcio_finds(two_days):
         caps = pq.read_table(os.path.join(query.day_dir(root, day), "_captures")).to_pylist()
         n = sum(1 for c in caps if c["payload_digest"] and c["url"])
         assert n == sum(
-            pq.read_metadata(f).num_rows for f in digests.day_files(os.path.join(root, "urldb"), [day.isoformat()])
+            pq.read_metadata(f).num_rows
+            for f in payload_table.day_files(os.path.join(root, "urldb"), [day.isoformat()])
         )
     # the pointer reads back as the very record: copy the bytes, warcio sees that digest
     one = query.digest(root, next(iter(repeated)))[0]
     with open(one["warc_file"][len("file://") :], "rb") as f:
         f.seek(one["warc_offset"])
         rec = next(iter(ArchiveIterator(io.BytesIO(f.read(one["warc_length"])))))
-    assert digests.parse_digest(rec.rec_headers.get_header("WARC-Payload-Digest")) == one["digest"]
+    assert payload_table.parse_digest(rec.rec_headers.get_header("WARC-Payload-Digest")) == one["digest"]
     assert rec.rec_headers.get_header("WARC-Target-URI") == one["url"]
 
 
@@ -181,6 +185,6 @@ def test_the_digest_store_answers_as_the_digest_table(two_days):
     store = os.path.join(root, digeststore.FOLDER)
     assert digeststore.days(store, days) == set(days) and len(days) == 2
     keys = sorted(theirs)
-    table = digests.rows(digests.lookup(digests.day_files(db, days), keys))
+    table = payload_table.rows(payload_table.lookup(payload_table.day_files(db, days), keys))
     assert len(table) > 600 and digeststore.captures(root, keys) == table
     assert query.digest(root, keys[:5]) == [r for r in table if r["digest"] in keys[:5]]

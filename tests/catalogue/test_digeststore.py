@@ -9,9 +9,9 @@ import datetime as dt
 import json
 
 from lib.catalogue import digeststore
-from lib.catalogue.digests import digest_key
 from lib.catalogue.linhash import LinearHash
-from lib.preprocess.pages import FileProcessor
+from lib.catalogue.payload_table import digest_key
+from lib.preprocess.archive_pages import FileProcessor
 
 FILES = ("ipwb/sample-1.warc.gz", "aut/example.warc.gz", "aut/example.arc.gz")
 DAYS = [(dt.date(2026, 1, 1) + dt.timedelta(days=k)).isoformat() for k in range(12)]

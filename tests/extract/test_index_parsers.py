@@ -16,7 +16,7 @@ from lib.errors import UsageError
 from lib.extract.formats import sniff_format
 from lib.extract.indexes import CdxColumns, CsvColumns, IndexInput, cdxj_fields, sniff_index
 from lib.extract.lines import ExtractError, Resolver, check_real_path
-from lib.extract.measure import FIRST_READ, record_length
+from lib.extract.record_length import FIRST_READ, record_length
 from lib.extract.sources import LocalSource, S3Source
 from lib.extract.terminator import missing_terminator
 

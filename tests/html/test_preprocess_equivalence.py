@@ -2,7 +2,7 @@
 
 The oracle is a frozen copy of the old lib/html/content.py (tests/legacy_extract.py, commit
 c5ded4b). Rows are compared whole: every file of the shared samples goes through
-lib.preprocess.pages.FileProcessor twice, once as it is and once with the old ``extract`` put in its
+lib.preprocess.archive_pages.FileProcessor twice, once as it is and once with the old ``extract`` put in its
 place, so reading, charset, language and row building are the same code on both sides and
 any difference comes from the extraction. The committed heavy pages of the peer benchmark
 (benchmarks/data/heavy_pages) are compared page by page, and the link resolver against the
@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from lib.html import content as new
 from lib.html.charset import decode_html
-from lib.preprocess import pages
+from lib.preprocess import archive_pages
 from tests import legacy_extract as old
 from tests.conftest import ROOT
 
@@ -52,17 +52,17 @@ def old_extract(html: str, url: str, utf8: bytes | None = None, main_html: bool 
 
 
 def rows_of(path: str, extract) -> list[dict]:
-    saved = pages.extract
-    pages.extract = extract
+    saved = archive_pages.extract
+    archive_pages.extract = extract
     try:
         with open(path, "rb") as f:
-            proc = pages.FileProcessor(path)
+            proc = archive_pages.FileProcessor(path)
             rows = list(proc.pages(f))
         return rows + [
             {"stats": proc.stats.as_dict() | {"seconds": 0}, "captures": proc.captures, "errors": proc.errors}
         ]
     finally:
-        pages.extract = saved
+        archive_pages.extract = saved
 
 
 def test_rows_identical_on_the_shared_samples(corpus):

@@ -1,4 +1,4 @@
-"""The index's postings held against the old code's: golden digests (lib.index.digest) of the
+"""The index's postings held against the old code's: golden digests (lib.index.shard_digests) of the
 shards the index job wrote for the shared crawl samples before its map/reduce were rebuilt
 (commit 47992df), regenerated when the main text changed (lib/html/maintext.py: a content root,
 link density; two pages that had lost their text to a body class and were taken for Czech and
@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import pathlib
 
-from lib.index.digest import diff, shard_digests
+from lib.index.shard_digests import diff, shard_digests
 from tests.helpers_day import index_corpus_small_shards
 
 GOLDEN = pathlib.Path(__file__).parents[1] / "data" / "index_golden"

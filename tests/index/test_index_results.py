@@ -1,11 +1,11 @@
-"""The index job's results as typed records (lib.index.results): shards add up to the day's
+"""The index job's results as typed records (lib.index.run_stats): shards add up to the day's
 totals, and the records' JSON is the ``_stats.json`` and summary shape the job wrote before."""
 
 from __future__ import annotations
 
 import pytest
 
-from lib.index.results import (
+from lib.index.run_stats import (
     DayIndexStats,
     ExcludedCounts,
     GroupStats,

@@ -1,4 +1,4 @@
-"""lib/index/shards.py, lib/index/build.py and lib/index/write.py without Spark: shard
+"""lib/index/shards.py, lib/index/invert.py and lib/index/write.py without Spark: shard
 planning, and the map and reduce steps run on real Parquet files (the driver's part, the
 grouping of the map reports, done as the job does it)."""
 
@@ -15,7 +15,7 @@ import pytest
 
 from lib.ciff.reader import CiffReader
 from lib.ciff.validate import validate_file
-from lib.index.build import (
+from lib.index.invert import (
     MAP_SCHEMA,
     READ_COLUMNS,
     MapPlan,

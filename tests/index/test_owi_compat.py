@@ -204,7 +204,7 @@ def test_page_row_to_owi_columns():
 
     from lib.index.owi import DOCS_SCHEMA, metadata_batch
     from lib.pages.schema import PAGE_SCHEMA
-    from lib.preprocess.pages import process_file
+    from lib.preprocess.archive_pages import process_file
     from tests.helpers_warc import ENGLISH, http_response, warc_gz, warc_record
 
     body = (

@@ -1,4 +1,4 @@
-"""Near-duplicates across days (lib/neardup/crossday.py, lib/neardup/sigstore.py, docs/day_clusters.md): real
+"""Near-duplicates across days (lib/neardup/crossday.py, lib/neardup/sigstore.py, docs/dedup.md): real
 main texts (the committed heavy pages through our extractor) indexed on two days with a signature
 store; a day-2 page that repeats a day-1 page with another date line, under another URL, names
 day 1's representative in ``dup_of``; a page alone names nothing; re-running a day replaces its

@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from lib.index.build import write_arrow
+from lib.index.invert import write_arrow
 from lib.neardup import crossday, sigstore
 from lib.neardup.clusters import band_matrix
 from lib.neardup.minhash import estimate

@@ -14,7 +14,7 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from lib.ciff.validate import validate_file
-from lib.index.digest import shard_digests
+from lib.index.shard_digests import shard_digests
 from lib.pages import hostindex
 from tests.helpers_warc import good_pages, gz
 from tests.index.test_index_job import _page, run_index, sample_pages, write_day

@@ -145,7 +145,7 @@ def _free_port() -> int:
 def test_the_run_leaves_its_logs_and_they_and_the_url_database_stage_with_checksums(
     nightly, monkeypatch, tmp_path
 ) -> None:
-    from lib.orchestration.outputs import stage_day, stage_logs
+    from lib.orchestration.stage_outputs import stage_day, stage_logs
     from tests.staging.fake_irods import FakeIrods, sha2
 
     out = nightly["out"]

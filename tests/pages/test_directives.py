@@ -8,7 +8,7 @@ import io
 import pytest
 
 from lib.pages import directives as d
-from lib.preprocess.pages import process_file
+from lib.preprocess.archive_pages import process_file
 from tests.helpers_warc import warc_gz, warc_record
 
 

@@ -6,8 +6,8 @@ import io
 import tracemalloc
 
 from lib.html import content
-from lib.preprocess import pages
-from lib.preprocess.pages import process_file
+from lib.preprocess import archive_pages
+from lib.preprocess.archive_pages import process_file
 from tests.helpers_warc import ENGLISH, good_pages, gz, html_page, http_response, warc_gz, warc_record
 
 
@@ -146,7 +146,7 @@ def test_no_page_with_body_text_loses_it_and_a_lost_one_would_be_counted(monkeyp
     assert s["kept"] == 4 and s["empty_text"] == 0
     assert [r["plain_text"] for r in rows[2:]] == ["Home News\nThe Daily Site\nContact us", ""]
     # an extractor that lost a page's text (a future rule): counted, per file
-    real = pages.extract
+    real = archive_pages.extract
 
     def losing(html, url, utf8=None, main_html=False, meta_names=content.META_NAMES):
         page = real(html, url, utf8, main_html, meta_names)
@@ -154,6 +154,6 @@ def test_no_page_with_body_text_loses_it_and_a_lost_one_would_be_counted(monkeyp
             page.text = ""
         return page
 
-    monkeypatch.setattr(pages, "extract", losing)
+    monkeypatch.setattr(archive_pages, "extract", losing)
     rows, _, s = run(warc_gz(records))
     assert s["kept"] == 4 and s["empty_text"] == 1  # "blank" had no text to lose

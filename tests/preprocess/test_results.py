@@ -1,4 +1,4 @@
-"""The preprocess counters as typed records (lib.preprocess.results): they add up, and their
+"""The preprocess counters as typed records (lib.preprocess.file_counters): they add up, and their
 JSON is the ``_stats.json`` entries' shape."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from lib.preprocess.results import DayStats, DayTotals, FileResult, RunSummary
+from lib.preprocess.file_counters import DayStats, DayTotals, FileResult, RunSummary
 
 
 def _file(name: str, kept: int, failed: int, reason: str) -> FileResult:

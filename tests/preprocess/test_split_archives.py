@@ -11,7 +11,7 @@ import shutil
 import pyarrow.dataset as ds
 
 from jobs import preprocess
-from lib.preprocess.pages import MAX_REPORTED_PER_FILE
+from lib.preprocess.archive_pages import MAX_REPORTED_PER_FILE
 from lib.preprocess.plan import split
 from lib.preprocess.tasks import TaskSettings, merge_ranges, process_task
 from lib.store import storage

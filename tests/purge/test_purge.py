@@ -75,7 +75,7 @@ def published(spark, corpus, tmp_path_factory):
         )
     )
     from lib.orchestration.datacenters import load_config
-    from lib.orchestration.outputs import stage_outputs
+    from lib.orchestration.stage_outputs import stage_outputs
 
     spec = load_config(str(cfg))["dc1"]["staging"]
     stage_outputs(

@@ -17,7 +17,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from lib.catalogue import capindex, cdxj, digeststore, recordstore
 from lib.catalogue.linhash import LinearHash
-from lib.preprocess.pages import FileProcessor
+from lib.preprocess.archive_pages import FileProcessor
 from lib.serve.__main__ import parser
 from lib.serve.app import create_app
 from lib.serve.server import ServerThread

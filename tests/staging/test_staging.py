@@ -205,7 +205,7 @@ def test_irods_live_server(tmp_path):
 def test_stage_outputs_of_a_day_to_filesystem_and_to_placement_slices(tmp_path):
     import datetime as dt
 
-    from lib.orchestration.outputs import stage_outputs
+    from lib.orchestration.stage_outputs import stage_outputs
     from lib.placement.swap import collection_of
 
     outputs = {

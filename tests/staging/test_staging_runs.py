@@ -13,7 +13,7 @@ import uuid
 import pytest
 
 import lib.staging.runs as runs
-from lib.orchestration.outputs import stage_logs
+from lib.orchestration.stage_outputs import stage_logs
 from lib.staging import StagingError
 from tests.staging.fake_irods import FakeIrods, sha2
 

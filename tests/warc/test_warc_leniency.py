@@ -14,7 +14,7 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from lib.html.charset import codec_name, decode_html
-from lib.preprocess.pages import FileProcessor
+from lib.preprocess.archive_pages import FileProcessor
 from lib.warc.http import dechunk, parse_response, status_code
 from lib.warc.records import BadRecord, Record, iter_records
 from tests.helpers_warc import good_pages, gz, http_response, warc_gz, warc_record

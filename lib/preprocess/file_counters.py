@@ -73,7 +73,7 @@ class FileResult(Counts):
 
     file: str = ""
     seconds: float = 0.0
-    errors_not_reported: int = 0  # report lines past lib.preprocess.pages.MAX_REPORTED_PER_FILE
+    errors_not_reported: int = 0  # report lines past lib.preprocess.archive_pages.MAX_REPORTED_PER_FILE
     html_extraction: str | None = None  # which HTML path ran on the executor (lib.html.walk.status)
 
     def to_json(self) -> str:

@@ -15,7 +15,7 @@ from lib.extract.driver import ERRORS, MANIFEST
 from lib.index import indexable
 from lib.index import shards as index_shards
 from lib.index.pipeline import build_index, plan_day
-from lib.ondemand import outputs
+from lib.ondemand import side_outputs
 from lib.ondemand.request import Request
 from lib.ondemand.select import RESULT, select_pages, source_files
 from lib.pages.exclusions import NONE as NO_EXCLUSIONS
@@ -96,7 +96,7 @@ def build(
         }
         if "edges" in req.outputs:
             with steps("edges"):
-                counts["edges"] = outputs.write_edges(selection, os.path.join(work, outputs.EDGES))
+                counts["edges"] = side_outputs.write_edges(selection, os.path.join(work, side_outputs.EDGES))
         if "warc" in req.outputs:
             if copy_records is None:
                 raise ValueError("the request asks for WARC records: give copy_records (the extract job)")
@@ -105,7 +105,7 @@ def build(
     finally:
         shutil.rmtree(selection, ignore_errors=True)
         shutil.rmtree(built, ignore_errors=True)
-    outputs.write_manifest(work, {"request": req.record(), "counts": counts})
+    side_outputs.write_manifest(work, {"request": req.record(), "counts": counts})
     return counts
 
 

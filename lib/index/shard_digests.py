@@ -1,6 +1,6 @@
 """Content digests of an index day's shards: what must stay equal when the index job changes.
 
-``python -m lib.index.digest INDEX_DAY [--write FILE | --check FILE]``
+``python -m lib.index.shard_digests INDEX_DAY [--write FILE | --check FILE]``
 
 Per shard, the sha256 of the decompressed CIFF (header, every postings list, every
 DocRecord: the terms, docids and tfs exactly) and of the metadata table's content (Arrow

@@ -3,7 +3,7 @@
 (:class:`SignalCounts`), the day's ``_stats.json`` (:class:`DayIndexStats`) and the run summary
 (:class:`IndexRunSummary`).
 
-The shards' tasks report :data:`lib.index.build.STATS_SCHEMA` rows; the driver reads them once
+The shards' tasks report :data:`lib.index.invert.STATS_SCHEMA` rows; the driver reads them once
 into these records, so a counter is named once. ``to_dict`` gives the JSON the job wrote before
 the records existed, key for key (``_stats.json`` and the summary are written with sorted keys).
 """
