@@ -33,7 +33,7 @@ import time
 
 from benchmarks import WORK as BENCH_WORK
 from benchmarks.common import timed, write_result
-from lib.extract.listing import record_ranges
+from lib.extract.record_list import record_ranges
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 

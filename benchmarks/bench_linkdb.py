@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 from benchmarks.bench_ranks import CORPUS
 from benchmarks.common import load, write_result
 from lib.index.graph_tasks import GraphDirs, whole_day
-from lib.links import query, store
+from lib.links import inlinks, linkdb
 from lib.preprocess.tasks import TaskSettings, process_task
 
 D0 = dt.date(2025, 1, 1)
@@ -85,8 +85,8 @@ def main(argv: list[str] | None = None) -> None:
             path = work / "edges.parquet"
             pq.write_table(day_edges(real, h, i), path)
             w, c = time.perf_counter(), time.process_time()
-            with store.lock(urldb, "bench", 60):
-                s = store.merge_day(db, day, [str(path)])
+            with linkdb.lock(urldb, "bench", 60):
+                s = linkdb.merge_day(db, day, [str(path)])
             nights.append(
                 {
                     "wall": time.perf_counter() - w,
@@ -99,13 +99,13 @@ def main(argv: list[str] | None = None) -> None:
             if (i + 1) in a.checkpoints:
                 print(f"night {i + 1}: {nights[-1]}", flush=True)
         size = sum(f.stat().st_size for f in pathlib.Path(db).rglob("*.parquet"))
-        state = store.read_state(db)
+        state = linkdb.read_state(db)
         targets = sorted(set(real.column("dst_url").to_pylist()))
         rng = np.random.default_rng(56)
         times = []
         for u in rng.choice(targets, min(a.lookups, len(targets)), replace=False):
             t = time.perf_counter()
-            query.inlinks(db, str(u), None)
+            inlinks.inlinks(db, str(u), None)
             times.append(time.perf_counter() - t)
     first = nights[: a.window]
     figures, ratio = {}, {}
@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> None:
     write_result(
         "bench_linkdb",
         figures,
-        what="the link database's nightly merge (lib.links.store.merge_day: the day's run, the log-structured "
+        what="the link database's nightly merge (lib.links.linkdb.merge_day: the day's run, the log-structured "
         "merge of runs) at each history length, mean of the last nights before it; the in-links look-up of one URL "
         "over all time at the end",
         peer="the first nights of the same run (flat in history: ratios near 1)",

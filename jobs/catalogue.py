@@ -37,7 +37,7 @@ from lib.catalogue.day import (
 )
 from lib.catalogue.urldb import DEFAULT_KEEP, DEFAULT_PARTITIONS, DEFAULT_WAIT
 from lib.errors import UsageError
-from lib.links import store as linkstore
+from lib.links import linkdb as linkstore
 from lib.pages import exclusions
 from lib.pages.exclude import filter_day
 from lib.runtime.options import DayJobOptions, opt
@@ -199,7 +199,7 @@ class CatalogueJob(SparkJob):
                     digeststore.beside(ci), day.isoformat(), recordstore.day_rows(src), self.name, options.urldb_wait
                 )
             if options.links:
-                with self.steps("links"):  # the link database beside it (lib/links/store.py, docs/links.md)
+                with self.steps("links"):  # the link database beside it (lib/links/linkdb.py, docs/links.md)
                     summary["links"] = merge_links(options, db, day, index_day)
         if not options.no_report:
             signals = noindex.report(root, day, src)

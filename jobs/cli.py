@@ -35,7 +35,7 @@ COMMANDS = {
     "ciff": ("lib.ciff.__main__", "validate, dump or search CIFF files"),
     "query": ("lib.catalogue.__main__", "catalogue queries (captures, URL database)"),
     "placement": ("lib.placement.__main__", "SWAP slices: plan, rebalance, publish"),
-    "list-records": ("lib.extract.listing", "the records of whole archives as an extract input list"),
+    "list-records": ("lib.extract.record_list", "the records of whole archives as an extract input list"),
     "index-digest": ("lib.index.shard_digests", "content digests of an index day's shards (write or check)"),
     "sample-crawl": ("lib.warc.sample", "write a small synthetic crawl in the bucket layout"),
 }

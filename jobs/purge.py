@@ -44,7 +44,7 @@ from lib.catalogue import capindex, digeststore, recordstore
 from lib.catalogue.urldb import DEFAULT_WAIT
 from lib.catalogue.urldb import lock as urldb_lock
 from lib.errors import UsageError
-from lib.links.store import FOLDER
+from lib.links.linkdb import FOLDER
 from lib.neardup import sigstore
 from lib.orchestration.datacenters import load_config
 from lib.orchestration.stage_outputs import stage_outputs
@@ -243,7 +243,7 @@ def _purge(
         if db and not a.dry_run:
             with urldb_lock(db, "purge", a.wait_lock, "--wait-lock"):
                 urldb_result = purge_urldb(db, rules)
-                # the link database beside it, under the same lease (lib/links/store.py)
+                # the link database beside it, under the same lease (lib/links/linkdb.py)
                 links_result = purge_linkdb(os.path.join(root, FOLDER), rules)
                 urldb_result["linkdb_rows"] = links_result["rows"]
             # the capture index beside it loses the same URLs' lines (its own lease; the day CDXJ files were rebuilt)

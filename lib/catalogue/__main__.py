@@ -30,8 +30,8 @@ import sys
 from typing import Any
 
 from lib.catalogue import query, report
+from lib.links import inlinks as links
 from lib.links import paths
-from lib.links import query as links
 from lib.links.urls import BadUrl
 from lib.store import layout
 

@@ -15,7 +15,7 @@ Cornell Web Lab does).
 ``arc2warc`` ARC records as WARC records (``--output-format warc``)
 ``task``     one Spark task: copy its ranges, write its manifest part, return its errors
 ``driver``   driver side: tasks from the list; the single manifest.tsv, errors.tsv and summary
-``listing``  the records of whole archives as an input list
+``record_list``  the records of whole archives as an input list
 ``capture``  one capture by (file, offset, length), as stored or its payload (for the service)
 """
 

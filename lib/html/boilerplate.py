@@ -91,7 +91,7 @@ def is_boilerplate(tag: str, attrs: dict, chars: int, links: int, par: int = 0) 
 def is_residue(tag: str, s: Stat) -> int:
     """BY_LINKS when the block of ``s`` is what remains of boilerplate blocks (RESIDUE_MAX) or a
     teaser list (:func:`is_teasers` marked it), TRAILING or HEADED when lib/html/measure_walk.py's
-    passes marked it, ITEM_META when lib/html/listing.py did."""
+    passes marked it, ITEM_META when lib/html/link_listings.py did."""
     if s.boiler == TRAILING or s.boiler == HEADED or s.boiler == ITEM_META:
         return s.boiler
     if s.boiler == TEASERS:
@@ -104,7 +104,7 @@ def is_protected(s: Stat, rule: int, total: int, rtotal: int) -> bool:
     body's visible characters, or a class or id word or its links are all that mark it and it
     holds more than half of the page's paragraph text (``<div class="entry share">`` around the
     article, an article container with its share buttons and teaser lists inside), or
-    lib/html/listing.py keeps it (an item of a listing, the chain down to its title)."""
+    lib/html/link_listings.py keeps it (an item of a listing, the chain down to its title)."""
     return s.keep > 0 or s.chars * 2 > total or (rule >= BY_WORD and rtotal >= ROOT_MIN and s.rawpar * 2 > rtotal)
 
 

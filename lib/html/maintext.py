@@ -32,7 +32,7 @@ on real and generated pages).
 
 from __future__ import annotations
 
-from lib.html import listing
+from lib.html import link_listings
 from lib.html.boilerplate import is_boilerplate, is_invisible, is_protected, is_residue
 from lib.html.mainhtml import CONTEXT, HtmlWriter
 from lib.html.measure_walk import headed, measure, trailing, unprotect
@@ -62,8 +62,10 @@ def main_text(body, resolve=None) -> tuple[str, int] | tuple[str, int, str]:
     ptotal, ctotal = headed(stats, ptotal, ctotal)
     ptotal, ctotal = unprotect(stats, total, ptotal, rtotal, ctotal)
     trailing(stats, ctotal)
-    roots, lists = with_lists(stats, content_roots(stats, ptotal, ctotal), listing.find(stats, total, rtotal), ctotal)
-    listing.keep(stats, lists)
+    roots, lists = with_lists(
+        stats, content_roots(stats, ptotal, ctotal), link_listings.find(stats, total, rtotal), ctotal
+    )
+    link_listings.keep(stats, lists)
     html = None if resolve is None else HtmlWriter(resolve)
     text = _write(body, stats, (total, rtotal), roots, STRICT, html)
     for level in (LENIENT, BARE):

@@ -109,8 +109,8 @@ def content_roots(stats: list[Stat], ptotal: int, ctotal: int) -> list[int]:
 
 
 def with_lists(stats: list[Stat], roots: list[int], lists: list[int], ctotal: int) -> tuple[list[int], list[int]]:
-    """The content roots of a page whose lists of items are ``lists`` (lib/html/listing.py's ``find``),
-    and the lists that make it a listing (``[]``: none; lib/html/listing.py's ``keep`` keeps them).
+    """The content roots of a page whose lists of items are ``lists`` (lib/html/link_listings.py's ``find``),
+    and the lists that make it a listing (``[]``: none; lib/html/link_listings.py's ``keep`` keeps them).
 
     A root that holds more clean text outside the lists than they hold characters (a thread and its
     related questions, an article and its teasers) makes the page no listing: ``roots``, ``[]``. Else

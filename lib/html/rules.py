@@ -49,7 +49,7 @@ PARAGRAPH_TAGS = frozenset({"p", "pre", "blockquote"})
 HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 #: the items of a teaser list (TEASER_N)
 TEASER_TAGS = frozenset({"li", "div", "article", "section"})
-#: the items of a list of items (LIST_N, lib/html/listing.py): a forum's topic rows, a blog's posts, the
+#: the items of a list of items (LIST_N, lib/html/link_listings.py): a forum's topic rows, a blog's posts, the
 #: results of a search (bbPress writes each topic as a <ul>, phpBB as a <dl> in an <li>)
 LIST_TAGS = frozenset({"li", "tr", "div", "article", "section", "ul", "dl"})
 #: elements never judged by link density (the link itself, inline phrasing: inside a link, all of
@@ -100,7 +100,7 @@ RESIDUE_MAX, RESIDUE_DEN = 100, 3
 #: TEASER_TAGS, under TEASER_MAX visible characters and at least 1/TEASER_DEN link text (a title
 #: that links to another page, a line or two of its lead): related, latest, popular articles
 TEASER_N, TEASER_MAX, TEASER_DEN = 3, 400, 5
-#: a list of items (lib/html/listing.py): an element with LIST_N children or more with text, all of one
+#: a list of items (lib/html/link_listings.py): an element with LIST_N children or more with text, all of one
 #: tag of LIST_TAGS, LIST_LED_NUM/LIST_LED_DEN of them led by a link (their first text is link text)
 #: whose link text is LIST_TITLE characters a led item on average (titles, not a menu's labels), none
 #: holding half of the list's text (items alike, not a page's layout blocks with its article); a
@@ -114,7 +114,7 @@ LIST_N, LIST_LED_NUM, LIST_LED_DEN, LIST_TITLE, LISTING_DEN, ITEM_TEXT_MIN = 4, 
 #: ... and whose text is 1/LIST_CLEAN_DEN outside links at least: a topic's counts and dates, a post's teaser
 #: (a menu or a list of related links is links alone)
 LIST_CLEAN_DEN = 10
-#: what lib/html/listing.py keeps whatever rule marks it: an item or the chain down to its title, a listing
+#: what lib/html/link_listings.py keeps whatever rule marks it: an item or the chain down to its title, a listing
 KEEP_ITEM, KEEP_LIST = 1, 2
 #: headings of HEADING_KEY_MAX visible characters or more are titles of content, not of a block
 #: (lib/html/headings.py); what follows a boilerplate heading in its parent, up to the next heading,
@@ -141,7 +141,7 @@ LEAD_MIN, LEAD_LEVELS = 150, 3
 #: word, its links (link density, or a residue of boilerplate blocks); TRAILING: a heading that only
 #: dropped blocks follow in its parent; TEASERS: a teaser list; HEADED: a heading whose whole text
 #: is one of BOILER_HEADINGS, or what it titles; ITEM_META: what an item of a listing shows beside its
-#: title and teaser (counts, dates, authors: lib/html/listing.py)
+#: title and teaser (counts, dates, authors: lib/html/link_listings.py)
 NO_RULE, BY_TAG, BY_WORD, BY_LINKS, TRAILING, TEASERS, HEADED, ITEM_META = range(8)
 #: a block boundary in the written text
 SEP = "\x1e"

@@ -35,10 +35,10 @@ class Stat:
     ownlinks: int = 0
     #: visible characters outside blocks a rule marks (what is_boilerplate judges)
     own: int = 0
-    #: its tag (an item of a list of items has its siblings' tag: lib/html/listing.py)
+    #: its tag (an item of a list of items has its siblings' tag: lib/html/link_listings.py)
     tag: str = ""
     #: its first visible text is link text (an item led by a link, a title)
     lead: bool = False
-    #: lib/html/listing.py keeps it whatever rule marks it (KEEP_ITEM: an item of a listing, or the
+    #: lib/html/link_listings.py keeps it whatever rule marks it (KEEP_ITEM: an item of a listing, or the
     #: chain down to its title) or it is the listing (KEEP_LIST)
     keep: int = 0

@@ -13,7 +13,7 @@ import argparse
 import json
 import sys
 
-from lib.links import hostgraph, query
+from lib.links import hostgraph, inlinks
 from lib.links.urls import BadUrl
 
 
@@ -22,7 +22,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--root", required=True, help="bucket root (its linkdb/ is read, webgraph/ written)")
     sub = p.add_subparsers(dest="cmd", required=True)
     g = sub.add_parser("graph", help="host and domain graphs of a window with their ranks, as Parquet")
-    g.add_argument("--window", help=f"days up to --until, or 'all' (default {query.DEFAULT_WINDOW})")
+    g.add_argument("--window", help=f"days up to --until, or 'all' (default {inlinks.DEFAULT_WINDOW})")
     g.add_argument("--until", help="the window's last day (default: the newest merged day)")
     return p
 
@@ -30,8 +30,8 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
-        out = hostgraph.publish(args.root, query.parse_window(args.window), query.parse_day(args.until))
-    except (query.BadInput, BadUrl, query.NoLinks) as e:
+        out = hostgraph.publish(args.root, inlinks.parse_window(args.window), inlinks.parse_day(args.until))
+    except (inlinks.BadInput, BadUrl, inlinks.NoLinks) as e:
         print(f"links: {e}", file=sys.stderr)
         return 2
     print(json.dumps(out, indent=1, sort_keys=True))

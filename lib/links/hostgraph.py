@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lib.links import entries, query, ranks, store
+from lib.links import entries, inlinks, linkdb, ranks
 from lib.pages.weburls import url_parts
 from lib.store import storage
 
@@ -50,7 +50,7 @@ def domain_of(host: str) -> str:
 def host_pairs(db: str, state: dict[str, Any], first: dt.date | None, last: dt.date, threads: int = 2) -> pa.Table:
     """The window's (src, dst) host pairs of followed links, lowercased, hosts given, each with the
     first and last day of such a link in the window and how many such links there are (``links``)."""
-    files = [f for q in range(state["parts"] or 0) for f in store.files(db, state, q)]
+    files = [f for q in range(state["parts"] or 0) for f in linkdb.files(db, state, q)]
     sql = entries.window_sql(files, first, last)
     con = entries.connect(threads)
     try:
@@ -103,13 +103,13 @@ def window_folder(root: str, days: int | None, last: dt.date) -> str:
     return os.path.join(root, FOLDER, f"window={days or 'all'}", f"until={last.isoformat()}")
 
 
-def publish(root: str, days: int | None = query.DEFAULT_WINDOW, until: dt.date | None = None) -> dict[str, Any]:
+def publish(root: str, days: int | None = inlinks.DEFAULT_WINDOW, until: dt.date | None = None) -> dict[str, Any]:
     """Write the window's host and domain graphs with their ranks under :func:`window_folder`;
     returns what ``_SUCCESS`` records (the window, vertices and edges per level). Re-running it
     replaces the folder whole."""
-    db = query.db_of(root)
-    state = query.open_db(db)
-    win = query.window(state, days, until)
+    db = inlinks.db_of(root)
+    state = inlinks.open_db(db)
+    win = inlinks.window(state, days, until)
     pairs = host_pairs(db, state, win["first"], win["last"])
     src, dst = pairs.column("src").to_pylist(), pairs.column("dst").to_pylist()
     dest = window_folder(root, days, win["last"])

@@ -17,8 +17,8 @@ from typing import Any
 import pyarrow as pa
 
 from lib.errors import DailysliceError
-from lib.links import entries, hostgraph, query, store
-from lib.links.query import BadInput
+from lib.links import entries, hostgraph, inlinks, linkdb
+from lib.links.inlinks import BadInput
 from lib.links.urls import checked, key
 
 DEFAULT_HOPS = 4
@@ -50,7 +50,7 @@ def _inlinks_of(
             if time.monotonic() > deadline:
                 return None
             con.register("f", pa.table({"id": part_ids}))
-            sql = entries.window_sql(store.files(db, state, q), first, last, "dst_id IN (SELECT id FROM f)")
+            sql = entries.window_sql(linkdb.files(db, state, q), first, last, "dst_id IN (SELECT id FROM f)")
             rows += (
                 con.sql(
                     f"SELECT src_id, dst_id, src_url, dst_url, first_seen, last_seen, anchors FROM ({sql}) "
@@ -69,7 +69,7 @@ def shortest_path(
     db: str,
     source: str,
     target: str,
-    days: int | None = query.DEFAULT_WINDOW,
+    days: int | None = inlinks.DEFAULT_WINDOW,
     until: dt.date | None = None,
     max_hops: int = DEFAULT_HOPS,
     timeout: float = DEFAULT_TIMEOUT,
@@ -79,8 +79,8 @@ def shortest_path(
     when there is none within ``max_hops`` (or none found before ``timeout`` seconds)."""
     check_bounds(max_hops, timeout)
     src, dst = checked(source), checked(target)
-    state = query.open_db(db)
-    win = query.window(state, days, until)
+    state = inlinks.open_db(db)
+    win = inlinks.window(state, days, until)
     deadline = time.monotonic() + timeout
     (sid, _), (tid, tq) = key(src, state["parts"]), key(dst, state["parts"])
     answer: dict[str, Any] = {"from": src, "to": dst, "window": win, "max_hops": max_hops}
@@ -132,7 +132,7 @@ def host_path(
     db: str,
     source: str,
     target: str,
-    days: int | None = query.DEFAULT_WINDOW,
+    days: int | None = inlinks.DEFAULT_WINDOW,
     until: dt.date | None = None,
     max_hops: int = DEFAULT_HOPS,
     timeout: float = DEFAULT_TIMEOUT,
@@ -143,8 +143,8 @@ def host_path(
     window's links, then a breadth-first search from the source."""
     check_bounds(max_hops, timeout)
     src, dst = host_of(source), host_of(target)
-    state = query.open_db(db)
-    win = query.window(state, days, until)
+    state = inlinks.open_db(db)
+    win = inlinks.window(state, days, until)
     deadline = time.monotonic() + timeout
     answer: dict[str, Any] = {"from": src, "to": dst, "level": "host", "window": win, "max_hops": max_hops}
     if src == dst:
@@ -200,5 +200,5 @@ def request(
         raise BadInput(f"level must be url or host, got {level!r}")
     find = shortest_path if level == "url" else host_path
     return find(
-        query.db_of(root), source, target, query.parse_window(window), query.parse_day(until), max_hops, timeout
+        inlinks.db_of(root), source, target, inlinks.parse_window(window), inlinks.parse_day(until), max_hops, timeout
     )

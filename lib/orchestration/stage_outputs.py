@@ -1,5 +1,5 @@
 """Stage a finished day's outputs (the marker's ``outputs``), the URL database and a run's
-logs to the configured target (layout: :mod:`lib.staging.runs`)."""
+logs to the configured target (layout: :mod:`lib.staging.urldb_and_logs`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 
 from lib.placement.publish import publish_tree
 from lib.staging import make_target, stage_tree
-from lib.staging.runs import stage_run_logs, stage_urldb
+from lib.staging.urldb_and_logs import stage_run_logs, stage_urldb
 from lib.store import layout
 
 log = logging.getLogger("dailyslice.stage")

@@ -1,10 +1,10 @@
-"""Remove excluded URLs' links from the link database (:mod:`lib.links.store`).
+"""Remove excluded URLs' links from the link database (:mod:`lib.links.linkdb`).
 
 Every entry file of the database (day runs and merged runs) holds links by source and target
 URL: a link whose source or target is excluded goes. Each file with a match is rewritten without
 it under a temporary name and renamed over the old one, so a reader sees the old file or the
 new one, and a second run finds nothing left. The caller holds the URL database's lease
-(:func:`lib.links.store.lock`, the one the purge holds for the URL database): no merge reads or
+(:func:`lib.links.linkdb.lock`, the one the purge holds for the URL database): no merge reads or
 writes the files meanwhile.
 """
 

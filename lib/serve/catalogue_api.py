@@ -24,8 +24,8 @@ from fastapi.responses import Response
 
 from lib.catalogue import query
 from lib.catalogue.query import to_json
+from lib.links import inlinks as links
 from lib.links import paths
-from lib.links import query as links
 from lib.links.urls import BadUrl
 from lib.serve.errors import NotFound, QueryError
 

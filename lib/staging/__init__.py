@@ -7,7 +7,7 @@ stale files (from an earlier, different run) are removed, and ``_SUCCESS`` comes
 Checksums use iRODS's format, ``sha2:`` + base64 of the SHA-256 digest, on every target.
 
 ``base`` (the error, the checksum, the target interface), ``targets`` (filesystem and S3),
-``irods`` (iRODS), ``runs`` (what a scratch purge would lose: the URL database, run logs).
+``irods`` (iRODS), ``urldb_and_logs`` (what a scratch purge would lose: the URL database, run logs).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from warcio.recompressor import Recompressor
 
 from jobs.extract import ExtractJob
 from lib.extract.driver import MANIFEST
-from lib.extract.listing import record_ranges
+from lib.extract.record_list import record_ranges
 from tests.extract.test_extract_formats import CONFORMANCE
 
 #: well-formed real ARC files (broken ones, where warcio's conversion itself is garbage, and

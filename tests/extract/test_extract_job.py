@@ -19,7 +19,7 @@ from warcio.archiveiterator import ArchiveIterator
 from jobs.extract import ExtractJob
 from lib.extract.driver import ERRORS, MANIFEST
 from lib.extract.lines import Resolver, parse_lines
-from lib.extract.listing import record_ranges
+from lib.extract.record_list import record_ranges
 from lib.extract.task import extract_items
 from lib.pages.schema import PAGE_SCHEMA
 from lib.store import s3, storage

@@ -19,7 +19,7 @@ from lib.extract.archive import arc_filedesc_record, gzip_member, header_bytes
 from lib.extract.driver import plan_tasks
 from lib.extract.formats import ArchiveFormat
 from lib.extract.lines import ExtractError, Item, Resolver, parse_lines
-from lib.extract.listing import record_ranges
+from lib.extract.record_list import record_ranges
 from lib.extract.sources import plan_runs
 from lib.extract.task import extract_items
 from lib.extract.verify import RecordCheck
@@ -563,10 +563,10 @@ def test_stream_broken_mid_record_fails_rest_of_run_and_leaves_no_partial_record
 
 
 def test_listing_cli_output_is_extract_input(tmp_path, archive_root, capsys):
-    from lib.extract import listing
+    from lib.extract import record_list
 
     root, ranges = archive_root
-    assert listing.main([str(root / "sub" / "a.warc.gz"), "--root", str(root), "--types", "response"]) == 0
+    assert record_list.main([str(root / "sub" / "a.warc.gz"), "--root", str(root), "--types", "response"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines == tsv_lines(ranges, "sub/a.warc.gz")
     items, errors = parse_lines(lines, Resolver(str(root)))

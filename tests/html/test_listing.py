@@ -1,4 +1,4 @@
-"""Listings made of links (issue 61, lib/html/listing.py): a forum's topic list keeps its topics' titles,
+"""Listings made of links (issue 61, lib/html/link_listings.py): a forum's topic list keeps its topics' titles,
 a blog's front page its posts, on both paths (the compiled walker and the pure-Python reference)."""
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from lib.index.graph_tasks import GraphDirs, whole_day
-from lib.links import entries, store
+from lib.links import entries, linkdb
 from lib.pages.weburls import normalize_url
 from lib.preprocess.tasks import TaskSettings, process_task
 
@@ -129,8 +129,8 @@ def days(real_edges, tmp_path_factory):
 
 def merge_day(db: str, day: str, path: str, urldb: str) -> dict:
     """One night's merge of the day's edge file, under the URL database's lease, as the catalogue job does it."""
-    with store.lock(urldb, "test", 30):
-        return store.merge_day(db, dt.date.fromisoformat(day), [path], parts=4)
+    with linkdb.lock(urldb, "test", 30):
+        return linkdb.merge_day(db, dt.date.fromisoformat(day), [path], parts=4)
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from jobs.catalogue import CatalogueOptions, merge_links
-from lib.links import query, store
+from lib.links import inlinks, linkdb
 from lib.store import lease
 
 
@@ -31,18 +31,18 @@ def test_merge_links_step(days, tmp_path):
     opts = CatalogueOptions(root=str(root), links=True, urldb_wait=0)
     got = merge_links(opts, urldb, dt.date.fromisoformat(first), _index_day(root, first, days[first][1]))
     assert got["links"] > 5_000 and got["waited_seconds"] == 0
-    assert store.merged_days(store.read_state(str(root / "linkdb"))) == [first]
+    assert linkdb.merged_days(linkdb.read_state(str(root / "linkdb"))) == [first]
     url = days[first][0].column("dst_url")[0].as_py()
-    assert query.request(str(root), url, "all", None)["totals"]["links"] >= 1
+    assert inlinks.request(str(root), url, "all", None)["totals"]["links"] >= 1
     # a day indexed with --no-graph: skipped, and the summary says why
     second = sorted(days)[1]
     got = merge_links(opts, urldb, dt.date.fromisoformat(second), _index_day(root, second))
     assert "no complete graph/edges" in got["skipped"]
-    assert store.merged_days(store.read_state(str(root / "linkdb"))) == [first]
+    assert linkdb.merged_days(linkdb.read_state(str(root / "linkdb"))) == [first]
     # another run holds the URL database's lease: refused at once (--urldb-wait 0), nothing merged
     (root / "index" / second[:7] / second[8:] / "graph" / "edges").mkdir(parents=True)
     shutil.copy(days[second][1], root / "index" / second[:7] / second[8:] / "graph" / "edges" / "p.parquet")
-    with store.lock(urldb, "another catalogue", 0):
+    with linkdb.lock(urldb, "another catalogue", 0):
         with pytest.raises(lease.Busy, match="held by another catalogue"):
             merge_links(opts, urldb, dt.date.fromisoformat(second), str(root / "index" / second[:7] / second[8:]))
-    assert store.merged_days(store.read_state(str(root / "linkdb"))) == [first]
+    assert linkdb.merged_days(linkdb.read_state(str(root / "linkdb"))) == [first]

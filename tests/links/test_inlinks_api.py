@@ -13,20 +13,21 @@ import pytest
 
 from lib.catalogue.__main__ import main as cli
 from lib.catalogue.query import to_json
-from lib.links import query
+from lib.links import inlinks
 
 
 @pytest.fixture(scope="module")
 def top(merged):
     """The URL with the most links over all time, and its answer from the function."""
-    state = query.store.read_state(merged["db"])
-    con = query.entries.connect()
-    files = [f for q in range(state["parts"]) for f in query.store.files(merged["db"], state, q)]
+    state = inlinks.linkdb.read_state(merged["db"])
+    con = inlinks.entries.connect()
+    files = [f for q in range(state["parts"]) for f in inlinks.linkdb.files(merged["db"], state, q)]
+    source = inlinks.entries.source(files)
     url = con.execute(
-        f"SELECT dst_url FROM ({query.entries.source(files)}) GROUP BY dst_url ORDER BY count(*) DESC, dst_url LIMIT 1"
+        f"SELECT dst_url FROM ({source}) GROUP BY dst_url ORDER BY count(*) DESC, dst_url LIMIT 1"
     ).fetchone()[0]
     con.close()
-    return url, json.loads(to_json(query.inlinks(merged["db"], url, None)))
+    return url, json.loads(to_json(inlinks.inlinks(merged["db"], url, None)))
 
 
 def _cli(*args: str) -> tuple[int, str]:

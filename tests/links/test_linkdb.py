@@ -10,7 +10,7 @@ import threading
 import pyarrow.compute as pc
 import pytest
 
-from lib.links import entries, query, store
+from lib.links import entries, inlinks, linkdb
 from lib.links.urls import BadUrl
 from lib.pages import exclusions as excl_mod
 from lib.pages.weburls import normalize_url
@@ -22,9 +22,9 @@ from tests.links.conftest import norm as _norm
 
 def _all(db: str, days: int | None, until: dt.date) -> dict[tuple[str, str], dict]:
     """Every link of the database over a window, by (target, source) URL, through the SQL the look-ups use."""
-    state = store.read_state(db)
-    win = query.window(state, days, until)
-    files = [f for q in range(state["parts"]) for f in store.files(db, state, q)]
+    state = linkdb.read_state(db)
+    win = inlinks.window(state, days, until)
+    files = [f for q in range(state["parts"]) for f in linkdb.files(db, state, q)]
     con = entries.connect()
     rows = con.sql(entries.window_sql(files, win["first"], win["last"])).to_arrow_table().to_pylist()
     con.close()
@@ -44,8 +44,8 @@ def test_nights_merged_equal_the_fold_over_every_window(days, merged):
     db, s = merged["db"], merged["summary"]
     tables = {d: t for d, (t, _) in days.items()}
     last = max(days)
-    state = store.read_state(db)
-    assert store.merged_days(state) == sorted(days) and len(state["runs"]) <= 3  # runs merged as they grow
+    state = linkdb.read_state(db)
+    assert linkdb.merged_days(state) == sorted(days) and len(state["runs"]) <= 3  # runs merged as they grow
     assert s["links"] > 5_000
     for window, first in ((None, None), (2, sorted(days)[-2]), (1, last)):
         got = _all(db, window, dt.date.fromisoformat(last))
@@ -63,7 +63,7 @@ def test_inlinks_of_a_url_over_the_window(days, merged):
     for dst, _ in want:
         targets[dst] = targets.get(dst, 0) + 1
     top = max(targets, key=lambda u: (targets[u], u))
-    got = query.inlinks(db, top, days=None)
+    got = inlinks.inlinks(db, top, days=None)
     assert got["normalized"] == top and got["totals"]["links"] == targets[top]
     mine = {normalize_url(r["src_url"]): r for r in got["inlinks"]}
     for (dst, src), w in want.items():
@@ -82,14 +82,14 @@ def test_inlinks_of_a_url_over_the_window(days, merged):
                 counted[a] = counted.get(a, 0) + 1
     assert {a["text"]: a["sources"] for a in got["anchors"]} == counted
     # a window longer than the history: answered with the whole history and a note
-    long = query.inlinks(db, top, days=400)
+    long = inlinks.inlinks(db, top, days=400)
     assert "longer than the history" in long["window"]["note"] and long["totals"] == got["totals"]
     with pytest.raises(BadUrl, match="not an http"):
-        query.inlinks(db, "ftp://example.com/", days=None)
+        inlinks.inlinks(db, "ftp://example.com/", days=None)
     with pytest.raises(BadUrl, match="cannot normalise"):
-        query.inlinks(db, "http://[::1/", days=None)
-    with pytest.raises(query.BadInput):
-        query.parse_window("-3")
+        inlinks.inlinks(db, "http://[::1/", days=None)
+    with pytest.raises(inlinks.BadInput):
+        inlinks.parse_window("-3")
 
 
 def test_rerun_and_crash_leave_what_single_runs_give(days, tmp_path):
@@ -107,7 +107,7 @@ def test_rerun_and_crash_leave_what_single_runs_give(days, tmp_path):
     con = entries.connect()
     entries.day_run(con, [days[names[0]][1]], "2026-02-01", f"{db}/day=2026-02-01-deadbeef0000", 4)
     con.close()
-    assert "2026-02-01" not in store.merged_days(store.read_state(db))
+    assert "2026-02-01" not in linkdb.merged_days(linkdb.read_state(db))
     _merge(db, names[2], days[names[2]][1], urldb)  # an idempotent re-run of the newest day, which sweeps
     assert _all(db, None, dt.date.fromisoformat(names[-1])) == _fold(tables, None, names[-1])
     assert not (tmp_path / "linkdb" / "day=2026-02-01-deadbeef0000").exists()
@@ -121,14 +121,14 @@ def test_runs_that_meet_lose_nothing_and_purge_removes_a_url(days, tmp_path):
         t.start()
     for t in threads:
         t.join()
-    assert store.merged_days(store.read_state(db)) == names
+    assert linkdb.merged_days(linkdb.read_state(db)) == names
     tables = {d: days[d][0] for d in names}
     before = _all(db, None, dt.date.fromisoformat(names[-1]))
     assert before == _fold(tables, None, names[-1])
     host = pc.value_counts(days[names[0]][0].column("dst_host")).to_pylist()
     host = max(host, key=lambda v: (v["counts"], v["values"]))["values"]  # the most linked-to host
     rules = excl_mod.Exclusions([excl_mod.parse_rule({"host": host})])
-    with store.lock(urldb, "purge", 30):
+    with linkdb.lock(urldb, "purge", 30):
         r = purge_linkdb(db, rules)
     assert r["rows"] > 0
     after = _all(db, None, dt.date.fromisoformat(names[-1]))

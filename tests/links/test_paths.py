@@ -15,7 +15,7 @@ import pytest
 
 from lib.catalogue.__main__ import main as cli
 from lib.catalogue.query import to_json
-from lib.links import paths, query
+from lib.links import inlinks, paths
 from lib.links.urls import BadUrl, checked
 from tests.links.conftest import HOSTS, fold
 
@@ -150,7 +150,7 @@ def test_host_paths_are_shortest_in_the_windows_host_graph(merged, days, capsys)
         paths.request(merged["root"], s, lonely, "all", None, level="host")
     assert cli(["--root", merged["root"], "path", s, lonely, "--hosts", "--window", "all"]) == 1
     assert "no path from host" in capsys.readouterr().err
-    with pytest.raises(query.BadInput, match="level must be url or host"):
+    with pytest.raises(inlinks.BadInput, match="level must be url or host"):
         paths.request(merged["root"], s, t, "all", None, level="domain")
     with pytest.raises(BadUrl, match="no host"):
         paths.request(merged["root"], "http://", t, "all", None, level="host")

@@ -31,7 +31,7 @@ def test_every_page_gets_its_texts_signature_or_null_when_too_short(corpus, tmp_
     judged = [p for p in pages if len(tokens(p["plain_text"] or "")) - 4 >= MIN_SHINGLES]
     short = [p for p in pages if p not in judged]
     # the real files hold both kinds: 35 judged and 3 too short since listings keep their items' titles
-    # (lib/html/listing.py; one short listing page became long enough to judge)
+    # (lib/html/link_listings.py; one short listing page became long enough to judge)
     assert len(judged) > 20 and len(short) >= 3
     assert all(p["minhash"] is None for p in short)
     assert [p["minhash"] for p in judged] == [ref.signature(p["plain_text"]) for p in judged]

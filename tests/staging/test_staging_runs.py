@@ -1,4 +1,4 @@
-"""Staging of the URL database and of a run's logs (lib/staging/runs.py) to iRODS (the recording
+"""Staging of the URL database and of a run's logs (lib/staging/urldb_and_logs.py) to iRODS (the recording
 fake; a live server when IRODS_ENVIRONMENT_FILE is set) and a filesystem: checksums registered
 and verified, the state file committed after the files it names, stale versions removed after
 it, and a re-stage that transfers nothing. The real database and logs of a nightly run are
@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-import lib.staging.runs as runs
+import lib.staging.urldb_and_logs as runs
 from lib.orchestration.stage_outputs import stage_logs
 from lib.staging import StagingError
 from tests.staging.fake_irods import FakeIrods, sha2

@@ -383,7 +383,7 @@ typedef struct {
     int item;  /* one of boilerplate.TEASER_TAGS */
     int root;  /* ROOT_IN: a content root (roots.content_roots), ROOT_ABOVE: an ancestor of one */
     uint32_t own, ownlinks;  /* visible and link chars outside boilerplate blocks (is_boilerplate judges them) */
-    uintptr_t tag;  /* its tag (an item of a list of items has its siblings' tag: lib/html/listing.py) */
+    uintptr_t tag;  /* its tag (an item of a list of items has its siblings' tag: lib/html/link_listings.py) */
     int lead;  /* its first visible text is link text */
     int keep;  /* KEEP_ITEM, KEEP_LIST: listing keeps it whatever rule marks it */
 } stat_t;
@@ -670,7 +670,7 @@ static int content_roots(stats_t *st) {
     return 1;
 }
 
-/* ------------------------------------------------------------------ listings (lib/html/listing.py) */
+/* ------------------------------------------------------------------ listings (lib/html/link_listings.py) */
 /* listing.is_item_list: LIST_N children or more with text, all of one tag of LIST_TAGS,
  * LIST_LED_NUM/LIST_LED_DEN of them led by a link, LIST_TITLE link chars a led one, none holding half
  * of its chars, 1/LIST_CLEAN_DEN of its text outside links */

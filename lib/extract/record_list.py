@@ -1,6 +1,6 @@
 """List the records of archives as extract input lines (url, file, offset, length).
 
-    python -m lib.extract.listing [--types response,resource] [--root DIR] FILE... > list.tsv
+    python -m lib.extract.record_list [--types response,resource] [--root DIR] FILE... > list.tsv
 
 Walks each file once with the project's own reader (``lib.warc.records``: compression and
 WARC/ARC sniffed from the bytes, as preprocess does), so the offsets are exactly those
@@ -40,7 +40,7 @@ def record_ranges(uri: str) -> Iterator[RecordRange]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m lib.extract.listing", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m lib.extract.record_list", description=__doc__.split("\n")[0])
     p.add_argument("files", nargs="+")
     p.add_argument("--types", default="response,resource,revisit", help="record types to list (comma-separated)")
     p.add_argument("--root", help="write archive paths relative to this folder")

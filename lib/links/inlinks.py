@@ -1,4 +1,4 @@
-"""What links point to a URL, over a window of days (the link database, lib.links.store).
+"""What links point to a URL, over a window of days (the link database, lib.links.linkdb).
 
 A window is the last N merged days up to a day (default: the newest merged day), or all time.
 The default, :data:`DEFAULT_WINDOW` days, is what Common Crawl's host graphs span (about three
@@ -16,7 +16,7 @@ from typing import Any
 import duckdb
 
 from lib.errors import DailysliceError, UsageError
-from lib.links import entries, store
+from lib.links import entries, linkdb
 from lib.links.urls import checked, key
 
 DEFAULT_WINDOW = 90
@@ -59,7 +59,7 @@ def parse_day(text: str | None) -> dt.date | None:
 def window(state: dict[str, Any], days: int | None, until: dt.date | None = None) -> dict[str, Any]:
     """The window's ``first`` (None: all time) and ``last`` day, and what the answer says about it:
     the history it was cut from, and a ``note`` when it is longer than that history."""
-    history = store.merged_days(state)
+    history = linkdb.merged_days(state)
     if not history:
         raise NoLinks("the link database holds no day yet")
     oldest, newest = dt.date.fromisoformat(history[0]), dt.date.fromisoformat(history[-1])
@@ -84,9 +84,9 @@ def window(state: dict[str, Any], days: int | None, until: dt.date | None = None
 
 def open_db(db: str) -> dict[str, Any]:
     """The link database's state; :class:`NoLinks` when there is none at ``db``."""
-    if not os.path.isdir(db) or not os.path.exists(os.path.join(db, store.versioned.POINTER)):
+    if not os.path.isdir(db) or not os.path.exists(os.path.join(db, linkdb.versioned.POINTER)):
         raise NoLinks(f"no link database at {db} (the catalogue job merges one with --links)")
-    return store.read_state(db)
+    return linkdb.read_state(db)
 
 
 def inlinks(
@@ -100,7 +100,7 @@ def inlinks(
         state = open_db(db)
         win = window(state, days, until)
         uid, q = key(nurl, state["parts"])
-        sql = entries.window_sql(store.files(db, state, q), win["first"], win["last"], f"dst_id = '{uid}'")
+        sql = entries.window_sql(linkdb.files(db, state, q), win["first"], win["last"], f"dst_id = '{uid}'")
         con = entries.connect(1, "256MB")
         try:
             rows = con.sql(f"SELECT * FROM ({sql}) ORDER BY last_seen DESC, src_url").to_arrow_table().to_pylist()
@@ -135,7 +135,7 @@ def inlinks(
 
 def db_of(root: str) -> str:
     """The link database of a bucket root (``ROOT/linkdb``)."""
-    return os.path.join(root, store.FOLDER)
+    return os.path.join(root, linkdb.FOLDER)
 
 
 def request(root: str, url: str | None, window: str | int | None, until: str | None, limit: int = MAX_ROWS) -> dict:
