@@ -45,6 +45,7 @@ STAGES = {
     "purge",
     "ondemand",
     "links",
+    "community",
 }
 #: rank of each layer: an import may only go to the same rank or a lower one
 RANK = {"base": 0, "format": 1, "stage": 2, "jobs": 3}
