@@ -184,6 +184,6 @@ def check_upload(folder: str, work: str, used: int, quota: int | None) -> Check:
             check.reasons.append(f"{rel}: sha256 {digest} differs from the manifest's {entry['sha256']}")
             continue
         check.reasons += CHECKS[entry["kind"]](local, rel)
-    if not check.ok:
+    if check.reasons:  # no half-checked copy is left for anyone to publish
         shutil.rmtree(work, ignore_errors=True)
     return check
