@@ -22,7 +22,7 @@ import json
 import os
 import shutil
 import tempfile
-from typing import Any
+from typing import Any, Callable
 
 from lib.community.access import COMMUNITY, INCOMING, PARTIES_FILE, PUBLISHED, VERDICTS, check_party
 from lib.community.uploads import MANIFEST, check_upload, safe_path
@@ -107,7 +107,15 @@ def verdicts(root: str, party: str) -> dict[str, dict[str, Any]]:
     return out
 
 
-def process_upload(root: str, party: str, upload: str, quota: int | None) -> dict[str, Any]:
+#: called with an accepted upload's checked local folder (``_SUCCESS`` in it), its party and id, after
+#: it is published and before its verdict: the copies replication asks for (``dailyslice community
+#: validate --datacenters``); if it fails, no verdict is written and the next run does it all again
+Replicate = Callable[[str, str, str], Any]
+
+
+def process_upload(
+    root: str, party: str, upload: str, quota: int | None, replicate: Replicate | None = None
+) -> dict[str, Any]:
     """Check one upload and publish it or refuse it (module doc); returns the verdict written."""
     if not safe_path(upload) or "/" in upload:
         raise ValueError(f"upload id {upload!r}: one path part, not starting with '_'")
@@ -133,6 +141,8 @@ def process_upload(root: str, party: str, upload: str, quota: int | None) -> dic
             with open(os.path.join(work, layout.SUCCESS), "w") as f:
                 f.write(verdict["checked_at"] + "\n")
             storage.upload_tree(work, _folder(root, party, PUBLISHED, upload))
+            if replicate is not None:
+                verdict["staged"] = replicate(work, party, upload)
     storage.write_bytes(_folder(root, party, VERDICTS, f"{upload}.json"), json.dumps(verdict, indent=1).encode())
     if check.ok:
         _delete_tree(incoming)
@@ -154,13 +164,13 @@ def pending(root: str, party: str) -> list[str]:
     return out
 
 
-def process_all(root: str, only: str | None = None) -> list[dict[str, Any]]:
+def process_all(root: str, only: str | None = None, replicate: Replicate | None = None) -> list[dict[str, Any]]:
     """Every pending upload of every registered party (``only``: one party); the verdicts written."""
     parties = load_parties(root)
     if only is not None and only not in parties:
         raise ConfigError(f"party {only!r} is not registered in {community_root(root)}/{PARTIES_FILE}")
     return [
-        process_upload(root, party, upload, spec["quota_bytes"])
+        process_upload(root, party, upload, spec["quota_bytes"], replicate)
         for party, spec in sorted(parties.items())
         if only in (None, party)
         for upload in pending(root, party)

@@ -88,6 +88,37 @@ def stage_replicated(
     return out
 
 
+def stage_to_holders(
+    local: str,
+    cfg: dict[str, Any],
+    own: str,
+    kind: str,
+    sub: str,
+    endpoint: Callable[[dict[str, Any]], AbstractContextManager[Any]] = lambda spec: nullcontext(),
+) -> dict[str, Any]:
+    """One finished local folder of an undated ``kind`` (``public/<id>``, ``community/<party>/...``)
+    mirrored to ``<target>/<sub>`` of every holder of the kind: ``{"own": report | None,
+    "replicas": {dc: report}}`` (``own`` None: the rule leaves this data center's target out)."""
+    out: dict[str, Any] = {"own": None, "replicas": {}}
+    holders = (cfg.get("replication") or {}).get(kind) or [{"dc": own, "staging": cfg["staging"]}]
+    for h in sorted(holders, key=lambda h: h["dc"] != own):
+        spec = h["staging"]
+        with endpoint(spec):
+            if spec["type"] == "slices":
+                report = publish_tree(local, spec["config"], sub)
+            else:
+                target = make_target(spec, sub)
+                try:
+                    report = stage_tree(local, target).as_dict()
+                finally:
+                    getattr(target, "close", lambda: None)()
+        if h["dc"] == own:
+            out["own"] = report
+        else:
+            out["replicas"][h["dc"]] = report
+    return out
+
+
 def stage_logs(
     marker: dict[str, Any] | None, sub: dict[str, Any], spec: dict[str, Any], day: dt.date
 ) -> dict[str, Any]:

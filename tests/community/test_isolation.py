@@ -38,7 +38,7 @@ def server(tmp_path_factory):
             srv.shell(f"s3.configure -user {party} -access_key {key} -secret_key {secret} -actions {actions} -apply")
         yield srv
     finally:
-        srv.stop()
+        srv.kill()  # SeaweedFS takes ~25 s to leave after SIGTERM; its data folder is the test's
 
 
 def _client(server: SeaweedS3, key: tuple[str, str]):

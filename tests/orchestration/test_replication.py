@@ -154,3 +154,31 @@ def test_the_exchange_reads_a_partner_from_the_copy_it_holds(tmp_path) -> None:
     not_held = load_config(_config(tmp_path, {"index": ["dc-b", "dc-c"]}, dc_a=dc_a))["dc-a"]
     assert exchange_partners(not_held, "dc-a") == partners
     assert exchange_partners(load_config(_config(tmp_path, None, dc_a=dc_a))["dc-a"], "dc-a") == partners
+
+
+def test_community_uploads_are_staged_to_the_holders_of_community_and_compared(tmp_path, capsys) -> None:
+    from lib.community.__main__ import main as community
+    from tests.community.helpers_uploads import make_upload, register
+
+    config = _config(tmp_path, {"community": ["dc-a", "dc-c"]})
+    root = tmp_path / "bucket-a"
+    register(root, {"alpha": None})
+    manifest = make_upload(root / "community" / "alpha" / "incoming" / "u1")
+    argv = ["validate", "--root", str(root), "--json", "--datacenters", config, "--data-center", "dc-a"]
+    assert community(argv) == 0
+    (verdict,) = json.loads(capsys.readouterr().out)
+    assert verdict["status"] == "accepted" and sorted(verdict["staged"]["replicas"]) == ["dc-c"]
+    sub = pathlib.Path("community/alpha/published/u1")
+    own, held = tmp_path / "archive" / "dc-a" / sub, tmp_path / "archive" / "dc-c" / "_replicas" / "dc-a" / sub
+    for folder in (own, held):
+        assert sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()) == sorted(
+            [*manifest["files"], "_manifest.json", "_SUCCESS"]
+        )
+    assert not (tmp_path / "archive" / "dc-b").exists()  # not a holder
+    cfgs = load_config(config)
+    assert [(r["kind"], r["state"]) for r in replicas.check_replicas(cfgs, [DAY])] == [("community", "consistent")]
+    (held / "graph" / "edges.parquet").write_bytes(b"changed")
+    (row,) = replicas.check_replicas(cfgs, [DAY])
+    assert (row["state"], list(row["differs"])) == ("differs", ["alpha/published/u1/graph/edges.parquet"])
+    assert community([*argv[:-1], "dc-q"]) == 2
+    assert "--data-center 'dc-q': not a data center" in capsys.readouterr().err
