@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import pathlib
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from lib.community import publish
 from lib.community.__main__ import main
+from lib.community.uploads import GRAPH_COLUMNS
 from lib.errors import ConfigError
 from tests.community.helpers_uploads import make_upload, register, write_manifest
 
@@ -54,8 +58,6 @@ def test_a_malformed_ciff_is_refused_with_the_validators_position(tmp_path) -> N
     register(tmp_path, {"alpha": None})
     folder = _incoming(tmp_path, "alpha", "u3")
     make_upload(folder)
-    import gzip
-
     ciff = folder / "ciff" / "index-0.ciff.gz"
     raw = gzip.decompress(ciff.read_bytes())
     ciff.write_bytes(gzip.compress(raw[:-3]))  # the last document record cut short
@@ -148,4 +150,19 @@ def test_the_command_line_and_bad_party_config(tmp_path, capsys) -> None:
         "Read:crawl/community/alpha/*",
         "List:crawl/community/alpha/*",
         "Write:crawl/community/alpha/incoming/*",
+    ]
+
+
+def test_a_known_column_of_another_type_and_bad_edges_are_refused(tmp_path) -> None:
+    register(tmp_path, {"alpha": None})
+    folder = _incoming(tmp_path, "alpha", "u8")
+    make_upload(folder)
+    pq.write_table(pa.table({"id": ["x"], "warc_ip": [17]}), folder / "metadata" / "metadata-0.parquet")
+    pq.write_table(pa.table({"src_url": ["a"], "weight": [1.0]}), folder / "graph" / "edges.parquet")
+    write_manifest(folder)
+    reasons = _refused(tmp_path, "alpha", "u8")["reasons"]
+    assert reasons == [
+        "graph/edges.parquet: missing column dst_url",
+        f"graph/edges.parquet: unknown column(s) weight (edges have {', '.join(GRAPH_COLUMNS)})",
+        "metadata/metadata-0.parquet: column warc_ip is int64, the metadata schema says string",
     ]
