@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 from lib.community.access import COMMUNITY, INCOMING, PARTIES_FILE, PUBLISHED, VERDICTS, check_party
 from lib.community.uploads import MANIFEST, check_upload, safe_path
-from lib.errors import ConfigError
+from lib.errors import ConfigError, UsageError
 from lib.store import layout, s3, storage
 
 
@@ -117,8 +117,8 @@ def process_upload(
     root: str, party: str, upload: str, quota: int | None, replicate: Replicate | None = None
 ) -> dict[str, Any]:
     """Check one upload and publish it or refuse it (module doc); returns the verdict written."""
-    if not safe_path(upload) or "/" in upload:
-        raise ValueError(f"upload id {upload!r}: one path part, not starting with '_'")
+    if not _upload_id(upload):
+        raise UsageError(f"upload id {upload!r}: one path part, not starting with '_' or '.'")
     incoming = _folder(root, party, INCOMING, upload)
     published = published_uploads(root, party)
     with tempfile.TemporaryDirectory(prefix=f"community-{party}-") as tmp:
@@ -133,6 +133,7 @@ def process_upload(
             "reasons": check.reasons,
             "manifest_sha256": check.manifest_sha256,
             "bytes": check.bytes,
+            "quota_bytes": quota,
             "checked_at": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         }
         if check.ok:
@@ -149,17 +150,25 @@ def process_upload(
     return verdict
 
 
-def pending(root: str, party: str) -> list[str]:
-    """The party's uploads whose manifest has no verdict yet (module doc)."""
+def _upload_id(name: str) -> bool:
+    return safe_path(name) and "/" not in name and not name.startswith(".")
+
+
+def pending(root: str, party: str, quota: int | None = None) -> list[str]:
+    """The party's uploads to check: a manifest no verdict names by its sha256, or one refused under
+    another quota than ``quota`` (raised or lowered since). A folder named ``_…`` or ``.…`` is not an
+    upload; one without its manifest is still being written."""
     base = _folder(root, party, INCOMING)
-    done = {u: v.get("manifest_sha256") for u, v in verdicts(root, party).items()}
+    done = verdicts(root, party)
     out = []
     for upload in _subfolders(base):
         uri = storage.join(base, upload, MANIFEST)
-        raw = storage.read_bytes(uri) if storage.exists(uri) else None
-        if raw is None:
-            continue  # still uploading: the manifest comes last
-        if done.get(upload) != hashlib.sha256(raw).hexdigest():
+        if not _upload_id(upload) or not storage.exists(uri):
+            continue
+        v = done.get(upload) or {}
+        if v.get("manifest_sha256") != hashlib.sha256(storage.read_bytes(uri)).hexdigest() or (
+            v["status"] == "refused" and v.get("quota_bytes") != quota
+        ):
             out.append(upload)
     return out
 
@@ -173,7 +182,7 @@ def process_all(root: str, only: str | None = None, replicate: Replicate | None 
         process_upload(root, party, upload, spec["quota_bytes"], replicate)
         for party, spec in sorted(parties.items())
         if only in (None, party)
-        for upload in pending(root, party)
+        for upload in pending(root, party, spec["quota_bytes"])
     ]
 
 
@@ -192,5 +201,5 @@ def party_state(root: str, party: str) -> dict[str, Any]:
         "refused": [
             {"upload": u, "checked_at": v["checked_at"], "reasons": v["reasons"]} for u, v in sorted(refused.items())
         ],
-        "pending": pending(root, party),
+        "pending": pending(root, party, (parties.get(party) or {}).get("quota_bytes")),
     }

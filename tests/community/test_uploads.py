@@ -108,6 +108,10 @@ def test_the_quota_refuses_an_upload_that_would_exceed_it(tmp_path) -> None:
     ]
     state = publish.party_state(str(tmp_path), "beta")
     assert [r["upload"] for r in state["refused"]] == ["u2"] and state["pending"] == []
+    assert publish.process_all(str(tmp_path)) == []  # refused under this quota: not checked again
+    register(tmp_path, {"beta": 2 * size})  # the operator raises the quota: checked again, accepted
+    assert [(v["upload"], v["status"]) for v in publish.process_all(str(tmp_path))] == [("u2", "accepted")]
+    assert publish.party_state(str(tmp_path), "beta")["used_bytes"] == 2 * size
 
 
 def test_an_upload_without_its_manifest_waits_and_a_published_id_cannot_change(tmp_path) -> None:
