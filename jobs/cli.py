@@ -25,6 +25,7 @@ COMMANDS = {
     "extract": ("jobs.extract", "copy records out of archives by offset/length"),
     "webgraph": ("lib.links.__main__", "host and domain graphs of a window of the link database, with their ranks"),
     "on-demand": ("jobs.ondemand", "a request folder (on_demand/<id>) -> a published sub-index (public/<id>)"),
+    "community": ("lib.community.__main__", "check and publish community parties' uploads; a party's S3 permissions"),
     "exchange": ("jobs.exchange", "merge partner data centers' links into a day's in-links"),
     "purge": ("jobs.purge", "apply the exclusion list to published days (take-downs)"),
     "demo": ("jobs.demo", "sample crawl -> the whole pipeline -> the service, locally"),

@@ -46,6 +46,7 @@ STAGES = {
     "ondemand",
     "links",
     "neardup",
+    "community",
 }
 #: rank of each layer: an import may only go to the same rank or a lower one
 RANK = {"base": 0, "format": 1, "stage": 2, "jobs": 3}

@@ -1,6 +1,7 @@
 """The data-center config file (``datacenters.yaml``): one DAG per entry.
 
-``defaults`` are merged (deeply) under every data center's own settings. The file is
+``defaults`` are merged (deeply) under every data center's own settings; ``replication`` (top level)
+says which data centers hold a copy of each kind of folder (:mod:`lib.orchestration.replication`). The file is
 ``$DAILYSLICE_DATACENTERS`` if set, else ``airflow/dags/datacenters.yaml`` of this checkout.
 """
 
@@ -12,6 +13,7 @@ import os
 from typing import Any
 
 from lib.errors import ConfigError
+from lib.orchestration.replication import attach, parse_rules
 
 PROJECT_HOME = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DAGS_DIR = os.path.join(PROJECT_HOME, "airflow", "dags")
@@ -143,4 +145,7 @@ def load_config(path: str | None = None) -> dict[str, dict[str, Any]]:
         cfg["venv"] = cfg["venv"] or os.path.join(cfg["project_home"], ".venv")
         cfg["log_dir"] = cfg["log_dir"] or os.path.join(cfg["output_root"], "logs")
         out[str(name)] = cfg
+    # replication per folder (lib/orchestration/replication.py): a rule naming an unknown data center,
+    # or a target that cannot hold copies, fails the load here, before any DAG is built
+    attach(out, parse_rules(raw.get("replication"), list(out), path), path)
     return out

@@ -16,7 +16,14 @@ unrecorded     published by a release that kept no input record                 
 
     python -m lib.orchestration.days --root s3://crawl-dc1 [--output-root ROOT] [--end DAY] [--days 7] [--json]
 
-Exit 0 when no day needs a run, 1 when one does (its name and reason are printed), 2 on usage.
+    python -m lib.orchestration.days ... --datacenters airflow/dags/datacenters.yaml
+
+With ``--datacenters``, the copies that the file's ``replication`` rules ask for are compared too
+(:mod:`lib.orchestration.replicas`): each replicated folder of the window (and each undated one)
+whose copies are missing or differ by checksum is reported.
+
+Exit 0 when no day needs a run and no copy is missing or differs, 1 otherwise (each is printed),
+2 on usage.
 
 The nightly DAG runs the same check itself (its ``catch_up`` task,
 :func:`lib.orchestration.nightly.catch_up_days`); :func:`plan_catch_up` is its choice of which days to
@@ -32,6 +39,9 @@ import json
 import sys
 from typing import Any, Callable
 
+from lib.errors import ConfigError
+from lib.orchestration import replicas
+from lib.orchestration.datacenters import load_config
 from lib.preprocess.input_manifest import compare, entries
 from lib.store import layout, storage
 from lib.warc.records import ARCHIVE_SUFFIXES
@@ -177,18 +187,38 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--days", type=int, default=7, help="days in the window (default 7)")
     p.add_argument("--json", action="store_true", help="one JSON document instead of a table")
+    p.add_argument(
+        "--datacenters",
+        help="data-center config (datacenters.yaml): also compare the copies its replication rules ask for",
+    )
     a = p.parse_args(argv)
     if a.days < 1:
         p.error("--days must be at least 1")
+    cfgs = None
+    if a.datacenters:
+        try:
+            cfgs = load_config(a.datacenters)
+        except (ConfigError, OSError) as e:
+            p.error(str(e))
     rows = check_days(a.root, a.output_root, a.end, a.days)
     todo = [r["day"] for r in rows if r["state"] in NEEDS_RUN]
+    window = [dt.date.fromisoformat(r["day"]) for r in rows]
+    copies = replicas.check_replicas(cfgs, window) if cfgs else []
+    bad = [c for c in copies if c["state"] in replicas.PROBLEMS]
     if a.json:
-        print(json.dumps({"days": rows, "needs_run": todo}, indent=1))
+        doc: dict[str, Any] = {"days": rows, "needs_run": todo}
+        if cfgs:
+            doc["replication"] = {"folders": copies, "problems": len(bad)}
+        print(json.dumps(doc, indent=1))
     else:
         for r in rows:
             print(describe(r))
         print(f"{len(todo)} day(s) need a run" + (f": {', '.join(todo)}" if todo else ""))
-    return 1 if todo else 0
+        if cfgs:
+            for c in copies:
+                print(replicas.describe(c))
+            print(f"{len(bad)} replicated folder(s) with copies missing or different, of {len(copies)} checked")
+    return 1 if todo or bad else 0
 
 
 if __name__ == "__main__":

@@ -19,9 +19,10 @@ from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 from lib.orchestration import days as daycheck
 from lib.orchestration import slurm
 from lib.orchestration.exchange_task import exchange_outputs
+from lib.orchestration.replication import exchange_partners
 from lib.orchestration.runenv import day_of, nightly_day, s3_endpoint, s3_pressure_env
 from lib.orchestration.sizing import size_job
-from lib.orchestration.stage_outputs import stage_day, stage_logs
+from lib.orchestration.stage_outputs import stage_logs, stage_replicated
 from lib.orchestration.trigger import failed_marker_path
 from lib.preprocess.health import describe
 from lib.preprocess.input_manifest import compare
@@ -244,17 +245,19 @@ def check_day(n: Night, sub: dict[str, Any], event: dict[str, Any]) -> dict[str,
 def exchange_day(n: Night, marker: dict[str, Any], est: dict[str, Any]) -> dict[str, Any]:
     """Merge partner data centers' links into the day's index."""
     cfg, creds = n.cfg, n.creds
-    spec = cfg.get("exchange") or {}
+    # a partner whose index this data center holds a copy of is read from that copy (replication)
+    spec = {**(cfg.get("exchange") or {}), "partners": exchange_partners(cfg, n.dc)}
     with s3_endpoint(spec.get("endpoint"), creds):
         return exchange_outputs(spec, marker["outputs"], est["date"], cfg.get("exclusions"))
 
 
 def stage_outputs(n: Night, marker: dict[str, Any], est: dict[str, Any]) -> dict[str, Any]:
-    """Mirror the day's outputs and the URL database to the staging target."""
+    """Mirror the day's outputs and the URL database to the staging target, and to every other
+    data center that holds a copy of their kind (``replication``: lib/orchestration/replication.py)."""
     cfg, creds = n.cfg, n.creds
-    spec = cfg["staging"]
-    with s3_endpoint(spec.get("endpoint"), creds):
-        return stage_day(marker, spec, dt.date.fromisoformat(est["date"]))
+    return stage_replicated(
+        marker, cfg, n.dc, dt.date.fromisoformat(est["date"]), lambda spec: s3_endpoint(spec.get("endpoint"), creds)
+    )
 
 
 def stage_run_logs(n: Night, sub: dict[str, Any], est: dict[str, Any]) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 from lib.orchestration import ondemand_requests, slurm
 from lib.orchestration.dag_factory import SlurmJobSensor, start_date
 from lib.orchestration.runenv import s3_credentials_env, s3_endpoint
+from lib.orchestration.stage_outputs import stage_to_holders
 from lib.orchestration.trigger import failed_marker_path
 from lib.store import layout
 
@@ -123,11 +124,18 @@ def build_ondemand_dag(dc: str, cfg: dict[str, Any]) -> DAG:
 
         @task
         def stage(marker: dict[str, Any], sub: dict[str, Any]) -> dict[str, Any]:
-            spec = cfg["staging"]
-            with s3_endpoint(spec.get("endpoint"), creds):
-                report = ondemand_requests.stage_request(marker["outputs"]["public"], spec, sub["id"])
-            log.info("staged %s -> %s", marker["outputs"]["public"], report)
-            return {"request": sub["id"], "staged": report, "at": dt.datetime.now(dt.timezone.utc).isoformat()}
+            # to every data center holding a copy of public/ (replication), each with its endpoint
+            held = stage_to_holders(
+                marker["outputs"]["public"],
+                cfg,
+                dc,
+                "public",
+                f"{ondemand_requests.PUBLIC}/{sub['id']}",
+                lambda spec: s3_endpoint(spec.get("endpoint"), creds),
+            )
+            log.info("staged %s -> %s", marker["outputs"]["public"], held)
+            out = {"request": sub["id"], "staged": held["own"], "at": dt.datetime.now(dt.timezone.utc).isoformat()}
+            return {**out, "replicas": held["replicas"]} if held["replicas"] else out
 
         req = pick()
         sub = submit(req)  # type: ignore[arg-type]  # airflow stub: a @task takes XComArgs

@@ -13,8 +13,7 @@ import shlex
 from typing import Any
 
 from lib.orchestration import slurm
-from lib.placement.publish import publish_tree
-from lib.staging import make_target, stage_tree
+from lib.orchestration.stage_outputs import stage_to_holders
 
 ON_DEMAND = "on_demand"
 PUBLIC = "public"
@@ -70,11 +69,4 @@ def request_id(folder: str) -> str:
 def stage_request(public: str, spec: dict[str, Any], rid: str) -> dict[str, Any]:
     """Mirror the published ``public/<id>/`` to ``<target>/public/<id>`` as a day's output is
     staged (checksum-verified, only what changed; or spread over the SWAP slices)."""
-    sub = f"{PUBLIC}/{rid}"
-    if spec["type"] == "slices":
-        return publish_tree(public, spec["config"], sub)
-    target = make_target(spec, sub)
-    try:
-        return stage_tree(public, target).as_dict()
-    finally:
-        getattr(target, "close", lambda: None)()
+    return stage_to_holders(public, {"staging": spec}, "own", PUBLIC, f"{PUBLIC}/{rid}")["own"]

@@ -8,7 +8,8 @@ import json
 import logging
 import os
 import tempfile
-from typing import Any
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any, Callable
 
 from lib.placement.publish import publish_tree
 from lib.staging import make_target, stage_tree
@@ -48,6 +49,73 @@ def stage_day(marker: dict[str, Any], spec: dict[str, Any], day: dt.date) -> dic
     if marker.get("urldb"):
         out[layout.URLDB] = stage_urldb(marker["urldb"], spec)
         log.info("staged %s -> %s", marker["urldb"], out[layout.URLDB])
+    return out
+
+
+def stage_replicated(
+    marker: dict[str, Any],
+    cfg: dict[str, Any],
+    own: str,
+    day: dt.date,
+    endpoint: Callable[[dict[str, Any]], AbstractContextManager[Any]] = lambda spec: nullcontext(),
+) -> dict[str, Any]:
+    """The day's outputs and URL database staged to every data center that holds a copy of their
+    kind (``cfg["replication"]``, :mod:`lib.orchestration.replication`): the own target's report as
+    :func:`stage_day` gives it, the other holders' under ``replicas`` by data center. A kind whose
+    rule leaves the own data center out is not staged to its target. ``endpoint(spec)``: the S3
+    settings of a holder's target for the block (the nightly task's ``s3_endpoint``)."""
+    kinds = dict(marker["outputs"])
+    if marker.get("urldb"):
+        kinds[layout.URLDB] = marker["urldb"]
+    plan: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+    for kind, src in kinds.items():
+        holders = (cfg.get("replication") or {}).get(kind) or [{"dc": own, "staging": cfg["staging"]}]
+        for h in holders:
+            spec, part = plan.setdefault(h["dc"], (h["staging"], {"outputs": {}}))
+            if kind == layout.URLDB:
+                part["urldb"] = src
+            else:
+                part["outputs"][kind] = src
+    out: dict[str, Any] = {}
+    for dc, (spec, part) in sorted(plan.items(), key=lambda item: item[0] != own):
+        with endpoint(spec):
+            report = stage_day(part, spec, day)
+        if dc == own:
+            out.update(report)
+        else:
+            out.setdefault("replicas", {})[dc] = report
+            log.info("replicated %s to %s: %s", sorted(report), dc, spec)
+    return out
+
+
+def stage_to_holders(
+    local: str,
+    cfg: dict[str, Any],
+    own: str,
+    kind: str,
+    sub: str,
+    endpoint: Callable[[dict[str, Any]], AbstractContextManager[Any]] = lambda spec: nullcontext(),
+) -> dict[str, Any]:
+    """One finished local folder of an undated ``kind`` (``public/<id>``, ``community/<party>/...``)
+    mirrored to ``<target>/<sub>`` of every holder of the kind: ``{"own": report | None,
+    "replicas": {dc: report}}`` (``own`` None: the rule leaves this data center's target out)."""
+    out: dict[str, Any] = {"own": None, "replicas": {}}
+    holders = (cfg.get("replication") or {}).get(kind) or [{"dc": own, "staging": cfg["staging"]}]
+    for h in sorted(holders, key=lambda h: h["dc"] != own):
+        spec = h["staging"]
+        with endpoint(spec):
+            if spec["type"] == "slices":
+                report = publish_tree(local, spec["config"], sub)
+            else:
+                target = make_target(spec, sub)
+                try:
+                    report = stage_tree(local, target).as_dict()
+                finally:
+                    getattr(target, "close", lambda: None)()
+        if h["dc"] == own:
+            out["own"] = report
+        else:
+            out["replicas"][h["dc"]] = report
     return out
 
 

@@ -35,6 +35,7 @@ from lib.serve.browse_api import browse_router
 from lib.serve.capture_api import capture_path, capture_router, record_finder
 from lib.serve.catalogue_api import catalogue_router
 from lib.serve.cdx_api import cdx_router
+from lib.serve.community_api import community_router
 from lib.serve.engine import MAX_K, MAX_QUERY_CHARS, MAX_RANGE_DAYS, Engine, check_query
 from lib.serve.errors import NotFound
 from lib.serve.files_api import files_router
@@ -256,6 +257,7 @@ def create_app(
         app.include_router(register_router(local, list(archive_roots or []), write_token))
         app.include_router(browse_router(local, list(archive_roots or [])))
     app.include_router(subindex_router(dict(roots)))
+    app.include_router(community_router(dict(roots)))
     return app
 
 

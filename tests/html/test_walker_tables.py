@@ -73,7 +73,9 @@ def test_a_walker_built_from_other_rules_is_not_used(monkeypatch):
     assert walk.slow_by_accident(walk.status())
 
 
-@pytest.mark.parametrize("module", ["boilerplate", "measure_walk", "roots", "maintext", "mainhtml", "headings", "content"])
+@pytest.mark.parametrize(
+    "module", ["boilerplate", "measure_walk", "roots", "maintext", "mainhtml", "headings", "content"]
+)
 def test_the_python_path_holds_the_rules_themselves(module):
     # a constant of the rules defined again in a module would be a second source
     mod = importlib.import_module(f"lib.html.{module}")
