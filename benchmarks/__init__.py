@@ -1,28 +1,9 @@
-"""Benchmarks, each run from the checkout root as ``python -m benchmarks.bench_xxx`` (docs/benchmarks.md)."""
+"""Benchmarks, each run from the checkout root as ``python -m benchmarks.bench_xxx`` (docs/benchmarks.md).
 
-import os
-import pathlib
-import sys
+What the scripts share: ``common`` (machine, load, timing, result files), ``report`` (docs/benchmarks.md
+generated from ``results/``), ``proctree`` (CPU and peak RSS of a process tree); the checkout, the work
+folder and a job's command line come from :mod:`devtools.jobcmd`, and the data they build (real-shaped
+days, heavy pages, cut corpora, load) from ``devtools/``, which the tests share.
+"""
 
-#: Where the scripts build their inputs and keep their outputs: benchmarks/work, or the folder
-#: in $DAILYSLICE_BENCH_WORK (benchmarks/smoke.py's small runs go there, so that no full-size run
-#: reuses what they built: several scripts keep a built day or index by folder name only).
-WORK = pathlib.Path(os.environ.get("DAILYSLICE_BENCH_WORK") or pathlib.Path(__file__).resolve().parent / "work")
-
-#: the checkout the scripts run from
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-
-
-def job_cmd(job: str, inp: object, out: object, cores: object, root: object = ROOT) -> list[str]:
-    """The start of ``jobs/{job}.py``'s command line: ``inp`` -> ``out`` on ``local[cores]`` (options follow);
-    ``root``: the checkout whose job runs (this one by default)."""
-    return [
-        sys.executable,
-        str(pathlib.Path(root) / "jobs" / f"{job}.py"),
-        "--input",
-        str(inp),
-        "--output",
-        str(out),
-        "--master",
-        f"local[{cores}]",
-    ]
+from devtools.jobcmd import ROOT, WORK, job_cmd  # noqa: F401  (re-exported: every script uses them)

@@ -5,7 +5,7 @@
 
 The collection (``--day``, repeatable; default ``real``):
 
-* ``real``: the postings of the real-shaped day of benchmarks/realday.py (``--copies`` copies of
+* ``real``: the postings of the real-shaped day of devtools/realday.py (``--copies`` copies of
   the shared samples), each cut (many small archives, few large ones) through jobs/preprocess.py
   and jobs/index.py (realday.day_index), the day's shards read back and joined into one
   collection (documents numbered shard after shard, each term's lists concatenated), the day's
@@ -215,7 +215,7 @@ def collections(args) -> list[tuple[str, list, int, str]]:
                 )
             )
             continue
-        from benchmarks import realday
+        from devtools import realday
 
         rd = realday.shared_day(args.copies, args.corpus)
         for cut in realday.CUTS:
@@ -241,7 +241,7 @@ def main(argv=None) -> int:
     ap.add_argument("--docs", type=int, default=20_000, help="documents of the synthetic collection")
     args = ap.parse_args(argv)
     if args.corpus is None:
-        from benchmarks import realday
+        from devtools import realday
 
         args.corpus = str(realday.CORPUS)
     found = collections(args)

@@ -50,7 +50,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("warc", nargs="?", help="a day's folder of archives (default: a copy of ../shared/corpus)")
     ap.add_argument("--night", type=int, default=0, metavar="PAIRS", help="night CPU with/without, PAIRS runs each")
-    ap.add_argument("--shape", help="the day's shape.json (benchmarks/realday), recorded with the figures")
+    ap.add_argument("--shape", help="the day's shape.json (devtools/realday), recorded with the figures")
     ap.add_argument("--cut", help="which cut of that day WARC is (small, large), recorded with the figures")
     args = ap.parse_args()
     spark = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()

@@ -7,7 +7,7 @@ Two data centers' days. Synthetic (the default): A has ``--pages`` pages with ``
 each (Zipf-like destinations over A's and B's hosts, repeated anchors); B the same size. B's
 outbound file holds its links to hosts B did not crawl (``--foreign`` of its links point to A's
 hosts). With ``--day real``, A's day is the web graph of the real-shaped day of
-benchmarks/realday.py (its large cut through jobs/preprocess.py and jobs/index.py with the graph:
+devtools/realday.py (its large cut through jobs/preprocess.py and jobs/index.py with the graph:
 the edges table is the same in both cuts, bench_cuts checks it), so A's links have real
 diversity; B has as many pages as A with A's mean links per page, and ``--foreign`` of them
 point into A, drawn from A's own edges (a real target of A's hosts with its real anchor, so
@@ -79,7 +79,7 @@ def _edges(rng: random.Random, dc: str, other: str, pages: int, links: int, fore
 def real_edges(copies: int, corpus: str, cores: int) -> tuple[pa.Table, str]:
     """A's edges: the graph of the real-shaped day's large cut (jobs/index.py, no anchor CIFFs),
     and the day's shape line."""
-    from benchmarks import realday
+    from devtools import realday
 
     rd = realday.shared_day(copies, corpus)
     pre = realday.preprocessed(rd, "large", cores)
@@ -159,7 +159,7 @@ def main() -> None:
     args = p.parse_args()
     rng = random.Random(5)
     if args.day == "real":
-        from benchmarks import realday
+        from devtools import realday
 
         ea, shape = real_edges(args.copies, args.corpus or str(realday.CORPUS), args.cores)
         eb = _partner_edges(rng, ea, args.foreign)

@@ -3,7 +3,7 @@
     python -m benchmarks.bench_extract [--copies 440] [--files 5] [--master local[2]]
     python -m benchmarks.bench_extract --day real [--real-copies 10]
 
-``--day real`` lists the response records of the real-shaped day of benchmarks/realday.py instead
+``--day real`` lists the response records of the real-shaped day of devtools/realday.py instead
 and runs the same measures on each of its two cuts (many small archives, few large ones), the
 day's shape printed beside each table.
 
@@ -149,7 +149,7 @@ def main(argv=None) -> int:
     p.add_argument("--corpus", default=None, help="--day real: the real samples (default ../shared/corpus)")
     args = p.parse_args(argv)
     if args.day == "real":
-        from benchmarks import realday
+        from devtools import realday
 
         rd = realday.cached_day(WORK / f"real-{args.real_copies}x", args.real_copies, args.corpus or realday.CORPUS)
         for cut in realday.CUTS:

@@ -20,7 +20,7 @@ Sets (each scored by its own method):
   kinds         tests/data/maintext_kinds (committed; the default ``--kinds``, or
                 ``$DAILYSLICE_MAINTEXT_KINDS``): forum threads, Q&A pages, listings and collections
                 from public repositories and the shared WARCs, labelled per docs/maintext-labelling.md
-                by benchmarks/label_maintext_kinds.py (its labels.jsonl; benchmarks/build_maintext_kinds.py
+                by devtools/label_maintext_kinds.py (its labels.jsonl; benchmarks/build_maintext_kinds.py
                 rebuilds the set from its sources). Word precision, recall and F1 per page (bags of lower-cased
                 ``\\w+`` words, the expected text against the extract), averaged over the pages of
                 each kind and over all pages.
@@ -34,7 +34,7 @@ settings of its own evaluation). ms per page is the median over the set's pages,
 With ours in the run, the cost of the opt-in ``main_html`` column (``--main-html``: the main
 content as structural HTML, written in the walk that writes the text) is measured too: ours with
 and without it, alternating page by page (3 rounds), on the ScrapingHub pages and on the heavy
-pages of benchmarks/data/heavy_pages.
+pages of tests/data/heavy_pages.
 """
 
 from __future__ import annotations
@@ -51,8 +51,8 @@ import sys
 import time
 from collections.abc import Callable
 
-from benchmarks import label_maintext_kinds as lab
 from benchmarks.common import load, write_result
+from devtools import label_maintext_kinds as lab
 from lib.html import walk
 from lib.html.charset import decode_html
 from lib.html.content import extract as ours_extract
@@ -122,8 +122,8 @@ def main_html_cost(title: str, pages: list[tuple[str, str, str]], rounds: int = 
 
 
 def heavy_pages() -> list[tuple[str, str, str]]:
-    """(key, url, html) of benchmarks/data/heavy_pages."""
-    folder = ROOT / "benchmarks" / "data" / "heavy_pages"
+    """(key, url, html) of tests/data/heavy_pages."""
+    folder = ROOT / "tests" / "data" / "heavy_pages"
     out = []
     with open(folder / "pages.tsv") as f:
         next(f)

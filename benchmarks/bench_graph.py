@@ -5,13 +5,13 @@
 
 1. Day (``--day``, repeatable; default ``real``):
 
-   * ``real``: the real-shaped day of benchmarks/realday.py (the shared samples and the heavy
+   * ``real``: the real-shaped day of devtools/realday.py (the shared samples and the heavy
      pages, ``--copies`` copies with renamed hosts: each copy links within itself, as many
      distinct link targets per link as the real sources), in both cuts (many small archives,
      few large ones), each cut through ``jobs/preprocess.py``; the day's shape is printed beside
      each figure;
    * ``heavy`` (an extra row: pages copied verbatim, so the same links repeat): ``--records``
-     real heavy pages (benchmarks/data/heavy_pages, each copy with its own URL, as
+     real heavy pages (tests/data/heavy_pages, each copy with its own URL, as
      benchmarks/bench_preprocess_peers.py builds them) through ``jobs/preprocess.py``;
      ``--scale N`` repeats the preprocessed files N times (each copy's URLs and links made
      distinct by a ``?d=K`` suffix), for the 10x day.
@@ -44,10 +44,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from benchmarks import WORK as BENCH_WORK
-from benchmarks import job_cmd, realday
+from benchmarks import job_cmd
 from benchmarks.bench_index import report, run_ours
 from benchmarks.bench_preprocess_peers import build_heavy
 from benchmarks.common import load, machine_text, timed_cmd, utc_now
+from devtools import realday
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 

@@ -3,7 +3,7 @@
     python -m benchmarks.bench_index [--docs 100000] [--words 500] [--cores 2]
     python -m benchmarks.bench_index --day real [--copies 10]   # the real-shaped day, both cuts
 
-``--day real`` indexes the real-shaped day of benchmarks/realday.py in both cuts against Anserini
+``--day real`` indexes the real-shaped day of devtools/realday.py in both cuts against Anserini
 with its per-language analyzers (bench_index_real's run, started as a process), its shape beside each figure.
 The default, ``--day own``, is the synthetic day below (large, but not real-shaped):
 
@@ -55,8 +55,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from benchmarks import WORK as BENCH_WORK
-from benchmarks import job_cmd, realday
+from benchmarks import job_cmd
 from benchmarks.common import load, machine_text, timed_cmd, utc_now, write_result
+from devtools import realday
 from lib.pages.schema import PAGE_SCHEMA
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent

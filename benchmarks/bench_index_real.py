@@ -4,7 +4,7 @@
     python -m benchmarks.bench_index_real --day own [--docs 30000]
 
 With ``--day real`` (the default), the pages are those of the real-shaped day of
-benchmarks/realday.py in both cuts (many small archives, few large ones), each cut through
+devtools/realday.py in both cuts (many small archives, few large ones), each cut through
 jobs/preprocess.py, the day's shape printed beside each figure; then 2-3 as below. ``--day own``
 (pages copied verbatim: an extra row):
 
@@ -41,7 +41,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from benchmarks import realday
 from benchmarks.bench_index import (
     WORK,
     _median_run,
@@ -53,6 +52,7 @@ from benchmarks.bench_index import (
     text_pool,
 )
 from benchmarks.common import load, machine_text, timed_cmd, utc_now
+from devtools import realday
 
 #: ISO 639-3 -> Anserini's -language code, where Anserini has an analyzer for it
 ANSERINI_LANG = {
@@ -166,7 +166,7 @@ def collections_of(day: pathlib.Path, coll: pathlib.Path) -> tuple[dict, int, di
 
 
 def real_shaped(a) -> list[str]:
-    """Ours against Anserini on the real-shaped day of benchmarks/realday.py, in both cuts: each
+    """Ours against Anserini on the real-shaped day of devtools/realday.py, in both cuts: each
     cut through jobs/preprocess.py, then the index job on its Parquet and Anserini on the same
     pages (per-analyzer JsonCollections), ``a.repeat`` alternating rounds; Markdown lines."""
     rd = realday.cached_day(WORK / f"realday-{a.copies}x", a.copies, a.corpus)

@@ -5,11 +5,11 @@ invocation on the same pages and the same shingles, permutations and bands.
     python -m benchmarks.bench_minhash [--variants 80] [--repeat 3] [--grid] [--day DIR]
 
 Pages: the main texts of real pages, as preprocess writes them (``plain_text``), from a day's
-archives (``--day``: a real-shaped day of benchmarks/realday.py, either cut) or by default:
+archives (``--day``: a real-shaped day of devtools/realday.py, either cut) or by default:
 
 * every HTML response of the shared samples (../shared/corpus, read with
   lib.preprocess.archive_pages.FileProcessor, whose text is lib.html.content.extract's);
-* the heavy pages (benchmarks/data/heavy_pages) and the ScrapingHub article benchmark's pages
+* the heavy pages (tests/data/heavy_pages) and the ScrapingHub article benchmark's pages
   (../shared/extraction/scrapinghub/html), through lib.html.content.extract, each HTML file once;
 * near-duplicates made on purpose from ``--variants`` real pages of >= 100 words (seeded): a
   changed date line, the boilerplate reordered (the first and last tenth of the words swapped),
@@ -56,7 +56,7 @@ import numpy as np
 import regex
 
 from benchmarks.common import write_result
-from benchmarks.heavypages import HEAVY
+from devtools.heavypages import HEAVY
 from lib.neardup import clusters
 from lib.neardup.minhash import _NOSPACE, MinHasher, tokens
 
@@ -299,7 +299,7 @@ def main() -> None:
     ap.add_argument("--variants", type=int, default=80)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--grid", action="store_true")
-    ap.add_argument("--day", help="a day's folder of archives (benchmarks/realday.py: CUT/warc/YYYY-MM/DD) instead")
+    ap.add_argument("--day", help="a day's folder of archives (devtools/realday.py: CUT/warc/YYYY-MM/DD) instead")
     a = ap.parse_args()
     load0 = os.getloadavg()
     cost: dict = {}

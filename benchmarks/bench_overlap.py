@@ -5,7 +5,7 @@
 
 The day (``--day``, repeatable; default ``real``):
 
-* ``real``: the English pages of the real-shaped day of benchmarks/realday.py (``--copies``
+* ``real``: the English pages of the real-shaped day of devtools/realday.py (``--copies``
   copies of the shared samples), each cut through jobs/preprocess.py once; the pages of
   ``language=eng`` are indexed by us as one shard (``--min-group-docs`` and ``--docs-per-shard``
   above the day) and by Anserini as one JsonCollection of the same texts (title, description, main
@@ -158,8 +158,8 @@ def real_days(a) -> tuple[dict, dict]:
     (hard-linked), and Anserini's JsonCollection of the large cut's; ({cut: day}, {"jsonl", "shape"...})."""
     import pyarrow as pa
 
-    from benchmarks import realday
     from benchmarks.bench_index_real import write_collection
+    from devtools import realday
 
     rd = realday.shared_day(a.copies, a.corpus)
     days, pages = {}, {}
@@ -236,7 +236,7 @@ def main() -> None:
     lines = []
     for which in a.day or ["real"]:
         if which == "real":
-            from benchmarks import realday
+            from devtools import realday
 
             a.corpus = a.corpus or str(realday.CORPUS)
             days, info = real_days(a)

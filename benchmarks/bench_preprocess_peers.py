@@ -21,11 +21,11 @@ page against our loop's, and the span's rate against two cores of our loop.
 
 Inputs (``--set``, repeatable; default all three):
 
-* ``real``: the real-shaped day of benchmarks/realday.py (the shared samples and the heavy pages
+* ``real``: the real-shaped day of devtools/realday.py (the shared samples and the heavy pages
   with every record type, ``--copies`` copies with renamed hosts), in both cuts: ``real-small``
   (many small archives) and ``real-large`` (few large ones); the day's shape is printed beside
   each figure. The sets below copy pages verbatim: extra rows.
-* ``heavy``: benchmarks/data/heavy_pages (138 real pages, 134 KB mean, ~160 links; see its
+* ``heavy``: tests/data/heavy_pages (138 real pages, 134 KB mean, ~160 links; see its
   SOURCES.md) wrapped as WARC response records, each page repeated under distinct URLs to
   ``--records`` records, in ``--files`` files (built once into ``--work``)
 * ``shared``: the gzip members of the HTML response records of the shared samples
@@ -56,7 +56,7 @@ from typing import Sequence
 from benchmarks import WORK as BENCH_WORK
 from benchmarks import job_cmd, proctree
 from benchmarks.common import load, timed, write_result
-from benchmarks.heavypages import heavy_pages, warc_member
+from devtools.heavypages import heavy_pages, warc_member
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -391,7 +391,7 @@ def main() -> None:
     for name in a.set or ["real", "heavy", "shared"]:
         folder = os.path.join(a.work, name)
         if name == "real":
-            from benchmarks import realday
+            from devtools import realday
 
             rd = realday.cached_day(os.path.join(a.work, f"real-{a.copies}x"), a.copies, a.corpus)
             for cut in realday.CUTS:

@@ -4,7 +4,7 @@
     python -m benchmarks.bench_search --day synthetic [--docs 100000] [--copies 10]
 
 1. The day (``--day``, repeatable; default ``real``):
-   * ``real``: the real-shaped day of benchmarks/realday.py (``--copies`` copies of the shared
+   * ``real``: the real-shaped day of devtools/realday.py (``--copies`` copies of the shared
      samples, host-renamed), each cut (many small archives, few large ones) through
      jobs/preprocess.py and jobs/index.py (realday.day_index: 25k documents a shard, no graph,
      the cut's folder is the published root), the day's shape
@@ -50,8 +50,9 @@ import pyarrow.parquet as pq
 
 from benchmarks import WORK as BENCH_WORK
 from benchmarks import bench_index as bi
-from benchmarks import job_cmd, realday
+from benchmarks import job_cmd
 from benchmarks.common import machine_text, write_result
+from devtools import realday
 from lib.serve import serving_index
 from lib.serve.engine import Engine
 

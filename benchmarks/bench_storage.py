@@ -5,7 +5,7 @@
 
 Builds under benchmarks/work/storage/: one ``--mb`` MB file of the shared corpus' archives
 repeated, and ``--files`` copies of those archives in 20 folders. With ``--day real``, the input
-is the real-shaped day of benchmarks/realday.py instead (hard-linked, not copied): its small cut
+is the real-shaped day of devtools/realday.py instead (hard-linked, not copied): its small cut
 (hundreds of archives of 11 KB to 2 MB at ``--copies 10``: a real day's input folder, as a
 collection rotated by size writes it) is the folder listed, streamed and published, and its
 large cut's archive (the same records in one file) the big file; the day's shape is printed.
@@ -78,7 +78,7 @@ def build(mb: int, files: int) -> tuple[pathlib.Path, pathlib.Path]:
 def build_real(copies: int, corpus: str) -> tuple[pathlib.Path, pathlib.Path, str]:
     """(big file, folder of small files, shape line) from the real-shaped day: the small cut's
     archives and the large cut's biggest archive, hard-linked under WORK."""
-    from benchmarks import realday
+    from devtools import realday
 
     rd = realday.shared_day(copies, corpus)
     shutil.rmtree(WORK, ignore_errors=True)

@@ -9,7 +9,7 @@ checks that all three agree on every record's offset.
     python -m benchmarks.bench_warc_read [--files 'benchmarks/work/preprocess/day/*.warc.gz']
     python -m benchmarks.bench_warc_read --day real [--copies 10]
 
-``--day real`` reads the real-shaped day of benchmarks/realday.py instead (every record type, many
+``--day real`` reads the real-shaped day of devtools/realday.py instead (every record type, many
 producers), in both cuts (many small archives, few large ones), its shape printed beside each figure.
 """
 
@@ -62,7 +62,7 @@ def main() -> None:
     ap.add_argument("--corpus", default=None, help="--day real: the real samples (default ../shared/corpus)")
     a = ap.parse_args()
     if a.day == "real":
-        from benchmarks import realday
+        from devtools import realday
 
         rd = realday.cached_day(
             os.path.join(BENCH_WORK, "warc_read", f"real-{a.copies}x"), a.copies, a.corpus or realday.CORPUS

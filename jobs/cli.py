@@ -49,6 +49,8 @@ ELSEWHERE = {
     "make demo | demo-s3 | test | lint | typecheck | asan": "the demo, on local files or a loopback S3 server; the "
     "test suite and its checks (ruff, mypy, the walker under AddressSanitizer)",
     "python -m devtools.seaweed -- CMD": "run CMD against a loopback S3 server (SeaweedFS; developers)",
+    "python -m devtools.realday --out DIR": "a real-shaped day in two cuts, from the real samples (benchmarks, tests)",
+    "python -m devtools.label_maintext_kinds": "the main-text kinds set's labels: audit, show one page's",
     "python scripts/compare_outputs.py --base COMMIT": "this checkout's outputs against a commit's, byte for byte",
     "bash scripts/install-system-deps.sh": "the system packages the tests need (Java, Chromium, Slurm, ...)",
     "python scripts/gen_lexwalk_rules.py": "lib/html/native/lexwalk_rules.h from lib/html/rules.py (setup.py runs it)",

@@ -89,7 +89,7 @@ def real_pages(shared: pathlib.Path = SHARED) -> list[tuple[str, str]]:
     from lib.warc.records import BadRecord, iter_records
 
     docs = []
-    heavy = ROOT / "benchmarks" / "data" / "heavy_pages"
+    heavy = ROOT / "tests" / "data" / "heavy_pages"
     with open(heavy / "pages.tsv") as f:
         next(f)
         for line in f:

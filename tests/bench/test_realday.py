@@ -1,4 +1,4 @@
-"""benchmarks/realday.py on the shared real samples: both cuts hold the same records, one gzip
+"""devtools/realday.py on the shared real samples: both cuts hold the same records, one gzip
 member each; copies rename hosts consistently (each copy's pages link within the copy) and keep
 the source's distinct link targets per link; the same arguments give the same bytes."""
 
@@ -12,8 +12,8 @@ import zlib
 
 import pytest
 
-from benchmarks import realday
-from benchmarks.realday_records import collect_domains
+from devtools import realday
+from devtools.realday_records import collect_domains
 from lib.pages.weburls import _extractor
 
 COPIES = 3
@@ -150,7 +150,7 @@ def test_the_same_arguments_give_the_same_bytes(day, corpus, tmp_path):
 
 
 def test_a_copy_renames_the_registered_domain_wherever_it_stands_as_a_host():
-    from benchmarks.realday_records import Renamer
+    from devtools.realday_records import Renamer
 
     ren = Renamer({"bbc.co.uk", "example.com"}, 3)
     assert (

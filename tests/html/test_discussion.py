@@ -19,7 +19,7 @@ import statistics
 import pytest
 from selectolax.lexbor import LexborHTMLParser
 
-from benchmarks import label_maintext_kinds as lab
+from devtools import label_maintext_kinds as lab
 from lib.html import walk
 from lib.html.charset import decode_html
 from lib.html.discussion import ANY_POSTS, bodies, recognise

@@ -10,7 +10,7 @@ import pytest
 
 from lib.html.content import JSON_LD_TYPE, extract
 
-HEAVY = pathlib.Path(__file__).parents[2] / "benchmarks" / "data" / "heavy_pages"
+HEAVY = pathlib.Path(__file__).parents[2] / "tests" / "data" / "heavy_pages"
 
 
 def resilipipe_json_ld(html: str) -> str | None:

@@ -1,7 +1,7 @@
 """The main text on real forum threads, Q&A pages, listings and collections (issue 46): the kinds
 set committed in tests/data/maintext_kinds ($DAILYSLICE_MAINTEXT_KINDS points elsewhere; rebuilt from
 its public sources by benchmarks/build_maintext_kinds.py), labelled per docs/maintext-labelling.md by
-benchmarks/label_maintext_kinds.py. Not timed (speed is benchmarks/bench_extraction_quality.py's).
+devtools/label_maintext_kinds.py. Not timed (speed is benchmarks/bench_extraction_quality.py's).
 
 * The set is what the issue asks for: at least 50 forum threads from at least 10 engines and 50
   listing or collection pages, each with a label, and the labels are what the committed labeller
@@ -20,7 +20,7 @@ from collections import Counter
 import pytest
 from selectolax.lexbor import LexborHTMLParser
 
-from benchmarks import label_maintext_kinds as lab
+from devtools import label_maintext_kinds as lab
 from lib.html import content, discussion, walk
 from lib.html.content import extract
 

@@ -5,7 +5,7 @@ c5ded4b). Rows are compared whole: every file of the shared samples goes through
 lib.preprocess.archive_pages.FileProcessor twice, once as it is and once with the old ``extract`` put in its
 place, so reading, charset, language and row building are the same code on both sides and
 any difference comes from the extraction. The committed heavy pages of the peer benchmark
-(benchmarks/data/heavy_pages) are compared page by page, and the link resolver against the
+(tests/data/heavy_pages) are compared page by page, and the link resolver against the
 old ``absolute_link`` on every href of those pages and on generated ones.
 
 Known, accepted differences: the main text (``text``, the row's ``plain_text`` and what is
@@ -31,7 +31,7 @@ from lib.preprocess import archive_pages
 from tests import legacy_extract as old
 from tests.conftest import ROOT
 
-HEAVY = ROOT / "benchmarks" / "data" / "heavy_pages"
+HEAVY = ROOT / "tests" / "data" / "heavy_pages"
 
 
 def old_extract(html: str, url: str, utf8: bytes | None = None, main_html: bool = False, meta_names=new.META_NAMES):

@@ -1,5 +1,5 @@
 """The graph's two plans (one task for a small day, two stages for a large one) give the same
-rows on a real-shaped day built from real archives (benchmarks/realday.py on the shared
+rows on a real-shaped day built from real archives (devtools/realday.py on the shared
 samples: renamed copies, many small archives), with and without an exclusion list."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pyarrow.parquet as pq
 import pytest
 
-from benchmarks import realday
+from devtools import realday
 from lib.index import graph
 from lib.index.page_files import input_files
 from lib.pages import exclusions as excl_mod

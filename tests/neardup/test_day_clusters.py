@@ -15,7 +15,7 @@ import httpx
 import pyarrow.parquet as pq
 import pytest
 
-from benchmarks.heavypages import heavy_pages
+from devtools.heavypages import heavy_pages
 from lib.html.content import extract
 from lib.neardup import clusters
 from lib.neardup.minhash import MinHasher

@@ -1,5 +1,5 @@
 """lib/neardup/minhash.py and lib/neardup/clusters.py: signatures and within-day clusters (no Spark),
-on the real heavy pages (benchmarks/data/heavy_pages, through our extractor) and on pages made
+on the real heavy pages (tests/data/heavy_pages, through our extractor) and on pages made
 near-duplicate on purpose."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 
-from benchmarks.heavypages import heavy_pages
+from devtools.heavypages import heavy_pages
 from lib.html.content import extract
 from lib.neardup import clusters
 from lib.neardup.minhash import MIN_SHINGLES, MinHasher, estimate, tokens

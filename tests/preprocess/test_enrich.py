@@ -25,7 +25,7 @@ from lib.preprocess import enrich
 from lib.preprocess.enrich import Enrichment, PageInput, enricher
 from lib.preprocess.microdata import microdata
 
-HEAVY = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "heavy_pages"
+HEAVY = pathlib.Path(__file__).resolve().parents[2] / "tests" / "data" / "heavy_pages"
 DAY = "2026-05-06"
 FILES = ["dolma/sample-0000.warc.gz", "resiliparse/warcfile.warc.gz", "aut/example.warc.gz"]
 

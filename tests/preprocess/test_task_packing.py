@@ -10,7 +10,7 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from benchmarks.bench_preprocess import cut_corpus, documents
+from devtools.corpus_cuts import cut_corpus, documents
 from jobs import preprocess
 from lib.preprocess import tasks, tasktime
 from lib.preprocess.plan import OPEN_COST_BYTES, plan, task_name

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from benchmarks.bench_serve_load import run_load
+from devtools.loadgen import run_load
 from tests.serve.fixtures_http import DEMO_DAY
 
 

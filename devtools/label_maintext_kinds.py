@@ -1,6 +1,6 @@
 """Labels of the main-text kinds set (issue 46): forum threads, Q&A pages, listings, collections.
 
-    python -m benchmarks.label_maintext_kinds [--set DIR] [--audit] [--show ID]
+    python -m devtools.label_maintext_kinds [--set DIR] [--audit] [--show ID]
 
 The set is committed in ``tests/data/maintext_kinds`` (``$DAILYSLICE_MAINTEXT_KINDS`` or ``--set``
 point elsewhere): public pages with their sources' licences, rebuilt from those sources by
@@ -180,7 +180,7 @@ def missing(folder: pathlib.Path = SET) -> str | None:
     if not lacking:
         return None
     if lacking == ["labels.jsonl"]:
-        how = f"python -m benchmarks.label_maintext_kinds --set {folder}"
+        how = f"python -m devtools.label_maintext_kinds --set {folder}"
     elif folder.resolve() == COMMITTED.resolve():
         how = f"git checkout -- {COMMITTED.relative_to(ROOT)}"
     else:

@@ -1,4 +1,4 @@
-"""The committed heavy pages (benchmarks/data/heavy_pages: 138 real pages, see its SOURCES.md) and
+"""The committed heavy pages (tests/data/heavy_pages: 138 real pages, see its SOURCES.md) and
 the WARC response record a benchmark wraps each in, as a crawler writes them."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import hashlib
 import os
 import uuid
 
-HEAVY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "heavy_pages")
+HEAVY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "data", "heavy_pages")
 
 
 def warc_member(url: str, body: bytes, i: int) -> bytes:

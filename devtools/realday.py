@@ -1,10 +1,10 @@
 """Benchmark days with the shape of real crawl days, built from real archives.
 
-    python -m benchmarks.realday --out DIR --copies N [--source PATH ...] [--large-bytes B] [--seed S]
+    python -m devtools.realday --out DIR --copies N [--source PATH ...] [--large-bytes B] [--seed S]
                                  [--repeat-ids SHARE]
 
 Sources: every archive under ../shared/corpus (beside the checkout, as the other benchmarks find
-it) and the 138 real pages of benchmarks/data/heavy_pages as response records (as
+it) and the 138 real pages of tests/data/heavy_pages as response records (as
 bench_preprocess_peers builds them), plus each ``--source`` (a file or a folder searched for
 archives). Every record is kept as it is (responses, requests, metadata, revisits, resources,
 warcinfo; ARC read as WARC); a source warcio cannot read is skipped and named in the shape.
@@ -14,7 +14,7 @@ were fetched from or link to (``www.bbc.co.uk`` -> ``www.bbc-cK.co.uk``) whereve
 host (target URIs, HTTP heads, request and metadata blocks, HTML bodies), so each copy links within
 itself and the share of distinct link targets per link stays the source's. Record ids become
 uuid5(id, K), so ids repeated in the sources repeat within each copy; lengths and digests are
-recomputed where bytes changed (benchmarks/realday_records.py).
+recomputed where bytes changed (devtools/realday_records.py).
 
 Two cuts of the same records, one gzip member per record, laid out as a day of the project
 (``CUT/warc/YYYY-MM/DD/CRAWLER/HHMMSS-N.warc.gz``, as crawlers write them):
@@ -50,9 +50,9 @@ import shutil
 import sys
 import time
 
-from benchmarks import job_cmd
-from benchmarks.heavypages import heavy_pages, warc_member
-from benchmarks.realday_records import Rec, Renamer, collect_domains, read_archive
+from devtools.heavypages import heavy_pages, warc_member
+from devtools.jobcmd import WORK, job_cmd
+from devtools.realday_records import Rec, Renamer, collect_domains, read_archive
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus"
@@ -98,7 +98,7 @@ def load_sources(sources: list[str], heavy: bool = True) -> tuple[list[Rec], lis
     if heavy:
         recs = heavy_records()
         records.extend(recs)
-        used.append({"source": "benchmarks/data/heavy_pages", "records": len(recs)})
+        used.append({"source": "tests/data/heavy_pages", "records": len(recs)})
     return records, used, skipped
 
 
@@ -331,8 +331,6 @@ def cached_day(out: str | os.PathLike, copies: int, corpus: str | os.PathLike = 
 def shared_day(copies: int, corpus: str | os.PathLike = CORPUS) -> dict:
     """:func:`cached_day` in ``WORK/realday/real-Nx`` (benchmarks/work unless $DAILYSLICE_BENCH_WORK):
     the day that bench_search, bench_overlap, bench_ciff_encode, bench_storage and bench_exchange share."""
-    from benchmarks import WORK
-
     return cached_day(WORK / "realday" / f"real-{copies}x", copies, corpus)
 
 
@@ -390,7 +388,7 @@ def cut_line(shape: dict, cut: str) -> str:
 
 
 def add_day_options(ap, default: str) -> None:
-    """``--day``, ``--copies`` and ``--corpus``: the real-shaped day (benchmarks/realday.py) or the script's own."""
+    """``--day``, ``--copies`` and ``--corpus``: the real-shaped day (devtools/realday.py) or the script's own."""
     ap.add_argument(
         "--day",
         choices=["real", "own"],
@@ -411,7 +409,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--source", action="append", default=[], help="more real archives (file or folder; repeatable)")
     ap.add_argument("--corpus", default=str(CORPUS), help="the default sources (default ../shared/corpus)")
     ap.add_argument("--no-corpus", action="store_true", help="only --source (and the heavy pages)")
-    ap.add_argument("--no-heavy", action="store_true", help="without benchmarks/data/heavy_pages")
+    ap.add_argument("--no-heavy", action="store_true", help="without tests/data/heavy_pages")
     ap.add_argument("--large-bytes", type=int, default=1 << 30, help="roll size of the large cut (default 1 GiB)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the small cut's file sizes")
     ap.add_argument("--no-shape", action="store_true", help="skip reading the day back for links and languages")

@@ -1,4 +1,4 @@
-"""Records of real archives and their host-renamed copies, for benchmarks/realday.py.
+"""Records of real archives and their host-renamed copies, for devtools/realday.py.
 
 A record is read once (warcio, ARC as WARC, the HTTP block left unparsed) into a
 :class:`Rec`: the WARC version line, the header list and the block bytes. :class:`Renamer` makes
