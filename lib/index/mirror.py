@@ -42,7 +42,7 @@ from lib.index.updates import (
     update_id,
     verify_files,
 )
-from lib.store import atomic, layout
+from lib.store import atomic, layout, storage
 
 STATE = "_mirror.json"
 NEW = ".mirror-new"
@@ -130,6 +130,25 @@ def _build(man: dict[str, Any], folder: str, final: str, new: str) -> None:
         src = os.path.join(folder, name) if name in man["files"] else os.path.join(final, name)
         if os.path.isfile(src):
             shutil.copyfile(src, os.path.join(new, name))
+    restate(new)
+
+
+def restate(folder: str) -> None:
+    """The shards' sizes and sha256 in ``folder/_stats.json`` made the copy's own: a rebuilt shard
+    equals the published one by canonical digests, not byte for byte, and the service holds each
+    shard file against these sums (lib/serve/day_manifest.py) before it serves it."""
+    path = os.path.join(folder, layout.STATS)
+    if not os.path.isfile(path):
+        return
+    doc = json.loads(open(path, "rb").read())
+    for s in doc.get("shards", []) if isinstance(doc, dict) else []:
+        ciff = os.path.join(folder, str(s.get("tld")), str(s.get("lang")), layout.index_name(int(s.get("shard", -1))))
+        if not os.path.isfile(ciff):
+            continue
+        meta = update_shards.metadata_path(ciff)
+        s.update(ciff_bytes=os.path.getsize(ciff), ciff_sha256=storage.file_sha256(ciff))
+        s.update(metadata_bytes=os.path.getsize(meta), metadata_sha256=storage.file_sha256(meta))
+    atomic.write_bytes(path, json.dumps(doc, indent=1, sort_keys=True).encode())
 
 
 def apply_update(copy: str, folder: str) -> str:

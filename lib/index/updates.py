@@ -5,7 +5,7 @@ folder under it) with what the last update of that slice left, and publishes the
 the next update of the root's one sequence: ``ROOT/public/_updates/NNNNNNNN/`` with
 
 - per changed shard, the added and replaced documents as ``index-N.ciff.gz`` + ``metadata-N.parquet``
-  at the shard's own relative path (``language=eng/index-0.ciff.gz``);
+  at the shard's own relative path (``com/eng/index-0.ciff.gz``: TLD group, language, shard);
 - ``removed.parquet``: the record ids that leave each shard (``shard``, ``record_id``, ``url``,
   ``reason``: ``gone``, ``purged`` or ``replaced``);
 - the slice's side files whole (``_stats.json``: a mirror can serve the copy);

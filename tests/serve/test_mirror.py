@@ -14,6 +14,7 @@ import pathlib
 import re
 import shutil
 
+import httpx
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -123,8 +124,9 @@ def test_updates_hold_the_changes_with_a_manifest(chain):
     assert chain["changed"]["collection_docid"] in added3 and chain["dropped"]["collection_docid"] not in added3
     assert len(added3) < len(chain["docs1"]) // 2  # an update carries what changed, not the day
     # publishing an unchanged slice adds nothing
-    assert publish_update(str(chain["root"]), DEMO_DAY) is None
-    assert len(_folders(chain["root"])) == 3
+    out = io.StringIO()
+    assert mirror_main(["publish", "--root", str(chain["root"]), "--date", DEMO_DAY.isoformat()], out=out) == 0
+    assert "unchanged" in out.getvalue() and len(_folders(chain["root"])) == 3
 
 
 def _tree(copy: pathlib.Path) -> dict[str, bytes]:
@@ -150,8 +152,29 @@ def test_a_copy_applies_updates_in_order_and_equals_each_published_step(chain, t
     assert chain["purged"]["collection_docid"] not in {r["collection_docid"] for r in _metadata(local)}
     assert mirror.apply_update(str(copy), u3) == "applied"
     assert shard_digests(local, canonical=True) == chain["digests"][2] == shard_digests(chain["day"], canonical=True)
-    assert (local / layout.STATS).read_bytes() == (chain["day"] / layout.STATS).read_bytes()
+    stats, published = (json.loads((d / layout.STATS).read_text()) for d in (local, chain["day"]))
+    assert stats["totals"] == published["totals"] and len(stats["shards"]) == len(published["shards"])
     assert mirror.problems(str(copy)) == []
+    # the command, from the root: every update in order into a fresh copy
+    again = tmp_path / "again"
+    out = io.StringIO()
+    assert mirror_main(["apply", "--dest", str(again), "--from", str(chain["root"])], out=out) == 0
+    assert out.getvalue().count(": applied") == 3
+    assert sorted(_tree(again / "index")) == sorted(_tree(copy / "index"))
+    assert shard_digests(again / "index", canonical=True) == shard_digests(copy / "index", canonical=True)
+
+
+def test_a_batch_is_a_target_of_its_own(chain, tmp_path):
+    """A sub-daily batch (``index/YYYY-MM/DD/batch=N``) publishes and applies in the same format."""
+    root = tmp_path / "root"
+    batch = root / "index" / "2026-01" / "16" / "batch=1"
+    shutil.copytree(chain["day"], batch, ignore=shutil.ignore_patterns("graph"))
+    man = publish_update(str(root), DEMO_DAY.replace(day=16), batch=1)
+    assert man is not None and man["target"] == "index/2026-01/16/batch=1" and man["previous"] is None
+    copy = tmp_path / "copy"
+    assert mirror_main(["apply", "--dest", str(copy), "--from", str(root)], out=io.StringIO()) == 0
+    got = shard_digests(copy / "index" / "2026-01" / "16" / "batch=1", canonical=True)
+    assert got == shard_digests(batch, canonical=True) == chain["digests"][-1]
 
 
 @pytest.mark.parametrize("stop_after", ["old moved away", "new swapped in"])
@@ -227,3 +250,13 @@ def test_the_mirror_command_fetches_updates_over_http_resuming_and_refuses_a_gap
     assert shard_digests(local, canonical=True) == shard_digests(chain["day"], canonical=True)
     assert not (copy / "_incoming" / "00000002").exists()
     assert mirror_main(["check", "--dest", str(copy)], out=io.StringIO()) == 0
+    # the copy serves: the same hits and BM25 scores as the published day
+    ranked = {}
+    for name, where in (("published", root), ("copy", copy)):
+        with ServerThread(create_app({"dc1": str(where)}, cache_dir=str(tmp_path / f"c-{name}"))) as srv:
+            for q in ("zyzzyva", "library budget"):
+                r = httpx.get(f"{srv.url}/search", params={"q": q, "day": DEMO_DAY.isoformat(), "k": 10}, timeout=60)
+                assert r.status_code == 200, r.text
+                ranked[(name, q)] = [(h["url"], round(h["score"], 6)) for h in r.json()["results"]]
+    assert [u for u, _ in ranked[("copy", "zyzzyva")]] == [chain["changed"]["url"]]
+    assert ranked[("copy", "library budget")] == ranked[("published", "library budget")] != []
