@@ -252,6 +252,8 @@ def publish_update(
     """Publish the next update for ``day``'s slice (or its batch ``batch``) under
     ``ROOT/public/_updates``; returns its manifest, or None when the slice did not change
     since its last update. The published slice must be complete (``_SUCCESS``)."""
+    if storage.is_s3(root):
+        raise UpdateError(f"{root}: updates are built on a local or cluster filesystem, not on S3 (as public/ is)")
     target = target_of(day, batch)
     folder = os.path.join(storage.local_path(root), *target.split("/"))
     if not os.path.exists(os.path.join(folder, layout.SUCCESS)):
