@@ -44,6 +44,7 @@ from lib.catalogue import capindex, digeststore, recordstore
 from lib.catalogue.urldb import DEFAULT_WAIT
 from lib.catalogue.urldb import lock as urldb_lock
 from lib.errors import UsageError
+from lib.index.updates import UpdateError, publish_update, updates_dir
 from lib.links.linkdb import FOLDER
 from lib.neardup import sigstore
 from lib.orchestration.datacenters import load_config
@@ -224,6 +225,12 @@ def _purge(
                 except (PurgeError, OSError, RuntimeError) as e:
                     failed += 1
                     r = {"day": day.isoformat(), "state": "failed", "error": f"{type(e).__name__}: {e}"}
+                if r.get("state") == "purged" and os.path.isdir(updates_dir(root)):  # mirrors get the take-down
+                    try:
+                        r["update"] = (publish_update(root, day, exclusions=rules) or {}).get("id")
+                    except (UpdateError, lease.Busy, OSError) as e:  # `dailyslice mirror publish` catches up later
+                        failed += 1
+                        r["update_error"] = f"{type(e).__name__}: {e}"
                 if r.get("state") == "purged" and stage_spec:
                     outs = {
                         k: layout.day_path(root, k, day) for k in (layout.PREPROCESSED, layout.INDEX, layout.CATALOGUE)

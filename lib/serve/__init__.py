@@ -3,13 +3,14 @@ date range with exact global BM25, over HTTP (FastAPI) and from the command line
 
 Files: ``published`` (which published files match a filter, their sha256, ranged reads),
 ``export`` (filtered metadata as streamed Parquet), ``client`` (the download client),
-``day_manifest`` (which shards a day holds and which cannot be served).
+``day_manifest`` (which shards a day holds and which cannot be served), ``mirror`` (``dailyslice mirror``:
+index updates published, fetched and applied to a local copy).
 Search: ``serving_index`` (one day's serving index, built once from its CIFF), ``engine`` (a day or a
 date range with exact global BM25), ``snippets``, ``prewarm`` (serving indexes built ahead).
 HTTP: ``app`` (the FastAPI service), its routers ``files_api``, ``capture_api`` (one capture or its
 payload), ``catalogue_api`` (the catalogue's queries), ``cdx_api`` (the CDX Server API and archive
 files), ``register_api`` (archive files registered over HTTP), ``browse_api`` and ``browse_pages``
-(a collection's files, records, URLs and URL search, as JSON and as pages), ``subindex_api`` (on-demand sub-indices),
+(a collection's files, records, URLs and URL search, as JSON and as pages), ``subindex_api`` (on-demand sub-indices), ``updates_api`` (index updates),
 ``opensearch`` (the description document), ``errors`` and ``http_errors`` (errors and their HTTP
 answers), ``server`` (uvicorn on a bound socket), ``__main__`` (``python -m lib.serve``, ``dailyslice serve``).
 """

@@ -12,6 +12,7 @@ API, the catalogue queries and a plain-HTML search page, over published roots.
     POST /catalogue/files                                            register an archive file (``register_api``)
     GET /collections/{c}/…, /browse/{c}/…                           files, records, URLs, search (``browse_api``)
     GET /public, /public/{dc}/{id}/search, …/files/{path}            on-demand sub-indices (``subindex_api``)
+    GET /updates, /updates/{dc}/{id}/files/{path}                    index updates for mirrors (``updates_api``)
     GET /                                                            the search page
 
 Every error is a 4xx with ``{"error": "..."}``; the OpenAPI description is at /openapi.json, /docs.
@@ -43,6 +44,7 @@ from lib.serve.http_errors import install_error_handlers
 from lib.serve.published import SliceStore, parse_day, split_values
 from lib.serve.register_api import register_router
 from lib.serve.subindex_api import subindex_router
+from lib.serve.updates_api import updates_router
 
 
 def hit_dict(hit: Any) -> dict[str, Any]:
@@ -258,6 +260,7 @@ def create_app(
         app.include_router(browse_router(local, list(archive_roots or [])))
     app.include_router(subindex_router(dict(roots)))
     app.include_router(community_router(dict(roots)))
+    app.include_router(updates_router(dict(roots)))
     return app
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import hashlib
 import json
 import os
 import sys
@@ -36,7 +35,7 @@ from typing import Sequence
 import httpx
 
 from lib.errors import DailysliceError, UsageError
-from lib.store import atomic
+from lib.store import atomic, storage
 
 MANIFEST = "_manifest.json"
 
@@ -53,12 +52,7 @@ class Result:
     error: str = ""
 
 
-def _sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while b := f.read(1 << 20):
-            h.update(b)
-    return h.hexdigest()
+_sha256 = storage.file_sha256  # the same sum the index updates' manifests hold (lib/index/updates.py)
 
 
 def local_target(dest: str, rel: str) -> str:

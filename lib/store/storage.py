@@ -27,6 +27,7 @@ What each side is built on (``benchmarks/bench_storage.py`` measures both agains
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import shutil
@@ -300,6 +301,15 @@ def write_bytes(uri: str, data: bytes, fsync: bool = False) -> None:
         s3.client().put_object(Bucket=b, Key=k, Body=data)
         return
     atomic.write_bytes(local_path(uri), data, fsync=fsync)
+
+
+def file_sha256(path: str) -> str:
+    """sha256 (hex) of a local file's bytes, read in 1 MiB pieces."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while b := f.read(1 << 20):
+            h.update(b)
+    return h.hexdigest()
 
 
 def tree_files(local_dir: str) -> list[str]:
