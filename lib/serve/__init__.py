@@ -10,7 +10,8 @@ date range with exact global BM25), ``snippets``, ``prewarm`` (serving indexes b
 HTTP: ``app`` (the FastAPI service), its routers ``files_api``, ``capture_api`` (one capture or its
 payload), ``catalogue_api`` (the catalogue's queries), ``cdx_api`` (the CDX Server API and archive
 files), ``register_api`` (archive files registered over HTTP), ``browse_api`` and ``browse_pages``
-(a collection's files, records, URLs and URL search, as JSON and as pages), ``subindex_api`` (on-demand sub-indices), ``updates_api`` (index updates),
+(a collection's files, records, URLs and URL search, as JSON and as pages), ``subindex_api``
+(on-demand sub-indices), ``updates_api`` (index updates), ``community_api`` (community uploads),
 ``opensearch`` (the description document), ``errors`` and ``http_errors`` (errors and their HTTP
 answers), ``server`` (uvicorn on a bound socket), ``__main__`` (``python -m lib.serve``, ``dailyslice serve``).
 """
