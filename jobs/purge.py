@@ -57,7 +57,7 @@ from lib.purge.urldb_removal import purge_urldb
 from lib.runtime.localmode import stop_session
 from lib.runtime.result import EXIT_BUSY, EXIT_USAGE, JobResult
 from lib.runtime.session import setup_logging
-from lib.store import layout, lease, storage
+from lib.store import layout, lease, storage, updates
 
 
 def _exit_code(run: Any) -> int:
@@ -224,6 +224,8 @@ def _purge(
                 except (PurgeError, OSError, RuntimeError) as e:
                     failed += 1
                     r = {"day": day.isoformat(), "state": "failed", "error": f"{type(e).__name__}: {e}"}
+                if r.get("state") == "purged":  # one line of ROOT/shared/auxiliary/logs.csv (lib.store.updates)
+                    updates.record(root, "purge", day.isoformat(), detail=json.dumps(r.get("removed"), default=str))
                 if r.get("state") == "purged" and stage_spec:
                     outs = {
                         k: layout.day_path(root, k, day) for k in (layout.PREPROCESSED, layout.INDEX, layout.CATALOGUE)

@@ -29,7 +29,7 @@ from lib.pages.exclusions import NONE as NO_EXCLUSIONS
 from lib.pages.exclusions import Exclusions
 from lib.pages.schema import CAPTURE_SCHEMA, OPT_IN_PAGE_COLUMNS, PAGE_SCHEMA, ROW_GROUP_ROWS
 from lib.preprocess import enrich as enrichment
-from lib.preprocess import health, signatures, tasktime
+from lib.preprocess import filelogs, health, langid, signatures, tasktime
 from lib.preprocess.pages import MAX_REPORTED_PER_FILE, FileProcessor
 from lib.preprocess.plan import Piece, task_name
 from lib.preprocess.results import DayStats, DayTotals, FileResult
@@ -253,6 +253,7 @@ class TaskSettings:
     main_html: bool = False
     robots_agents: tuple[str, ...] = directives.DEFAULT_AGENTS  # whose metas and X-Robots-Tag lines apply
     minhash: MinHasher | None = dataclasses.field(default_factory=MinHasher)  # the minhash column's (None: null)
+    lid_model: str | None = None  # the language model the driver resolved and checked (None: the packaged one)
 
 
 def process_task(files: Sequence[tuple[str, int] | Piece], settings: TaskSettings) -> list[dict[str, Any]]:
@@ -264,6 +265,8 @@ def process_task(files: Sequence[tuple[str, int] | Piece], settings: TaskSetting
     (:func:`lib.store.locations.archive_name`), not from where they are read."""
     s = settings
     clock = tasktime.Clock()
+    if s.lid_model:
+        langid.use_model(s.lid_model)
     pieces = [Piece(*f) for f in files]
     names = [locations.archive_name(p.uri, s.input_root) if s.input_root else p.uri for p in pieces]
     name = task_name([n if p.whole else (n, p.start, p.end) for p, n in zip(pieces, names)])
@@ -293,7 +296,8 @@ def process_task(files: Sequence[tuple[str, int] | Piece], settings: TaskSetting
     if rows:
         pages = writer.close()
         c0 = time.process_time()
-        rows[0]["outputs"] = pages + [_write_captures(s.out_dir, name, captures)]
+        logs = filelogs.write(pages, name, rows)  # beside each page file: when, rows, bytes, errors
+        rows[0]["outputs"] = pages + logs + [_write_captures(s.out_dir, name, captures)]
         clock.add("parquet", time.process_time() - c0)
         for part, cpu in writer.cpu.items():
             clock.add(part, cpu)
