@@ -43,7 +43,7 @@ from jobs import index as index_job
 from lib.catalogue import capindex, digeststore, recordstore
 from lib.catalogue.urldb import DEFAULT_WAIT
 from lib.catalogue.urldb import lock as urldb_lock
-from lib.errors import UsageError
+from lib.errors import ConfigError, UsageError
 from lib.index import sigstore
 from lib.links.store import FOLDER
 from lib.orchestration.datacenters import load_config
@@ -134,12 +134,12 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
     if storage.is_s3(a.root):
         p.error("--root must be a local or cluster filesystem path (published days are swapped by rename)")
     root = storage.local_path(a.root)
-    uri = a.exclusions or excl_mod.default_uri(root)
-    if not uri:  # only without a root, which the parser requires
-        p.error("give --exclusions or --root")
-    try:
+    try:  # the shared take-down list (shared/auxiliary/filters) is checked against its sha256 here
+        uri = a.exclusions or excl_mod.default_uri(root)
+        if not uri:  # only without a root, which the parser requires
+            p.error("give --exclusions or --root")
         rules = excl_mod.load(uri, required=True)
-    except (FileNotFoundError, excl_mod.ExclusionError) as e:
+    except (FileNotFoundError, ConfigError) as e:
         p.error(str(e))
     if not rules:
         p.error(f"{uri} holds no rule: nothing to purge")

@@ -8,6 +8,7 @@ microdata``): extruct parses the page again with lxml, which costs time (docs/be
 
 from __future__ import annotations
 
+import extruct
 import pyarrow as pa
 from extruct.w3cmicrodata import MicrodataExtractor  # this module is imported only by runs that ask for it
 
@@ -31,9 +32,7 @@ vars(microdata)["enrich_expected"] = "microdata_expected.jsonl.gz"
 def resilipipe(html: str) -> dict:
     """Resilipipe's own expression, the reference the gate holds the plugin to: ``extruct.extract``
     over every syntax it is asked for, null without items or when extruct fails."""
-    import extruct  # the whole library, not the one extractor the plugin calls
-
-    try:
+    try:  # the whole library's entry point, not the one extractor the plugin calls
         v = extruct.extract(html, syntaxes=["microdata"])["microdata"]
     except Exception:  # Resilipipe's apply_extruct_extractors leaves the column null then
         return {"microdata": None}

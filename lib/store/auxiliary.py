@@ -22,6 +22,7 @@ must be a local file for fastText).
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import fcntl
 import hashlib
@@ -29,6 +30,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
@@ -172,9 +174,6 @@ def add(root: str, kind: str, name: str, src: str, version: str, sha256: str | N
 
 def main(argv: list[str] | None = None) -> int:
     """``dailyslice auxiliary add|list``: put a model or filter version in place; list the manifests."""
-    import argparse
-    import sys
-
     ap = argparse.ArgumentParser(prog="dailyslice auxiliary", description="ROOT/shared/auxiliary/{models,filters}")
     sub = ap.add_subparsers(dest="cmd", required=True)
     ad = sub.add_parser("add", help="add a version of a model or filter and make it the current one")
