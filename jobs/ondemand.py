@@ -98,7 +98,8 @@ class OnDemandJob(SparkJob):
                 )
                 wd.publish()
             # a new sub-index is one line of ROOT/shared/auxiliary/logs.csv (lib.store.updates)
-            updates.record(req.root, "subindex", options.output.rstrip("/").rsplit("/", 1)[-1], detail=options.output)
+            out = resolved(options.output, "output")
+            updates.record(req.root, "subindex", out.rstrip("/").rsplit("/", 1)[-1], detail=out)
         except NothingSelected as e:
             outputs.write_status(folder, "failed", reason=str(e), output=None)
             return JobResult(ok=False, summary={"error": str(e), "empty": True}, code=EXIT_EMPTY)

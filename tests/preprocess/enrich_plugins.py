@@ -2,9 +2,30 @@
 
 from __future__ import annotations
 
+import contextlib
+import pathlib
+import sys
+from typing import Iterator
+
 import pyarrow as pa
 
 from lib.preprocess.enrich import PageInput, enricher
+
+
+@contextlib.contextmanager
+def installed(site: pathlib.Path, dist: str, version: str, plugins: dict[str, str]) -> Iterator[pathlib.Path]:
+    """A distribution ``dist`` registering ``plugins`` (name -> module:function) under
+    dailyslice.enrichers in folder ``site``, on sys.path while the block runs, as pip would install it."""
+    info = site / f"{dist.replace('-', '_')}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
+    lines = "".join(f"{name} = {target}\n" for name, target in plugins.items())
+    (info / "entry_points.txt").write_text(f"[dailyslice.enrichers]\n{lines}")
+    sys.path.insert(0, str(site))
+    try:
+        yield site
+    finally:
+        sys.path.remove(str(site))
 
 
 @enricher(title_chars=pa.int32(), h1=pa.list_(pa.string()))

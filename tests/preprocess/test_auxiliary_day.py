@@ -81,7 +81,8 @@ def test_the_day_records_the_model_filters_and_plugin_that_built_it(day):
     stats = json.load(open(os.path.join(out, layout.STATS)))
     built = stats["built_with"]
     model = os.path.join(root, "shared/auxiliary/models/lid/lid176-2017/lid.176.ftz")
-    assert built["models"]["lid"] == {"version": "lid176-2017", "sha256": _sha(model), "source": "shared", "file": model}
+    want = {"version": "lid176-2017", "sha256": _sha(model), "source": "shared", "file": model}
+    assert built["models"]["lid"] == want
     take = built["filters"]["takedown"]
     assert (take["version"], take["source"]) == ("2026-12-01", "shared") and take["sha256"] == _sha(take["file"])
     assert built["plugins"]["microdata"]["sha256"] == evaluation["sha256"]
@@ -89,7 +90,8 @@ def test_the_day_records_the_model_filters_and_plugin_that_built_it(day):
     assert summary["exclusion_rules"] == 1  # the shared list is the one applied
     # logs.csv: the model, the filter, the plugin's evaluation, the day, in that order
     got = [(u.kind, u.name) for u in updates.read(root)]
-    assert got == [("model", "lid"), ("filter", "takedown"), ("plugin", "microdata"), ("day", "preprocessed/2026-01/15")]
+    day_line = ("day", "preprocessed/2026-01/15")
+    assert got == [("model", "lid"), ("filter", "takedown"), ("plugin", "microdata"), day_line]
     assert summary["update"] == 4
 
 
@@ -110,7 +112,8 @@ def test_each_page_file_has_its_log_beside_it(day):
         path = os.path.join(out, e["pages"])
         meta = pq.read_metadata(path)
         lang = layout.language_of(os.path.dirname(path))
-        assert (line["rows"], line["bytes"], line["file"]) == (meta.num_rows, os.path.getsize(path), os.path.basename(path))
+        want = (meta.num_rows, os.path.getsize(path), os.path.basename(path))
+        assert (line["rows"], line["bytes"], line["file"]) == want
         assert line["language"] == lang and line["languages"] == {lang: meta.num_rows}
         assert line["event"] == "written" and line["written"].startswith("20")
         assert line["archives"] and all(a["file"].startswith("file://") for a in line["archives"])

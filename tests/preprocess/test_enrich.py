@@ -8,7 +8,6 @@ import gzip
 import os
 import pathlib
 import shutil
-import sys
 
 import extruct
 import pyarrow as pa
@@ -24,6 +23,7 @@ from lib.pages.schema import PAGE_SCHEMA
 from lib.preprocess import enrich
 from lib.preprocess.enrich import Enrichment, PageInput, enricher
 from lib.preprocess.microdata import microdata
+from tests.preprocess.enrich_plugins import installed
 
 HEAVY = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "heavy_pages"
 DAY = "2026-05-06"
@@ -106,18 +106,13 @@ def test_load_refuses_unknown_names_and_clashing_columns(plugin_dist):
 @pytest.fixture(scope="module")
 def plugin_dist(tmp_path_factory):
     """A distribution that registers the test plugins under dailyslice.enrichers, as pip would."""
-    site = tmp_path_factory.mktemp("site")
-    info = site / "dailyslice_test_plugins-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: dailyslice-test-plugins\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(
-        "[dailyslice.enrichers]\nflaky = tests.preprocess.enrich_plugins:flaky\n"
-        "wrong_type = tests.preprocess.enrich_plugins:wrong_type\n"
-        "clash = tests.preprocess.test_enrich:_clash\n"
-    )
-    sys.path.insert(0, str(site))
-    yield site
-    sys.path.remove(str(site))
+    plugins = {
+        "flaky": "tests.preprocess.enrich_plugins:flaky",
+        "wrong_type": "tests.preprocess.enrich_plugins:wrong_type",
+        "clash": "tests.preprocess.test_enrich:_clash",
+    }
+    with installed(tmp_path_factory.mktemp("site"), "dailyslice-test-plugins", "1.0", plugins) as site:
+        yield site
 
 
 @enricher(title=pa.string())

@@ -12,13 +12,13 @@ import hashlib
 import json
 import os
 import pathlib
-import sys
 
 import pytest
 
 from lib.errors import ConfigError, UsageError
 from lib.preprocess import enrich, gate, plugin
 from lib.store import updates
+from tests.preprocess.enrich_plugins import installed
 
 HERE = pathlib.Path(__file__).resolve().parent
 MICRODATA_SRC = HERE.parents[1] / "lib" / "preprocess" / "microdata.py"
@@ -27,17 +27,12 @@ MICRODATA_SRC = HERE.parents[1] / "lib" / "preprocess" / "microdata.py"
 @pytest.fixture(scope="module")
 def test_plugins(tmp_path_factory):
     """The test plugins registered under dailyslice.enrichers by a distribution, as pip would."""
-    site = tmp_path_factory.mktemp("site")
-    info = site / "gate_test_plugins-2.5.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: gate-test-plugins\nVersion: 2.5\n")
-    (info / "entry_points.txt").write_text(
-        "[dailyslice.enrichers]\ngate_flaky = tests.preprocess.enrich_plugins:flaky\n"
-        "gate_half = tests.preprocess.enrich_plugins:half_microdata\n"
-    )
-    sys.path.insert(0, str(site))
-    yield site
-    sys.path.remove(str(site))
+    plugins = {
+        "gate_flaky": "tests.preprocess.enrich_plugins:flaky",
+        "gate_half": "tests.preprocess.enrich_plugins:half_microdata",
+    }
+    with installed(tmp_path_factory.mktemp("site"), "gate-test-plugins", "2.5", plugins) as site:
+        yield site
 
 
 @pytest.fixture(scope="module")
