@@ -32,8 +32,10 @@ SKIP = re.compile(
     r"(^|/)(_stats\.json|_SUCCESS|report\.html|_inputs\.json|_errors\.jsonl|\.lease.*|[^/]*\.crc|_part-[^/]*\.log\.gz)$"
 )
 RANDOM_NAMES = re.compile(r"part-\d+-[0-9a-f]{8}-")
-RUN_ID_TEXT = re.compile(rb'"(v\d{6})-[0-9a-f]{12}"')  # the same, named in the URL database's state files
-RUN_IDS = re.compile(r"(?<![^/])(v\d{6})-[0-9a-f]{12}(?=/|$)")  # a URL database version's folder: v000001-<run id>
+# the same, named in the URL database's and the capture index's state files
+RUN_ID_TEXT = re.compile(rb'"(v\d{6}|day=\d{4}-\d{2}-\d{2})-[0-9a-f]{12}"')
+# a URL database version's folder (v000001-<run id>), a capture index day's run (day=2026-01-15-<run id>)
+RUN_IDS = re.compile(r"(?<![^/])(v\d{6}|day=\d{4}-\d{2}-\d{2})-[0-9a-f]{12}(?=/|$)")
 ARCHIVES = (".warc.gz", ".warc", ".arc.gz", ".arc", ".warc.zst", ".warc.lz4")
 
 
