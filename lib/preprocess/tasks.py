@@ -296,8 +296,8 @@ def process_task(files: Sequence[tuple[str, int] | Piece], settings: TaskSetting
     if rows:
         pages = writer.close()
         c0 = time.process_time()
-        logs = filelogs.write(pages, name, rows)  # beside each page file: when, rows, bytes, errors
-        rows[0]["outputs"] = pages + logs + [_write_captures(s.out_dir, name, captures)]
+        filelogs.write(pages, name, rows)  # beside each page file: when, rows, bytes, errors (kept with it)
+        rows[0]["outputs"] = pages + [_write_captures(s.out_dir, name, captures)]
         clock.add("parquet", time.process_time() - c0)
         for part, cpu in writer.cpu.items():
             clock.add(part, cpu)
@@ -330,13 +330,16 @@ def file_schema(main_html: bool = False) -> pa.Schema:
 
 
 def remove_strays(out_dir: str, results: list[dict[str, Any]]) -> int:
-    """Delete files no successful task reported (left by killed attempts); returns how many."""
+    """Delete files no successful task reported (left by killed attempts), and the per-file logs
+    of page files no task reported; returns how many."""
     keep = {os.path.abspath(storage.local_path(o)) for r in results for o in r["outputs"]}
+    keep |= {layout.file_log_name(p) for p in keep if p.endswith(".parquet")}
     removed = 0
     for d, _, names in os.walk(storage.local_path(out_dir)):
         for n in names:
             p = os.path.abspath(os.path.join(d, n))
-            if p not in keep and (n.startswith(".") or n.endswith(".parquet")):
+            stray_log = n.startswith("_part-") and n.endswith(layout.FILE_LOG_SUFFIX)
+            if p not in keep and (n.startswith(".") or n.endswith(".parquet") or stray_log):
                 os.remove(p)
                 removed += 1
     return removed
