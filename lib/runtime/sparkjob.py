@@ -152,7 +152,7 @@ class SparkJob:
             return  # an output elsewhere (--output), or nothing published
         try:
             upd = updates.record(root, "day", f"{self.output_kind}/{layout.day_suffix(day)}", detail=self.name)
-        except OSError as e:  # the day is published: a log that cannot be written is said, not fatal
+        except Exception as e:  # the day is published: a log line that cannot be written (disk, S3) is said, not fatal
             log.warning("%s: %s not written: %s", self.name, updates.path(root), e)
             return
         if upd is not None:
