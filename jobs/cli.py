@@ -40,6 +40,8 @@ COMMANDS = {
     "list-records": ("lib.extract.record_list", "the records of whole archives as an extract input list"),
     "index-digest": ("lib.index.shard_digests", "content digests of an index day's shards (write or check)"),
     "sample-crawl": ("lib.warc.sample", "write a small synthetic crawl in the bucket layout"),
+    "plugin": ("lib.preprocess.plugin", "the plugin gate: evaluate an enrichment plugin on benchmark pages"),
+    "auxiliary": ("lib.store.auxiliary", "shared models and filters (ROOT/shared/auxiliary): add a version, list"),
 }
 
 #: the other ways in: what runs them, and what they are

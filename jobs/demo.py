@@ -24,6 +24,7 @@ from pyspark.sql import SparkSession
 from jobs import catalogue, index, preprocess
 from lib.catalogue.report import REPORT
 from lib.ciff.__main__ import main as ciff_main
+from lib.preprocess import gate
 from lib.runtime.session import setup_logging, use_this_python
 from lib.serve.app import create_app
 from lib.serve.server import ServerThread
@@ -52,6 +53,13 @@ def main(argv: list[str] | None = None) -> int:
         "outside CI; no: skip it",
     )
     ap.add_argument("--port", type=int, default=8080, help="the service's port when it keeps running")
+    ap.add_argument(
+        "--enrich",
+        default="",
+        metavar="NAME[,NAME]",
+        help="run these enrichment plugins (e.g. microdata), each first through the plugin gate "
+        "(dailyslice plugin evaluate: docs/plugin-gate.md), as the nightly run must",
+    )
     a = ap.parse_args(argv)
     root = os.path.abspath(a.root)
     warc = layout.day_path(root, layout.WARC, a.date)
@@ -65,8 +73,13 @@ def main(argv: list[str] | None = None) -> int:
         urldb = os.path.join(root, layout.URLDB)
         sent = storage.upload_tree(warc, layout.day_path(a.s3, layout.WARC, a.date))
         print(f"demo: uploaded {sent} archives to {layout.day_path(a.s3, layout.WARC, a.date)}", file=sys.stderr)
+    plugins = tuple(n.strip() for n in a.enrich.split(",") if n.strip())
+    for name in plugins:  # the gate first: preprocess runs only plugins approved for their exact version
+        doc = gate.evaluate(common["root"], name)
+        verdict = "approved" if doc["approved"] else f"refused ({'; '.join(doc['reasons'])})"
+        print(f"demo: plugin {name} {doc['version']} {verdict} on {doc['measures']['pages']} benchmark pages")
     runs = [
-        (preprocess, preprocess.PreprocessOptions(**common)),
+        (preprocess, preprocess.PreprocessOptions(**common, enrich=plugins)),
         (index, index.IndexOptions(**common)),
         (catalogue, catalogue.CatalogueOptions(**common, urldb=urldb)),
     ]

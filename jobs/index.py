@@ -35,6 +35,7 @@ from lib.runtime.options import DayJobOptions, byte_text, opt
 from lib.runtime.result import JobResult, empty_input, log
 from lib.runtime.sparkjob import SparkJob, resolved
 from lib.store import layout, storage
+from lib.text import analysis
 
 
 @dataclass(frozen=True)
@@ -238,9 +239,13 @@ class IndexJob(SparkJob):
                 stats.anchors = AnchorCounts(
                     files=len(files), docs_with_anchors=sum(f["docs_with_anchors"] for f in files.values())
                 )
-            storage.write_bytes(
-                os.path.join(wd.path, layout.STATS), json.dumps(stats.to_dict(), indent=1, sort_keys=True).encode()
-            )
+            # what built the day: the analyzers' data and the take-down list, with versions and sha256
+            built_with = {
+                "models": {"analyzers": analysis.data_record()},
+                "filters": {exclusions.TAKEDOWN: exclusions.identity(options.root, options.exclusions)},
+            }
+            doc = stats.to_dict() | {"built_with": built_with}
+            storage.write_bytes(os.path.join(wd.path, layout.STATS), json.dumps(doc, indent=1, sort_keys=True).encode())
             wd.publish()
         return JobResult(ok=True, summary=IndexRunSummary.of(stats).to_dict(), output=options.output)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import logging
 import os
 import sys
@@ -29,7 +30,7 @@ from typing import Any
 from lib.neardup import page_column
 from lib.pages import directives, exclusions, hostindex
 from lib.pages.schema import PAGE_SCHEMA
-from lib.preprocess import enrich, health, plan, tasktime
+from lib.preprocess import enrich, gate, health, langid, plan, tasktime
 from lib.preprocess.file_counters import RunSummary
 from lib.preprocess.input_manifest import input_record
 from lib.preprocess.tasks import FILE_BYTES, RESULT_SCHEMA, TaskSettings, make_mapper, merge_results, remove_strays
@@ -128,6 +129,12 @@ class PreprocessOptions(DayJobOptions):
         action="append",
         metavar="NAME[,NAME]",
     )
+    allow_unevaluated_plugins: bool = opt(
+        False,
+        "run --enrich plugins without a passing evaluation of their exact version (development only; "
+        "_stats.json says so); without it a plugin runs only after `dailyslice plugin evaluate` approved it",
+        action="store_true",
+    )
     fail_on: str = opt(
         "health",
         "exit 3 (published, unhealthy) when: a health threshold is breached (health); that or any unreadable "
@@ -157,6 +164,34 @@ class PreprocessOptions(DayJobOptions):
         type=int,
         metavar="N",
     )
+
+
+def plugins_root(options: PreprocessOptions) -> str | None:
+    """Where the plugins' evaluations are: ``--root``, else the root of a ``--output`` day folder."""
+    if options.root:
+        return options.root
+    out = options.output or ""
+    return layout.root_of(out) if layout.day_of(out) else None
+
+
+def add_to_stats(out_dir: str, results: list[dict[str, Any]], built_with: dict[str, Any]) -> None:
+    """Add to the day's ``_stats.json`` what built it (``built_with``: model, filters, plugins
+    with versions and sha256) and its per-file logs (``file_logs``: each page file's log)."""
+    path = os.path.join(storage.local_path(out_dir), layout.STATS)
+    with open(path) as f:
+        doc = json.load(f)
+    base = os.path.abspath(storage.local_path(out_dir))
+    logs = []
+    for r in results:
+        for o in r["outputs"]:
+            p = os.path.abspath(storage.local_path(o))
+            if p.endswith(".parquet") and os.path.basename(os.path.dirname(p)).startswith(layout.LANG_PREFIX):
+                rel = os.path.relpath(p, base)
+                logs.append({"pages": rel, "log": layout.file_log_name(rel)})
+    doc["built_with"] = built_with
+    doc["file_logs"] = sorted(logs, key=lambda e: e["pages"])
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1, sort_keys=True)
 
 
 def robots_agents(given: tuple[str, ...]) -> tuple[str, ...]:
@@ -189,8 +224,18 @@ class PreprocessJob(SparkJob):
     options_class = PreprocessOptions
 
     def run(self, spark: Any, options: PreprocessOptions) -> JobResult:
+        # shared data first, each checked (a checksum mismatch refuses the run before anything is written)
+        model = langid.model_item(options.root)
+        built_with = {
+            "models": {langid.ITEM: model.record()},
+            "filters": {exclusions.TAKEDOWN: exclusions.identity(options.root, options.exclusions)},
+        }
         excluded = exclusions.for_job(options.root, options.exclusions)
         plugins = enrich.load([n.strip() for a in options.enrich for n in a.split(",") if n.strip()], PAGE_SCHEMA.names)
+        if plugins and options.allow_unevaluated_plugins:
+            built_with["plugins"] = {p.name: {"unevaluated": "--allow-unevaluated-plugins"} for p in plugins}
+        elif plugins:  # the plugin gate: only a plugin approved for its exact version and sha256 runs
+            built_with["plugins"] = gate.require(plugins_root(options), plugins)
         source = resolved(options.input, "input")
         listed = storage.list_files(source, ARCHIVE_SUFFIXES)
         files = sorted((f.uri, f.size) for f in listed)  # _stats.json and _errors.jsonl list them in name order
@@ -217,6 +262,7 @@ class PreprocessJob(SparkJob):
                     options.main_html,
                     robots_agents(options.robots_agents),
                     page_column.hasher(options.minhash_shingle, options.minhash_perms),
+                    model.path,
                 )
                 mapper = make_mapper(pieces, tasks, settings)
                 results = map_tasks(
@@ -231,6 +277,7 @@ class PreprocessJob(SparkJob):
                 os.makedirs(os.path.join(tmp, layout.CAPTURES), exist_ok=True)
                 remove_strays(tmp, results)
                 stats, reported = merge_results(tmp, files, results, thresholds(options))
+                add_to_stats(tmp, results, built_with)
                 t = stats.totals
                 assert t.read == t.kept + t.skipped + t.failed, "counters do not add up"
                 storage.write_bytes(os.path.join(tmp, layout.INPUTS), input_record(source, listed))

@@ -43,7 +43,7 @@ from jobs import index as index_job
 from lib.catalogue import capindex, digeststore, recordstore
 from lib.catalogue.urldb import DEFAULT_WAIT
 from lib.catalogue.urldb import lock as urldb_lock
-from lib.errors import UsageError
+from lib.errors import ConfigError, UsageError
 from lib.index.updates import UpdateError, publish_update, updates_dir
 from lib.links.linkdb import FOLDER
 from lib.neardup import sigstore
@@ -58,7 +58,7 @@ from lib.purge.urldb_removal import purge_urldb
 from lib.runtime.localmode import stop_session
 from lib.runtime.result import EXIT_BUSY, EXIT_USAGE, JobResult
 from lib.runtime.session import setup_logging
-from lib.store import layout, lease, storage
+from lib.store import layout, lease, storage, updates
 
 
 def _exit_code(run: Any) -> int:
@@ -135,12 +135,12 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
     if storage.is_s3(a.root):
         p.error("--root must be a local or cluster filesystem path (published days are swapped by rename)")
     root = storage.local_path(a.root)
-    uri = a.exclusions or excl_mod.default_uri(root)
-    if not uri:  # only without a root, which the parser requires
-        p.error("give --exclusions or --root")
-    try:
+    try:  # the shared take-down list (shared/auxiliary/filters) is checked against its sha256 here
+        uri = a.exclusions or excl_mod.default_uri(root)
+        if not uri:  # only without a root, which the parser requires
+            p.error("give --exclusions or --root")
         rules = excl_mod.load(uri, required=True)
-    except (FileNotFoundError, excl_mod.ExclusionError) as e:
+    except (FileNotFoundError, ConfigError) as e:
         p.error(str(e))
     if not rules:
         p.error(f"{uri} holds no rule: nothing to purge")
@@ -225,6 +225,8 @@ def _purge(
                 except (PurgeError, OSError, RuntimeError) as e:
                     failed += 1
                     r = {"day": day.isoformat(), "state": "failed", "error": f"{type(e).__name__}: {e}"}
+                if r.get("state") == "purged":  # one line of ROOT/shared/auxiliary/logs.csv (lib.store.updates)
+                    updates.record(root, "purge", day.isoformat(), detail=json.dumps(r.get("removed"), default=str))
                 if r.get("state") == "purged" and os.path.isdir(updates_dir(root)):  # mirrors get the take-down
                     try:
                         r["update"] = (publish_update(root, day, exclusions=rules) or {}).get("id")

@@ -8,7 +8,7 @@ read from the same paths (so archive URIs in the outputs agree): the demo's samp
 outputs are then compared file by file, byte for byte; Spark-written folders whose file names
 carry a random id (the URL database) are compared by their rows, and the random run id in the
 name of a URL database version (``v000001-<run id>``) is left out of paths and state files. Run
-statistics (``_stats.json``, markers, the HTML report), which hold times, are left out. Exit 0
+statistics (``_stats.json``, markers, the HTML report, the per-file logs), which hold times, are left out. Exit 0
 when everything is the same.
 """
 
@@ -27,10 +27,15 @@ import pyarrow.dataset as ds
 
 HERE = pathlib.Path(__file__).resolve().parents[1]
 DAY = dt.date(2026, 1, 15)
-SKIP = re.compile(r"(^|/)(_stats\.json|_SUCCESS|report\.html|_inputs\.json|_errors\.jsonl|\.lease.*|[^/]*\.crc)$")
+# per-file logs (_part-*.log.gz beside each page file) hold the time they were written, as _stats.json does
+SKIP = re.compile(
+    r"(^|/)(_stats\.json|_SUCCESS|report\.html|_inputs\.json|_errors\.jsonl|\.lease.*|[^/]*\.crc|_part-[^/]*\.log\.gz)$"
+)
 RANDOM_NAMES = re.compile(r"part-\d+-[0-9a-f]{8}-")
-RUN_ID_TEXT = re.compile(rb'"(v\d{6})-[0-9a-f]{12}"')  # the same, named in the URL database's state files
-RUN_IDS = re.compile(r"(?<![^/])(v\d{6})-[0-9a-f]{12}(?=/|$)")  # a URL database version's folder: v000001-<run id>
+# the same, named in the URL database's and the capture index's state files
+RUN_ID_TEXT = re.compile(rb'"(v\d{6}|day=\d{4}-\d{2}-\d{2})-[0-9a-f]{12}"')
+# a URL database version's folder (v000001-<run id>), a capture index day's run (day=2026-01-15-<run id>)
+RUN_IDS = re.compile(r"(?<![^/])(v\d{6}|day=\d{4}-\d{2}-\d{2})-[0-9a-f]{12}(?=/|$)")
 ARCHIVES = (".warc.gz", ".warc", ".arc.gz", ".arc", ".warc.zst", ".warc.lz4")
 
 

@@ -11,6 +11,9 @@ the day. Plain pyarrow, no Spark.
 
 from __future__ import annotations
 
+import datetime as dt
+import gzip
+import json
 import os
 import shutil
 from typing import Any
@@ -21,7 +24,7 @@ import pyarrow.parquet as pq
 from lib.pages import hostindex
 from lib.pages.exclusions import Exclusions
 from lib.pages.schema import ROW_GROUP_ROWS
-from lib.store import layout
+from lib.store import atomic, layout
 
 #: what the audit keeps of each removed row (never the text)
 REMOVED_COLUMNS = ("url", "record_id", "warc_file", "warc_offset")
@@ -58,6 +61,26 @@ def filter_file(src: str, dest: str, exclusions: Exclusions, how: str = "link") 
     return {"rows": len(urls), "excluded": hit, "removed": removed}
 
 
+def _log_purged(src_file: str, dest_file: str, rows: int, excluded: int) -> None:
+    """Add a ``purged`` line to the copy of a rewritten page file's log (lib.preprocess.filelogs),
+    written anew beside ``dest_file`` (the source's log, perhaps linked to the copy, is left as it was)."""
+    src_log, dest_log = layout.file_log_name(src_file), layout.file_log_name(dest_file)
+    if not os.path.exists(src_log):
+        return  # a day written before per-file logs
+    with gzip.open(src_log, "rb") as f:
+        text = f.read()
+    line = {
+        "event": "purged",
+        "written": dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds"),
+        "rows": rows,
+        "excluded": excluded,
+        "bytes": os.path.getsize(dest_file) if os.path.exists(dest_file) else 0,  # 0: no row left, no file
+    }
+    if os.path.lexists(dest_log):
+        os.remove(dest_log)  # a link to the source's log: never write through it
+    atomic.write_bytes(dest_log, gzip.compress(text + (json.dumps(line, sort_keys=True) + "\n").encode(), mtime=0))
+
+
 def filter_day(
     src: str, dest: str, exclusions: Exclusions, how: str = "link", captures: bool = True, pages: bool = True
 ) -> dict[str, Any]:
@@ -86,8 +109,10 @@ def filter_day(
                 c["rows"] += r["rows"]
                 c["excluded"] += r["excluded"]
                 c["files_changed"] += bool(r["excluded"])
+                if r["excluded"] and kind == "pages":
+                    _log_purged(path, target, r["rows"] - r["excluded"], r["excluded"])
                 out["removed"] += [dict(row, kind=kind) for row in r["removed"]]
-            else:
+            elif not (n.endswith(layout.FILE_LOG_SUFFIX) and os.path.lexists(target)):  # not one _log_purged wrote
                 _place(path, target, how)
     if pages and os.path.exists(os.path.join(src, layout.HOSTS)):
         if out["pages"]["files_changed"]:  # rows left out: row groups and counts are not the indexed ones

@@ -29,6 +29,7 @@ than a job that stops.
 from __future__ import annotations
 
 import bisect
+import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -38,7 +39,7 @@ import pyarrow.compute as pc
 
 from lib.errors import ConfigError
 from lib.pages.weburls import surt_key
-from lib.store import layout, storage
+from lib.store import auxiliary, layout, storage
 
 KINDS = ("url", "surt", "host")
 # scheme://[userinfo@]host[:port]: the host, for the cheap vectorized pre-filter
@@ -190,9 +191,34 @@ def parse(text: str, source: str = "exclusions") -> Exclusions:
     return Exclusions(rules, source)
 
 
+TAKEDOWN = "takedown"  # the list's name in ROOT/shared/auxiliary/filters/manifest.json
+
+
+def shared_item(root: str | None) -> auxiliary.Item | None:
+    """The take-down list of ROOT/shared/auxiliary/filters when its manifest lists one (its
+    sha256 checked: :class:`lib.store.auxiliary.ChecksumMismatch` when it differs), else None."""
+    return auxiliary.resolve(root, layout.FILTERS, TAKEDOWN, None) if root else None
+
+
 def default_uri(root: str | None) -> str | None:
-    """``ROOT/_exclusions.jsonl``, or None without a root."""
-    return storage.join(root, layout.EXCLUSIONS) if root else None
+    """The root's take-down list: ``filters/``'s ``takedown`` when shared, else ``ROOT/_exclusions.jsonl``;
+    None without a root."""
+    if not root:
+        return None
+    item = shared_item(root)
+    return item.path if item else storage.join(root, layout.EXCLUSIONS)
+
+
+def identity(root: str | None, given: str | None) -> dict[str, str]:
+    """Which take-down list a job applies, for its ``_stats.json``: version and sha256 of the
+    shared one, or the file's sha256 (``source`` ``given``, ``root`` or ``none``)."""
+    if not given and (item := shared_item(root)) is not None:
+        return item.record()
+    uri = given if given and given != "none" else (None if given else default_uri(root))
+    if not uri or not storage.exists(uri):
+        return {"source": "none"}
+    sha = hashlib.sha256(storage.read_bytes(uri)).hexdigest()
+    return {"source": "given" if given else "root", "file": uri, "version": "unversioned", "sha256": sha}
 
 
 def load(uri: str | None, required: bool = False) -> Exclusions:

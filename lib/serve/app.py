@@ -13,6 +13,7 @@ API, the catalogue queries and a plain-HTML search page, over published roots.
     GET /collections/{c}/…, /browse/{c}/…                           files, records, URLs, search (``browse_api``)
     GET /public, /public/{dc}/{id}/search, …/files/{path}            on-demand sub-indices (``subindex_api``)
     GET /updates, /updates/{dc}/{id}/files/{path}                    index updates for mirrors (``updates_api``)
+    GET /feed?after=N, /feed.csv                                     the root's updates, logs.csv (``feed_api``)
     GET /                                                            the search page
 
 Every error is a 4xx with ``{"error": "..."}``; the OpenAPI description is at /openapi.json, /docs.
@@ -39,6 +40,7 @@ from lib.serve.cdx_api import cdx_router
 from lib.serve.community_api import community_router
 from lib.serve.engine import MAX_K, MAX_QUERY_CHARS, MAX_RANGE_DAYS, Engine, check_query
 from lib.serve.errors import NotFound
+from lib.serve.feed_api import feed_router
 from lib.serve.files_api import files_router
 from lib.serve.http_errors import install_error_handlers
 from lib.serve.published import SliceStore, parse_day, split_values
@@ -261,6 +263,7 @@ def create_app(
     app.include_router(subindex_router(dict(roots)))
     app.include_router(community_router(dict(roots)))
     app.include_router(updates_router(dict(roots)))
+    app.include_router(feed_router(dict(roots)))
     return app
 
 

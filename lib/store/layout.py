@@ -31,6 +31,15 @@ EXCLUSIONS = "_exclusions.jsonl"  # ROOT/_exclusions.jsonl: the take-down list (
 PURGE = "_purge"  # ROOT/_purge/: the purge command's audit log and its pending swaps
 RUNS = "_runs"  # ROOT/_runs/DC/DATE.json: the nightly run's marker (and its summary) per data center
 
+# ROOT/shared/auxiliary/: what every node of a data center shares (docs/layout.md, "Shared folders")
+AUXILIARY = "shared/auxiliary"
+MODELS = "models"  # language-identification model, analyzers' data: lib.store.auxiliary
+FILTERS = "filters"  # the take-down list and blocklists: lib.store.auxiliary
+PLUGINS = "plugins"  # plugins/<name>/<version>/evaluation.json: lib.preprocess.gate
+AUX_MANIFEST = "manifest.json"  # models/manifest.json, filters/manifest.json: name -> file, version, sha256
+LOGS_CSV = "logs.csv"  # one line per update (lib.store.updates), served as GET /feed
+FILE_LOG_SUFFIX = ".log.gz"  # the per-file log beside each page file (file_log_name)
+
 # languages
 UNKNOWN_LANG = "und"  # ISO 639-3 'undetermined': pages without text
 LANG_PREFIX = "language="
@@ -83,6 +92,21 @@ def language_of(name: str) -> str | None:
 def pages_part(name: str) -> str:
     """The pages file of one input file within its language folder."""
     return f"part-{name}.zstd.parquet"
+
+
+def auxiliary_path(root: str, *parts: str) -> str:
+    """``ROOT/shared/auxiliary[/PART...]``."""
+    return "/".join([root.rstrip("/"), AUXILIARY, *parts])
+
+
+def file_log_name(pages_file: str) -> str:
+    """The per-file log beside a page file (a name or a path): ``part-X.zstd.parquet`` ->
+    ``_part-X.log.gz``. The design's ``Date-{class}-{split}.log.gz`` beside its
+    ``Date-{class}-{split}.parquet``; underscore-prefixed so that Parquet readers (Spark, pyarrow
+    datasets), which skip ``_`` and ``.`` names, never take it for a page file."""
+    folder, _, name = pages_file.replace("\\", "/").rpartition("/")
+    stem = name.removesuffix(".parquet").removesuffix(".zstd")
+    return (folder + "/" if folder else "") + f"_{stem}{FILE_LOG_SUFFIX}"
 
 
 def captures_part(name: str) -> str:

@@ -24,10 +24,13 @@ same analyzer for queries and refuses a name this code would not reproduce.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 import unicodedata
 from collections import Counter
 from functools import lru_cache
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -210,6 +213,34 @@ def _stopwords(lang: str) -> frozenset[str]:
     if key is None:
         return frozenset()
     return frozenset(_nfkc_casefold(w).replace("\u2019", "'") for w in sw_pkg.get_stopwords(key) if w.strip())
+
+
+@lru_cache(maxsize=1)
+def data_record() -> dict[str, str]:
+    """Which analyzers' data the index and the service use, for a day's ``_stats.json``: the
+    ``stopwords`` package's lists (version, and the sha256 over its files by path) and the
+    Snowball stemmers' package; both packaged (no shared copy under ROOT/shared/auxiliary yet)."""
+    base = os.path.join(os.path.dirname(sw_pkg.__file__), "languages")
+    h = hashlib.sha256()
+    for dirpath, dirs, names in sorted(os.walk(base)):
+        dirs.sort()
+        for n in sorted(names):
+            path = os.path.join(dirpath, n)
+            h.update(os.path.relpath(path, base).encode() + b"\0")
+            with open(path, "rb") as f:
+                h.update(f.read())
+    versions = {}
+    for dist in ("stopwords", "PyStemmer"):
+        try:
+            versions[dist] = version(dist)
+        except PackageNotFoundError:
+            versions[dist] = "unknown"
+    return {
+        "version": f"stopwords-{versions['stopwords']}+pystemmer-{versions['PyStemmer']}",
+        "sha256": h.hexdigest(),
+        "source": "packaged",
+        "file": base,
+    }
 
 
 class Analyzer:

@@ -16,6 +16,7 @@ from warcio.archiveiterator import ArchiveIterator
 from lib.ciff.validate import validate_file
 from lib.index.shard_digests import shard_digests
 from lib.pages import hostindex
+from lib.store import updates
 from tests.helpers_warc import good_pages, gz
 from tests.index.test_index_job import _page, run_index, sample_pages, write_day
 
@@ -145,6 +146,9 @@ def test_status_manifest_and_edges(published):
     read_day1 = status["counts"]["rows"] - sum(1 for p in day2_pages() if p["language"] in ("eng", "deu"))
     assert pruned["pages_skipped"] == len(day1) - read_day1 >= 0
     pub = published / "public" / RID
+    # the new sub-index is one line of logs.csv, what a subscriber of GET /feed sees
+    subs = [(u.name, u.detail) for u in updates.read(str(published)) if u.kind == "subindex"]
+    assert subs == [(RID, str(pub))]
     manifest = json.loads((pub / "_manifest.json").read_text())
     files = {str(p.relative_to(pub)) for p in pub.rglob("*") if p.is_file()}
     assert set(manifest["files"]) == files - {"_manifest.json", "_SUCCESS"}

@@ -5,10 +5,10 @@ archives with plugins found through a real entry point."""
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import pathlib
 import shutil
-import sys
 
 import extruct
 import pyarrow as pa
@@ -24,6 +24,9 @@ from lib.pages.schema import PAGE_SCHEMA
 from lib.preprocess import enrich
 from lib.preprocess.enrich import Enrichment, PageInput, enricher
 from lib.preprocess.microdata import microdata
+from lib.store import updates
+from lib.text import analysis
+from tests.preprocess.enrich_plugins import installed
 
 HEAVY = pathlib.Path(__file__).resolve().parents[2] / "tests" / "data" / "heavy_pages"
 DAY = "2026-05-06"
@@ -106,18 +109,13 @@ def test_load_refuses_unknown_names_and_clashing_columns(plugin_dist):
 @pytest.fixture(scope="module")
 def plugin_dist(tmp_path_factory):
     """A distribution that registers the test plugins under dailyslice.enrichers, as pip would."""
-    site = tmp_path_factory.mktemp("site")
-    info = site / "dailyslice_test_plugins-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: dailyslice-test-plugins\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(
-        "[dailyslice.enrichers]\nflaky = tests.preprocess.enrich_plugins:flaky\n"
-        "wrong_type = tests.preprocess.enrich_plugins:wrong_type\n"
-        "clash = tests.preprocess.test_enrich:_clash\n"
-    )
-    sys.path.insert(0, str(site))
-    yield site
-    sys.path.remove(str(site))
+    plugins = {
+        "flaky": "tests.preprocess.enrich_plugins:flaky",
+        "wrong_type": "tests.preprocess.enrich_plugins:wrong_type",
+        "clash": "tests.preprocess.test_enrich:_clash",
+    }
+    with installed(tmp_path_factory.mktemp("site"), "dailyslice-test-plugins", "1.0", plugins) as site:
+        yield site
 
 
 @enricher(title=pa.string())
@@ -152,6 +150,7 @@ def test_plugins_in_a_real_run(spark, corpus, tmp_path, plugin_dist):
                 "microdata,flaky",
                 "--enrich",
                 "wrong_type",
+                "--allow-unevaluated-plugins",  # flaky and wrong_type fail on purpose: the gate would refuse them
             ],
             spark=spark,
         )
@@ -184,10 +183,14 @@ def test_plugins_in_a_real_run(spark, corpus, tmp_path, plugin_dist):
             assert p["h1"] == [n.text(strip=True) for n in tree.css("h1")], p["url"]
             assert p["title_chars"] == (len(tree.css_first("title").text()) if tree.css_first("title") else 0)
     assert with_items >= 2
-    stats_enrich = __import__("json").load(open(os.path.join(day, "_stats.json")))["totals"]["enrich"]
+    stats_enrich = json.load(open(os.path.join(day, "_stats.json")))["totals"]["enrich"]
     assert {k: v["failed"] for k, v in stats_enrich.items()} == {k: v["failed"] for k, v in rep.items()}
     # the index carries them into the metadata store: microdata in schema 0.1.0's column, the rest appended
     assert index_job.main(["--date", DAY, "--root", root], spark=spark) == 0
+    # the index day says which analyzers' data built it (lib.text.analysis.data_record), as preprocess names its model
+    built = json.load(open(os.path.join(root, "index", DAY[:7], DAY[8:], "_stats.json")))["built_with"]
+    assert built["models"]["analyzers"] == analysis.data_record() and built["filters"]["takedown"] == {"source": "none"}
+    assert [u.name for u in updates.read(root)] == [f"preprocessed/{DAY[:7]}/{DAY[8:]}", f"index/{DAY[:7]}/{DAY[8:]}"]
     meta = pq.read_table([str(f) for f in pathlib.Path(root, "index").rglob("metadata-*.parquet")])
     by_id = {r["record_id"]: r for r in meta.to_pylist()}
     indexed = [p for p in pages if p["ows_index"]]  # a page that says noindex is left out (docs/robots.md)

@@ -15,7 +15,7 @@ from jobs import preprocess
 from lib.preprocess import tasks, tasktime
 from lib.preprocess.plan import OPEN_COST_BYTES, plan, task_name
 from lib.preprocess.tasks import TaskSettings, process_task, remove_strays
-from lib.store import storage
+from lib.store import layout, storage
 from tests.helpers_warc import good_pages, warc_gz
 
 
@@ -76,11 +76,13 @@ def test_files_roll_by_size_and_a_retry_rewrites_them_byte_for_byte(tmp_path, mo
     before = {p: open(p, "rb").read() for p in first[0]["outputs"]}
     (out / "language=eng" / ".part-killed-attempt.zstd.parquet").write_bytes(b"half")
     (out / "language=eng" / "part-an-old-plan-00000.zstd.parquet").write_bytes(b"PAR1")
+    (out / "language=eng" / "_part-an-old-plan-00000.log.gz").write_bytes(b"its log")
     again = process_task(files, settings)  # a retried attempt
     assert again[0]["outputs"] == first[0]["outputs"]
     assert {p: open(p, "rb").read() for p in again[0]["outputs"]} == before
-    assert remove_strays(str(out), again) == 2
-    assert sorted(str(p) for p in out.rglob("*") if p.is_file()) == sorted(before)
+    assert remove_strays(str(out), again) == 3
+    logs = [layout.file_log_name(p) for p in parts]  # each page file's log stays beside it (lib.preprocess.filelogs)
+    assert sorted(str(p) for p in out.rglob("*") if p.is_file()) == sorted([*before, *logs])
 
 
 @pytest.mark.parametrize("task_mb", [1, 128])
