@@ -31,7 +31,7 @@ COMMANDS = {
     "demo": ("jobs.demo", "sample crawl -> the whole pipeline -> the service, locally"),
     "serve": ("lib.serve.__main__", "the HTTP service over published days"),
     "download": ("lib.serve.client", "download parts of the published index by filter"),
-    "mirror": ("lib.serve.mirror", "index updates: publish them, apply them in order to a local copy"),
+    "mirror": ("lib.serve.mirror_command", "index updates: publish them, apply them in order to a local copy"),
     "build-serving": ("lib.serve.prewarm", "build a day's serving index ahead of the first search"),
     "check-days": ("lib.orchestration.days", "which recent days are complete, changed or missing"),
     "ciff": ("lib.ciff.__main__", "validate, dump or search CIFF files"),

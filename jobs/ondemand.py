@@ -34,7 +34,7 @@ from lib.pages import exclusions
 from lib.runtime.options import DayJobOptions, opt
 from lib.runtime.result import EXIT_EMPTY, EXIT_USAGE, JobResult
 from lib.runtime.sparkjob import SparkJob, resolved
-from lib.store import storage, updates
+from lib.store import storage, update_log
 
 
 @dataclass(frozen=True)
@@ -97,9 +97,9 @@ class OnDemandJob(SparkJob):
                     excl=excl,
                 )
                 wd.publish()
-            # a new sub-index is one line of ROOT/shared/auxiliary/logs.csv (lib.store.updates)
+            # a new sub-index is one line of ROOT/shared/auxiliary/logs.csv (lib.store.update_log)
             out = resolved(options.output, "output")
-            updates.record(req.root, "subindex", out.rstrip("/").rsplit("/", 1)[-1], detail=out)
+            update_log.record(req.root, "subindex", out.rstrip("/").rsplit("/", 1)[-1], detail=out)
         except NothingSelected as e:
             side_outputs.write_status(folder, "failed", reason=str(e), output=None)
             return JobResult(ok=False, summary={"error": str(e), "empty": True}, code=EXIT_EMPTY)

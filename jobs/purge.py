@@ -44,7 +44,7 @@ from lib.catalogue import capindex, digeststore, recordstore
 from lib.catalogue.urldb import DEFAULT_WAIT
 from lib.catalogue.urldb import lock as urldb_lock
 from lib.errors import ConfigError, UsageError
-from lib.index.updates import UpdateError, publish_update, updates_dir
+from lib.index.mirror_updates import UpdateError, publish_update, updates_dir
 from lib.links.linkdb import FOLDER
 from lib.neardup import sigstore
 from lib.orchestration.datacenters import load_config
@@ -58,7 +58,7 @@ from lib.purge.urldb_removal import purge_urldb
 from lib.runtime.localmode import stop_session
 from lib.runtime.result import EXIT_BUSY, EXIT_USAGE, JobResult
 from lib.runtime.session import setup_logging
-from lib.store import layout, lease, storage, updates
+from lib.store import layout, lease, storage, update_log
 
 
 def _exit_code(run: Any) -> int:
@@ -225,8 +225,8 @@ def _purge(
                 except (PurgeError, OSError, RuntimeError) as e:
                     failed += 1
                     r = {"day": day.isoformat(), "state": "failed", "error": f"{type(e).__name__}: {e}"}
-                if r.get("state") == "purged":  # one line of ROOT/shared/auxiliary/logs.csv (lib.store.updates)
-                    updates.record(root, "purge", day.isoformat(), detail=json.dumps(r.get("removed"), default=str))
+                if r.get("state") == "purged":  # one line of ROOT/shared/auxiliary/logs.csv (lib.store.update_log)
+                    update_log.record(root, "purge", day.isoformat(), detail=json.dumps(r.get("removed"), default=str))
                 if r.get("state") == "purged" and os.path.isdir(updates_dir(root)):  # mirrors get the take-down
                     try:
                         r["update"] = (publish_update(root, day, exclusions=rules) or {}).get("id")

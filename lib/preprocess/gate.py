@@ -39,7 +39,7 @@ from typing import Any, Callable, Iterator, Sequence
 from lib.errors import ConfigError, UsageError
 from lib.preprocess import enrich
 from lib.preprocess.archive_pages import FileProcessor
-from lib.store import atomic, layout, storage, updates
+from lib.store import atomic, layout, storage, update_log
 
 EXPECTED_ATTR = "enrich_expected"  # a plugin function's attribute: its expected outputs' file name
 EVALUATION = "evaluation.json"
@@ -274,7 +274,7 @@ def evaluate(root: str, name: str, extra: Sequence[str] = (), thresholds: Thresh
     dest = evaluation_path(root, name, ident["version"])
     storage.write_bytes(dest, json.dumps(doc, indent=1, sort_keys=True).encode(), fsync=True)
     state = "approved" if not why else "refused: " + "; ".join(why)
-    updates.record(root, "plugin", name, ident["version"], f"sha256={ident['sha256']} {state}")
+    update_log.record(root, "plugin", name, ident["version"], f"sha256={ident['sha256']} {state}")
     return doc
 
 

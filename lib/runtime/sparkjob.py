@@ -31,7 +31,7 @@ from lib.runtime.options import JobOptions, OptionsT, build_parser
 from lib.runtime.result import EXIT_BUSY, EXIT_UNHEALTHY, EXIT_USAGE, JobResult, log
 from lib.runtime.session import on_cluster, setup_logging, start_session
 from lib.runtime.steps import Steps
-from lib.store import layout, lease, s3, storage, updates
+from lib.store import layout, lease, s3, storage, update_log
 from lib.store.publish import WorkDir
 
 
@@ -142,7 +142,7 @@ class SparkJob:
 
     def _log_update(self, result: JobResult, args: JobOptions) -> None:
         """A published day of a dated job is one line of ``ROOT/shared/auxiliary/logs.csv``
-        (:mod:`lib.store.updates`): what a subscriber polls for."""
+        (:mod:`lib.store.update_log`): what a subscriber polls for."""
         root, day = getattr(args, "root", None), getattr(args, "date", None)
         published = result.ok or result.code == EXIT_UNHEALTHY
         if not (root and day and self.output_kind and published and not result.summary.get("empty")):
@@ -151,9 +151,9 @@ class SparkJob:
         if out != layout.day_path(root, self.output_kind, day) or not storage.exists(storage.join(out, layout.SUCCESS)):
             return  # an output elsewhere (--output), or nothing published
         try:
-            upd = updates.record(root, "day", f"{self.output_kind}/{layout.day_suffix(day)}", detail=self.name)
+            upd = update_log.record(root, "day", f"{self.output_kind}/{layout.day_suffix(day)}", detail=self.name)
         except Exception as e:  # the day is published: a log line that cannot be written (disk, S3) is said, not fatal
-            log.warning("%s: %s not written: %s", self.name, updates.path(root), e)
+            log.warning("%s: %s not written: %s", self.name, update_log.path(root), e)
             return
         if upd is not None:
             result.summary["update"] = upd.seq

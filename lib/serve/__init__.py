@@ -3,7 +3,8 @@ date range with exact global BM25, over HTTP (FastAPI) and from the command line
 
 Files: ``published`` (which published files match a filter, their sha256, ranged reads),
 ``export`` (filtered metadata as streamed Parquet), ``client`` (the download client),
-``day_manifest`` (which shards a day holds and which cannot be served), ``mirror`` (``dailyslice mirror``:
+``day_manifest`` (which shards a day holds and which cannot be served), ``mirror_command``
+(``dailyslice mirror``:
 index updates published, fetched and applied to a local copy).
 Search: ``serving_index`` (one day's serving index, built once from its CIFF), ``engine`` (a day or a
 date range with exact global BM25), ``snippets``, ``prewarm`` (serving indexes built ahead).

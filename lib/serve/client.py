@@ -52,7 +52,7 @@ class Result:
     error: str = ""
 
 
-_sha256 = storage.file_sha256  # the same sum the index updates' manifests hold (lib/index/updates.py)
+_sha256 = storage.file_sha256  # the same sum the index updates' manifests hold (lib/index/mirror_updates.py)
 
 
 def local_target(dest: str, rel: str) -> str:

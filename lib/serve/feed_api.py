@@ -4,7 +4,7 @@
     GET /feed.csv?after=N[&dc=]         the same lines as CSV, with the header
 
 A subscriber keeps the ``last`` seq of its previous answer and asks again with ``after=last``:
-it gets each update once, in the order written (:mod:`lib.store.updates`). ``dc`` picks the
+it gets each update once, in the order written (:mod:`lib.store.update_log`). ``dc`` picks the
 data center's root (default: the first one served).
 """
 
@@ -18,7 +18,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
 from lib.serve.errors import NotFound
-from lib.store import updates
+from lib.store import update_log
 
 MAX_LIMIT = 10000
 
@@ -42,7 +42,7 @@ def feed_router(roots: dict[str, str]) -> APIRouter:
         limit: int = Query(1000, ge=1, le=MAX_LIMIT),
     ) -> dict[str, Any]:
         name, root = _root(dc)
-        got = updates.read(root, after, limit)
+        got = update_log.read(root, after, limit)
         last = got[-1].seq if got else after
         return {"dc": name, "after": after, "last": last, "updates": [u.to_json() for u in got]}
 
@@ -51,8 +51,8 @@ def feed_router(roots: dict[str, str]) -> APIRouter:
         _, root = _root(dc)
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
-        w.writerow(updates.HEADER)
-        for u in updates.read(root, after):
+        w.writerow(update_log.HEADER)
+        for u in update_log.read(root, after):
             w.writerow(u.to_json().values())
         return Response(buf.getvalue(), media_type="text/csv; charset=utf-8")
 

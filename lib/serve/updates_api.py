@@ -19,13 +19,13 @@ from typing import Any
 from fastapi import APIRouter, Query
 from fastapi.responses import FileResponse
 
-from lib.index.updates import MANIFEST, complete, read_manifest, updates_dir
+from lib.index.mirror_updates import MANIFEST, complete, read_manifest, updates_dir
 from lib.serve.errors import NotFound
 from lib.store import storage
 
 
 def _local_roots(roots: dict[str, str]) -> dict[str, str]:
-    # updates are built on the cluster filesystem (lib.index.updates): local roots only
+    # updates are built on the cluster filesystem (lib.index.mirror_updates): local roots only
     return {dc: storage.local_path(r) for dc, r in roots.items() if not storage.is_s3(r)}
 
 

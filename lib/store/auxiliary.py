@@ -37,7 +37,7 @@ from functools import lru_cache
 from typing import Any, Callable
 
 from lib.errors import ConfigError
-from lib.store import atomic, layout, storage, updates
+from lib.store import atomic, layout, storage, update_log
 
 KINDS = (layout.MODELS, layout.FILTERS)
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -168,7 +168,7 @@ def add(root: str, kind: str, name: str, src: str, version: str, sha256: str | N
         items[name] = {"file": rel, "version": version, "sha256": got, "added": now}
         data = json.dumps({"items": items}, indent=1, sort_keys=True).encode()
         atomic.write_bytes(os.path.join(base, layout.AUX_MANIFEST), data, fsync=True)
-    updates.record(root, kind.rstrip("s"), name, version, f"sha256={got}")
+    update_log.record(root, kind.rstrip("s"), name, version, f"sha256={got}")
     return Item(kind, name, dest, version, got, "shared")
 
 

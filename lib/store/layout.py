@@ -37,7 +37,7 @@ MODELS = "models"  # language-identification model, analyzers' data: lib.store.a
 FILTERS = "filters"  # the take-down list and blocklists: lib.store.auxiliary
 PLUGINS = "plugins"  # plugins/<name>/<version>/evaluation.json: lib.preprocess.gate
 AUX_MANIFEST = "manifest.json"  # models/manifest.json, filters/manifest.json: name -> file, version, sha256
-LOGS_CSV = "logs.csv"  # one line per update (lib.store.updates), served as GET /feed
+LOGS_CSV = "logs.csv"  # one line per update (lib.store.update_log), served as GET /feed
 FILE_LOG_SUFFIX = ".log.gz"  # the per-file log beside each page file (file_log_name)
 
 # languages

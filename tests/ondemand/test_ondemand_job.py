@@ -16,7 +16,7 @@ from warcio.archiveiterator import ArchiveIterator
 from lib.ciff.validate import validate_file
 from lib.index.shard_digests import shard_digests
 from lib.pages import hostindex
-from lib.store import updates
+from lib.store import update_log
 from tests.helpers_warc import good_pages, gz
 from tests.index.test_index_job import _page, run_index, sample_pages, write_day
 
@@ -147,7 +147,7 @@ def test_status_manifest_and_edges(published):
     assert pruned["pages_skipped"] == len(day1) - read_day1 >= 0
     pub = published / "public" / RID
     # the new sub-index is one line of logs.csv, what a subscriber of GET /feed sees
-    subs = [(u.name, u.detail) for u in updates.read(str(published)) if u.kind == "subindex"]
+    subs = [(u.name, u.detail) for u in update_log.read(str(published)) if u.kind == "subindex"]
     assert subs == [(RID, str(pub))]
     manifest = json.loads((pub / "_manifest.json").read_text())
     files = {str(p.relative_to(pub)) for p in pub.rglob("*") if p.is_file()}

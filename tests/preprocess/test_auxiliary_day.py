@@ -15,7 +15,7 @@ import pytest
 from jobs import preprocess
 from lib.preprocess import filelogs, gate, langid
 from lib.serve.published import SliceStore
-from lib.store import auxiliary, layout, updates
+from lib.store import auxiliary, layout, update_log
 from lib.warc.sample import write_sample_crawl
 
 DATE = dt.date(2026, 1, 15)
@@ -89,7 +89,7 @@ def test_the_day_records_the_model_filters_and_plugin_that_built_it(day):
     assert built["plugins"]["microdata"]["version"] == evaluation["version"]
     assert summary["exclusion_rules"] == 1  # the shared list is the one applied
     # logs.csv: the model, the filter, the plugin's evaluation, the day, in that order
-    got = [(u.kind, u.name) for u in updates.read(root)]
+    got = [(u.kind, u.name) for u in update_log.read(root)]
     day_line = ("day", "preprocessed/2026-01/15")
     assert got == [("model", "lid"), ("filter", "takedown"), ("plugin", "microdata"), day_line]
     assert summary["update"] == 4

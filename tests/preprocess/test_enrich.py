@@ -24,7 +24,7 @@ from lib.pages.schema import PAGE_SCHEMA
 from lib.preprocess import enrich
 from lib.preprocess.enrich import Enrichment, PageInput, enricher
 from lib.preprocess.microdata import microdata
-from lib.store import updates
+from lib.store import update_log
 from lib.text import analysis
 from tests.preprocess.enrich_plugins import installed
 
@@ -190,7 +190,10 @@ def test_plugins_in_a_real_run(spark, corpus, tmp_path, plugin_dist):
     # the index day says which analyzers' data built it (lib.text.analysis.data_record), as preprocess names its model
     built = json.load(open(os.path.join(root, "index", DAY[:7], DAY[8:], "_stats.json")))["built_with"]
     assert built["models"]["analyzers"] == analysis.data_record() and built["filters"]["takedown"] == {"source": "none"}
-    assert [u.name for u in updates.read(root)] == [f"preprocessed/{DAY[:7]}/{DAY[8:]}", f"index/{DAY[:7]}/{DAY[8:]}"]
+    assert [u.name for u in update_log.read(root)] == [
+        f"preprocessed/{DAY[:7]}/{DAY[8:]}",
+        f"index/{DAY[:7]}/{DAY[8:]}",
+    ]
     meta = pq.read_table([str(f) for f in pathlib.Path(root, "index").rglob("metadata-*.parquet")])
     by_id = {r["record_id"]: r for r in meta.to_pylist()}
     indexed = [p for p in pages if p["ows_index"]]  # a page that says noindex is left out (docs/robots.md)

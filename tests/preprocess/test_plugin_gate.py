@@ -17,7 +17,7 @@ import pytest
 
 from lib.errors import ConfigError, UsageError
 from lib.preprocess import enrich, gate, plugin
-from lib.store import updates
+from lib.store import update_log
 from tests.preprocess.enrich_plugins import installed
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -64,7 +64,7 @@ def test_microdata_passes_the_gate_on_committed_data(microdata_root):
     assert m["annotated_share"] == round(m["annotated"] / m["pages"], 4)
     path = gate.evaluation_path(root, "microdata", doc["version"])
     assert json.loads(open(path).read()) == doc
-    assert [(u.kind, u.name, u.version) for u in updates.read(root)] == [("plugin", "microdata", doc["version"])]
+    assert [(u.kind, u.name, u.version) for u in update_log.read(root)] == [("plugin", "microdata", doc["version"])]
     assert gate.require(root, enrich.load(["microdata"])) == {
         "microdata": {"version": doc["version"], "sha256": doc["sha256"], "evaluation": path}
     }
@@ -94,7 +94,7 @@ def test_a_plugin_that_crashes_on_a_page_is_refused_and_cannot_run(test_plugins,
     assert doc["reasons"][0].startswith(f"failed on {m['failed']} benchmark pages")
     assert m["samples"] and m["samples"][0]["detail"] == "ValueError: text length divisible by 3"
     assert "expected_outputs" in m and "precision" not in m  # it ships none
-    assert updates.read(root)[-1].detail.startswith(f"sha256={doc['sha256']} refused: failed on")
+    assert update_log.read(root)[-1].detail.startswith(f"sha256={doc['sha256']} refused: failed on")
     with pytest.raises(UsageError, match=r"'gate_flaky' was refused by its evaluation .*failed on \d+ benchmark"):
         gate.require(root, enrich.load(["gate_flaky"]))
     capsys.readouterr()

@@ -19,7 +19,7 @@ from lib.ciff.search import search
 from lib.ciff.validate import validate_file
 from lib.purge import rebuild as purge_day
 from lib.runtime.result import JobResult
-from lib.store import layout, updates
+from lib.store import layout, update_log
 from tests.ondemand.test_hostindex import indexed, recount
 
 DAY = dt.date(2026, 3, 2)
@@ -105,7 +105,7 @@ def test_the_purge_leaves_the_day_a_day_built_without_the_page(spark, published)
 
     rc = purge.main(["--root", str(root), "--stage-config", str(published["cfg"]), "--data-center", "dc1"], spark=spark)
     assert rc == 0
-    purged = [u for u in updates.read(str(root)) if u.kind == "purge"]  # one line of logs.csv per purged day
+    purged = [u for u in update_log.read(str(root)) if u.kind == "purge"]  # one line of logs.csv per purged day
     assert [u.name for u in purged] == [DAY.isoformat()] and '"pages"' in purged[0].detail
 
     # the expected day: the same archive preprocessed and indexed with the list in force

@@ -13,7 +13,7 @@ import urllib.request
 import pytest
 
 from lib.serve.app import create_app
-from lib.store import updates
+from lib.store import update_log
 from tests.serve.conftest import ROOT_DIR, Served
 
 
@@ -39,9 +39,9 @@ def test_a_subscriber_polls_the_feed(served):
     srv, roots = served
     status, body = _get(f"{srv.url}/feed")
     assert status == 200 and json.loads(body) == {"dc": "dc1", "after": 0, "last": 0, "updates": []}
-    updates.append(roots["dc1"], "day", "preprocessed/2026-01/15", detail="preprocess")
-    updates.append(roots["dc1"], "model", "lid", "v2")
-    updates.append(roots["dc2"], "purge", "2026-01-14")
+    update_log.append(roots["dc1"], "day", "preprocessed/2026-01/15", detail="preprocess")
+    update_log.append(roots["dc1"], "model", "lid", "v2")
+    update_log.append(roots["dc2"], "purge", "2026-01-14")
     first = json.loads(_get(f"{srv.url}/feed?after=0")[1])
     assert [(u["seq"], u["kind"], u["name"]) for u in first["updates"]] == [
         (1, "day", "preprocessed/2026-01/15"),
@@ -49,7 +49,7 @@ def test_a_subscriber_polls_the_feed(served):
     ]
     assert first["last"] == 2 and first["updates"][1]["version"] == "v2"
     # a writer in another process appends while the subscriber waits; the next poll gets only that
-    code = f"from lib.store import updates; updates.append({roots['dc1']!r}, 'subindex', 'req-7')"
+    code = f"from lib.store import update_log; update_log.append({roots['dc1']!r}, 'subindex', 'req-7')"
     subprocess.run([sys.executable, "-c", code], cwd=ROOT_DIR, check=True)
     nxt = json.loads(_get(f"{srv.url}/feed?after={first['last']}")[1])
     assert [(u["seq"], u["name"]) for u in nxt["updates"]] == [(3, "req-7")] and nxt["last"] == 3
@@ -61,7 +61,7 @@ def test_a_subscriber_polls_the_feed(served):
     assert [u["seq"] for u in limited["updates"]] == [1] and limited["last"] == 1
     status, text = _get(f"{srv.url}/feed.csv?after=1")
     rows = list(csv.reader(io.StringIO(text.decode())))
-    assert status == 200 and rows[0] == list(updates.HEADER) and [r[0] for r in rows[1:]] == ["2", "3"]
+    assert status == 200 and rows[0] == list(update_log.HEADER) and [r[0] for r in rows[1:]] == ["2", "3"]
 
 
 def test_bad_feed_requests_are_refused_with_a_reason(served):

@@ -21,11 +21,11 @@ import pytest
 
 from jobs import index as index_job
 from jobs import purge
-from lib.index import mirror
+from lib.index import mirror_apply
+from lib.index.mirror_updates import OutOfOrder, complete, publish_update, read_manifest, updates_dir, verify_files
 from lib.index.shard_digests import shard_digests
-from lib.index.updates import OutOfOrder, complete, publish_update, read_manifest, updates_dir, verify_files
 from lib.serve.app import create_app
-from lib.serve.mirror import main as mirror_main
+from lib.serve.mirror_command import main as mirror_main
 from lib.serve.server import ServerThread
 from lib.store import layout
 from tests.serve.fixtures_http import DEMO_DAY
@@ -137,24 +137,24 @@ def test_a_copy_applies_updates_in_order_and_equals_each_published_step(chain, t
     copy = tmp_path / "copy"
     u1, u2, u3 = _folders(chain["root"])
     with pytest.raises(OutOfOrder, match="update 00000001 is missing"):
-        mirror.apply_update(str(copy), u2)
-    assert mirror.apply_update(str(copy), u1) == "applied"
+        mirror_apply.apply_update(str(copy), u2)
+    assert mirror_apply.apply_update(str(copy), u1) == "applied"
     local = copy / "index" / f"{DEMO_DAY:%Y-%m}" / f"{DEMO_DAY:%d}"
     assert shard_digests(local, canonical=True) == chain["digests"][0]
     before = _tree(copy)
-    assert mirror.apply_update(str(copy), u1) == "already applied"
+    assert mirror_apply.apply_update(str(copy), u1) == "already applied"
     assert _tree(copy) == before
     with pytest.raises(OutOfOrder, match=r"follows 00000002.*update 00000002 is missing"):
-        mirror.apply_update(str(copy), u3)
+        mirror_apply.apply_update(str(copy), u3)
     assert _tree(copy) == before  # refused before anything changed
-    assert mirror.apply_update(str(copy), u2) == "applied"
+    assert mirror_apply.apply_update(str(copy), u2) == "applied"
     assert shard_digests(local, canonical=True) == chain["digests"][1]
     assert chain["purged"]["collection_docid"] not in {r["collection_docid"] for r in _metadata(local)}
-    assert mirror.apply_update(str(copy), u3) == "applied"
+    assert mirror_apply.apply_update(str(copy), u3) == "applied"
     assert shard_digests(local, canonical=True) == chain["digests"][2] == shard_digests(chain["day"], canonical=True)
     stats, published = (json.loads((d / layout.STATS).read_text()) for d in (local, chain["day"]))
     assert stats["totals"] == published["totals"] and len(stats["shards"]) == len(published["shards"])
-    assert mirror.problems(str(copy)) == []
+    assert mirror_apply.problems(str(copy)) == []
     # the command, from the root: every update in order into a fresh copy
     again = tmp_path / "again"
     out = io.StringIO()
@@ -181,30 +181,30 @@ def test_a_batch_is_a_target_of_its_own(chain, tmp_path):
 def test_a_torn_apply_never_looks_complete_and_the_next_run_finishes_it(chain, tmp_path, monkeypatch, stop_after):
     copy = tmp_path / "copy"
     u1, u2, _ = _folders(chain["root"])
-    assert mirror.apply_update(str(copy), u1) == "applied"
-    real_swap = mirror._swap
+    assert mirror_apply.apply_update(str(copy), u1) == "applied"
+    real_swap = mirror_apply._swap
 
     def killed(new: str, final: str) -> None:  # the process dies inside the swap, or right after it
         if stop_after == "old moved away":
-            os.replace(final, final + mirror.OLD)
+            os.replace(final, final + mirror_apply.OLD)
         else:
             real_swap(new, final)
         raise KeyboardInterrupt("killed")
 
-    monkeypatch.setattr(mirror, "_swap", killed)
+    monkeypatch.setattr(mirror_apply, "_swap", killed)
     with pytest.raises(KeyboardInterrupt):
-        mirror.apply_update(str(copy), u2)
-    monkeypatch.setattr(mirror, "_swap", real_swap)
-    problems = mirror.problems(str(copy))
+        mirror_apply.apply_update(str(copy), u2)
+    monkeypatch.setattr(mirror_apply, "_swap", real_swap)
+    problems = mirror_apply.problems(str(copy))
     assert any("00000002 was being applied" in p for p in problems)
     out = io.StringIO()
     assert mirror_main(["check", "--dest", str(copy)], out=out) == 1 and "INCOMPLETE" in out.getvalue()
     # the next run recovers, then applies (or finds applied) update 2
-    outcome = mirror.apply_update(str(copy), u2)
+    outcome = mirror_apply.apply_update(str(copy), u2)
     assert outcome == ("applied" if stop_after == "old moved away" else "already applied")
     local = copy / "index" / f"{DEMO_DAY:%Y-%m}" / f"{DEMO_DAY:%d}"
     assert shard_digests(local, canonical=True) == chain["digests"][1]
-    assert mirror.problems(str(copy)) == [] and not list(local.parent.glob("*.mirror-*"))
+    assert mirror_apply.problems(str(copy)) == [] and not list(local.parent.glob("*.mirror-*"))
 
 
 def test_a_bad_file_in_an_update_is_refused_naming_it(chain, tmp_path):
@@ -213,9 +213,9 @@ def test_a_bad_file_in_an_update_is_refused_naming_it(chain, tmp_path):
     victim = next(bad.rglob("index-*.ciff.gz"))
     victim.write_bytes(victim.read_bytes()[:-10])
     copy = tmp_path / "copy"
-    with pytest.raises(mirror.UpdateError, match=re.escape(str(victim.relative_to(bad)))):
-        mirror.apply_update(str(copy), str(bad))
-    assert mirror.read_state(str(copy))["applied"] is None
+    with pytest.raises(mirror_apply.UpdateError, match=re.escape(str(victim.relative_to(bad)))):
+        mirror_apply.apply_update(str(copy), str(bad))
+    assert mirror_apply.read_state(str(copy))["applied"] is None
     assert not (copy / "index").exists()
 
 
@@ -242,7 +242,7 @@ def test_the_mirror_command_fetches_updates_over_http_resuming_and_refuses_a_gap
         total = sum(f["bytes"] for f in man1["files"].values()) + os.path.getsize(os.path.join(u1, "_manifest.json"))
         got = int(re.search(r"update 00000001 .*: applied, ([\d,]+) bytes", out.getvalue())[1].replace(",", ""))
         assert got == total - len(data) // 2  # the half already there was not fetched again
-        assert mirror.read_state(str(copy))["applied"] == "00000001"
+        assert mirror_apply.read_state(str(copy))["applied"] == "00000001"
         out = io.StringIO()
         assert mirror_main(["apply", "--dest", str(copy), "--server", srv.url], out=out) == 0, out.getvalue()
         assert mirror_main(["apply", "--dest", str(copy), "--server", srv.url], out=io.StringIO()) == 0

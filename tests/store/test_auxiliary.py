@@ -10,7 +10,7 @@ import pytest
 
 from lib.pages import exclusions
 from lib.preprocess import langid
-from lib.store import auxiliary, updates
+from lib.store import auxiliary, update_log
 
 
 def _sha(path: str) -> str:
@@ -34,7 +34,7 @@ def test_an_added_model_is_used_and_checked(tmp_path):
     assert item.path == str(tmp_path / "shared/auxiliary/models/lid/v2026-12/lid.bin") == added.path
     listed = json.loads((tmp_path / "shared/auxiliary/models/manifest.json").read_text())["items"]["lid"]
     assert listed["version"] == "v2026-12" and listed["sha256"] == item.sha256
-    assert [(u.kind, u.name, u.version) for u in updates.read(root)] == [("model", "lid", "v2026-12")]
+    assert [(u.kind, u.name, u.version) for u in update_log.read(root)] == [("model", "lid", "v2026-12")]
     # a second version sits beside the first and becomes the current one
     src.write_bytes(src.read_bytes() + b"\0")
     auxiliary.add(root, "models", "lid", str(src), "v2026-13")

@@ -9,7 +9,7 @@
 Over HTTP, each update's files (its ``_manifest.json`` first) are fetched into
 ``COPY/_incoming/ID/`` with the download client (:func:`lib.serve.client.fetch_one`: resumed with
 ``Range``/``If-Range``, each file checked against its sha256), then applied
-(:func:`lib.index.mirror.apply_update`) and the folder removed. Exit codes: 0 done (or nothing to
+(:func:`lib.index.mirror_apply.apply_update`) and the folder removed. Exit codes: 0 done (or nothing to
 do), 1 a download or a check failed (the copy stays at its last complete update), 2 usage,
 3 an update out of order (the message names the missing one).
 """
@@ -26,8 +26,8 @@ from typing import IO
 import httpx
 
 from lib.errors import UsageError
-from lib.index.mirror import apply_all, apply_update, problems, read_state, recover
-from lib.index.updates import OutOfOrder, UpdateError, publish_update, updates_dir
+from lib.index.mirror_apply import apply_all, apply_update, problems, read_state, recover
+from lib.index.mirror_updates import OutOfOrder, UpdateError, publish_update, updates_dir
 from lib.pages.exclusions import for_job as exclusions_for
 from lib.serve.client import fetch_one
 

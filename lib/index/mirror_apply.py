@@ -30,8 +30,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from lib.index import update_shards
-from lib.index.shard_digests import diff, shard_digests
-from lib.index.updates import (
+from lib.index.mirror_updates import (
     MANIFEST,
     REMOVED,
     SIDE_FILES,
@@ -42,6 +41,7 @@ from lib.index.updates import (
     update_id,
     verify_files,
 )
+from lib.index.shard_digests import diff, shard_digests
 from lib.store import atomic, layout, storage
 
 STATE = "_mirror.json"
