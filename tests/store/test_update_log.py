@@ -17,12 +17,19 @@ N = 150  # lines per writer
 
 
 def _writer(root: str, tag: str, n: int = N) -> subprocess.Popen:
+    other = "b" if tag == "a" else "a"
     code = textwrap.dedent(
         f"""
-        import sys
+        import sys, time
         from lib.store import s3, update_log
         sys.stdin.read(1)  # both start on the same signal
         for i in range({n}):
+            if i == {n} // 2:  # half-way, wait for the other writer's first line: the appends do interleave
+                deadline = time.monotonic() + 60
+                while not any(u.name.startswith("{other}") for u in update_log.read({root!r})):
+                    if time.monotonic() > deadline:
+                        sys.exit("the other writer never wrote")
+                    time.sleep(0.01)
             update_log.append({root!r}, "day", "{tag}-%03d" % i, detail="x" * (i % 97))
         """
     )
