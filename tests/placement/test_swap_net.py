@@ -1,0 +1,274 @@
+"""SWAP as a network: three ``dailyslice swap-server`` processes on loopback (started once for the
+module), reads and writes through any of them, the collision check racing across servers, a
+server stopped and restarted, bad input, and the slices merging back into the collection."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import threading
+
+import pytest
+
+from lib.placement.net.client import SwapHTTPError
+from lib.placement.net.namespace import CollectionDef
+from lib.placement.net.node import META
+from tests.placement.swapnet import SwapNet
+
+COLL = "chronopolis/umiacs/code"
+
+
+def _data(rel: str) -> bytes:
+    return hashlib.sha256(rel.encode()).digest() * (1 + len(rel) % 7)
+
+
+@pytest.fixture(scope="module")
+def net(tmp_path_factory):
+    n = SwapNet(str(tmp_path_factory.mktemp("swapnet")))
+    n.start_all()
+    n.client(0).create(COLL, 4)
+    yield n
+    n.stop_all()
+
+
+@pytest.fixture(scope="module")
+def stored(net):
+    """30 files put through the three servers in turn (each PUT redirected to its holder)."""
+    files = {f"dir{i % 3}/sub{i % 2}/f{i}.bin": _data(f"f{i}") for i in range(30)}
+    for k, (rel, data) in enumerate(sorted(files.items())):
+        got = net.client(k % 3).put(f"{COLL}/{rel}", data)
+        assert got["bytes"] == len(data) and got["path"] == rel
+    return files
+
+
+def _coll(net, i: int = 0) -> CollectionDef:
+    return CollectionDef.from_json(next(c for c in net.client(i).collections() if c["name"] == COLL))
+
+
+def test_every_server_answers_for_every_file_by_bytes_or_redirect(net, stored):
+    c = _coll(net)
+    for rel, data in stored.items():
+        holder = c.layout.holder(rel).server
+        assert net.client(0).attr(f"{COLL}/{rel}")["server"] == holder
+        for i, url in enumerate(net.urls):
+            r = net.http.get(f"{url}/get/{COLL}/{rel}")
+            if url == holder:
+                assert r.status_code == 200 and r.content == data
+            else:
+                assert r.status_code == 302 and r.headers["location"] == f"{holder}/get/{COLL}/{rel}"
+            assert net.client(i).get(f"{COLL}/{rel}") == data
+
+
+def test_head_range_and_missing(net, stored):
+    rel, data = sorted(stored.items())[5]
+    cl = net.client(1)
+    assert cl.head(f"{COLL}/{rel}") == len(data)
+    assert cl.get(f"{COLL}/{rel}", 3, 10) == data[3:13]
+    assert cl.get(f"{COLL}/{rel}", len(data) - 4) == data[-4:]
+    with pytest.raises(SwapHTTPError) as e:
+        cl.get(f"{COLL}/dir0/nothing-here")
+    assert e.value.status == 404 and "not found" in str(e.value)
+
+
+def test_partitions_metadata_and_union_of_slices_is_the_collection(net, stored, tmp_path):
+    ids = []
+    for i in range(3):
+        for p in ("p0", "p1"):
+            meta = json.load(open(os.path.join(net.base, f"node{i}", p, META)))
+            ids.append(meta["id"])
+    assert len(set(ids)) == 6
+    c = _coll(net)
+    for k, h in enumerate(c.layout.slices):
+        node = net.urls.index(h.server)
+        meta = next(
+            json.load(open(os.path.join(net.base, f"node{node}", p, META)))
+            for p in ("p0", "p1")
+            if json.load(open(os.path.join(net.base, f"node{node}", p, META)))["id"] == h.partition
+        )
+        assert meta["slices"][COLL] == k
+    assert len(net.slice_folders(COLL)) == 4
+    got = net.union(COLL, str(tmp_path / "all"))
+    assert {r: d for r, d in got.items() if r in stored} == stored
+    assert set(got) <= set(stored) | {r for r in got if r.startswith(("curl/", "race"))}
+
+
+def test_curl_put_and_get_follow_redirects(net, tmp_path):
+    src = tmp_path / "page.html"
+    src.write_bytes(b"<html>curl</html>\n" * 300)
+    for i in range(3):
+        rel = f"curl/via{i}/page.html"
+        p = subprocess.run(
+            ["curl", "-sS", "-f", "-L", "-T", str(src), f"{net.urls[i]}/put/{COLL}/{rel}"], capture_output=True
+        )
+        assert p.returncode == 0, p.stderr
+        assert json.loads(p.stdout)["path"] == rel
+        out = tmp_path / f"got{i}"
+        for j in range(3):
+            p = subprocess.run(["curl", "-sS", "-f", "-L", "-o", str(out), f"{net.urls[j]}/get/{COLL}/{rel}"])
+            assert p.returncode == 0 and out.read_bytes() == src.read_bytes()
+
+
+def test_collisions_are_refused_across_slices(net, stored):
+    c = _coll(net)
+    # a path whose holder differs from the holder of the file it would turn into a folder
+    rel = next(r for r in sorted(stored) if c.layout.holder(r + "/x").server != c.layout.holder(r).server)
+    with pytest.raises(SwapHTTPError) as e:
+        net.client(0).put(f"{COLL}/{rel}/x", b"no")
+    assert e.value.status == 409 and "is a file" in str(e.value)
+    d = next(r.rsplit("/", 1)[0] for r in sorted(stored) if c.layout.holder(r.rsplit("/", 1)[0]).server)
+    with pytest.raises(SwapHTTPError) as e:
+        net.client(1).put(f"{COLL}/{d}", b"no")
+    assert e.value.status == 409 and "directory" in str(e.value)
+
+
+def test_racing_puts_of_colliding_paths_exactly_one_wins(net):
+    c = _coll(net)
+    rounds = 0
+    for k in range(200):
+        a, b = f"race{k}/x", f"race{k}/x/y"
+        ha, hb = c.layout.holder(a).server, c.layout.holder(b).server
+        if ha == hb:
+            continue
+        rounds += 1
+        results: dict[str, int] = {}
+        go = threading.Barrier(2)
+
+        def put(url: str, rel: str) -> None:
+            go.wait()
+            results[rel] = net.http.put(f"{url}/put/{COLL}/{rel}", content=b"race").status_code
+
+        ts = [threading.Thread(target=put, args=(ha, a)), threading.Thread(target=put, args=(hb, b))]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        assert sorted(results.values()) == [201, 409], results
+        if rounds == 12:
+            break
+    assert rounds == 12
+    # no path is a file on one slice and a folder on another
+    files = {
+        os.path.relpath(os.path.join(dp, n), d).replace(os.sep, "/")
+        for d in net.slice_folders(COLL)
+        for dp, _, names in os.walk(d)
+        for n in names
+    }
+    dirs = {f.rsplit("/", i)[0] for f in files for i in range(1, f.count("/") + 1)}
+    assert not files & dirs
+
+
+def test_bad_input_is_refused_and_nothing_is_written(net, tmp_path):
+    before = net.union(COLL, str(tmp_path / "before"))
+    base = net.urls[0]
+    for raw in (f"/put/{COLL}/a/%2e%2e/%2e%2e/x", f"/put/{COLL}/a%00b", "/put//etc/passwd", "/put/nocoll/x"):
+        r = net.http.put(base + raw, content=b"x")
+        assert r.status_code in (400, 404), (raw, r.status_code, r.text)
+        assert "error" in r.json()
+    r = net.http.get(base + f"/get/{COLL}/../../../etc/passwd")
+    assert r.status_code in (400, 404)
+    # a collection with a small size limit: a body over it is refused (declared or streamed), no file
+    net.client(0).create("limited", 1, max_put_bytes=1000)
+    c = CollectionDef.from_json(next(x for x in net.client(0).collections() if x["name"] == "limited"))
+    holder = c.layout.slices[0].server
+    r = net.http.put(f"{holder}/put/limited/big.bin", content=b"x" * 5000)
+    assert r.status_code == 413 and "limit" in r.json()["error"]
+
+    def chunks():
+        for _ in range(10):
+            yield b"y" * 500
+
+    r = net.http.put(f"{holder}/put/limited/deep/er/big.bin", content=chunks())
+    assert r.status_code == 413
+    assert net.union("limited", str(tmp_path / "limited")) == {}
+    leftovers = [n for d in net.slice_folders("limited") for _, _, ns in os.walk(d) for n in ns]
+    assert leftovers == [] and all(os.listdir(d) == [] for d in net.slice_folders("limited"))
+    # bad management and peer calls
+    assert net.http.post(base + "/mgmt/collections", content=b"{").status_code == 400
+    assert net.http.post(base + "/mgmt/collections", json={"name": "../x"}).status_code == 400
+    assert net.http.post(base + "/mgmt/collections", json={"name": COLL + "/inner"}).status_code == 400
+    assert net.http.post(base + "/peer/check", content=b"garbage").status_code == 400
+    assert net.http.post(base + "/peer/collection", json={"name": "x", "layout": 3}).status_code == 400
+    assert net.union(COLL, str(tmp_path / "after")) == before
+
+
+def test_a_peer_that_answers_garbage_is_a_logged_peer_error(net, tmp_path):
+    """A fourth server whose only peer answers garbage: the error is logged and shown, nothing is
+    taken from it, and a PUT that would need its check is refused with nothing written."""
+    garbage = subprocess.Popen(
+        ["python3", "-c", GARBAGE_SERVER],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        port = int(garbage.stdout.readline())
+        lone = SwapNet(str(tmp_path), n=1)
+        text = open(lone.configs[0]).read().replace("peers = []", f'peers = ["http://127.0.0.1:{port}"]')
+        open(lone.configs[0], "w").write(text)
+        lone.start(0)
+        lone.wait(0)
+        try:
+            cl = lone.client(0)
+            st = cl.status()
+            mine = st["partitions"][0]["id"]
+            # a collection with a slice on the garbage server: writes there need its check
+            bad = f"http://127.0.0.1:{port}"
+            cl.create("g", [{"server": lone.urls[0], "partition": mine}, {"server": bad, "partition": "p"}])
+            c = CollectionDef.from_json(cl.collections()[0])
+            rel = next(f"f{k}/x" for k in range(50) if c.layout.holder(f"f{k}/x").server == lone.urls[0])
+            with pytest.raises(SwapHTTPError) as e:
+                cl.put(f"g/{rel}", b"data")
+            assert e.value.status == 503 and "could not be checked" in str(e.value)
+            assert os.listdir(lone.slice_folders("g")[0]) == []
+            peer = cl.status()["peers"][0]
+            assert peer["online"] is False and peer["errors"] >= 1 and "not JSON" in peer["error"]
+        finally:
+            lone.stop_all()
+        assert "not JSON" in lone.log(0)
+    finally:
+        garbage.kill()
+        garbage.wait()
+
+
+GARBAGE_SERVER = r"""
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        self.send_response(200); self.send_header("content-length", "9"); self.end_headers()
+        self.wfile.write(b"<garbage>")
+    do_GET = do_PUT = do_POST
+    def log_message(self, *a): pass
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+print(s.server_address[1], flush=True)
+s.serve_forever()
+"""
+
+
+def test_a_stopped_server_is_retried_and_catches_up_when_it_returns(net, stored):
+    c = _coll(net)
+    net.stop(2)
+    try:
+        up = [r for r in stored if c.layout.holder(r).server != net.urls[2]]
+        for rel in up[:5]:
+            assert net.client(0).get(f"{COLL}/{rel}") == stored[rel]
+        # a new folder cannot be checked with the stopped holder: refused, nothing written
+        rel = next(f"new{k}/f" for k in range(99) if c.layout.holder(f"new{k}/f").server == net.urls[0])
+        with pytest.raises(SwapHTTPError) as e:
+            net.client(0).put(f"{COLL}/{rel}", b"x")
+        assert e.value.status == 503 and net.urls[2] in str(e.value)
+        assert not any(os.path.exists(os.path.join(d, rel.split("/")[0])) for d in net.slice_folders(COLL))
+        st = net.client(0).status()
+        assert [p["online"] for p in st["peers"] if p["url"] == net.urls[2]] == [False]
+        # a collection made while it is away reaches it when it comes back
+        net.client(0).create("made-while-away", 2)
+    finally:
+        net.start(2)
+        net.wait(2)
+    net.wait_peers()
+    assert "made-while-away" in {x["name"] for x in net.client(2).collections()}
+    for rel in [r for r in stored if c.layout.holder(r).server == net.urls[2]][:5]:
+        assert net.client(0).get(f"{COLL}/{rel}") == stored[rel]
+    net.client(0).put(f"{COLL}/{rel}", b"x")
+    assert net.client(2).get(f"{COLL}/{rel}") == b"x"
