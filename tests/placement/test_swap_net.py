@@ -272,3 +272,106 @@ def test_a_stopped_server_is_retried_and_catches_up_when_it_returns(net, stored)
         assert net.client(0).get(f"{COLL}/{rel}") == stored[rel]
     net.client(0).put(f"{COLL}/{rel}", b"x")
     assert net.client(2).get(f"{COLL}/{rel}") == b"x"
+
+
+def _reads_during(net, files: dict[str, bytes], name: str, action):
+    """Run ``action`` while a reader keeps reading every file through every server in turn; returns
+    the action's result, the number of reads and the wrong ones."""
+    stop = threading.Event()
+    reads, wrong = [0], []
+
+    def reader() -> None:
+        k = 0
+        while not stop.is_set():
+            for rel, data in files.items():
+                url = net.urls[k % 3]
+                k += 1
+                try:
+                    got = net.client(k % 3).get(f"{name}/{rel}")
+                except SwapHTTPError as e:
+                    wrong.append((rel, url, str(e)))
+                    continue
+                reads[0] += 1
+                if got != data:
+                    wrong.append((rel, url, "bytes differ"))
+
+    t = threading.Thread(target=reader)
+    t.start()
+    try:
+        result = action()
+    finally:
+        stop.set()
+        t.join()
+    return result, reads[0], wrong
+
+
+def _where(net, name: str) -> dict[str, tuple[str, str]]:
+    """path -> (server, partition folder) from the slice folders on disk."""
+    out = {}
+    for d in net.slice_folders(name):
+        for dp, _, names in os.walk(d):
+            for n in names:
+                out[os.path.relpath(os.path.join(dp, n), d).replace(os.sep, "/")] = d
+    return out
+
+
+def test_doubling_and_halving_while_serving(net, tmp_path):
+    name = "grow/md5"
+    net.client(0).create(name, 2)
+    files = {f"d{i % 4}/f{i}": _data(f"g{i}") * 3 for i in range(60)}
+    for rel, data in files.items():
+        net.client(1).put(f"{name}/{rel}", data)
+    before = CollectionDef.from_json(next(c for c in net.client(0).collections() if c["name"] == name))
+    old_dirs = {h.partition: None for h in before.layout.slices}
+    assert len(old_dirs) == 2
+    at_start = _where(net, name)
+
+    def read_all() -> None:
+        for i in range(3):
+            for rel, data in files.items():
+                assert net.client(i).get(f"{name}/{rel}") == data, (i, rel)
+
+    # step by step: the new layout published, nothing moved yet; then three moves per old holder
+    assert net.client(2).rebalance(name, 4, pause="plan")["moved"] == 0
+    read_all()
+    with pytest.raises(SwapHTTPError) as e:
+        net.client(0).put(f"{name}/d0/new", b"x")
+    assert e.value.status == 503 and "rebalance" in str(e.value)
+    assert net.client(2).rebalance(name, 4, limit=3)["moved"] == 6
+    read_all()
+    hops = sum(net.client(i).status()["counters"]["redirects"] for i in range(3))
+    summary, reads, wrong = _reads_during(net, files, name, lambda: net.client(2).rebalance(name, 4))
+    assert wrong == [] and reads > 0 and hops > 0
+    summary["moved"] += 6
+    after = CollectionDef.from_json(next(c for c in net.client(1).collections() if c["name"] == name))
+    assert after.previous is None and len(after.layout.slices) == 4
+    assert after.layout.slices[:2] == before.layout.slices
+    should_move = [r for r in files if after.layout.slice_of(r) != before.layout.slice_of(r)]
+    assert summary["moved"] == len(should_move) and summary["kept"] == len(files) - len(should_move)
+    assert 0.3 < len(should_move) / len(files) < 0.7
+    # a file moves from slice i to slice i + 2 only: none between the old slices
+    assert all(after.layout.slice_of(r) == before.layout.slice_of(r) + 2 for r in should_move)
+    now = _where(net, name)
+    assert {r for r in files if now[r] != at_start[r]} == set(should_move)
+    assert net.union(name, str(tmp_path / "u1")) == files
+
+    summary, reads, wrong = _reads_during(net, files, name, lambda: net.client(0).rebalance(name, 2))
+    assert wrong == [] and summary["moved"] == len(should_move)
+    assert _where(net, name) == at_start
+    assert net.union(name, str(tmp_path / "u2")) == files
+
+
+def test_consistent_collection_moves_only_the_keys_whose_owner_changed(net, tmp_path):
+    name = "grow/ring"
+    net.client(0).create(name, 3, placement="consistent", vnodes=64)
+    files = {f"k{i}": _data(f"r{i}") for i in range(90)}
+    for rel, data in files.items():
+        net.client(0).put(f"{name}/{rel}", data)
+    before = CollectionDef.from_json(next(c for c in net.client(0).collections() if c["name"] == name))
+    summary, _, wrong = _reads_during(net, files, name, lambda: net.client(1).rebalance(name, 4))
+    after = CollectionDef.from_json(next(c for c in net.client(0).collections() if c["name"] == name))
+    assert wrong == []
+    changed = [r for r in files if after.layout.holder(r) != before.layout.holder(r)]
+    assert summary["moved"] == len(changed) > 0
+    assert all(after.layout.holder(r) == after.layout.slices[3] for r in changed)  # only onto the new slice
+    assert net.union(name, str(tmp_path / "u")) == files

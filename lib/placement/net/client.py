@@ -85,8 +85,10 @@ class SwapClient:
     def status(self) -> dict[str, Any]:
         return dict(self._ok(self.http.get(f"{self.server}/mgmt/status")).json())
 
-    def rebalance(self, name: str, to: int) -> dict[str, Any]:
-        r = self.http.post(f"{self.server}/mgmt/rebalance/{quote(name)}", json={"to": to}, timeout=3600)
+    def rebalance(self, name: str, to: int, **steps: Any) -> dict[str, Any]:
+        """Rebalance to ``to`` slices (``pause="plan"`` or ``limit=k`` to go step by step)."""
+        body = {"to": to, **steps}
+        r = self.http.post(f"{self.server}/mgmt/rebalance/{quote(name)}", json=body, timeout=3600)
         return dict(self._ok(r).json())
 
 

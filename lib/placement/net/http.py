@@ -325,7 +325,10 @@ async def peer_move(request: web.Request) -> web.Response:
     c = node.registry.colls.get(str(d.get("collection")))
     if c is None:
         return _err(404, f"{d.get('collection')!r}: no collection of this name")
-    return web.json_response(await moves.move_out(node, c))
+    limit = d.get("limit")
+    if c.previous is None or (limit is not None and not isinstance(limit, int)):
+        return _err(409 if c.previous is None else 400, f"{c.name}: no rebalance in progress or a bad limit")
+    return web.json_response(await moves.move_out(node, c, limit))
 
 
 def make_app(node: SwapNode) -> web.Application:

@@ -81,43 +81,56 @@ def new_layout(node: "SwapNode", c: CollectionDef, to: int) -> Layout:
 
 
 async def rebalance(node: "SwapNode", c: CollectionDef, spec: dict[str, Any]) -> dict[str, Any]:
-    """Rebalance ``c`` to ``spec["to"]`` slices with every holder online; returns the counts."""
-    if c.previous is not None:
-        raise ValueError("a rebalance is already in progress")
+    """Rebalance ``c`` to ``spec["to"]`` slices with every holder online; returns the counts.
+
+    ``spec["pause"] = "plan"`` stops after publishing the moving layout, ``spec["limit"] = k`` after
+    each holder moved at most k files (an operator's or a test's steps); calling again with the
+    same ``to`` resumes a rebalance in progress."""
     to = spec.get("to")
     if not isinstance(to, int) or isinstance(to, bool):
         raise ValueError(f"'to' must be an integer, got {to!r}")
-    layout = new_layout(node, c, to)
-    servers = sorted({h.server for h in [*c.layout.slices, *layout.slices]})
+    limit = spec.get("limit")
+    if limit is not None and (not isinstance(limit, int) or limit < 0):
+        raise ValueError(f"'limit' must be a count of files, got {limit!r}")
+    if c.previous is not None:
+        if len(c.layout.slices) != to:
+            raise ValueError(f"a rebalance to {len(c.layout.slices)} slices is in progress: finish it first")
+        moving, old = c, c.previous
+    else:
+        moving, old = CollectionDef(c.name, new_layout(node, c, to), c.version + 1, c.layout, c.max_put_bytes), c.layout
+    servers = sorted({h.server for h in [*old.slices, *moving.layout.slices]})
     peers = node.peers.state
     offline = [u for u in servers if u != node.url and not (u in peers and peers[u].online)]
     if offline:
-        raise ValueError(f"holders offline: {', '.join(sorted(set(offline)))}")
-    moving = CollectionDef(c.name, layout, c.version + 1, c.layout, c.max_put_bytes)
-    node.merge(moving)
-    await node.push(moving)
-    counts = await asyncio.gather(*(_move_on(node, u, c.name) for u in sorted({h.server for h in c.layout.slices})))
-    done = CollectionDef(c.name, layout, c.version + 2, None, c.max_put_bytes)
-    node.merge(done)
-    await node.push(done)
-    return {
-        "collection": c.name,
-        "from": len(c.layout.slices),
-        "to": to,
-        "moved": sum(k["moved"] for k in counts),
-        "kept": sum(k["kept"] for k in counts),
-    }
+        raise ValueError(f"holders offline: {', '.join(offline)}")
+    if moving is not c:
+        node.merge(moving)
+        await node.push(moving)
+    counts = {"moved": 0, "kept": 0}
+    if spec.get("pause") != "plan":
+        done_counts = await asyncio.gather(
+            *(_move_on(node, u, c.name, limit) for u in sorted({h.server for h in old.slices}))
+        )
+        counts = {k: sum(d[k] for d in done_counts) for k in counts}
+    finished = spec.get("pause") != "plan" and limit is None
+    if finished:
+        done = CollectionDef(c.name, moving.layout, moving.version + 1, None, c.max_put_bytes)
+        node.merge(done)
+        await node.push(done)
+    return {"collection": c.name, "from": len(old.slices), "to": to, "finished": finished, **counts}
 
 
-async def _move_on(node: "SwapNode", server: str, name: str) -> dict[str, int]:
+async def _move_on(node: "SwapNode", server: str, name: str, limit: int | None) -> dict[str, int]:
     if server == node.url:
-        return await move_out(node, node.registry.colls[name])
-    data = await node.peers.call(server, "POST", "/peer/move", {"collection": name}, timeout=MOVE_TIMEOUT)
+        return await move_out(node, node.registry.colls[name], limit)
+    body = {"collection": name, "limit": limit}
+    data = await node.peers.call(server, "POST", "/peer/move", body, timeout=MOVE_TIMEOUT)
     return {"moved": int(data["moved"]), "kept": int(data["kept"])}
 
 
-async def move_out(node: "SwapNode", c: CollectionDef) -> dict[str, int]:
-    """Move the files of this server's old slices whose holder changed: copy, compare, delete."""
+async def move_out(node: "SwapNode", c: CollectionDef, limit: int | None = None) -> dict[str, int]:
+    """Move the files of this server's old slices whose holder changed (at most ``limit``): copy,
+    compare, delete."""
     moved = kept = 0
     olds = [h for h in (c.previous or c.layout).slices if h.server == node.url and h.partition in node.partitions]
     for old in olds:
@@ -126,6 +139,8 @@ async def move_out(node: "SwapNode", c: CollectionDef) -> dict[str, int]:
             new = c.layout.holder(rel)
             if new == old:
                 kept += 1
+                continue
+            if limit is not None and moved >= limit:
                 continue
             src = os.path.join(top, *rel.split("/"))
             want = md5_file(src)
