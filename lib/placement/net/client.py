@@ -1,23 +1,17 @@
 """A synchronous client of the SWAP servers (httpx): any server is an entry point, redirects are
-followed (302 for reads, 307 for writes, so a PUT's body goes to the holder).
-
-:func:`publish_http` is :func:`lib.placement.publish.publish_tree` over HTTP: a finished output
-folder spread over a SWAP collection, markers (``_SUCCESS``) last, so a reader never sees a
-day as complete before its data is there.
+followed (302 for reads, 307 for writes, so a PUT's body goes to the holder). The tests and the
+benchmark use it; publishing (:mod:`lib.placement.net.push`) needs only the standard library.
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any, BinaryIO
 from urllib.parse import quote
 
 import httpx
 
 from lib.placement.errors import PlacementError
-from lib.placement.publish import is_marker, local_files
 from lib.placement.swap import check_path
-from lib.store import layout
 
 
 class SwapHTTPError(PlacementError):
@@ -90,21 +84,3 @@ class SwapClient:
         body = {"to": to, **steps}
         r = self.http.post(f"{self.server}/mgmt/rebalance/{quote(name)}", json=body, timeout=3600)
         return dict(self._ok(r).json())
-
-
-def publish_http(local_dir: str, server: str, prefix: str) -> dict[str, Any]:
-    """Publish the finished folder ``local_dir`` under ``prefix`` (``collection/path``) through any
-    SWAP server: data files first, markers last. Re-publishing overwrites in place."""
-    if not os.path.isfile(os.path.join(local_dir, layout.SUCCESS)):
-        raise PlacementError(f"{local_dir}: no {layout.SUCCESS}, not a finished output folder; refusing to publish")
-    prefix = check_path(prefix.strip("/"))
-    files = local_files(local_dir)
-    total = 0
-    with SwapClient(server) as c:
-        held: dict[str, int] = {}
-        for r in [f for f in files if not is_marker(f)] + [f for f in files if is_marker(f)]:
-            with open(os.path.join(local_dir, *r.split("/")), "rb") as f:
-                got = c.put(f"{prefix}/{r}", f)
-            total += int(got["bytes"])
-            held[got["server"]] = held.get(got["server"], 0) + 1
-    return {"prefix": prefix, "files": len(files), "bytes": total, "per_server": dict(sorted(held.items()))}

@@ -71,7 +71,8 @@ async def get(request: web.Request) -> web.StreamResponse:
     if nxt is None:
         return _err(404, f"{c.name}/{rel}: not found")
     node.counters["redirects"] += 1
-    raise web.HTTPFound(_url(nxt[0], "get", c, rel, nxt[1]))
+    # a plain response, not web.HTTPFound: raising costs a third of a redirect's time
+    return web.Response(status=302, headers={"Location": _url(nxt[0], "get", c, rel, nxt[1])})
 
 
 def _hop(request: web.Request) -> int:
