@@ -12,13 +12,17 @@ import sys
 import threading
 
 import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
 
 from lib.extract.lines import Resolver, parse_lines
 from lib.extract.listing import record_ranges
 from lib.extract.task import extract_items
+from lib.placement import __main__ as placement_cli
 from lib.placement.net.client import SwapHTTPError
 from lib.placement.net.namespace import CollectionDef
 from lib.placement.net.node import META
+from lib.serve.capture_api import capture_router
 from tests.helpers_warc import good_pages, warc_gz
 from tests.placement.swapnet import ROOT, SwapNet
 
@@ -198,39 +202,23 @@ def test_bad_input_is_refused_and_nothing_is_written(net, tmp_path):
     assert net.union(COLL, str(tmp_path / "after")) == before
 
 
-def test_a_peer_that_answers_garbage_is_a_logged_peer_error(net, tmp_path):
-    """A fourth server whose only peer answers garbage: the error is logged and shown, nothing is
-    taken from it, and a PUT that would need its check is refused with nothing written."""
-    garbage = subprocess.Popen(
-        ["python3", "-c", GARBAGE_SERVER],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+def test_a_peer_that_answers_garbage_is_a_logged_peer_error(net):
+    """A collection with a slice on a server that answers garbage: a PUT that needs its check is
+    refused (503) with nothing written, and the error is logged and shown on the status page."""
+    garbage = subprocess.Popen([sys.executable, "-c", GARBAGE_SERVER], stdout=subprocess.PIPE, text=True)
     try:
-        port = int(garbage.stdout.readline())
-        lone = SwapNet(str(tmp_path), n=1)
-        text = open(lone.configs[0]).read().replace("peers = []", f'peers = ["http://127.0.0.1:{port}"]')
-        open(lone.configs[0], "w").write(text)
-        lone.start(0)
-        lone.wait(0)
-        try:
-            cl = lone.client(0)
-            st = cl.status()
-            mine = st["partitions"][0]["id"]
-            # a collection with a slice on the garbage server: writes there need its check
-            bad = f"http://127.0.0.1:{port}"
-            cl.create("g", [{"server": lone.urls[0], "partition": mine}, {"server": bad, "partition": "p"}])
-            c = CollectionDef.from_json(cl.collections()[0])
-            rel = next(f"f{k}/x" for k in range(50) if c.layout.holder(f"f{k}/x").server == lone.urls[0])
-            with pytest.raises(SwapHTTPError) as e:
-                cl.put(f"g/{rel}", b"data")
-            assert e.value.status == 503 and "could not be checked" in str(e.value)
-            assert os.listdir(lone.slice_folders("g")[0]) == []
-            peer = cl.status()["peers"][0]
-            assert peer["online"] is False and peer["errors"] >= 1 and "not JSON" in peer["error"]
-        finally:
-            lone.stop_all()
-        assert "not JSON" in lone.log(0)
+        bad = f"http://127.0.0.1:{int(garbage.stdout.readline())}"
+        mine = net.client(0).status()["partitions"][1]["id"]
+        net.client(0).create("g", [{"server": net.urls[0], "partition": mine}, {"server": bad, "partition": "p"}])
+        c = CollectionDef.from_json(next(x for x in net.client(0).collections() if x["name"] == "g"))
+        rel = next(f"f{k}/x" for k in range(50) if c.layout.holder(f"f{k}/x").server == net.urls[0])
+        with pytest.raises(SwapHTTPError) as e:
+            net.client(0).put(f"g/{rel}", b"data")
+        assert e.value.status == 503 and "could not be checked" in str(e.value)
+        assert [os.listdir(d) for d in net.slice_folders("g")] == [[]]
+        peer = next(p for p in net.client(0).status()["peers"] if p["url"] == bad)
+        assert peer["online"] is False and peer["errors"] >= 1 and "not JSON" in peer["error"]
+        assert f"peer {bad}" in net.log(0) and "not JSON" in net.log(0)
     finally:
         garbage.kill()
         garbage.wait()
@@ -323,7 +311,7 @@ def _where(net, name: str) -> dict[str, tuple[str, str]]:
 def test_doubling_and_halving_while_serving(net, tmp_path):
     name = "grow/md5"
     net.client(0).create(name, 2)
-    files = {f"d{i % 4}/f{i}": _data(f"g{i}") * 3 for i in range(60)}
+    files = {f"d{i % 4}/f{i}": _data(f"g{i}") * 3 for i in range(40)}
     for rel, data in files.items():
         net.client(1).put(f"{name}/{rel}", data)
     before = CollectionDef.from_json(next(c for c in net.client(0).collections() if c["name"] == name))
@@ -382,10 +370,11 @@ def test_consistent_collection_moves_only_the_keys_whose_owner_changed(net, tmp_
     assert net.union(name, str(tmp_path / "u")) == files
 
 
-def test_pipeline_publishes_into_swap_and_extract_reads_from_any_server(net, tmp_path):
+def test_pipeline_publishes_into_swap_and_extract_reads_from_any_server(net, tmp_path, capsys):
     """``placement publish --server`` spreads a finished day folder over a SWAP collection (marker
     last); extract's reader takes ``--archives http://ANY-SERVER/get/crawl/warc`` and copies the
-    records, byte for byte, following the redirects to the holders."""
+    records, byte for byte, following the redirects to the holders; so does the service's
+    ``/capture?file=`` with such an archive root."""
     net.client(0).create("crawl", 3)
     day = tmp_path / "day"
     for k in range(3):
@@ -407,14 +396,14 @@ def test_pipeline_publishes_into_swap_and_extract_reads_from_any_server(net, tmp
     assert net.client(1).get("crawl/warc/_SUCCESS") == b""
     # a publish of an unfinished folder is refused before anything is sent
     (tmp_path / "half").mkdir()
-    p = subprocess.run(
-        [sys.executable, "-m", "jobs.cli", "placement", "publish", str(tmp_path / "half")]
-        + ["--server", net.urls[0], "--prefix", "crawl/half"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
-    assert p.returncode == 2 and "_SUCCESS" in p.stderr
+    assert placement_cli.main(["publish", str(tmp_path / "half"), "--server", net.urls[0], "--prefix", "crawl/h"]) == 2
+    assert "_SUCCESS" in capsys.readouterr().err
+    published = {
+        "warc/" + os.path.relpath(os.path.join(dp, n), day).replace(os.sep, "/"): open(os.path.join(dp, n), "rb").read()
+        for dp, _, names in os.walk(day)
+        for n in names
+    }
+    assert net.union("crawl", str(tmp_path / "u")) == published  # the day, and nothing of the refused one
 
     lines = []
     for k in range(3):
@@ -431,3 +420,17 @@ def test_pipeline_publishes_into_swap_and_extract_reads_from_any_server(net, tmp
         _, name, off, n = line.split("\t")
         k = int(name[-9])
         assert src[k][int(off) : int(off) + int(n)] in got
+
+    # the service's captures by archive pointer, with a SWAP server's /get/ URL as an archive root
+    app = FastAPI()
+    app.include_router(capture_router(lambda rid: None, [f"{net.urls[1]}/get/crawl/warc"]))
+    with TestClient(app) as svc:
+        for line in lines[::5]:
+            _, name, off, n = line.split("\t")
+            q = {"file": f"{net.urls[1]}/get/crawl/warc/{name}", "offset": off, "length": n}
+            r = svc.get("/capture", params=q)
+            assert r.status_code == 200 and r.content == src[int(name[-9])][int(off) : int(off) + int(n)]
+        outside = {"file": f"{net.urls[1]}/get/crawl/other/x.warc.gz", "offset": "0", "length": "10"}
+        assert svc.get("/capture", params=outside).status_code == 403
+        dotted = {"file": f"{net.urls[1]}/get/crawl/warc/../other/x", "offset": "0", "length": "10"}
+        assert svc.get("/capture", params=dotted).status_code == 403
