@@ -25,7 +25,7 @@ def free_port() -> int:
 
 
 class SwapNet:
-    def __init__(self, base: str, n: int = 3, partitions: int = 2, extra: str = ""):
+    def __init__(self, base: str, n: int = 3, partitions: int = 2, extra: str = "", workers: tuple[int, ...] = ()):
         self.base = base
         self.ports = [free_port() for _ in range(n)]
         self.urls = [f"http://127.0.0.1:{p}" for p in self.ports]
@@ -42,6 +42,7 @@ class SwapNet:
                 f.write(
                     f'listen = "127.0.0.1:{port}"\npartitions = [{parts}]\npeers = [{peers}]\n'
                     f"peer_retry_seconds = 0.3\npeer_timeout_seconds = 3\n{extra}"
+                    f"workers = {workers[i] if i < len(workers) else 1}\n"
                 )
             self.configs.append(cfg)
 
@@ -61,8 +62,9 @@ class SwapNet:
             proc = self.procs[i]
             assert proc is not None and proc.poll() is None, self.log(i)
             try:
-                self.http.get(self.urls[i] + "/mgmt/status", timeout=1.0)
-                return
+                # through a reader process's 307 too: up once the primary answers
+                if self.http.get(self.urls[i] + "/mgmt/status", timeout=1.0, follow_redirects=True).status_code == 200:
+                    return
             except httpx.HTTPError:
                 time.sleep(0.1)
         raise AssertionError(f"server {i} did not start:\n{self.log(i)}")

@@ -35,7 +35,9 @@ def _data(rel: str) -> bytes:
 
 @pytest.fixture(scope="module")
 def net(tmp_path_factory):
-    n = SwapNet(str(tmp_path_factory.mktemp("swapnet")))
+    # server 1 runs a reader process beside its primary (workers = 2): its reads are answered by
+    # either, everything else goes to the primary by a 307
+    n = SwapNet(str(tmp_path_factory.mktemp("swapnet")), workers=(1, 2, 1))
     n.start_all()
     n.client(0).create(COLL, 4)
     yield n
@@ -146,7 +148,7 @@ def test_racing_puts_of_colliding_paths_exactly_one_wins(net):
 
         def put(url: str, rel: str) -> None:
             go.wait()
-            results[rel] = net.http.put(f"{url}/put/{COLL}/{rel}", content=b"race").status_code
+            results[rel] = net.http.put(f"{url}/put/{COLL}/{rel}", content=b"race", follow_redirects=True).status_code
 
         ts = [threading.Thread(target=put, args=(ha, a)), threading.Thread(target=put, args=(hb, b))]
         for t in ts:
@@ -178,7 +180,8 @@ def test_bad_input_is_refused_and_nothing_is_written(net, tmp_path):
     r = net.http.get(base + f"/get/{COLL}/../../../etc/passwd")
     assert r.status_code in (400, 404)
     # a collection with a small size limit: a body over it is refused (declared or streamed), no file
-    net.client(0).create("limited", 1, max_put_bytes=1000)
+    part = net.client(0).status()["partitions"][0]["id"]  # on server 0: one process, no reader's 307
+    net.client(0).create("limited", [{"server": net.urls[0], "partition": part}], max_put_bytes=1000)
     c = CollectionDef.from_json(next(x for x in net.client(0).collections() if x["name"] == "limited"))
     holder = c.layout.slices[0].server
     r = net.http.put(f"{holder}/put/limited/big.bin", content=b"x" * 5000)

@@ -332,9 +332,22 @@ async def peer_move(request: web.Request) -> web.Response:
     return web.json_response(await moves.move_out(node, c, limit))
 
 
-def make_app(node: SwapNode) -> web.Application:
-    """The aiohttp application of one server (the caller greets the peers once it listens)."""
-    app = web.Application(client_max_size=1 << 20)
+def _to_primary(primary: str) -> Any:
+    """A reader process's middleware: reads of files here, every other request to the primary."""
+
+    @web.middleware
+    async def mw(request: web.Request, handler: Any) -> web.StreamResponse:
+        if request.method in ("GET", "HEAD") and request.path.startswith("/get/"):
+            return await handler(request)
+        return web.Response(status=307, headers={"Location": primary + request.raw_path})
+
+    return mw
+
+
+def make_app(node: SwapNode, primary: str | None = None) -> web.Application:
+    """The aiohttp application of one server (the caller greets the peers once it listens); with
+    ``primary``, of a reader process that sends all but reads to the primary at that URL."""
+    app = web.Application(client_max_size=1 << 20, middlewares=[_to_primary(primary)] if primary else [])
     app[NODE] = node
     r = app.router
     r.add_get("/get/{tail:.+}", get)  # also answers HEAD

@@ -10,6 +10,7 @@ The server config (TOML, or JSON when the name ends ``.json``)::
     max_put_bytes = 4294967296                # the largest PUT body (default 4 GiB)
     peer_retry_seconds = 10                   # how often offline peers are tried again
     peer_timeout_seconds = 5
+    workers = 1                               # processes: 1 primary + N - 1 readers (GET/HEAD only)
 
 A partition is a folder. Its metadata file ``.swap-partition.json`` names the partition's unique
 id (made on first start, never changed) and the one slice of each collection it holds; the slice
@@ -85,6 +86,7 @@ class NodeConfig:
     max_put_bytes: int = 4 << 30
     peer_retry_seconds: float = 10.0
     peer_timeout_seconds: float = 5.0
+    workers: int = 1
 
 
 def _get(d: dict[str, Any], key: str, kind: type, default: Any, path: str) -> Any:
@@ -129,4 +131,11 @@ def load_node(path: str) -> NodeConfig:
         max_put_bytes=_get(d, "max_put_bytes", int, 4 << 30, path),
         peer_retry_seconds=_get(d, "peer_retry_seconds", float, 10.0, path),
         peer_timeout_seconds=_get(d, "peer_timeout_seconds", float, 5.0, path),
+        workers=_workers(_get(d, "workers", int, 1, path), path),
     )
+
+
+def _workers(n: int, path: str) -> int:
+    if not 1 <= n <= 64:
+        raise ConfigError(f"{path}: 'workers' must be between 1 and 64, got {n}")
+    return n

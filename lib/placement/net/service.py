@@ -46,8 +46,19 @@ class SwapNode:
         self.peers = Peers([u for u in cfg.peers if u != self.url], cfg.peer_timeout_seconds, cfg.peer_retry_seconds)
         self.started = time.time()
         self.counters = {"peer_checks": 0, "puts": 0, "redirects": 0, "refused": 0}
+        self._state_mtime: int | None = None
         for c in self.registry.colls.values():
             self._adopt(c)
+
+    def reload(self) -> None:
+        """Re-read the state file if the primary process changed it (reader processes)."""
+        try:
+            mtime = os.stat(self.cfg.state).st_mtime_ns
+        except FileNotFoundError:
+            return
+        if mtime != self._state_mtime:
+            self._state_mtime = mtime
+            self.registry = Registry(self.cfg.state)
 
     # -- what this server tells its peers ---------------------------------------------------
     def info(self) -> dict[str, Any]:
