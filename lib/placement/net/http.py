@@ -15,43 +15,25 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
-import time
-from typing import Any, AsyncIterator
+from typing import Any
 from urllib.parse import quote
 
 from aiohttp import web
 
-from lib.placement.net import moves, status
+from lib.placement.net import moves, peer_api, status
+from lib.placement.net.common import NODE
+from lib.placement.net.common import body_chunks as _body
+from lib.placement.net.common import err as _err
+from lib.placement.net.common import limit as _limit
+from lib.placement.net.common import resolve as _resolve
 from lib.placement.net.namespace import CollectionDef, CollectionError
+from lib.placement.net.peers import PeerError
 from lib.placement.net.sendfile import SendfileResponse, plain
 from lib.placement.net.service import PutRefused, SwapNode
-from lib.placement.swap import check_path
 
 log = logging.getLogger("dailyslice.swap.http")
-
-NODE = web.AppKey("node", SwapNode)
-
-
-def _err(status_: int, text: str) -> web.Response:
-    return web.json_response({"error": text}, status=status_)
-
-
-def _resolve(node: SwapNode, tail: str) -> tuple[CollectionDef, str]:
-    """``<collection>/<path>`` -> (collection, checked path); HTTPException on bad input."""
-    try:
-        check_path(tail)
-    except ValueError as e:
-        raise web.HTTPBadRequest(text=json.dumps({"error": str(e)}), content_type="application/json") from e
-    try:
-        c, rel = node.registry.split(tail)
-    except KeyError:
-        raise web.HTTPNotFound(
-            text=json.dumps({"error": f"{tail!r}: no collection of this name"}), content_type="application/json"
-        ) from None
-    return c, rel
 
 
 def _url(server: str, verb: str, c: CollectionDef, rel: str, hop: int = 0) -> str:
@@ -94,15 +76,6 @@ def _next_hop(node: SwapNode, cands: list[Any], hop: int) -> tuple[str, int] | N
     if hop == 1 and first.server != node.url:
         return first.server, 2
     return None
-
-
-async def _body(request: web.Request) -> AsyncIterator[bytes]:
-    async for chunk in request.content.iter_chunked(1 << 18):
-        yield chunk
-
-
-def _limit(node: SwapNode, c: CollectionDef) -> int:
-    return min(node.cfg.max_put_bytes, c.max_put_bytes or node.cfg.max_put_bytes)
 
 
 def _precheck(request: web.Request) -> tuple[CollectionDef, str, str | None] | web.StreamResponse:
@@ -157,6 +130,9 @@ async def _store(node: SwapNode, c: CollectionDef, rel: str, top: str, request: 
         node.counters["refused"] += 1
         log.info("refused PUT %s/%s: %s", c.name, rel, e)
         return _err(e.status, str(e))
+    except OSError as e:  # a full or failing disk: the temp file and new folders are gone already
+        log.error("PUT %s/%s failed: %s", c.name, rel, e)
+        return _err(507, f"{c.name}/{rel}: cannot be written here: {e.strerror or e}")
     return web.json_response({"collection": c.name, "path": rel, "bytes": size, "server": node.url}, status=201)
 
 
@@ -223,7 +199,7 @@ async def delete(request: web.Request) -> web.Response:
     for u in node.peers.state:
         try:
             await node.peers.call(u, "POST", "/peer/forget", {"collection": c.name})
-        except Exception:  # an offline peer drops its cache when it comes back (hello merges)
+        except PeerError:  # an offline peer drops its cache when it comes back (hello)
             pass
     if not found:
         return _err(404, f"{c.name}/{rel}: not found")
@@ -238,7 +214,11 @@ async def rebalance(request: web.Request) -> web.Response:
         return _err(404, f"{name!r}: no collection of this name")
     try:
         spec = await request.json()
+        if not isinstance(spec, dict):
+            raise ValueError("the body must be a JSON object")
         return web.json_response(await moves.rebalance(node, c, spec))
+    except PeerError as e:  # a move failed: the rebalance stays in progress, the same call resumes it
+        return _err(502, f"rebalance of {name!r} stopped (call again to resume): {e}")
     except (CollectionError, ValueError, TypeError) as e:
         return _err(400 if not isinstance(e, PutRefused) else e.status, f"cannot rebalance {name!r}: {e}")
 
@@ -249,87 +229,6 @@ async def status_json(request: web.Request) -> web.Response:
 
 async def status_page(request: web.Request) -> web.Response:
     return web.Response(text=status.page(request.app[NODE]), content_type="text/html")
-
-
-# -- peers ----------------------------------------------------------------------------------
-async def _json(request: web.Request) -> dict[str, Any]:
-    try:
-        d = await request.json()
-    except ValueError:
-        raise web.HTTPBadRequest(text='{"error": "body is not JSON"}', content_type="application/json") from None
-    if not isinstance(d, dict):
-        raise web.HTTPBadRequest(text='{"error": "body is not a JSON object"}', content_type="application/json")
-    return d
-
-
-async def peer_hello(request: web.Request) -> web.Response:
-    node = request.app[NODE]
-    d = await _json(request)
-    url = d.get("url")
-    if not isinstance(url, str) or not url.startswith("http"):
-        return _err(400, "hello without a server url")
-    peer = node.peers.state.get(url)
-    if peer is not None:
-        try:
-            node.take_info(peer, d)
-        except CollectionError as e:
-            return _err(400, f"bad hello: {e}")
-        if not peer.online:
-            peer.online, peer.error, peer.last_seen = True, None, time.time()
-            log.info("peer %s is back", url)
-    return web.json_response(node.info())
-
-
-async def peer_collection(request: web.Request) -> web.Response:
-    node = request.app[NODE]
-    try:
-        c = CollectionDef.from_json(await _json(request))
-        return web.json_response({"changed": node.merge(c)})
-    except CollectionError as e:
-        return _err(400, str(e))
-
-
-async def peer_check(request: web.Request) -> web.Response:
-    node = request.app[NODE]
-    d = await _json(request)
-    try:
-        file = d.get("file")
-        if file is not None:
-            check_path(file)
-        dirs = frozenset(check_path(x) for x in d.get("dirs", []))
-        return web.json_response(node.answer_check(str(d["collection"]), file, dirs, d["token"]))
-    except (KeyError, ValueError, TypeError, IndexError) as e:
-        return _err(400, f"bad check: {e}")
-
-
-async def peer_forget(request: web.Request) -> web.Response:
-    d = await _json(request)
-    request.app[NODE].claims.forget(str(d.get("collection")))
-    return web.json_response({"ok": True})
-
-
-async def peer_store(request: web.Request) -> web.StreamResponse:
-    """A rebalance's copy: written to this server's slice of the *current* layout, no redirect."""
-    node = request.app[NODE]
-    c, rel = _resolve(node, request.match_info["tail"])
-    h = c.layout.holder(rel)
-    if h.server != node.url:
-        return _err(409, f"{c.name}/{rel} belongs on {h.server}, not here")
-    top = node.partitions[h.partition].slice_dir(c.name)
-    size = await node.write(top, rel, _body(request), _limit(node, c))
-    return web.json_response({"bytes": size, "md5": moves.md5_file(os.path.join(top, *rel.split("/")))})
-
-
-async def peer_move(request: web.Request) -> web.Response:
-    node = request.app[NODE]
-    d = await _json(request)
-    c = node.registry.colls.get(str(d.get("collection")))
-    if c is None:
-        return _err(404, f"{d.get('collection')!r}: no collection of this name")
-    limit = d.get("limit")
-    if c.previous is None or (limit is not None and not isinstance(limit, int)):
-        return _err(409 if c.previous is None else 400, f"{c.name}: no rebalance in progress or a bad limit")
-    return web.json_response(await moves.move_out(node, c, limit))
 
 
 def _to_primary(primary: str) -> Any:
@@ -359,12 +258,12 @@ def make_app(node: SwapNode, primary: str | None = None) -> web.Application:
     r.add_post("/mgmt/rebalance/{name:.+}", rebalance)
     r.add_get("/mgmt/status", status_json)
     r.add_get("/", status_page)
-    r.add_post("/peer/hello", peer_hello)
-    r.add_post("/peer/collection", peer_collection)
-    r.add_post("/peer/check", peer_check)
-    r.add_post("/peer/forget", peer_forget)
-    r.add_post("/peer/move", peer_move)
-    r.add_put("/peer/store/{tail:.+}", peer_store)
+    r.add_post("/peer/hello", peer_api.peer_hello)
+    r.add_post("/peer/collection", peer_api.peer_collection)
+    r.add_post("/peer/check", peer_api.peer_check)
+    r.add_post("/peer/forget", peer_api.peer_forget)
+    r.add_post("/peer/move", peer_api.peer_move)
+    r.add_put("/peer/store/{tail:.+}", peer_api.peer_store)
 
     async def on_cleanup(app: web.Application) -> None:
         await node.peers.close()
