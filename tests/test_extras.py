@@ -84,3 +84,25 @@ def test_pipeline_jobs_run_on_a_node_without_the_extras():
         assert cell in page, cell
     assert "<td>eng/index-0.ciff.gz</td><td>2</td>" in page  # KiB
     assert "<svg" not in page
+
+
+def test_the_swap_servers_name_their_extra_and_publishing_needs_none():
+    """``lib.placement.net`` without aiohttp says to install the 'swap' extra; the placement CLI
+    (publishing into a SWAP collection over HTTP included) imports without it."""
+    p = _without(
+        ("aiohttp", "httpx"),
+        """
+        import lib.placement.__main__
+        from lib.placement.publish_http import publish_http
+        try:
+            import lib.placement.net.http
+        except ImportError as e:
+            from lib.errors import MissingExtra
+            assert isinstance(e, MissingExtra), type(e)
+            print(e)
+        else:
+            raise SystemExit("lib.placement.net imported without aiohttp")
+        """,
+    )
+    assert p.returncode == 0, p.stderr
+    assert "needs the 'swap' extra (aiohttp, httpx not installed)" in p.stdout

@@ -106,15 +106,22 @@ def test_partitions_metadata_and_union_of_slices_is_the_collection(net, stored, 
 
 
 def test_curl_put_and_get_follow_redirects(net, tmp_path):
-    src = tmp_path / "page.html"
-    src.write_bytes(b"<html>curl</html>\n" * 300)
-    for i in range(3):
-        rel = f"curl/via{i}/page.html"
+    """Through every server (server 1 with a reader process in front of its primary); curl sends
+    ``Expect: 100-continue`` (for the 1.2 MB file at least), answered before the body is sent."""
+    page = tmp_path / "page.html"
+    page.write_bytes(b"<html>curl</html>\n" * 300)
+    big = tmp_path / "big.bin"
+    big.write_bytes(hashlib.sha256(b"big").digest() * 40000)
+    for i, src in enumerate([page, page, big]):
+        rel = f"curl/via{i}/{src.name}"
         p = subprocess.run(
-            ["curl", "-sS", "-f", "-L", "-T", str(src), f"{net.urls[i]}/put/{COLL}/{rel}"], capture_output=True
+            ["curl", "-sS", "-v", "-f", "-L", "-T", str(src), f"{net.urls[i]}/put/{COLL}/{rel}"],
+            capture_output=True,
+            text=True,
         )
         assert p.returncode == 0, p.stderr
         assert json.loads(p.stdout)["path"] == rel
+        assert src is not big or "Expect: 100-continue" in p.stderr
         out = tmp_path / f"got{i}"
         for j in range(3):
             p = subprocess.run(["curl", "-sS", "-f", "-L", "-o", str(out), f"{net.urls[j]}/get/{COLL}/{rel}"])

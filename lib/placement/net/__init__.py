@@ -8,8 +8,13 @@
 - ``moves``: rebalancing while serving;
 - ``http`` (the HTTP API), ``peer_api`` (the endpoints servers call on each other), ``common``
   (what both share), ``sendfile`` (whole files by the kernel's sendfile), ``status`` (the status page);
-- ``client``: a small synchronous client (tests, benchmark); ``push``: publishing a day over HTTP;
+- ``client``: a small synchronous client (tests, benchmark);
 - ``__main__``: ``dailyslice swap-server --config FILE``, the primary and its reader processes.
 
-See docs/swap.md.
+Publishing a day into a SWAP collection needs none of this package's extra: it is
+:mod:`lib.placement.publish_http` (standard library only). See docs/swap.md.
 """
+
+from lib.errors import require_extra
+
+require_extra("the SWAP servers (lib.placement.net)", "swap", "aiohttp", "httpx")

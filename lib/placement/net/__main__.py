@@ -120,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         if pid == 0:
             _die_with_parent()
             socks[1].close()
+            node.reader = True
             try:
                 run(_serve_reads(node, sock, primary))
             finally:

@@ -1,6 +1,6 @@
 """A synchronous client of the SWAP servers (httpx): any server is an entry point, redirects are
 followed (302 for reads, 307 for writes, so a PUT's body goes to the holder). The tests and the
-benchmark use it; publishing (:mod:`lib.placement.net.push`) needs only the standard library.
+benchmark use it; publishing (:mod:`lib.placement.publish_http`) needs only the standard library.
 """
 
 from __future__ import annotations

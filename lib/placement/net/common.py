@@ -30,6 +30,8 @@ def resolve(node: SwapNode, tail: str) -> tuple[CollectionDef, str]:
     try:
         c, rel = node.registry.split(tail)
     except KeyError:
+        if node.reload():  # a reader process that has not seen a new collection yet
+            return resolve(node, tail)
         raise web.HTTPNotFound(
             text=json.dumps({"error": f"{tail!r}: no collection of this name"}), content_type="application/json"
         ) from None

@@ -51,6 +51,8 @@ async def get(request: web.Request) -> web.StreamResponse:
         return SendfileResponse(local) if plain(request) else web.FileResponse(local, chunk_size=1 << 20)
     nxt = _next_hop(node, cands, _hop(request))
     if nxt is None:
+        if node.reload():  # a reader process behind a rebalance's new definition: look again
+            return await get(request)
         return _err(404, f"{c.name}/{rel}: not found")
     node.counters["redirects"] += 1
     # a plain response, not web.HTTPFound: raising costs a third of a redirect's time

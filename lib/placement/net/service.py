@@ -47,18 +47,27 @@ class SwapNode:
         self.started = time.time()
         self.counters = {"peer_checks": 0, "puts": 0, "redirects": 0, "refused": 0}
         self._state_mtime: int | None = None
+        #: a reader process (workers > 1): its collections come from the primary's state file
+        self.reader = False
         for c in self.registry.colls.values():
             self._adopt(c)
 
-    def reload(self) -> None:
-        """Re-read the state file if the primary process changed it (reader processes)."""
+    def reload(self) -> bool:
+        """Re-read the state file if the primary process changed it (reader processes); True if it
+        did. A reader calls it every 0.2 s and before any "not found", so an answer never rests on
+        an older definition than the primary's: the primary saves a definition before it answers
+        the push, and a rebalance moves nothing before every holder answered."""
+        if not self.reader:
+            return False
         try:
             mtime = os.stat(self.cfg.state).st_mtime_ns
         except FileNotFoundError:
-            return
-        if mtime != self._state_mtime:
-            self._state_mtime = mtime
-            self.registry = Registry(self.cfg.state)
+            return False
+        if mtime == self._state_mtime:
+            return False
+        self._state_mtime = mtime
+        self.registry = Registry(self.cfg.state)
+        return True
 
     # -- what this server tells its peers ---------------------------------------------------
     def info(self) -> dict[str, Any]:
