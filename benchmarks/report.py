@@ -55,6 +55,7 @@ SECTIONS = {
     "bench_ondemand": "on-demand-sub-indices",
     "bench_storage": "storage",
     "bench_placement": "placement",
+    "bench_swap": "swap-servers",
     "bench_orchestration": "orchestration-one-days-slurm-job",
 }
 HEAD = [

@@ -101,6 +101,7 @@ RUNS: list[tuple[str, list[str], list[str], str | None]] = [
     ("bench_extract", ["--copies", "4", "--files", "2"], [], "(b) warcio"),
     ("bench_storage", ["--day", "real", "--copies", "1", "--ranges", "50", "--repeat", "1"], [], "| S3 | ranges"),
     ("bench_placement", ["--keys", "2000", "--nodes", "4", "--files", "50"], [], None),
+    ("bench_swap", ["--files", "200", "--big-mb", "8", "--seconds", "2"], [], "| files_per_s |"),
     ("bench_extraction_quality", ["--limit", "20"], [], "| trafilatura |"),
     ("bench_minhash", ["--repeat", "1", "--variants", "10"], [], "| rensa |"),
     ("bench_dedup_jobs", [], [], "share signatures"),

@@ -37,6 +37,7 @@ COMMANDS = {
     "ciff": ("lib.ciff.__main__", "validate, dump or search CIFF files"),
     "query": ("lib.catalogue.__main__", "catalogue queries (captures, URL database)"),
     "placement": ("lib.placement.__main__", "SWAP slices: plan, rebalance, publish"),
+    "swap-server": ("lib.placement.net.__main__", "a SWAP server: GET/PUT with redirects to the slice's holder, peers"),
     "list-records": ("lib.extract.record_list", "the records of whole archives as an extract input list"),
     "index-digest": ("lib.index.shard_digests", "content digests of an index day's shards (write or check)"),
     "sample-crawl": ("lib.warc.sample", "write a small synthetic crawl in the bucket layout"),

@@ -16,6 +16,8 @@ PROBES: tuple[tuple[str, list[str], str], ...] = (
     ("munge", ["/usr/sbin/munged", "--version"], r"munge-(\S+)"),
     ("chromium", ["chromium", "--version"], r"Chromium (\S+)"),
     ("gcc", ["gcc", "-dumpfullversion"], r"(\S+)"),
+    ("nginx", ["/usr/sbin/nginx", "-v"], r"nginx/(\S+)"),
+    ("curl", ["curl", "--version"], r"curl (\S+)"),
 )
 
 

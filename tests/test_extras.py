@@ -38,23 +38,31 @@ def test_the_roles_are_extras_not_core():
         assert not core & declared, f"{extra}'s packages are core dependencies too: {core & declared}"
 
 
-def test_import_lib_serve_names_the_missing_extra():
+def _import_names_the_extra(hidden: tuple[str, ...], module: str, first: str = "") -> str:
+    """Import ``module`` (after the statements ``first``) with ``hidden`` unimportable; the
+    MissingExtra's text (the check fails if the import succeeds or raises anything else)."""
     p = _without(
-        ("fastapi",),
-        """
-        try:
-            import lib.serve
-        except ImportError as e:
-            from lib.errors import MissingExtra
-            assert isinstance(e, MissingExtra), type(e)
-            print(e)
-        else:
-            raise SystemExit("lib.serve imported without fastapi")
-        """,
+        hidden,
+        first
+        + f"""
+try:
+    import {module}
+except ImportError as e:
+    from lib.errors import MissingExtra
+    assert isinstance(e, MissingExtra), type(e)
+    print(e)
+else:
+    raise SystemExit("{module} imported without {hidden[0]}")
+""",
     )
     assert p.returncode == 0, p.stderr
-    assert "needs the 'serve' extra (fastapi not installed)" in p.stdout
-    assert "pip install 'daily-index-slice[serve]'" in p.stdout
+    return p.stdout
+
+
+def test_import_lib_serve_names_the_missing_extra():
+    out = _import_names_the_extra(("fastapi",), "lib.serve")
+    assert "needs the 'serve' extra (fastapi not installed)" in out
+    assert "pip install 'daily-index-slice[serve]'" in out
 
 
 def test_pipeline_jobs_run_on_a_node_without_the_extras():
@@ -84,3 +92,11 @@ def test_pipeline_jobs_run_on_a_node_without_the_extras():
         assert cell in page, cell
     assert "<td>eng/index-0.ciff.gz</td><td>2</td>" in page  # KiB
     assert "<svg" not in page
+
+
+def test_the_swap_servers_name_their_extra_and_publishing_needs_none():
+    """``lib.placement.net`` without aiohttp says to install the 'swap' extra; the placement CLI
+    (publishing into a SWAP collection over HTTP included) imports without it."""
+    first = "import lib.placement.__main__\nfrom lib.placement.publish_http import publish_http\n"
+    out = _import_names_the_extra(("aiohttp", "httpx"), "lib.placement.net.http", first)
+    assert "needs the 'swap' extra (aiohttp, httpx not installed)" in out

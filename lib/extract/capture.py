@@ -93,7 +93,7 @@ class _Source:
             if code in ("404", "NoSuchKey", "NotFound", "NoSuchBucket"):
                 raise CaptureError("missing-file", uri, offset, "no such object") from None
             raise CaptureError("read-error", uri, offset, f"{type(e).__name__}: {e}") from None
-        if not storage.is_s3(uri) and not os.path.isfile(uri):
+        if not storage.is_s3(uri) and not storage.httpread.is_http(uri) and not os.path.isfile(uri):
             raise CaptureError("missing-file", uri, offset, "not a regular file")
 
     def read(self, offset: int, n: int) -> bytes:
@@ -111,7 +111,7 @@ def resolve(file: str, root: str | None, offset: int = 0) -> str:
     an absolute path."""
     try:
         uri = Resolver(root).resolve(file)
-        if root and not storage.is_s3(uri):
+        if root and not storage.is_s3(uri) and not storage.httpread.is_http(uri):
             check_real_path(uri, os.path.realpath(Resolver(root).root or root))
     except ExtractError as e:
         raise CaptureError(e.kind, file, offset, e.detail) from None

@@ -77,7 +77,7 @@ class Resolver:
         self._cache: dict[str, str | ExtractError] = {}
         self.roots: list[tuple[str, bool]] = []  # (root, is_s3)
         for r in [root] if isinstance(root, str) else (root or []):
-            if storage.is_s3(r):
+            if storage.is_s3(r) or storage.httpread.is_http(r):  # remote: no local path, no symlinks
                 self.roots.append((storage.normalize(r).rstrip("/"), True))
             else:
                 self.roots.append((os.path.normpath(os.path.abspath(storage.local_path(r))), False))
@@ -115,7 +115,7 @@ class Resolver:
     def _resolve(self, archive_file: str) -> str:
         if _has_dotdot(archive_file):
             raise ExtractError("escapes-root", f"{archive_file}: '..' in archive path")
-        if storage.is_s3(archive_file):
+        if storage.is_s3(archive_file) or storage.httpread.is_http(archive_file):
             uri, is_s3 = storage.normalize(archive_file), True
         elif archive_file.startswith("file://") or os.path.isabs(archive_file):
             uri, is_s3 = os.path.normpath(storage.local_path(archive_file)), False

@@ -1,4 +1,4 @@
-"""Reading byte ranges of one archive file, local or on S3.
+"""Reading byte ranges of one archive file, local, on S3 or behind an HTTP server (SWAP).
 
 A task opens each archive once, learns its size (a range past the end is a truncated
 download, refused before any byte is copied) and reads its ranges in offset order.
@@ -16,7 +16,7 @@ from typing import BinaryIO, Iterable
 from botocore.exceptions import BotoCoreError, ClientError
 
 from lib.extract.lines import ExtractError, Item, check_real_path
-from lib.store import s3, storage
+from lib.store import httpread, s3, storage
 
 #: On S3 a gap up to this size is read and discarded rather than starting a new GET.
 S3_MAX_GAP = 256 * 1024
@@ -119,8 +119,36 @@ class S3Source:
         pass
 
 
-def open_source(uri: str, real_root: str | tuple[str, ...] | None) -> LocalSource | S3Source:
-    """Open the archive at ``uri`` (absolute path or ``s3://``); errors are :class:`ExtractError`."""
+class HttpSource:
+    """An archive behind an HTTP server that honours ``Range`` (a SWAP server: any server of the
+    network, redirects to the holder followed): one HEAD for its size, one ranged GET per run."""
+
+    is_local = False
+
+    def __init__(self, uri: str):
+        self.uri = uri
+        try:
+            self.size = httpread.size(uri)
+        except FileNotFoundError:
+            raise ExtractError("missing-file", f"{uri}: no such file (HTTP 404)") from None
+        except OSError as e:
+            raise ExtractError("read-error", f"{uri}: {e}") from None
+
+    def head(self, offset: int, n: int) -> bytes:
+        return httpread.read_range(self.uri, offset, n)
+
+    def open_run(self, start: int, end: int) -> BinaryIO:
+        return io.BufferedReader(storage.Prefixed(b"", httpread.open_raw(self.uri, start), end - start), 1 << 20)
+
+    def close(self) -> None:
+        pass
+
+
+def open_source(uri: str, real_root: str | tuple[str, ...] | None) -> LocalSource | S3Source | HttpSource:
+    """Open the archive at ``uri`` (absolute path, ``s3://`` or ``http(s)://``); errors are
+    :class:`ExtractError`."""
     if storage.is_s3(uri):
         return S3Source(uri)
+    if httpread.is_http(uri):
+        return HttpSource(uri)
     return LocalSource(uri, real_root)

@@ -4,6 +4,8 @@
   (put with the namespace-collision check, get, ls, verify, recover);
 - :mod:`lib.placement.rebalance`: n -> m slices, plan then copy -> verify -> delete, resumable;
 - :mod:`lib.placement.publish`: ``publish_tree`` spreads a finished output folder over slices;
+  :mod:`lib.placement.publish_http` the same into a SWAP collection through its servers;
+- :mod:`lib.placement.net`: the SWAP servers (``dailyslice swap-server``, docs/swap.md);
 - :mod:`lib.pages.keyspace`: k contiguous MD5 ranges (the index job's partitioner);
 - :mod:`lib.placement.consistent`: a consistent-hash ring with virtual nodes;
 - :mod:`lib.placement.backends` (a slice root: folder or S3 prefix), :mod:`lib.placement.config`

@@ -15,6 +15,7 @@ import sys
 
 from lib.placement import config as _config
 from lib.placement.publish import local_files, publish_tree
+from lib.placement.publish_http import publish_http
 from lib.placement.rebalance import RebalanceError, plan_moves, rebalance
 from lib.placement.swap import Collection, PlacementError, check_path, locate
 
@@ -111,6 +112,11 @@ def cmd_rebalance(args: argparse.Namespace) -> int:
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
+    if (args.config is None) == (args.server is None):
+        raise ValueError("publish needs --config CFG (slice roots) or --server URL (a SWAP server), not both")
+    if args.server is not None:
+        print(json.dumps(publish_http(args.day_dir, args.server, args.prefix)))
+        return 0
     print(json.dumps(publish_tree(args.day_dir, args.config, args.prefix)))
     return 0
 
@@ -145,7 +151,13 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--dry-run", action="store_true", help="print the moves (PATH FROM TO) and change nothing")
     sp.add_argument("--workers", type=int, default=1, help="parallel moves (default 1)")
     sp.add_argument("--crash-after-step", type=int, help=argparse.SUPPRESS)
-    sp = add("publish", cmd_publish, "spread a finished output folder (with _SUCCESS) over the slices under PREFIX")
+    sp = add(
+        "publish",
+        cmd_publish,
+        "spread a finished output folder (with _SUCCESS) over the slices under PREFIX",
+        config_required=False,
+    )
+    sp.add_argument("--server", help="a SWAP server's URL: publish over HTTP, PREFIX starts with the collection")
     sp.add_argument("day_dir")
     sp.add_argument("--prefix", required=True)
     return p

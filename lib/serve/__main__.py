@@ -40,7 +40,8 @@ def parser() -> argparse.ArgumentParser:
         default=[],
         metavar="ROOT",
         help="folder or s3:// prefix whose archives /capture?file= may read and POST /catalogue/files may "
-        "register (repeatable; ROOT/warc/ may always be registered); captures by record id need none",
+        "register, or a SWAP server's http://SERVER/get/COLL prefix (read only) (repeatable; ROOT/warc/ may "
+        "always be registered); captures by record id need none",
     )
     p.add_argument(
         "--serve-noarchive",

@@ -84,15 +84,22 @@ def capture_path(record_id: str) -> str:
 
 
 def within_roots(file: str, roots: list[str]) -> bool:
-    """Whether ``file`` (an absolute path, ``file://`` or ``s3://`` URI) lies below one of ``roots``."""
+    """Whether ``file`` (an absolute path, ``file://``, ``s3://`` or ``http(s)://`` URI) lies below one of
+    ``roots``."""
     uri = locations.normalize(file)
+    if storage.httpread.is_http(uri):  # a SWAP server's /get/ URL below an http root
+        if {"..", "."} & set(uri.split("?")[0].split("/")[3:]) or "?" in uri or "#" in uri:
+            return False
+        return any(uri.startswith(r.rstrip("/") + "/") for r in roots if storage.httpread.is_http(r))
     if storage.is_s3(uri):
         if {"..", "."} & set(uri.split("/")[3:]):
             return False
         return any(storage.is_s3(r) and uri.startswith(locations.normalize(r).rstrip("/") + "/") for r in roots)
     path = os.path.realpath(storage.local_path(uri))
     return any(
-        not storage.is_s3(r) and path.startswith(os.path.realpath(storage.local_path(r)).rstrip("/") + "/")
+        not storage.is_s3(r)
+        and not storage.httpread.is_http(r)
+        and path.startswith(os.path.realpath(storage.local_path(r)).rstrip("/") + "/")
         for r in roots
     )
 

@@ -164,7 +164,7 @@ def build_params(args: argparse.Namespace) -> list[tuple[str, str]]:
 
 def list_public(args: argparse.Namespace, out=sys.stdout) -> int:
     """Print the server's published sub-indices, one line each: where, id, days, languages, pages, files."""
-    with httpx.Client(base_url=args.server, timeout=httpx.Timeout(60.0, connect=10.0)) as client:
+    with httpx.Client(base_url=args.server, timeout=httpx.Timeout(60.0, connect=10.0), follow_redirects=True) as client:
         items = [s for s in public_list(client) if args.dc is None or s["dc"] == args.dc]
     for s in items:
         req, counts = s["request"], s["counts"]
@@ -188,7 +188,7 @@ def run(args: argparse.Namespace, out=sys.stdout) -> int:
     os.makedirs(args.dest, exist_ok=True)
     params = [("public", args.public)] + ([("dc", args.dc)] if args.dc else []) if args.public else build_params(args)
     t0 = time.monotonic()
-    with httpx.Client(base_url=args.server, timeout=httpx.Timeout(60.0, connect=10.0)) as client:
+    with httpx.Client(base_url=args.server, timeout=httpx.Timeout(60.0, connect=10.0), follow_redirects=True) as client:
         man = subindex_manifest(client, args.public, args.dc) if args.public else manifest(client, params)
         files = man["files"]
         print(f"{len(files)} files, {man['total_bytes']:,} bytes to check into {args.dest}", file=out, flush=True)

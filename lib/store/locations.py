@@ -38,6 +38,8 @@ def normalize(uri: str) -> str:
     if is_s3(uri):
         b, k = split_s3(uri)
         return f"s3://{b}/{k}"
+    if uri.startswith(("http://", "https://")):  # a SWAP server's /get/ URL: kept as given
+        return uri
     return "file://" + os.path.abspath(local_path(uri))
 
 

@@ -37,7 +37,7 @@ from typing import Iterable, Iterator, Protocol
 import pyarrow.fs as pafs
 from botocore.exceptions import BotoCoreError, ClientError
 
-from lib.store import atomic, s3
+from lib.store import atomic, httpread, s3
 from lib.store.layout import SUCCESS
 from lib.store.locations import is_s3, join, local_path, normalize, split_s3  # boto3-free; also storage's API
 
@@ -193,6 +193,8 @@ def open_raw(uri: str, start: int = 0, hint: int | None = None) -> io.RawIOBase:
     will stop, about (an S3 stream's first request asks for no more than :data:`TAIL` past it)."""
     if is_s3(uri):
         return S3Stream(uri, start, hint=hint)
+    if httpread.is_http(uri):
+        return httpread.open_raw(uri, start)  # type: ignore[return-value]  # read forward like a raw stream
     f = open(local_path(uri), "rb", buffering=0)
     if start:
         f.seek(start)
@@ -240,6 +242,8 @@ def size(uri: str) -> int:
     if is_s3(uri):
         b, k = split_s3(uri)
         return int(s3.client().head_object(Bucket=b, Key=k)["ContentLength"])
+    if httpread.is_http(uri):
+        return httpread.size(uri)
     return os.path.getsize(local_path(uri))
 
 
@@ -253,6 +257,8 @@ def exists(uri: str) -> bool:
             if e.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
                 return False
             raise
+    if httpread.is_http(uri):
+        return httpread.exists(uri)
     return os.path.exists(local_path(uri))
 
 
@@ -280,6 +286,8 @@ def read_range(uri: str, offset: int, length: int) -> bytes:
                 return b""
             raise
         return resp["Body"].read()
+    if httpread.is_http(uri):
+        return httpread.read_range(uri, offset, length)
     with open(local_path(uri), "rb") as f:
         f.seek(offset)
         return f.read(length)
