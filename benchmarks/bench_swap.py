@@ -37,8 +37,8 @@ import psutil
 from benchmarks import ROOT
 from benchmarks import WORK as BENCH_WORK
 from benchmarks.common import load, machine_text, utc_now, write_result
-from lib.placement.net.client import SwapClient
 from lib.placement.net.namespace import CollectionDef
+from lib.placement.net.swap_client import SwapClient
 
 WORK = BENCH_WORK / "swap"
 COLL = "bench/coll"

@@ -98,5 +98,5 @@ def test_the_swap_servers_name_their_extra_and_publishing_needs_none():
     """``lib.placement.net`` without aiohttp says to install the 'swap' extra; the placement CLI
     (publishing into a SWAP collection over HTTP included) imports without it."""
     first = "import lib.placement.__main__\nfrom lib.placement.publish_http import publish_http\n"
-    out = _import_names_the_extra(("aiohttp", "httpx"), "lib.placement.net.http", first)
+    out = _import_names_the_extra(("aiohttp", "httpx"), "lib.placement.net.routes", first)
     assert "needs the 'swap' extra (aiohttp, httpx not installed)" in out

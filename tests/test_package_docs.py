@@ -41,7 +41,7 @@ def test_the_package_docstring_names_each_module_and_no_other(package):
 
 
 #: words in double backquotes in package docstrings that are not meant as modules
-_NOT_MODULES = {"lib", "publish_tree"}  # the package; a function of lib.placement.publish
+_NOT_MODULES = {"lib", "publish_tree"}  # the package; a function of lib.placement.slice_publish
 
 
 def test_only_lib_html_has_no_package_docstring():

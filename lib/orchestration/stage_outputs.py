@@ -11,7 +11,7 @@ import tempfile
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Callable
 
-from lib.placement.publish import publish_tree
+from lib.placement.slice_publish import publish_tree
 from lib.staging import make_target, stage_tree
 from lib.staging.urldb_and_logs import stage_run_logs, stage_urldb
 from lib.store import layout
@@ -25,7 +25,7 @@ def stage_outputs(outputs: dict[str, str], spec: dict[str, Any], day: dt.date) -
     ``spec["type"]`` is ``filesystem``, ``s3`` or ``irods`` (checksum-verified, copies only
     what changed: :func:`lib.staging.stage_tree`) or ``slices`` (spread over the SWAP
     slices of ``spec["config"]``, a slice config file or a list of slice roots:
-    :func:`lib.placement.publish.publish_tree`).
+    :func:`lib.placement.slice_publish.publish_tree`).
     """
     out: dict[str, Any] = {}
     for kind, src in sorted(outputs.items()):

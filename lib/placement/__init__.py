@@ -3,13 +3,13 @@
 - :mod:`lib.placement.swap`: ``locate(path, n) = MD5(path) mod n``, :class:`Collection`
   (put with the namespace-collision check, get, ls, verify, recover);
 - :mod:`lib.placement.rebalance`: n -> m slices, plan then copy -> verify -> delete, resumable;
-- :mod:`lib.placement.publish`: ``publish_tree`` spreads a finished output folder over slices;
+- :mod:`lib.placement.slice_publish`: ``publish_tree`` spreads a finished output folder over slices;
   :mod:`lib.placement.publish_http` the same into a SWAP collection through its servers;
 - :mod:`lib.placement.net`: the SWAP servers (``dailyslice swap-server``, docs/swap.md);
 - :mod:`lib.pages.keyspace`: k contiguous MD5 ranges (the index job's partitioner);
 - :mod:`lib.placement.consistent`: a consistent-hash ring with virtual nodes;
 - :mod:`lib.placement.backends` (a slice root: folder or S3 prefix), :mod:`lib.placement.config`
-  (the slices config), :mod:`lib.placement.plan` (the rebalance plan file),
+  (the slices config), :mod:`lib.placement.rebalance_plan` (the rebalance plan file),
   :mod:`lib.placement.errors`.
 
 See docs/placement.md; CLI (``__main__``): ``python -m lib.placement --help``.
@@ -23,7 +23,7 @@ _EXPORTS = {
     "Collection": "lib.placement.swap",
     "NamespaceError": "lib.placement.swap",
     "PlacementError": "lib.placement.swap",
-    "publish_tree": "lib.placement.publish",
+    "publish_tree": "lib.placement.slice_publish",
     "partition_of": "lib.pages.keyspace",
     "ConsistentHashRing": "lib.placement.consistent",
 }

@@ -14,9 +14,9 @@ import shutil
 import sys
 
 from lib.placement import config as _config
-from lib.placement.publish import local_files, publish_tree
 from lib.placement.publish_http import publish_http
 from lib.placement.rebalance import RebalanceError, plan_moves, rebalance
+from lib.placement.slice_publish import local_files, publish_tree
 from lib.placement.swap import Collection, PlacementError, check_path, locate
 
 

@@ -1,5 +1,5 @@
 """Publishing a finished output folder into a SWAP collection over HTTP (standard library only, so
-the pipeline's nodes need no extra): :func:`lib.placement.publish.publish_tree` for servers.
+the pipeline's nodes need no extra): :func:`lib.placement.slice_publish.publish_tree` for servers.
 
 Every file goes to ``PUT /put/PREFIX/RELPATH`` on the given server, which stores it or answers
 307 to the holder (followed here, the body sent again). Data files first, markers
@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import quote, urljoin
 
 from lib.placement.errors import PlacementError
-from lib.placement.publish import is_marker, local_files
+from lib.placement.slice_publish import is_marker, local_files
 from lib.placement.swap import check_path
 from lib.store import layout
 

@@ -23,7 +23,7 @@ from typing import Callable, Iterable
 from lib.placement import config as _config
 from lib.placement.backends import FILE
 from lib.placement.errors import RebalanceError
-from lib.placement.plan import read_plan, write_plan
+from lib.placement.rebalance_plan import read_plan, write_plan
 from lib.placement.swap import Collection, locate
 
 #: Called after every step: ``hook(step, index)``, step in plan/copy/verify/delete/config/done.

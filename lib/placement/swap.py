@@ -17,7 +17,7 @@ from lib.pages.keyspace import md5_int
 from lib.placement.backends import DIR, FILE, TMP_SUFFIX, Root, is_temp, open_root
 from lib.placement.config import SliceConfig, from_roots, load
 from lib.placement.errors import NamespaceError, PlacementError
-from lib.placement.plan import read_plan_header
+from lib.placement.rebalance_plan import read_plan_header
 
 
 def locate(rel: str, n: int) -> int:

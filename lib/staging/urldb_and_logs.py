@@ -23,7 +23,7 @@ import os
 import tempfile
 from typing import Any
 
-from lib.placement.publish import publish_tree
+from lib.placement.slice_publish import publish_tree
 from lib.staging import StagingError, make_target, stage_snapshot, stage_tree
 from lib.store import layout, versioned
 

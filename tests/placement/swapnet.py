@@ -13,7 +13,7 @@ import time
 
 import httpx
 
-from lib.placement.net.client import SwapClient
+from lib.placement.net.swap_client import SwapClient
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -16,7 +16,7 @@ from lib.pages import keyspace
 from lib.placement.config import ConfigError, load
 from lib.placement.consistent import ConsistentHashRing, imbalance, moved_fraction
 from lib.placement.consistent import load as ring_load
-from lib.placement.publish import publish_tree
+from lib.placement.slice_publish import publish_tree
 from lib.placement.swap import Collection, NamespaceError, PlacementError, check_path, locate
 from tests.fixtures_placement import COLLECTION, PATH, fill, make_config, snapshot
 

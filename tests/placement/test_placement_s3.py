@@ -8,8 +8,8 @@ import tomllib
 import pytest
 
 from lib.placement.config import load
-from lib.placement.publish import publish_tree
 from lib.placement.rebalance import rebalance
+from lib.placement.slice_publish import publish_tree
 from lib.placement.swap import Collection, NamespaceError, locate
 from lib.store import s3
 from tests.fixtures_placement import make_config, snapshot

@@ -19,9 +19,9 @@ from lib.extract.lines import Resolver, parse_lines
 from lib.extract.record_list import record_ranges
 from lib.extract.task import extract_items
 from lib.placement import __main__ as placement_cli
-from lib.placement.net.client import SwapHTTPError
 from lib.placement.net.namespace import CollectionDef
 from lib.placement.net.node import META
+from lib.placement.net.swap_client import SwapHTTPError
 from lib.serve.capture_api import capture_router
 from tests.helpers_warc import good_pages, warc_gz
 from tests.placement.swapnet import ROOT, SwapNet

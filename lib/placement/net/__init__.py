@@ -6,9 +6,9 @@
 - ``peers``: the peer connection, its errors and retries;
 - ``service``: one server's state and operations;
 - ``moves``: rebalancing while serving;
-- ``http`` (the HTTP API), ``peer_api`` (the endpoints servers call on each other), ``common``
+- ``routes`` (the HTTP API), ``peer_api`` (the endpoints servers call on each other), ``common``
   (what both share), ``sendfile`` (whole files by the kernel's sendfile), ``status`` (the status page);
-- ``client``: a small synchronous client (tests, benchmark);
+- ``swap_client``: a small synchronous client (tests, benchmark);
 - ``__main__``: ``dailyslice swap-server --config FILE``, the primary and its reader processes.
 
 Publishing a day into a SWAP collection needs none of this package's extra: it is

@@ -29,8 +29,8 @@ except ImportError:  # pragma: no cover
     uvloop = None  # type: ignore[assignment]
 
 from lib.errors import ConfigError
-from lib.placement.net.http import make_app
 from lib.placement.net.node import load_node
+from lib.placement.net.routes import make_app
 from lib.placement.net.service import SwapNode
 
 #: how often a reader process looks for a changed state file

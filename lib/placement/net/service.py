@@ -1,7 +1,7 @@
 """One SWAP server's state and what it does with it, apart from HTTP: its partitions, the collections
 it knows, the peer exchange, creating collections, the collision check and writing a file.
 
-The HTTP handlers (:mod:`lib.placement.net.http`) call these; everything runs on one event loop,
+The HTTP handlers (:mod:`lib.placement.net.routes`) call these; everything runs on one event loop,
 so the claim table and the registry need no locks.
 """
 
