@@ -139,7 +139,9 @@ def benchmark_pages(
 
         record = enrich.Plugin("_html", keep_html, ())
         e = enrich.Enrichment([*plugins, record] if with_html else list(plugins))
-        proc = FileProcessor(path, enrich=e)
+        # named by its file name: an ARC record's id (made of the archive's name and offset) must not
+        # depend on where the checkout or the shared folder lies, or the expected outputs' keys would
+        proc = FileProcessor(path, enrich=e, name=os.path.basename(path))
         try:
             with open(path, "rb") as f:
                 rows = list(proc.pages(f))

@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import pathlib
+import shutil
 
 import pytest
 
@@ -135,3 +136,19 @@ def test_the_benchmark_includes_the_shared_corpus_where_it_exists(tmp_path, monk
     got = gate.benchmark_archives()
     assert ("shared", str(corpus / "a.warc.gz")) in got and not any(p.endswith(".md") for _, p in got)
     assert {c for c, _ in got} == {"conformance", "shared"}
+
+
+def test_page_keys_do_not_depend_on_where_the_archives_lie(tmp_path):
+    """An ARC record's id is made of its archive's name and offset: the gate names each archive by
+    its file name, so the expected outputs' keys hold in any checkout (CI clones elsewhere)."""
+    arcs = [(c, p) for c, p in gate.benchmark_archives() if c == "conformance" and ".arc" in os.path.basename(p)]
+    assert arcs, "the conformance archives hold ARC files"
+    moved = []
+    for i, (c, p) in enumerate(arcs):
+        dest = tmp_path / str(i) / os.path.basename(p)
+        dest.parent.mkdir()
+        shutil.copyfile(p, dest)
+        moved.append((c, str(dest)))
+    here = [gate._key(a, row) for _, a, row, _, _ in gate.benchmark_pages(arcs, [])]
+    there = [gate._key(a, row) for _, a, row, _, _ in gate.benchmark_pages(moved, [])]
+    assert here and here == there
