@@ -25,11 +25,11 @@ def run_job(files: list[str], work: str, cores: int, extra: Sequence[str] = ()) 
     os.makedirs(day)
     for p in files:
         os.symlink(p, os.path.join(day, os.path.basename(p)))
-    out = os.path.join(work, "job-out")
-    shutil.rmtree(out, ignore_errors=True)
+    out_dir = os.path.join(work, "job-out")
+    shutil.rmtree(out_dir, ignore_errors=True)
     summary = os.path.join(work, "job-summary.json")
     cmd = [
-        *job_cmd("preprocess", day, out, cores),
+        *job_cmd("preprocess", day, out_dir, cores),
         "--summary",
         summary,
         "--conf",
@@ -49,7 +49,7 @@ def run_job(files: list[str], work: str, cores: int, extra: Sequence[str] = ()) 
         raise SystemExit(f"preprocess job failed ({r['returncode']})")
     with open(summary) as f:
         s = json.load(f)
-    out = {
+    out: dict = {
         "pages": s["pages_kept"],
         "wall": round(r["wall"], 2),
         "cpu": r["cpu"],
