@@ -15,7 +15,7 @@ DEMO_SERVE ?= auto
 # Installs reproduce: every package at the version and hash requirements/lock.txt names (the set of the
 # last green run), then this project itself without resolving anything (docs/dependencies.md).
 # pyproject.toml keeps its ranges for installs into other environments; `make upgrade` moves the lock.
-$(VENV)/.installed: requirements/lock.txt setup.py lib/html/native/lexwalk.c lib/html/rules.py lib/serve/native/maxscore.c
+$(VENV)/.installed: requirements/lock.txt setup.py lib/html/native/lexwalk.c lib/html/rules.py lib/serve/native/maxscore.c lib/neardup/native/minhash.c
 	python3 -m venv --clear $(VENV)
 	$(PY) -m pip install -q --require-hashes --no-deps -r requirements/lock.txt
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e .

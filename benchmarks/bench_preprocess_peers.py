@@ -3,8 +3,13 @@ Resiliparse and fastText, in one invocation on the same files.
 
 Loops (one process, one core each), timed on the same WARC files:
 
-* ``ours``: lib.preprocess.archive_pages.FileProcessor (read, HTTP, charset, title/description/lang/canonical,
-  links with anchors, main text without boilerplate, language, URL parts, digests, captures)
+* ``ours``: everything the job's task does, one task over the files
+  (lib.preprocess.tasks.process_task into a scratch folder): the page rows of
+  lib.preprocess.archive_pages.FileProcessor (read, HTTP, charset, title/description/lang/canonical, links
+  with anchors, directives, discussion markup, main text without boilerplate, language, URL parts,
+  digests, captures), the MinHash signatures, Arrow batches, Parquet pages and captures
+* ``ours_bare``: the page rows alone (FileProcessor; ``ours`` before 2026-12: no signatures, Arrow
+  or Parquet)
 * ``selectolax``: FastWARC read + selectolax (lexbor) title, links (urljoin; no anchor texts, as the
   issue's loop), text after dropping script/style/nav/header/footer/aside/form + fastText lid.176
   on 2,000 chars
@@ -34,28 +39,33 @@ Inputs (``--set``, repeatable; default all three):
 The in-process loops run ``--repeat`` times in alternation (ours, selectolax, resiliparse,
 ours, ...); each loop's rate is its median, and ratios are of medians measured in the same
 invocation. CPU seconds of the process are given beside wall seconds (the machine is shared).
+Each set also gets the CPU of ``ours`` by stage (benchmarks/prep_stages.py) and the issue-62
+targets, held or not (:func:`benchmarks.prep_stages.targets`); each ``--set`` is one result file
+(one row of docs/benchmarks.md).
 
     python -m benchmarks.bench_preprocess_peers [--set real --set heavy --set shared] [--copies 1] [--repeat 3]
-        [--no-job]
+        [--no-job] [--loops ours,ours_bare,selectolax,resiliparse]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import platform
 import shlex
 import shutil
 import statistics
-import subprocess
 import sys
+import tempfile
 import time
-from typing import Sequence
 
 from benchmarks import WORK as BENCH_WORK
-from benchmarks import job_cmd, proctree
-from benchmarks.common import load, timed, write_result
+from benchmarks import prep_stages
+from benchmarks.common import load, timed, utc_now, write_result
+from benchmarks.prep_job import ensure_class_archive, run_job
 from devtools.heavypages import heavy_pages, warc_member
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -63,7 +73,6 @@ ROOT = os.path.dirname(HERE)
 
 DROP = ["script", "style", "nav", "header", "footer", "aside", "form"]
 LID_CHARS = 2000
-JOB_HEAP = "1g"
 
 
 # ------------------------------------------------------------------ inputs
@@ -114,6 +123,20 @@ def build_shared(folder: str, corpus: str, records: int, files: int) -> list[str
 
 # ------------------------------------------------------------------ loops
 def loop_ours(files: list[str]) -> int:
+    """Everything the job's task does, one task over ``files``, into a scratch folder."""
+    from lib.preprocess import tasks
+    from lib.preprocess.file_counters import FileResult
+
+    out = tempfile.mkdtemp(prefix="peers-ours-")
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):  # a line per archive
+            rows = tasks.process_task([(p, os.path.getsize(p)) for p in files], tasks.TaskSettings(out, 10 << 20, 500))
+        return sum(FileResult.from_json(r["stats"]).kept for r in rows)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def loop_ours_bare(files: list[str]) -> int:
     from benchmarks.bench_preprocess import bare_loop  # lib.preprocess.archive_pages.FileProcessor over each file
 
     return bare_loop(files)[1]
@@ -184,7 +207,7 @@ def loop_resiliparse(files: list[str]) -> int:
     return n
 
 
-LOOPS = {"ours": loop_ours, "selectolax": loop_selectolax, "resiliparse": loop_resiliparse}
+LOOPS = {"ours": loop_ours, "ours_bare": loop_ours_bare, "selectolax": loop_selectolax, "resiliparse": loop_resiliparse}
 
 
 def timed_loop(fn, files: list[str]) -> dict:
@@ -214,66 +237,6 @@ def parallel_loop(loop, files: list[str], procs: int) -> dict:
         pages = sum(pool.map(loop, shares))
         wall = time.perf_counter() - t0
     return {"pages": pages, "wall": round(wall, 2), "load_before": l0, "load_after": load()}
-
-
-# ------------------------------------------------------------------ the job
-def run_job(files: list[str], work: str, cores: int, extra: Sequence[str] = ()) -> dict:
-    day = os.path.join(work, "job-input")
-    shutil.rmtree(day, ignore_errors=True)
-    os.makedirs(day)
-    for p in files:
-        os.symlink(p, os.path.join(day, os.path.basename(p)))
-    out = os.path.join(work, "job-out")
-    shutil.rmtree(out, ignore_errors=True)
-    summary = os.path.join(work, "job-summary.json")
-    cmd = [
-        *job_cmd("preprocess", day, out, cores),
-        "--summary",
-        summary,
-        "--conf",
-        f"spark.driver.memory={JOB_HEAP}",
-        "--conf",
-        "spark.ui.enabled=false",
-        *extra,
-    ]
-    l0 = load()
-    launched = time.time()
-    err = os.path.join(work, "job-stderr.txt")
-    with open(err, "wb") as e:
-        r = proctree.run(cmd, stdout=subprocess.DEVNULL, stderr=e, cwd=ROOT)
-    ended = launched + r["wall"]
-    if r["returncode"] != 0:
-        sys.stderr.write(open(err, errors="replace").read()[-3000:])
-        raise SystemExit(f"preprocess job failed ({r['returncode']})")
-    with open(summary) as f:
-        s = json.load(f)
-    out = {
-        "pages": s["pages_kept"],
-        "wall": round(r["wall"], 2),
-        "cpu": r["cpu"],
-        "load_before": l0,
-        "load_after": load(),
-    }
-    tt = s.get("task_timing", {})
-    if tt.get("tasks"):  # fixed start (launch to the first task), the tasks' span, the end (last task to exit)
-        out["phases"] = {
-            "start": round(tt["first_start"] - launched, 2),
-            "tasks": tt["span"],
-            "end": round(ended - tt["last_end"], 2),
-        }
-        out["task_timing"] = {k: v for k, v in tt.items() if k != "tasks"} | {"tasks": len(tt["tasks"])}
-    return out
-
-
-def ensure_class_archive(files: list[str], work: str, cores: int) -> float | None:
-    """The nightly job runs where it ran before: its driver JVM maps Spark's classes from
-    the archive. When there is none yet, one untimed run on one file writes it."""
-    from lib.runtime import jvm_cache
-
-    p = jvm_cache.plan(JOB_HEAP)
-    if p is None or not p.creating:
-        return None
-    return run_job(files[:1], work, cores)["wall"]
 
 
 # ------------------------------------------------------------------ main
@@ -352,15 +315,46 @@ def bench_set(name: str, files: list[str], warm: list[str], a) -> dict:
                 rates["ours"]["pages_per_cpu_s"] / tt["pages_per_task_cpu_second"], 3
             )
             print(f"[{name}] job phases {json.dumps(job['phases'])} s; tasks {json.dumps(tt)}", flush=True)
+    if "ours" in LOOPS:
+        res["stages"] = prep_stages.breakdown(files)
+        print(f"[{name}] CPU by stage, {prep_stages.table(res['stages'])}", flush=True)
+    res["targets"] = prep_stages.targets(res, a.cores)
     print(f"[{name}] ratios {json.dumps(res['ratios'])}", flush=True)
+    print(f"[{name}] targets {json.dumps(res['targets'])}", flush=True)
     return res
 
 
-def variant(sets: list[str], no_job: bool) -> str:
-    """The row a run is: the heavy set alone without the job is the main one (docs/benchmarks.md)."""
-    if sets == ["heavy"]:
+def variant(name: str, no_job: bool) -> str:
+    """The row a set's result is: the heavy set without the job is the main one (docs/benchmarks.md)."""
+    if name == "heavy":
         return "" if no_job else "heavy day with the job"
-    return "real-shaped day" if sets == ["real"] else ", ".join(sets)
+    return ("real-shaped day" if name == "real" else name) + (", without the job" if no_job else "")
+
+
+def record(name: str, sets: dict, head: dict, a) -> None:
+    """One result file for the ``--set`` ``name`` (the real day's two cuts together)."""
+    figures, ratio = {}, {}
+    for s, r in sets.items():
+        figures[s] = {f"{k} pages per cpu s": v["pages_per_cpu_s"] for k, v in r["rates"].items()}
+        if "job" in r:
+            figures[s] |= {"job wall s": r["job"]["wall"], "job pages per s": r["job"]["pages_per_s"]}
+        if "stages" in r:
+            figures[s]["ours cpu µs a page by stage"] = r["stages"]["stage_us_per_page"]
+        ratio[s] = {**r["ratios"], "targets held": {k: v["held"] for k, v in r["targets"].items()}}
+    write_result(
+        "bench_preprocess_peers",
+        figures,
+        what="our preprocess loop (everything on) per CPU second against loops a user would write; "
+        "the job on local[2]; our CPU by stage",
+        peer="FastWARC + selectolax + fastText; FastWARC + Resiliparse + fastText",
+        ratio=ratio,
+        shape={s: r.get("shape") or f"{r['files']} files, {r['compressed_mb']} MB" for s, r in sets.items()},
+        variant=variant(name, a.no_job),
+        started=head["started"],
+        load_before=head["load_start"],
+        command="python -m benchmarks.bench_preprocess_peers " + shlex.join(sys.argv[1:]),
+        details={**head, "sets": sets},
+    )
 
 
 def main() -> None:
@@ -389,7 +383,9 @@ def main() -> None:
         "sets": {},
     }
     for name in a.set or ["real", "heavy", "shared"]:
+        head = {"started": utc_now(), "load_start": load()}
         folder = os.path.join(a.work, name)
+        sets: dict = {}
         if name == "real":
             from devtools import realday
 
@@ -397,29 +393,23 @@ def main() -> None:
             for cut in realday.CUTS:
                 line = realday.cut_line(rd["shape"], cut)
                 print(f"[real-{cut}] {line}", flush=True)
-                result["sets"][f"real-{cut}"] = {
+                sets[f"real-{cut}"] = {
                     **bench_set(f"real-{cut}", rd["files"][cut], rd["files"]["small"][:1], a),
                     "shape": line,
                 }
-            continue
-        if name == "heavy":
-            files, warm = build_heavy(folder, a.records, a.files), build_heavy(folder + "-warm", 50, 1)
         else:
-            files, warm = (
-                build_shared(folder, a.corpus, a.records, a.files),
-                build_shared(folder + "-warm", a.corpus, 50, 1),
-            )
-        result["sets"][name] = bench_set(name, files, warm, a)
+            if name == "heavy":
+                files, warm = build_heavy(folder, a.records, a.files), build_heavy(folder + "-warm", 50, 1)
+            else:
+                files, warm = (
+                    build_shared(folder, a.corpus, a.records, a.files),
+                    build_shared(folder + "-warm", a.corpus, 50, 1),
+                )
+            sets[name] = bench_set(name, files, warm, a)
+        result["sets"].update(sets)
+        record(name, sets, head, a)
     result["load_end"] = load()
     print(json.dumps(result, indent=1))
-    write_result(
-        "bench_preprocess_peers",
-        result,
-        what="our preprocess loop per CPU second against loops a user would write; the job on local[2]",
-        peer="FastWARC + selectolax + fastText; FastWARC + Resiliparse + fastText",
-        ratio={s: r.get("ratios") for s, r in result["sets"].items()},
-        variant=variant(list(result["sets"]), a.no_job),
-    )
     with open(os.path.join(a.work, f"result-{time.strftime('%Y%m%dT%H%M%S')}.json"), "w") as f:
         json.dump(result, f, indent=1)
 

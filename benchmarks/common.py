@@ -131,6 +131,25 @@ def timed_cmd(cmd: list[str], stdin_text: str | None = None, **kw) -> tuple[subp
 ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 
 
+def checkout_commit(root: pathlib.Path | None = None) -> str | None:
+    """The commit the checkout is at (short hash), with ``+changes`` when tracked files differ from
+    it: what a figure measured. None outside a git checkout."""
+    root = root or pathlib.Path(__file__).resolve().parents[1]
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return f"{head}+changes" if dirty else head
+
+
 def utc_now() -> str:
     """Now, UTC, to the second: ``2026-11-28T18:30:05Z``."""
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -167,12 +186,12 @@ def write_result(
     divides); ``shape``: the day's shape (archives, sizes, pages, links, distinct targets per
     link...); ``details``: whatever else the run measured (kept in the file, not shown in the
     table, which shows ``figures``); ``variant``: which row of the benchmark this is when it has several (a cut, a day).
-    The machine, the end time and the load at the end are taken here; ``started`` and
+    The machine, the end time, the load at the end and the checkout's commit are taken here; ``started`` and
     ``load_before`` are the caller's (taken before the run), if it has them.
 
     A run measured elsewhere (another branch, another machine) is recorded with the same call and
     what it said in ``recorded``: ``when``, ``machine``, ``load`` (text or this function's forms),
-    ``label`` and ``source`` (who measured it) replace what this machine would give. The file is
+    ``label``, ``source`` (who measured it) and ``commit`` replace what this machine would give. The file is
     named by ``when`` if it is a UTC time as :func:`utc_now` writes it, else by ``started`` (give
     one of the two: the newest file of a (bench, variant) is its current row)."""
     ended = utc_now()
@@ -193,8 +212,9 @@ def write_result(
         "notes": notes,
         "details": details or {},
         "source": "run",
+        "commit": checkout_commit(),
     }
-    unknown = set(recorded) - {"when", "machine", "load", "label", "source"}
+    unknown = set(recorded) - {"when", "machine", "load", "label", "source", "commit"}
     if unknown:
         raise TypeError(f"write_result: unknown fields {sorted(unknown)}")
     doc.update(

@@ -59,7 +59,8 @@ SECTIONS = {
     "bench_orchestration": "orchestration-one-days-slurm-job",
 }
 HEAD = [
-    "| benchmark | what it measures | peer | figures | ratio to the peer | date (UTC) | machine | load (1 min) |",
+    "| benchmark | what it measures | peer | figures | ratio to the peer | date (UTC), commit measured "
+    "| machine | load (1 min) |",
     "|---|---|---|---|---|---|---|---|",
 ]
 
@@ -120,10 +121,12 @@ def _load(load: Any) -> str:
 
 
 def _when(r: dict[str, Any]) -> str:
+    """When the figures were measured, and the commit they measured (results that record it)."""
+    commit = f" at `{r['commit']}`" if r.get("commit") else ""
     if r.get("when"):
-        return r["when"]
+        return r["when"] + commit
     start, end = (r.get("started") or "").replace("T", " ")[:16], r["ended"].replace("T", " ")[:16]
-    return f"{start}-{end[11:]}" if start and start[:10] == end[:10] else end
+    return (f"{start}-{end[11:]}" if start and start[:10] == end[:10] else end) + commit
 
 
 def row(r: dict[str, Any]) -> str:

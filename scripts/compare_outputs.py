@@ -32,10 +32,11 @@ SKIP = re.compile(
     r"(^|/)(_stats\.json|_SUCCESS|report\.html|_inputs\.json|_errors\.jsonl|\.lease.*|[^/]*\.crc|_part-[^/]*\.log\.gz)$"
 )
 RANDOM_NAMES = re.compile(r"part-\d+-[0-9a-f]{8}-")
-# the same, named in the URL database's and the capture index's state files
-RUN_ID_TEXT = re.compile(rb'"(v\d{6}|day=\d{4}-\d{2}-\d{2})-[0-9a-f]{12}"')
-# a URL database version's folder (v000001-<run id>), a capture index day's run (day=2026-01-15-<run id>)
-RUN_IDS = re.compile(r"(?<![^/])(v\d{6}|day=\d{4}-\d{2}-\d{2})-[0-9a-f]{12}(?=/|$)")
+RUN_ID_TEXT = re.compile(rb'"(v\d{6})-[0-9a-f]{12}"')  # the same, named in the URL database's state files
+RUN_IDS = re.compile(r"(?<![^/])(v\d{6})-[0-9a-f]{12}(?=/|$)")  # a URL database version's folder: v000001-<run id>
+# a capture index source's folder, day=<date>-<random id> (lib.catalogue.capindex.add_source), and its name in the state
+SOURCE_IDS = re.compile(r"(?<![^/])(day=\d{4}-\d\d-\d\d)-[0-9a-f]{12}(?=/|$)")
+SOURCE_ID_TEXT = re.compile(rb'"(day=\d{4}-\d\d-\d\d)-[0-9a-f]{12}"')
 ARCHIVES = (".warc.gz", ".warc", ".arc.gz", ".arc", ".warc.zst", ".warc.lz4")
 
 
@@ -77,9 +78,10 @@ def run_pipeline(tree: pathlib.Path, inp: pathlib.Path, out: pathlib.Path) -> No
 
 
 def files(root: pathlib.Path) -> dict[str, pathlib.Path]:
-    """The output files by path, a URL database version's random run id left out of it."""
+    """The output files by path, the random ids of a URL database version and of a capture index
+    source left out of it."""
     return {
-        RUN_IDS.sub(r"\1-RUN", str(p.relative_to(root))): p
+        SOURCE_IDS.sub(r"\1-ID", RUN_IDS.sub(r"\1-RUN", str(p.relative_to(root)))): p
         for p in sorted(root.rglob("*"))
         if p.is_file() and not SKIP.search(str(p.relative_to(root)))
     }
@@ -88,6 +90,11 @@ def files(root: pathlib.Path) -> dict[str, pathlib.Path]:
 def rows(folder: pathlib.Path) -> list[tuple]:
     t = ds.dataset(str(folder), format="parquet", partitioning="hive", ignore_prefixes=["_", "."]).to_table()
     return sorted(tuple(str(v) for v in r.values()) for r in t.to_pylist())
+
+
+def _masked(data: bytes) -> bytes:
+    """A file's bytes with the random ids of URL database versions and capture index sources masked."""
+    return SOURCE_ID_TEXT.sub(rb'"\1-ID"', RUN_ID_TEXT.sub(rb'"\1-RUN"', data))
 
 
 def compare(a: pathlib.Path, b: pathlib.Path) -> list[str]:
@@ -108,7 +115,7 @@ def compare(a: pathlib.Path, b: pathlib.Path) -> list[str]:
     for k in sorted(set(pa_) ^ set(pb_)):
         diffs.append(f"{k}: only in {'base' if k in pa_ else 'this checkout'}")
     for k in sorted(set(pa_) & set(pb_)):
-        if RUN_ID_TEXT.sub(rb'"\1-RUN"', pa_[k].read_bytes()) != RUN_ID_TEXT.sub(rb'"\1-RUN"', pb_[k].read_bytes()):
+        if _masked(pa_[k].read_bytes()) != _masked(pb_[k].read_bytes()):
             diffs.append(f"{k}: bytes differ")
     return diffs
 

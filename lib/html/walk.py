@@ -54,9 +54,9 @@ class Walker(Protocol):
     def links(self, mem_id: int, origin: str | None, head_mem_id: int | None, /) -> tuple[list[Link], int]: ...
 
 
-def _from_installed_project() -> ModuleType | None:
-    """The module the installed project built, for a ``lib`` imported from elsewhere: the zip
-    a job ships to a cluster's executors, from which Python loads no compiled module."""
+def from_installed_project(dotted: str = "lib.html._lexwalk") -> ModuleType | None:
+    """The compiled module ``dotted`` the installed project built, for a ``lib`` imported from
+    elsewhere: the zip a job ships to a cluster's executors, from which Python loads no compiled module."""
     try:
         dist = importlib.metadata.distribution(DIST)
     except importlib.metadata.PackageNotFoundError:
@@ -67,9 +67,9 @@ def _from_installed_project() -> ModuleType | None:
         roots.append(urllib.request.url2pathname(urllib.parse.urlsplit(url).path))
     for root in roots:
         for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-            path = os.path.join(root, "lib", "html", "_lexwalk" + suffix)
+            path = os.path.join(root, *dotted.split(".")) + suffix
             if os.path.exists(path):
-                spec = importlib.util.spec_from_file_location("lib.html._lexwalk", path)
+                spec = importlib.util.spec_from_file_location(dotted, path)
                 if spec is None or spec.loader is None:  # an extension suffix always has a loader
                     continue
                 module = importlib.util.module_from_spec(spec)
@@ -82,7 +82,7 @@ _lexwalk: ModuleType | None
 try:
     _lexwalk = importlib.import_module("lib.html._lexwalk")
 except ImportError:  # not built (no compiler at install time), or lib imported from a zip
-    _lexwalk = _from_installed_project()
+    _lexwalk = from_installed_project()
 
 
 def _usable() -> Walker | None:

@@ -24,17 +24,28 @@ Memory is bounded whatever a text's length: texts are tokenized in groups of abo
 
 Pages with fewer than ``min_shingles`` shingles get ``None``: too short to judge, marked, never
 guessed (and never clustered).
+
+The tokens' and shingles' hashes and the minima run in lib/neardup/native/minhash.c when it was built
+(:data:`NATIVE`; the same bytes, issue 62: a seventh of the numpy path's CPU on real pages, from
+several percent of a preprocess task to about one); ``DAILYSLICE_NATIVE_MINHASH=off`` or
+``MinHasher(native=False)`` chooses the numpy path below.
 """
 
 from __future__ import annotations
 
+import importlib
 import itertools
+import os
 import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from types import ModuleType
+from typing import Any
 
 import numpy as np
+
+from lib.html.walk import from_installed_project
 
 SHINGLE = 5
 PERMS = 128
@@ -60,6 +71,15 @@ _NOSPACE = (
     (0x20000, 0x3FFFF),  # CJK extensions B..
 )
 SEP, WORD, ALONE = 0, 1, 2  # character classes
+_MAX_NATIVE_SHINGLE = 64  # the longest shingle minhash.c keeps (a ring of token hashes)
+
+_native: ModuleType | None
+try:
+    _native = importlib.import_module("lib.neardup._minhash")
+except ImportError:  # not built (no compiler at install time), or lib imported from a zip
+    _native = from_installed_project("lib.neardup._minhash")
+#: the compiled kernels (lib/neardup/native/minhash.c), None when not built or turned off
+NATIVE = None if os.environ.get("DAILYSLICE_NATIVE_MINHASH", "").lower() in ("off", "0", "false") else _native
 
 
 def _splitmix(state: int) -> tuple[int, int]:
@@ -164,8 +184,11 @@ class MinHasher:
     perms: int = PERMS
     seed: int = SEED
     min_shingles: int = MIN_SHINGLES
+    native: bool = field(default=True, compare=False)  # the compiled kernels when built (same bytes)
     _a: np.ndarray = field(init=False, repr=False, compare=False)
     _b: np.ndarray = field(init=False, repr=False, compare=False)
+    _mult: np.ndarray = field(init=False, repr=False, compare=False)
+    _kernel: Any = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.shingle < 1 or self.perms < 1 or self.min_shingles < 1:
@@ -173,6 +196,10 @@ class MinHasher:
         drawn = (_draw(self.seed, 2 * self.perms) >> _U64(32)).astype(np.uint32)
         object.__setattr__(self, "_a", drawn[: self.perms] | np.uint32(1))
         object.__setattr__(self, "_b", drawn[self.perms :])
+        # one odd multiplier per position of a shingle
+        object.__setattr__(self, "_mult", _draw(self.seed ^ 0x5348494E474C45, self.shingle) | _U64(1))
+        use = self.native and NATIVE is not None and self.shingle <= _MAX_NATIVE_SHINGLE
+        object.__setattr__(self, "_kernel", NATIVE if use else None)
 
     def shingle_hashes(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """(uint32 hashes of every shingle of every text, offsets): text ``i``'s shingles
@@ -219,6 +246,11 @@ class MinHasher:
     def _group_hashes(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         n = len(texts)
         lows = [t.lower() for t in texts]  # lowercasing can change a length (İ -> i̇): after it
+        if self._kernel is not None:  # one pass in C over each text's characters
+            out = np.empty(sum(map(len, lows)), np.uint32)  # a token has a character at least
+            counts = np.zeros(n, np.int64)
+            m = self._kernel.shingles(lows, _bmp_classes(), _class_of, self._mult, out, counts)
+            return out[:m], np.concatenate(([0], np.cumsum(counts)))
         # one separator between texts: no token spans two of them
         joined = " ".join(lows)
         try:
@@ -246,7 +278,7 @@ class MinHasher:
         m = th.size - k + 1
         if m <= 0:
             return np.empty(0, np.uint32), np.zeros(n + 1, np.int64)
-        mult = _draw(self.seed ^ 0x5348494E474C45, k) | _U64(1)
+        mult = self._mult
         sh = th[:m] * mult[0]
         for j in range(1, k):
             sh += th[j : j + m] * mult[j]
@@ -282,9 +314,14 @@ class MinHasher:
         """(texts, perms) minima of ``a*x+b`` (mod 2^32) over each text's shingles (none empty),
         in (perms x ~_CHUNK shingles) blocks: several small texts per block, a large one in parts.
         Permutations are rows so that the minima run along contiguous memory (4x faster)."""
-        a, b = self._a[:, None], self._b[:, None]
         n = off.size - 1
         out = np.empty((n, self.perms), np.uint32)
+        if self._kernel is not None:  # shingles outer, permutations inner: the minima stay in cache
+            self._kernel.minima(
+                np.ascontiguousarray(sh, np.uint32), np.ascontiguousarray(off, np.int64), self._a, self._b, out
+            )
+            return out
+        a, b = self._a[:, None], self._b[:, None]
         block = np.empty((self.perms, _CHUNK), np.uint32)
         i = 0
         while i < n:

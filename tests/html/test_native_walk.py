@@ -558,7 +558,7 @@ def test_another_selectolax_version_falls_back(monkeypatch):
 def test_found_from_a_zipped_lib():
     # a cluster's executors import lib from the zip the job ships; the walker then comes from
     # the installed project, when it is installed there (the venv on a shared file system)
-    module = walk._from_installed_project()
+    module = walk.from_installed_project()
     assert module is not None and module.SELECTOLAX_VERSION == selectolax.__version__
     tree = LexborHTMLParser("<body><p>a<nav>n</nav></p><a href=/x>b <i>c</i></a>")
     assert module.main_text(tree.body.mem_id) == ("a\nb c", 4)  # <nav> closes the <p>; "</p>" opens an empty one
