@@ -60,26 +60,28 @@ def _utc(when: dt.datetime) -> dt.datetime:
     return when.astimezone(dt.timezone.utc) if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)
 
 
-def nearest(reader: capindex.Reader, url: str, when: dt.datetime) -> dict[str, Any] | None:
+def nearest(reader: capindex.Reader, url: str, when: dt.datetime | None) -> dict[str, Any] | None:
     """The capture of ``url`` (any day) nearest in time to ``when``: timestamp, status, age in
-    seconds, and the number of captures of the URL; None when it has none (or no SURT key)."""
+    seconds, and the number of captures of the URL; None when it has none (or no SURT key). A page
+    without a capture time (``when`` None) gets the URL's first capture, its age None."""
     try:
         start, end = cdxquery.search_range(url, "exact")
     except cdxquery.CdxQueryError:
         return None
-    when = _utc(when)
-    best: tuple[float, str, dict] | None = None
+    at = _utc(when) if when is not None else None
+    best: tuple[float, str, str] | None = None
     n = 0
     for line in reader.lines(start, end):
         _, ts, body = line.split(" ", 2)
         n += 1
-        age = abs((_utc(timestamp_to_datetime(ts)) - when).total_seconds())
+        age = abs((_utc(timestamp_to_datetime(ts)) - at).total_seconds()) if at is not None else 0.0
         if best is None or age < best[0]:
-            best = (age, ts, json.loads(body))
+            best = (age, ts, body)
     if best is None:
         return None
-    age, ts, fields = best
-    return {"timestamp": ts, "status": fields.get("status"), "age_seconds": age, "captures": n}
+    age, ts, body = best
+    status = json.loads(body).get("status")
+    return {"timestamp": ts, "status": status, "age_seconds": age if at is not None else None, "captures": n}
 
 
 def spread(ages: list[float]) -> dict[str, float | None]:
@@ -95,14 +97,15 @@ def of_page(reader: capindex.Reader, row: dict[str, Any]) -> dict[str, Any]:
     known = row.get("embeds_known", True)
     items: list[dict[str, Any]] = []
     for kind, url in resources(row) if known else []:
-        hit = nearest(reader, url, row["warc_date"])
+        hit = nearest(reader, url, row.get("warc_date"))
         items.append({"url": url, "kind": kind, "nearest": hit})
-    ages = [it["nearest"]["age_seconds"] for it in items if it["nearest"]]
+    ages = [it["nearest"]["age_seconds"] for it in items if it["nearest"] and it["nearest"]["age_seconds"] is not None]
     never = [it["url"] for it in items if not it["nearest"]]
+    when = row.get("warc_date")
     return {
         "record_id": row.get("record_id"),
         "url": row.get("url"),
-        "warc_date": _utc(row["warc_date"]).isoformat(),
+        "warc_date": _utc(when).isoformat() if when is not None else None,
         "embeds_known": known,
         "resources": len(items),
         "captured": len(items) - len(never),
@@ -168,7 +171,12 @@ def day_summary(day_dir: str, index: str, sample: int = SAMPLE) -> dict[str, Any
     answers = [of_page(reader, r) for r in chosen]
     total = sum(a["resources"] for a in answers)
     captured = sum(a["captured"] for a in answers)
-    ages = [it["nearest"]["age_seconds"] for a in answers for it in a["items"] if it["nearest"]]
+    ages = [
+        it["nearest"]["age_seconds"]
+        for a in answers
+        for it in a["items"]
+        if it["nearest"] and it["nearest"]["age_seconds"] is not None
+    ]
     by_kind: dict[str, list[int]] = {}
     for a in answers:
         for it in a["items"]:

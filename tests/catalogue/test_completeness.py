@@ -88,6 +88,12 @@ def test_each_resource_gets_its_nearest_capture_over_both_days(corpus_days, page
             assert got["age_seconds"]["max"] == pytest.approx(max(ages), abs=1)
     # the crawls hold pages whose images, scripts or styles were captured too, and pages that lack some
     assert some_captured >= 5 and any(completeness.of_page(reader, p)["never_captured"] for p in with_res)
+    # a page without a WARC-Date (some archives have such records): captured or not, no ages
+    page = max(with_res, key=lambda p: len(expected(p, caps)[1]))
+    undated = completeness.of_page(reader, dict(page, warc_date=None))
+    assert undated["captured"] == len(expected(page, caps)[1]) > 0 and undated["warc_date"] is None
+    assert undated["never_captured"] == expected(page, caps)[0]
+    assert undated["age_seconds"] == {"min": None, "median": None, "max": None}
 
 
 def test_over_http_and_in_the_daily_report(corpus_days, pages):
