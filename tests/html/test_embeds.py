@@ -12,12 +12,17 @@ from urllib.parse import urldefrag, urljoin
 
 import lxml.etree
 import lxml.html
+import numpy as np
+import pyarrow as pa
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from lib.html.charset import decode_html
 from lib.html.content import extract
 from lib.html.embeds import COLUMNS, MAX_EACH
+from lib.index import owi
+from lib.pages.schema import PAGE_SCHEMA
+from lib.preprocess.pages import FileProcessor
 from tests.conftest import ROOT
 
 UTF8 = lxml.html.HTMLParser(encoding="utf-8")
@@ -147,3 +152,15 @@ def test_sizes_base_and_video_sources_on_a_real_page_with_an_iframe(real_pages):
         "stylesheet_links": ["https://cdn.example.org/b/s.css"],
     }
     assert oracle(page, "http://example.org/p") == got
+
+
+def test_the_metadata_store_carries_the_module_columns_from_the_pages(corpus):
+    """lib.index.owi fills image_links, video_links and iframes from the page columns preprocess wrote."""
+    path = corpus / "ipwb" / "sample-1.warc.gz"
+    with open(path, "rb") as f:
+        rows = list(FileProcessor(str(path)).pages(f))
+    batch = pa.RecordBatch.from_pylist(rows, schema=PAGE_SCHEMA)
+    out = owi.metadata_batch(batch, "eng", np.ones(len(rows), dtype=np.int32))
+    assert sum(1 for r in rows if r["image_links"]) > 10
+    for col in owi.MEDIA_COLUMNS:
+        assert out.column(col).to_pylist() == [r[col] for r in rows]
