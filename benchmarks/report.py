@@ -29,6 +29,7 @@ END = "<!-- end of the results table -->"
 SECTIONS = {
     "bench_preprocess": "preprocess",
     "bench_preprocess_peers": "preprocess-per-core-against-peer-loops",
+    "bench_embeds": "embedded-resources",
     "bench_extraction_quality": "main-text-quality",
     "bench_maintext_downstream": "main-text-downstream",
     "bench_minhash": "near-duplicates-minhash",

@@ -110,6 +110,7 @@ RUNS: list[tuple[str, list[str], list[str], str | None]] = [
     ("bench_orchestration", ["--files", "2", "--pages-per-file", "10"], [], '"state": "COMPLETED"'),
     ("bench_ondemand", ["--days", "2"], [], "| on-demand | 2 |"),
     ("bench_cdx", ["--days", "3", "6", "--lookups", "50", "--register-mb", "2"], [], "registration:"),
+    ("bench_embeds", ["--rounds", "1"], [], "query_us_per_page"),
 ]
 
 

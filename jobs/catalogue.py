@@ -25,7 +25,17 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from lib.catalogue import capindex, delta, digeststore, noindex, recordstore, report, textroots, urldb
+from lib.catalogue import (
+    capindex,
+    completeness,
+    delta,
+    digeststore,
+    noindex,
+    recordstore,
+    report,
+    textroots,
+    urldb,
+)
 from lib.catalogue.day import (
     CDXJ_NAME,
     copy_day,
@@ -204,8 +214,20 @@ class CatalogueJob(SparkJob):
         if not options.no_report:
             signals = noindex.report(root, day, src)
             summary["now_noindex"] = {k: v for k, v in signals.items() if k != "urls"}
+            complete = None
+            if not options.no_urldb:  # resources' nearest captures over every day (lib/catalogue/completeness.py)
+                with self.steps("completeness"):
+                    complete = completeness.day_summary(src, ci)
+                summary["completeness"] = {k: v for k, v in (complete or {}).items() if k != "least_complete"}
             report.write_report(
-                root, day, os.path.join(wd.path, report.REPORT), index_day, src, signals, summary.get("delta")
+                root,
+                day,
+                os.path.join(wd.path, report.REPORT),
+                index_day,
+                src,
+                signals,
+                summary.get("delta"),
+                completeness=complete,
             )
         wd.publish({"job": self.name, "args": options.record()})
         summary.update({f"{step}_seconds": s for step, s in self.steps.seconds.items()})

@@ -4,6 +4,7 @@
     python jobs/extract.py --index coll/indexes/index.cdxj --archives coll/archive --output DIR
     python jobs/extract.py --index ROOT/index/2026-01/15 --where "language = 'deu'" --output DIR
     python jobs/extract.py --from-parquet ROOT/preprocessed/2026/01/15 --where "url_suffix = 'gov'" --output DIR
+    python jobs/extract.py --record-ids ids.txt --root ROOT --output DIR     # through ROOT/recordstore
 
 Map-only: the driver reads the list, sorts it by (file, offset) and cuts it into tasks;
 each task copies its ranges (whole members of any archive format, never decompressed unless
@@ -22,6 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from lib.errors import UsageError
+from lib.extract import record_ids as rids
 from lib.extract.driver import ERRORS, assemble, plan_tasks
 from lib.extract.indexes import FORMATS as INDEX_FORMATS
 from lib.extract.indexes import IndexInput
@@ -59,7 +61,8 @@ def byte_size(text: str) -> int:
 @dataclass(frozen=True)
 class ExtractOptions(JobOptions):
     """The extract job's options (the command line's, same names and defaults). One of ``tsv``,
-    ``from_parquet`` and ``index`` is the list (``input``, or ``date``/``root``: a preprocessed day)."""
+    ``from_parquet``, ``index`` and ``record_ids`` is the list (``input``, or ``date``/``root``: a
+    preprocessed day)."""
 
     tsv: str | None = opt(None, "list of url<TAB>archive_file<TAB>offset<TAB>length (local or s3://)", group="list")
     from_parquet: str | None = opt(
@@ -74,6 +77,19 @@ class ExtractOptions(JobOptions):
         "(Parquet or CSV), our metadata store (Parquet); see --index-format",
         group="list",
         metavar="FILE|DIR",
+    )
+    record_ids: str | None = opt(
+        None,
+        "a file of WARC-Record-IDs, one a line (local or s3://), each found through the record store in one "
+        "step; ids it does not hold are failed lines (not-found)",
+        group="list",
+        metavar="FILE",
+    )
+    record_store: str | None = opt(
+        None,
+        "with --record-ids: the record store's folder (lib.catalogue.recordstore)",
+        shown="ROOT/recordstore",
+        metavar="DIR",
     )
     index_format: str = opt(
         "auto",
@@ -121,7 +137,11 @@ class ExtractJob(SparkJob):
     def resolve_io(self, options: ExtractOptions) -> ExtractOptions:
         """The options with the list (``input``) and ``output`` settled (:class:`UsageError` when
         they cannot be)."""
-        if not options.tsv and not options.from_parquet and not options.index:
+        if options.record_store and not options.record_ids:
+            raise UsageError("extract: --record-store needs --record-ids")
+        if options.record_ids:
+            options = replace(options, record_store=rids.store_of(options.record_store, options.root))
+        elif not options.tsv and not options.from_parquet and not options.index:
             if options.input:
                 options = replace(options, from_parquet=options.input)
             elif options.date and options.root:
@@ -129,7 +149,10 @@ class ExtractJob(SparkJob):
                     options, from_parquet=layout.day_path(options.root, layout.PREPROCESSED, options.date)
                 )
             else:
-                raise UsageError("extract: give --tsv FILE, --index FILE|DIR or --from-parquet DIR (or --date/--root)")
+                raise UsageError(
+                    "extract: give --tsv FILE, --index FILE|DIR, --record-ids FILE or --from-parquet DIR "
+                    "(or --date/--root)"
+                )
         if options.where and not (options.from_parquet or options.index):
             raise UsageError("extract: --where needs --from-parquet or a Parquet, CDX or CDXJ --index")
         if options.index_format != "auto" and not options.index:
@@ -138,13 +161,19 @@ class ExtractJob(SparkJob):
             if options.date is None or options.root is None:
                 raise UsageError("extract: give --output DIR (or --date/--root)")
             options = replace(options, output=layout.day_path(options.root, self.output_kind, options.date))
-        return replace(options, input=options.tsv or options.index or options.from_parquet)
+        return replace(options, input=options.tsv or options.index or options.record_ids or options.from_parquet)
 
     def read_list(self, spark: Any, options: ExtractOptions, resolver: Resolver) -> tuple[list, list, Callable]:
         """(items, parse errors, line numbers -> input text)."""
         if options.tsv:
             items, errors = read_tsv(options.tsv, resolver)
             return items, errors, lambda numbers: lines_by_number(options.tsv, numbers)
+        if options.record_ids:
+            store = resolved(options.record_store, "--record-store")
+            items, errors = rids.read_items(options.record_ids, store, resolver)
+            log.info("extract: %d record ids found in %s, %d not", len(items), store, len(rids.missing(errors)))
+            ids = options.record_ids
+            return items, errors, lambda numbers: rids.line_texts(ids, numbers)
         if options.index:
             index = IndexInput(options.index, options.index_format, options.where)
             items, errors = index.read(resolver)
@@ -215,6 +244,13 @@ class ExtractJob(SparkJob):
                 summary["failed"],
                 lines,
                 storage.join(resolved(options.output, "output"), ERRORS),
+            )
+        if options.record_ids:
+            gone = rids.missing(parse_errors)
+            summary.update(
+                record_store=options.record_store,
+                record_ids_missing=len(gone),
+                missing_record_ids=gone[: rids.SUMMARY_IDS],
             )
         summary.update(
             input=options.input,

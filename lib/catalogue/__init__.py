@@ -12,7 +12,8 @@ captures, linear hashing), ``register`` (one archive file registered between nig
 over URLs), ``payload_table``
 (captures by payload digest: the URL database's table), ``delta`` (what changed with a day),
 ``textroots`` (each capture's near-duplicate class, for the delta),
-``noindex`` (published pages that now say noindex), ``query`` (DuckDB queries), ``report`` (the
+``noindex`` (published pages that now say noindex), ``completeness`` (how complete a page is in
+time: its embedded resources' nearest captures over every day), ``query`` (DuckDB queries), ``report`` (the
 daily HTML report), ``__main__`` (``python -m lib.catalogue``). The read-only HTTP API over
 ``query`` is :mod:`lib.serve.catalogue_api`.
 """

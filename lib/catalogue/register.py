@@ -7,6 +7,10 @@ answer for them at once, without waiting for the night.
   preprocess's own reader (lib.preprocess.archive_pages.FileProcessor, captures only: no page rows) and
   the lines are lib.catalogue.cdxj's, so a registered file's lines are byte for byte the ones
   the night's catalogue writes for it (the same archive prefix ``ROOT/warc/``, the same ARC ids).
+- **Where from.** A local path or ``file://`` URI, or an ``s3://`` URI below an archives root
+  that is a bucket prefix (the service's ``--archives s3://bucket/prefix``): the object is read
+  with one streamed GET, and its lines name it by its full URI, as the night names a file outside
+  ``ROOT/warc/``. A missing object or bucket answers 404, one the store refuses 403.
 - **Its day** is the day folder of its path below ``ROOT/warc/`` (``YYYY-MM/DD/...``: where
   the night reads it from); a file elsewhere belongs to the UTC day of its first capture's
   WARC-Date.
@@ -28,6 +32,8 @@ import datetime as dt
 import os
 import time
 from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
 
 from lib.catalogue import capindex, cdxj, digeststore, recordstore
 from lib.errors import UsageError
@@ -81,6 +87,17 @@ def path_day(uri: str, warc_root: str) -> dt.date | None:
         return None
 
 
+def s3_error(uri: str, e: Exception) -> RegisterError:
+    """The answer to an S3 error reading ``uri``: 404 for a missing object or bucket, 403 for a
+    refused one, else 404 "cannot be read" (as an unreadable local file), with the store's code."""
+    code = str(e.response.get("Error", {}).get("Code", "")) if isinstance(e, ClientError) else ""
+    if code in ("404", "NoSuchKey", "NotFound", "NoSuchBucket"):
+        return RegisterError(f"{uri}: no such object", 404)
+    if code in ("403", "AccessDenied"):
+        return RegisterError(f"{uri}: the object store refuses it ({code})", 403)
+    return RegisterError(f"{uri}: cannot be read: {code or e}; nothing registered", 404)
+
+
 def read_captures(uri: str, name: str | None = None, excl: exclusions.Exclusions | None = None) -> list[dict]:
     """The capture rows of the whole archive ``uri``, as preprocess reads them; RegisterError
     (404 missing, 400 damaged or no archive) naming the offset and the reason."""
@@ -92,11 +109,16 @@ def read_captures(uri: str, name: str | None = None, excl: exclusions.Exclusions
         raise RegisterError(f"{uri}: no such file", 404) from None
     except OSError as e:
         raise RegisterError(f"{uri}: cannot be read: {e}", 404) from None
+    except (ClientError, BotoCoreError) as e:  # an s3:// URI: the HEAD or the GET answered no
+        raise s3_error(uri, e) from None
     if size == 0:
         raise RegisterError(f"{uri}: an empty file is not an archive")
-    with stream:
-        for _ in proc.pages(stream):
-            pass
+    try:
+        with stream:
+            for _ in proc.pages(stream):
+                pass
+    except (ClientError, BotoCoreError) as e:  # the object went away or the store stopped answering mid-read
+        raise s3_error(uri, e) from None
     bad = [e for e in proc.errors if e["kind"] == "failed" or e["reason"] in REFUSED_WARNINGS]
     if proc.stats.failed or bad:
         first = bad[0] if bad else {"offset": None, "reason": next(iter(proc.stats.failed)), "detail": ""}

@@ -163,6 +163,44 @@ def index_dedup(index_day: str | None) -> dict[str, Any]:
     return json.loads(raw).get("dedup") or {}
 
 
+def _age(seconds: float | None) -> str:
+    """An age in seconds as a person reads it: ``0 s``, ``3.5 h``, ``2.0 d``."""
+    if seconds is None:
+        return "n/a"
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.1f} {unit}"
+    return f"{seconds:.0f} s"
+
+
+def _completeness_section(block: dict[str, Any] | None) -> str:
+    """How complete the day's pages are in time: their embedded resources' nearest captures over
+    every day (lib.catalogue.completeness.day_summary), for a sample of the pages."""
+    if block is None:
+        return ""
+    n, got = block["resources"], block["captured"]
+    ages = block["age_seconds"]
+    kinds = _table(
+        ["kind", "resources", "captured on some day"],
+        [[k, v["resources"], v["captured"]] for k, v in block["by_kind"].items()],
+    )
+    least = _table(
+        ["page", "resources", "captured", "median age"],
+        [
+            [html.escape(p["url"] or ""), p["resources"], p["captured"], _age(p["age_seconds"]["median"])]
+            for p in block["least_complete"]
+        ],
+    )
+    share = f"{100 * got / n:.1f}%" if n else "n/a"
+    return f"""<section id="completeness"><h2>How complete the pages are in time</h2>
+<p>{block["pages_with_resources"]} of {block["pages"]} pages embed resources (images, videos, iframes, scripts,
+stylesheets); for {block["sampled"]} of them (a seeded sample), {got} of {n} resources ({share}) have a capture on
+some day of the capture index, {block["same_day"]} within a day of the page's. Ages of the nearest captures:
+min {_age(ages["min"])}, median {_age(ages["median"])}, max {_age(ages["max"])}.
+<code>GET /capture/completeness/RECORD_ID</code> answers for one page.</p>{kinds}
+<h3>Least complete pages of the sample</h3>{least}</section>"""
+
+
 def render(stats: dict[str, Any], shards: list[tuple[str, int]]) -> str:
     """The report page for one day's ``query.stats`` and index shard sizes (with ``delta``, the
     URL database's changes of the day, and ``dedup``, the index's near-duplicate counts, when
@@ -208,7 +246,7 @@ def render(stats: dict[str, Any], shards: list[tuple[str, int]]) -> str:
         else "<p>None reported.</p>"
     )
     run = _table(["counter", "value"], _flat(stats.get("run") or {})) if stats.get("run") else "<p>No _stats.json.</p>"
-    signals = _noindex_section(stats.get("now_noindex"))
+    signals = _noindex_section(stats.get("now_noindex")) + _completeness_section(stats.get("completeness"))
     figs = "\n".join(f"<figure>{p}</figure>" for p in plots)
     day = html.escape(stats["day"])
     return f"""<!DOCTYPE html>
@@ -274,10 +312,12 @@ def build_report(
     day_path: str | None = None,
     now_noindex: dict[str, Any] | None = None,
     delta: dict[str, int] | None = None,
+    completeness: dict[str, Any] | None = None,
 ) -> str:
     """HTML of the report for ``day`` from its preprocess folder (default
     ROOT/preprocessed/YYYY-MM/DD) and index shards (default ROOT/index/YYYY-MM/DD);
-    ``now_noindex``: :func:`lib.catalogue.noindex.report`'s block, listed when given."""
+    ``now_noindex``: :func:`lib.catalogue.noindex.report`'s block, listed when given;
+    ``completeness``: :func:`lib.catalogue.completeness.day_summary`'s block, a section when given."""
     if index_day is None:
         index_day = layout.day_path(root, layout.INDEX, day)
     if day_path:
@@ -286,7 +326,7 @@ def build_report(
         stats = query.stats(root, day)
     if now_noindex is not None:
         stats["now_noindex"] = now_noindex
-    stats = dict(stats, delta=delta, dedup=index_dedup(index_day))
+    stats = dict(stats, delta=delta, dedup=index_dedup(index_day), completeness=completeness)
     return render(stats, shard_sizes(index_day))
 
 
@@ -303,7 +343,9 @@ def write_report(
     day_path: str | None = None,
     now_noindex: dict[str, Any] | None = None,
     delta: dict[str, int] | None = None,
+    completeness: dict[str, Any] | None = None,
 ) -> str:
     """Render and write the report atomically to ``dest`` (a file URI/path); returns dest."""
-    storage.write_bytes(dest, build_report(root, day, index_day, day_path, now_noindex, delta).encode("utf-8"))
+    page = build_report(root, day, index_day, day_path, now_noindex, delta, completeness)
+    storage.write_bytes(dest, page.encode("utf-8"))
     return dest

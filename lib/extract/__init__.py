@@ -3,6 +3,7 @@ copied by offset and length, never decompressed (as Krokhin's ARC page extractor
 Cornell Web Lab does).
 
 ``lines``    parse the input list (TSV or Parquet rows), resolve archive paths, refuse escapes
+``record_ids`` record ids as an input list, each found through the record store in one step
 ``indexes``  the indexes users hold (CDXJ, CDX in any legend, CSV, Parquet) as input lists
 ``parquet_index`` Common Crawl's columnar index and our metadata store as input lists, ``--where`` in DuckDB
 ``index_rows`` CDX/CDXJ lines as rows with CDXJ's field names, ``--where`` over them

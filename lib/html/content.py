@@ -25,6 +25,7 @@ import jstyleson
 from selectolax.lexbor import LexborHTMLParser
 
 from lib.html import discussion, maintext, roots, walk
+from lib.html.embeds import embeds
 from lib.pages.directives import DEFAULT_AGENTS, TDM_META, link_rel
 
 # what keeps a root-relative href from being origin + href (fragment cut) after urljoin +
@@ -74,6 +75,8 @@ class Page:
     metas: list[tuple[str, str]] = field(default_factory=list)  # (name lowercased, content) of META_NAMES
     json_ld: str | None = None
     main_html: str | None = None  # the main content with structural tags only, when asked (lib/html/mainhtml.py)
+    # embedded resources (lib/html/embeds.py): image_links, video_links, iframes, script_links, stylesheet_links
+    embeds: dict[str, list | None] = field(default_factory=dict)
 
 
 def _clean(s: str | None) -> str:
@@ -191,6 +194,8 @@ def extract(
             links.append((*key, rel))
         elif rel is None and links[at][2] is not None:  # followed somewhere on the page: followed
             links[at] = (*key, None)
+
+    page.embeds = embeds(tree, resolve)  # one query of its own, resolved as the links are
 
     posts = bool(strays & _POST_MARKUP)
     if main_html:

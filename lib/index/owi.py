@@ -93,7 +93,10 @@ DOCS_SCHEMA = pa.schema([f for f in METADATA_SCHEMA if f.name != "docid"], metad
 
 #: columns we cannot fill honestly: null unless an enrichment plugin (lib.preprocess.enrich) wrote
 #: the page column of that name, e.g. ``microdata`` (docs/index.md says why)
-NULL_COLUMNS = ("microdata", "image_links", "video_links", "iframes", "curlielabels", "curlielabels_en", "address")
+NULL_COLUMNS = ("microdata", "curlielabels", "curlielabels_en", "address")
+#: the links module's embedded resources, from the page columns of the same name and type (preprocess
+#: writes them, lib/html/embeds.py); null for pages written before they existed
+MEDIA_COLUMNS = ("image_links", "video_links", "iframes")
 #: preprocessed page columns copied under the same name and type
 SAME = (
     "id",
@@ -129,9 +132,13 @@ PAGE_INPUT = sorted(
 #: page columns it reads when the file has them, else null (pages written before they existed,
 #: or by other tools)
 OPTIONAL_PAGE_COLUMNS = tuple(
-    sorted({*SAME, "outgoing_links", "json_ld", "content_type_other", "ows_headers", *SIGNAL_COLUMNS} - set(PAGE_INPUT))
+    sorted(
+        {*SAME, "outgoing_links", "json_ld", "content_type_other", "ows_headers", *SIGNAL_COLUMNS, *MEDIA_COLUMNS}
+        - set(PAGE_INPUT)
+    )
 )
 _PAGE_TYPES = {
+    **dict.fromkeys(MEDIA_COLUMNS, MEDIA),
     "outgoing_links": pa.list_(pa.struct([("url", _S), ("anchor_text", _S)])),
     "json_ld": _S,
     "content_type_other": STRMAP,
@@ -290,6 +297,8 @@ def metadata_batch(
     cols["schema_metadata"] = pa.array([SCHEMA_METADATA] * n, STRMAP)
     for c in NULL_COLUMNS:
         cols[c] = pa.nulls(n, METADATA_SCHEMA.field(c).type)
+    for c in MEDIA_COLUMNS:
+        cols[c] = col(c)
     extra = plugin_fields(b.schema)
     for f in extra:
         cols[f.name] = b.column(f.name)

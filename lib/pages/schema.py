@@ -11,6 +11,8 @@ import pyarrow as pa
 from pyspark.sql.pandas.types import from_arrow_schema
 
 LINK = pa.struct([("url", pa.string()), ("anchor_text", pa.string()), ("rel", pa.string())])
+#: an embedded resource as OpenWebSearch.eu's links module writes it (image_links, video_links, iframes)
+MEDIA = pa.list_(pa.struct([("src", pa.string()), ("width", pa.string()), ("height", pa.string())]))
 
 #: (name, arrow type, description) for every page column, in output order.
 PAGE_COLUMNS: list[tuple[str, pa.DataType, str]] = [
@@ -71,6 +73,21 @@ PAGE_COLUMNS: list[tuple[str, pa.DataType, str]] = [
         "outgoing <a href> links as absolute http(s) URLs with their anchor texts and rel: the link's nofollow, "
         "ugc and sponsored tokens, plus nofollow when the page says nofollow, null for a followed link "
         "(deduplicated by url+anchor, order kept; a link followed once on the page is followed)",
+    ),
+    (
+        "image_links",
+        MEDIA,
+        "the page's <img src> as {src, width, height} (OpenWebSearch.eu's links module): src absolute as "
+        "outgoing_links are (against <base href>, http(s), no fragment), width and height as the tag writes them; "
+        "each src once, document order; null without any (lib/html/embeds.py)",
+    ),
+    ("video_links", MEDIA, "the same for <video src> and a <video>'s <source src> (the video's width, height)"),
+    ("iframes", MEDIA, "the same for <iframe src>"),
+    ("script_links", pa.list_(pa.string()), "the page's <script src>, absolute, each once; null without any"),
+    (
+        "stylesheet_links",
+        pa.list_(pa.string()),
+        "the page's <link rel=stylesheet href>, absolute, each once; null without any",
     ),
     ("valid", pa.bool_(), "false when the page decoded with replacement characters or had no text"),
     ("truncated", pa.bool_(), "true when the archive file ends inside the record: the page is what was there"),

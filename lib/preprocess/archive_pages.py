@@ -376,6 +376,7 @@ class FileProcessor:
             "warc_offset": rec.offset,
             "warc_length": rec.length,
             "outgoing_links": page.links,  # (url, anchor_text, rel): Arrow takes a tuple for a struct
+            **page.embeds,  # image_links, video_links, iframes, script_links, stylesheet_links
             "valid": not dec.replaced and bool(page.text),
             "truncated": rec.truncated,
             "json_ld": page.json_ld,

@@ -34,7 +34,7 @@ from fastapi.responses import HTMLResponse, Response
 from lib.catalogue.query import to_json
 from lib.serve import opensearch
 from lib.serve.browse_api import browse_router
-from lib.serve.capture_api import capture_path, capture_router, record_finder
+from lib.serve.capture_api import capture_path, capture_router, completeness_finder, record_finder
 from lib.serve.catalogue_api import catalogue_router
 from lib.serve.cdx_api import cdx_router
 from lib.serve.community_api import community_router
@@ -252,6 +252,7 @@ def create_app(
             list(archive_roots or []),
             lambda url: searcher.get().exclusions.match(url),
             serve_noarchive,
+            completeness_finder(roots),
         )
     )
     app.include_router(catalogue_router({dc: r for dc, r in roots.items()}))

@@ -2,6 +2,7 @@
 
     GET /capture/{record_id}[?contentonly=true][&decode=false]            by a published page's record id
     GET /capture?file=URI&offset=N&length=N[&contentonly=true][&decode=false]   by archive pointer
+    GET /capture/completeness/{record_id}      how complete the page is in time (JSON, lib.catalogue.completeness)
 
 WarcManager's "Download File" and ``contentonly=true``: the member is the record's bytes as stored
 (a gzip member, zstd or LZ4 frame, or a plain record: ``application/warc``, a download); with
@@ -29,7 +30,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from lib.catalogue import recordstore
+from lib.catalogue import completeness, recordstore
 from lib.extract.capture import CaptureError, open_capture
 from lib.store import locations, storage
 
@@ -76,6 +77,26 @@ def record_finder(roots: dict[str, str], engine: Callable[[], Any]) -> Callable[
         return eng.find_record(record_id)
 
     return find
+
+
+def completeness_finder(roots: dict[str, str]) -> Callable[[str], dict | None]:
+    """``answer(record_id)``: how complete the published page ``record_id`` is in time
+    (lib.catalogue.completeness), from the first local root whose record store has it; the
+    data center is named in the answer."""
+
+    def answer(record_id: str) -> dict | None:
+        for dc, root in roots.items():
+            if storage.is_s3(root):
+                continue
+            try:
+                got = completeness.for_record(storage.local_path(root), record_id)
+            except recordstore.Corrupt:  # a torn store: the next root, then 404 until it is rebuilt
+                continue
+            if got is not None:
+                return dict(got, dc=dc)
+        return None
+
+    return answer
 
 
 def capture_path(record_id: str) -> str:
@@ -163,12 +184,25 @@ def capture_router(
     archive_roots: list[str],
     excluded: Callable[[str | None], bool] = lambda url: False,
     serve_noarchive: bool = False,
+    completeness: Callable[[str], dict | None] | None = None,
 ) -> APIRouter:
     """The capture routes; ``lookup(record_id)`` finds a published page's pointer (or None);
+    ``completeness(record_id)`` answers ``/capture/completeness/{record_id}`` (:func:`completeness_finder`);
     a capture whose URL ``excluded`` matches is withheld (451), whichever way it is asked for;
     a published page that says noarchive is not handed out by its record id unless
     ``serve_noarchive`` (an archive's own use)."""
     router = APIRouter(tags=["captures"])
+
+    @router.get("/capture/completeness/{record_id:path}", summary="How complete a page is in time")
+    def page_completeness(record_id: str) -> JSONResponse:
+        # before /capture/{record_id:path}, which would take "completeness/..." as a record id
+        answer = completeness(record_id) if completeness is not None else None
+        if answer is None:
+            return JSONResponse({"error": f"no published page has record id {record_id!r}"}, status_code=404)
+        if excluded(answer.get("url")):
+            return withheld(answer.get("url"))
+        return JSONResponse(answer)
+
     only = Query(False, description="the HTTP payload instead of the archive member (WarcManager's contentonly)")
     dec = Query(True, description="with contentonly: undo Content-Encoding (false: the payload as transferred)")
 

@@ -48,6 +48,7 @@ def old_extract(html: str, url: str, utf8: bytes | None = None, main_html: bool 
     # held to extruct's output by tests/html/test_json_ld.py
     page.json_ld = new.json_ld(new.LexborHTMLParser(html)) if new.JSON_LD_TYPE in html else None
     page.main_html = None  # opt-in and new (tests/html/test_main_html.py); not asked here
+    page.embeds = now.embeds  # new too, held to lxml's reading of the same tags by tests/html/test_embeds.py
     return page
 
 

@@ -204,3 +204,14 @@ def test_a_body_that_names_no_file_is_refused(site):
 def test_the_service_binds_to_loopback_unless_told_otherwise():
     assert parser().parse_args(["--root", "r"]).host == "127.0.0.1"
     assert parser().parse_args(["--root", "r", "--host", "0.0.0.0"]).host == "0.0.0.0"
+
+
+def test_the_service_answers_completeness_only_for_published_pages(site):
+    # a registered file's records are in the record store, but no day published them as pages
+    r = post(site, os.path.join(site["day"], "sample-1.warc.gz"))
+    assert r.status_code == 200
+    with open(os.path.join(site["day"], "sample-1.warc.gz"), "rb") as f:
+        rid = next(r for r in ArchiveIterator(f) if r.rec_type == "response").rec_headers.get_header("WARC-Record-ID")
+    assert recordstore.get(os.path.join(site["root"], recordstore.FOLDER), rid.strip("<>")) is not None
+    got = httpx.get(f"{site['url']}/capture/completeness/{rid.strip('<>')}", timeout=30)
+    assert got.status_code == 404 and "no published page" in got.json()["error"]
