@@ -56,6 +56,7 @@ SECTIONS = {
     "bench_storage": "storage",
     "bench_placement": "placement",
     "bench_orchestration": "orchestration-one-days-slurm-job",
+    "bench_night_apps": "the-night-in-one-spark-application",
 }
 HEAD = [
     "| benchmark | what it measures | peer | figures | ratio to the peer | date (UTC) | machine | load (1 min) |",
