@@ -1,6 +1,6 @@
 """Where the time of a day's Slurm job goes: queueing, starting the Spark standalone
-cluster in the allocation, preprocess, index, shutdown. The fixed part (everything but
-the two Spark jobs' work) is what ``sizing.overhead_minutes`` must cover.
+cluster in the allocation, the one driver (``dailyslice day``), preprocess, index, catalogue,
+shutdown. The fixed part (everything but the jobs' work) is what ``sizing.overhead_minutes`` must cover.
 
 Runs on the same one-host, two-node Slurm cluster as the tests (Debian's slurm-wlm and
 munge, started here and stopped at the end), with a synthetic crawl on local disk:
@@ -32,7 +32,9 @@ from lib.warc.sample import write_sample_crawl
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-STAMP = re.compile(r"run-day: (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ) (.*)")
+#: the time-stamped lines of the run log: run-day.sh's ("run-day: TS data center ...", "... spark-submit
+#: dailyslice day ...", "... finished ...") and the night's steps' ("day: TS preprocess")
+STAMP = re.compile(r"(?:run-day|day): (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ) (.*)")
 
 
 def phases(log_text: str) -> dict[str, float]:
@@ -40,17 +42,19 @@ def phases(log_text: str) -> dict[str, float]:
     marks = {}
     for ts, what in STAMP.findall(log_text):
         t = dt.datetime.strptime(ts, "%Y-%m-%dT%H:%M:%SZ").timestamp()
-        key = "start" if what.startswith("data center") else what.split(" with ")[0].replace("spark-submit ", "")
-        marks.setdefault(key, t)
+        key = "start" if what.startswith("data center") else what.split(" ")[0]
+        marks.setdefault("submit" if key == "spark-submit" else key, t)
     out = {}
-    if {"start", "preprocess"} <= marks.keys():
-        out["cluster_start"] = marks["preprocess"] - marks["start"]
-    if {"preprocess", "index"} <= marks.keys():
-        out["preprocess"] = marks["index"] - marks["preprocess"]
-    if {"index", "finished"} <= marks.keys():
-        out["index_and_shutdown"] = marks["finished"] - marks["index"]
-    if {"start", "finished"} <= marks.keys():
-        out["job_total"] = marks["finished"] - marks["start"]
+    for name, a, b in (
+        ("cluster_start", "start", "submit"),
+        ("driver_start", "submit", "preprocess"),
+        ("preprocess", "preprocess", "index"),
+        ("index", "index", "catalogue"),
+        ("catalogue_and_shutdown", "catalogue", "finished"),
+        ("job_total", "start", "finished"),
+    ):
+        if {a, b} <= marks.keys():
+            out[name] = marks[b] - marks[a]
     return out
 
 

@@ -39,15 +39,16 @@ def _kind(pid: int) -> str | None:
 
 
 def run(cmd: list[str], poll: float = 0.05, **popen: Any) -> dict[str, Any]:
-    """Run ``cmd`` to its end; returns its exit code, wall seconds, and CPU seconds by kind of
-    process (``jvm``, ``driver``, ``python daemon and workers``) with their total. A process
+    """Run ``cmd`` to its end; returns its exit code, wall seconds, CPU seconds by kind of
+    process (``jvm``, ``driver``, ``python daemon and workers``) with their total, and how many
+    JVMs it started (``jvms``). A process
     that ends between two polls loses at most ``poll`` seconds of its CPU."""
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, **popen)
     seen: dict[int, tuple[str, float]] = {}
     if not os.path.isdir("/proc"):
         p.wait()
-        return {"returncode": p.returncode, "wall": time.perf_counter() - t0, "cpu": None}
+        return {"returncode": p.returncode, "wall": time.perf_counter() - t0, "cpu": None, "jvms": None}
     while p.poll() is None:
         parents: dict[int, list[int]] = {}
         now: dict[int, float] = {}
@@ -69,4 +70,5 @@ def run(cmd: list[str], poll: float = 0.05, **popen: Any) -> dict[str, Any]:
         "returncode": p.returncode,
         "wall": time.perf_counter() - t0,
         "cpu": {**cpu, "total": round(sum(cpu.values()), 2)},
+        "jvms": sum(kind == "jvm" for kind, _ in seen.values()),
     }

@@ -58,6 +58,7 @@ SECTIONS = {
     "bench_placement": "placement",
     "bench_swap": "swap-servers",
     "bench_orchestration": "orchestration-one-days-slurm-job",
+    "bench_night_apps": "the-night-in-one-spark-application",
 }
 HEAD = [
     "| benchmark | what it measures | peer | figures | ratio to the peer | date (UTC), commit measured "

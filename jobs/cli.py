@@ -22,6 +22,7 @@ COMMANDS = {
     "preprocess": ("jobs.preprocess", "WARC/ARC files of a day -> cleaned, language-tagged Parquet"),
     "index": ("jobs.index", "preprocessed day -> CIFF shards, metadata, web graph, anchor texts"),
     "catalogue": ("jobs.catalogue", "a day's CDXJ, URL database merge and report"),
+    "day": ("jobs.day", "a day's whole chain (preprocess, index, catalogue) in one Spark application, and its marker"),
     "extract": ("jobs.extract", "copy records out of archives by offset/length"),
     "webgraph": ("lib.links.__main__", "host and domain graphs of a window of the link database, with their ranks"),
     "on-demand": ("jobs.ondemand", "a request folder (on_demand/<id>) -> a published sub-index (public/<id>)"),

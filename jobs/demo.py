@@ -1,9 +1,10 @@
 """``make demo``: the daily pipeline end to end on an embedded default.
 
 Generates a sample crawl in the bucket layout under ``--root`` (local folder, no S3, no
-cluster), then runs preprocess, index and the catalogue (CDXJ, URL database, daily report)
-for ``--date`` in one local Spark session, checks the index with the CIFF validator, and
-prints where everything is. It ends with the service (``python -m lib.serve``) on the day: it
+cluster), then runs the night's chain (preprocess, index and the catalogue: CDXJ, URL
+database, daily report) for ``--date`` in one local Spark session, as ``dailyslice day`` does
+(:func:`jobs.day.run_steps`), checks the index with the CIFF validator, and prints where
+everything is. It ends with the service (``python -m lib.serve``) on the day: it
 builds the search engine, answers one search and one ranged download over real HTTP on
 loopback, and prints a working search URL and a download command. ``--serve yes`` then keeps
 serving until Ctrl-C; ``auto`` (the default) does so only on a terminal outside CI, so the demo
@@ -21,9 +22,10 @@ import sys
 import httpx
 from pyspark.sql import SparkSession
 
-from jobs import catalogue, index, preprocess
+from jobs import catalogue, day, index, preprocess
 from lib.catalogue.report import REPORT
 from lib.ciff.__main__ import main as ciff_main
+from lib.orchestration import chain
 from lib.preprocess import gate
 from lib.runtime.session import setup_logging, use_this_python
 from lib.serve.app import create_app
@@ -78,11 +80,11 @@ def main(argv: list[str] | None = None) -> int:
         doc = gate.evaluate(common["root"], name)
         verdict = "approved" if doc["approved"] else f"refused ({'; '.join(doc['reasons'])})"
         print(f"demo: plugin {name} {doc['version']} {verdict} on {doc['measures']['pages']} benchmark pages")
-    runs = [
-        (preprocess, preprocess.PreprocessOptions(**common, enrich=plugins)),
-        (index, index.IndexOptions(**common)),
-        (catalogue, catalogue.CatalogueOptions(**common, urldb=urldb)),
-    ]
+    options = {  # the night's steps (lib.orchestration.chain), as dailyslice day runs them
+        "preprocess": preprocess.PreprocessOptions(**common, enrich=plugins),
+        "index": index.IndexOptions(**common),
+        "catalogue": catalogue.CatalogueOptions(**common, urldb=urldb),
+    }
     setup_logging()
     use_this_python()
     spark = (
@@ -92,15 +94,13 @@ def main(argv: list[str] | None = None) -> int:
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("WARN")
-    rc = 0
     try:
-        for job, options in runs:
-            name = job.__name__.replace(".", "/")  # jobs/index: the command line these options stand for
-            print(f"demo: running {name}.py {' '.join(f'--{k} {v}' for k, v in common.items())}", file=sys.stderr)
-            rc = job.run(spark, options).exit_code
-            if rc != 0:
-                print(f"demo: {name}.py failed (exit {rc})", file=sys.stderr)
-                return rc
+        flags = " ".join(f"--{k} {v}" for k, v in common.items())
+        codes, _ = day.run_steps(options, spark, lambda line: print(f"demo: {line} {flags}", file=sys.stderr))
+        rc = chain.night_exit(codes)
+        if rc != 0:
+            print(f"demo: the chain failed (exit {rc}): {chain.describe(codes)}", file=sys.stderr)
+            return rc
     finally:
         spark.stop()
     if a.s3:  # bring the published day back to look at it (and to validate the shards below)

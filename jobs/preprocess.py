@@ -27,10 +27,11 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from lib.errors import UsageError
 from lib.neardup import page_column
 from lib.pages import directives, exclusions, hostindex
 from lib.pages.schema import PAGE_SCHEMA
-from lib.preprocess import enrich, gate, health, langid, plan, tasktime
+from lib.preprocess import batches, enrich, gate, health, langid, plan, tasktime
 from lib.preprocess.file_counters import RunSummary
 from lib.preprocess.input_manifest import input_record
 from lib.preprocess.tasks import FILE_BYTES, RESULT_SCHEMA, TaskSettings, make_mapper, merge_results, remove_strays
@@ -39,6 +40,8 @@ from lib.runtime.options import DayJobOptions, byte_text, opt
 from lib.runtime.result import EXIT_UNHEALTHY, JobResult, empty_input
 from lib.runtime.sparkjob import SparkJob, resolved
 from lib.store import layout, storage
+from lib.store.locations import archive_name
+from lib.store.storage import FileInfo
 from lib.warc.records import ARCHIVE_SUFFIXES
 
 log = logging.getLogger("dailyslice.preprocess")
@@ -157,6 +160,12 @@ class PreprocessOptions(DayJobOptions):
     minhash_shingle: int = opt(
         5, "words per shingle of the minhash column's signatures (docs/dedup.md)", type=int, metavar="WORDS"
     )
+    only: str | None = opt(
+        None,
+        "read only these archives of --input: a JSON list of their names below it, or @FILE holding one (a batch "
+        "of the day, lib/preprocess/batches.py); the output's _inputs.json names them",
+        metavar="JSON|@FILE",
+    )
     minhash_perms: int = opt(
         128,
         "permutations of a minhash signature, 4*N bytes a page (the index's 16 bands x 8 rows; 0: no "
@@ -213,6 +222,24 @@ def thresholds(options: PreprocessOptions) -> health.Thresholds:
     return t
 
 
+def only_archives(listed: list[FileInfo], source: str, only: str | None) -> list[FileInfo]:
+    """The archives ``--only`` names among those listed (all without it); a :class:`UsageError` naming
+    the ones it names that are not under ``source``, or a value that is not a list of names."""
+    try:
+        names = batches.read_only(only)
+    except (OSError, ValueError) as e:
+        raise UsageError(f"preprocess: --only: {e}") from None
+    if names is None:
+        return listed
+    kept = [f for f in listed if archive_name(f.uri, source) in names]
+    missing = names - {archive_name(f.uri, source) for f in kept}
+    if missing:
+        raise UsageError(
+            f"preprocess: --only names {len(missing)} archive(s) not under {source}: {sorted(missing)[:5]}"
+        )
+    return kept
+
+
 class PreprocessJob(SparkJob):
     name = "preprocess"
     description = "WARC/ARC files of a day -> cleaned, language-tagged Parquet with record offsets"
@@ -237,7 +264,7 @@ class PreprocessJob(SparkJob):
         elif plugins:  # the plugin gate: only a plugin approved for its exact version and sha256 runs
             built_with["plugins"] = gate.require(plugins_root(options), plugins)
         source = resolved(options.input, "input")
-        listed = storage.list_files(source, ARCHIVE_SUFFIXES)
+        listed = only_archives(storage.list_files(source, ARCHIVE_SUFFIXES), source, options.only)
         files = sorted((f.uri, f.size) for f in listed)  # _stats.json and _errors.jsonl list them in name order
         if not files and (empty := empty_input(self.name, options, "no archives")) is not None:
             return empty

@@ -135,10 +135,8 @@ def _no_env_defaults(monkeypatch):
 def test_the_collector_finds_the_command_lines_of_every_kind_of_source():
     lines = documented_command_lines()
     by_source = {c["source"].split(":")[0] for c in lines}
-    assert {"README.md", "docs/index.md", "docs/extract.md", "deploy/common/run-day.sh"} <= by_source
+    assert {"README.md", "docs/index.md", "docs/extract.md"} <= by_source
     assert {c["job"] for c in lines} == set(JOBS)
-    run_day = [c for c in lines if c["source"].startswith("deploy/common/run-day.sh")]
-    assert [c["job"] for c in run_day] == ["preprocess", "index", "catalogue"]
     # a synopsis' optional parts are taken as given: docs/index.md's [--docs-per-shard 100000] ...
     synopsis = next(c for c in lines if "--gzip-level" in c["argv"])
     assert synopsis["argv"][-2:] == ["--master", "local[*]"] and "--no-graph" in synopsis["argv"]
@@ -152,6 +150,20 @@ def test_every_documented_command_line_parses_to_the_options_argparse_reads():
         args = job.parser().parse_args(c["argv"])
         options = parsed(c["job"], c["argv"])
         assert options == {k: _plain(v) for k, v in vars(args).items()}, c["source"]
+
+
+def test_the_command_lines_the_nights_chain_gives_its_jobs_parse_to_the_options_argparse_reads():
+    """deploy/common/run-day.sh no longer spells the jobs' command lines: ``dailyslice day`` builds them
+    (jobs/day.py, step_argv), and each must parse as a documented one does."""
+    from jobs import day
+    from lib.orchestration import chain
+
+    paths = chain.DayPaths(dt.date(2026, 1, 15), "s3://bucket/dc1", "/scratch/out")
+    for name in chain.STEP_NAMES:
+        argv = day.step_argv(name, paths, "/scratch/out/_exclusions.jsonl", "/logs/summaries", "--wait-lock 5")
+        args = JOBS[name]().parser().parse_args(argv)
+        assert parsed(name, argv) == {k: _plain(v) for k, v in vars(args).items()}, name
+        assert args.wait_lock == 5.0 and args.exclusions == "/scratch/out/_exclusions.jsonl"
 
 
 def test_the_command_lines_documented_before_the_options_objects_parse_to_the_same_options():

@@ -5,19 +5,14 @@
 # (MAGPIE_JOB_TYPE=script: Magpie already started Spark and exported SPARK_MASTER_NODE,
 # so this script only submits).
 #
-# The jobs run in order, each only when the one before it published its output: index when
-# preprocess exited 0 or 3 (3: it published an unhealthy day, too many failed records or
-# unreadable files, see lib/preprocess/health.py: index it anyway, it is the best we have);
-# catalogue (CDXJ, URL database merge, report; it reads the preprocessed day and the index's
-# shard sizes) when index exited 0.
-# Success is the marker file, written only when all three jobs exited 0 (Magpie's own exit
-# code is always 0); otherwise MARKER.failed.json is written and the exit code is non-zero:
-# 3 when preprocess published an unhealthy day and index and catalogue still succeeded on it
-# (the failure marker then carries preprocess's "health" block), 1 otherwise - a failed
-# catalogue included: its day is published and indexed, but it is not complete (no
-# success marker, so Airflow neither stages nor skips it; a re-run redoes the whole day, and
-# the URL database merge is idempotent); 2 or 4 when preprocess found no input folder or no
-# archives in it (marker "input": "missing" or "empty").
+# The night itself is `dailyslice day` (jobs/day.py), submitted once: one Spark application
+# runs preprocess, index and catalogue in order, each when the exit codes before it allow, and
+# writes the marker; the steps, that rule, the exit codes and the marker's fields are declared in
+# lib/orchestration/chain.py and lib/orchestration/marker.py. In short: success is the marker
+# file, written only when all three jobs exited 0 (Magpie's own exit code is always 0);
+# otherwise MARKER.failed.json is written and the exit code is non-zero (3: published but
+# unhealthy; 2 or 4: no input folder or no archives; 5: another run holds the day; 1 otherwise).
+# This script only sets up the allocation (Spark master and workers, or Magpie's) and submits.
 #
 # Required:  DATE (YYYY-MM-DD), INPUT_ROOT (bucket root holding warc/YYYY-MM/DD, s3:// or
 #            a path), OUTPUT_ROOT (shared cluster filesystem: preprocessed/, index/, catalogue/
@@ -39,7 +34,8 @@
 #   SIGNATURES ($OUTPUT_ROOT/signatures)  the index's signature store of the last days (dup_of)
 #   EXCLUSIONS ($OUTPUT_ROOT/_exclusions.jsonl when it exists)  the take-down list the three jobs
 #                                    apply (lib/pages/exclusions.py); a given URI must exist
-#   SPARK_SUBMIT_ARGS, PREPROCESS_ARGS, INDEX_ARGS, CATALOGUE_ARGS (extra arguments, word-split),
+#   SPARK_SUBMIT_ARGS, PREPROCESS_ARGS, INDEX_ARGS, CATALOGUE_ARGS (extra arguments, word-split;
+#                  a job's Spark settings go in SPARK_SUBMIT_ARGS: the three share one application),
 #   KEEP_SCRATCH (unset: scratch is removed at the end), WORKER_START_TIMEOUT (300 s),
 #   S3_CREDENTIALS (refreshing: S3 clients take refreshing credentials only, e.g. AWS_CONFIG_FILE
 #                  with a credential_process; exported static keys are dropped)
@@ -60,7 +56,6 @@ PY=$VENV/bin/python
 # the jobs import the installed project (pip install -e "$DAILYSLICE_HOME"), not the checkout by path
 (cd / && "$PY" -c "import jobs.index, lib.store.layout") >/dev/null 2>&1 \
   || die "the project is not installed in $VENV: $VENV/bin/pip install -e $DAILYSLICE_HOME"
-YM=${DATE:0:7}; DD=${DATE:8:2}
 LOG_DIR=${LOG_DIR:-$OUTPUT_ROOT/logs}
 MARKER_FILE=${MARKER_FILE:-$OUTPUT_ROOT/_runs/$DATA_CENTER/$DATE.json}
 SCRATCH_DIR=${SCRATCH_DIR:-${TMPDIR:-/tmp}/dailyslice-$JOB_ID}
@@ -145,95 +140,27 @@ else
   echo "run-day: $NODES Spark worker(s) registered"
 fi
 
-submit() {  # name script args...
-  local name=$1; shift
-  echo "run-day: $(date -u +%FT%TZ) spark-submit $name"
-  # shellcheck disable=SC2086  # the *_ARGS variables are word lists on purpose
-  "$SPARK_HOME/bin/spark-submit" --master "$MASTER_URL" \
-    --driver-memory "${SPARK_DRIVER_MEMORY:-2g}" --executor-memory "${SPARK_EXECUTOR_MEMORY:-2g}" \
-    ${SPARK_EXECUTOR_CORES:+--executor-cores "$SPARK_EXECUTOR_CORES"} \
-    --conf spark.pyspark.python="$PY" --conf spark.pyspark.driver.python="$PY" \
-    --conf spark.local.dir="$SPARK_LOCAL_DIRS" --conf spark.ui.enabled=false \
-    --conf spark.eventLog.enabled=true --conf spark.eventLog.dir="file://$RUN_LOGS/spark-events" \
-    ${SPARK_SUBMIT_ARGS:-} "$@"
-}
-
-PRE_OUT=$OUTPUT_ROOT/preprocessed/$YM/$DD
-EXCL_ARGS=()
-if [ -n "${EXCLUSIONS:-}" ]; then
-  EXCL_ARGS=(--exclusions "$EXCLUSIONS")
-elif [ -f "$OUTPUT_ROOT/_exclusions.jsonl" ]; then
-  EXCL_ARGS=(--exclusions "$OUTPUT_ROOT/_exclusions.jsonl")
+# the night itself, declared once in Python (lib/orchestration/chain.py): one spark-submit of
+# `dailyslice day` (jobs/day.py), one Spark application for the three jobs; it picks the
+# exclusion list, runs each job when the exit codes before it allow, copies _errors.jsonl
+# beside the logs and writes the marker
+echo "run-day: $(date -u +%FT%TZ) spark-submit dailyslice day (jobs/day.py)"
+DAY_ARGS=(--date "$DATE" --input-root "$INPUT_ROOT" --output-root "$OUTPUT_ROOT" --data-center "$DATA_CENTER"
+  --job-id "$JOB_ID" --marker "$MARKER_FILE" --log "$LOG_FILE" --run-logs "$RUN_LOGS"
+  --urldb "${URLDB:-$OUTPUT_ROOT/urldb}" --signatures "${SIGNATURES:-$OUTPUT_ROOT/signatures}"
+  --preprocess-args="${PREPROCESS_ARGS:-}" --index-args="${INDEX_ARGS:-}" --catalogue-args="${CATALOGUE_ARGS:-}")
+[ -z "${EXCLUSIONS:-}" ] || DAY_ARGS+=(--exclusions "$EXCLUSIONS")
+# shellcheck disable=SC2086  # SPARK_SUBMIT_ARGS is a word list on purpose
+"$SPARK_HOME/bin/spark-submit" --master "$MASTER_URL" \
+  --driver-memory "${SPARK_DRIVER_MEMORY:-2g}" --executor-memory "${SPARK_EXECUTOR_MEMORY:-2g}" \
+  ${SPARK_EXECUTOR_CORES:+--executor-cores "$SPARK_EXECUTOR_CORES"} \
+  --conf spark.pyspark.python="$PY" --conf spark.pyspark.driver.python="$PY" \
+  --conf spark.local.dir="$SPARK_LOCAL_DIRS" --conf spark.ui.enabled=false \
+  --conf spark.eventLog.enabled=true --conf spark.eventLog.dir="file://$RUN_LOGS/spark-events" \
+  ${SPARK_SUBMIT_ARGS:-} "$DAILYSLICE_HOME/jobs/day.py" "${DAY_ARGS[@]}"
+RC=$?
+# a driver that died before its marker (killed, out of memory, no JVM) still leaves a failure marker
+if [ ! -f "$MARKER_FILE" ] && [ ! -f "${MARKER_FILE%.json}.failed.json" ] && [ "$RC" -ne 0 ]; then
+  "$PY" -m jobs.day "${DAY_ARGS[@]}" --driver-failed "$RC"
 fi
-echo "run-day: exclusion list ${EXCL_ARGS[1]:-none}"
-IDX_OUT=$OUTPUT_ROOT/index/$YM/$DD
-CAT_OUT=$OUTPUT_ROOT/catalogue/$YM/$DD
-# on the shared filesystem, not scratch: the summaries are staged with the run's logs
-SUMMARIES=$RUN_LOGS/summaries
-# shellcheck disable=SC2086
-submit preprocess "$DAILYSLICE_HOME/jobs/preprocess.py" --date "$DATE" \
-  --input "${INPUT_ROOT%/}/warc/$YM/$DD" --output "$PRE_OUT" --summary "$SUMMARIES/preprocess.json" "${EXCL_ARGS[@]}" \
-  ${PREPROCESS_ARGS:-}
-PRE_RC=$?
-IDX_RC=""
-# 3: the day is published but unhealthy: index it anyway (it is the best we have), but the
-# marker below is a failure marker with the health block, so the day is looked at
-if [ "$PRE_RC" -eq 0 ] || [ "$PRE_RC" -eq 3 ]; then
-  # shellcheck disable=SC2086
-  submit index "$DAILYSLICE_HOME/jobs/index.py" --date "$DATE" \
-    --input "$PRE_OUT" --output "$IDX_OUT" --dup-store "${SIGNATURES:-$OUTPUT_ROOT/signatures}" \
-    --summary "$SUMMARIES/index.json" "${EXCL_ARGS[@]}" ${INDEX_ARGS:-}
-  IDX_RC=$?
-fi
-
-CAT_RC=""
-# the catalogue's report shows the index's shard sizes: it runs on an indexed day only
-if [ "${IDX_RC:-1}" -eq 0 ]; then
-  # shellcheck disable=SC2086
-  submit catalogue "$DAILYSLICE_HOME/jobs/catalogue.py" --date "$DATE" \
-    --input "$PRE_OUT" --output "$CAT_OUT" --index "$IDX_OUT" --urldb "${URLDB:-$OUTPUT_ROOT/urldb}" \
-    --warc-prefix "${INPUT_ROOT%/}/warc" --summary "$SUMMARIES/catalogue.json" "${EXCL_ARGS[@]}" ${CATALOGUE_ARGS:-}
-  CAT_RC=$?
-fi
-
-# this run's bad-record report beside its other logs (a refused run, exit 5, wrote none)
-if { [ "$PRE_RC" -eq 0 ] || [ "$PRE_RC" -eq 3 ]; } && [ -f "$PRE_OUT/_errors.jsonl" ]; then
-  cp "$PRE_OUT/_errors.jsonl" "$RUN_LOGS/_errors.jsonl"
-fi
-OK=0; [ "$PRE_RC" -eq 0 ] && [ "${IDX_RC:-1}" -eq 0 ] && [ "${CAT_RC:-1}" -eq 0 ] && OK=1
-TARGET=$MARKER_FILE; [ $OK -eq 1 ] || TARGET=${MARKER_FILE%.json}.failed.json
-DATE=$DATE DATA_CENTER=$DATA_CENTER JOB_ID=$JOB_ID PRE_RC=$PRE_RC IDX_RC=$IDX_RC CAT_RC=$CAT_RC OK=$OK \
-PRE_OUT=$PRE_OUT IDX_OUT=$IDX_OUT CAT_OUT=$CAT_OUT SUMMARIES=$SUMMARIES LOG_FILE=$LOG_FILE TARGET=$TARGET \
-RUN_LOGS=$RUN_LOGS URLDB_DIR=${URLDB:-$OUTPUT_ROOT/urldb} "$PY" - <<'EOF'
-import datetime, json, os
-e = os.environ
-def summary(name):
-    try:
-        with open(os.path.join(e["SUMMARIES"], name + ".json")) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
-pre = summary("preprocess")
-marker = {
-    "ok": e["OK"] == "1", "health": (pre or {}).get("health"), "date": e["DATE"], "data_center": e["DATA_CENTER"], "job_id": e["JOB_ID"],
-    "preprocess_rc": int(e["PRE_RC"]), "input": {2: "missing", 4: "empty"}.get(int(e["PRE_RC"])), "busy": int(e["PRE_RC"]) == 5, "index_rc": int(e["IDX_RC"]) if e["IDX_RC"] else None,
-    "catalogue_rc": int(e["CAT_RC"]) if e["CAT_RC"] else None,
-    "outputs": {"preprocessed": e["PRE_OUT"], "index": e["IDX_OUT"], "catalogue": e["CAT_OUT"]}, "log": e["LOG_FILE"],
-    "run_logs": e["RUN_LOGS"], "urldb": e["URLDB_DIR"],
-    "summaries": {"preprocess": pre, "index": summary("index"), "catalogue": summary("catalogue")},
-    "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-}
-tmp = e["TARGET"] + ".tmp"
-with open(tmp, "w") as f:
-    json.dump(marker, f, indent=2, sort_keys=True)
-os.replace(tmp, e["TARGET"])
-EOF
-echo "run-day: preprocess exit $PRE_RC, index exit ${IDX_RC:-not run}, catalogue exit ${CAT_RC:-not run}; marker $TARGET"
-[ $OK -eq 1 ] && exit 0
-# published, indexed and catalogued, but unhealthy
-[ "$PRE_RC" -eq 3 ] && [ "${IDX_RC:-1}" -eq 0 ] && [ "${CAT_RC:-1}" -eq 0 ] && exit 3
-# no input folder (2) or no archives in it (4): nothing published, say which
-[ "$PRE_RC" -eq 2 ] || [ "$PRE_RC" -eq 4 ] && exit "$PRE_RC"
-# another run of the day holds the output's lease (lib/store/lease.py): this one did nothing
-[ "$PRE_RC" -eq 5 ] && exit 5
-exit 1
+exit "$RC"

@@ -16,14 +16,14 @@ from typing import Any
 
 from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
+from lib.orchestration import chain, slurm
 from lib.orchestration import days as daycheck
-from lib.orchestration import slurm
 from lib.orchestration.exchange_task import exchange_outputs
+from lib.orchestration.marker import Marker, failed_path
 from lib.orchestration.replication import exchange_partners
 from lib.orchestration.runenv import day_of, nightly_day, s3_endpoint, s3_pressure_env
 from lib.orchestration.sizing import size_job
 from lib.orchestration.stage_outputs import stage_logs, stage_replicated
-from lib.orchestration.trigger import failed_marker_path
 from lib.preprocess.health import describe
 from lib.preprocess.input_manifest import compare
 from lib.store import layout, storage
@@ -153,28 +153,28 @@ def submit_day(n: Night, ctx: Any, est: dict[str, Any], sized: dict[str, Any]) -
     day = est["date"]
     marker = marker_path(cfg, dc, day)
     force = bool(ctx["params"].get("force"))
-    done = slurm.read_marker(slurm.read_text(runner, marker), None)
+    done = Marker.parse(slurm.read_text(runner, marker))
     changed = None
     if (
         done
-        and done.get("ok")
+        and done.ok
         and not force
-        and all(runner.run(["test", "-f", f"{p}/{layout.SUCCESS}"]).returncode == 0 for p in done["outputs"].values())
+        and all(runner.run(["test", "-f", f"{p}/{layout.SUCCESS}"]).returncode == 0 for p in done.outputs.values())
     ):
         changed = input_changes(
-            runner, done["outputs"].get("preprocessed"), est["input"], cfg["s3"].get("endpoint"), creds
+            runner, done.outputs.get(layout.PREPROCESSED), est["input"], cfg["s3"].get("endpoint"), creds
         )
         if not changed:
             log.info(
                 "%s already processed by job %s: not resubmitting (params.force recomputes)",
                 day,
-                done["job_id"],
+                done.job_id,
             )
-            return {"job_id": None, "reused_job_id": done["job_id"], "marker_file": marker}
+            return {"job_id": None, "reused_job_id": done.job_id, "marker_file": marker}
         log.warning(
             "%s: the input changed since job %s published the day (%s): running it again",
             day,
-            done["job_id"],
+            done.job_id,
             "; ".join(f"{k}: {', '.join(v)}" for k, v in changed.items() if v),
         )
     out = f"{cfg['log_dir']}/slurm-dailyslice-{dc}-{day}-%j.out"
@@ -196,7 +196,7 @@ def submit_day(n: Night, ctx: Any, est: dict[str, Any], sized: dict[str, Any]) -
         "nodes": sized["nodes"],
         "time": sized["time"],
         "rerun_because": changed,
-        "replaces_job_id": done.get("job_id") if changed and done else None,
+        "replaces_job_id": done.job_id if changed and done else None,
         "run_log": f"{cfg['log_dir']}/dailyslice-{dc}-{day}-{job_id}.log",
         "run_logs": f"{cfg['log_dir']}/dailyslice-{dc}-{day}-{job_id}",
         "slurm_log": out.replace("%j", job_id),
@@ -206,33 +206,31 @@ def submit_day(n: Night, ctx: Any, est: dict[str, Any], sized: dict[str, Any]) -
 def check_day(n: Night, sub: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
     """The job's marker when it succeeded; else fail the task with what went wrong and the logs' tails."""
     cfg, dc, runner = n.cfg, n.dc, n.runner
-    marker = slurm.read_marker(
-        slurm.read_text(runner, sub["marker_file"]), sub.get("job_id") or sub.get("reused_job_id")
-    )
-    if marker and marker.get("ok"):
-        return marker
-    failed = event.get("failed_marker") or slurm.read_marker(
-        slurm.read_text(runner, failed_marker_path(sub["marker_file"])), sub["job_id"]
+    marker = Marker.parse(slurm.read_text(runner, sub["marker_file"]), sub.get("job_id") or sub.get("reused_job_id"))
+    if marker and marker.ok:
+        return marker.to_dict()  # the task's return value (XCom) is the marker's JSON
+    given = event.get("failed_marker")
+    failed = (
+        Marker.from_dict(given)
+        if given
+        else Marker.parse(slurm.read_text(runner, failed_path(sub["marker_file"])), sub["job_id"])
     )
     lines = int(cfg["slurm"]["log_tail_lines"])
     report = [f"Slurm job {sub['job_id']} failed: state {event.get('state')}, exit code {event.get('exit_code')}"]
-    unhealthy = failed.get("health") if failed and failed.get("health") and not failed["health"].get("ok") else None
+    unhealthy = failed.health if failed and failed.health and not failed.health.get("ok") else None
     if failed:
-        report.append(
-            f"preprocess exit {failed.get('preprocess_rc')}, index exit {failed.get('index_rc')}, "
-            f"catalogue exit {failed.get('catalogue_rc')}"
-        )
-    if failed and failed.get("input") in ("missing", "empty"):  # the day vanished or emptied after estimate
+        report.append(chain.describe(failed.codes))
+    if failed and failed.input in ("missing", "empty"):  # the day vanished or emptied after estimate
         report[0] = (
-            f"{dc} {failed.get('date')}: the day's input is {failed['input']} "
-            f"(preprocess exit {failed.get('preprocess_rc')}): nothing published"
+            f"{dc} {failed.date}: the day's input is {failed.input} "
+            f"(preprocess exit {failed.preprocess_rc}): nothing published"
         )
     if unhealthy and failed:  # published and indexed, but the day lost pages: say how, not only where the logs are
-        report[0] = f"{dc} {failed.get('date')}: {describe(unhealthy)}"
+        report[0] = f"{dc} {failed.date}: {describe(unhealthy)}"
         report.insert(
             1,
             f"Slurm job {sub['job_id']}: state {event.get('state')}, exit code {event.get('exit_code')}; "
-            f"outputs (published, not staged): {failed.get('outputs')}",
+            f"outputs (published, not staged): {failed.outputs}",
         )
     for path in (sub["run_log"], sub["slurm_log"]):
         report.append(f"--- last {lines} lines of {path} ---\n{slurm.log_tail(runner, path, lines)}")
@@ -265,11 +263,11 @@ def stage_run_logs(n: Night, sub: dict[str, Any], est: dict[str, Any]) -> dict[s
     cfg, runner, creds = n.cfg, n.runner, n.creds
     if sub.get("job_id") is None:  # its logs were staged by the run that ran it
         return {"status": f"no job ran: the day was done by job {sub.get('reused_job_id')}"}
-    marker = slurm.read_marker(slurm.read_text(runner, sub["marker_file"]), sub["job_id"])
-    marker = marker or slurm.read_marker(slurm.read_text(runner, failed_marker_path(sub["marker_file"])), sub["job_id"])
+    marker = Marker.parse(slurm.read_text(runner, sub["marker_file"]), sub["job_id"])
+    marker = marker or Marker.parse(slurm.read_text(runner, failed_path(sub["marker_file"])), sub["job_id"])
     spec = cfg["staging"]
     with s3_endpoint(spec.get("endpoint"), creds):
-        return stage_logs(marker, sub, spec, dt.date.fromisoformat(est["date"]))
+        return stage_logs(marker.to_dict() if marker else None, sub, spec, dt.date.fromisoformat(est["date"]))
 
 
 def catch_up_days(n: Night, ctx: Any) -> dict[str, Any]:
@@ -333,6 +331,7 @@ def write_summary(
 ) -> str:
     """Write the run summary JSON; its URI."""
     cfg, dc = n.cfg, n.dc
+    night = Marker.from_dict(marker)  # check's return value: the marker's JSON
     doc = {
         "data_center": dc,
         "date": est["date"],
@@ -340,11 +339,11 @@ def write_summary(
         "input": est,
         "sizing": sized,
         "job": {k: v for k, v in sub.items()},
-        "preprocess_rc": marker.get("preprocess_rc"),
-        "index_rc": marker.get("index_rc"),
-        "catalogue_rc": marker.get("catalogue_rc"),
-        "outputs": marker.get("outputs"),
-        "job_summaries": marker.get("summaries"),
+        "preprocess_rc": night.preprocess_rc,
+        "index_rc": night.index_rc,
+        "catalogue_rc": night.catalogue_rc,
+        "outputs": night.outputs,
+        "job_summaries": night.summaries,
         "staging": {**staged, "logs": logged},
         "catch_up": caught,
         "written": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),

@@ -2,9 +2,9 @@
 
 The trigger polls ``scontrol show job`` every ``poll_seconds``. Once the job is in a
 terminal state, or Slurm has forgotten it (``MinJobAge`` passed while nobody looked), the
-marker files decide: ``MARKER`` (success, written by run-day.sh only when all its Spark jobs
-succeeded) or ``MARKER.failed.json``; both carry the job id, so a marker of an earlier
-run of the same day never vouches for this one.
+marker files decide: ``MARKER`` (success, written by ``dailyslice day`` only when all its
+steps succeeded, :mod:`lib.orchestration.marker`) or ``MARKER.failed.json``; both carry the
+job id, so a marker of an earlier run of the same day never vouches for this one.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any, AsyncIterator
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
+from lib.orchestration.marker import failed_path
 from lib.orchestration.slurm import TERMINAL, Runner, SlurmError, aread_text, job_state, read_marker
 
 #: consecutive scontrol failures (e.g. slurmctld restarting) tolerated before giving up
@@ -21,7 +22,8 @@ MAX_ERRORS = 10
 
 
 def failed_marker_path(marker: str) -> str:
-    return (marker[: -len(".json")] if marker.endswith(".json") else marker) + ".failed.json"
+    """``MARKER.failed.json`` beside ``MARKER`` (:func:`lib.orchestration.marker.failed_path`)."""
+    return failed_path(marker)
 
 
 class SlurmJobTrigger(BaseTrigger):

@@ -85,3 +85,30 @@ def start_session(
     if on_cluster(spark):
         spark.sparkContext.addPyFile(zip_lib())
     return spark, archive
+
+
+class SharedSession:
+    """One Spark application for several jobs run one after another (``dailyslice day``: the
+    whole night's chain): started by the first job that gets past its input check and its
+    lease, so a night that refuses at once starts no JVM, and stopped by its owner (:meth:`stop`)
+    once the last job is done. ``SparkJob.call(options, shared)`` takes it where a session goes.
+    ``light``: the JVM only schedules Python tasks (``SparkJob.light_driver`` of every job)."""
+
+    def __init__(self, name: str, args: JobOptions, *, light: bool) -> None:
+        self.name, self.args, self.light = name, args, light
+        self.spark: Any = None
+        self._archive: localmode.ArchivePlan | None = None
+        self.starts = 0  # how many times a session was started (one, once any job ran)
+
+    def get(self) -> Any:
+        """The application's session, started on the first call."""
+        if self.spark is None:
+            self.spark, self._archive = start_session(self.name, self.args, light=self.light, context_only=False)
+            self.starts += 1
+        return self.spark
+
+    def stop(self) -> None:
+        """Stop the session if one was started (a local run then writes its class archive)."""
+        if self.spark is not None:
+            localmode.stop(self.spark, self._archive)
+            self.spark = None

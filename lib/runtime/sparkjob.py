@@ -29,7 +29,7 @@ from lib.errors import UsageError
 from lib.runtime import localmode
 from lib.runtime.options import JobOptions, OptionsT, build_parser
 from lib.runtime.result import EXIT_BUSY, EXIT_UNHEALTHY, EXIT_USAGE, JobResult, log
-from lib.runtime.session import on_cluster, setup_logging, start_session
+from lib.runtime.session import SharedSession, on_cluster, setup_logging, start_session
 from lib.runtime.steps import Steps
 from lib.store import layout, lease, s3, storage, update_log
 from lib.store.publish import WorkDir
@@ -119,8 +119,9 @@ class SparkJob:
         """Run the job with ``options`` (an ``options_class``) and return its result.
 
         Fills ``input``/``output`` from ``date``/``root``, checks the input exists, holds the
-        output's lease, starts a session unless ``spark`` is given (and stops only its own),
-        runs :meth:`run`, and completes, logs and (``options.summary``) writes the summary.
+        output's lease, starts a session unless ``spark`` is given (and stops only its own; a
+        :class:`SharedSession` is started by the first job that gets this far), runs :meth:`run`,
+        and completes, logs and (``options.summary``) writes the summary.
         Raises :class:`UsageError` before anything runs when the paths are missing or the input
         does not exist; every later failure is a result that is not ok (``exit_code`` says which).
         """
@@ -188,9 +189,9 @@ class SparkJob:
     def _run_in_session(self, spark: Any, args: JobOptions, held: lease.Lease | None) -> JobResult:
         """:meth:`run` in ``spark`` or a session of its own (stopped after); the lease released."""
         own = spark is None
-        if own:
+        if own or isinstance(spark, SharedSession):
             try:
-                spark = self.session(args)
+                spark = self.session(args) if own else spark.get()
             except BaseException:
                 if held is not None:
                     held.release()

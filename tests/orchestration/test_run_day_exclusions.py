@@ -125,7 +125,7 @@ def _history_server(log_dir: pathlib.Path, tmp: pathlib.Path) -> list[dict]:
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/applications", timeout=5) as r:
                     apps = json.load(r)
-                if len(apps) >= 3:
+                if apps:
                     return apps
             except OSError:
                 pass
@@ -152,7 +152,8 @@ def test_the_run_leaves_its_logs_and_they_and_the_url_database_stage_with_checks
     marker = json.loads((out / "_runs/dc1/2026-01-15.json").read_text())
     logs = pathlib.Path(marker["run_logs"])
     assert logs == pathlib.Path(marker["log"][: -len(".log")]) and logs.is_dir()
-    # one event log per spark-submit, complete (its status file is no longer .inprogress)
+    # one event log for the night (one Spark application runs its three jobs), complete (its
+    # status file is no longer .inprogress)
     apps = {}
     for folder in sorted((logs / "spark-events").iterdir()):
         app_id = folder.name.removeprefix("eventlog_v2_")
@@ -162,7 +163,7 @@ def test_the_run_leaves_its_logs_and_they_and_the_url_database_stage_with_checks
         start = next(e for e in ev if e["Event"] == "SparkListenerApplicationStart")
         assert start["App ID"] == app_id
         apps[start["App Name"]] = folder.name
-    assert set(apps) == {"dailyslice-preprocess", "dailyslice-index", "dailyslice-catalogue"}
+    assert set(apps) == {"dailyslice-day"}
     for job in ("preprocess", "index", "catalogue"):
         assert json.loads((logs / "summaries" / f"{job}.json").read_text()) == marker["summaries"][job]
     pre = pathlib.Path(marker["outputs"]["preprocessed"])
