@@ -7,7 +7,7 @@ synthetic capture days, then DuckDB query latency, look-ups by payload digest an
 
 ``--small-day N``: the catalogue job as the nightly and the tests start it (``python jobs/catalogue.py``, its
 own driver JVM) on one synthetic day of N captures, in turn with the small day's light JVM (C1 only, the
-serial collector: lib.catalogue.day.is_small_day) and with the JVM's defaults (``DAILYSLICE_LIGHT_DRIVER=off``,
+serial collector: lib.catalogue.day_captures.is_small_day) and with the JVM's defaults (``DAILYSLICE_LIGHT_DRIVER=off``,
 the job before the change), ``--repeat`` pairs; prints the median walls and their ratio.
 
 The digest rows time ``query.digest`` (DuckDB over the side table sorted by digest: one row

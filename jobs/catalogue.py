@@ -36,7 +36,7 @@ from lib.catalogue import (
     textroots,
     urldb,
 )
-from lib.catalogue.day import (
+from lib.catalogue.day_captures import (
     CDXJ_NAME,
     copy_day,
     day_has_captures,

@@ -53,7 +53,7 @@ from lib.warc.records import ARCHIVE_SUFFIXES
 #: the job of each step of the chain (lib.orchestration.chain.STEPS names them)
 JOBS: dict[str, type[SparkJob]] = {"preprocess": PreprocessJob, "index": IndexJob, "catalogue": CatalogueJob}
 #: a night whose archives take at most this many bytes starts a local driver JVM light (C1 only, the serial
-#: collector: LIGHT_DRIVER_OPTS): about the archives of a day the catalogue calls small (lib.catalogue.day)
+#: collector: LIGHT_DRIVER_OPTS): about the archives of a day the catalogue calls small (lib.catalogue.day_captures)
 LIGHT_NIGHT_BYTES = 1 << 30
 
 

@@ -1,7 +1,7 @@
 """Catalogue of the crawl (what SWAP's WarcManager and CDX tools offer) over the
 preprocess output. See docs/catalogue.md.
 
-``day`` (one day's captures and CDXJ, as jobs/catalogue.py builds it), ``cdxj`` and ``cdx`` (the
+``day_captures`` (one day's captures and CDXJ, as jobs/catalogue.py builds it), ``cdxj`` and ``cdx`` (the
 day's CDXJ and CDX files), ``keys`` (SURT keys, timestamps, digests), ``urldb`` (the URL database
 across days), ``capindex`` and ``capruns`` (the capture index over every day: log-structured
 sorted runs of CDXJ lines in compressed blocks), ``cdxquery`` (the CDX Server API's query

@@ -5,6 +5,6 @@ credentials that reach only its own folder (:mod:`lib.community.access`), ``_man
 The validator (:mod:`lib.community.uploads`: the CIFF validator, the metadata schema, the manifest's
 sha256 per file, the party's quota) turns each pending upload into a verdict; an accepted upload is
 copied, exactly as validated, into ``published/<upload>/`` with ``_SUCCESS`` last
-(:mod:`lib.community.publish`), and only those folders are served (``lib.serve.community_api``);
+(:mod:`lib.community.accept`), and only those folders are served (``lib.serve.community_api``);
 ``__main__`` is ``dailyslice community`` (validate, policy). docs/community.md.
 """

@@ -17,8 +17,8 @@ import json
 import sys
 from typing import Any
 
+from lib.community.accept import Replicate, party_state, process_all
 from lib.community.access import COMMUNITY, PUBLISHED, iam_policy, seaweed_actions
-from lib.community.publish import Replicate, party_state, process_all
 from lib.errors import DailysliceError, UsageError
 from lib.orchestration.datacenters import load_config
 from lib.orchestration.runenv import s3_endpoint

@@ -7,7 +7,7 @@
     GET /community/{dc}/{party}/{upload}/files/{path}  one file of a validated upload
 
 Only validated uploads are served: a folder under ``published/`` with ``_SUCCESS`` (written last by
-:mod:`lib.community.publish`), and only the files its manifest lists, so no other path can be asked
+:mod:`lib.community.accept`), and only the files its manifest lists, so no other path can be asked
 for; the manifest's sha256 is the ETag.
 """
 
@@ -19,8 +19,8 @@ from typing import Any
 from fastapi import APIRouter
 from fastapi.responses import FileResponse, HTMLResponse, Response
 
+from lib.community.accept import load_parties, party_state, published_uploads
 from lib.community.access import COMMUNITY, PUBLISHED, check_party
-from lib.community.publish import load_parties, party_state, published_uploads
 from lib.errors import UsageError
 from lib.serve.browse_pages import CSS, table
 from lib.serve.errors import NotFound

@@ -231,10 +231,10 @@ def test_cdxj_is_sorted_complete_and_equals_python_lines(built):
 
 
 def test_small_day_cdxj_equals_sparks(built, spark, tmp_path):
-    """A small day's CDXJ is written in the driver (lib.catalogue.day.SMALL_DAY); the Spark plan that
+    """A small day's CDXJ is written in the driver (lib.catalogue.day_captures.SMALL_DAY); the Spark plan that
     writes a large day's gives the same bytes on the same captures (a revisit, a resource, a 404 and
     a capture without a date among them)."""
-    from lib.catalogue import day as catday
+    from lib.catalogue import day_captures as catday
 
     root, _ = built
     for d in (D1, D2):
@@ -582,7 +582,7 @@ def test_captures_in_many_small_files_are_read_by_few_tasks(spark, tmp_path):
     """A day whose captures come in hundreds of small files (a collection of small archives)
     is read in tasks planned by bytes: about one a core, not one per few files, and every row
     is read once."""
-    from lib.catalogue.day import read_captures
+    from lib.catalogue.day_captures import read_captures
 
     caps = tmp_path / "day" / "_captures"
     caps.mkdir(parents=True)

@@ -193,7 +193,7 @@ def test_a_small_day_starts_the_catalogues_driver_light(tmp_path, monkeypatch):
     """The catalogue's driver JVM is light on a day of few captures, by the bytes listed (not read),
     and keeps the JVM's defaults on a large one or where there is nothing to list."""
     import jobs.catalogue as job
-    from lib.catalogue import day as catday
+    from lib.catalogue import day_captures as catday
 
     caps = tmp_path / "preprocessed" / "_captures"
     caps.mkdir(parents=True)

@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from lib.catalogue import urldb
-from lib.catalogue.day import read_captures
+from lib.catalogue.day_captures import read_captures
 from lib.pages import exclusions
 from lib.pages.schema import CAPTURE_SCHEMA
 from lib.purge.urldb_removal import purge_urldb

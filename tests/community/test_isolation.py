@@ -13,7 +13,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from devtools.seaweed import SeaweedS3
-from lib.community import publish
+from lib.community import accept
 from lib.community.access import seaweed_actions
 from lib.serve.app import create_app
 from lib.serve.server import ServerThread
@@ -129,7 +129,7 @@ def test_uploads_checked_published_and_served_from_s3(server, operator_env, tmp_
     alpha, beta = _client(server, KEYS["alpha"]), _client(server, KEYS["beta"])
     manifest = _upload(alpha, tmp_path / "a", "alpha", "u2")
     _upload(beta, tmp_path / "b", "beta", "bad", unknown_column=True)
-    verdicts = {(v["party"], v["upload"]): v for v in publish.process_all(f"s3://{BUCKET}")}
+    verdicts = {(v["party"], v["upload"]): v for v in accept.process_all(f"s3://{BUCKET}")}
     assert verdicts[("alpha", "u2")]["status"] == "accepted", verdicts
     assert verdicts[("beta", "bad")]["status"] == "refused"
     keys = {o["Key"] for o in alpha.list_objects_v2(Bucket=BUCKET, Prefix="community/alpha/published/u2/")["Contents"]}

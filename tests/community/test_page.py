@@ -8,7 +8,7 @@ import subprocess
 import urllib.request
 from html import unescape
 
-from lib.community import publish
+from lib.community import accept
 from lib.serve.app import create_app
 from lib.serve.server import ServerThread
 from tests.community.helpers_uploads import make_upload, register
@@ -22,7 +22,7 @@ def test_a_partys_page_links_its_validated_files_and_says_why_an_upload_was_refu
     manifest = make_upload(incoming / "good")
     checked = {rel: (incoming / "good" / rel).read_bytes() for rel in manifest["files"]}
     make_upload(incoming / "bad", unknown_column=True)
-    assert sorted(v["status"] for v in publish.process_all(str(root))) == ["accepted", "refused"]
+    assert sorted(v["status"] for v in accept.process_all(str(root))) == ["accepted", "refused"]
     cmd = chromium(tmp_path)
     app = create_app({"dc1": str(root)}, cache_dir=str(tmp_path / "cache"))
     with ServerThread(app) as srv:

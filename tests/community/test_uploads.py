@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lib.community import publish
+from lib.community import accept
 from lib.community.__main__ import main
 from lib.community.uploads import GRAPH_COLUMNS
 from lib.errors import ConfigError
@@ -25,21 +25,21 @@ def test_an_accepted_upload_is_published_as_checked_and_its_incoming_copy_remove
     register(tmp_path, {"alpha": None})
     manifest = make_upload(_incoming(tmp_path, "alpha", "u1"))
     sources = {rel: (_incoming(tmp_path, "alpha", "u1") / rel).read_bytes() for rel in manifest["files"]}
-    (verdict,) = publish.process_all(str(tmp_path))
+    (verdict,) = accept.process_all(str(tmp_path))
     assert verdict["status"] == "accepted", verdict["reasons"]
     out = tmp_path / "community" / "alpha" / "published" / "u1"
     assert (out / "_SUCCESS").exists()
     assert {rel: (out / rel).read_bytes() for rel in manifest["files"]} == sources
     assert json.loads((out / "_manifest.json").read_text()) == manifest
     assert not _incoming(tmp_path, "alpha", "u1").exists()
-    state = publish.party_state(str(tmp_path), "alpha")
+    state = accept.party_state(str(tmp_path), "alpha")
     assert [p["upload"] for p in state["published"]] == ["u1"]
     assert state["used_bytes"] == sum(e["bytes"] for e in manifest["files"].values())
-    assert publish.process_all(str(tmp_path)) == []  # a re-run finds nothing pending
+    assert accept.process_all(str(tmp_path)) == []  # a re-run finds nothing pending
 
 
 def _refused(root: pathlib.Path, party: str, upload: str) -> dict:
-    (v,) = [v for v in publish.process_all(str(root)) if v["upload"] == upload]
+    (v,) = [v for v in accept.process_all(str(root)) if v["upload"] == upload]
     assert v["status"] == "refused"
     assert not (root / "community" / party / "published" / upload).exists()  # nothing half-published
     saved = json.loads((root / "community" / party / "verdicts" / f"{upload}.json").read_text())
@@ -100,18 +100,18 @@ def test_the_quota_refuses_an_upload_that_would_exceed_it(tmp_path) -> None:
     first = make_upload(_incoming(tmp_path, "beta", "u1"))
     size = sum(e["bytes"] for e in first["files"].values())
     register(tmp_path, {"beta": size + size // 2})
-    assert [v["status"] for v in publish.process_all(str(tmp_path), "beta")] == ["accepted"]
+    assert [v["status"] for v in accept.process_all(str(tmp_path), "beta")] == ["accepted"]
     make_upload(_incoming(tmp_path, "beta", "u2"))
     v = _refused(tmp_path, "beta", "u2")
     assert v["reasons"] == [
         f"quota exceeded: {size:,} bytes published + {size:,} bytes in this upload > quota {size + size // 2:,} bytes"
     ]
-    state = publish.party_state(str(tmp_path), "beta")
+    state = accept.party_state(str(tmp_path), "beta")
     assert [r["upload"] for r in state["refused"]] == ["u2"] and state["pending"] == []
-    assert publish.process_all(str(tmp_path)) == []  # refused under this quota: not checked again
+    assert accept.process_all(str(tmp_path)) == []  # refused under this quota: not checked again
     register(tmp_path, {"beta": 2 * size})  # the operator raises the quota: checked again, accepted
-    assert [(v["upload"], v["status"]) for v in publish.process_all(str(tmp_path))] == [("u2", "accepted")]
-    assert publish.party_state(str(tmp_path), "beta")["used_bytes"] == 2 * size
+    assert [(v["upload"], v["status"]) for v in accept.process_all(str(tmp_path))] == [("u2", "accepted")]
+    assert accept.party_state(str(tmp_path), "beta")["used_bytes"] == 2 * size
 
 
 def test_an_upload_without_its_manifest_waits_and_a_published_id_cannot_change(tmp_path) -> None:
@@ -119,9 +119,9 @@ def test_an_upload_without_its_manifest_waits_and_a_published_id_cannot_change(t
     folder = _incoming(tmp_path, "alpha", "u6")
     make_upload(folder)
     (folder / "_manifest.json").unlink()
-    assert publish.process_all(str(tmp_path)) == []  # still uploading
+    assert accept.process_all(str(tmp_path)) == []  # still uploading
     write_manifest(folder)
-    assert publish.process_all(str(tmp_path))[0]["status"] == "accepted"
+    assert accept.process_all(str(tmp_path))[0]["status"] == "accepted"
     make_upload(_incoming(tmp_path, "alpha", "u6"), unknown_column=False)
     (_incoming(tmp_path, "alpha", "u6") / "graph" / "more.parquet").write_bytes(
         (tmp_path / "community/alpha/published/u6/graph/edges.parquet").read_bytes()
@@ -132,7 +132,7 @@ def test_an_upload_without_its_manifest_waits_and_a_published_id_cannot_change(t
 
 
 def _refused_keeping(root: pathlib.Path, party: str, upload: str) -> dict:
-    (v,) = publish.process_all(str(root))
+    (v,) = accept.process_all(str(root))
     assert v["status"] == "refused"
     assert (root / "community" / party / "published" / upload / "_SUCCESS").exists()  # the accepted one stays
     assert not (root / "community" / party / "published" / upload / "graph" / "more.parquet").exists()
@@ -148,7 +148,7 @@ def test_the_command_line_and_bad_party_config(tmp_path, capsys) -> None:
     assert "'nobody' is not registered" in capsys.readouterr().err
     (tmp_path / "community" / "_parties.json").write_text(json.dumps({"parties": {"Bad Name": {}}}))
     with pytest.raises(ConfigError, match="party name 'Bad Name'"):
-        publish.load_parties(str(tmp_path))
+        accept.load_parties(str(tmp_path))
     assert main(["policy", "--party", "alpha", "--bucket", "crawl", "--format", "seaweed"]) == 0
     assert capsys.readouterr().out.strip().split(",") == [
         "Read:crawl/community/alpha/*",

@@ -143,7 +143,7 @@ def test_lib_zip_for_executors_holds_the_whole_package():
         "lib/runtime/sparkjob.py",
         "lib/preprocess/tasks.py",
         "lib/index/pipeline.py",
-        "lib/catalogue/day.py",
+        "lib/catalogue/day_captures.py",
         "lib/warc/records.py",
     ):
         assert module in names, module

@@ -2,7 +2,7 @@
 archives of the shared corpus, the service on loopback; the CDX answers held to warcio's reading
 of the same files, the night's catalogue of the day counting the file once, bad files refused
 with nothing registered. No Spark: the night's lines are the small-day path's (lib.catalogue.cdxj
-over the preprocess reader's captures, as lib.catalogue.day.write_cdxj_local writes them)."""
+over the preprocess reader's captures, as lib.catalogue.day_captures.write_cdxj_local writes them)."""
 
 from __future__ import annotations
 
