@@ -109,6 +109,7 @@ RUNS: list[tuple[str, list[str], list[str], str | None]] = [
     ("bench_maintext_downstream", ["--baseline", "a5072c7"], [], "own title as a query"),
     ("bench_orchestration", ["--files", "2", "--pages-per-file", "10"], [], '"state": "COMPLETED"'),
     ("bench_ondemand", ["--days", "2"], [], "| on-demand | 2 |"),
+    ("bench_night_apps", ["--files", "1", "--pages-per-file", "10", "--repeat", "1"], [], "ratio one/three"),
     ("bench_cdx", ["--days", "3", "6", "--lookups", "50", "--register-mb", "2"], [], "registration:"),
     ("bench_embeds", ["--rounds", "1"], [], "query_us_per_page"),
 ]

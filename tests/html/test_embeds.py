@@ -27,7 +27,7 @@ from tests.conftest import ROOT
 
 UTF8 = lxml.html.HTMLParser(encoding="utf-8")
 END_TAGS = re.compile(r"</(body|html)\s*>", re.IGNORECASE)
-HEAVY = ROOT / "benchmarks" / "data" / "heavy_pages"
+HEAVY = ROOT / "tests" / "data" / "heavy_pages"
 
 
 def corpus_pages(corpus) -> list[tuple[str, str]]:

@@ -10,7 +10,8 @@ the 30 digests, 10 shards, by the 55 listing and collection pages of the samples
 text keeps now). Regenerated when pages' signals came
 (docs/robots.md): every metadata table gained robots and ows_index_details and fills
 ows_index/ows_genai; of the postings only other/zho/index-0 changed, by the one sample page that
-says noindex, now left out. The samples are preprocessed here, in
+says noindex, now left out. Regenerated when pages' embedded resources came (issue 56): the 14 metadata
+tables fill image_links and iframes; no posting changed. The samples are preprocessed here, in
 another folder than the golden's, so the digests are the canonical ones (terms, collection
 docids, tfs, lengths, metadata rows: not the file numbering). The benchmark day's exact golden is checked by
 benchmarks/bench_index.py."""
