@@ -80,18 +80,23 @@ def is_item_list(stats: list[Stat], i: int) -> bool:
 
 def _title_child(stats: list[Stat], i: int) -> int:
     """The child of element ``i`` that leads to its title: the first child with text that is led by a
-    link of LIST_TITLE characters or more in all (not an avatar's initial), else the first led by a
-    link (a short title); -1: none."""
+    link of LIST_TITLE characters or more in all (not an avatar's initial) or holds an element so led
+    (a row's main cell whose first text is a status for screen readers, "Forum watched", before the
+    last post's date link), else the first led by a link (a short title); -1: none."""
     j, end, first = i + 1, i + stats[i].size, -1
     while j < end:
         t = stats[j]
-        if t.chars and t.lead:
-            if t.links >= LIST_TITLE:
-                return j
-            if first < 0:
-                first = j
+        if t.chars and (t.lead and t.links >= LIST_TITLE or _holds_title(stats, j)):
+            return j
+        if t.chars and t.lead and first < 0:
+            first = j
         j += t.size
     return first
+
+
+def _holds_title(stats: list[Stat], i: int) -> bool:
+    """Whether an element inside element ``i`` is led by a link of LIST_TITLE characters or more."""
+    return any(stats[k].lead and stats[k].links >= LIST_TITLE for k in range(i + 1, i + stats[i].size))
 
 
 def _keep_item(stats: list[Stat], i: int) -> None:
@@ -121,7 +126,7 @@ def find(stats: list[Stat], total: int, rtotal: int) -> list[int]:
     lists, i = [], 0
     while i < len(stats):
         t = stats[i]
-        if (t.boiler == BY_TAG or t.boiler == BY_WORD) and t.tag != "form" or t.tag == "article":
+        if _marked(t):
             # a sidebar's widget, a footer's links: no listing in there; but engines put their topic
             # lists in an inline moderation <form> (vBulletin, Simple Machines); a list in an <article>
             # is the article's (a post that is a digest of links), written by its rules
@@ -145,16 +150,50 @@ def find(stats: list[Stat], total: int, rtotal: int) -> list[int]:
     return chosen
 
 
+def _marked(t: Stat) -> bool:
+    """A block a tag or class word marks (a sidebar's widget, a footer), not an inline moderation
+    ``<form>``, or an ``<article>``: no list of the listing in there (:func:`find`)."""
+    return (t.boiler == BY_TAG or t.boiler == BY_WORD) and t.tag != "form" or t.tag == "article"
+
+
+def _keep_list(stats: list[Stat], i: int) -> None:
+    """Keep list ``i``, its items and the chain down to each item's title, and the lists of items
+    inside its items (:func:`_nested`)."""
+    stats[i].keep = KEEP_LIST
+    j, end = i + 1, i + stats[i].size
+    while j < end:
+        t = stats[j]
+        if t.chars and t.lead:
+            _keep_item(stats, j)
+            _nested(stats, j)
+        elif t.chars and t.clean < ITEM_TEXT_MIN and not t.boiler:  # a header row: "Topic Replies Views"
+            t.boiler = ITEM_META
+        j += stats[j].size
+
+
+def _nested(stats: list[Stat], i: int) -> bool:
+    """Keep the lists of items inside element ``i`` and the elements down to them (a forum index: a
+    list of categories, each led by its name, each a list of forums; the category's list would
+    otherwise go with its rules, for its links); whether there was one."""
+    found = False
+    j, end = i + 1, i + stats[i].size
+    while j < end:
+        t = stats[j]
+        if _marked(t):
+            pass
+        elif t.size > LIST_N and is_item_list(stats, j):
+            _keep_list(stats, j)
+            found = True
+        elif t.size > 1 and _nested(stats, j):
+            t.keep = t.keep or KEEP_ITEM
+            found = True
+        j += t.size
+    return found
+
+
 def keep(stats: list[Stat], lists: list[int]) -> None:
-    """Keep the lists of a listing, their items and the chain down to each item's title; mark
-    ITEM_META the items' meta parts and the lists' short rows not led by a link (a header row)."""
+    """Keep the lists of a listing, their items and the chain down to each item's title, and the
+    lists of items inside the items; mark ITEM_META the items' meta parts and the lists' short rows
+    not led by a link (a header row)."""
     for i in lists:
-        stats[i].keep = KEEP_LIST
-        j, end = i + 1, i + stats[i].size
-        while j < end:
-            t = stats[j]
-            if t.chars and t.lead:
-                _keep_item(stats, j)
-            elif t.chars and t.clean < ITEM_TEXT_MIN and not t.boiler:  # a header row: "Topic Replies Views"
-                t.boiler = ITEM_META
-            j += stats[j].size
+        _keep_list(stats, i)

@@ -58,8 +58,20 @@ def topic_rows(row: str) -> str:
             "<div class=meta><dl><dt>Replies</dt><dd>{i}</dd></dl></div></div>"
         )
         + "</div>",
+        # XenForo 2's "new posts": a status for screen readers before the title in the main cell, and
+        # the last post's date a long link in the last cell (the title is the main cell's, not the date)
+        "<div class=structItemContainer>"
+        + topic_rows(
+            "<div class=structItem><div class=icon><a href=/m{i}><span>U</span></a></div>"
+            "<div class=main><ul class=statuses><li><span class=u-srOnly>Forum watched</span></li></ul>"
+            "<div class=title><a href=/t{i}>{title}</a></div>"
+            "<div class=minor><a href=/m{i}>user{i}</a> <a href=/t{i}><time>Mar 3, 2021</time></a></div></div>"
+            "<div class=meta><dl><dt>Replies</dt><dd>{i}</dd></dl></div>"
+            "<div class=latest><a href=/t{i}/latest><time>Yesterday at 7:56 PM</time></a></div></div>"
+        )
+        + "</div>",
     ],
-    ids=["table", "phpbb", "xenforo"],
+    ids=["table", "phpbb", "xenforo", "xenforo-status-first"],
 )
 def test_a_topic_list_keeps_its_titles_not_its_counts(rows, monkeypatch):
     got = both(
@@ -98,3 +110,28 @@ def test_an_articles_related_links_do_not_make_it_a_listing(monkeypatch):
     related = "<ul>" + "".join(f"<li><a href=/r{i}>{t}</a></li>" for i, t in enumerate(TITLES[:6])) + "</ul>"
     got = both(f"<body><div class=story>{story}</div><div>{related}</div></body>", monkeypatch)
     assert "council" in got["text"] and TITLES[0] not in got["text"]
+
+
+@pytest.mark.skipif(NATIVE is None, reason="walker not built")
+def test_a_forum_index_keeps_each_categorys_forums(monkeypatch):
+    """A forum index is a list of categories, each led by its name and each a list of forums: the
+    forums' names are kept with the categories', not dropped with the category's body for its links."""
+    forums = [[f"Forum about the topic {c}{i} and its questions" for i in range(5)] for c in "ABCD"]
+    cats = "".join(
+        f"<div class=block><h2 class=block-header><a href=/c{c}>Category {c} of the board</a></h2>"
+        "<div class=block-body>"
+        + "".join(
+            f"<div class=node><h3 class=node-title><a href=/f{c}{i}>{name}</a></h3>"
+            f"<div class=node-stats><dl><dt>Threads</dt><dd>{i}9</dd></dl><dl><dt>Messages</dt><dd>2{i}1</dd></dl>"
+            f"</div><div class=node-extra><a href=/t{c}{i}>Latest thread {c}{i}</a> <time>Jul 21</time></div></div>"
+            for i, name in enumerate(forums[n])
+        )
+        + "</div></div>"
+        for n, c in enumerate("ABCD")
+    )
+    got = both(
+        f"<body>{MENU}{NOTICE}<div class=p-body>{cats}</div><footer>Powered by an engine</footer></body>", monkeypatch
+    )
+    for name in [f for fs in forums for f in fs]:
+        assert name in got["text"], (name, got["text"])
+    assert "Powered" not in got["text"] and "Forum 3" not in got["text"]
