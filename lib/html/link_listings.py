@@ -22,7 +22,9 @@ decides, beside the content roots, whether the page is a listing and what its ro
 (KEEP_ITEM: link density, a ``<header>`` around a post's title), and beside that chain, at each level,
 marks ITEM_META a block under ITEM_TEXT_MIN clean characters (a count, a date, an author, a "Read
 more"), while a longer one (a teaser, a whole post on a blog's front page) is kept with its rules, and
-so is an inline element beside the title (of its line: "via <a>source</a>").
+so is an inline element beside the title (of its line: "via <a>source</a>"); a list of items inside
+an item is kept the same way, with the elements down to it (a forum index: a list of categories,
+each a list of forums).
 
 The thresholds are lib/html/rules.py's; lib/html/native/lexwalk.c's ``listing_find``,
 ``listing_keep`` and ``with_lists`` take the same decisions (tests/html/test_listing.py and
@@ -80,23 +82,18 @@ def is_item_list(stats: list[Stat], i: int) -> bool:
 
 def _title_child(stats: list[Stat], i: int) -> int:
     """The child of element ``i`` that leads to its title: the first child with text that is led by a
-    link of LIST_TITLE characters or more in all (not an avatar's initial) or holds an element so led
-    (a row's main cell whose first text is a status for screen readers, "Forum watched", before the
-    last post's date link), else the first led by a link (a short title); -1: none."""
+    link of LIST_TITLE characters or more in all (not an avatar's initial), else the first led by a
+    link (a short title); -1: none."""
     j, end, first = i + 1, i + stats[i].size, -1
     while j < end:
         t = stats[j]
-        if t.chars and (t.lead and t.links >= LIST_TITLE or _holds_title(stats, j)):
-            return j
-        if t.chars and t.lead and first < 0:
-            first = j
+        if t.chars and t.lead:
+            if t.links >= LIST_TITLE:
+                return j
+            if first < 0:
+                first = j
         j += t.size
     return first
-
-
-def _holds_title(stats: list[Stat], i: int) -> bool:
-    """Whether an element inside element ``i`` is led by a link of LIST_TITLE characters or more."""
-    return any(stats[k].lead and stats[k].links >= LIST_TITLE for k in range(i + 1, i + stats[i].size))
 
 
 def _keep_item(stats: list[Stat], i: int) -> None:

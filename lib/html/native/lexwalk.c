@@ -694,22 +694,15 @@ static int is_item_list(const stat_t *s, size_t i) {
         && most * 2 < s[i].chars && (uint64_t) (s[i].chars - s[i].links) * LIST_CLEAN_DEN >= s[i].chars;
 }
 
-/* listing._holds_title: an element inside element i is led by a link of LIST_TITLE chars or more */
-static int holds_title(const stat_t *s, size_t i) {
-    for (size_t k = i + 1, end = i + s[i].size; k < end; k++)
-        if (s[k].lead && s[k].links >= LIST_TITLE) return 1;
-    return 0;
-}
-
-/* listing._title_child: the first child with text led by a link of LIST_TITLE chars in all or holding
- * an element so led (a screen readers' status first: "Forum watched"), else the first led by a link;
- * -1: none */
+/* listing._title_child: the first child with text led by a link of LIST_TITLE chars in all, else the
+ * first led by a link; -1: none */
 static long title_child(const stat_t *s, size_t i) {
     long first = -1;
-    for (size_t j = i + 1, end = i + s[i].size; j < end; j += s[j].size) {
-        if (s[j].chars && ((s[j].lead && s[j].links >= LIST_TITLE) || holds_title(s, j))) return (long) j;
-        if (s[j].chars && s[j].lead && first < 0) first = (long) j;
-    }
+    for (size_t j = i + 1, end = i + s[i].size; j < end; j += s[j].size)
+        if (s[j].chars && s[j].lead) {
+            if (s[j].links >= LIST_TITLE) return (long) j;
+            if (first < 0) first = (long) j;
+        }
     return first;
 }
 
