@@ -169,6 +169,9 @@ ITEMS: list[tuple[str, str, str, str, str]] = [
         ".cnn_mtt1imghtitle, .cnn_mtt1content, ul.cnn_bulletbin li, .cnn_fabcattxt, .cnn_mc2_headline, .cnn_mc2_blurb",
         "script, style",
     ),
+    # deutschland.de's English front page (htmldate's test pages): each story's title and teaser, not
+    # its category label or "Read more"
+    (r"deutschland-de-en-front", "Drupal 8", "article.cover", "h2, h3, .cover__text", ""),
     (r"blog-wordpress-com", "WordPress", "div.post", "h2, .entrytext", ""),
     (r"uk-yahoo-com-front", "Yahoo front page 2014", "li.content", "h3, p.summary", ""),
     (r"amyxzhang-wordpress", "WordPress", "article", ".entry-title, .entry-content", ".sharedaddy, .jp-relatedposts"),
