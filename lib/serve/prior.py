@@ -29,16 +29,19 @@ from typing import Callable
 import numpy as np
 import pyarrow.parquet as pq
 
-from lib.links import hostgraph
+from lib.links import hostgraph, inlinks
 from lib.pages.weburls import url_parts
 from lib.serve.errors import NotFound, QueryError
 
 KINDS = {"pagerank": "pr_val", "harmonic": "harmonicc_val"}
 LEVELS = hostgraph.LEVELS
 DEFAULT_WEIGHT = 1.0
-DEFAULT_WINDOW = 90  # the link database's default window (lib.links.inlinks.DEFAULT_WINDOW)
+DEFAULT_WINDOW = inlinks.DEFAULT_WINDOW  # the link database's default window (90 days), as the graph's
 MAX_WEIGHT = 1000.0
 FETCH_START = 4  # candidates first fetched: this many times the hits wanted, doubled while not enough
+#: the most BM25 candidates one search ranks with a prior: a weight far above the query's BM25 spread
+#: would otherwise rank every match (a clear refusal instead of a search that takes minutes)
+MAX_CANDIDATES = 1 << 17
 
 
 @dataclass(frozen=True)
@@ -171,7 +174,8 @@ def top_k(
     ``prior_of(hit)`` its prior. A document not among the ``m`` fetched scores at most the last
     fetched BM25 plus ``weight``, so once the k-th combined score reaches that bound (or fewer than
     ``m`` came back: none is left out) the order is final; else ``m`` doubles. Returns the hits
-    with their combined score first, the total, and each hit's (bm25, prior)."""
+    with their combined score first, the total, and each hit's (bm25, prior). QueryError when the
+    order is not final within :data:`MAX_CANDIDATES` candidates."""
     m = FETCH_START * k
     while True:
         hits, total = fetch(m)
@@ -182,4 +186,9 @@ def top_k(
         if done:
             out = [(combined[i], *hits[i][1:]) for i in order]
             return out, total, [(float(hits[i][0]), priors[i]) for i in order]
-        m *= 2
+        if m >= MAX_CANDIDATES:
+            raise QueryError(
+                f"a prior of weight {weight:g} needs more than {MAX_CANDIDATES} BM25 candidates of this query "
+                "to rank exactly: give a smaller prior_weight"
+            )
+        m = min(2 * m, MAX_CANDIDATES)

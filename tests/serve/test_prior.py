@@ -24,7 +24,7 @@ from lib.links import hostgraph, linkdb
 from lib.serve import search_command
 from lib.serve.app import create_app
 from lib.serve.engine import Engine
-from lib.serve.errors import NotFound
+from lib.serve.errors import NotFound, QueryError
 from lib.serve.prior import Prior
 from lib.serve.server import ServerThread
 from tests.serve.fixtures_http import DEMO_DAY
@@ -176,3 +176,41 @@ def test_search_command_gives_the_engines_order(engine, ranked_root, capsys, tmp
     assert [ln.split("\t")[3] for ln in lines] == [h.url for h in plain.hits]
     assert search_command.main([QUERY, *args, "--prior", "katz"]) == 2
     assert "katz" in capsys.readouterr().err
+
+
+def test_top_k_stops_only_when_no_left_out_page_can_enter(monkeypatch):
+    """lib.serve.prior.top_k against brute force on drawn BM25 scores and priors (no index): the
+    same order for any k and weight, fetching more only while a left-out page could still enter."""
+    import random
+
+    from lib.serve import prior as prior_mod
+
+    rng = random.Random(56)
+    for _ in range(200):
+        n = rng.randrange(1, 300)
+        bm25 = sorted((round(rng.uniform(0, 12), rng.choice([1, 6])) for _ in range(n)), reverse=True)
+        pri = [rng.choice([0.0, 1.0, rng.random()]) for _ in range(n)]
+        hits = [(s, i) for i, s in enumerate(bm25)]  # BM25 order: (score, position)
+        k, w = rng.randrange(1, 20), rng.choice([0.0, 0.5, 3.0, 50.0])
+        asked: list[int] = []
+
+        def fetch(m: int) -> tuple[list[tuple], int]:
+            asked.append(m)
+            return hits[:m], n
+
+        got, total, parts = prior_mod.top_k(fetch, k, w, lambda h: pri[h[1]])
+        want = sorted(range(n), key=lambda i: (-(bm25[i] + w * pri[i]), i))[:k]
+        assert [h[1] for h in got] == want and total == n
+        assert [h[0] for h in got] == [bm25[i] + w * pri[i] for i in want]
+        assert parts == [(bm25[i], pri[i]) for i in want]
+        last = hits[: asked[-1]]
+        # it stopped on the rule: every match fetched, or the k-th score out of a left-out page's reach
+        assert len(last) < asked[-1] or got[-1][0] >= last[-1][0] + w
+        if len(asked) > 1:  # and it fetched more only when the smaller fetch could not decide
+            before = hits[: asked[-2]]
+            kth = sorted((s + w * pri[i] for s, i in before), reverse=True)[k - 1]
+            assert kth < before[-1][0] + w
+    monkeypatch.setattr(prior_mod, "MAX_CANDIDATES", 8)
+    many = [(10.0 - i / 100, i) for i in range(100)]
+    with pytest.raises(QueryError, match="prior of weight 100 needs more than 8"):
+        prior_mod.top_k(lambda m: (many[:m], 100), 1, 100.0, lambda h: 1.0 if h[1] == 99 else 0.0)
