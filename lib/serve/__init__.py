@@ -7,7 +7,8 @@ Files: ``published`` (which published files match a filter, their sha256, ranged
 (``dailyslice mirror``:
 index updates published, fetched and applied to a local copy).
 Search: ``serving_index`` (one day's serving index, built once from its CIFF), ``engine`` (a day or a
-date range with exact global BM25), ``snippets``, ``prewarm`` (serving indexes built ahead).
+date range with exact global BM25), ``snippets``, ``prewarm`` (serving indexes built ahead),
+``prior`` (a web graph's ranks as a static prior beside BM25), ``search_command`` (``dailyslice search``).
 HTTP: ``app`` (the FastAPI service), its routers ``files_api``, ``capture_api`` (one capture or its
 payload), ``catalogue_api`` (the catalogue's queries), ``cdx_api`` (the CDX Server API and archive
 files), ``register_api`` (archive files registered over HTTP), ``browse_api`` and ``browse_pages``
