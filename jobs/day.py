@@ -16,6 +16,10 @@ once a step gets past its input check and lease. deploy/common/run-day.sh sets u
 arrived since the last batch, preprocessed and indexed on their own
 (:data:`lib.orchestration.chain.BATCH_STEPS`) and published under the day as ``batch=N/``,
 ``_SUCCESS`` last, with the marker ``_runs/DC/DATE.batch=N.json``; nothing new: exit 0, no marker.
+A batch whose pages were published but not its index (killed between the two) is indexed first.
+The night of a day that has published batches consolidates them (:func:`close_day`) instead of
+reading the day's archives again. After a step ``index`` exited 0, the slice's index update for
+mirrors is published (``--mirror-updates``, :func:`lib.orchestration.chain.publishes_updates`).
 
 Exit codes: the night's (:func:`lib.orchestration.chain.night_exit`): 0 every step exited 0 (the
 marker ``MARKER`` is written); otherwise ``MARKER.failed.json`` is, and 1 a step failed, 2 no
@@ -128,7 +132,10 @@ def step_argv(
     if name == "preprocess" and only is not None:
         argv += ["--only", batches.only_list(only)]
     if name == "index":
-        argv += ["--dup-store", paths.signatures_dir] + (["--dup-days", "0"] if paths.batch else [])
+        argv += ["--dup-store", paths.signatures_dir]
+        # a batch matches no other day (its day does, once closed), and a batch of archives with no page
+        # (robots.txt, non-HTML) is published empty: else its taken archives would leave it unindexed for good
+        argv += ["--dup-days", "0", "--allow-empty"] if paths.batch else []
     if name == "catalogue":
         argv += ["--index", paths.output(layout.INDEX), "--urldb", paths.urldb_dir, "--warc-prefix", paths.warc_prefix]
     if summaries:

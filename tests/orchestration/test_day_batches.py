@@ -231,3 +231,14 @@ def test_auto_publishes_only_where_the_root_has_updates(tmp_path):
     assert chain.publishes_updates(str(tmp_path)) and not chain.publishes_updates(str(tmp_path), "off")
     with pytest.raises(ValueError, match="'sometimes' is none of auto, on, off"):
         chain.publishes_updates(str(tmp_path), "sometimes")
+
+
+def test_a_batch_is_indexed_even_when_its_archives_hold_no_page(tmp_path):
+    """A batch of archives without pages (robots.txt, non-HTML) must be published empty: its archives
+    are taken, so an index refusing it would leave the batch unindexed at every tick."""
+    batch = chain.DayPaths(DAY, str(tmp_path), str(tmp_path), batch=3)
+    argv = day.step_argv("index", batch, None, None)
+    assert "--allow-empty" in argv and argv[argv.index("--dup-days") + 1] == "0"
+    assert argv[argv.index("--input") + 1].endswith("preprocessed/2026-01/15/batch=3")
+    whole = day.step_argv("index", chain.DayPaths(DAY, str(tmp_path), str(tmp_path)), None, None)
+    assert "--allow-empty" not in whole and "--dup-days" not in whole  # a day without pages is an error
