@@ -11,7 +11,9 @@ the health assessed again over the sums) and says which batches it consolidated,
 index ``_hosts.parquet`` is built again over the day's files. The folder is assembled aside and
 swapped in with ``_SUCCESS`` last (:class:`lib.store.publish.WorkDir`): the swap removes the
 ``batch=N/`` folders, whose files the day now holds, so a crash before it leaves the batches as
-they were (and a re-run consolidates them again), a crash after it a consolidated day.
+they were (and a re-run consolidates them again), a crash after it a consolidated day. A batch
+tick must not run beside it (the data center's singleton job rule keeps them apart); one that
+published a batch meanwhile is found before the swap and stops the consolidation, naming it.
 """
 
 from __future__ import annotations
@@ -128,5 +130,10 @@ def consolidate(day_output: str) -> dict[str, Any]:
         storage.write_bytes(os.path.join(wd.path, layout.ERRORS), b"".join(errors))
         hostindex.write(wd.path)
         pages = int(merged["totals"].get("kept", 0))
+        late = sorted(set(published_batches(day_dir)) - set(done))
+        if late:  # a tick ran beside the night (the data center's singleton job should prevent it): keep it
+            raise ConsolidationError(
+                f"{day_dir}: batch {late[0]} was published while consolidating; run the night again"
+            )
         wd.publish({"job": "consolidate", "batches": sorted(done), "pages": pages, "healthy": merged["health"]["ok"]})
     return {"batches": sorted(done), "pages": pages, "files": len(owner), "archives": len(inputs)}

@@ -68,3 +68,18 @@ def test_the_batches_counters_are_summed_and_the_health_assessed_again():
     assert "built_with_batches" not in m
     two["built_with"] = {"models": {"lid": {"version": "2"}}}
     assert set(merge_stats({1: one, 2: two})["built_with_batches"]) == {"1", "2"}
+
+
+def test_a_batch_published_while_consolidating_stops_it_before_the_swap(tmp_path, monkeypatch):
+    day = tmp_path / "preprocessed" / "2026-01" / "15"
+    _batch(day, 1, ["2026-01/15/a.warc.gz"], ["language=eng/part-x.zstd.parquet"])
+
+    def tick_beside(folder: str) -> int:  # a batch tick publishing while the night builds the host index
+        _batch(day, 2, ["2026-01/15/b.warc.gz"], ["language=eng/part-y.zstd.parquet"])
+        return 0
+
+    monkeypatch.setattr("lib.preprocess.consolidate.hostindex.write", tick_beside)
+    with pytest.raises(ConsolidationError, match=r"batch 2 was published while consolidating; run the night again"):
+        consolidate(str(day))
+    assert not (day / layout.SUCCESS).exists()
+    assert (day / "batch=1" / layout.SUCCESS).exists() and (day / "batch=2" / layout.SUCCESS).exists()
