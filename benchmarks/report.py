@@ -59,6 +59,7 @@ SECTIONS = {
     "bench_swap": "swap-servers",
     "bench_orchestration": "orchestration-one-days-slurm-job",
     "bench_night_apps": "the-night-in-one-spark-application",
+    "bench_batches": "batches-within-a-day-freshness-and-cpu",
 }
 HEAD = [
     "| benchmark | what it measures | peer | figures | ratio to the peer | date (UTC), commit measured "

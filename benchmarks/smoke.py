@@ -112,6 +112,7 @@ RUNS: list[tuple[str, list[str], list[str], str | None]] = [
     ("bench_night_apps", ["--files", "1", "--pages-per-file", "10", "--repeat", "1"], [], "ratio one/three"),
     ("bench_cdx", ["--days", "3", "6", "--lookups", "50", "--register-mb", "2"], [], "registration:"),
     ("bench_embeds", ["--rounds", "1"], [], "query_us_per_page"),
+    ("bench_batches", ["--archives", "2", "--windows", "720"], [], "ratio every 720 min / nightly"),
 ]
 
 

@@ -16,6 +16,10 @@ once a step gets past its input check and lease. deploy/common/run-day.sh sets u
 arrived since the last batch, preprocessed and indexed on their own
 (:data:`lib.orchestration.chain.BATCH_STEPS`) and published under the day as ``batch=N/``,
 ``_SUCCESS`` last, with the marker ``_runs/DC/DATE.batch=N.json``; nothing new: exit 0, no marker.
+A batch whose pages were published but not its index (killed between the two) is indexed first.
+The night of a day that has published batches consolidates them (:func:`close_day`) instead of
+reading the day's archives again. After a step ``index`` exited 0, the slice's index update for
+mirrors is published (``--mirror-updates``, :func:`lib.orchestration.chain.publishes_updates`).
 
 Exit codes: the night's (:func:`lib.orchestration.chain.night_exit`): 0 every step exited 0 (the
 marker ``MARKER`` is written); otherwise ``MARKER.failed.json`` is, and 1 a step failed, 2 no
@@ -40,9 +44,11 @@ from jobs.catalogue import CatalogueJob
 from jobs.index import IndexJob
 from jobs.preprocess import PreprocessJob
 from lib.errors import UsageError
+from lib.index.mirror_updates import publish_update, target_of
 from lib.orchestration import chain
 from lib.orchestration.marker import remove_markers
 from lib.preprocess import batches
+from lib.preprocess.consolidate import consolidate
 from lib.runtime.options import JobOptions, parse_date
 from lib.runtime.result import EXIT_FAILED, EXIT_UNHEALTHY, EXIT_USAGE, JobResult, log
 from lib.runtime.session import SharedSession, setup_logging
@@ -103,6 +109,13 @@ def parser() -> argparse.ArgumentParser:
         help="a batch takes a local archive once it is this old: it may still be written (default: %(default)s)",
     )
     p.add_argument(
+        "--mirror-updates",
+        choices=chain.MIRROR_MODES,
+        default="auto",
+        help="publish the index update of the day (or batch) for mirrors once its index is published: auto when "
+        "OUTPUT_ROOT/public/_updates/ exists, on, off (default: %(default)s; docs/mirror.md)",
+    )
+    p.add_argument(
         "--driver-failed",
         type=int,
         metavar="RC",
@@ -128,7 +141,10 @@ def step_argv(
     if name == "preprocess" and only is not None:
         argv += ["--only", batches.only_list(only)]
     if name == "index":
-        argv += ["--dup-store", paths.signatures_dir] + (["--dup-days", "0"] if paths.batch else [])
+        argv += ["--dup-store", paths.signatures_dir]
+        # a batch matches no other day (its day does, once closed), and a batch of archives with no page
+        # (robots.txt, non-HTML) is published empty: else its taken archives would leave it unindexed for good
+        argv += ["--dup-days", "0", "--allow-empty"] if paths.batch else []
     if name == "catalogue":
         argv += ["--index", paths.output(layout.INDEX), "--urldb", paths.urldb_dir, "--warc-prefix", paths.warc_prefix]
         if paths.links:  # the night keeps the link database current (lib/orchestration/chain.py)
@@ -175,12 +191,16 @@ def run_steps(
     spark: Any,
     say: Callable[[str], None] = print,
     steps: tuple[chain.Step, ...] = chain.STEPS,
+    before: tuple[dict[str, int | None], dict[str, dict[str, Any] | None]] | None = None,
 ) -> tuple[dict[str, int | None], dict[str, dict[str, Any] | None]]:
     """The chain's steps in order, each only when :func:`chain.may_run` lets it; the exit codes and
-    the summaries by step name (None: not run, or it wrote no summary)."""
-    codes: dict[str, int | None] = {}
-    summaries: dict[str, dict[str, Any] | None] = {}
+    the summaries by step name (None: not run, or it wrote no summary). ``before``: the codes and
+    summaries of steps already run another way (a closing day's consolidation)."""
+    codes: dict[str, int | None] = dict(before[0]) if before else {}
+    summaries: dict[str, dict[str, Any] | None] = dict(before[1]) if before else {}
     for s in steps:
+        if s.name in codes:  # run already (``before``)
+            continue
         if not chain.may_run(s, codes):
             codes[s.name], summaries[s.name] = None, None
             continue
@@ -206,20 +226,76 @@ def day_paths(a: argparse.Namespace) -> chain.DayPaths:
     )
 
 
-def night(a: argparse.Namespace, say: Callable[[str], None] = print) -> int:
-    """Run the night ``a`` describes (the command line's), write its marker; its exit code."""
+def close_day(
+    a: argparse.Namespace,
+    paths: chain.DayPaths,
+    exclusions: str | None,
+    spark: Any,
+    say: Callable[[str], None],
+) -> tuple[dict[str, int | None], dict[str, dict[str, Any] | None]]:
+    """The night of a day published in batches: the archives no batch took yet preprocessed as its last
+    batch, the batches consolidated into the day (lib/preprocess/consolidate.py), then the day indexed
+    and catalogued as any night. The ``preprocess`` step's code is the last batch's (0 without one),
+    or 1 when the consolidation failed; its summary says what was consolidated."""
+    day_pre = paths.output(layout.PREPROCESSED)
+    summary: dict[str, Any] = {}
+    code: int | None = 0
+    tail = batches.next_batch(paths.archives, day_pre, settle=0)  # the day is over: nothing is still written
+    if tail is not None:
+        bpaths = dataclasses.replace(paths, batch=tail.number)
+        say(f"day: closing {a.date}: batch {tail.number} of the {len(tail.files)} archive(s) no batch took")
+        opts = plan_options(a, bpaths, exclusions, tail.names(paths.archives))
+        codes, sums = run_steps(opts, spark, say, chain.STEPS[:1])
+        code, summary["last_batch"] = codes["preprocess"], sums["preprocess"]
+    if code in (0, EXIT_UNHEALTHY):
+        say(f"day: {dt.datetime.now(dt.timezone.utc):%Y-%m-%dT%H:%M:%SZ} consolidate")
+        try:
+            summary["consolidated"] = consolidate(day_pre)
+        except Exception as e:  # the batches stay as they were: the next night consolidates them again
+            log.exception("consolidating the batches of %s failed", a.date)
+            summary["error"] = f"{type(e).__name__}: {e}"
+            code = EXIT_FAILED
+    options = plan_options(a, paths, exclusions)
+    return run_steps(options, spark, say, chain.STEPS[1:], ({"preprocess": code}, {"preprocess": summary}))
+
+
+def publish_mirror_update(paths: chain.DayPaths, say: Callable[[str], None]) -> dict[str, Any]:
+    """The index update of the slice the chain just published (:func:`publish_update`): the marker's
+    ``mirror_update`` record, ``{"id", "target"}``, ``{"unchanged": target}`` or ``{"error": why}``."""
+    target = target_of(paths.date, paths.batch)
+    try:
+        man = publish_update(paths.output_root, paths.date, paths.batch)
+    except Exception as e:  # the slice is published; its update is not: the marker says why, the night fails
+        log.exception("the mirror update of %s failed", target)
+        return {"error": f"{type(e).__name__}: {e}", "target": target}
+    if man is None:
+        say(f"day: mirror update of {target}: nothing changed since its last update")
+        return {"unchanged": target}
+    say(f"day: mirror update {man['id']} of {target} published")
+    return {"id": man["id"], "target": target}
+
+
+def night(a: argparse.Namespace, say: Callable[[str], None] = print, spark: Any = None) -> int:
+    """Run the night ``a`` describes (the command line's), write its marker; its exit code. ``spark``:
+    a session to run the steps in (a test's, or the demo's) instead of the night's own application."""
     paths = day_paths(a)
     only = None
+    behind: list[int] = []
     if a.batch:
-        plan = batches.next_batch(paths.archives, paths.output(layout.PREPROCESSED), a.settle)
-        if plan is None:
+        behind = batches.unindexed(paths.output(layout.PREPROCESSED), paths.output(layout.INDEX))
+        plan = None if behind else batches.next_batch(paths.archives, paths.output(layout.PREPROCESSED), a.settle)
+        if behind:  # a batch killed after its pages were published, before its index was: index it first
+            paths = dataclasses.replace(paths, batch=behind[0])
+            say(f"day: batch {behind[0]} of {a.date} has its pages published but not its index: indexing it")
+        elif plan is None:
             say(f"day: no new archives for a batch of {a.date} under {paths.archives}: nothing to do")
             return 0
-        paths, only = dataclasses.replace(paths, batch=plan.number), plan.names(paths.archives)
-        say(
-            f"day: batch {plan.number} of {a.date}: {len(only)} archive(s) new since the last batch "
-            f"({plan.taken_before} taken before, {len(plan.waiting)} still being written)"
-        )
+        else:
+            paths, only = dataclasses.replace(paths, batch=plan.number), plan.names(paths.archives)
+            say(
+                f"day: batch {plan.number} of {a.date}: {len(only)} archive(s) new since the last batch "
+                f"({plan.taken_before} taken before, {len(plan.waiting)} still being written)"
+            )
     name = f"{a.date.isoformat()}.json" if paths.batch is None else f"{a.date.isoformat()}.batch={paths.batch}.json"
     marker_file = a.marker or os.path.join(a.output_root, layout.RUNS, a.data_center, name)
     job_id = a.job_id or f"local-{os.getpid()}"
@@ -232,24 +308,40 @@ def night(a: argparse.Namespace, say: Callable[[str], None] = print) -> int:
     exclusions = chain.exclusions_for(a.output_root, a.exclusions)
     say(f"day: exclusion list {exclusions or 'none'}")
     options = plan_options(a, paths, exclusions, only)
+    # a day some batches were published of, not yet closed: this night consolidates them (close_day)
+    closing = paths.batch is None and bool(batches.published_batches(paths.output(layout.PREPROCESSED)))
     base = JobOptions(master=a.master, conf=tuple(a.conf), log_level=a.log_level)
     shared = SharedSession("day", base, light=light_night(paths.archives))
     t0 = time.perf_counter()
     try:
-        codes, summaries = run_steps(options, shared, say, paths.steps)
+        session = shared if spark is None else spark
+        if closing:
+            codes, summaries = close_day(a, paths, exclusions, session, say)
+        elif behind:
+            codes, summaries = run_steps(options, session, say, paths.steps, ({"preprocess": 0}, {"preprocess": None}))
+        else:
+            codes, summaries = run_steps(options, session, say, paths.steps)
     finally:
         shared.stop()
+    update = None
+    if codes.get("index") == 0 and chain.publishes_updates(a.output_root, a.mirror_updates):
+        update = publish_mirror_update(paths, say)
     pre = codes.get("preprocess")
     errors = os.path.join(paths.output(layout.PREPROCESSED), layout.ERRORS)
     if a.run_logs and pre in (0, EXIT_UNHEALTHY) and os.path.isfile(errors):  # the bad-record report, with the logs
         shutil.copyfile(errors, os.path.join(a.run_logs, layout.ERRORS))
-    m = chain.make_marker(paths, a.data_center, job_id, codes, summaries, log=a.log, run_logs=a.run_logs)
+    m = chain.make_marker(
+        paths, a.data_center, job_id, codes, summaries, log=a.log, run_logs=a.run_logs, mirror_update=update
+    )
     path = m.write(marker_file)
     say(
         f"day: {chain.describe(codes, paths.steps)}; {shared.starts} Spark application(s), "
         f"{time.perf_counter() - t0:.1f} s"
     )
     say(f"day: marker {path}")
+    if update and "error" in update:
+        say(f"day: the mirror update of {update['target']} failed: {update['error']}")
+        return EXIT_FAILED  # published but not for mirrors: `dailyslice mirror publish` (or a re-run) adds it
     return chain.night_exit(codes, paths.steps)
 
 

@@ -197,6 +197,8 @@ def apply_update(copy: str, folder: str) -> str:
     state.update(applied=man["id"], seq=man["seq"], applying=None)
     state["history"][man["id"]] = msha
     state["targets"][man["target"]] = man["id"]
+    for t in [t for t in state["targets"] if t.startswith(man["target"] + "/")]:
+        del state["targets"][t]  # a batch of a closed day: the day's slice replaced it, the swap removed it
     _write_state(copy, state)
     return "applied"
 

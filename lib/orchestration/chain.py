@@ -32,6 +32,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from lib.index.mirror_updates import updates_dir
 from lib.orchestration.marker import INPUT_STATES, Marker
 from lib.preprocess.batches import batch_path
 from lib.runtime.result import EXIT_BUSY, EXIT_EMPTY, EXIT_FAILED, EXIT_OK, EXIT_UNHEALTHY, EXIT_USAGE
@@ -115,6 +116,21 @@ def describe(codes: Codes, steps: tuple[Step, ...] = STEPS) -> str:
     return ", ".join(f"{s.name} exit {'not run' if codes.get(s.name) is None else codes[s.name]}" for s in steps)
 
 
+#: when the chain publishes a slice's index update for mirrors (docs/mirror.md) after its index step
+MIRROR_MODES = ("auto", "on", "off")
+
+
+def publishes_updates(output_root: str, mode: str = "auto") -> bool:
+    """Whether the chain publishes index updates: ``on``, ``off``, or ``auto``: when the root has
+    ``public/_updates/`` (a root that publishes updates made that folder with its first one; a root
+    that does not is not given one behind its operator's back)."""
+    if mode not in MIRROR_MODES:
+        raise ValueError(f"mirror updates: {mode!r} is none of {', '.join(MIRROR_MODES)}")
+    if mode != "auto":
+        return mode == "on"
+    return not storage.is_s3(output_root) and os.path.isdir(updates_dir(output_root))
+
+
 @dataclass(frozen=True)
 class DayPaths:
     """Where a night reads and writes: the day's archives under ``input_root`` (a bucket root
@@ -184,11 +200,13 @@ def make_marker(
     *,
     log: str | None = None,
     run_logs: str | None = None,
+    mirror_update: dict[str, Any] | None = None,
 ) -> Marker:
-    """The marker of a night whose steps exited ``codes`` with ``summaries`` (by step name)."""
+    """The marker of a night whose steps exited ``codes`` with ``summaries`` (by step name);
+    ``mirror_update``: the index update it published (an ``error`` in it: the night is not ok)."""
     pre = codes.get("preprocess")
     return Marker(
-        ok=night_ok(codes, paths.steps),
+        ok=night_ok(codes, paths.steps) and not (mirror_update and "error" in mirror_update),
         date=paths.date.isoformat(),
         data_center=data_center,
         job_id=job_id,
@@ -205,4 +223,5 @@ def make_marker(
         urldb=paths.urldb_dir,
         finished=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         batch=paths.batch,
+        mirror_update=mirror_update,
     )

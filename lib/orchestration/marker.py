@@ -50,6 +50,9 @@ class Marker:
     urldb: str | None = None
     finished: str | None = None
     batch: int | None = None  # a batch of the day (batch=N/ under it), None for the whole night
+    #: the index update published for mirrors after the index step: {"id", "target"}, {"unchanged": target},
+    #: {"error": why, "target"}; None when the root publishes none (lib.orchestration.chain.publishes_updates)
+    mirror_update: dict[str, Any] | None = None
 
     @property
     def codes(self) -> dict[str, int | None]:

@@ -92,7 +92,10 @@ def next_batch(
 ) -> Batch | None:
     """The day's next batch: the archives under ``input_uri`` that no published batch under
     ``day_output`` (the day's preprocessed folder) names, without the ones still being written;
-    None when there are none yet."""
+    None when there are none yet, or when the day is closed (its own ``_SUCCESS``: then a late
+    archive makes check-days queue the day again, lib.orchestration.days)."""
+    if storage.exists(storage.join(day_output, layout.SUCCESS)):
+        return None  # the day is closed (consolidated or run whole): a late archive is the day's re-run's
     done = published_batches(day_output)
     taken = {f["name"] for record in done.values() for f in record.get("files", [])}
     now_ns = int((time.time() if now is None else now) * 1e9)
@@ -106,6 +109,19 @@ def next_batch(
     if not ready:
         return None
     return Batch(max(done, default=0) + 1, ready, waiting, len(taken))
+
+
+def unindexed(preprocessed_day: str, index_day: str) -> list[int]:
+    """The published batches of a day whose index is not (``batch=N/_SUCCESS`` under ``index_day``
+    missing): a batch killed between its two steps. Its archives are taken, so no later batch would
+    index its pages: the next tick indexes it first (jobs/day.py)."""
+    if storage.exists(storage.join(preprocessed_day, layout.SUCCESS)):
+        return []  # closed: the day's own index covers it
+    return [
+        n
+        for n in sorted(published_batches(preprocessed_day))
+        if not storage.exists(storage.join(batch_path(index_day, n), layout.SUCCESS))
+    ]
 
 
 def only_list(names: list[str]) -> str:

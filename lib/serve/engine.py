@@ -10,6 +10,12 @@ centers) a URL id is kept once, from the newest day (then the first data center 
 statistics cover the selected shards before this de-duplication. Ties are broken by the global
 docid: day, data center, TLD, language, shard number, docid.
 
+A day not closed yet is served by its published batches (``index/YYYY-MM/DD/batch=N/``,
+docs/orchestration.md "Batches within a day"), each a partition of its own; the statistics above
+cover every batch of the day, so the scores are those of one index of the batches. The roots are
+listed again every ``refresh_seconds`` (:meth:`Engine.refresh`): a new batch, or the closed day in
+place of its batches, is searchable without a restart and without a gap.
+
 Near-duplicates (the metadata's ``dup_cluster``, docs/dedup.md) are collapsed on request
 (``collapse=True``; the HTTP API's default, lib.serve.app): the
 top ``4k`` hits are ranked as above, then the hits of one day's cluster are folded into one
@@ -28,6 +34,7 @@ from __future__ import annotations
 
 import datetime as dt
 import heapq
+import logging
 import math
 import re
 import threading
@@ -44,8 +51,10 @@ from lib.pages.exclusions import Exclusions
 from lib.serve import _maxscore
 from lib.serve import prior as prior_mod
 from lib.serve.errors import DayNotPublished, QueryError
-from lib.serve.serving_index import DayIndex, Shard, day_key, default_cache, ensure_built, published_days
+from lib.serve.serving_index import DayIndex, Shard, day_key, default_cache, ensure_built, published_slices
 from lib.serve.snippets import snippet
+
+log = logging.getLogger(__name__)
 
 MAX_QUERY_CHARS = 512  # longer queries are refused
 MAX_QUERY_TERMS = 32  # distinct terms per analyzer; the kernel takes at most 64
@@ -54,6 +63,7 @@ MAX_RANGE_DAYS = 31
 COLLAPSE_FETCH = 4  # a collapsed search ranks this many times k candidates (at most MAX_K)
 EXCLUSIONS_TTL = 30.0  # seconds between two reads of the roots' exclusion lists
 RECHECK_SECONDS = 30.0  # seconds between two listings of a day served without some of its shards
+REFRESH_SECONDS = 10.0  # seconds between two listings of the roots' published days and batches
 # words that are query syntax, not terms: a query made only of these (and punctuation) has nothing to
 # look up. The search is an OR of terms with no proximity operator, so "near" is a word like any other.
 OPERATORS = {"and", "or", "not"}
@@ -102,6 +112,7 @@ class Engine:
         exclusions: Exclusions | None = None,
         exclusions_ttl: float = EXCLUSIONS_TTL,
         recheck_seconds: float = RECHECK_SECONDS,
+        refresh_seconds: float = REFRESH_SECONDS,
     ):
         if not roots:
             raise ValueError("Engine needs at least one root")
@@ -109,13 +120,21 @@ class Engine:
         self.cache_dir = cache_dir or default_cache()
         self.max_range_days = max_range_days
         self.max_query_chars = max_query_chars
-        self._loaded: dict[tuple[str, dt.date], DayIndex] = {}
-        self._checked: dict[tuple[str, dt.date], float] = {}  # when a day with skipped shards was last listed
+        self._loaded: dict[tuple[str, dt.date, int | None], DayIndex] = {}
+        self._checked: dict[
+            tuple[str, dt.date, int | None], float
+        ] = {}  # when a day with skipped shards was last listed
         self.recheck_seconds = recheck_seconds
         self._masks: dict[tuple, dict] = {}
         self._excluded: dict[tuple, np.ndarray | None] = {}
         self._lock = threading.Lock()
-        self._days = {dc: published_days(root) for dc, root in self.roots.items()}
+        # what each root serves of each day (serving_index.published_slices: the day, or its batches so far),
+        # listed again every refresh_seconds: a batch or a closed day is searchable without a restart
+        self.refresh_seconds = refresh_seconds
+        self._refresh_lock = threading.Lock()
+        self._vanished: set[tuple[str, dt.date]] = set()  # listed before, missing from the last listing
+        self._slices = {dc: published_slices(root) for dc, root in self.roots.items()}
+        self._listed_at = time.monotonic()
         self.build_seconds: dict[str, float] = {}
         # the take-down lists: given, or each root's ROOT/_exclusions.jsonl, re-read every
         # exclusions_ttl seconds so a new take-down applies without a restart
@@ -149,9 +168,61 @@ class Engine:
             cache[key] = m if m.any() else None
         return cache[key]
 
+    def refresh(self, force: bool = False) -> None:
+        """List the roots again (every ``refresh_seconds``, or now with ``force``) and switch to what
+        they publish: a new batch of a day, or a closed day in place of its batches. The new
+        partitions are built before the switch, so a query running meanwhile searches the old ones
+        (still in the cache) and none sees a day without its pages; one thread lists, the others
+        go on with what they have."""
+        if not force and time.monotonic() - self._listed_at < self.refresh_seconds:
+            return
+        if not self._refresh_lock.acquire(blocking=force):
+            return
+        try:
+            self._listed_at = time.monotonic()
+            try:
+                new = {dc: published_slices(root) for dc, root in self.roots.items()}
+            except Exception:  # a root that cannot be listed now: serve what was listed before
+                log.warning("listing the published days failed; serving the last listing", exc_info=True)
+                return
+            kept = set()
+            for dc, days in self._slices.items():  # a day listed before and missing now
+                for d, parts in days.items():
+                    if d not in new[dc] and (dc, d) not in self._vanished:
+                        # kept for one listing: a day being swapped (commit_dir's two renames) is briefly in none
+                        kept.add((dc, d))
+                        new[dc][d] = parts
+            self._vanished = kept
+            if new == self._slices:
+                return
+            for dc, days in new.items():
+                for d, parts in list(days.items()):
+                    if self._slices.get(dc, {}).get(d) == parts:
+                        continue
+                    try:  # built before the lock that queries take, then mapped
+                        for b in parts:
+                            ensure_built(self.roots[dc], d, self.cache_dir, dc, b)
+                            self.load(dc, d, b)
+                    except Exception:  # gone again, or broken: keep serving what was listed before
+                        log.warning("%s %s %s: not built; the last listing is kept", dc, d, parts, exc_info=True)
+                        if d in self._slices.get(dc, {}):
+                            days[d] = self._slices[dc][d]
+                        else:
+                            del days[d]
+            with self._lock:
+                self._slices = new
+                keep = {(dc, d, b) for dc, days in new.items() for d, parts in days.items() for b in parts}
+                for k in [k for k in self._loaded if k not in keep]:  # the cache keeps files a query still maps
+                    del self._loaded[k]
+                    self._checked.pop(k, None)
+                self._masks = {}
+        finally:
+            self._refresh_lock.release()
+
     def days(self) -> list[dt.date]:
-        """Complete published index days (in any data center), ascending."""
-        return sorted(set().union(*self._days.values()))
+        """Published index days (in any data center), whole or in batches so far, ascending."""
+        self.refresh()
+        return sorted(set().union(*self._slices.values()))
 
     def _check_range(self, day_from: dt.date, day_to: dt.date | None) -> list[dt.date]:
         day_to = day_to or day_from
@@ -172,34 +243,36 @@ class Engine:
 
     def _partitions(self, days: list[dt.date]) -> list[DayIndex]:
         """Loaded day indexes in global order (day, data center), built on first use."""
+        slices = self._slices  # one listing for the whole query (refresh swaps it whole)
         out = []
         for d in days:
-            for dc, root in self.roots.items():
-                if d in self._days[dc]:
-                    out.append(self.load(dc, d))
+            for dc in self.roots:
+                for b in slices[dc].get(d, ()):
+                    out.append(self.load(dc, d, b))
         return out
 
-    def load(self, dc: str, day: dt.date) -> DayIndex:
-        """The serving index of one data center's day (built into the cache on first use). A day
-        built without some of its shards is listed again after ``recheck_seconds`` (module doc)."""
-        key = (dc, day)
+    def load(self, dc: str, day: dt.date, batch: int | None = None) -> DayIndex:
+        """The serving index of one data center's day, or of its batch ``batch`` (built into the
+        cache on first use). A day built without some of its shards is listed again after
+        ``recheck_seconds`` (module doc)."""
+        key = (dc, day, batch)
         with self._lock:
             have = self._loaded.get(key)
             if have is not None and have.skipped and time.monotonic() - self._checked[key] >= self.recheck_seconds:
                 self._checked[key] = time.monotonic()
                 try:
-                    changed = day_key(self.roots[dc], day)[0] != have.key
+                    changed = day_key(self.roots[dc], day, batch)[0] != have.key
                 except Exception:  # the root cannot be listed now: keep serving what was built
                     changed = False
                 if changed:
                     have = None  # a file or the manifest changed: build the new version
             if have is None:
-                rep = ensure_built(self.roots[dc], day, self.cache_dir, dc)
-                self._loaded[key] = DayIndex(rep.path, dc, day)
+                rep = ensure_built(self.roots[dc], day, self.cache_dir, dc, batch)
+                self._loaded[key] = DayIndex(rep.path, dc, day, batch)
                 self._checked[key] = time.monotonic()
-                self.build_seconds[f"{dc}/{day}"] = round(rep.seconds, 3)
+                self.build_seconds[f"{dc}/{day}" + ("" if batch is None else f"/batch={batch}")] = round(rep.seconds, 3)
                 self._masks = {}
-                self._excluded = {k: v for k, v in self._excluded.items() if k[:2] != key}
+                self._excluded = {k: v for k, v in self._excluded.items() if k[:2] != key[:2]}
             return self._loaded[key]
 
     def languages(self, day_from: dt.date, day_to: dt.date | None = None) -> list[str]:

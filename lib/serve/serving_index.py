@@ -43,6 +43,7 @@ from lib.ciff.errors import CiffError
 from lib.ciff.messages import check_header, decode_doc, decode_header
 from lib.ciff.stream import open_ciff
 from lib.ciff.varint import decode_varint
+from lib.preprocess.batches import batch_number, batch_path
 from lib.serve import _maxscore
 from lib.serve.day_manifest import ShardError, ShardFiles, check_file, check_listed, plan_shards, rel_path
 from lib.store import layout, storage
@@ -81,10 +82,45 @@ def published_days(root: str) -> list[dt.date]:
     return sorted(days)
 
 
-def day_key(root: str, day: dt.date) -> tuple[str, list[storage.FileInfo]]:
-    """(KEY, files): the hash that changes when the day is re-published or one of its files is
-    replaced (a shard fixed by hand: same size, new mtime or ETag), and its files."""
-    base = layout.day_path(root, layout.INDEX, day)
+def published_slices(root: str) -> dict[dt.date, tuple[int | None, ...]]:
+    """What is served of each index day under ROOT: ``(None,)``, the day's slice, once ``DD/_SUCCESS``
+    exists (a closed day: its consolidation replaces its batches); before that, the numbers of its
+    published batches, ``DD/batch=N/_SUCCESS`` (lib/preprocess/batches.py), ascending."""
+    days: set[dt.date] = set()
+    parts: dict[dt.date, list[int]] = {}
+    for f in storage.list_files(f"{root.rstrip('/')}/{layout.INDEX}", [f"/{layout.SUCCESS}"]):
+        folder = f.uri.rsplit("/", 1)[0]
+        if f.uri.count("/_SUCCESS") != 1:
+            continue
+        d = layout.day_of(folder)
+        if d is not None:
+            days.add(d)
+            continue
+        n = batch_number(folder)
+        d = layout.day_of(folder.rsplit("/", 1)[0]) if n is not None else None
+        if d is not None and n is not None:
+            parts.setdefault(d, []).append(n)
+    out: dict[dt.date, tuple[int | None, ...]] = {d: (None,) for d in days}
+    for d, ns in parts.items():
+        out.setdefault(d, tuple(sorted(ns)))
+    return dict(sorted(out.items()))
+
+
+def slice_base(root: str, kind: str, day: dt.date, batch: int | None = None) -> str:
+    """The folder of ``kind`` (index, preprocessed) of a day's slice, or of its batch ``batch``."""
+    base = layout.day_path(root, kind, day)
+    return base if batch is None else batch_path(base, batch)
+
+
+def slice_name(day: dt.date, batch: int | None = None) -> str:
+    """The cache folder of a day's serving index (``2026-01-15``), or of one batch (``2026-01-15@batch=2``)."""
+    return day.isoformat() if batch is None else f"{day.isoformat()}@batch={batch}"
+
+
+def day_key(root: str, day: dt.date, batch: int | None = None) -> tuple[str, list[storage.FileInfo]]:
+    """(KEY, files): the hash that changes when the day (or its batch) is re-published or one of its
+    files is replaced (a shard fixed by hand: same size, new mtime or ETag), and its files."""
+    base = slice_base(root, layout.INDEX, day, batch)
     files = storage.list_files(base)
     h = hashlib.sha256(DOC_FORMAT.encode())
     for f in files:
@@ -105,10 +141,11 @@ class BuildReport:
     skipped: list = field(default_factory=list)  # shards left out, with reasons (info.json "skipped")
 
 
-def ensure_built(root: str, day: dt.date, cache_dir: str, dc: str) -> BuildReport:
-    """The serving index of ``day`` under ``cache_dir``: built unless the current version exists."""
-    key, files = day_key(root, day)
-    folder = os.path.join(cache_dir, dc, day.isoformat(), key)
+def ensure_built(root: str, day: dt.date, cache_dir: str, dc: str, batch: int | None = None) -> BuildReport:
+    """The serving index of ``day`` (or its batch ``batch``) under ``cache_dir``: built unless the
+    current version exists."""
+    key, files = day_key(root, day, batch)
+    folder = os.path.join(cache_dir, dc, slice_name(day, batch), key)
     if os.path.exists(os.path.join(folder, READY)):
         info = json.loads(open(os.path.join(folder, "info.json")).read())
         return BuildReport(folder, info["build_seconds"], info["build_bytes"], False, key, info.get("skipped", []))
@@ -116,7 +153,7 @@ def ensure_built(root: str, day: dt.date, cache_dir: str, dc: str) -> BuildRepor
     os.makedirs(os.path.dirname(folder), exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=f"{key}.tmp-", dir=os.path.dirname(folder))
     try:
-        _build(root, day, files, tmp)
+        _build(root, day, files, tmp, batch)
         nbytes = sum(os.path.getsize(os.path.join(tmp, n)) for n in os.listdir(tmp))
         info_path = os.path.join(tmp, "info.json")
         info = json.loads(open(info_path).read())
@@ -262,8 +299,8 @@ def _load_shard(s: ShardFiles, tmp: str) -> tuple:
     return name, terms, lens, docids, tfs, dl, cids, _metadata(meta_path, cids)
 
 
-def _build(root: str, day: dt.date, files: list[storage.FileInfo], out: str) -> None:
-    base = layout.day_path(root, layout.INDEX, day)
+def _build(root: str, day: dt.date, files: list[storage.FileInfo], out: str, batch: int | None = None) -> None:
+    base = slice_base(root, layout.INDEX, day, batch)
     shards, notes = plan_shards(base, files)
     tmp = tempfile.mkdtemp(dir=out)
     vocab_per_shard: list[tuple[list[str], np.ndarray, np.ndarray, np.ndarray]] = []
@@ -319,7 +356,7 @@ def _build(root: str, day: dt.date, files: list[storage.FileInfo], out: str) -> 
             }
         )
     if rid_index:
-        pos = _join_texts(root, day, need_text, rid_index, out, texts, pos, tmp, notes)
+        pos = _join_texts(root, day, need_text, rid_index, out, texts, pos, tmp, notes, batch)
     texts.close()
     _write_vocab(vocab_per_shard, out)
     shutil.rmtree(tmp, ignore_errors=True)
@@ -330,11 +367,20 @@ def _build(root: str, day: dt.date, files: list[storage.FileInfo], out: str) -> 
 
 
 def _join_texts(
-    root: str, day: dt.date, langs: set[str], rid_index: dict, out: str, texts, pos: int, tmp: str, notes: list[str]
+    root: str,
+    day: dt.date,
+    langs: set[str],
+    rid_index: dict,
+    out: str,
+    texts,
+    pos: int,
+    tmp: str,
+    notes: list[str],
+    batch: int | None = None,
 ) -> int:
-    """Plain texts from the preprocessed day, by record_id, for shards whose metadata has none.
-    A file that cannot be read leaves its pages without snippets and adds a note."""
-    pre = layout.day_path(root, layout.PREPROCESSED, day)
+    """Plain texts from the preprocessed day (or batch), by record_id, for shards whose metadata has
+    none. A file that cannot be read leaves its pages without snippets and adds a note."""
+    pre = slice_base(root, layout.PREPROCESSED, day, batch)
     spans: dict[int, np.ndarray] = {}
     for f in storage.list_files(pre, [".parquet"]):
         lang = next((layout.language_of(p) for p in f.uri.split("/") if layout.language_of(p)), None)
@@ -342,8 +388,8 @@ def _join_texts(
             continue
         try:
             pf = pq.ParquetFile(_local(f.uri, tmp))
-            for batch in pf.iter_batches(columns=["record_id", "plain_text"], batch_size=4096):
-                for rid, text in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist()):
+            for rows in pf.iter_batches(columns=["record_id", "plain_text"], batch_size=4096):
+                for rid, text in zip(rows.column(0).to_pylist(), rows.column(1).to_pylist()):
                     where = rid_index.get(rid)
                     if not where:
                         continue
@@ -405,10 +451,10 @@ class Shard:
 
 
 class DayIndex:
-    """A built serving index of one (data center, day), memory-mapped."""
+    """A built serving index of one (data center, day), or of one batch of the day, memory-mapped."""
 
-    def __init__(self, folder: str, dc: str, day: dt.date):
-        self.folder, self.dc, self.day = folder, dc, day
+    def __init__(self, folder: str, dc: str, day: dt.date, batch: int | None = None):
+        self.folder, self.dc, self.day, self.batch = folder, dc, day, batch
         info = json.loads(open(os.path.join(folder, "info.json")).read())
         self.info = info
         self.key = os.path.basename(folder)
