@@ -35,7 +35,8 @@ from lib.runtime.options import DayJobOptions, byte_text, opt
 from lib.runtime.result import JobResult, empty_input, log
 from lib.runtime.sparkjob import SparkJob, resolved
 from lib.store import layout, storage
-from lib.text import analysis
+from lib.text import analysis, stoplists
+from lib.text.stoplists import Ref
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,9 @@ class IndexOptions(DayJobOptions, ShapeOptions):
         shown="ROOT/signatures",
         metavar="DIR",
     )
+    #: the shared stop-word lists to build with (no flag: a purge's rebuild gives its day's, from
+    #: its _stats.json); None: ROOT/shared/auxiliary/models' current ones (lib.text.stoplists)
+    stoplists: tuple[Ref, ...] | None = None
 
     def record(self) -> dict[str, Any]:
         """The options that shape the day, as ``_stats.json`` records them (``args``)."""
@@ -160,6 +164,9 @@ class IndexJob(SparkJob):
                 f"--dup-bands must be >= 1 and --dup-threshold in (0, 1]: {options.dup_bands}, {options.dup_threshold}"
             )
         excl = exclusions.for_job(options.root, options.exclusions)
+        # pinned and checked here, before anything is written; the tasks load these versions
+        lists = stoplists.resolve(options.root) if options.stoplists is None else options.stoplists
+        stoplists.load(lists)
         with self.work_dir(spark, options) as wd:
             copy = wd.path + ".input"  # an S3 day, copied where Spark can read it
             kept = wd.path + ".kept"  # the day without its excluded pages, when a list is in force
@@ -178,6 +185,8 @@ class IndexJob(SparkJob):
                     graph_files = input_files(inp)  # pages that say noindex still link
                 with self.steps("plan"):
                     day = plan_day(indexed, options.docs_per_shard, options.min_group_docs)
+                langs = {analysis.get_analyzer(g.lang).lang for g in day.groups}
+                lists = tuple(r for r in lists if r.lang in langs)  # the day's languages' lists only
                 parts = crossday.store_parts(store) if store else 0
                 dup_settings = day_clusters.Settings(options.dup_bands, options.dup_threshold, store_parts=parts)
                 across: dict[str, Any] | None = None
@@ -199,6 +208,7 @@ class IndexJob(SparkJob):
                     graph_files=graph_files,
                     dup_cluster=mapping,
                     dup_of=across["mapping"] if across else "",
+                    stoplists=lists,
                 )
                 if store and across:  # the day's representatives kept for the days after it
                     with self.steps("dup_store"):
@@ -233,15 +243,16 @@ class IndexJob(SparkJob):
             ):  # the in-link anchor texts of every shard's pages, as a CIFF beside it
                 with self.steps("anchors"):
                     files = write_day_anchors(
-                        spark, wd.path, os.path.join(wd.path, "graph", "inlinks"), stats.to_dict()
+                        spark, wd.path, os.path.join(wd.path, "graph", "inlinks"), stats.to_dict(), lists
                     )
                 stats.seconds["anchors"] = self.steps.seconds["anchors"]
                 stats.anchors = AnchorCounts(
                     files=len(files), docs_with_anchors=sum(f["docs_with_anchors"] for f in files.values())
                 )
-            # what built the day: the analyzers' data and the take-down list, with versions and sha256
+            # what built the day: the analyzers' data (the packaged, and each shared stop-word list
+            # used, by item name), the take-down list, with versions and sha256
             built_with = {
-                "models": {"analyzers": analysis.data_record()},
+                "models": {"analyzers": analysis.data_record(), **stoplists.records(lists)},
                 "filters": {exclusions.TAKEDOWN: exclusions.identity(options.root, options.exclusions)},
             }
             doc = stats.to_dict() | {"built_with": built_with}
