@@ -155,3 +155,17 @@ def test_bad_list_files_are_refused_naming_file_and_place(tmp_path):
     _add(root, "stopwords-EN", "the\n", "v1")
     with pytest.raises(stoplists.StopListError, match="'EN' is not a language code"):
         stoplists.resolve(str(root))
+
+
+def test_a_purge_rebuilds_a_day_with_the_list_that_built_it(spark, days, tmp_path):
+    from jobs.purge import JobRebuild
+
+    root, _, shared, _, _ = days
+    out = tmp_path / "rebuilt"
+    inp = root / "preprocessed" / "2026-01" / "16"
+    recorded = json.loads((shared / "_stats.json").read_text())["args"] | {"graph": False}  # the postings suffice
+    assert JobRebuild(spark, str(root)).index(DAY2, str(inp), str(out), "none", recorded) == 0
+    built = json.loads((out / "_stats.json").read_text())["built_with"]["models"]
+    assert built["stopwords-eng"]["version"] == "v1"  # not v2, the root's current list
+    assert _description(out, "com/eng").startswith("dailyslice-v1:eng:lower+stop@v1+snowball-english;")
+    assert _terms(out, "com/eng") == _terms(shared, "com/eng")
