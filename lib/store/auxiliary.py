@@ -186,7 +186,10 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     ad = sub.add_parser("add", help="add a version of a model or filter and make it the current one")
     ad.add_argument("kind", choices=KINDS)
-    ad.add_argument("name", help="e.g. lid (the language model), takedown (the take-down list)")
+    ad.add_argument(
+        "name",
+        help="e.g. lid (the language model), stopwords-eng (the English stop-word list), takedown (the take-down list)",
+    )
     ad.add_argument("file", help="the local file to add")
     ad.add_argument("--version", required=True)
     ad.add_argument("--sha256", help="refuse unless the file has this sha256")
