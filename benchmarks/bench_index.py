@@ -275,8 +275,11 @@ def real_day(a) -> None:
             a, day, lambda: run_anserini_langs(colls, a.cores), lambda i: {"name": "ours-realday"}
         )
         o, x = median_run(alone), median_run(ans)
-        if o["totals"]["docs"] != x["docs"]:
-            raise SystemExit(f"documents differ: ours {o['totals']['docs']}, Anserini {x['docs']}")
+        # Anserini indexes every page; ours leaves out those that say noindex (or robots.txt disallows)
+        if o["totals"]["docs"] + o["left_out"] != x["docs"]:
+            raise SystemExit(
+                f"documents differ: ours {o['totals']['docs']} + {o['left_out']} left out, Anserini {x['docs']}"
+            )
         figures.update({f"{cut}_ours_s": o["wall"], f"{cut}_anserini_s": x["wall"], f"{cut}_docs": x["docs"]})
         ratio[f"{cut}_ours_per_anserini"] = round(o["wall"] / x["wall"], 3)
         files = sum(1 for _ in day.glob("language=*/*.parquet"))
@@ -286,7 +289,8 @@ def real_day(a) -> None:
             "",
             f"Machine: {machine_text()}. Load average (1 min) before each round: "
             f"{', '.join(f'{v:.1f}' for v in loads)}.",
-            f"Day: {shape}; {files} Parquet files after preprocess; {nbytes / 1e6:.1f} MB of text.",
+            f"Day: {shape}; {files} Parquet files after preprocess; {nbytes / 1e6:.1f} MB of text; Anserini also"
+            f" indexes the {o['left_out']} pages ours leaves out (noindex, robots.txt: docs/robots.md).",
             "",
             *_peer_table(o, full, x, alone, ans, colls),
             "",

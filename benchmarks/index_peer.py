@@ -228,6 +228,8 @@ def run_ours(
         "shards": len(stats["shards"]),
         "graph": graph,
         "golden": check,
+        # pages the job leaves out because they say noindex or robots.txt disallows them (docs/robots.md)
+        "left_out": (stats.get("signals") or {}).get("left_out", 0),
     }
 
 
