@@ -165,7 +165,7 @@ class IndexJob(SparkJob):
             )
         excl = exclusions.for_job(options.root, options.exclusions)
         # pinned and checked here, before anything is written; the tasks load these versions
-        lists = stoplists.resolve(options.root) if options.stoplists is None else options.stoplists
+        lists = stoplists.resolve(self._shared_root(options)) if options.stoplists is None else options.stoplists
         stoplists.load(lists)
         with self.work_dir(spark, options) as wd:
             copy = wd.path + ".input"  # an S3 day, copied where Spark can read it
@@ -259,6 +259,15 @@ class IndexJob(SparkJob):
             storage.write_bytes(os.path.join(wd.path, layout.STATS), json.dumps(doc, indent=1, sort_keys=True).encode())
             wd.publish()
         return JobResult(ok=True, summary=IndexRunSummary.of(stats).to_dict(), output=options.output)
+
+    @staticmethod
+    def _shared_root(options: IndexOptions) -> str | None:
+        """Whose ``shared/auxiliary`` the stop-word lists come from: ``--root``, else the root of a
+        ``--output`` day folder (the night's chain gives the folders, as for preprocess's plugins)."""
+        if options.root:
+            return options.root
+        out = options.output or ""
+        return layout.root_of(out) if layout.day_of(out) else None
 
     def _store(self, options: IndexOptions) -> tuple[crossday.Store | None, str]:
         """The signature store and the day's date for dup_of, or (None, "") with a warning when

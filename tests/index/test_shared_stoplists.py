@@ -52,7 +52,8 @@ def _description(day: pathlib.Path, rel: str, kind: str = "index") -> str:
 @pytest.fixture(scope="module")
 def days(spark, tmp_path_factory):
     """Day 1 indexed with the packaged lists; then v1 of the English list added and day 2 indexed
-    with it; then v2 added (day 2 stays built with v1); day 3 refused: v2's bytes changed."""
+    with it; then v2 added (day 2 stays built with v1); day 3 refused while v2's bytes were changed,
+    then indexed with v2, given its folders as the night's chain gives them (no --root)."""
     root = tmp_path_factory.mktemp("stoproot")
     first = write_day(root, sample_pages())
     for day in (DAY2, DAY3):
@@ -63,9 +64,13 @@ def days(spark, tmp_path_factory):
     _add(root, "stopwords-eng", V2, "v2")
     shared = root / "shared/auxiliary/models/stopwords-eng/v2/stopwords-eng-v2.txt"
     shared.write_bytes(b"mountain\nvalley\n")
-    refused = _index(spark, root, DAY3)
-    shared.write_bytes(V2.encode())
     idx = root / "index" / "2026-01"
+    refused = (*_index(spark, root, DAY3), (idx / "17").exists())
+    shared.write_bytes(V2.encode())
+    from jobs import index
+
+    folders = ["--input", str(root / "preprocessed" / "2026-01" / "17"), "--output", str(idx / "17")]
+    assert index.main([*folders, "--date", DAY3.isoformat(), *OPTS, "--no-graph"], spark=spark) == 0
     return root, idx / "15", idx / "16", v1, refused
 
 
@@ -104,8 +109,8 @@ def test_the_ciffs_and_stats_name_the_list_that_built_them(days):
 
 def test_a_changed_list_is_refused_before_anything_is_written(days):
     root, *_, refused = days
-    code, error = refused
-    assert code == 1 and not (root / "index" / "2026-01" / "17").exists()
+    code, error, written = refused
+    assert (code, written) == (1, False)
     assert "shared/auxiliary/models/stopwords-eng/v2/stopwords-eng-v2.txt: sha256" in error
     assert "does not match" in error
 
@@ -131,6 +136,11 @@ def test_each_day_is_queried_with_its_own_list_after_a_newer_one_is_added(days, 
     }
     assert {s.analyzer.stoplist.version for s in day2.shards if s.lang == "eng"} == {"v1"}
     assert not day2.skipped
+    # day 3, v2 (the root's list when it was built): 'mountain' is a stop word there, 'river' a term
+    assert (hits("mountain", DAY3), hits("river", DAY3) > 0, hits("the", DAY3) > 0) == (0, True, True)
+    assert {s.analyzer.name for s in eng.load("dc1", DAY3).shards if s.lang == "eng"} == {
+        "dailyslice-v1:eng:lower+stop@v2+snowball-english"
+    }
 
 
 def test_a_day_whose_list_is_gone_names_it_and_serves_its_other_languages(days, tmp_path):
