@@ -122,9 +122,6 @@ class IndexOptions(DayJobOptions, ShapeOptions):
         shown="ROOT/signatures",
         metavar="DIR",
     )
-    #: the shared stop-word lists to build with (no flag: a purge's rebuild gives its day's, from
-    #: its _stats.json); None: ROOT/shared/auxiliary/models' current ones (lib.text.stoplists)
-    stoplists: tuple[Ref, ...] | None = None
 
     def record(self) -> dict[str, Any]:
         """The options that shape the day, as ``_stats.json`` records them (``args``)."""
@@ -152,6 +149,12 @@ class IndexJob(SparkJob):
     checks_input = True  # a missing input folder: exit 2; a day without pages: exit 4 (--allow-empty)
     options_class = IndexOptions
 
+    def __init__(self, stoplists: tuple[Ref, ...] | None = None) -> None:
+        """``stoplists``: the shared stop-word lists to build with (a purge's rebuild gives its
+        day's, from its _stats.json); None: the root's current ones (lib.text.stoplists)."""
+        super().__init__()
+        self.stoplists = stoplists
+
     def run(self, spark: Any, options: IndexOptions) -> JobResult:
         source = resolved(options.input, "input")
         if not storage.exists(storage.join(source, layout.SUCCESS)):
@@ -165,7 +168,7 @@ class IndexJob(SparkJob):
             )
         excl = exclusions.for_job(options.root, options.exclusions)
         # pinned and checked here, before anything is written; the tasks load these versions
-        lists = stoplists.resolve(self._shared_root(options)) if options.stoplists is None else options.stoplists
+        lists = stoplists.resolve(self._shared_root(options)) if self.stoplists is None else self.stoplists
         stoplists.load(lists)
         with self.work_dir(spark, options) as wd:
             copy = wd.path + ".input"  # an S3 day, copied where Spark can read it
@@ -290,10 +293,11 @@ class IndexJob(SparkJob):
         return None, ""
 
 
-def run(spark: Any, options: IndexOptions) -> JobResult:
+def run(spark: Any, options: IndexOptions, stoplists: tuple[Ref, ...] | None = None) -> JobResult:
     """The index job as a function: ``options`` resolved, checked and run in ``spark`` (None:
-    a session of its own), as ``main`` does with a command line (:meth:`SparkJob.call`)."""
-    return IndexJob().call(options, spark)
+    a session of its own), as ``main`` does with a command line (:meth:`SparkJob.call`);
+    ``stoplists``: the shared stop-word lists to build with (None: the root's current ones)."""
+    return IndexJob(stoplists).call(options, spark)
 
 
 def main(argv: list[str] | None = None, spark: Any = None) -> int:

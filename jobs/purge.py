@@ -92,9 +92,9 @@ class JobRebuild:
             exclusions=exclusions_uri,
             allow_empty=True,
             dup_store=os.path.join(self.root, sigstore.FOLDER),  # the day's kept signatures replaced too
-            stoplists=stoplists.refs_of_day(built_with, self.root),
         )
-        return _exit_code(lambda: index_job.run(self.spark, options))
+        lists = stoplists.refs_of_day(built_with, self.root)
+        return _exit_code(lambda: index_job.run(self.spark, options, lists))
 
     def catalogue(
         self, day: dt.date, inp: str, out: str, index: str, exclusions_uri: str, recorded: dict[str, Any]
