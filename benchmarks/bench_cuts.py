@@ -38,8 +38,7 @@ import time
 
 from benchmarks import WORK as BENCH_WORK
 from benchmarks import bench_graph, job_cmd
-from benchmarks.bench_index import report
-from benchmarks.common import load, machine_text, timed_cmd, utc_now
+from benchmarks.common import load, machine_text, report, timed_cmd, utc_now
 from benchmarks.recut import recut
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]

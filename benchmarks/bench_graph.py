@@ -45,9 +45,9 @@ import pyarrow.parquet as pq
 
 from benchmarks import WORK as BENCH_WORK
 from benchmarks import job_cmd
-from benchmarks.bench_index import report, run_ours
 from benchmarks.bench_preprocess_peers import build_heavy
-from benchmarks.common import load, machine_text, timed_cmd, utc_now
+from benchmarks.common import load, machine_text, report, timed_cmd, utc_now
+from benchmarks.index_peer import run_ours
 from devtools import realday
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]

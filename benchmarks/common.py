@@ -235,3 +235,14 @@ def write_result(
     tmp.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
     tmp.replace(path)  # a crashed run never leaves a half-written result the report would read
     return path
+
+
+def report(lines: list[str], bench: str, figures: dict[str, Any], **result: Any) -> None:
+    """Print a run as Markdown and write its result (:func:`write_result`)."""
+    print("\n".join(lines))
+    print(f"result: {write_result(bench, figures, **result)}")
+
+
+def median_run(runs: list[dict[str, Any]], key: str = "wall") -> dict[str, Any]:
+    """The run with the median ``key`` (wall time): the lower middle one for an even count."""
+    return sorted(runs, key=lambda r: r[key])[(len(runs) - 1) // 2]

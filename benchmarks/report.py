@@ -38,7 +38,6 @@ SECTIONS = {
     "bench_warc_read": "reading-warc-files",
     "bench_parser_ab": "reading-real-archives-conformance-and-the-cost-of-leniency",
     "bench_index": "indexing",
-    "bench_index_real": "indexing-real-pages",
     "bench_overlap": "retrieval-overlap-with-anserini",
     "bench_graph": "web-graph-against-duckdb",
     "bench_ranks": "web-graph-ranks-against-their-candidates",
@@ -60,6 +59,11 @@ SECTIONS = {
     "bench_orchestration": "orchestration-one-days-slurm-job",
     "bench_night_apps": "the-night-in-one-spark-application",
     "bench_batches": "batches-within-a-day-freshness-and-cpu",
+}
+#: rows of a benchmark that have a section of their own: (bench, variant) -> section
+VARIANT_SECTIONS = {
+    ("bench_index", "real pages"): "indexing-real-pages",
+    ("bench_index", "real-shaped day"): "indexing-real-pages",
 }
 HEAD = [
     "| benchmark | what it measures | peer | figures | ratio to the peer | date (UTC), commit measured "
@@ -135,7 +139,8 @@ def _when(r: dict[str, Any]) -> str:
 def row(r: dict[str, Any]) -> str:
     """One result as a table row."""
     bench, variant = r["bench"], r.get("variant") or ""
-    label = r.get("label") or (f"[{bench}](benchmarks.md#{SECTIONS[bench]})" if bench in SECTIONS else bench)
+    section = VARIANT_SECTIONS.get((bench, variant)) or SECTIONS.get(bench)
+    label = r.get("label") or (f"[{bench}](benchmarks.md#{section})" if section else bench)
     if variant and not r.get("label"):
         label += f" ({variant})"
     what = _cell(r.get("what")) + (f"; shape: {_cell(r['shape'])}" if r.get("shape") else "")

@@ -35,7 +35,8 @@ from lib.runtime.options import DayJobOptions, byte_text, opt
 from lib.runtime.result import JobResult, empty_input, log
 from lib.runtime.sparkjob import SparkJob, resolved
 from lib.store import layout, storage
-from lib.text import analysis
+from lib.text import analysis, stoplists
+from lib.text.stoplists import Ref
 
 
 @dataclass(frozen=True)
@@ -148,6 +149,12 @@ class IndexJob(SparkJob):
     checks_input = True  # a missing input folder: exit 2; a day without pages: exit 4 (--allow-empty)
     options_class = IndexOptions
 
+    def __init__(self, stoplists: tuple[Ref, ...] | None = None) -> None:
+        """``stoplists``: the shared stop-word lists to build with (a purge's rebuild gives its
+        day's, from its _stats.json); None: the root's current ones (lib.text.stoplists)."""
+        super().__init__()
+        self.stoplists = stoplists
+
     def run(self, spark: Any, options: IndexOptions) -> JobResult:
         source = resolved(options.input, "input")
         if not storage.exists(storage.join(source, layout.SUCCESS)):
@@ -160,6 +167,9 @@ class IndexJob(SparkJob):
                 f"--dup-bands must be >= 1 and --dup-threshold in (0, 1]: {options.dup_bands}, {options.dup_threshold}"
             )
         excl = exclusions.for_job(options.root, options.exclusions)
+        # pinned and checked here, before anything is written; the tasks load these versions
+        lists = stoplists.resolve(self._shared_root(options)) if self.stoplists is None else self.stoplists
+        stoplists.load(lists)
         with self.work_dir(spark, options) as wd:
             copy = wd.path + ".input"  # an S3 day, copied where Spark can read it
             kept = wd.path + ".kept"  # the day without its excluded pages, when a list is in force
@@ -178,6 +188,8 @@ class IndexJob(SparkJob):
                     graph_files = input_files(inp)  # pages that say noindex still link
                 with self.steps("plan"):
                     day = plan_day(indexed, options.docs_per_shard, options.min_group_docs)
+                langs = {analysis.get_analyzer(g.lang).lang for g in day.groups}
+                lists = tuple(r for r in lists if r.lang in langs)  # the day's languages' lists only
                 parts = crossday.store_parts(store) if store else 0
                 dup_settings = day_clusters.Settings(options.dup_bands, options.dup_threshold, store_parts=parts)
                 across: dict[str, Any] | None = None
@@ -199,6 +211,7 @@ class IndexJob(SparkJob):
                     graph_files=graph_files,
                     dup_cluster=mapping,
                     dup_of=across["mapping"] if across else "",
+                    stoplists=lists,
                 )
                 if store and across:  # the day's representatives kept for the days after it
                     with self.steps("dup_store"):
@@ -233,21 +246,31 @@ class IndexJob(SparkJob):
             ):  # the in-link anchor texts of every shard's pages, as a CIFF beside it
                 with self.steps("anchors"):
                     files = write_day_anchors(
-                        spark, wd.path, os.path.join(wd.path, "graph", "inlinks"), stats.to_dict()
+                        spark, wd.path, os.path.join(wd.path, "graph", "inlinks"), stats.to_dict(), lists
                     )
                 stats.seconds["anchors"] = self.steps.seconds["anchors"]
                 stats.anchors = AnchorCounts(
                     files=len(files), docs_with_anchors=sum(f["docs_with_anchors"] for f in files.values())
                 )
-            # what built the day: the analyzers' data and the take-down list, with versions and sha256
+            # what built the day: the analyzers' data (the packaged, and each shared stop-word list
+            # used, by item name), the take-down list, with versions and sha256
             built_with = {
-                "models": {"analyzers": analysis.data_record()},
+                "models": {"analyzers": analysis.data_record(), **stoplists.records(lists)},
                 "filters": {exclusions.TAKEDOWN: exclusions.identity(options.root, options.exclusions)},
             }
             doc = stats.to_dict() | {"built_with": built_with}
             storage.write_bytes(os.path.join(wd.path, layout.STATS), json.dumps(doc, indent=1, sort_keys=True).encode())
             wd.publish()
         return JobResult(ok=True, summary=IndexRunSummary.of(stats).to_dict(), output=options.output)
+
+    @staticmethod
+    def _shared_root(options: IndexOptions) -> str | None:
+        """Whose ``shared/auxiliary`` the stop-word lists come from: ``--root``, else the root of a
+        ``--output`` day folder (the night's chain gives the folders, as for preprocess's plugins)."""
+        if options.root:
+            return options.root
+        out = options.output or ""
+        return layout.root_of(out) if layout.day_of(out) else None
 
     def _store(self, options: IndexOptions) -> tuple[crossday.Store | None, str]:
         """The signature store and the day's date for dup_of, or (None, "") with a warning when
@@ -270,10 +293,11 @@ class IndexJob(SparkJob):
         return None, ""
 
 
-def run(spark: Any, options: IndexOptions) -> JobResult:
+def run(spark: Any, options: IndexOptions, stoplists: tuple[Ref, ...] | None = None) -> JobResult:
     """The index job as a function: ``options`` resolved, checked and run in ``spark`` (None:
-    a session of its own), as ``main`` does with a command line (:meth:`SparkJob.call`)."""
-    return IndexJob().call(options, spark)
+    a session of its own), as ``main`` does with a command line (:meth:`SparkJob.call`);
+    ``stoplists``: the shared stop-word lists to build with (None: the root's current ones)."""
+    return IndexJob(stoplists).call(options, spark)
 
 
 def main(argv: list[str] | None = None, spark: Any = None) -> int:

@@ -59,6 +59,7 @@ from lib.runtime.localmode import stop_session
 from lib.runtime.result import EXIT_BUSY, EXIT_USAGE, JobResult
 from lib.runtime.session import setup_logging
 from lib.store import layout, lease, storage, update_log
+from lib.text import stoplists
 
 
 def _exit_code(run: Any) -> int:
@@ -80,6 +81,9 @@ class JobRebuild:
         self.spark, self.root = spark, root
 
     def index(self, day: dt.date, inp: str, out: str, exclusions_uri: str, recorded: dict[str, Any]) -> int:
+        # the stop-word lists the day was built with, not the root's current ones: same terms
+        stats = storage.join(layout.day_path(self.root, layout.INDEX, day), layout.STATS)
+        built_with = json.loads(storage.read_bytes(stats)).get("built_with") if storage.exists(stats) else None
         options = replace(
             index_job.IndexOptions.from_record(recorded),
             input=inp,
@@ -89,7 +93,8 @@ class JobRebuild:
             allow_empty=True,
             dup_store=os.path.join(self.root, sigstore.FOLDER),  # the day's kept signatures replaced too
         )
-        return _exit_code(lambda: index_job.run(self.spark, options))
+        lists = stoplists.refs_of_day(built_with, self.root)
+        return _exit_code(lambda: index_job.run(self.spark, options, lists))
 
     def catalogue(
         self, day: dt.date, inp: str, out: str, index: str, exclusions_uri: str, recorded: dict[str, Any]

@@ -4,7 +4,8 @@ For shard ``n`` of a group, the anchor CIFF has the same documents as ``index-{n
 (same docids, same ``collection_docid``, from ``metadata-{n}.parquet``); a document's text is
 the ``anchor_texts`` of its URL's row in ``graph/inlinks`` (up to 10 distinct anchor texts,
 each counted once), each anchor analyzed on its own with the shard's analyzer (named in the
-header description, like the shard's). Documents without in-link anchors are empty
+header description, like the shard's, with the day's shared stop-word lists when it has
+them: lib.text.stoplists). Documents without in-link anchors are empty
 (doclength 0, in no postings list). An engine scores anchor text as a second field: the
 same docid in both files is the same page (ClueWeb-style anchor fields).
 """
@@ -25,7 +26,9 @@ from lib.ciff.writer import CiffWriter
 from lib.runtime.maptasks import map_tasks
 from lib.store import layout, storage
 from lib.store.s3 import client as s3_client
+from lib.text import stoplists
 from lib.text.analysis import Analyzer, analyzer_from_description
+from lib.text.stoplists import Ref
 
 GZIP_LEVEL = 6
 
@@ -94,18 +97,23 @@ def _anchors_by_url(inlinks_dir: str, urls: list[str]) -> dict[str, list[str]]:
 def write_anchors(day_uri: str, inlinks_dir: str, work: str, stats: dict[str, Any] | None = None) -> dict[str, Any]:
     """Write ``anchors-{n}.ciff.gz`` beside every shard of a day (local or S3), from the in-links
     table in the local folder ``inlinks_dir``; per-shard counts by file. ``stats``: the day's
-    ``_stats.json`` content (read from the day when not given)."""
+    ``_stats.json`` content (read from the day when not given); the shards' analyzers take the
+    stop-word lists it records (found under the day's root)."""
     if stats is None:
         stats = json.loads(storage.read_bytes(storage.join(day_uri, layout.STATS)))
     analyzers = {(g["tld"], g["lang"]): g["analyzer"] for g in stats.get("groups", [])}
+    refs = stoplists.refs_of_day(stats.get("built_with"), layout.root_of(day_uri))
     out: dict[str, Any] = {}
     for s in stats.get("shards", []):
-        out.update(write_shard_anchors(day_uri, s, analyzers[(s["tld"], s["lang"])], inlinks_dir, work))
+        out.update(write_shard_anchors(day_uri, s, analyzers[(s["tld"], s["lang"])], inlinks_dir, work, refs))
     return out
 
 
-def write_day_anchors(spark: Any, day_dir: str, inlinks_dir: str, stats: dict[str, Any]) -> dict[str, Any]:
-    """:func:`write_anchors` for a local day folder every executor sees, one Spark task per shard."""
+def write_day_anchors(
+    spark: Any, day_dir: str, inlinks_dir: str, stats: dict[str, Any], refs: tuple[Ref, ...] = ()
+) -> dict[str, Any]:
+    """:func:`write_anchors` for a local day folder every executor sees, one Spark task per shard;
+    ``refs``: the shared stop-word lists the day is built with."""
     shards = stats.get("shards", [])
     analyzers = {(g["tld"], g["lang"]): g["analyzer"] for g in stats.get("groups", [])}
     jobs: list[tuple[dict[str, Any], str]] = [(s, analyzers[(s["tld"], s["lang"])]) for s in shards]
@@ -114,7 +122,7 @@ def write_day_anchors(spark: Any, day_dir: str, inlinks_dir: str, stats: dict[st
     def run(batches: Any) -> Any:
         for b in batches:
             rows = [
-                write_shard_anchors(day_dir, jobs[i][0], jobs[i][1], inlinks_dir, os.path.join(work, str(i)))
+                write_shard_anchors(day_dir, jobs[i][0], jobs[i][1], inlinks_dir, os.path.join(work, str(i)), refs)
                 for i in b.column(0).to_pylist()
             ]
             yield pa.record_batch([pa.array([json.dumps(r) for r in rows], pa.string())], schema=_TASK_SCHEMA)
@@ -132,11 +140,14 @@ def write_day_anchors(spark: Any, day_dir: str, inlinks_dir: str, stats: dict[st
 _TASK_SCHEMA = pa.schema([("files", pa.string())])
 
 
-def write_shard_anchors(day_uri: str, s: dict[str, Any], name: str, inlinks_dir: str, work: str) -> dict[str, Any]:
-    """The anchor CIFF of shard ``s`` (a ``_stats.json`` shard entry) with analyzer ``name``."""
+def write_shard_anchors(
+    day_uri: str, s: dict[str, Any], name: str, inlinks_dir: str, work: str, refs: tuple[Ref, ...] = ()
+) -> dict[str, Any]:
+    """The anchor CIFF of shard ``s`` (a ``_stats.json`` shard entry) with analyzer ``name``
+    (``refs``: the shared stop-word lists it may name)."""
     os.makedirs(work, exist_ok=True)
     rel = f"{s['tld']}/{s['lang']}"
-    analyzer = analyzer_from_description(name)
+    analyzer = analyzer_from_description(name, stoplists.load(refs))
     meta_uri = storage.join(day_uri, rel, layout.metadata_name(s["shard"]))
     if not storage.is_s3(meta_uri):
         local_meta = storage.local_path(meta_uri)

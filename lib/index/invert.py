@@ -38,7 +38,9 @@ import pyarrow.parquet as pq
 from lib.index import owi
 from lib.pages.keyspace import partition_of
 from lib.store import atomic, locations
+from lib.text import stoplists
 from lib.text.analysis import get_analyzer
+from lib.text.stoplists import Ref
 
 #: metadata-{n}.parquet: schema 0.1.0 plus ours (lib.index.owi), in docid order
 #: (collection_docid = record_id = the CIFF DocRecord's collection_docid)
@@ -84,6 +86,9 @@ class MapPlan:
     #: the day's pages with an earlier day's copy (lib.neardup.crossday): an Arrow file of
     #: (record_id, dup_of_day, dup_of); "": none
     dup_of: str = ""
+    #: the shared stop-word lists the driver pinned (lib.text.stoplists); each task loads them,
+    #: checksums checked; (): the packaged lists
+    stoplists: tuple[Ref, ...] = ()
 
 
 def load_dup_clusters(path: str) -> dict[str, str]:
@@ -293,8 +298,9 @@ def index_run(t: int, files: list[tuple[str, str]], plan: MapPlan) -> Iterator[p
     docs: dict[int, int] = {}
     tokens: dict[int, int] = {}
     pages: dict[int, list[pa.RecordBatch]] = {}
+    lists = stoplists.load(plan.stoplists)
     for language, where, b in _run_batches(files, plan):
-        analyzer = get_analyzer(language or None)
+        analyzer = get_analyzer(language or None, lists)
         n = b.num_rows
         if n == 0:
             continue

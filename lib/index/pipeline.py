@@ -29,7 +29,9 @@ from lib.runtime import packing
 from lib.runtime.maptasks import map_tasks
 from lib.runtime.result import log
 from lib.runtime.steps import Steps
+from lib.text import stoplists as stoplists_mod
 from lib.text.analysis import get_analyzer
+from lib.text.stoplists import Ref
 
 #: map tasks a core gets at least (a day's languages cost different times per byte)
 RUNS_PER_SLOT = 3
@@ -71,6 +73,7 @@ def build_index(
     graph_files: list[tuple[str, str, int]] | None = None,
     dup_cluster: str = "",
     dup_of: str = "",
+    stoplists: tuple[Ref, ...] = (),
 ) -> DayIndexStats:
     """Write the day's shards, metadata and (``with_graph``) graph into ``work``; returns the
     statistics (``_stats.json``), with ``seconds`` of the steps (``steps``: ``map``, ``write``, ``graph``).
@@ -78,7 +81,8 @@ def build_index(
     ``graph_files``: the page files the graph reads when they are not the indexed ones (the
     pages that say noindex link too: lib.index.indexable); ``dup_cluster``: the day's near-duplicate
     clusters (lib.neardup.day_clusters), "" for none; ``dup_of``: its pages' earlier copies
-    (lib.neardup.crossday), "" for none."""
+    (lib.neardup.crossday), "" for none; ``stoplists``: the shared stop-word lists the driver
+    pinned (lib.text.stoplists), () for the packaged ones."""
     os.makedirs(work, exist_ok=True)
     # The graph is independent of the shards: its jobs run beside the index stage (Spark
     # takes jobs from several threads), filling the cores the index stage leaves idle.
@@ -97,7 +101,7 @@ def build_index(
         else None
     )
     try:
-        shards, groups = _index(spark, day, work, steps, gzip_level, date, dup_cluster, dup_of)
+        shards, groups = _index(spark, day, work, steps, gzip_level, date, dup_cluster, dup_of, stoplists)
     finally:
         pool.shutdown(wait=True)  # never leave a graph job writing into a folder being removed
     stats = DayIndexStats(
@@ -142,14 +146,16 @@ def map_runs(files: list[tuple[str, str, int]], slots: int) -> list[tuple[int, l
     return [(r.start, [(files[i][0], files[i][1]) for i in r]) for r in runs]
 
 
-def _shard_specs(day: DayPlan, work: str, gzip_level: int, date: dt.date | None) -> dict[int, ShardSpec]:
+def _shard_specs(
+    day: DayPlan, work: str, gzip_level: int, date: dt.date | None, lists: dict[str, Any]
+) -> dict[int, ShardSpec]:
     """Folder, shard number and CIFF description of every shard, by global shard ordinal."""
     on = f"; date={date:%Y-%m-%d}" if isinstance(date, dt.date) else ""
     return {
         g.base + n: ShardSpec(
             folder=os.path.join(work, index_shards.shard_dir(g)),
             shard=n,
-            description=f"{get_analyzer(g.lang).name}; dailyslice index {g.tld}/{g.lang} shard {n} of {g.k}{on}",
+            description=f"{get_analyzer(g.lang, lists).name}; dailyslice index {g.tld}/{g.lang} shard {n} of {g.k}{on}",
             gzip_level=gzip_level,
         )
         for g in day.groups
@@ -166,9 +172,11 @@ def _index(
     date: dt.date | None,
     dup_cluster: str = "",
     dup_of: str = "",
+    stoplists: tuple[Ref, ...] = (),
 ) -> tuple[list[ShardStats], list[GroupStats]]:
     """The map (analysis) and reduce (CIFF + metadata) stages; the shards' and groups' rows."""
     groups, files = day.groups, day.files
+    lists = stoplists_mod.load(stoplists)  # loaded and checked on the driver already: cached
     shards: list[ShardStats] = []
     if sum(g.k for g in groups):
         spill = os.path.join(work, "_spill")
@@ -177,10 +185,11 @@ def _index(
             spill=spill,
             dup_cluster=dup_cluster,
             dup_of=dup_of,
+            stoplists=stoplists,
         )
         todo = map_runs(files, spark.sparkContext.defaultParallelism)
         by_pidx = {g.base + n: (g, n) for g in groups for n in range(g.k)}
-        specs = _shard_specs(day, work, gzip_level, date)
+        specs = _shard_specs(day, work, gzip_level, date, lists)
         try:
             with steps("map"):
                 # each file's pages analyzed in Python into per-shard segments in the spill
@@ -204,7 +213,7 @@ def _index(
             g.docs,
             g.k,
             files=sum(1 for s in shards if (s.tld, s.lang) == (g.tld, g.lang)),
-            analyzer=get_analyzer(g.lang).name,
+            analyzer=get_analyzer(g.lang, lists).name,
         )
         for g in groups
     ]

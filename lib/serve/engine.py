@@ -53,6 +53,7 @@ from lib.serve import prior as prior_mod
 from lib.serve.errors import DayNotPublished, QueryError
 from lib.serve.serving_index import DayIndex, Shard, day_key, default_cache, ensure_built, published_slices
 from lib.serve.snippets import snippet
+from lib.text.analysis import Analyzer
 
 log = logging.getLogger(__name__)
 
@@ -393,11 +394,12 @@ class Engine:
         if n_docs == 0:
             return [], 0
         avgdl = sum(s.length for _, s in sel) / n_docs or 1.0
-        # query terms per analyzer; term ids per partition
-        qterms: dict[str, Counter] = {}
+        # query terms per analyzer (the object: one per language and stop-word list, so two data
+        # centers' lists of one version name but other bytes stay apart); term ids per partition
+        qterms: dict[Analyzer, Counter] = {}
         for _, s in sel:
-            if s.analyzer.name not in qterms:
-                qterms[s.analyzer.name] = Counter(s.analyzer.tokens(q))
+            if s.analyzer not in qterms:
+                qterms[s.analyzer] = Counter(s.analyzer.tokens(q))
         tids = {(id(p), t): p.vocab.get(t) for p in parts for c in qterms.values() for t in c}
         # df of a term string: over every selected shard, whichever analyzer produced the string
         every = {t for c in qterms.values() for t in c}
@@ -447,13 +449,13 @@ class Engine:
     def _plans(parts, sel, qterms, tids, idf, k1, b, avgdl) -> dict:
         """Per selected shard with postings for the query: (starts, lens, weights, bounds), computed
         for all shards of one day and analyzer at once (one numpy pass, not one per shard)."""
-        groups: dict[tuple[int, str], list] = {}
+        groups: dict[tuple[int, Analyzer], list] = {}
         for p, s in sel:
             if s.docs:
-                groups.setdefault((id(p), s.analyzer.name), [p, []])[1].append(s)
+                groups.setdefault((id(p), s.analyzer), [p, []])[1].append(s)
         plans = {}
-        for (pid, name), (p, shards) in groups.items():
-            terms = [(t, c, tids[(pid, t)]) for t, c in qterms[name].items()]
+        for (pid, analyzer), (p, shards) in groups.items():
+            terms = [(t, c, tids[(pid, t)]) for t, c in qterms[analyzer].items()]
             terms = [(t, c, tid) for t, c, tid in terms if tid is not None and t in idf]
             if not terms:
                 continue

@@ -16,7 +16,10 @@ replaced, gets a new folder and is rebuilt):
   URL id (sha256 of the normalized URL), for de-duplication across days.
 - ``shard-{i}.docs.arrow``: the hit fields in docid order (Arrow IPC, memory-mapped);
   ``texts.bin`` + ``shard-{i}.text.i64`` [n, 2]: each page's plain text (offset, length) for snippets.
-- ``info.json``: shards (tld, lang, shard, analyzer, docs, length), build seconds and bytes, and
+- ``info.json``: shards (tld, lang, shard, analyzer, docs, length), build seconds and bytes,
+  ``stoplists``: the shared stop-word lists the day was built with (its ``_stats.json``
+  ``built_with``, lib.text.stoplists), words included, so its queries are analyzed with the same
+  versions whatever the root's current ones are; and
   ``skipped``: the shards that could not be served, each with its reason (lib.serve.day_manifest:
   missing, truncated, not the manifest's sha256, undecodable); ``notes``: what else the build
   could not use. ``_READY`` written last (a crashed build is never loaded).
@@ -47,7 +50,9 @@ from lib.preprocess.batches import batch_number, batch_path
 from lib.serve import _maxscore
 from lib.serve.day_manifest import ShardError, ShardFiles, check_file, check_listed, plan_shards, rel_path
 from lib.store import layout, storage
+from lib.text import stoplists
 from lib.text.analysis import Analyzer, analyzer_from_description
+from lib.text.stoplists import StopList
 
 READY = "_READY"
 DOC_FIELDS = [
@@ -181,7 +186,7 @@ def _local(uri: str, tmp: str) -> str:
     return dest
 
 
-def _read_ciff(path: str):
+def _read_ciff(path: str, lists: dict[str, StopList] | None = None):
     """(analyzer name, terms, list lengths, docids, tfs, doclengths, collection_docids) of one shard.
 
     The postings lists are decoded by the compiled decoder (lib/serve/native/maxscore.c): a
@@ -206,7 +211,7 @@ def _read_ciff(path: str):
             f"header announces {h.num_postings_lists} lists and {h.num_docs} documents in {len(data) - pos} bytes"
         )
     try:
-        analyzer = analyzer_from_description(h.description)
+        analyzer = analyzer_from_description(h.description, lists)
     except ValueError as e:
         raise ShardError(str(e)) from None
     try:  # docids are bounded by num_docs: serving needs every posting's document length
@@ -282,7 +287,7 @@ def _id64(ids: pa.ChunkedArray | pa.Array, urls) -> np.ndarray:
     return out
 
 
-def _load_shard(s: ShardFiles, tmp: str) -> tuple:
+def _load_shard(s: ShardFiles, tmp: str, lists: dict[str, StopList] | None = None) -> tuple:
     """(analyzer name, terms, lens, docids, tfs, dl, cids, metadata table) of a shard, checked
     against the day's manifest first; ShardError says why it cannot be served."""
     check_listed(s)
@@ -293,15 +298,30 @@ def _load_shard(s: ShardFiles, tmp: str) -> tuple:
     meta_path = _local(s.metadata.uri, tmp) if s.metadata else None
     if meta_path:
         check_file(meta_path, exp.metadata_sha256 if exp else None, f"{layout.metadata_name(s.number)} ")
-    name, terms, lens, docids, tfs, dl, cids = _read_ciff(path)
+    name, terms, lens, docids, tfs, dl, cids = _read_ciff(path, lists)
     if exp and exp.docs is not None and exp.docs != len(cids):
         raise ShardError(f"{len(cids)} documents, the manifest says {exp.docs}")
     return name, terms, lens, docids, tfs, dl, cids, _metadata(meta_path, cids)
 
 
+def _day_lists(root: str, base: str, notes: list[str]) -> dict[str, StopList]:
+    """The shared stop-word lists the day (or the batch at ``base``) records in its ``_stats.json``; one that cannot be
+    loaded is a note (its language's shards are then skipped, each naming the list)."""
+    uri = storage.join(base, layout.STATS)
+    try:
+        built_with = json.loads(storage.read_bytes(uri)).get("built_with") if storage.exists(uri) else None
+        lists, problems = stoplists.day_lists(built_with, root)
+    except (ValueError, AttributeError, stoplists.StopListError) as e:
+        notes.append(f"stop-word lists: {uri} unreadable ({e})")
+        return {}
+    notes.extend(f"stop-word list of {lang}: {why}" for lang, why in sorted(problems.items()))
+    return lists
+
+
 def _build(root: str, day: dt.date, files: list[storage.FileInfo], out: str, batch: int | None = None) -> None:
     base = slice_base(root, layout.INDEX, day, batch)
     shards, notes = plan_shards(base, files)
+    lists = _day_lists(root, base, notes)
     tmp = tempfile.mkdtemp(dir=out)
     vocab_per_shard: list[tuple[list[str], np.ndarray, np.ndarray, np.ndarray]] = []
     meta_info: list[dict[str, object]] = []
@@ -312,7 +332,7 @@ def _build(root: str, day: dt.date, files: list[storage.FileInfo], out: str, bat
     rid_index: dict[str, list[tuple[int, int]]] = {}  # a record id may repeat (docs/serve.md)
     for s in shards:
         try:
-            name, terms, lens, docids, tfs, dl, cids, meta = _load_shard(s, tmp)
+            name, terms, lens, docids, tfs, dl, cids, meta = _load_shard(s, tmp, lists)
         except Exception as e:  # one shard never takes the day down: it is named instead
             skipped.append(s.skipped(str(e) if isinstance(e, ShardError) else f"{type(e).__name__}: {e}"))
             continue
@@ -361,7 +381,16 @@ def _build(root: str, day: dt.date, files: list[storage.FileInfo], out: str, bat
     _write_vocab(vocab_per_shard, out)
     shutil.rmtree(tmp, ignore_errors=True)
     json.dump(
-        {"shards": meta_info, "skipped": skipped, "notes": notes, "texts_bytes": pos},
+        {
+            "shards": meta_info,
+            "skipped": skipped,
+            "notes": notes,
+            "texts_bytes": pos,
+            "stoplists": {
+                lang: {"version": sl.version, "sha256": sl.sha256, "words": sorted(sl.words)}
+                for lang, sl in sorted(lists.items())
+            },
+        },
         open(os.path.join(out, "info.json"), "w"),
     )
 
@@ -468,6 +497,10 @@ class DayIndex:
         size = os.path.getsize(os.path.join(folder, "texts.bin"))
         self.texts = np.memmap(os.path.join(folder, "texts.bin"), np.uint8, "r") if size else np.zeros(0, np.uint8)
         self.shards: list[Shard] = []
+        lists = {  # the day's own versions, kept in info.json at build time
+            lang: StopList(lang, sl["version"], sl["sha256"], frozenset(sl["words"]))
+            for lang, sl in info.get("stoplists", {}).items()
+        }
         for i, s in enumerate(info["shards"]):
             p = lambda ext: os.path.join(folder, f"shard-{i}.{ext}")  # noqa: E731
             mm = lambda ext, t: np.memmap(p(ext), t, "r") if os.path.getsize(p(ext)) else np.zeros(0, t)  # noqa: E731
@@ -478,7 +511,7 @@ class DayIndex:
                     s["tld"],
                     s["lang"],
                     s["shard"],
-                    analyzer_from_description(s["analyzer"]),
+                    analyzer_from_description(s["analyzer"], lists),
                     s["docs"],
                     s["length"],
                     mm("docids.u32", np.uint32),

@@ -58,6 +58,7 @@ class Item:
     version: str
     sha256: str
     source: str  # "shared" (ROOT/shared/auxiliary) or "packaged" (the default)
+    rel: str = ""  # a shared item's file under KIND/ (NAME/VERSION/FILE), where any copy of the root has it
 
     def record(self) -> dict[str, str]:
         """What ``_stats.json`` keeps of it."""
@@ -119,21 +120,28 @@ def _check(path: str, expected: str, shown: str) -> str:
     return got
 
 
+def pinned(root: str, kind: str, name: str, rel: str, version: str, sha256: str) -> Item:
+    """Version ``version`` of item ``name``, file ``rel`` under ``KIND/`` (the current one or an
+    earlier one: versions stay side by side), its sha256 checked against ``sha256``. What a task
+    loads once its driver resolved the item, and what the service loads for a day built with it."""
+    uri = storage.join(folder(root, kind), rel)
+    if not storage.exists(uri):
+        raise ConfigError(f"{uri}: {kind} item {name!r} version {version} is missing")
+    path = _local_copy(uri, sha256)
+    _check(path, sha256, uri)
+    return Item(kind, name, path, version, sha256, "shared", rel)
+
+
 def resolve(root: str | None, kind: str, name: str, default: Callable[[], tuple[str, str]] | None) -> Item | None:
     """The item ``name`` of ``kind``: the shared one when ROOT's manifest lists it (checksum
     checked), else ``default()`` -> (local path, version) of the packaged one, else None."""
     entry = manifest(root, kind).get(name) if root else None
     if entry is not None:
         try:
-            uri = storage.join(folder(root or "", kind), entry["file"])
-            version, sha = str(entry["version"]), str(entry["sha256"])
+            rel, version, sha = str(entry["file"]), str(entry["version"]), str(entry["sha256"])
         except KeyError as e:
             raise ConfigError(f"{folder(root or '', kind)}/{layout.AUX_MANIFEST}: item {name!r} lacks {e}") from None
-        if not storage.exists(uri):
-            raise ConfigError(f"{uri}: listed in {kind}/{layout.AUX_MANIFEST} as {name!r} but missing")
-        path = _local_copy(uri, sha)
-        _check(path, sha, uri)
-        return Item(kind, name, path, version, sha, "shared")
+        return pinned(root or "", kind, name, rel, version, sha)
     if default is None:
         return None
     path, version = default()
@@ -169,7 +177,7 @@ def add(root: str, kind: str, name: str, src: str, version: str, sha256: str | N
         data = json.dumps({"items": items}, indent=1, sort_keys=True).encode()
         atomic.write_bytes(os.path.join(base, layout.AUX_MANIFEST), data, fsync=True)
     update_log.record(root, kind.rstrip("s"), name, version, f"sha256={got}")
-    return Item(kind, name, dest, version, got, "shared")
+    return Item(kind, name, dest, version, got, "shared", rel)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -178,7 +186,10 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     ad = sub.add_parser("add", help="add a version of a model or filter and make it the current one")
     ad.add_argument("kind", choices=KINDS)
-    ad.add_argument("name", help="e.g. lid (the language model), takedown (the take-down list)")
+    ad.add_argument(
+        "name",
+        help="e.g. lid (the language model), stopwords-eng (the English stop-word list), takedown (the take-down list)",
+    )
     ad.add_argument("file", help="the local file to add")
     ad.add_argument("--version", required=True)
     ad.add_argument("--sha256", help="refuse unless the file has this sha256")

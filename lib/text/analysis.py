@@ -14,12 +14,14 @@ Every analyzer (scheme ``dailyslice-v1``) does the same tokenization:
 
 Then, per language where a well-kept resource covers it: elided articles are stripped
 (French, Italian, Catalan, Irish: ``l'homme`` -> ``homme``), stopwords are removed (lists of
-the ``stopwords`` package, casefolded) and Snowball stemming is applied (PyStemmer). Bigram
-tokens are neither stopped nor stemmed.
+the ``stopwords`` package, casefolded, or a version of the language's list in
+ROOT/shared/auxiliary/models: :mod:`lib.text.stoplists`) and Snowball stemming is applied
+(PyStemmer). Bigram tokens are neither stopped nor stemmed.
 
-The analyzer's :attr:`Analyzer.name` (``dailyslice-v1:eng:lower+stop+snowball-english``) is
-written into each CIFF header's description; :func:`analyzer_from_description` rebuilds the
-same analyzer for queries and refuses a name this code would not reproduce.
+The analyzer's :attr:`Analyzer.name` (``dailyslice-v1:eng:lower+stop+snowball-english``; with a
+shared list ``...:lower+stop@VERSION+snowball-english``) is written into each CIFF header's
+description; :func:`analyzer_from_description` rebuilds the same analyzer for queries (given the
+day's shared lists) and refuses a name this code would not reproduce.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import unicodedata
 from collections import Counter
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, NamedTuple
+from typing import Any, Mapping, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -41,6 +43,7 @@ import Stemmer
 import stopwords as sw_pkg
 
 from lib.store.layout import UNKNOWN_LANG
+from lib.text.stoplists import StopList
 
 SCHEME = "dailyslice-v1"
 MAX_TOKEN_CHARS = 64
@@ -246,15 +249,18 @@ def data_record() -> dict[str, str]:
 class Analyzer:
     """Turns text into index terms for one language. Build with :func:`get_analyzer`."""
 
-    def __init__(self, lang: str):
+    def __init__(self, lang: str, stoplist: StopList | None = None):
         self.lang = lang
-        self.stopwords = _stopwords(lang)
+        self.stoplist = stoplist  # a shared list (its version in the name), else the packaged one
+        self.stopwords = stoplist.words if stoplist is not None else _stopwords(lang)
         self.algorithm = SNOWBALL.get(lang)
         self.elision = lang in ELISION
         steps = ["lower"]
         if self.elision:
             steps.append("elision")
-        if self.stopwords:
+        if stoplist is not None:  # named even when empty: the version says which list built a CIFF
+            steps.append(f"stop@{stoplist.version}")
+        elif self.stopwords:
             steps.append("stop")
         if self.algorithm:
             steps.append(f"snowball-{self.algorithm}")
@@ -473,32 +479,42 @@ class BatchTerms(NamedTuple):
     doclength: Any
 
 
-def get_analyzer(lang: str | None) -> Analyzer:
+def get_analyzer(lang: str | None, stoplists: Mapping[str, StopList] | None = None) -> Analyzer:
     """The analyzer of an ISO 639-3 language code (``'und'``, empty or malformed codes get the
-    language-independent one: tokenization and lowercasing only). One instance per code."""
+    language-independent one: tokenization and lowercasing only), with the code's list in
+    ``stoplists`` (shared lists by language, :mod:`lib.text.stoplists`) when it has one, else
+    the packaged one. One instance per code and list."""
     code = (lang or UNKNOWN_LANG).strip().lower()
     if not regex.fullmatch(r"[a-z]{2,8}", code):
         code = UNKNOWN_LANG
-    return _analyzer(code)
+    return _analyzer(code, stoplists.get(code) if stoplists else None)
 
 
 @lru_cache(maxsize=None)
-def _analyzer(code: str) -> Analyzer:
-    return Analyzer(code)
+def _analyzer(code: str, stoplist: StopList | None) -> Analyzer:
+    return Analyzer(code, stoplist)
 
 
-_NAME = regex.compile(rf"{regex.escape(SCHEME.split('-v')[0])}-v\d+:([a-z]{{2,8}}):([a-z0-9+\-_]+)")
+_NAME = regex.compile(
+    rf"{regex.escape(SCHEME.split('-v')[0])}-v\d+:([a-z]{{2,8}}):([a-z0-9+\-_]+(?:@[A-Za-z0-9_.\-]+)?[a-z0-9+\-_]*)"
+)
 
 
-def analyzer_from_description(desc: str) -> Analyzer:
-    """The analyzer named in a CIFF header description (as written by jobs/index.py).
+def analyzer_from_description(desc: str, stoplists: Mapping[str, StopList] | None = None) -> Analyzer:
+    """The analyzer named in a CIFF header description (as written by jobs/index.py);
+    ``stoplists``: the shared lists of the day the CIFF belongs to (its ``_stats.json``).
 
     Raises ``ValueError`` when the description names no analyzer, or one that this version
-    of the code would not reproduce exactly (a different scheme version or steps)."""
+    of the code, with these lists, would not reproduce exactly (a different scheme version or
+    steps, a shared list's version that is not given)."""
     m = _NAME.search(desc or "")
     if not m:
         raise ValueError(f"no {SCHEME.split('-v')[0]} analyzer name in CIFF description {desc!r}")
-    a = get_analyzer(m.group(1))
+    a = get_analyzer(m.group(1), stoplists)
     if a.name != m.group(0):
-        raise ValueError(f"index was built with analyzer {m.group(0)!r}; this code provides {a.name!r}")
+        given = (stoplists or {}).get(a.lang)
+        why = f" (stop-word list given: {given.version})" if given else ""
+        if "@" in m.group(2) and not given:
+            why = f" (no shared stop-word list of {a.lang} given: the day's _stats.json built_with names it)"
+        raise ValueError(f"index was built with analyzer {m.group(0)!r}; this code provides {a.name!r}{why}")
     return a

@@ -262,8 +262,8 @@ def test_the_rebuild_runs_each_job_with_the_options_its_day_recorded(tmp_path, m
     calls = []
 
     def fake(kind):
-        def run(spark, options):
-            calls.append((kind, spark, options))
+        def run(spark, options, *pinned):
+            calls.append((kind, spark, options, *pinned))
             return JobResult(ok=kind == "index", code=4)
 
         return run
@@ -286,7 +286,8 @@ def test_the_rebuild_runs_each_job_with_the_options_its_day_recorded(tmp_path, m
     day = {"input": "/pre.new", "date": DAY, "exclusions": "/pub/_exclusions.jsonl", "allow_empty": True}
     # the index's kept signatures of the day are replaced too (docs/dedup.md, "Across days")
     index_opts = index.IndexOptions(**day, output="/idx.new", dup_store="/pub/signatures", **index_args)
-    assert calls[0] == ("index", "SESSION", index_opts)
+    # and its stop-word lists are the day's (none recorded here: the packaged ones), never the root's current ones
+    assert calls[0] == ("index", "SESSION", index_opts, ())
     assert calls[1] == (
         "catalogue",
         "SESSION",
