@@ -17,6 +17,8 @@ Where each page's bytes come from:
                       the same file's ``gold_standard_annotation`` post texts (corrected by hand).
   adbar/trafilatura,  the file at ``path``, as it is.
   adbar/htmldate
+  ``extract: dart``   a page saved inside a Dart test file as a raw string (andy1xx8/riverflow-dart's
+                      XenForo pages): the bytes between the file's first ``r'''`` and its last ``'''``.
   WARC pages          the HTTP payload of the response record at ``offset`` of the WARC, read from
                       ``--corpus`` (``../shared/corpus``) when the file is there, else from the source
                       repository (the same file: ``path`` at ``commit``).
@@ -78,6 +80,14 @@ def declared_charset(html: str) -> str:
     return codec_name(meta_charset(html[:4096].encode("utf-8", "replace"))) or "utf-8"
 
 
+def dart_raw_string(data: bytes, where: str) -> bytes:
+    """The bytes of the one raw string literal (``r'''...'''``) a Dart test file keeps a page in."""
+    start, end = data.find(b"r'''"), data.rfind(b"'''")
+    if start < 0 or end <= start + 4:
+        raise SystemExit(f"{where}: no r'''...''' string in the file")
+    return data[start + 4 : end]
+
+
 def warc_payload(raw: io.BufferedIOBase, name: str, offset: int) -> bytes:
     """The HTTP payload (de-chunked, decompressed) of the response record at ``offset``."""
     raw.seek(offset)
@@ -113,6 +123,8 @@ class Sources:
             doc = json.loads(self.file(page))
             posts = [a["post_text"]["surface_form"] for a in doc["gold_standard_annotation"]]
             return harvest_html(doc, page["charset"]), posts
+        if page.get("extract") == "dart":
+            return dart_raw_string(self.file(page), f"{page['source']}:{page['path']}"), None
         return self.file(page), None
 
 

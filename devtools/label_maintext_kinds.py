@@ -151,6 +151,27 @@ ITEMS: list[tuple[str, str, str, str, str]] = [
         "td:first-child > font > a, a[href*='post-view']",
         "",
     ),
+    # XenForo 2 (voz.vn, 2020; andy1xx8/riverflow-dart's test pages): a forum's thread list and the
+    # "new posts" list keep each thread's title (the list shows no first line), not its starter, date,
+    # page links, reply and view counts or last poster; the forum index keeps each forum's name and the
+    # title of its latest thread, as archive.org's forum index above; the search results keep each
+    # result's title and snippet, not its poster, post number, date and forum
+    (r"voz-vn-f-|voz-vn-whats-new", "XenForo", ".structItem--thread", ".structItem-title", ""),
+    (r"voz-vn-forum-list", "XenForo", ".node", ".node-title, .node-extra-title", ""),
+    (r"voz-vn-search", "XenForo", ".block-row", ".contentRow-title, .contentRow-snippet", ""),
+    # CNN International's front page of 2014 (newspaper's test pages): the top story's headline and
+    # teaser, the headline lists, the features' titles and the section boxes' headlines and blurbs; not
+    # the markets, the video players' captions, the weather, the menus and the footer
+    (
+        r"edition-cnn-com-front",
+        "CNN front page 2014",
+        "",
+        ".cnn_mtt1imghtitle, .cnn_mtt1content, ul.cnn_bulletbin li, .cnn_fabcattxt, .cnn_mc2_headline, .cnn_mc2_blurb",
+        "script, style",
+    ),
+    # deutschland.de's English front page (htmldate's test pages): each story's title and teaser, not
+    # its category label or "Read more"
+    (r"deutschland-de-en-front", "Drupal 8", "article.cover", "h2, h3, .cover__text", ""),
     (r"blog-wordpress-com", "WordPress", "div.post", "h2, .entrytext", ""),
     (r"uk-yahoo-com-front", "Yahoo front page 2014", "li.content", "h3, p.summary", ""),
     (r"amyxzhang-wordpress", "WordPress", "article", ".entry-title, .entry-content", ".sharedaddy, .jp-relatedposts"),

@@ -31,6 +31,10 @@ COMMANDS = {
     "purge": ("jobs.purge", "apply the exclusion list to published days (take-downs)"),
     "demo": ("jobs.demo", "sample crawl -> the whole pipeline -> the service, locally"),
     "serve": ("lib.serve.__main__", "the HTTP service over published days"),
+    "search": (
+        "lib.serve.search_command",
+        "search published days (BM25, or with a host-rank prior)",
+    ),
     "download": ("lib.serve.client", "download parts of the published index by filter"),
     "mirror": ("lib.serve.mirror_command", "index updates: publish them, apply them in order to a local copy"),
     "build-serving": ("lib.serve.prewarm", "build a day's serving index ahead of the first search"),

@@ -69,6 +69,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--run-logs", help="folder of the run's other logs: summaries/, _errors.jsonl")
     p.add_argument("--urldb", help="the URL database the catalogue merges into (default: OUTPUT_ROOT/urldb)")
     p.add_argument("--signatures", help="the index's signature store (default: OUTPUT_ROOT/signatures)")
+    p.add_argument(
+        "--linkdb", help="the link database the catalogue merges the day's links into (default: OUTPUT_ROOT/linkdb)"
+    )
+    p.add_argument(
+        "--no-links",
+        action="store_true",
+        help="leave the link database alone: the catalogue runs without --links (the night's default merges the "
+        "day's graph edges into it, under the URL database's lease; docs/links.md)",
+    )
     p.add_argument("--exclusions", help="take-down list (default: OUTPUT_ROOT/_exclusions.jsonl when it exists)")
     p.add_argument("--master", help="Spark master (default: spark-submit's, else local[*])")
     p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark setting (repeat)")
@@ -122,6 +131,8 @@ def step_argv(
         argv += ["--dup-store", paths.signatures_dir] + (["--dup-days", "0"] if paths.batch else [])
     if name == "catalogue":
         argv += ["--index", paths.output(layout.INDEX), "--urldb", paths.urldb_dir, "--warc-prefix", paths.warc_prefix]
+        if paths.links:  # the night keeps the link database current (lib/orchestration/chain.py)
+            argv += ["--links", "--linkdb", paths.linkdb_dir]
     if summaries:
         argv += ["--summary", os.path.join(summaries, f"{name}.json")]
     if exclusions:
@@ -188,9 +199,16 @@ def light_night(archives: str) -> bool:
         return True  # preprocess says what is wrong with the input; no JVM starts for it
 
 
+def day_paths(a: argparse.Namespace) -> chain.DayPaths:
+    """Where the night ``a`` (the command line's) reads and writes, and whether it merges the links."""
+    return chain.DayPaths(
+        a.date, a.input_root, a.output_root, a.urldb, a.signatures, linkdb=a.linkdb, links=not a.no_links
+    )
+
+
 def night(a: argparse.Namespace, say: Callable[[str], None] = print) -> int:
     """Run the night ``a`` describes (the command line's), write its marker; its exit code."""
-    paths = chain.DayPaths(a.date, a.input_root, a.output_root, a.urldb, a.signatures)
+    paths = day_paths(a)
     only = None
     if a.batch:
         plan = batches.next_batch(paths.archives, paths.output(layout.PREPROCESSED), a.settle)

@@ -22,7 +22,9 @@ decides, beside the content roots, whether the page is a listing and what its ro
 (KEEP_ITEM: link density, a ``<header>`` around a post's title), and beside that chain, at each level,
 marks ITEM_META a block under ITEM_TEXT_MIN clean characters (a count, a date, an author, a "Read
 more"), while a longer one (a teaser, a whole post on a blog's front page) is kept with its rules, and
-so is an inline element beside the title (of its line: "via <a>source</a>").
+so is an inline element beside the title (of its line: "via <a>source</a>"); a list of items inside
+an item is kept the same way, with the elements down to it (a forum index: a list of categories,
+each a list of forums).
 
 The thresholds are lib/html/rules.py's; lib/html/native/lexwalk.c's ``listing_find``,
 ``listing_keep`` and ``with_lists`` take the same decisions (tests/html/test_listing.py and
@@ -121,7 +123,7 @@ def find(stats: list[Stat], total: int, rtotal: int) -> list[int]:
     lists, i = [], 0
     while i < len(stats):
         t = stats[i]
-        if (t.boiler == BY_TAG or t.boiler == BY_WORD) and t.tag != "form" or t.tag == "article":
+        if _marked(t):
             # a sidebar's widget, a footer's links: no listing in there; but engines put their topic
             # lists in an inline moderation <form> (vBulletin, Simple Machines); a list in an <article>
             # is the article's (a post that is a digest of links), written by its rules
@@ -145,16 +147,50 @@ def find(stats: list[Stat], total: int, rtotal: int) -> list[int]:
     return chosen
 
 
+def _marked(t: Stat) -> bool:
+    """A block a tag or class word marks (a sidebar's widget, a footer), not an inline moderation
+    ``<form>``, or an ``<article>``: no list of the listing in there (:func:`find`)."""
+    return (t.boiler == BY_TAG or t.boiler == BY_WORD) and t.tag != "form" or t.tag == "article"
+
+
+def _keep_list(stats: list[Stat], i: int) -> None:
+    """Keep list ``i``, its items and the chain down to each item's title, and the lists of items
+    inside its items (:func:`_nested`)."""
+    stats[i].keep = KEEP_LIST
+    j, end = i + 1, i + stats[i].size
+    while j < end:
+        t = stats[j]
+        if t.chars and t.lead:
+            _keep_item(stats, j)
+            _nested(stats, j)
+        elif t.chars and t.clean < ITEM_TEXT_MIN and not t.boiler:  # a header row: "Topic Replies Views"
+            t.boiler = ITEM_META
+        j += stats[j].size
+
+
+def _nested(stats: list[Stat], i: int) -> bool:
+    """Keep the lists of items inside element ``i`` and the elements down to them (a forum index: a
+    list of categories, each led by its name, each a list of forums; the category's list would
+    otherwise go with its rules, for its links); whether there was one."""
+    found = False
+    j, end = i + 1, i + stats[i].size
+    while j < end:
+        t = stats[j]
+        if _marked(t):
+            pass
+        elif t.size > LIST_N and is_item_list(stats, j):
+            _keep_list(stats, j)
+            found = True
+        elif t.size > 1 and _nested(stats, j):
+            t.keep = t.keep or KEEP_ITEM
+            found = True
+        j += t.size
+    return found
+
+
 def keep(stats: list[Stat], lists: list[int]) -> None:
-    """Keep the lists of a listing, their items and the chain down to each item's title; mark
-    ITEM_META the items' meta parts and the lists' short rows not led by a link (a header row)."""
+    """Keep the lists of a listing, their items and the chain down to each item's title, and the
+    lists of items inside the items; mark ITEM_META the items' meta parts and the lists' short rows
+    not led by a link (a header row)."""
     for i in lists:
-        stats[i].keep = KEEP_LIST
-        j, end = i + 1, i + stats[i].size
-        while j < end:
-            t = stats[j]
-            if t.chars and t.lead:
-                _keep_item(stats, j)
-            elif t.chars and t.clean < ITEM_TEXT_MIN and not t.boiler:  # a header row: "Topic Replies Views"
-                t.boiler = ITEM_META
-            j += stats[j].size
+        _keep_list(stats, i)

@@ -13,7 +13,9 @@ The rules (exit codes of :mod:`lib.runtime.result`):
   records or unreadable files, :mod:`lib.preprocess.health`: index it anyway, it is the best we
   have);
 * catalogue (CDXJ, URL database merge, report, which shows the index's shard sizes) runs when
-  index exited 0;
+  index exited 0; it merges the day's links into the link database too (``--links``, under the
+  URL database's lease; default on for a night, ``dailyslice day --no-links`` leaves it out:
+  docs/links.md), so in-links, paths and the web graph of a window are current after each night;
 * the night is ok (the success marker) only when all three exited 0. Otherwise its exit code
   is 3 when preprocess published an unhealthy day and index and catalogue still succeeded on
   it; 2 or 4 when preprocess found no input folder or no archives in it (the marker's
@@ -124,6 +126,8 @@ class DayPaths:
     urldb: str | None = None  # default OUTPUT_ROOT/urldb
     signatures: str | None = None  # default OUTPUT_ROOT/signatures
     batch: int | None = None  # a batch of the day: its outputs are the day's batch=N/ folders
+    linkdb: str | None = None  # default OUTPUT_ROOT/linkdb
+    links: bool = True  # the catalogue merges the day's links into the link database (docs/links.md)
 
     @property
     def archives(self) -> str:
@@ -156,6 +160,10 @@ class DayPaths:
     @property
     def signatures_dir(self) -> str:
         return self.signatures or os.path.join(self.output_root, "signatures")
+
+    @property
+    def linkdb_dir(self) -> str:
+        return self.linkdb or os.path.join(self.output_root, "linkdb")
 
 
 def exclusions_for(output_root: str, given: str | None) -> str | None:

@@ -2,6 +2,7 @@
 API, the catalogue queries and a plain-HTML search page, over published roots.
 
     GET /search?q=…&day=YYYY-MM-DD[&to=…][&lang=…][&k=10][&k1=][&b=]   JSON hits (MOSAIC/ChatNoir-like)
+        [&prior=pagerank|harmonic&prior_weight=1&prior_level=host&prior_window=90]   BM25 + host rank (``prior``)
     GET /searchxml?…same…                                            OpenSearch 1.1 Atom results
     GET /opensearch.xml                                              OpenSearch 1.1 description
     GET /index-info                                                  days, languages, shards, documents
@@ -33,6 +34,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from lib.catalogue.query import to_json
 from lib.serve import opensearch
+from lib.serve import prior as prior_mod
 from lib.serve.browse_api import browse_router
 from lib.serve.capture_api import capture_path, capture_router, completeness_finder, record_finder
 from lib.serve.catalogue_api import catalogue_router
@@ -93,6 +95,18 @@ class SearchArgs:
     b: float | None = Query(None, ge=0.0, le=1.0, description="BM25 b (default 0.4)")
     collapse: bool = Query(
         True, description="fold a day's near-duplicates (dup_cluster) into one hit that counts its copies"
+    )
+    prior: str | None = Query(
+        None,
+        description="static prior: none (default: plain BM25), pagerank or harmonic; the score becomes "
+        "bm25 + prior_weight * the hit's host rank, log-scaled into [0, 1] (docs/serve.md, Static prior)",
+    )
+    prior_weight: float | None = Query(
+        None, description=f"the most BM25 points the prior can add (default {prior_mod.DEFAULT_WEIGHT:g})"
+    )
+    prior_level: str | None = Query(None, description="host (default) or domain: whose rank the hit gets")
+    prior_window: str | None = Query(
+        None, description=f"the web graph's window: days or all (default {prior_mod.DEFAULT_WINDOW})"
     )
 
 
@@ -182,6 +196,9 @@ def create_app(
             kw["k1"] = args.k1
         if args.b is not None:
             kw["b"] = args.b
+        wanted = prior_mod.parse(args.prior, args.prior_weight, args.prior_level, args.prior_window)
+        if wanted is not None:  # only then: a search without it is called exactly as before
+            kw["prior"] = wanted
         res = eng.search(
             text, d0, d1, langs=langs, k=args.k, collapse=args.collapse, **kw
         )  # range, languages, k, k1, b: the engine's rules
@@ -190,6 +207,12 @@ def create_app(
     @app.get("/search", tags=["search"], summary="Search a day or a date range (exact global BM25)")
     def search(args: SearchArgs = Depends()) -> dict:
         text, d0, d1, langs, res = run_search(args)
+        results = [hit_dict(h) for h in res.hits]
+        meta_prior = {}
+        if res.prior is not None:  # the prior's fields appear only when one was asked for
+            meta_prior = {"prior": res.prior}
+            for r, (bm25, value) in zip(results, res.parts or []):
+                r["bm25"], r["prior"] = bm25, value
         return {
             "meta": {
                 "query": text,
@@ -201,8 +224,9 @@ def create_app(
                 "shards": res.shards,
                 "languages": langs,
                 "k": args.k,
+                **meta_prior,
             },
-            "results": [hit_dict(h) for h in res.hits],
+            "results": results,
         }
 
     @app.get("/searchxml", **_xml_route("Search, answered as OpenSearch 1.1 Atom", ATOM))

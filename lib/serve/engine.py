@@ -42,6 +42,7 @@ import pyarrow.compute as pc
 from lib.pages import exclusions as excl_mod
 from lib.pages.exclusions import Exclusions
 from lib.serve import _maxscore
+from lib.serve import prior as prior_mod
 from lib.serve.errors import DayNotPublished, QueryError
 from lib.serve.serving_index import DayIndex, Shard, day_key, default_cache, ensure_built, published_days
 from lib.serve.snippets import snippet
@@ -85,6 +86,8 @@ class SearchResult:
     hits: list[Hit] = field(default_factory=list)
     excluded: int = 0  # documents of the selected shards withheld by the exclusion list (take-downs)
     warnings: list[str] = field(default_factory=list)  # selected shards not served, and why
+    prior: dict | None = None  # the static prior applied (lib.serve.prior), with the graph's window
+    parts: list[tuple[float, float]] | None = None  # with a prior: each hit's (bm25, prior)
 
 
 class Engine:
@@ -117,6 +120,7 @@ class Engine:
         # the take-down lists: given, or each root's ROOT/_exclusions.jsonl, re-read every
         # exclusions_ttl seconds so a new take-down applies without a restart
         self._fixed_exclusions = exclusions
+        self._ranks = prior_mod.RankTables()
         self._exclusions_ttl = exclusions_ttl
         self._exclusions_at = -1e18
         self.exclusions = exclusions or excl_mod.NONE
@@ -255,9 +259,11 @@ class Engine:
         k1: float = 0.9,
         b: float = 0.4,
         collapse: bool = False,
+        prior: prior_mod.Prior | None = None,
     ) -> SearchResult:
         """Top-k pages of the selected days and languages for ``q`` (module doc: scores, filter, dedup, ties);
-        ``collapse``: near-duplicates folded into one hit (:func:`collapse_hits`)."""
+        ``collapse``: near-duplicates folded into one hit (:func:`collapse_hits`); ``prior``: BM25
+        plus a weight times the host's rank (lib.serve.prior; None: plain BM25)."""
         t0 = time.perf_counter()
         q = check_query(q, self.max_query_chars)
         self._refresh_exclusions()
@@ -277,7 +283,20 @@ class Engine:
                 )
         sel = [(p, s) for p in parts for s in p.shards if not langs or s.lang in langs]
         # collapsing folds hits together: more candidates are ranked so that k hits remain
-        hits, total = self._top_k(q, parts, sel, min(MAX_K, COLLAPSE_FETCH * k) if collapse else k, k1, b)
+        want = min(MAX_K, COLLAPSE_FETCH * k) if collapse else k
+        if prior is None:
+            hits, total = self._top_k(q, parts, sel, want, k1, b)
+            used, split = None, None
+        else:
+            tables = {p.dc: self._ranks.get(self.roots[p.dc], prior, days[-1]) for p in parts}
+            hits, total, bm_pr = prior_mod.top_k(
+                lambda m: self._top_k(q, parts, sel, m, k1, b),
+                want,
+                prior.weight,
+                lambda h: tables[h[1].dc].of_url(h[2].table.column("url")[h[3]].as_py()),
+            )
+            split = {(id(h[1]), h[2].index, h[3]): x for h, x in zip(hits, bm_pr)}
+            used = prior.describe() | {"graphs": {dc: t.folder for dc, t in sorted(tables.items())}}
         if collapse:
             hits = collapse_hits(hits, _cluster, k)
             out = [self._hit(p, s, row, score, q, copies) for score, p, s, row, copies in hits]
@@ -292,6 +311,8 @@ class Engine:
             out,
             withheld,
             _warnings(parts, langs),
+            used,
+            [split[(id(h[1]), h[2].index, h[3])] for h in hits] if split is not None else None,
         )
 
     def _top_k(self, q: str, parts: list[DayIndex], sel: list[tuple[DayIndex, Shard]], k: int, k1: float, b: float):

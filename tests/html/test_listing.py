@@ -98,3 +98,28 @@ def test_an_articles_related_links_do_not_make_it_a_listing(monkeypatch):
     related = "<ul>" + "".join(f"<li><a href=/r{i}>{t}</a></li>" for i, t in enumerate(TITLES[:6])) + "</ul>"
     got = both(f"<body><div class=story>{story}</div><div>{related}</div></body>", monkeypatch)
     assert "council" in got["text"] and TITLES[0] not in got["text"]
+
+
+@pytest.mark.skipif(NATIVE is None, reason="walker not built")
+def test_a_forum_index_keeps_each_categorys_forums(monkeypatch):
+    """A forum index is a list of categories, each led by its name and each a list of forums: the
+    forums' names are kept with the categories', not dropped with the category's body for its links."""
+    forums = [[f"Forum about the topic {c}{i} and its questions" for i in range(5)] for c in "ABCD"]
+    cats = "".join(
+        f"<div class=block><h2 class=block-header><a href=/c{c}>Category {c} of the board</a></h2>"
+        "<div class=block-body>"
+        + "".join(
+            f"<div class=node><h3 class=node-title><a href=/f{c}{i}>{name}</a></h3>"
+            f"<div class=node-stats><dl><dt>Threads</dt><dd>{i}9</dd></dl><dl><dt>Messages</dt><dd>2{i}1</dd></dl>"
+            f"</div><div class=node-extra><a href=/t{c}{i}>Latest thread {c}{i}</a> <time>Jul 21</time></div></div>"
+            for i, name in enumerate(forums[n])
+        )
+        + "</div></div>"
+        for n, c in enumerate("ABCD")
+    )
+    got = both(
+        f"<body>{MENU}{NOTICE}<div class=p-body>{cats}</div><footer>Powered by an engine</footer></body>", monkeypatch
+    )
+    for name in [f for fs in forums for f in fs]:
+        assert name in got["text"], (name, got["text"])
+    assert "Powered" not in got["text"] and "Forum 3" not in got["text"]

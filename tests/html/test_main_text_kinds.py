@@ -44,12 +44,18 @@ KINDS = lab.SET
 # (lib/html/link_listings.py): forum 0.923/0.929/0.944, qa 0.973/0.969/0.979, listing 0.922/0.959/0.901
 # (0.712/0.802/0.662 before the rules, on the same 44), collection 0.521/0.453/0.684, all
 # 0.891/0.898/0.911; every floor raised to those figures.
+# Issue 61 again (2026-12-08): 8 more listings (XenForo's thread lists, forum index, new posts and
+# search results of voz.vn; CNN International's 2014 front, deutschland.de's front: 172 pages) and the
+# lists inside a listing's items kept (a forum index's categories, each a list of forums): listing
+# 0.889/0.943/0.859 (0.877/0.941/0.849 with main's rules on the same 52: only the forum index moved,
+# 0.13 -> 0.77), all 0.882/0.896/0.898, forum and qa unchanged; listing and all floors set to those
+# figures (the new pages are harder: CNN's front 0.09, as both peers).
 FLOORS = {
     "forum": (0.92, 0.925, 0.94),
     "qa": (0.97, 0.965, 0.975),
-    "listing": (0.92, 0.955, 0.90),
+    "listing": (0.885, 0.94, 0.855),
     "collection": (0.52, 0.45, 0.68),
-    "all": (0.89, 0.895, 0.91),
+    "all": (0.88, 0.895, 0.895),
 }
 # forum pages that give no text (there were 12 before content.unswallowed)
 MAX_EMPTY = 0

@@ -756,18 +756,38 @@ static long listing_find(const stats_t *st, size_t **lists) {
     return (long) m;
 }
 
-/* listing.keep: keep the lists, their items and the chains down to the titles; ITEM_META the items'
- * meta parts and the lists' short rows not led by a link */
-static void listing_keep(stat_t *s, const size_t *lists, size_t m) {
-    for (size_t k = 0; k < m; k++) {
-        size_t i = lists[k];
-        s[i].keep = KEEP_LIST;
-        for (size_t j = i + 1, end = i + s[i].size; j < end; j += s[j].size) {
-            if (s[j].chars && s[j].lead) keep_item(s, j);
-            else if (s[j].chars && s[j].clean < ITEM_TEXT_MIN && !s[j].boiler)
-                s[j].boiler = ITEM_META;  /* a header row: "Topic Replies Views" */
+static int keep_nested(stat_t *s, size_t i);
+
+/* listing._keep_list: keep list i, its items and the chains down to the titles, and the lists of
+ * items inside its items; ITEM_META the lists' short rows not led by a link */
+static void keep_list(stat_t *s, size_t i) {
+    s[i].keep = KEEP_LIST;
+    for (size_t j = i + 1, end = i + s[i].size; j < end; j += s[j].size) {
+        if (s[j].chars && s[j].lead) { keep_item(s, j); keep_nested(s, j); }
+        else if (s[j].chars && s[j].clean < ITEM_TEXT_MIN && !s[j].boiler)
+            s[j].boiler = ITEM_META;  /* a header row: "Topic Replies Views" */
+    }
+}
+
+/* listing._nested: keep the lists of items inside element i and the elements down to them (a forum
+ * index: categories, each a list of forums); whether there was one */
+static int keep_nested(stat_t *s, size_t i) {
+    int found = 0;
+    for (size_t j = i + 1, end = i + s[i].size; j < end; j += s[j].size) {
+        if (in_marked(s, j)) continue;
+        if (s[j].size > LIST_N && is_item_list(s, j)) { keep_list(s, j); found = 1; }
+        else if (s[j].size > 1 && keep_nested(s, j)) {
+            if (!s[j].keep) s[j].keep = KEEP_ITEM;
+            found = 1;
         }
     }
+    return found;
+}
+
+/* listing.keep: keep the lists, their items and the chains down to the titles, and the lists inside
+ * the items; ITEM_META the items' meta parts and the lists' short rows not led by a link */
+static void listing_keep(stat_t *s, const size_t *lists, size_t m) {
+    for (size_t k = 0; k < m; k++) keep_list(s, lists[k]);
 }
 
 /* roots.with_lists: the content roots of a page with lists of items (listing_find), marked again in st
