@@ -162,6 +162,9 @@ def day_argv(
         # the day names OUTPUT_ROOT/signatures (on S3 here, which the index refuses); unused with --dup-days 0
         "--signatures",
         str(work / "signatures"),
+        # the catalogue as the job alone runs it: the link database's night is test_chain_links.py's subject
+        # (and would have to live on the cluster filesystem, not under this S3 root)
+        "--no-links",
     ]
     for stage in STAGES:
         flags = ["--staging", str(work / f"stage-{stage}"), *STEP_FLAGS.get(stage, []), *(extra or {}).get(stage, [])]
