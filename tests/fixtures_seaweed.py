@@ -40,7 +40,7 @@ def seaweed_bucket(seaweed) -> str:
 
 @dataclass
 class CleanDay:
-    """The small real day run once, fault-free, through the three jobs (:mod:`tests.reliability.pipeline`)."""
+    """The small real day run once, fault-free, through the day's chain (:mod:`tests.reliability.pipeline`)."""
 
     client: Any
     bucket: str
@@ -54,7 +54,7 @@ class CleanDay:
 @pytest.fixture(scope="session")
 def clean_day(seaweed, corpus, tmp_path_factory) -> CleanDay:
     """The day's clean run, shared: the fault matrix holds every case against it, the end-to-end
-    test checks it and runs the day again into its bucket (three job processes less a use)."""
+    test checks it and runs the day again into its bucket (one day's run less a use)."""
     work = tmp_path_factory.mktemp("clean")
     bucket = f"clean-{uuid.uuid4().hex[:8]}"
     c = seaweed.client()

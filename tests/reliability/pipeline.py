@@ -1,6 +1,8 @@
-"""Run a real day through preprocess -> index -> catalogue as the nightly job does (each job its
-own ``python jobs/X.py`` process, its own Spark driver and workers) against an S3 server, and
-fingerprint what it published, for the end-to-end and fault tests.
+"""Run a real day through preprocess -> index -> catalogue as the nightly job does (``python
+jobs/day.py``, the chain in one process and one Spark application, :mod:`lib.orchestration.chain`)
+against an S3 server, and fingerprint what it published, for the end-to-end and fault tests.
+A fault aimed at one step watches the day's log for the step's name (:func:`step_running`); a
+test of one job alone still starts it as its own process (:func:`run_job`).
 
 The jobs get the server through their environment (``AWS_ENDPOINT_URL`` and keys), which
 their Spark workers inherit; the test process's own S3 client (moto's endpoint) is not used.
@@ -18,6 +20,8 @@ import io
 import json
 import os
 import pathlib
+import re
+import shlex
 import subprocess
 import sys
 import time
@@ -26,6 +30,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from lib.orchestration.marker import Marker, failed_path
 from lib.store import layout
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -96,22 +101,17 @@ def job_argv(stage: str, root: str, work: pathlib.Path, *extra: str) -> list[str
     return argv + list(extra)
 
 
+def _start(argv: list[str], env: dict[str, str], log_file: pathlib.Path) -> subprocess.Popen:
+    """``argv`` in its own session (a test kills its process group), its output to ``log_file``."""
+    with open(log_file, "w") as log:
+        return subprocess.Popen(argv, env=env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+
 def start_job(stage: str, root: str, work: pathlib.Path, env: dict[str, str], *extra: str) -> subprocess.Popen:
     """Start one job; its output goes to ``work/<stage>.log``."""
     work.mkdir(parents=True, exist_ok=True)
     (work / f"{stage}.json").unlink(missing_ok=True)
-    log = open(work / f"{stage}.log", "w")
-    try:
-        return subprocess.Popen(
-            job_argv(stage, root, work, *extra),
-            env=env,
-            cwd=REPO,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    finally:
-        log.close()
+    return _start(job_argv(stage, root, work, *extra), env, work / f"{stage}.log")
 
 
 def finish_job(stage: str, proc: subprocess.Popen, work: pathlib.Path, t0: float, timeout: float = 600) -> JobRun:
@@ -126,17 +126,107 @@ def run_job(stage: str, root: str, work: pathlib.Path, env: dict[str, str], *ext
     return finish_job(stage, start_job(stage, root, work, env, *extra), work, t0)
 
 
+#: each step's flags beside the chain's own: the same settings run_job gives each job
+STEP_FLAGS = {
+    # no matching across days, as a job given an S3 --root alone (where no signature store can live):
+    # one day is these tests' subject
+    "index": ["--dup-days", "0"],
+    # 2 key-space partitions, not 16 (run_job's reason)
+    "catalogue": ["--url-partitions", "2"],
+}
+
+
+def day_argv(
+    root: str, work: pathlib.Path, extra: dict[str, list[str]] | None = None, day_flags: tuple[str, ...] = ()
+) -> list[str]:
+    """``jobs/day.py`` over the day at ``root`` (read from and published to it), its marker, logs and
+    summaries under ``work``; ``extra`` adds flags to a step by its name (``--STEP-args``), ``day_flags``
+    to the day's own (``--master``: the one Spark application's, given last, so it wins)."""
+    argv = [
+        sys.executable,
+        str(REPO / "jobs" / "day.py"),
+        "--date",
+        DATE.isoformat(),
+        "--input-root",
+        root,
+        "--output-root",
+        root,
+        "--master",
+        "local[2]",
+        "--marker",
+        str(work / "marker.json"),
+        "--run-logs",
+        str(work),
+        "--urldb",
+        str(work / "urldb"),
+        # the day names OUTPUT_ROOT/signatures (on S3 here, which the index refuses); unused with --dup-days 0
+        "--signatures",
+        str(work / "signatures"),
+        # the catalogue as the job alone runs it: the link database's night is test_chain_links.py's subject
+        # (and would have to live on the cluster filesystem, not under this S3 root)
+        "--no-links",
+    ]
+    for stage in STAGES:
+        flags = ["--staging", str(work / f"stage-{stage}"), *STEP_FLAGS.get(stage, []), *(extra or {}).get(stage, [])]
+        argv.append(f"--{stage}-args={shlex.join(flags)}")
+    return argv + list(day_flags)
+
+
+def start_day(
+    root: str,
+    work: pathlib.Path,
+    env: dict[str, str],
+    extra: dict[str, list[str]] | None = None,
+    day_flags: tuple[str, ...] = (),
+) -> subprocess.Popen:
+    """Start the day's chain (:func:`day_argv`); its output goes to ``work/day.log``."""
+    work.mkdir(parents=True, exist_ok=True)
+    for old in (work / "marker.json", pathlib.Path(failed_path(str(work / "marker.json")))):
+        old.unlink(missing_ok=True)
+    return _start(day_argv(root, work, extra, day_flags), env, work / "day.log")
+
+
+def step_running(work: pathlib.Path) -> str | None:
+    """The step the day started last (its ``day: TIME STEP`` line in ``work/day.log``), or None."""
+    try:
+        text = (work / "day.log").read_text(errors="replace")
+    except FileNotFoundError:
+        return None
+    started = re.findall(r"^day: \S+Z (\w+)$", text, re.M)
+    return started[-1] if started else None
+
+
+def finish_day(proc: subprocess.Popen, work: pathlib.Path, t0: float, timeout: float = 600) -> list[JobRun]:
+    """Wait for the day; one run per step that ran, in order, as :func:`run_day` returns them: each
+    with its exit code (the marker's), its summary and the day's whole log. A day killed before it
+    wrote a marker is one run named ``day`` with the process's exit code and no summary."""
+    rc = proc.wait(timeout)
+    seconds = round(time.monotonic() - t0, 1)
+    log = (work / "day.log").read_text(errors="replace")
+    marker_file = next(
+        (p for p in (work / "marker.json", pathlib.Path(failed_path(str(work / "marker.json")))) if p.exists()), None
+    )
+    if marker_file is None:
+        return [JobRun("day", rc, seconds, None, log)]
+    marker = Marker.from_dict(json.loads(marker_file.read_text()))
+    runs = []
+    for stage in STAGES:
+        code = getattr(marker, f"{stage}_rc")
+        if code is None:
+            break
+        summary_file = work / "summaries" / f"{stage}.json"
+        summary = json.loads(summary_file.read_text()) if summary_file.exists() else None
+        runs.append(JobRun(stage, code, round(float((summary or {}).get("seconds", seconds)), 1), summary, log))
+    return runs
+
+
 def run_day(
     root: str, work: pathlib.Path, env: dict[str, str], extra: dict[str, list[str]] | None = None
 ) -> list[JobRun]:
-    """The three jobs in order, each only after the one before it exited 0 (as run-day.sh)."""
-    runs = []
-    for stage in STAGES:
-        r = run_job(stage, root, work, env, *(extra or {}).get(stage, []))
-        runs.append(r)
-        if r.rc != 0:
-            break
-    return runs
+    """The day's chain in one process (``dailyslice day``): each step only after the one before it
+    exited 0, as the night runs them; the runs of the steps that ran (:func:`finish_day`)."""
+    t0 = time.monotonic()
+    return finish_day(start_day(root, work, env, extra), work, t0)
 
 
 def _download(client: Any, bucket: str, prefix: str, dest: pathlib.Path) -> list[str]:

@@ -1,6 +1,8 @@
-"""The fault matrix: a small real day through preprocess -> index -> catalogue (each job its own
-process, as the nightly job runs them) against a real S3 server (SeaweedFS), with one fault
-injected per case, held against a clean run of the same day.
+"""The fault matrix: a small real day through preprocess -> index -> catalogue (``dailyslice day``,
+the chain in one process, as the nightly job runs it) against a real S3 server (SeaweedFS), with
+one fault injected per case, held against a clean run of the same day. A fault aimed at preprocess
+fires while the day's log names preprocess as the running step; a case about one job alone (the
+full staging disk, two runs of preprocess at once) starts that job as its own process.
 
 Every case ends in one of two states, and the test says which it expects:
 
@@ -155,20 +157,20 @@ def test_d_python_worker_killed_mid_task(seaweed, day, clean, tmp_path) -> None:
     c, bucket, root = day
     env = pipeline.job_env(seaweed.env())
     t0 = time.monotonic()
-    proc = pipeline.start_job("preprocess", root, tmp_path, env, "--master", "local[2,3]")
+    proc = pipeline.start_day(root, tmp_path, env, day_flags=("--master", "local[2,3]"))
     killed = 0
     deadline = time.monotonic() + 240
     while proc.poll() is None and not killed and time.monotonic() < deadline:
         busy = [w for w in _workers(proc) if w.cpu_times().user > 0.3]
-        if busy:
+        if busy and pipeline.step_running(tmp_path) == "preprocess":
             busy[0].kill()
             killed += 1
         time.sleep(0.1)
-    pre = pipeline.finish_job("preprocess", proc, tmp_path, t0)
-    assert killed == 1, "no busy Python worker seen: the fault did not fire"
-    assert pre.rc == 0, pre.tail()
+    runs = pipeline.finish_day(proc, tmp_path, t0)
+    pre = runs[0]
+    assert killed == 1, "no busy Python worker seen while preprocess ran: the fault did not fire"
+    assert pre.stage == "preprocess" and pre.rc == 0, pre.tail()
     assert "Lost task" in pre.log  # Spark saw the task fail and ran it again
-    runs = [pre] + [pipeline.run_job(s, root, tmp_path, env) for s in ("index", "catalogue")]
     assert_complete(c, bucket, tmp_path, clean, runs)
     record("d", "complete", time.monotonic() - t0, workers_killed=killed, s3=retries_of(runs))
 
@@ -180,15 +182,16 @@ def test_e_driver_killed_mid_day_then_next_attempt(seaweed, day, clean, tmp_path
     c, bucket, root = day
     env = pipeline.job_env(seaweed.env())
     t0 = time.monotonic()
-    proc = pipeline.start_job("preprocess", root, tmp_path / "attempt1", env)
+    proc = pipeline.start_day(root, tmp_path / "attempt1", env)
     deadline = time.monotonic() + 240
     while proc.poll() is None and time.monotonic() < deadline:
-        if _workers(proc) and "preprocess: " in (tmp_path / "attempt1" / "preprocess.log").read_text():
+        if _workers(proc) and pipeline.step_running(tmp_path / "attempt1") == "preprocess":
             break
         time.sleep(0.1)
-    assert proc.poll() is None, "the job ended before it could be killed"
+    assert proc.poll() is None, "the day ended before it could be killed"
+    assert pipeline.step_running(tmp_path / "attempt1") == "preprocess", "killed after preprocess"
     os.killpg(proc.pid, signal.SIGKILL)
-    first = pipeline.finish_job("preprocess", proc, tmp_path / "attempt1", t0)
+    (first,) = pipeline.finish_day(proc, tmp_path / "attempt1", t0)
     assert first.rc != 0 and first.summary is None
     after = assert_no_partial_success(c, bucket, tmp_path / "attempt1", clean)
     assert not any(after.keys.values()), after.keys  # nothing was published
@@ -241,16 +244,17 @@ def test_c_s3_server_restarted_mid_day(seaweed, day, clean, tmp_path) -> None:
     c, bucket, root = day
     env = pipeline.job_env(seaweed.env())
     t0 = time.monotonic()
-    proc = pipeline.start_job("preprocess", root, tmp_path, env)
+    proc = pipeline.start_day(root, tmp_path, env)
     deadline = time.monotonic() + 240
     while proc.poll() is None and not _workers(proc) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert proc.poll() is None, "preprocess ended before the restart"
+    assert proc.poll() is None, "the day ended before the restart"
+    assert pipeline.step_running(tmp_path) == "preprocess", "restarted after preprocess"
     down = time.monotonic()
     seaweed.restart(down_seconds=2, crash=True)
     gap = time.monotonic() - down
-    pre = pipeline.finish_job("preprocess", proc, tmp_path, t0)
-    runs = [pre] + ([pipeline.run_job(s, root, tmp_path, env) for s in ("index", "catalogue")] if pre.rc == 0 else [])
+    runs = pipeline.finish_day(proc, tmp_path, t0)
+    pre = runs[0]
     assert_complete(seaweed.client(), bucket, tmp_path, clean, runs)
     record(
         "c",
@@ -271,15 +275,15 @@ def test_g_two_runs_of_the_same_day_at_once(seaweed, day, clean, tmp_path) -> No
     c, bucket, root = day
     env = pipeline.job_env(seaweed.env())
     t0 = time.monotonic()
-    a = pipeline.start_job("preprocess", root, tmp_path / "a", env)
+    a = pipeline.start_day(root, tmp_path / "a", env)  # the whole day: its preprocess step holds the lease
     deadline = time.monotonic() + 60
     while not _holds_lease(c, bucket) and a.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     b = pipeline.run_job("preprocess", root, tmp_path / "b", env)
-    first = pipeline.finish_job("preprocess", a, tmp_path / "a", t0)
-    assert first.rc == 0, first.tail()
+    runs = pipeline.finish_day(a, tmp_path / "a", t0)
+    first = runs[0]
+    assert first.stage == "preprocess" and first.rc == 0, first.tail()
     assert b.rc == 5 and b.summary["busy"] is True and "another run of this day is publishing" in b.log
-    runs = [first] + [pipeline.run_job(s, root, tmp_path / "a", env) for s in ("index", "catalogue")]
     assert_complete(c, bucket, tmp_path / "a", clean, runs)
 
     # both at once again, the second waiting for the first: two complete runs in turn

@@ -1,6 +1,6 @@
 """Preprocess -> index -> catalogue end to end against a real S3 server (SeaweedFS on
-loopback, not moto's mock), each job its own process as the nightly job runs them, on a small
-real day; a second run of the day publishes the same content (idempotent). The first run is the
+loopback, not moto's mock), the chain in one ``dailyslice day`` process as the nightly job runs
+it, on a small real day; a second run of the day publishes the same content (idempotent). The first run is the
 session's clean run of the day (``clean_day``, which the fault matrix holds its cases against)."""
 
 from __future__ import annotations
