@@ -81,8 +81,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-links",
         action="store_true",
-        help="leave the link database alone: the catalogue runs without --links (the night's default merges the "
-        "day's graph edges into it, under the URL database's lease; docs/links.md)",
+        help="leave the link database alone: the catalogue runs without --links (the night's default on a local "
+        "output root merges the day's graph edges into it, under the URL database's lease; docs/links.md)",
     )
     p.add_argument("--exclusions", help="take-down list (default: OUTPUT_ROOT/_exclusions.jsonl when it exists)")
     p.add_argument("--master", help="Spark master (default: spark-submit's, else local[*])")
@@ -220,10 +220,15 @@ def light_night(archives: str) -> bool:
 
 
 def day_paths(a: argparse.Namespace) -> chain.DayPaths:
-    """Where the night ``a`` (the command line's) reads and writes, and whether it merges the links."""
-    return chain.DayPaths(
-        a.date, a.input_root, a.output_root, a.urldb, a.signatures, linkdb=a.linkdb, links=not a.no_links
-    )
+    """Where the night ``a`` (the command line's) reads and writes, and whether it merges the links.
+
+    The link database merges a day's graph edges read from a local (cluster filesystem) index day, so
+    a night publishing to ``s3://`` leaves it alone unless ``--linkdb`` is given, rather than merging
+    nothing each night (docs/links.md); an ``s3://`` ``--linkdb`` is refused."""
+    if a.linkdb and storage.is_s3(a.linkdb):
+        raise UsageError(f"day: --linkdb {a.linkdb}: the link database lives on a local or cluster filesystem")
+    links = not a.no_links and (bool(a.linkdb) or not storage.is_s3(a.output_root))
+    return chain.DayPaths(a.date, a.input_root, a.output_root, a.urldb, a.signatures, linkdb=a.linkdb, links=links)
 
 
 def close_day(

@@ -13,6 +13,7 @@ import pyarrow.dataset as ds
 import pytest
 
 from jobs import day
+from lib.errors import UsageError
 from lib.links import linkdb
 from lib.orchestration import chain
 from lib.store import layout
@@ -78,3 +79,12 @@ def test_no_links_leaves_the_link_database_alone(tmp_path):
         ["--date", "2026-01-15", "--input-root", "/i", "--output-root", str(tmp_path), "--linkdb", "/elsewhere/db"]
     )
     assert day.plan_options(a, day.day_paths(a), None)["catalogue"].linkdb == "/elsewhere/db"
+
+
+def test_a_night_on_s3_merges_links_only_into_a_local_link_database(tmp_path):
+    base = ["--date", "2026-01-15", "--input-root", "/i", "--output-root", "s3://bucket/out"]
+    assert day.day_paths(day.parser().parse_args(base)).links is False, "an S3 index day has no local edges"
+    named = day.day_paths(day.parser().parse_args(base + ["--linkdb", str(tmp_path / "db")]))
+    assert named.links is True and named.linkdb_dir == str(tmp_path / "db")
+    with pytest.raises(UsageError, match="--linkdb s3://bucket/db"):
+        day.day_paths(day.parser().parse_args(base + ["--linkdb", "s3://bucket/db"]))
