@@ -7,6 +7,7 @@ holds none of the archives. Three ``dailyslice swap-server`` processes for the m
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import urllib.parse
@@ -155,3 +156,53 @@ def test_service_serves_a_day_read_from_swap(net, services, swap_day):
 
 def _args(server: str, dest: str) -> argparse.Namespace:
     return dl.parse_args(["--server", server, "--day", DAY, "--dest", dest, "--jobs", "2"])
+
+
+def test_download_client_from_swap_resumes_through_a_stopped_server(net, services, swap_day, tmp_path):
+    """The download client against the service over the SWAP root: half the files, one left half
+    written (a killed run), then a holder stopped mid-download: files it holds (or whose day marker
+    it holds) fail with a clear 503 and nothing in place, the rest still come through server 0's
+    redirects; a whole run meanwhile is refused and writes no manifest; once the server is back, a
+    re-run resumes the half file, skips what is there, verifies every sha256 and writes the marker."""
+    swap, _, _ = services
+    c = CollectionDef.from_json(next(x for x in net.client(0).collections() if x["name"] == COLL))
+    holder = {p: c.layout.holder("root/" + p).server for p in swap_day}
+    dest = tmp_path / "dl"
+    with httpx.Client(base_url=swap, timeout=60, follow_redirects=True) as h:
+        files = dl.manifest(h, [("day", DAY)])["files"]
+        first, rest = files[: len(files) // 2], files[len(files) // 2 :]
+        for e in first:
+            r = dl.fetch_one(h, e, str(dest))
+            assert r.status == "fetched", r
+        half = rest[0]
+        part = dest / (half["path"] + ".part")
+        part.parent.mkdir(parents=True, exist_ok=True)
+        part.write_bytes(swap_day[half["path"]][: half["size"] // 2])
+        k = max((1, 2), key=lambda i: sum(holder[e["path"]] == net.urls[i] for e in rest))
+        net.stop(k)
+        try:
+            for e in rest:
+                r = dl.fetch_one(h, e, str(dest))
+                marker = "/".join(e["path"].split("/")[:3]) + "/_SUCCESS"  # KIND/YYYY-MM/DD
+                if net.urls[k] in (holder[e["path"]], holder[marker]):
+                    assert r.status == "failed" and "503" in r.error and e["path"] in r.error, r
+                    assert not (dest / e["path"]).exists()
+                else:
+                    assert r.status in ("fetched", "resumed"), r
+                    assert (dest / e["path"]).read_bytes() == swap_day[e["path"]]
+            assert any(net.urls[k] == holder[e["path"]] for e in rest)
+            with pytest.raises(dl.UsageError, match="503"):
+                dl.run(_args(swap, str(dest)), io.StringIO())
+            assert not (dest / dl.MANIFEST).exists()
+        finally:
+            net.start(k)
+            net.wait(k)
+            net.wait_peers()
+    out = io.StringIO()
+    assert dl.run(_args(swap, str(dest)), out) == 0, out.getvalue()
+    assert "resumed" in out.getvalue() or not part.exists()
+    done = json.loads((dest / dl.MANIFEST).read_text())
+    assert sorted(f["path"] for f in done["files"]) == sorted(e["path"] for e in files)
+    for e in files:
+        assert (dest / e["path"]).read_bytes() == swap_day[e["path"]]
+    assert not list(dest.rglob("*.part"))
