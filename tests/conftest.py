@@ -170,3 +170,7 @@ def spark(s3_server, tmp_path_factory):
 
 # two days of real archives, built once per run (tests/fixtures_days.py)
 from tests.fixtures_days import corpus_days  # noqa: E402,F401
+
+# a published demo day (sample crawl -> preprocess -> index -> catalogue), once per run: the service's
+# tests and the SWAP network's (tests/placement/test_swap_read.py, the day published into a collection)
+from tests.serve.fixtures_http import published_root  # noqa: E402,F401

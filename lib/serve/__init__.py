@@ -14,7 +14,7 @@ payload), ``catalogue_api`` (the catalogue's queries), ``cdx_api`` (the CDX Serv
 files), ``register_api`` (archive files registered over HTTP), ``browse_api`` and ``browse_pages``
 (a collection's files, records, URLs and URL search, as JSON and as pages), ``subindex_api``
 (on-demand sub-indices), ``updates_api`` (index updates), ``community_api`` (community uploads),
-``feed_api`` (``logs.csv`` as a feed),
+``feed_api`` (``logs.csv`` as a feed), ``swap_root`` (a published root in a SWAP collection),
 ``opensearch`` (the description document), ``errors`` and ``http_errors`` (errors and their HTTP
 answers), ``server`` (uvicorn on a bound socket), ``__main__`` (``python -m lib.serve``, ``dailyslice serve``).
 """

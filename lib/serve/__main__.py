@@ -27,7 +27,8 @@ def parser() -> argparse.ArgumentParser:
         action="append",
         required=True,
         metavar="[DC=]ROOT",
-        help="published root (local path or s3://); repeat with DC=ROOT for more data centers",
+        help="published root (local path, s3:// or a SWAP collection http://SERVER/get/COLL/PREFIX); "
+        "repeat with DC=ROOT for more data centers",
     )
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8080, help="0: any free port (the URL is printed)")
@@ -72,7 +73,9 @@ def main(argv: list[str] | None = None) -> int:
         args.cache,
         max_range_days=args.max_range_days,
         replay_url=args.replay,
-        archive_roots=[a if a.startswith("s3://") else os.path.abspath(a) for a in args.archives],
+        archive_roots=[
+            a if a.startswith(("s3://", "http://", "https://")) else os.path.abspath(a) for a in args.archives
+        ],
         serve_noarchive=args.serve_noarchive,
         write_token=os.environ.get("DAILYSLICE_CDX_TOKEN") or None,  # from the environment: never in ps
     )

@@ -281,7 +281,7 @@ def create_app(
     )
     app.include_router(catalogue_router({dc: r for dc, r in roots.items()}))
     app.include_router(cdx_router(dict(roots), write_token))  # a collection per data center's root
-    local = {dc: r for dc, r in roots.items() if not r.startswith("s3://")}
+    local = {dc: r for dc, r in roots.items() if not r.startswith(("s3://", "http://", "https://"))}
     if local:  # files are registered into a local root's catalogue only
         app.include_router(register_router(local, list(archive_roots or []), write_token))
         app.include_router(browse_router(local, list(archive_roots or [])))
@@ -315,5 +315,5 @@ def roots_from_args(values: list[str]) -> dict[str, str]:
             dc, root = ("default" if "default" not in out else f"dc{len(out)}"), v
         if dc in out:
             raise ValueError(f"data center {dc!r} given twice")
-        out[dc] = root if root.startswith("s3://") else os.path.abspath(root)
+        out[dc] = root if root.startswith(("s3://", "http://", "https://")) else os.path.abspath(root)
     return out

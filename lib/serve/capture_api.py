@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 from typing import Any, Callable
 from urllib.parse import quote
 
@@ -53,13 +54,20 @@ def record_finder(roots: dict[str, str], engine: Callable[[], Any]) -> Callable[
     day only when the stores do not cover them all."""
 
     def find(record_id: str) -> dict | None:
+        page = _find(record_id)
+        root = roots.get(page["dc"]) if page else None
+        if page and root and storage.httpread.is_http(root) and page.get("warc_file"):
+            page = dict(page, warc_file=on_swap_root(page["warc_file"], root))
+        return page
+
+    def _find(record_id: str) -> dict | None:
         eng = engine()
         served = {d.isoformat() for d in eng.days()}
         covered: set[str] = set()
         whole = True
         for root in roots.values():
             store = os.path.join(root, recordstore.FOLDER)
-            if storage.is_s3(root):
+            if storage.is_s3(root) or storage.httpread.is_http(root):  # no record store read remotely: scan
                 whole = False
                 continue
             try:
@@ -79,6 +87,17 @@ def record_finder(roots: dict[str, str], engine: Callable[[], Any]) -> Callable[
     return find
 
 
+_WARC_DAY = re.compile(r"(?:^|/)(warc/\d{4}-\d{2}/\d{2}/[^?#]+)$")
+
+
+def on_swap_root(warc_file: str, root: str) -> str:
+    """A page's archive pointer as read from a SWAP root: the pointer names the file where the day
+    was preprocessed (``.../warc/YYYY-MM/DD/NAME``); the day's archives are published with it, so
+    the same ``warc/...`` path below the root is the copy to read. Any other pointer is kept."""
+    m = _WARC_DAY.search(warc_file)
+    return f"{root.rstrip('/')}/{m[1]}" if m else warc_file
+
+
 def completeness_finder(roots: dict[str, str]) -> Callable[[str], dict | None]:
     """``answer(record_id)``: how complete the published page ``record_id`` is in time
     (lib.catalogue.completeness), from the first local root whose record store has it; the
@@ -86,7 +105,7 @@ def completeness_finder(roots: dict[str, str]) -> Callable[[str], dict | None]:
 
     def answer(record_id: str) -> dict | None:
         for dc, root in roots.items():
-            if storage.is_s3(root):
+            if storage.is_s3(root) or storage.httpread.is_http(root):
                 continue
             try:
                 got = completeness.for_record(storage.local_path(root), record_id)

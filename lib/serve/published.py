@@ -1,6 +1,7 @@
 """Which published files match a filter, where they are, their sha256, and ranged reads of them.
 
-A store maps data-center names to published roots (local paths, ``file://`` or ``s3://``) in the
+A store maps data-center names to published roots (local paths, ``file://``, ``s3://`` or a SWAP
+collection's ``http://SERVER/get/COLLECTION/PREFIX``, :mod:`lib.serve.swap_root`) in the
 bucket layout ``ROOT/{index,preprocessed,catalogue}/YYYY-MM/DD`` (:mod:`lib.store.layout`). Only
 complete days count: a day folder of a kind is served once its ``_SUCCESS`` exists.
 
@@ -38,6 +39,7 @@ from typing import Iterable, Iterator
 
 from botocore.exceptions import ClientError
 
+from lib.serve import swap_root
 from lib.serve.errors import NotFound, QueryError
 from lib.store import atomic, s3, storage
 from lib.store.layout import CATALOGUE, INDEX, LANG_PREFIX, PREPROCESSED, SUCCESS, day_suffix
@@ -168,7 +170,7 @@ class SliceStore:
         for dc in roots:
             if not _DC_RE.match(dc):
                 raise ValueError(f"bad data-center name {dc!r}")
-        self.roots = {dc: r.rstrip("/") if is_s3(r) else os.path.realpath(local_path(r)) for dc, r in roots.items()}
+        self.roots = {dc: r.rstrip("/") if _remote(r) else os.path.realpath(local_path(r)) for dc, r in roots.items()}
         self.max_days = max_days
         self.cache_dir = cache_dir
         self._lock = threading.Lock()
@@ -293,6 +295,8 @@ class SliceStore:
         rel = f"{kind}/{day_suffix(day)}/{SUCCESS}"
         if is_s3(root):
             return storage.exists(f"{root}/{rel}")
+        if swap_root.is_swap(root):
+            return swap_root.exists(f"{root}/{rel}")
         p = os.path.join(root, rel)
         return os.path.isfile(p) and not os.path.islink(p) and self._inside(root, p)
 
@@ -302,6 +306,8 @@ class SliceStore:
             prefix = f"{k}/{rel}/".lstrip("/")
             pages = s3.client().get_paginator("list_objects_v2").paginate(Bucket=b, Prefix=prefix, Delimiter="/")
             return [p["Prefix"][len(prefix) :].rstrip("/") for page in pages for p in page.get("CommonPrefixes", [])]
+        if swap_root.is_swap(root):
+            return swap_root.children(root, rel)
         p = os.path.join(root, rel)
         return sorted(os.listdir(p)) if os.path.isdir(p) and not os.path.islink(p) else []
 
@@ -316,6 +322,12 @@ class SliceStore:
                     rel = obj["Key"][len(base) :]
                     if _SAFE_PATH_RE.match(rel):
                         yield _Found(rel, f"s3://{b}/{obj['Key']}", int(obj["Size"]), obj.get("ETag", "").strip('"'))
+            return
+        if swap_root.is_swap(root):
+            for x in swap_root.listed(f"{root}/{prefix}"):
+                rel = x.uri[len(root) + 1 :]
+                if _SAFE_PATH_RE.match(rel):
+                    yield _Found(rel, x.uri, x.size, x.etag.strip('"'))
             return
         top = os.path.join(root, prefix)
         for dirpath, dirnames, names in os.walk(top):
@@ -395,6 +407,11 @@ class SliceStore:
                     raise NotFound(f"no file {path!r} in data center {dc!r}") from None
                 raise
             f = _Found(path, f"s3://{b}/{key}", int(head["ContentLength"]), head.get("ETag", "").strip('"'))
+        elif swap_root.is_swap(root):
+            got = swap_root.head(f"{root}/{path}")
+            if got is None:
+                raise NotFound(f"no file {path!r} in data center {dc!r}")
+            f = _Found(path, f"{root}/{path}", got[0], got[1].strip('"'))
         else:
             p = os.path.join(root, *segs)
             if not self._inside(root, p) or not os.path.isfile(p):
@@ -408,17 +425,27 @@ class SliceStore:
     def uri(self, entry: FileEntry) -> str:
         """Where ``entry`` is stored (a resolved entry only: never a path from a request)."""
         root = self.roots[entry.dc]
-        return f"{root}/{entry.path}" if is_s3(root) else os.path.join(root, *entry.path.split("/"))
+        return f"{root}/{entry.path}" if _remote(root) else os.path.join(root, *entry.path.split("/"))
 
     def read(self, entry: FileEntry, start: int = 0, end: int | None = None) -> Iterator[bytes]:
         """Bytes ``[start, end)`` of a resolved file, in chunks (never the whole file at once)."""
         end = entry.size if end is None else min(end, entry.size)
+        if swap_root.is_swap(self.uri(entry)) and start < end:  # asked now: an unreachable holder is a 503
+            return swap_root.read_range(self.uri(entry), start, end)
         return read_range(self.uri(entry), start, end)
+
+
+def _remote(root: str) -> bool:
+    """An ``s3://`` or SWAP (``http(s)://``) root: kept as given, not resolved as a local path."""
+    return is_s3(root) or swap_root.is_swap(root)
 
 
 def read_range(uri: str, start: int, end: int) -> Iterator[bytes]:
     """Bytes ``[start, end)`` of a local file or S3 object, in chunks of CHUNK (never the whole file)."""
     if start >= end:
+        return
+    if swap_root.is_swap(uri):
+        yield from swap_root.read_range(uri, start, end)
         return
     if is_s3(uri):
         stream = S3Stream(uri, start, end)

@@ -177,8 +177,8 @@ def ensure_built(root: str, day: dt.date, cache_dir: str, dc: str, batch: int | 
 
 
 def _local(uri: str, tmp: str) -> str:
-    """A local path for ``uri`` (s3:// objects are copied into ``tmp``)."""
-    if not storage.is_s3(uri):
+    """A local path for ``uri`` (s3:// objects and SWAP files over http are copied into ``tmp``)."""
+    if not storage.is_s3(uri) and not storage.httpread.is_http(uri):
         return storage.local_path(uri)
     dest = os.path.join(tmp, hashlib.md5(uri.encode()).hexdigest() + "-" + uri.rsplit("/", 1)[-1])
     with storage.open_stream(uri) as src, open(dest, "wb") as out:

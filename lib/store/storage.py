@@ -1,4 +1,5 @@
-"""Storage URIs: local paths, ``file://`` and ``s3://bucket/prefix``.
+"""Storage URIs: local paths, ``file://``, ``s3://bucket/prefix`` and, for reading, ``http(s)://``
+(a SWAP server's ``/get/COLLECTION/PATH``: :mod:`lib.store.httpread`).
 
 Everything that touches input or output goes through here so that jobs see one API:
 list a folder recursively, open a file as a forward-only stream (never read whole),
@@ -75,6 +76,8 @@ def list_files(uri: str, suffixes: Iterable[str] | None = None) -> list[FileInfo
     suffixes = tuple(suffixes) if suffixes else None
     if is_s3(uri):
         found = list(_s3_list(uri))
+    elif httpread.is_http(uri):  # a SWAP collection's folder, through its servers' listing
+        found = [FileInfo(f.uri, f.size, f.etag) for f in httpread.list_files(uri)]
     else:
         root = local_path(uri)
         found = []
@@ -270,6 +273,8 @@ def folder_exists(uri: str) -> bool:
         prefix = prefix.rstrip("/")
         resp = s3.client().list_objects_v2(Bucket=bucket, Prefix=f"{prefix}/" if prefix else "", MaxKeys=1)
         return bool(resp.get("KeyCount") or resp.get("Contents")) or (bool(prefix) and exists(uri))
+    if httpread.is_http(uri):
+        return bool(list_files(uri)) or exists(uri)
     return os.path.exists(local_path(uri))
 
 
@@ -297,6 +302,8 @@ def read_bytes(uri: str) -> bytes:
     if is_s3(uri):
         b, k = split_s3(uri)
         return s3.client().get_object(Bucket=b, Key=k)["Body"].read()
+    if httpread.is_http(uri):
+        return httpread.read_bytes(uri)
     with open(local_path(uri), "rb") as f:
         return f.read()
 

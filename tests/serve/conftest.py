@@ -155,4 +155,4 @@ def server(store):
 
 
 # the HTTP service's fixtures (a published demo day with catalogue; the full service on it)
-from tests.serve.fixtures_http import published_root, service  # noqa: E402,F401
+from tests.serve.fixtures_http import service  # noqa: E402,F401  (published_root: tests/conftest.py)

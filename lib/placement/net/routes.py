@@ -5,6 +5,8 @@
   does; 404 for a missing file or an unknown collection.
 - ``PUT /put/<collection>/<path>``: stored on this server's slice, else **307** to the holder (so
   ``curl -L -T`` re-sends the body to it); 201 on success.
+- ``GET /list/<collection>[/<prefix>]``: the files below a folder, the union over every slice
+  (:mod:`lib.placement.net.listing`).
 - management: ``POST /mgmt/collections`` (create), ``GET /mgmt/collections``,
   ``GET /mgmt/attr/<collection>/<path>`` (file attributes), ``DELETE /mgmt/data/<collection>/<path>``,
   ``POST /mgmt/rebalance/<collection>``, ``GET /mgmt/status`` and the status page ``/``.
@@ -22,7 +24,7 @@ from urllib.parse import quote
 
 from aiohttp import web
 
-from lib.placement.net import moves, peer_api, status
+from lib.placement.net import listing, moves, peer_api, status
 from lib.placement.net.common import NODE
 from lib.placement.net.common import body_chunks as _body
 from lib.placement.net.common import err as _err
@@ -253,6 +255,7 @@ def make_app(node: SwapNode, primary: str | None = None) -> web.Application:
     r = app.router
     r.add_get("/get/{tail:.+}", get)  # also answers HEAD
     r.add_put("/put/{tail:.+}", put, expect_handler=expect)
+    r.add_get("/list/{tail:.+}", listing.list_files)
     r.add_post("/mgmt/collections", create_collection)
     r.add_get("/mgmt/collections", list_collections)
     r.add_get("/mgmt/attr/{tail:.+}", attr)
