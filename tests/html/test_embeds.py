@@ -211,7 +211,19 @@ EMBED_URLS = [
     "x\\y",
     "é.png",
 ]
-EMBED_RELS = ["stylesheet", "StyleSheet alternate", "preload", "alternate\xa0stylesheet", "stylesheets", "icon", ""]
+EMBED_RELS = [
+    "stylesheet",
+    "StyleSheet alternate",
+    "preload",
+    "alternate\xa0stylesheet",
+    "stylesheets",
+    "icon",
+    "",
+    "x\u3000STYLESHEET\x1c",
+    "xstylesheet",
+    "a\u2028stylesheet\u205f",
+    "stylesheet\u00e9",
+]
 
 
 @pytest.mark.skipif(walk.WALK is None, reason="walker not built (tests/html/test_native_walk.py says why)")

@@ -291,8 +291,7 @@ static int boiler_token(const unsigned char *p, size_t n) {
     return hit;
 }
 
-/* some token of v (split at Unicode whitespace, as str.split() splits) is one ``is`` says yes to */
-static int some_token(const lexbor_str_t *v, int (*is)(const unsigned char *, size_t)) {
+static int boiler_value(const lexbor_str_t *v) {
     if (v == NULL || v->data == NULL) return 0;
     const unsigned char *p = v->data, *end = p + v->length;
     while (p < end) {
@@ -300,12 +299,10 @@ static int some_token(const lexbor_str_t *v, int (*is)(const unsigned char *, si
         if (k) { p += k; continue; }
         const unsigned char *start = p;
         do { p++; } while (p < end && !ws_len(p, end));
-        if (is(start, (size_t) (p - start))) return 1;
+        if (boiler_token(start, (size_t) (p - start))) return 1;
     }
     return 0;
 }
-
-static int boiler_value(const lexbor_str_t *v) { return some_token(v, boiler_token); }
 
 
 /* boilerplate.is_boilerplate: a boilerplate tag or attribute (BY_TAG), class or id word (BY_WORD), or
@@ -1344,9 +1341,19 @@ static PyObject *attr_or_none(const lxb_dom_element_t *el, uintptr_t id) {
     return str_of(v);
 }
 
-/* "stylesheet" as a token of rel.lower().split(): no non-ASCII character lowers to one of its
- * letters, so an ASCII comparison in any case is the same */
-static int is_stylesheet(const unsigned char *p, size_t n) { return eq_ci(p, n, "stylesheet"); }
+/* "stylesheet" is one of the tokens of rel.lower().split(): an occurrence in any case (no non-ASCII
+ * character lowers to one of its letters) with Unicode whitespace or an end on either side */
+static int rel_stylesheet(const lexbor_str_t *v) {
+    if (v == NULL || v->data == NULL) return 0;
+    const unsigned char *p = v->data, *end = p + v->length;
+    for (size_t i = 0; i + 10 <= v->length; i++) {
+        if (!prefix_ci(p + i, 10, "stylesheet")) continue;
+        int before = i == 0 || ws_len(p + i - 1, end) == 1 || (i >= 2 && ws_len(p + i - 2, end) == 2)
+                     || (i >= 3 && ws_len(p + i - 3, end) == 3);
+        if (before && (i + 10 == v->length || ws_len(p + i + 10, end) > 0)) return 1;
+    }
+    return 0;
+}
 
 /* one matched element: its URL attribute ``id`` resolved into column col; ``sized`` (or NULL) the
  * element whose width and height go beside it */
@@ -1397,7 +1404,7 @@ static int embed_of(links_t *ctx, const lxb_dom_node_t *n, uintptr_t tag) {
             return 0;
         case LXB_TAG_LINK: {  /* "link[rel][href]" whose rel says stylesheet */
             const lexbor_str_t *rel = attr_value(el, LXB_DOM_ATTR_REL, &present);
-            if (!present || !some_token(rel, is_stylesheet)) return 0;
+            if (!present || !rel_stylesheet(rel)) return 0;
             return add_embed(ctx, EMB_STYLESHEET, el, LXB_DOM_ATTR_HREF, NULL);
         }
         default: return 0;
