@@ -25,6 +25,8 @@ import jstyleson
 from selectolax.lexbor import LexborHTMLParser
 
 from lib.html import discussion, maintext, roots, walk
+from lib.html.embeds import COLUMNS as EMBED_COLUMNS
+from lib.html.embeds import MAX_EACH as EMBEDS_EACH
 from lib.html.embeds import embeds
 from lib.pages.directives import DEFAULT_AGENTS, TDM_META, link_rel
 
@@ -149,7 +151,7 @@ def extract(
     ``meta_names``: the ``<meta name>`` values (lowercase) collected into :attr:`Page.metas`."""
     tree = LexborHTMLParser(html if utf8 is None else utf8)
     page = Page()
-    first, resolve, raw_links, strays = _fields_and_links(tree, url)
+    first, resolve, raw_links, strays, embedded = _fields_and_links(tree, url)
     page.metas = _metas(tree, meta_names, bool(strays & _STRAY_BIT["meta"]))
     title = first.get("title")
     page.title = _clean(title.text()) if title is not None else ""
@@ -195,7 +197,8 @@ def extract(
         elif rel is None and links[at][2] is not None:  # followed somewhere on the page: followed
             links[at] = (*key, None)
 
-    page.embeds = embeds(tree, resolve)  # one query of its own, resolved as the links are
+    # the compiled links walk collected them; else one query of their own, resolved as the links are
+    page.embeds = dict(zip(EMBED_COLUMNS, embedded)) if embedded is not None else embeds(tree, resolve)
 
     posts = bool(strays & _POST_MARKUP)
     if main_html:
@@ -292,11 +295,12 @@ def anchor_text(a) -> str:
     return anchor
 
 
-def _fields_and_links(tree: LexborHTMLParser, url: str) -> tuple[dict, LinkResolver, Any, int]:
+def _fields_and_links(tree: LexborHTMLParser, url: str) -> tuple[dict, LinkResolver, Any, int, tuple | None]:
     """The first node each selector of _FIELDS matches in document order (what css_first
     returns), the page's link resolver (against ``<base href>`` when there is one), its
-    ``a[href]`` (:func:`_links`) and what may be on the page: bits of _STRAY_BIT (a ``<meta>``
-    outside ``<head>``...) and _POST_MARKUP.
+    ``a[href]`` (:func:`_links`), what may be on the page: bits of _STRAY_BIT (a ``<meta>``
+    outside ``<head>``...) and _POST_MARKUP, and the embed columns the compiled walk collected
+    (lib.html.embeds.COLUMNS' lists in that order; None: left to :func:`lib.html.embeds.embeds`).
 
     <head> precedes every element of the document but <html>, so a match inside it is the
     first: the whole document is searched only for what it lacks. That search visits every
@@ -307,18 +311,21 @@ def _fields_and_links(tree: LexborHTMLParser, url: str) -> tuple[dict, LinkResol
     if head is not None:
         _take_first(head.css(_IN_HEAD), _FIELDS, first)
     missing = {sel: tag for sel, tag in _FIELDS.items() if sel not in first}
-    links = None
+    links = embedded = None
     strays = _STRAY_BIT["meta"] | _POST_MARKUP  # unknown: as if some <meta> stood outside <head>
     if walk.WALK is not None and head is not None and root is not None:
         resolve = _resolver(url, first)
-        links, strays = walk.WALK.links(root.mem_id, resolve.origin, head.mem_id)
+        links, strays, embedded = walk.WALK.links(root.mem_id, resolve.origin, head.mem_id, resolve, EMBEDS_EACH)
         missing = {sel: tag for sel, tag in missing.items() if strays & _STRAY_BIT[tag]}
     if missing:
         _take_first(tree.css(",".join(missing)), missing, first)
     if links is None or ("base[href]" in missing and "base[href]" in first):  # (again) against that <base>
         resolve = _resolver(url, first)
-        links = _links(tree, resolve.origin)
-    return first, resolve, links, strays
+        if walk.WALK is not None and root is not None:
+            links, _, embedded = walk.WALK.links(root.mem_id, resolve.origin, None, resolve, EMBEDS_EACH)
+        else:
+            links, embedded = _links(tree, resolve.origin), None
+    return first, resolve, links, strays, embedded
 
 
 def _resolver(url: str, first: dict) -> LinkResolver:

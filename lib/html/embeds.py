@@ -16,7 +16,10 @@ page's own link resolver, lib.html.content.LinkResolver), http(s) only, fragment
 (``data:`` images, ``javascript:`` and the like are left out). Each list keeps document order
 and a URL once (its first occurrence), at most :data:`MAX_EACH` entries; an empty list is null,
 as Resilipipe writes the module columns. One CSS query over the document finds them all
-(:data:`SELECTOR`, in document order).
+(:data:`SELECTOR`, in document order): this is the reference, the pure-Python path's. In
+production the compiled links walk (lib/html/native/lexwalk.c, ``embed_of``) collects the same
+columns in the pass it makes over every element anyway (tests/html/test_embeds.py and
+test_native_walk.py hold the two equal).
 """
 
 from __future__ import annotations

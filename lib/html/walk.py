@@ -31,7 +31,7 @@ from lib.html import rules
 DIST = "daily-index-slice"
 #: what this module expects of the compiled walker (lexwalk.c's API): a module built from older
 #: source (an install not rebuilt after an update) is not used
-API = 7
+API = 8
 
 #: a link as the walker reports it: (href or None, anchor text, URL or None, rel or None)
 Link = tuple[str | None, str, str | None, str | None]
@@ -52,6 +52,10 @@ class Walker(Protocol):
     def links(self, mem_id: int, origin: str | None, /) -> list[Link]: ...
     @overload
     def links(self, mem_id: int, origin: str | None, head_mem_id: int | None, /) -> tuple[list[Link], int]: ...
+    @overload
+    def links(
+        self, mem_id: int, origin: str | None, head_mem_id: int | None, resolver: Any, max_each: int, /
+    ) -> tuple[list[Link], int, tuple[list | None, ...]]: ...
 
 
 def from_installed_project(dotted: str = "lib.html._lexwalk") -> ModuleType | None:

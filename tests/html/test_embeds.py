@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import glob
 import gzip
+import random
 import re
 from urllib.parse import urldefrag, urljoin
 
@@ -15,8 +16,11 @@ import lxml.html
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from warcio.archiveiterator import ArchiveIterator
 
+from lib.html import walk
 from lib.html.charset import decode_html
 from lib.html.content import extract
 from lib.html.embeds import COLUMNS, MAX_EACH
@@ -164,3 +168,91 @@ def test_the_metadata_store_carries_the_module_columns_from_the_pages(corpus):
     assert sum(1 for r in rows if r["image_links"]) > 10
     for col in owi.MEDIA_COLUMNS:
         assert out.column(col).to_pylist() == [r[col] for r in rows]
+
+
+# ------------------------------------------------ the compiled walk's embeds against lib.html.embeds
+# what the query and the walk must agree on: every tag of SELECTOR and near misses, sizes with and
+# without values, rel tokens in any case and with Unicode whitespace, <source> in and out of <video>,
+# SVG's own <script>, <base> in and out of <head>, hrefs that need urljoin, repeats past MAX_EACH
+EMBED_PARTS = [
+    "<img src='{u}' width=3 height>",
+    "<img src>",
+    "<img data-src='{u}'>",
+    "<IMG SRC='{u}' WIDTH='' HEIGHT=7>",
+    "<video src='{u}' width=5>",
+    "<video height=2><source src='{u}'><source src=''><track src='{u}'></video>",
+    "<audio><source src='{u}'></audio>",
+    "<video><div><source src='{u}'></div></video>",
+    "<iframe src='{u}' height=1></iframe>",
+    "<script src='{u}'></script>",
+    "<script>var x</script>",
+    "<svg><script href='{u}' src='{u}'></script></svg>",
+    "<link rel='{r}' href='{u}'>",
+    "<link rel href='{u}'>",
+    "<link href='{u}'>",
+    "<base href='{u}'>",
+    "<div><p>text</p>",
+]
+EMBED_URLS = [
+    "a.png",
+    "/r/x.css?q#f",
+    "//cdn.example/j.js",
+    "http://o.example/v.mp4",
+    "../up.gif",
+    "#f",
+    "data:x",
+    "javascript:x",
+    " /s p ",
+    "HTTPS://U.example/a",
+    "http:",
+    "/a//b",
+    "/./c",
+    "?q",
+    "x\\y",
+    "é.png",
+]
+EMBED_RELS = [
+    "stylesheet",
+    "StyleSheet alternate",
+    "preload",
+    "alternate\xa0stylesheet",
+    "stylesheets",
+    "icon",
+    "",
+    "x\u3000STYLESHEET\x1c",
+    "xstylesheet",
+    "a\u2028stylesheet\u205f",
+    "stylesheet\u00e9",
+]
+
+
+@pytest.mark.skipif(walk.WALK is None, reason="walker not built (tests/html/test_native_walk.py says why)")
+@settings(max_examples=800, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_the_walks_embeds_equal_the_querys_on_generated_pages(seed):
+    rnd = random.Random(seed)
+    parts = [
+        rnd.choice(EMBED_PARTS).format(u=rnd.choice(EMBED_URLS), r=rnd.choice(EMBED_RELS))
+        for _ in range(rnd.randint(0, 25))
+    ]
+    cut = rnd.randint(0, len(parts))
+    html = "<html><head>" + "".join(parts[:cut]) + "</head><body>" + "".join(parts[cut:])
+    url = rnd.choice(["http://h.example/a/b.html", "https://h.example/", "notaurl"])
+    got = extract(html, url).embeds
+    native = walk.WALK
+    walk.WALK = None
+    try:
+        want = extract(html, url).embeds
+    finally:
+        walk.WALK = native
+    assert got == want, html
+
+
+def test_the_walk_keeps_max_each_per_column():
+    if walk.WALK is None:
+        pytest.skip("walker not built")
+    html = "<body>" + "".join(f"<img src=/i{i}.png><script src=/s{i % 3}.js></script>" for i in range(MAX_EACH + 5))
+    got = extract(html, "http://h/").embeds
+    assert [d["src"] for d in got["image_links"]] == [f"http://h/i{i}.png" for i in range(MAX_EACH)]
+    assert got["script_links"] == ["http://h/s0.js", "http://h/s1.js", "http://h/s2.js"]
+    assert got["video_links"] is None

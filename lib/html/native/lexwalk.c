@@ -30,7 +30,7 @@
 
 #include "lexwalk_rules.h" /* the rules' tables, SELECTOLAX_VERSION, SEP: generated from lib/html/rules.py */
 
-#define API 7 /* lib/html/walk.py's API: what main_text returns (2: text and the body's size; 3: main_html too; 4: links() tells the head fields outside <head>; 5: links carry their rel; 6: links() tells discussion markup, bit 16; 7: the module tells the digest of its rules, RULES) */
+#define API 8 /* lib/html/walk.py's API: what main_text returns (2: text and the body's size; 3: main_html too; 4: links() tells the head fields outside <head>; 5: links carry their rel; 6: links() tells discussion markup, bit 16; 7: the module tells the digest of its rules, RULES; 8: links() collects the embeds with a resolver) */
 
 /* ------------------------------------------------------------------ a growing buffer */
 typedef struct {
@@ -1240,10 +1240,17 @@ static PyObject *resolve_fast(const lexbor_str_t *v, const char *origin, Py_ssiz
 }
 
 /* ------------------------------------------------------------------ links */
+/* the embed columns, lib.html.embeds.COLUMNS's order */
+enum { EMB_IMAGE, EMB_VIDEO, EMB_IFRAME, EMB_SCRIPT, EMB_STYLESHEET, EMB_N };
+
 typedef struct {
     PyObject *out;
     const char *origin;
     Py_ssize_t origin_len;
+    PyObject *resolver;       /* the page's LinkResolver: embeds are collected; NULL: not */
+    Py_ssize_t max_each;      /* entries kept per embed column (embeds.MAX_EACH) */
+    PyObject *emb[EMB_N];     /* each column's entries, document order */
+    PyObject *seen[EMB_N];    /* each column's URLs so far: a URL once */
 } links_t;
 
 static int add_link(links_t *ctx, const lxb_dom_element_t *a) {
@@ -1340,6 +1347,90 @@ static int post_markup(const lxb_dom_element_t *el) {
     return 0;
 }
 
+/* ------------------------------------------------------------------ embedded resources */
+/* lib.html.embeds.embeds in this walk: what its one CSS query (SELECTOR) matches, in the same
+ * document order, each URL resolved as the links are (resolve_fast, else the page's resolver),
+ * kept once per column and at most max_each. The Python function stays the reference
+ * (tests/html/test_native_walk.py holds the two equal). */
+
+/* selectolax's attributes[name]: None without a value (``<img width>``), else the value */
+static PyObject *attr_or_none(const lxb_dom_element_t *el, uintptr_t id) {
+    int present;
+    const lexbor_str_t *v = attr_value(el, id, &present);
+    if (!present || v == NULL || v->data == NULL) Py_RETURN_NONE;
+    return str_of(v);
+}
+
+/* "stylesheet" is one of the tokens of rel.lower().split(): an occurrence in any case (no non-ASCII
+ * character lowers to one of its letters) with Unicode whitespace or an end on either side */
+static int rel_stylesheet(const lexbor_str_t *v) {
+    if (v == NULL || v->data == NULL) return 0;
+    const unsigned char *p = v->data, *end = p + v->length;
+    for (size_t i = 0; i + 10 <= v->length; i++) {
+        if (!prefix_ci(p + i, 10, "stylesheet")) continue;
+        int before = i == 0 || ws_len(p + i - 1, end) == 1 || (i >= 2 && ws_len(p + i - 2, end) == 2)
+                     || (i >= 3 && ws_len(p + i - 3, end) == 3);
+        if (before && (i + 10 == v->length || ws_len(p + i + 10, end) > 0)) return 1;
+    }
+    return 0;
+}
+
+/* one matched element: its URL attribute ``id`` resolved into column col; ``sized`` (or NULL) the
+ * element whose width and height go beside it */
+static int add_embed(links_t *ctx, int col, const lxb_dom_element_t *el, uintptr_t id, const lxb_dom_element_t *sized) {
+    int present;
+    const lexbor_str_t *v = attr_value(el, id, &present);
+    if (!present || v == NULL || v->data == NULL || v->length == 0) return 0;  /* no src: nothing */
+    if (PyList_GET_SIZE(ctx->emb[col]) >= ctx->max_each) return 0;
+    PyObject *url = resolve_fast(v, ctx->origin, ctx->origin_len);
+    if (url == NULL) {  /* the resolver decides (urljoin) */
+        if (PyErr_Occurred()) return -1;
+        PyObject *href = str_of(v);
+        if (href == NULL) return -1;
+        url = PyObject_CallOneArg(ctx->resolver, href);
+        Py_DECREF(href);
+        if (url == NULL) return -1;
+    }
+    if (url == Py_False || url == Py_None) { Py_DECREF(url); return 0; }
+    int seen = PySet_Contains(ctx->seen[col], url);
+    if (seen != 0 || PySet_Add(ctx->seen[col], url) < 0) { Py_DECREF(url); return seen > 0 ? 0 : -1; }
+    PyObject *item = url;
+    if (sized != NULL) {
+        PyObject *w = attr_or_none(sized, LXB_DOM_ATTR_WIDTH), *h = attr_or_none(sized, LXB_DOM_ATTR_HEIGHT);
+        item = w != NULL && h != NULL ? Py_BuildValue("{sOsOsO}", "src", url, "width", w, "height", h) : NULL;
+        Py_XDECREF(w);
+        Py_XDECREF(h);
+        Py_DECREF(url);
+        if (item == NULL) return -1;
+    }
+    int rc = PyList_Append(ctx->emb[col], item);
+    Py_DECREF(item);
+    return rc;
+}
+
+/* the embeds of element n (tag), if it is one SELECTOR matches */
+static int embed_of(links_t *ctx, const lxb_dom_node_t *n, uintptr_t tag) {
+    const lxb_dom_element_t *el = (const lxb_dom_element_t *) n;
+    int present;
+    switch (tag) {
+        case LXB_TAG_IMG: return add_embed(ctx, EMB_IMAGE, el, LXB_DOM_ATTR_SRC, el);
+        case LXB_TAG_VIDEO: return add_embed(ctx, EMB_VIDEO, el, LXB_DOM_ATTR_SRC, el);
+        case LXB_TAG_IFRAME: return add_embed(ctx, EMB_IFRAME, el, LXB_DOM_ATTR_SRC, el);
+        case LXB_TAG_SCRIPT: return add_embed(ctx, EMB_SCRIPT, el, LXB_DOM_ATTR_SRC, NULL);
+        case LXB_TAG_SOURCE:  /* "video source[src]": the nearest <video> above it, and its size */
+            for (const lxb_dom_node_t *p = n->parent; p != NULL; p = p->parent)
+                if (is_element(p) && p->local_name == LXB_TAG_VIDEO)
+                    return add_embed(ctx, EMB_VIDEO, el, LXB_DOM_ATTR_SRC, (const lxb_dom_element_t *) p);
+            return 0;
+        case LXB_TAG_LINK: {  /* "link[rel][href]" whose rel says stylesheet */
+            const lexbor_str_t *rel = attr_value(el, LXB_DOM_ATTR_REL, &present);
+            if (!present || !rel_stylesheet(rel)) return 0;
+            return add_embed(ctx, EMB_STYLESHEET, el, LXB_DOM_ATTR_HREF, NULL);
+        }
+        default: return 0;
+    }
+}
+
 /* every a[href] from root on in document order (root included, as css() does), and in *strays
  * which of <title>, <meta>, <base> and <link> occur outside head (all, head NULL), as bits 1, 2, 4, 8
  * (and bit 16: some element has discussion markup, post_markup):
@@ -1365,14 +1456,21 @@ static int links_walk(links_t *ctx, const lxb_dom_node_t *root, const lxb_dom_no
             case LXB_TAG_LINK: if (!in_head) *strays |= 8; break;
             default: break;
         }
+        if (ctx->resolver != NULL && embed_of(ctx, n, n->local_name) < 0) return -1;
     }
     return 0;
 }
 
+static void links_clear(links_t *ctx) {
+    Py_XDECREF(ctx->out);
+    for (int i = 0; i < EMB_N; i++) { Py_XDECREF(ctx->emb[i]); Py_XDECREF(ctx->seen[i]); }
+}
+
 static PyObject *py_links(PyObject *self, PyObject *args) {
     (void) self;
-    PyObject *addr, *origin, *haddr = NULL;
-    if (!PyArg_ParseTuple(args, "OO|O", &addr, &origin, &haddr)) return NULL;
+    PyObject *addr, *origin, *haddr = NULL, *resolver = NULL;
+    Py_ssize_t max_each = 0;
+    if (!PyArg_ParseTuple(args, "OO|OOn", &addr, &origin, &haddr, &resolver, &max_each)) return NULL;
     const lxb_dom_node_t *root = (const lxb_dom_node_t *) PyLong_AsVoidPtr(addr);
     if (root == NULL && PyErr_Occurred()) return NULL;
     const lxb_dom_node_t *head = NULL;
@@ -1380,18 +1478,31 @@ static PyObject *py_links(PyObject *self, PyObject *args) {
         head = (const lxb_dom_node_t *) PyLong_AsVoidPtr(haddr);
         if (head == NULL && PyErr_Occurred()) return NULL;
     }
-    links_t ctx = {PyList_New(0), NULL, 0};
+    links_t ctx = {PyList_New(0), NULL, 0, resolver != Py_None ? resolver : NULL, max_each, {0}, {0}};
     long strays = 0;
     if (ctx.out == NULL) return NULL;
+    for (int i = 0; ctx.resolver != NULL && i < EMB_N; i++) {
+        if ((ctx.emb[i] = PyList_New(0)) == NULL || (ctx.seen[i] = PySet_New(NULL)) == NULL) { links_clear(&ctx); return NULL; }
+    }
     if (root != NULL) {
         if (origin != Py_None) {
             ctx.origin = PyUnicode_AsUTF8AndSize(origin, &ctx.origin_len);
             if (ctx.origin == NULL) PyErr_Clear();  /* not UTF-8 (surrogates): the Python resolver joins */
         }
-        if (links_walk(&ctx, root, head, &strays) < 0) { Py_DECREF(ctx.out); return NULL; }
+        if (links_walk(&ctx, root, head, &strays) < 0) { links_clear(&ctx); return NULL; }
     }
     if (haddr == NULL) return ctx.out;
-    return Py_BuildValue("(Nl)", ctx.out, strays);
+    if (ctx.resolver == NULL) return Py_BuildValue("(Nl)", ctx.out, strays);
+    PyObject *embeds = PyTuple_New(EMB_N);  /* each column's list, None for an empty one */
+    if (embeds == NULL) { links_clear(&ctx); return NULL; }
+    for (int i = 0; i < EMB_N; i++) {
+        PyObject *col = PyList_GET_SIZE(ctx.emb[i]) ? ctx.emb[i] : Py_None;
+        Py_INCREF(col);
+        PyTuple_SET_ITEM(embeds, i, col);
+        Py_CLEAR(ctx.emb[i]);
+        Py_CLEAR(ctx.seen[i]);
+    }
+    return Py_BuildValue("(NlN)", ctx.out, strays, embeds);
 }
 
 static PyMethodDef methods[] = {
@@ -1403,7 +1514,10 @@ static PyMethodDef methods[] = {
      "be links, in document order: the URL where LinkResolver needs no urljoin (href then None), else None\n"
      "and the href for LinkResolver; a[href] that are no link (empty, '#...', http:// alone) are left out;\n"
      "links(root.mem_id, origin, head.mem_id or None) -> (those links, which of <title>, <meta>, <base>, <link>\n"
-     "occur outside <head>, as bits 1, 2, 4, 8; bit 16: an element has what a discussion's post selectors need)"},
+     "occur outside <head>, as bits 1, 2, 4, 8; bit 16: an element has what a discussion's post selectors need);\n"
+     "links(root.mem_id, origin, head.mem_id or None, resolver, max_each) -> (links, bits, embeds): embeds the five\n"
+     "columns of lib.html.embeds.embeds in its COLUMNS order (a list or None each), URLs resolved by resolver\n"
+     "(LinkResolver) where its fast paths do not suffice"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_lexwalk", NULL, -1, methods, NULL, NULL, NULL, NULL};
