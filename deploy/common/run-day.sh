@@ -26,7 +26,13 @@
 #   RUN_LOGS ($LOG_DIR/dailyslice-$DATA_CENTER-$DATE-$JOB_ID)  the run's other logs, staged with it:
 #                                    spark-events/ (Spark event logs, for the history server),
 #                                    summaries/ (each job's --summary), _errors.jsonl (preprocess's)
-#   MARKER_FILE ($OUTPUT_ROOT/_runs/$DATA_CENTER/$DATE.json)
+#   MARKER_FILE ($OUTPUT_ROOT/_runs/$DATA_CENTER/$DATE.json; with BATCH=1 $DATE.tick.json)
+#   BATCH (unset)                    1: run the day's next batch (`dailyslice day --batch`): the archives
+#                                    no published batch took, published as batch=N/; MARKER_FILE is then
+#                                    the tick's marker (the batch's, or one with nothing_new: nothing to
+#                                    do), the batch's own is $DATE.batch=N.json beside it. The job keeps
+#                                    the name dailyslice-$DATA_CENTER (singleton): never beside the night
+#   BATCH_SETTLE (60)                seconds a local archive must be unchanged before a batch takes it
 #   SPARK_WORKER_CORES (CPUs of the node), SPARK_WORKER_MEMORY (4g), SPARK_EXECUTOR_MEMORY (2g),
 #   SPARK_EXECUTOR_CORES (all of a worker's), SPARK_DRIVER_MEMORY (2g),
 #   SPARK_MASTER_HOST ($(hostname)), DAILYSLICE_SPARK_PORT (a free port),
@@ -57,7 +63,12 @@ PY=$VENV/bin/python
 (cd / && "$PY" -c "import jobs.index, lib.store.layout") >/dev/null 2>&1 \
   || die "the project is not installed in $VENV: $VENV/bin/pip install -e $DAILYSLICE_HOME"
 LOG_DIR=${LOG_DIR:-$OUTPUT_ROOT/logs}
-MARKER_FILE=${MARKER_FILE:-$OUTPUT_ROOT/_runs/$DATA_CENTER/$DATE.json}
+case "${BATCH:-}" in
+  "" | 0) BATCH=""; TICK="" ;;
+  1) TICK=.tick ;;
+  *) die "BATCH must be 1 (a batch tick) or unset, got '$BATCH'" ;;
+esac
+MARKER_FILE=${MARKER_FILE:-$OUTPUT_ROOT/_runs/$DATA_CENTER/$DATE$TICK.json}
 SCRATCH_DIR=${SCRATCH_DIR:-${TMPDIR:-/tmp}/dailyslice-$JOB_ID}
 mkdir -p "$LOG_DIR" "$(dirname "$MARKER_FILE")" "$SCRATCH_DIR" || die "cannot create $LOG_DIR / $SCRATCH_DIR"
 LOG_FILE=$LOG_DIR/dailyslice-$DATA_CENTER-$DATE-$JOB_ID.log
@@ -150,6 +161,7 @@ DAY_ARGS=(--date "$DATE" --input-root "$INPUT_ROOT" --output-root "$OUTPUT_ROOT"
   --urldb "${URLDB:-$OUTPUT_ROOT/urldb}" --signatures "${SIGNATURES:-$OUTPUT_ROOT/signatures}"
   --preprocess-args="${PREPROCESS_ARGS:-}" --index-args="${INDEX_ARGS:-}" --catalogue-args="${CATALOGUE_ARGS:-}")
 [ -z "${EXCLUSIONS:-}" ] || DAY_ARGS+=(--exclusions "$EXCLUSIONS")
+[ -z "$BATCH" ] || DAY_ARGS+=(--batch --settle "${BATCH_SETTLE:-60}")
 # shellcheck disable=SC2086  # SPARK_SUBMIT_ARGS is a word list on purpose
 "$SPARK_HOME/bin/spark-submit" --master "$MASTER_URL" \
   --driver-memory "${SPARK_DRIVER_MEMORY:-2g}" --executor-memory "${SPARK_EXECUTOR_MEMORY:-2g}" \

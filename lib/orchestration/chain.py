@@ -225,3 +225,20 @@ def make_marker(
         batch=paths.batch,
         mirror_update=mirror_update,
     )
+
+
+def nothing_new_marker(
+    paths: DayPaths, data_center: str, job_id: str, log: str | None = None, run_logs: str | None = None
+) -> Marker:
+    """The marker of a batch tick that found nothing to do: ok, no step run, nothing published."""
+    return Marker(
+        ok=True,
+        date=paths.date.isoformat(),
+        data_center=data_center,
+        job_id=job_id,
+        preprocess_rc=None,
+        log=log,
+        run_logs=run_logs,
+        finished=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        nothing_new=True,
+    )
