@@ -28,7 +28,7 @@ from airflow.sdk import DAG, Param, get_current_context, task
 from airflow.sdk.exceptions import AirflowSkipException
 
 from lib.orchestration import nightly, slurm
-from lib.orchestration.dag_factory import SlurmJobSensor, start_date
+from lib.orchestration.dag_factory import slurm_wait, start_date
 from lib.orchestration.marker import tick_path
 from lib.orchestration.nightly import Night
 from lib.orchestration.runenv import s3_credentials_env, s3_endpoint
@@ -129,12 +129,6 @@ def build_batch_dag(dc: str, cfg: dict[str, Any]) -> DAG | None:
             return check_tick(night, sub, event)
 
         sub = submit(find())  # type: ignore[arg-type]  # airflow stub: a @task takes XComArgs
-        waited = SlurmJobSensor(
-            task_id="wait",
-            submission=sub,
-            runner=runner.as_dict(),
-            poll_seconds=float(cfg["slurm"]["poll_seconds"]),
-            timeout_hours=float(cfg["slurm"]["timeout_hours"]),
-        )
+        waited = slurm_wait(sub, runner, cfg)
         check(sub, waited.output)  # type: ignore[arg-type]  # airflow stub: a @task takes XComArgs
     return dag

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from lib.errors import ConfigError
-from tests.helpers_datacenters import LOCAL_SPARK, datacenter_entry
+from tests.helpers_datacenters import LOCAL_SPARK, datacenter_entry, datacenters_file, task_states
 
 pytest_plugins = ["tests.fixtures_airflow", "tests.fixtures_slurm"]
 DAY = dt.date(2026, 1, 15)
@@ -105,20 +105,8 @@ def batch_dc(slurm_cluster, airflow_home, s3_server, submit_jvm_archive, tmp_pat
     path.write_text(json.dumps({"datacenters": {"dc1": cfg}}))
     from lib.orchestration.datacenters import load_config
 
-    saved = os.environ.get("DAILYSLICE_DATACENTERS")
-    os.environ["DAILYSLICE_DATACENTERS"] = str(path)  # dag.test() runs the DAG the DAG folder builds from it
-    yield base, load_config(str(path))["dc1"]
-    if saved is None:
-        os.environ.pop("DAILYSLICE_DATACENTERS", None)
-    else:
-        os.environ["DAILYSLICE_DATACENTERS"] = saved
-
-
-def _tick_states(dr) -> dict[str, str]:
-    from airflow.utils.session import create_session
-
-    with create_session() as session:
-        return {ti.task_id: str(ti.state) for ti in dr.get_task_instances(session=session)}
+    with datacenters_file(path):  # dag.test() runs the DAG the DAG folder builds from it
+        yield base, load_config(str(path))["dc1"]
 
 
 @pytest.mark.slow
@@ -138,8 +126,8 @@ def test_ticks_publish_a_batch_then_find_nothing_to_do(batch_dc):
 
     dr = dag.test(run_conf={"date": DAY.isoformat()})
     logs = "\n".join(p.read_text()[-3000:] for p in sorted((base / "logs").glob("*.*")) if p.is_file())
-    assert str(dr.state) == "success", f"{_tick_states(dr)}\n{logs}"
-    assert set(_tick_states(dr).values()) == {"success"}
+    assert str(dr.state) == "success", f"{task_states(dr)}\n{logs}"
+    assert set(task_states(dr).values()) == {"success"}
     first = read_marker_file(str(tick))
     assert first is not None and first.ok and first.batch == 1 and not first.nothing_new
     assert (pre / "batch=1" / layout.SUCCESS).is_file() and (idx / "batch=1" / layout.SUCCESS).is_file()
@@ -150,7 +138,7 @@ def test_ticks_publish_a_batch_then_find_nothing_to_do(batch_dc):
     assert not (pre / layout.SUCCESS).exists()  # a batch, not the day: the night closes it
 
     dr = dag.test(run_conf={"date": DAY.isoformat()})
-    assert str(dr.state) == "success", _tick_states(dr)
+    assert str(dr.state) == "success", task_states(dr)
     second = read_marker_file(str(tick))
     assert second is not None and second.ok and second.nothing_new and second.job_id != first.job_id
     assert second.batch is None and second.outputs == {}
