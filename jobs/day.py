@@ -63,6 +63,8 @@ JOBS: dict[str, type[SparkJob]] = {"preprocess": PreprocessJob, "index": IndexJo
 #: a night whose archives take at most this many bytes starts a local driver JVM light (C1 only, the serial
 #: collector: LIGHT_DRIVER_OPTS): about the archives of a day the catalogue calls small (lib.catalogue.day_captures)
 LIGHT_NIGHT_BYTES = 1 << 30
+#: ``--plan-only``'s exit code when the tick has a batch to run (none of the night's codes)
+EXIT_WORK = 10
 
 
 def parser() -> argparse.ArgumentParser:
@@ -113,6 +115,12 @@ def parser() -> argparse.ArgumentParser:
         default=batches.SETTLE_SECONDS,
         metavar="SECONDS",
         help="a batch takes a local archive once it is this old: it may still be written (default: %(default)s)",
+    )
+    p.add_argument(
+        "--plan-only",
+        action="store_true",
+        help=f"with --batch: only look: nothing to do writes the tick's nothing_new marker and exits 0, a batch to "
+        f"run exits {EXIT_WORK} with nothing written (run-day.sh asks before it starts Spark)",
     )
     p.add_argument(
         "--mirror-updates",
@@ -310,6 +318,8 @@ def plan_tick(
 def night(a: argparse.Namespace, say: Callable[[str], None] = print, spark: Any = None) -> int:
     """Run the night ``a`` describes (the command line's), write its marker; its exit code. ``spark``:
     a session to run the steps in (a test's, or the demo's) instead of the night's own application."""
+    if a.plan_only and not a.batch:
+        raise UsageError("day: --plan-only plans a batch tick: it needs --batch")
     paths = day_paths(a)
     job_id = a.job_id or f"local-{os.getpid()}"
     # a tick's marker is the tick's, whatever it does: its caller cannot know the batch's number beforehand
@@ -330,6 +340,8 @@ def night(a: argparse.Namespace, say: Callable[[str], None] = print, spark: Any 
             say(f"day: marker {chain.nothing_new_marker(paths, a.data_center, job_id, a.log, a.run_logs).write(tick)}")
             return 0
         paths, only, behind = planned
+        if a.plan_only:
+            return EXIT_WORK
     name = f"{a.date.isoformat()}.json" if paths.batch is None else f"{a.date.isoformat()}.batch={paths.batch}.json"
     marker_file = os.path.join(a.output_root, layout.RUNS, a.data_center, name) if tick else a.marker
     marker_file = marker_file or os.path.join(a.output_root, layout.RUNS, a.data_center, name)

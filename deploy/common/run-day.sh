@@ -121,6 +121,23 @@ wait_port() {  # host port seconds
   done
 }
 
+DAY_ARGS=(--date "$DATE" --input-root "$INPUT_ROOT" --output-root "$OUTPUT_ROOT" --data-center "$DATA_CENTER"
+  --job-id "$JOB_ID" --marker "$MARKER_FILE" --log "$LOG_FILE" --run-logs "$RUN_LOGS"
+  --urldb "${URLDB:-$OUTPUT_ROOT/urldb}" --signatures "${SIGNATURES:-$OUTPUT_ROOT/signatures}"
+  --preprocess-args="${PREPROCESS_ARGS:-}" --index-args="${INDEX_ARGS:-}" --catalogue-args="${CATALOGUE_ARGS:-}")
+[ -z "${EXCLUSIONS:-}" ] || DAY_ARGS+=(--exclusions "$EXCLUSIONS")
+[ -z "$BATCH" ] || DAY_ARGS+=(--batch --settle "${BATCH_SETTLE:-60}")
+if [ -n "$BATCH" ]; then
+  # a tick with nothing new ends here, before any Spark daemon starts (its nothing_new marker written);
+  # 10: a batch to run
+  "$PY" -m jobs.day "${DAY_ARGS[@]}" --plan-only
+  RC=$?
+  if [ "$RC" -ne 10 ]; then
+    [ "$RC" -eq 0 ] || [ -f "${MARKER_FILE%.json}.failed.json" ] || "$PY" -m jobs.day "${DAY_ARGS[@]}" --driver-failed "$RC"
+    exit "$RC"
+  fi
+fi
+
 if [ -n "${SPARK_MASTER_NODE:-}" ]; then
   # Magpie (or any pre-started cluster): use it, start and stop nothing
   MASTER_URL=spark://$SPARK_MASTER_NODE:${SPARK_MASTER_PORT:-7077}
@@ -156,12 +173,6 @@ fi
 # exclusion list, runs each job when the exit codes before it allow, copies _errors.jsonl
 # beside the logs and writes the marker
 echo "run-day: $(date -u +%FT%TZ) spark-submit dailyslice day (jobs/day.py)"
-DAY_ARGS=(--date "$DATE" --input-root "$INPUT_ROOT" --output-root "$OUTPUT_ROOT" --data-center "$DATA_CENTER"
-  --job-id "$JOB_ID" --marker "$MARKER_FILE" --log "$LOG_FILE" --run-logs "$RUN_LOGS"
-  --urldb "${URLDB:-$OUTPUT_ROOT/urldb}" --signatures "${SIGNATURES:-$OUTPUT_ROOT/signatures}"
-  --preprocess-args="${PREPROCESS_ARGS:-}" --index-args="${INDEX_ARGS:-}" --catalogue-args="${CATALOGUE_ARGS:-}")
-[ -z "${EXCLUSIONS:-}" ] || DAY_ARGS+=(--exclusions "$EXCLUSIONS")
-[ -z "$BATCH" ] || DAY_ARGS+=(--batch --settle "${BATCH_SETTLE:-60}")
 # shellcheck disable=SC2086  # SPARK_SUBMIT_ARGS is a word list on purpose
 "$SPARK_HOME/bin/spark-submit" --master "$MASTER_URL" \
   --driver-memory "${SPARK_DRIVER_MEMORY:-2g}" --executor-memory "${SPARK_EXECUTOR_MEMORY:-2g}" \

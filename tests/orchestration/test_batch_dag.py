@@ -88,6 +88,23 @@ def test_a_tick_with_nothing_new_writes_a_nothing_new_marker(tmp_path):
     assert not (tmp_path / layout.PREPROCESSED).exists()  # nothing published
 
 
+def test_plan_only_says_whether_a_tick_has_work_and_writes_nothing_then(tmp_path):
+    from jobs import day
+    from lib.errors import UsageError
+    from lib.store import layout
+    from lib.warc.sample import write_sample_crawl
+
+    (archive,) = write_sample_crawl(str(tmp_path), DAY, 1, 3)
+    os.utime(archive, (1, 1))  # closed long ago: settled
+    argv = ["--date", str(DAY), "--input-root", str(tmp_path), "--output-root", str(tmp_path), "--plan-only"]
+    with pytest.raises(UsageError, match="--plan-only plans a batch tick"):
+        day.night(day.parser().parse_args(argv), lambda line: None)
+    lines: list[str] = []
+    assert day.night(day.parser().parse_args([*argv, "--batch"]), lines.append) == day.EXIT_WORK
+    assert any("batch 1 of 2026-01-15: 1 archive(s) new" in x for x in lines)
+    assert not (tmp_path / layout.RUNS).exists() and not (tmp_path / layout.PREPROCESSED).exists()
+
+
 @pytest.fixture(scope="module")
 def batch_dc(slurm_cluster, airflow_home, s3_server, submit_jvm_archive, tmp_path_factory):
     """A data center with batch_minutes whose bucket holds DAY with one small archive."""
@@ -142,5 +159,9 @@ def test_ticks_publish_a_batch_then_find_nothing_to_do(batch_dc):
     second = read_marker_file(str(tick))
     assert second is not None and second.ok and second.nothing_new and second.job_id != first.job_id
     assert second.batch is None and second.outputs == {}
+    # run-day.sh asked first (--plan-only): the tick ended before any Spark started
+    assert "nothing to do" in pathlib.Path(second.log).read_text()
+    assert "spark-submit dailyslice day" not in pathlib.Path(second.log).read_text()
+    assert "spark-submit dailyslice day" in pathlib.Path(first.log).read_text()
     assert sorted(p.name for p in pre.iterdir() if p.name.startswith("batch=")) == ["batch=1"]
     assert not (idx / "batch=2").exists() and not (out / layout.RUNS / "dc1" / f"{DAY}.batch=2.json").exists()
