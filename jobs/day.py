@@ -17,7 +17,7 @@ arrived since the last batch, preprocessed and indexed on their own
 (:data:`lib.orchestration.chain.BATCH_STEPS`) and published under the day as ``batch=N/``,
 ``_SUCCESS`` last, with the marker ``_runs/DC/DATE.batch=N.json``; every tick also writes its marker to
 ``--marker`` (default ``_runs/DC/DATE.tick.json``): the batch's, or one with ``nothing_new`` when it found
-nothing new (exit 0).
+nothing new (exit 0). ``--plan-only`` only looks: that marker and 0, or 10 when there is a batch to run.
 A batch whose pages were published but not its index (killed between the two) is indexed first.
 The night of a day that has published batches consolidates them (:func:`close_day`) instead of
 reading the day's archives again. After a step ``index`` exited 0, the slice's index update for

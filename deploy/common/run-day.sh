@@ -32,6 +32,7 @@
 #                                    the tick's marker (the batch's, or one with nothing_new: nothing to
 #                                    do), the batch's own is $DATE.batch=N.json beside it. The job keeps
 #                                    the name dailyslice-$DATA_CENTER (singleton): never beside the night
+#                                    (a tick with nothing new ends before Spark starts: --plan-only)
 #   BATCH_SETTLE (60)                seconds a local archive must be unchanged before a batch takes it
 #   SPARK_WORKER_CORES (CPUs of the node), SPARK_WORKER_MEMORY (4g), SPARK_EXECUTOR_MEMORY (2g),
 #   SPARK_EXECUTOR_CORES (all of a worker's), SPARK_DRIVER_MEMORY (2g),
