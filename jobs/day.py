@@ -294,27 +294,6 @@ def publish_mirror_update(paths: chain.DayPaths, say: Callable[[str], None]) -> 
     return {"id": man["id"], "target": target}
 
 
-def plan_tick(
-    a: argparse.Namespace, paths: chain.DayPaths, say: Callable[[str], None]
-) -> tuple[chain.DayPaths, list[str] | None, list[int]] | None:
-    """What a batch tick runs: the paths of its batch, the archives it reads (None: the batch is
-    published, only its index runs) and the batches left unindexed; None when there is nothing to do."""
-    behind = batches.unindexed(paths.output(layout.PREPROCESSED), paths.output(layout.INDEX))
-    if behind:  # a batch killed after its pages were published, before its index was: index it first
-        say(f"day: batch {behind[0]} of {a.date} has its pages published but not its index: indexing it")
-        return dataclasses.replace(paths, batch=behind[0]), None, behind
-    plan = batches.next_batch(paths.archives, paths.output(layout.PREPROCESSED), a.settle)
-    if plan is None:
-        say(f"day: no new archives for a batch of {a.date} under {paths.archives}: nothing to do")
-        return None
-    only = plan.names(paths.archives)
-    say(
-        f"day: batch {plan.number} of {a.date}: {len(only)} archive(s) new since the last batch "
-        f"({plan.taken_before} taken before, {len(plan.waiting)} still being written)"
-    )
-    return dataclasses.replace(paths, batch=plan.number), only, []
-
-
 def night(a: argparse.Namespace, say: Callable[[str], None] = print, spark: Any = None) -> int:
     """Run the night ``a`` describes (the command line's), write its marker; its exit code. ``spark``:
     a session to run the steps in (a test's, or the demo's) instead of the night's own application."""
@@ -335,7 +314,7 @@ def night(a: argparse.Namespace, say: Callable[[str], None] = print, spark: Any 
     behind: list[int] = []
     if tick:
         remove_markers(tick)  # an earlier tick's marker must not vouch for this one
-        planned = plan_tick(a, paths, say)
+        planned = chain.plan_batch(paths, a.settle, say)
         if planned is None:  # ok, nothing run: the caller tells this from a failure by the marker's nothing_new
             say(f"day: marker {chain.nothing_new_marker(paths, a.data_center, job_id, a.log, a.run_logs).write(tick)}")
             return 0
