@@ -15,7 +15,9 @@ once a step gets past its input check and lease. deploy/common/run-day.sh sets u
 ``--batch`` runs the day's next batch instead (lib/preprocess/batches.py): the archives that
 arrived since the last batch, preprocessed and indexed on their own
 (:data:`lib.orchestration.chain.BATCH_STEPS`) and published under the day as ``batch=N/``,
-``_SUCCESS`` last, with the marker ``_runs/DC/DATE.batch=N.json``; nothing new: exit 0, no marker.
+``_SUCCESS`` last, with the marker ``_runs/DC/DATE.batch=N.json``; every tick also writes its marker to
+``--marker`` (default ``_runs/DC/DATE.tick.json``): the batch's, or one with ``nothing_new`` when it found
+nothing new (exit 0). ``--plan-only`` only looks: that marker and 0, or 10 when there is a batch to run.
 A batch whose pages were published but not its index (killed between the two) is indexed first.
 The night of a day that has published batches consolidates them (:func:`close_day`) instead of
 reading the day's archives again. After a step ``index`` exited 0, the slice's index update for
@@ -46,7 +48,7 @@ from jobs.preprocess import PreprocessJob
 from lib.errors import UsageError
 from lib.index.mirror_updates import publish_update, target_of
 from lib.orchestration import chain
-from lib.orchestration.marker import remove_markers
+from lib.orchestration.marker import remove_markers, tick_path
 from lib.preprocess import batches
 from lib.preprocess.consolidate import consolidate
 from lib.runtime.options import JobOptions, parse_date
@@ -61,6 +63,8 @@ JOBS: dict[str, type[SparkJob]] = {"preprocess": PreprocessJob, "index": IndexJo
 #: a night whose archives take at most this many bytes starts a local driver JVM light (C1 only, the serial
 #: collector: LIGHT_DRIVER_OPTS): about the archives of a day the catalogue calls small (lib.catalogue.day_captures)
 LIGHT_NIGHT_BYTES = 1 << 30
+#: ``--plan-only``'s exit code when the tick has a batch to run (none of the night's codes)
+EXIT_WORK = 10
 
 
 def parser() -> argparse.ArgumentParser:
@@ -70,7 +74,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--output-root", required=True, help="cluster filesystem root of preprocessed/, index/, ...")
     p.add_argument("--data-center", default="default", help="name in the marker (default: %(default)s)")
     p.add_argument("--job-id", help="the run's id in the marker (default: local-PID)")
-    p.add_argument("--marker", help="the marker file (default: OUTPUT_ROOT/_runs/DATA_CENTER/DATE.json)")
+    p.add_argument(
+        "--marker",
+        help="the marker file (default: OUTPUT_ROOT/_runs/DATA_CENTER/DATE.json; with --batch the tick's, "
+        "default DATE.tick.json, and a batch's own is DATE.batch=N.json)",
+    )
     p.add_argument("--log", help="the run log the marker names")
     p.add_argument("--run-logs", help="folder of the run's other logs: summaries/, _errors.jsonl")
     p.add_argument("--urldb", help="the URL database the catalogue merges into (default: OUTPUT_ROOT/urldb)")
@@ -107,6 +115,12 @@ def parser() -> argparse.ArgumentParser:
         default=batches.SETTLE_SECONDS,
         metavar="SECONDS",
         help="a batch takes a local archive once it is this old: it may still be written (default: %(default)s)",
+    )
+    p.add_argument(
+        "--plan-only",
+        action="store_true",
+        help=f"with --batch: only look: nothing to do writes the tick's nothing_new marker and exits 0, a batch to "
+        f"run exits {EXIT_WORK} with nothing written (run-day.sh asks before it starts Spark)",
     )
     p.add_argument(
         "--mirror-updates",
@@ -283,33 +297,34 @@ def publish_mirror_update(paths: chain.DayPaths, say: Callable[[str], None]) -> 
 def night(a: argparse.Namespace, say: Callable[[str], None] = print, spark: Any = None) -> int:
     """Run the night ``a`` describes (the command line's), write its marker; its exit code. ``spark``:
     a session to run the steps in (a test's, or the demo's) instead of the night's own application."""
+    if a.plan_only and not a.batch:
+        raise UsageError("day: --plan-only plans a batch tick: it needs --batch")
     paths = day_paths(a)
-    only = None
-    behind: list[int] = []
-    if a.batch:
-        behind = batches.unindexed(paths.output(layout.PREPROCESSED), paths.output(layout.INDEX))
-        plan = None if behind else batches.next_batch(paths.archives, paths.output(layout.PREPROCESSED), a.settle)
-        if behind:  # a batch killed after its pages were published, before its index was: index it first
-            paths = dataclasses.replace(paths, batch=behind[0])
-            say(f"day: batch {behind[0]} of {a.date} has its pages published but not its index: indexing it")
-        elif plan is None:
-            say(f"day: no new archives for a batch of {a.date} under {paths.archives}: nothing to do")
-            return 0
-        else:
-            paths, only = dataclasses.replace(paths, batch=plan.number), plan.names(paths.archives)
-            say(
-                f"day: batch {plan.number} of {a.date}: {len(only)} archive(s) new since the last batch "
-                f"({plan.taken_before} taken before, {len(plan.waiting)} still being written)"
-            )
-    name = f"{a.date.isoformat()}.json" if paths.batch is None else f"{a.date.isoformat()}.batch={paths.batch}.json"
-    marker_file = a.marker or os.path.join(a.output_root, layout.RUNS, a.data_center, name)
     job_id = a.job_id or f"local-{os.getpid()}"
-    remove_markers(marker_file)  # a marker of an earlier run of the day must not vouch for this one
-    if a.driver_failed is not None:
+    # a tick's marker is the tick's, whatever it does: its caller cannot know the batch's number beforehand
+    tick = (a.marker or tick_path(a.output_root, a.data_center, a.date.isoformat())) if a.batch else None
+    if a.driver_failed is not None:  # before planning: the batch the dead driver ran may look published now
+        marker_file = tick or a.marker or os.path.join(a.output_root, layout.RUNS, a.data_center, f"{a.date}.json")
+        remove_markers(marker_file)
         m = chain.make_marker(paths, a.data_center, job_id, {"preprocess": a.driver_failed}, {})
         path = dataclasses.replace(m, input=None, busy=False).write(marker_file)  # the driver's code, not preprocess's
         say(f"day: the driver exited {a.driver_failed} before it wrote a marker; marker {path}")
         return a.driver_failed or EXIT_FAILED
+    only: list[str] | None = None
+    behind: list[int] = []
+    if tick:
+        remove_markers(tick)  # an earlier tick's marker must not vouch for this one
+        planned = chain.plan_batch(paths, a.settle, say)
+        if planned is None:  # ok, nothing run: the caller tells this from a failure by the marker's nothing_new
+            say(f"day: marker {chain.nothing_new_marker(paths, a.data_center, job_id, a.log, a.run_logs).write(tick)}")
+            return 0
+        paths, only, behind = planned
+        if a.plan_only:
+            return EXIT_WORK
+    name = f"{a.date.isoformat()}.json" if paths.batch is None else f"{a.date.isoformat()}.batch={paths.batch}.json"
+    marker_file = os.path.join(a.output_root, layout.RUNS, a.data_center, name) if tick else a.marker
+    marker_file = marker_file or os.path.join(a.output_root, layout.RUNS, a.data_center, name)
+    remove_markers(marker_file)  # a marker of an earlier run of the day must not vouch for this one
     exclusions = chain.exclusions_for(a.output_root, a.exclusions)
     say(f"day: exclusion list {exclusions or 'none'}")
     options = plan_options(a, paths, exclusions, only)
@@ -339,6 +354,8 @@ def night(a: argparse.Namespace, say: Callable[[str], None] = print, spark: Any 
         paths, a.data_center, job_id, codes, summaries, log=a.log, run_logs=a.run_logs, mirror_update=update
     )
     path = m.write(marker_file)
+    if tick:
+        m.write(tick)
     say(
         f"day: {chain.describe(codes, paths.steps)}; {shared.starts} Spark application(s), "
         f"{time.perf_counter() - t0:.1f} s"

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import pathlib
 import sys
+from typing import Any, Iterator
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -38,3 +41,26 @@ def datacenter_entry(base: pathlib.Path, s3_endpoint: str, bucket: str, prefix: 
         "job_env": job_env,
         "staging": {"type": "filesystem", "path": str(base / "archive" / "{data_center}")},
     }
+
+
+@contextlib.contextmanager
+def datacenters_file(path: pathlib.Path) -> Iterator[None]:
+    """``$DAILYSLICE_DATACENTERS`` at ``path`` for the block (``dag.test()`` runs the DAG the DAG folder
+    builds from it), restored after."""
+    saved = os.environ.get("DAILYSLICE_DATACENTERS")
+    os.environ["DAILYSLICE_DATACENTERS"] = str(path)
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("DAILYSLICE_DATACENTERS", None)
+        else:
+            os.environ["DAILYSLICE_DATACENTERS"] = saved
+
+
+def task_states(dr: Any) -> dict[str, str]:
+    """The states of a DAG run's task instances by task id."""
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        return {ti.task_id: str(ti.state) for ti in dr.get_task_instances(session=session)}

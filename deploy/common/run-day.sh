@@ -26,7 +26,14 @@
 #   RUN_LOGS ($LOG_DIR/dailyslice-$DATA_CENTER-$DATE-$JOB_ID)  the run's other logs, staged with it:
 #                                    spark-events/ (Spark event logs, for the history server),
 #                                    summaries/ (each job's --summary), _errors.jsonl (preprocess's)
-#   MARKER_FILE ($OUTPUT_ROOT/_runs/$DATA_CENTER/$DATE.json)
+#   MARKER_FILE ($OUTPUT_ROOT/_runs/$DATA_CENTER/$DATE.json; with BATCH=1 $DATE.tick.json)
+#   BATCH (unset)                    1: run the day's next batch (`dailyslice day --batch`): the archives
+#                                    no published batch took, published as batch=N/; MARKER_FILE is then
+#                                    the tick's marker (the batch's, or one with nothing_new: nothing to
+#                                    do), the batch's own is $DATE.batch=N.json beside it. The job keeps
+#                                    the name dailyslice-$DATA_CENTER (singleton): never beside the night
+#                                    (a tick with nothing new ends before Spark starts: --plan-only)
+#   BATCH_SETTLE (60)                seconds a local archive must be unchanged before a batch takes it
 #   SPARK_WORKER_CORES (CPUs of the node), SPARK_WORKER_MEMORY (4g), SPARK_EXECUTOR_MEMORY (2g),
 #   SPARK_EXECUTOR_CORES (all of a worker's), SPARK_DRIVER_MEMORY (2g),
 #   SPARK_MASTER_HOST ($(hostname)), DAILYSLICE_SPARK_PORT (a free port),
@@ -57,7 +64,12 @@ PY=$VENV/bin/python
 (cd / && "$PY" -c "import jobs.index, lib.store.layout") >/dev/null 2>&1 \
   || die "the project is not installed in $VENV: $VENV/bin/pip install -e $DAILYSLICE_HOME"
 LOG_DIR=${LOG_DIR:-$OUTPUT_ROOT/logs}
-MARKER_FILE=${MARKER_FILE:-$OUTPUT_ROOT/_runs/$DATA_CENTER/$DATE.json}
+case "${BATCH:-}" in
+  "" | 0) BATCH=""; TICK="" ;;
+  1) TICK=.tick ;;
+  *) die "BATCH must be 1 (a batch tick) or unset, got '$BATCH'" ;;
+esac
+MARKER_FILE=${MARKER_FILE:-$OUTPUT_ROOT/_runs/$DATA_CENTER/$DATE$TICK.json}
 SCRATCH_DIR=${SCRATCH_DIR:-${TMPDIR:-/tmp}/dailyslice-$JOB_ID}
 mkdir -p "$LOG_DIR" "$(dirname "$MARKER_FILE")" "$SCRATCH_DIR" || die "cannot create $LOG_DIR / $SCRATCH_DIR"
 LOG_FILE=$LOG_DIR/dailyslice-$DATA_CENTER-$DATE-$JOB_ID.log
@@ -110,6 +122,23 @@ wait_port() {  # host port seconds
   done
 }
 
+DAY_ARGS=(--date "$DATE" --input-root "$INPUT_ROOT" --output-root "$OUTPUT_ROOT" --data-center "$DATA_CENTER"
+  --job-id "$JOB_ID" --marker "$MARKER_FILE" --log "$LOG_FILE" --run-logs "$RUN_LOGS"
+  --urldb "${URLDB:-$OUTPUT_ROOT/urldb}" --signatures "${SIGNATURES:-$OUTPUT_ROOT/signatures}"
+  --preprocess-args="${PREPROCESS_ARGS:-}" --index-args="${INDEX_ARGS:-}" --catalogue-args="${CATALOGUE_ARGS:-}")
+[ -z "${EXCLUSIONS:-}" ] || DAY_ARGS+=(--exclusions "$EXCLUSIONS")
+[ -z "$BATCH" ] || DAY_ARGS+=(--batch --settle "${BATCH_SETTLE:-60}")
+if [ -n "$BATCH" ]; then
+  # a tick with nothing new ends here, before any Spark daemon starts (its nothing_new marker written);
+  # 10: a batch to run
+  "$PY" -m jobs.day "${DAY_ARGS[@]}" --plan-only
+  RC=$?
+  if [ "$RC" -ne 10 ]; then
+    [ "$RC" -eq 0 ] || [ -f "${MARKER_FILE%.json}.failed.json" ] || "$PY" -m jobs.day "${DAY_ARGS[@]}" --driver-failed "$RC"
+    exit "$RC"
+  fi
+fi
+
 if [ -n "${SPARK_MASTER_NODE:-}" ]; then
   # Magpie (or any pre-started cluster): use it, start and stop nothing
   MASTER_URL=spark://$SPARK_MASTER_NODE:${SPARK_MASTER_PORT:-7077}
@@ -145,11 +174,6 @@ fi
 # exclusion list, runs each job when the exit codes before it allow, copies _errors.jsonl
 # beside the logs and writes the marker
 echo "run-day: $(date -u +%FT%TZ) spark-submit dailyslice day (jobs/day.py)"
-DAY_ARGS=(--date "$DATE" --input-root "$INPUT_ROOT" --output-root "$OUTPUT_ROOT" --data-center "$DATA_CENTER"
-  --job-id "$JOB_ID" --marker "$MARKER_FILE" --log "$LOG_FILE" --run-logs "$RUN_LOGS"
-  --urldb "${URLDB:-$OUTPUT_ROOT/urldb}" --signatures "${SIGNATURES:-$OUTPUT_ROOT/signatures}"
-  --preprocess-args="${PREPROCESS_ARGS:-}" --index-args="${INDEX_ARGS:-}" --catalogue-args="${CATALOGUE_ARGS:-}")
-[ -z "${EXCLUSIONS:-}" ] || DAY_ARGS+=(--exclusions "$EXCLUSIONS")
 # shellcheck disable=SC2086  # SPARK_SUBMIT_ARGS is a word list on purpose
 "$SPARK_HOME/bin/spark-submit" --master "$MASTER_URL" \
   --driver-memory "${SPARK_DRIVER_MEMORY:-2g}" --executor-memory "${SPARK_EXECUTOR_MEMORY:-2g}" \

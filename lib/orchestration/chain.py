@@ -27,13 +27,15 @@ The rules (exit codes of :mod:`lib.runtime.result`):
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from lib.index.mirror_updates import updates_dir
 from lib.orchestration.marker import INPUT_STATES, Marker
+from lib.preprocess import batches
 from lib.preprocess.batches import batch_path
 from lib.runtime.result import EXIT_BUSY, EXIT_EMPTY, EXIT_FAILED, EXIT_OK, EXIT_UNHEALTHY, EXIT_USAGE
 from lib.store import layout, storage
@@ -225,3 +227,42 @@ def make_marker(
         batch=paths.batch,
         mirror_update=mirror_update,
     )
+
+
+def nothing_new_marker(
+    paths: DayPaths, data_center: str, job_id: str, log: str | None = None, run_logs: str | None = None
+) -> Marker:
+    """The marker of a batch tick that found nothing to do: ok, no step run, nothing published."""
+    return Marker(
+        ok=True,
+        date=paths.date.isoformat(),
+        data_center=data_center,
+        job_id=job_id,
+        preprocess_rc=None,
+        log=log,
+        run_logs=run_logs,
+        finished=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        nothing_new=True,
+    )
+
+
+def plan_batch(
+    paths: DayPaths, settle: float, say: Callable[[str], None]
+) -> tuple[DayPaths, list[str] | None, list[int]] | None:
+    """What a batch tick of the day at ``paths`` runs: the paths of its batch, the archives it reads
+    (None: the batch is published, only its index runs) and the batches left unindexed; None when
+    there is nothing to do (lib/preprocess/batches.py)."""
+    behind = batches.unindexed(paths.output(layout.PREPROCESSED), paths.output(layout.INDEX))
+    if behind:  # a batch killed after its pages were published, before its index was: index it first
+        say(f"day: batch {behind[0]} of {paths.date} has its pages published but not its index: indexing it")
+        return dataclasses.replace(paths, batch=behind[0]), None, behind
+    plan = batches.next_batch(paths.archives, paths.output(layout.PREPROCESSED), settle)
+    if plan is None:
+        say(f"day: no new archives for a batch of {paths.date} under {paths.archives}: nothing to do")
+        return None
+    only = plan.names(paths.archives)
+    say(
+        f"day: batch {plan.number} of {paths.date}: {len(only)} archive(s) new since the last batch "
+        f"({plan.taken_before} taken before, {len(plan.waiting)} still being written)"
+    )
+    return dataclasses.replace(paths, batch=plan.number), only, []

@@ -80,6 +80,19 @@ class SlurmJobSensor(BaseOperator):
         return event
 
 
+def slurm_wait(submission: Any, runner: slurm.Runner, cfg: dict[str, Any], **kw: Any) -> SlurmJobSensor:
+    """The ``wait`` task of a DAG on the job ``submission`` describes, polled as the data center's
+    ``slurm`` settings say."""
+    return SlurmJobSensor(
+        task_id="wait",
+        submission=submission,
+        runner=runner.as_dict(),
+        poll_seconds=float(cfg["slurm"]["poll_seconds"]),
+        timeout_hours=float(cfg["slurm"]["timeout_hours"]),
+        **kw,
+    )
+
+
 def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
     """The DAG ``dailyslice-<dc>`` for one data center's settings (see config.py)."""
     runner = slurm.Runner.from_config(cfg["slurm"])
@@ -156,14 +169,7 @@ def build_dag(dc: str, cfg: dict[str, Any]) -> DAG:
         est = estimate()
         sized = size(est)  # type: ignore[arg-type]  # airflow stub: a @task takes XComArgs
         sub = submit(est, sized)  # type: ignore[arg-type]  # airflow stub: a @task takes XComArgs
-        waited = SlurmJobSensor(
-            task_id="wait",
-            submission=sub,
-            runner=runner.as_dict(),
-            retries=0,
-            poll_seconds=float(cfg["slurm"]["poll_seconds"]),
-            timeout_hours=float(cfg["slurm"]["timeout_hours"]),
-        )
+        waited = slurm_wait(sub, runner, cfg, retries=0)
         marker = check(sub, waited.output)  # type: ignore[arg-type]  # airflow stub: a @task takes XComArgs
         staged = stage(marker, est)  # type: ignore[arg-type]  # airflow stub: a @task takes XComArgs
         # after check, also when it failed: the record of why

@@ -84,6 +84,10 @@ DEFAULTS: dict[str, Any] = {
     # against their published days (check-days); changed and missing ones are triggered as runs
     # of this DAG, at most max_queue per check (None: max_active_runs; 0: report only); window 0: off
     "check_days": {"window": 7, "max_queue": None},
+    # batches within a day (docs/orchestration.md, "The batch DAG"): a tick of the DAG dailyslice-batch-<dc>
+    # every batch_minutes runs the day's next batch (None: no batch DAG; the night is then the whole day)
+    "batch_minutes": None,
+    "batch_job": {"nodes": 1, "time": "01:00:00", "settle_seconds": 60},
 }
 
 
@@ -140,6 +144,9 @@ def load_config(path: str | None = None) -> dict[str, dict[str, Any]]:
             v = cfg["check_days"].get(k)
             if (v is not None or k == "window") and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
                 raise ConfigError(f"{path}: {name}: check_days.{k} must be a non-negative integer, got {v!r}")
+        v = cfg["batch_minutes"]
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= 1440):
+            raise ConfigError(f"{path}: {name}: batch_minutes must be minutes from 1 to 1440 or null, got {v!r}")
         if cfg["check_days"]["max_queue"] is None:
             cfg["check_days"]["max_queue"] = int(cfg["max_active_runs"])
         cfg["venv"] = cfg["venv"] or os.path.join(cfg["project_home"], ".venv")

@@ -1,7 +1,9 @@
 """The night's marker: what a run of a day's chain (``dailyslice day``) leaves for the DAG to read.
 
 ``_runs/DC/DATE.json`` is written only when every step of the chain exited 0; otherwise
-``DATE.failed.json`` (:func:`failed_path`) is, with the same fields. Both carry the Slurm job id,
+``DATE.failed.json`` (:func:`failed_path`) is, with the same fields. A batch tick (``dailyslice day
+--batch``) writes its marker to ``DATE.tick.json`` (:func:`tick_path`), whatever it did, and a batch it
+published also to ``DATE.batch=N.json``. Both carry the Slurm job id,
 so a marker of an earlier run of the day vouches for nothing (:meth:`Marker.parse` with a job
 id). The JSON is this record's fields, nothing else: :meth:`Marker.to_dict` writes it and
 :meth:`Marker.from_dict` reads it back, a marker of an older release (fields missing) included.
@@ -13,6 +15,8 @@ import json
 import os
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
+
+from lib.store import layout
 
 #: the ``input`` field: why preprocess found nothing to work on (its exit code -> the word)
 INPUT_STATES = {2: "missing", 4: "empty"}
@@ -53,6 +57,9 @@ class Marker:
     #: the index update published for mirrors after the index step: {"id", "target"}, {"unchanged": target},
     #: {"error": why, "target"}; None when the root publishes none (lib.orchestration.chain.publishes_updates)
     mirror_update: dict[str, Any] | None = None
+    #: a batch tick that found no new archive (and no batch left unindexed): ok, no step ran, nothing published;
+    #: the batch DAG's check tells it from a failure by this (lib/orchestration/batch_dag.py)
+    nothing_new: bool = False
 
     @property
     def codes(self) -> dict[str, int | None]:
@@ -108,6 +115,11 @@ class Marker:
             json.dump(self.to_dict(), f, indent=2, sort_keys=True, default=str)
         os.replace(tmp, path)
         return path
+
+
+def tick_path(output_root: str, data_center: str, date: str) -> str:
+    """The marker of a day's latest batch tick: what a caller that cannot know the batch's number waits on."""
+    return os.path.join(output_root, layout.RUNS, data_center, f"{date}.tick.json")
 
 
 def remove_markers(marker_file: str) -> None:

@@ -24,7 +24,7 @@ from airflow.sdk import DAG, get_current_context, task
 from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
 from lib.orchestration import ondemand_requests, slurm
-from lib.orchestration.dag_factory import SlurmJobSensor, start_date
+from lib.orchestration.dag_factory import slurm_wait, start_date
 from lib.orchestration.runenv import s3_credentials_env, s3_endpoint
 from lib.orchestration.stage_outputs import stage_to_holders
 from lib.orchestration.trigger import failed_marker_path
@@ -139,13 +139,7 @@ def build_ondemand_dag(dc: str, cfg: dict[str, Any]) -> DAG:
 
         req = pick()
         sub = submit(req)  # type: ignore[arg-type]  # airflow stub: a @task takes XComArgs
-        waited = SlurmJobSensor(
-            task_id="wait",
-            submission=sub,
-            runner=runner.as_dict(),
-            poll_seconds=float(cfg["slurm"]["poll_seconds"]),
-            timeout_hours=float(cfg["slurm"]["timeout_hours"]),
-        )
+        waited = slurm_wait(sub, runner, cfg)
         marker = check(sub, waited.output)  # type: ignore[arg-type]  # airflow stub: a @task takes XComArgs
         stage(marker, sub)  # type: ignore[arg-type]  # airflow stub: a @task takes XComArgs
     return dag

@@ -6,12 +6,11 @@ to do, and a bad request whose reason reaches the failed run."""
 from __future__ import annotations
 
 import json
-import os
 import pathlib
 
 import pytest
 
-from tests.helpers_datacenters import datacenter_entry
+from tests.helpers_datacenters import datacenter_entry, datacenters_file
 from tests.index.test_index_job import sample_pages, write_day
 
 pytest_plugins = ["tests.fixtures_airflow", "tests.fixtures_slurm"]
@@ -39,13 +38,8 @@ def ondemand_dc(slurm_cluster, airflow_home, s3_server, submit_jvm_archive, tmp_
     path.write_text(json.dumps({"datacenters": {"dc1": cfg}}))
     from lib.orchestration.datacenters import load_config
 
-    saved = os.environ.get("DAILYSLICE_DATACENTERS")
-    os.environ["DAILYSLICE_DATACENTERS"] = str(path)  # dag.test() runs the DAG the DAG folder builds from it
-    yield base, load_config(str(path))["dc1"]
-    if saved is None:
-        os.environ.pop("DAILYSLICE_DATACENTERS", None)
-    else:
-        os.environ["DAILYSLICE_DATACENTERS"] = saved
+    with datacenters_file(path):
+        yield base, load_config(str(path))["dc1"]
 
 
 def test_a_request_is_picked_run_on_slurm_and_staged(ondemand_dc):

@@ -16,7 +16,7 @@ import pathlib
 import pytest
 
 from lib.html import walk
-from tests.helpers_datacenters import LOCAL_SPARK, datacenter_entry
+from tests.helpers_datacenters import LOCAL_SPARK, datacenter_entry, task_states
 
 # shared session fixtures (one Slurm cluster, one AIRFLOW_HOME per run)
 pytest_plugins = ["tests.fixtures_airflow", "tests.fixtures_slurm"]
@@ -117,11 +117,7 @@ def orchestra(slurm_cluster, airflow_home, s3_server, submit_jvm_archive, tmp_pa
         os.environ["DAILYSLICE_DATACENTERS"] = saved
 
 
-def _states(dr) -> dict[str, str]:
-    from airflow.utils.session import create_session
-
-    with create_session() as session:
-        return {ti.task_id: str(ti.state) for ti in dr.get_task_instances(session=session)}
+_states = task_states
 
 
 @pytest.fixture(scope="module")

@@ -147,6 +147,7 @@ def test_dag_folder_imports_cleanly(airflow_home, monkeypatch):
     bag = DagBag(dag_folder=str(ROOT / "airflow" / "dags"))
     assert bag.import_errors == {}
     assert sorted(bag.dags) == [
+        "dailyslice-batch-dc-a",  # dc-a only: batch_minutes
         "dailyslice-dc-a",
         "dailyslice-dc-b",
         "dailyslice-ondemand-dc-a",
