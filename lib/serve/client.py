@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
 import json
 import os
 import sys
@@ -30,7 +31,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import httpx
 
@@ -41,7 +42,7 @@ MANIFEST = "_manifest.json"
 
 
 class ChecksumError(DailysliceError):
-    """A downloaded file whose sha256 is not the manifest's."""
+    """A downloaded file whose sha256 (or md5, from a SWAP server) is not the manifest's."""
 
 
 @dataclass
@@ -53,6 +54,21 @@ class Result:
 
 
 _sha256 = storage.file_sha256  # the same sum the index updates' manifests hold (lib/index/mirror_updates.py)
+
+
+def _md5(path: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "md5").hexdigest()
+
+
+def verified(path: str, entry: dict) -> bool:
+    """``path`` has the entry's size and sum: its sha256, or its md5 where the source gives only that
+    (a SWAP server's ``/mgmt/attr``)."""
+    if os.path.getsize(path) != entry["size"]:
+        return False
+    if "sha256" in entry:
+        return bool(_sha256(path) == entry["sha256"])
+    return bool(_md5(path) == entry["md5"])
 
 
 def local_target(dest: str, rel: str) -> str:
@@ -107,7 +123,8 @@ def _transfer(client: httpx.Client, entry: dict, part: str, progress) -> tuple[i
         have = 0
     headers = {}
     if have:
-        headers = {"Range": f"bytes={have}-", "If-Range": f'"{entry["sha256"]}"'}
+        # If-Range: the service's ETag is the sha256, a SWAP holder's the one its listing gave
+        headers = {"Range": f"bytes={have}-", "If-Range": entry.get("etag") or f'"{entry["sha256"]}"'}
     if have == entry["size"]:
         if not os.path.exists(part):  # an empty file (a nested _SUCCESS): nothing to ask for
             open(part, "wb").close()
@@ -132,7 +149,7 @@ def _transfer(client: httpx.Client, entry: dict, part: str, progress) -> tuple[i
 def fetch_one(client: httpx.Client, entry: dict, dest: str, progress=lambda n: None) -> Result:
     """Make ``DEST/path`` a verified copy of ``entry`` (skip, resume or fetch; one retry on a bad sum)."""
     final = local_target(dest, entry["path"])
-    if os.path.exists(final) and os.path.getsize(final) == entry["size"] and _sha256(final) == entry["sha256"]:
+    if os.path.exists(final) and verified(final, entry):
         return Result(entry["path"], "skipped")
     os.makedirs(os.path.dirname(final), exist_ok=True)
     part = final + ".part"
@@ -142,12 +159,13 @@ def fetch_one(client: httpx.Client, entry: dict, dest: str, progress=lambda n: N
             n, res = _transfer(client, entry, part, progress)
             fetched += n
             resumed = resumed or res
-            if os.path.getsize(part) == entry["size"] and _sha256(part) == entry["sha256"]:
+            if verified(part, entry):
                 os.replace(part, final)
                 return Result(entry["path"], "resumed" if resumed else "fetched", fetched)
             os.remove(part)
             if attempt == 2:
-                raise ChecksumError(f"sha256 of {entry['path']} differs from the manifest after a re-fetch")
+                what = "sha256" if "sha256" in entry else "md5"
+                raise ChecksumError(f"{what} of {entry['path']} differs from the manifest after a re-fetch")
     except (OSError, httpx.HTTPError, ChecksumError) as e:
         return Result(entry["path"], "failed", fetched, f"{type(e).__name__}: {e}")
     raise AssertionError("unreachable")
@@ -184,47 +202,48 @@ def list_public(args: argparse.Namespace, out=sys.stdout) -> int:
     return 0
 
 
-def run(args: argparse.Namespace, out=sys.stdout) -> int:
-    """Download what ``args`` asks; 0 when everything verified, 1 otherwise."""
-    if args.list_public:
-        return list_public(args, out)
-    os.makedirs(args.dest, exist_ok=True)
-    params = [("public", args.public)] + ([("dc", args.dc)] if args.dc else []) if args.public else build_params(args)
-    t0 = time.monotonic()
-    with httpx.Client(base_url=args.server, timeout=httpx.Timeout(60.0, connect=10.0), follow_redirects=True) as client:
-        man = subindex_manifest(client, args.public, args.dc) if args.public else manifest(client, params)
-        files = man["files"]
-        print(f"{len(files)} files, {man['total_bytes']:,} bytes to check into {args.dest}", file=out, flush=True)
-        lock = threading.Lock()
-        done = {"bytes": 0}
+def fetch_all(
+    client: httpx.Client,
+    files: list[dict],
+    dest: str,
+    jobs: int,
+    out=sys.stdout,
+    prepare: Callable[[dict], None] | None = None,
+) -> list[Result]:
+    """:func:`fetch_one` for every entry, ``jobs`` at a time, a line printed per file. ``prepare``
+    completes an entry first (a SWAP file's md5); its failure fails that file alone."""
+    lock = threading.Lock()
 
-        def progress(n: int) -> None:
-            with lock:
-                done["bytes"] += n
+    def one(entry: dict) -> Result:
+        try:
+            if prepare is not None:
+                prepare(entry)
+            r = fetch_one(client, entry, dest)
+        except (OSError, httpx.HTTPError, DailysliceError) as e:
+            r = Result(entry["path"], "failed", 0, f"{type(e).__name__}: {e}")
+        with lock:
+            extra = f" ({r.fetched:,} bytes)" if r.fetched else ""
+            print(f"{r.status:8} {entry['path']}{extra}" + (f": {r.error}" if r.error else ""), file=out, flush=True)
+        return r
 
-        def one(entry: dict) -> Result:
-            r = fetch_one(client, entry, args.dest, progress)
-            with lock:
-                extra = f" ({r.fetched:,} bytes)" if r.fetched else ""
-                print(
-                    f"{r.status:8} {entry['path']}{extra}" + (f": {r.error}" if r.error else ""), file=out, flush=True
-                )
-            return r
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        return list(pool.map(one, files))
 
-        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            results = list(pool.map(one, files))
+
+def finish(dest: str, source: dict, files: list[dict], results: list[Result], t0: float, out=sys.stdout) -> int:
+    """Print the summary; write ``DEST/_manifest.json`` (``source``: where from and what was asked,
+    then the files) when every file verified and return 0, else remove an older marker and return 1."""
     failed = [r for r in results if r.status == "failed"]
     fetched = sum(r.fetched for r in results)
-    secs = time.monotonic() - t0
     counts = {s: sum(r.status == s for r in results) for s in ("fetched", "resumed", "skipped", "failed")}
     print(
-        f"done in {secs:.1f} s: "
+        f"done in {time.monotonic() - t0:.1f} s: "
         + ", ".join(f"{v} {k}" for k, v in counts.items())
         + f"; {fetched:,} bytes transferred",
         file=out,
         flush=True,
     )
-    marker = os.path.join(args.dest, MANIFEST)
+    marker = os.path.join(dest, MANIFEST)
     if failed:
         if os.path.exists(marker):
             os.remove(marker)  # an older marker must not vouch for this incomplete set
@@ -232,22 +251,42 @@ def run(args: argparse.Namespace, out=sys.stdout) -> int:
         for r in failed:
             print(f"  {r.path}: {r.error}", file=out)
         return 1
+    keys = ("dc", "day", "part", "lang", "tld", "path", "size", "sha256", "md5")
     record = {
-        "server": args.server,
-        "request": dict_of(params),
+        **{k: v for k, v in source.items() if k != "subindex"},
         "fetched_at": dt.datetime.now(dt.timezone.utc).isoformat(),
         "count": len(files),
-        "total_bytes": man["total_bytes"],
+        "total_bytes": sum(e["size"] for e in files),
         "bytes_transferred": fetched,
-        "files": [
-            {k: e[k] for k in ("dc", "day", "part", "lang", "tld", "path", "size", "sha256") if k in e} for e in files
-        ],
+        "files": [{k: e[k] for k in keys if k in e} for e in files],
     }
-    if "subindex" in man:  # what the sub-index was asked for and holds, as its own manifest says
-        record["subindex"] = man["subindex"]
+    if "subindex" in source:  # what the sub-index was asked for and holds, as its own manifest says
+        record["subindex"] = source["subindex"]
     atomic.write_bytes(marker, json.dumps(record, indent=1).encode())
     print(f"all {len(files)} files verified; wrote {marker}", file=out)
     return 0
+
+
+def run(args: argparse.Namespace, out=sys.stdout) -> int:
+    """Download what ``args`` asks; 0 when everything verified, 1 otherwise."""
+    if args.list_public:
+        return list_public(args, out)
+    if args.swap:
+        from lib.serve import swap_download  # the same transfers, straight from a SWAP network
+
+        return swap_download.run(args, out)
+    os.makedirs(args.dest, exist_ok=True)
+    params = [("public", args.public)] + ([("dc", args.dc)] if args.dc else []) if args.public else build_params(args)
+    t0 = time.monotonic()
+    with httpx.Client(base_url=args.server, timeout=httpx.Timeout(60.0, connect=10.0), follow_redirects=True) as client:
+        man = subindex_manifest(client, args.public, args.dc) if args.public else manifest(client, params)
+        files = man["files"]
+        print(f"{len(files)} files, {man['total_bytes']:,} bytes to check into {args.dest}", file=out, flush=True)
+        results = fetch_all(client, files, args.dest, args.jobs, out)
+    source: dict = {"server": args.server, "request": dict_of(params)}
+    if "subindex" in man:
+        source["subindex"] = man["subindex"]
+    return finish(args.dest, source, files, results, t0, out)
 
 
 def dict_of(params: list[tuple[str, str]]) -> dict[str, list[str] | str]:
@@ -266,13 +305,20 @@ def dict_of(params: list[tuple[str, str]]) -> dict[str, list[str] | str]:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m lib.serve.client", description=__doc__.split("\n\n")[0])
-    p.add_argument("--server", required=True, help="base URL of the service, e.g. http://127.0.0.1:8000")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--server", help="base URL of the service, e.g. http://127.0.0.1:8000")
+    src.add_argument(
+        "--swap", metavar="URL", help="straight from a SWAP network: http://ANY-SERVER/get/COLLECTION/ROOT (days only)"
+    )
     p.add_argument("--day", help="first day YYYY-MM-DD")
     p.add_argument("--to", help="last day YYYY-MM-DD (inclusive)")
     p.add_argument("--dc", help="data center")
     p.add_argument("--lang", action="append", help="language (repeatable or comma-separated)")
     p.add_argument("--tld", action="append", help="TLD group (repeatable or comma-separated)")
     p.add_argument("--part", action="append", help="ciff, metadata, graph, preprocessed, catalogue")
+    p.add_argument(
+        "--kind", action="append", help="with --swap: whole day folders of index, preprocessed, catalogue (default all)"
+    )
     p.add_argument(
         "--public", metavar="ID", help="download the on-demand sub-index ID (ROOT/public/ID) instead of days"
     )
@@ -286,6 +332,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error("--dest is required to download")
     if not args.day and (args.to or args.lang or args.tld or args.part):
         p.error("--to, --lang, --tld and --part filter days: give --day")
+    if args.swap and (args.public or args.list_public or args.dc):
+        p.error("--swap reads one published root's days: --public, --list-public and --dc need --server")
+    if args.kind and not args.swap:
+        p.error("--kind is for --swap (the service takes --part)")
     return args
 
 
@@ -296,6 +346,9 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as e:  # the server refused the filter: the request is wrong
         print(f"download: {e}", file=sys.stderr)
         return 2
+    except DailysliceError as e:  # a SWAP listing that cannot be had: nothing was written
+        print(f"download: {e}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":
