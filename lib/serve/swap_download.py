@@ -36,7 +36,7 @@ from typing import Any
 import httpx
 
 from lib.errors import DailysliceError, UsageError
-from lib.serve import client as dl
+from lib.serve import transfer as dl
 from lib.serve.errors import QueryError
 from lib.serve.published import KINDS, MAX_DAYS, PARTS, classify, keep, parse_day, split_values
 from lib.store import layout, storage
