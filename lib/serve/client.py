@@ -5,6 +5,7 @@ resuming and verifying.
         [--dc DC] [--lang deu] [--tld at] [--part ciff --part metadata] --dest DIR [--jobs 4]
     python -m lib.serve.client --server URL --list-public [--dc DC]
     python -m lib.serve.client --server URL --public ID [--dc DC] --dest DIR [--jobs 4]
+    python -m lib.serve.client --swap http://ANY-SERVER/get/COLL/ROOT --day 2026-05-01 [--kind index] --dest DIR
 
 Asks the server's ``/files`` for the manifest (for a sub-index: its entry in ``/public``, the
 files and sha256 of its ``_manifest.json``), then fetches every file to ``DEST/<path>`` (the
@@ -16,7 +17,9 @@ more, then fails. Files already in place with the right size and sha256 are
 skipped, so a re-run only does what is missing. ``DEST/_manifest.json`` (the request, the files,
 the bytes fetched) is written last and only when every file verified; otherwise the client exits 1
 and lists what is missing, and no marker claims a complete set. For a sub-index the marker also
-holds its ``subindex`` entry: data center, id, the request and its counts.
+holds its ``subindex`` entry: data center, id, the request and its counts. The transfers are
+:mod:`lib.serve.transfer`'s; ``--swap`` reads days straight from a SWAP network instead of the
+service (:mod:`lib.serve.swap_download`).
 """
 
 from __future__ import annotations
