@@ -326,3 +326,24 @@ def test_swap_download_refuses_through_a_stopped_server_then_resumes(net, swap_d
     assert dl.run(_swap_args(net, dest, i=0), out) == 0, out.getvalue()
     assert "0 failed" in out.getvalue()
     assert _day_files(dest) == want and (dest / dl.MANIFEST).exists()
+
+
+def test_swap_download_bad_arguments(capsys):
+    from lib.serve import swap_download as sd
+
+    for url in ("http://h:1/list/c/x", "s3://b/c", "http://h:1/get/"):
+        with pytest.raises(dl.UsageError, match="--swap wants"):
+            sd.split_root(url)
+    assert sd.split_root("http://h:1/get/c/a/b") == ("http://h:1", "c", "a/b")
+    for argv in (
+        ["--swap", "http://h:1/get/c", "--public", "x", "--dest", "d"],
+        ["--server", "http://h", "--day", DAY, "--kind", "index", "--dest", "d"],
+    ):
+        with pytest.raises(SystemExit):
+            dl.parse_args(argv)
+    assert "--swap" in capsys.readouterr().err
+    # a wrong kind or date is refused before anything is asked or written
+    for extra, msg in ((["--kind", "warc"], "unknown kind"), (["--to", "2026-01-01"], "on or after")):
+        args = dl.parse_args(["--swap", "http://127.0.0.1:9/get/c/r", "--day", DAY, "--dest", "/nonexistent/x", *extra])
+        with pytest.raises(dl.UsageError, match=msg):
+            dl.run(args, io.StringIO())
