@@ -5,6 +5,7 @@ resuming and verifying.
         [--dc DC] [--lang deu] [--tld at] [--part ciff --part metadata] --dest DIR [--jobs 4]
     python -m lib.serve.client --server URL --list-public [--dc DC]
     python -m lib.serve.client --server URL --public ID [--dc DC] --dest DIR [--jobs 4]
+    python -m lib.serve.client --swap http://ANY-SERVER/get/COLL/ROOT --day 2026-05-01 [--kind index] --dest DIR
 
 Asks the server's ``/files`` for the manifest (for a sub-index: its entry in ``/public``, the
 files and sha256 of its ``_manifest.json``), then fetches every file to ``DEST/<path>`` (the
@@ -16,51 +17,34 @@ more, then fails. Files already in place with the right size and sha256 are
 skipped, so a re-run only does what is missing. ``DEST/_manifest.json`` (the request, the files,
 the bytes fetched) is written last and only when every file verified; otherwise the client exits 1
 and lists what is missing, and no marker claims a complete set. For a sub-index the marker also
-holds its ``subindex`` entry: data center, id, the request and its counts.
+holds its ``subindex`` entry: data center, id, the request and its counts. The transfers are
+:mod:`lib.serve.transfer`'s; ``--swap`` reads days straight from a SWAP network instead of the
+service (:mod:`lib.serve.swap_download`).
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import json
 import os
 import sys
-import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Sequence
 
 import httpx
 
 from lib.errors import DailysliceError, UsageError
-from lib.store import atomic, storage
-
-MANIFEST = "_manifest.json"
-
-
-class ChecksumError(DailysliceError):
-    """A downloaded file whose sha256 is not the manifest's."""
-
-
-@dataclass
-class Result:
-    path: str
-    status: str  # "skipped", "fetched", "resumed", "failed"
-    fetched: int = 0  # bytes transferred in this run
-    error: str = ""
-
-
-_sha256 = storage.file_sha256  # the same sum the index updates' manifests hold (lib/index/mirror_updates.py)
-
-
-def local_target(dest: str, rel: str) -> str:
-    """``DEST/rel`` for a manifest path, refusing one that would leave DEST (a hostile server)."""
-    parts = rel.split("/")
-    if not rel or rel.startswith("/") or "\\" in rel or any(p in ("", ".", "..") for p in parts):
-        raise ValueError(f"refused manifest path {rel!r}")
-    return os.path.join(dest, *parts)
+from lib.serve import swap_download
+from lib.serve.transfer import (  # noqa: F401  (the client's names before the transfers moved out)
+    MANIFEST,
+    ChecksumError,
+    Result,
+    _sha256,
+    fetch_all,
+    fetch_one,
+    finish,
+    local_target,
+    verified,
+)
 
 
 def manifest(client: httpx.Client, params: Sequence[tuple[str, str]]) -> dict:
@@ -99,60 +83,6 @@ def public_list(client: httpx.Client) -> list[dict]:
     return r.json()["subindices"]
 
 
-def _transfer(client: httpx.Client, entry: dict, part: str, progress) -> tuple[int, bool]:
-    """Append the rest of ``entry`` to ``part``; returns (bytes fetched, resumed)."""
-    have = os.path.getsize(part) if os.path.exists(part) else 0
-    if have > entry["size"]:
-        os.remove(part)
-        have = 0
-    headers = {}
-    if have:
-        headers = {"Range": f"bytes={have}-", "If-Range": f'"{entry["sha256"]}"'}
-    if have == entry["size"]:
-        if not os.path.exists(part):  # an empty file (a nested _SUCCESS): nothing to ask for
-            open(part, "wb").close()
-            return 0, False
-        return 0, True
-    got = 0
-    with client.stream("GET", entry["url"], headers=headers) as r:
-        if r.status_code == 200 and have:
-            have = 0  # the server sent it whole (changed file or no range support)
-        elif r.status_code not in (200, 206):
-            r.read()
-            raise OSError(f"HTTP {r.status_code} for {entry['path']}: {r.text[:200]}")
-        with open(part, "ab" if have else "wb") as out:
-            for chunk in r.iter_bytes():
-                out.write(chunk)
-                out.flush()  # a killed run keeps what arrived: the next run resumes from it
-                got += len(chunk)
-                progress(len(chunk))
-    return got, bool(have)
-
-
-def fetch_one(client: httpx.Client, entry: dict, dest: str, progress=lambda n: None) -> Result:
-    """Make ``DEST/path`` a verified copy of ``entry`` (skip, resume or fetch; one retry on a bad sum)."""
-    final = local_target(dest, entry["path"])
-    if os.path.exists(final) and os.path.getsize(final) == entry["size"] and _sha256(final) == entry["sha256"]:
-        return Result(entry["path"], "skipped")
-    os.makedirs(os.path.dirname(final), exist_ok=True)
-    part = final + ".part"
-    fetched, resumed = 0, False
-    try:
-        for attempt in (1, 2):
-            n, res = _transfer(client, entry, part, progress)
-            fetched += n
-            resumed = resumed or res
-            if os.path.getsize(part) == entry["size"] and _sha256(part) == entry["sha256"]:
-                os.replace(part, final)
-                return Result(entry["path"], "resumed" if resumed else "fetched", fetched)
-            os.remove(part)
-            if attempt == 2:
-                raise ChecksumError(f"sha256 of {entry['path']} differs from the manifest after a re-fetch")
-    except (OSError, httpx.HTTPError, ChecksumError) as e:
-        return Result(entry["path"], "failed", fetched, f"{type(e).__name__}: {e}")
-    raise AssertionError("unreachable")
-
-
 def build_params(args: argparse.Namespace) -> list[tuple[str, str]]:
     params = [("day", args.day)]
     if args.to:
@@ -188,6 +118,8 @@ def run(args: argparse.Namespace, out=sys.stdout) -> int:
     """Download what ``args`` asks; 0 when everything verified, 1 otherwise."""
     if args.list_public:
         return list_public(args, out)
+    if args.swap:
+        return swap_download.run(args, out)  # the same transfers, straight from a SWAP network
     os.makedirs(args.dest, exist_ok=True)
     params = [("public", args.public)] + ([("dc", args.dc)] if args.dc else []) if args.public else build_params(args)
     t0 = time.monotonic()
@@ -195,59 +127,11 @@ def run(args: argparse.Namespace, out=sys.stdout) -> int:
         man = subindex_manifest(client, args.public, args.dc) if args.public else manifest(client, params)
         files = man["files"]
         print(f"{len(files)} files, {man['total_bytes']:,} bytes to check into {args.dest}", file=out, flush=True)
-        lock = threading.Lock()
-        done = {"bytes": 0}
-
-        def progress(n: int) -> None:
-            with lock:
-                done["bytes"] += n
-
-        def one(entry: dict) -> Result:
-            r = fetch_one(client, entry, args.dest, progress)
-            with lock:
-                extra = f" ({r.fetched:,} bytes)" if r.fetched else ""
-                print(
-                    f"{r.status:8} {entry['path']}{extra}" + (f": {r.error}" if r.error else ""), file=out, flush=True
-                )
-            return r
-
-        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            results = list(pool.map(one, files))
-    failed = [r for r in results if r.status == "failed"]
-    fetched = sum(r.fetched for r in results)
-    secs = time.monotonic() - t0
-    counts = {s: sum(r.status == s for r in results) for s in ("fetched", "resumed", "skipped", "failed")}
-    print(
-        f"done in {secs:.1f} s: "
-        + ", ".join(f"{v} {k}" for k, v in counts.items())
-        + f"; {fetched:,} bytes transferred",
-        file=out,
-        flush=True,
-    )
-    marker = os.path.join(args.dest, MANIFEST)
-    if failed:
-        if os.path.exists(marker):
-            os.remove(marker)  # an older marker must not vouch for this incomplete set
-        print(f"INCOMPLETE: {len(failed)} of {len(files)} files missing or unverified:", file=out)
-        for r in failed:
-            print(f"  {r.path}: {r.error}", file=out)
-        return 1
-    record = {
-        "server": args.server,
-        "request": dict_of(params),
-        "fetched_at": dt.datetime.now(dt.timezone.utc).isoformat(),
-        "count": len(files),
-        "total_bytes": man["total_bytes"],
-        "bytes_transferred": fetched,
-        "files": [
-            {k: e[k] for k in ("dc", "day", "part", "lang", "tld", "path", "size", "sha256") if k in e} for e in files
-        ],
-    }
-    if "subindex" in man:  # what the sub-index was asked for and holds, as its own manifest says
-        record["subindex"] = man["subindex"]
-    atomic.write_bytes(marker, json.dumps(record, indent=1).encode())
-    print(f"all {len(files)} files verified; wrote {marker}", file=out)
-    return 0
+        results = fetch_all(client, files, args.dest, args.jobs, out)
+    source: dict = {"server": args.server, "request": dict_of(params)}
+    if "subindex" in man:
+        source["subindex"] = man["subindex"]
+    return finish(args.dest, source, files, results, t0, out)
 
 
 def dict_of(params: list[tuple[str, str]]) -> dict[str, list[str] | str]:
@@ -266,13 +150,20 @@ def dict_of(params: list[tuple[str, str]]) -> dict[str, list[str] | str]:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m lib.serve.client", description=__doc__.split("\n\n")[0])
-    p.add_argument("--server", required=True, help="base URL of the service, e.g. http://127.0.0.1:8000")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--server", help="base URL of the service, e.g. http://127.0.0.1:8000")
+    src.add_argument(
+        "--swap", metavar="URL", help="straight from a SWAP network: http://ANY-SERVER/get/COLLECTION/ROOT (days only)"
+    )
     p.add_argument("--day", help="first day YYYY-MM-DD")
     p.add_argument("--to", help="last day YYYY-MM-DD (inclusive)")
     p.add_argument("--dc", help="data center")
     p.add_argument("--lang", action="append", help="language (repeatable or comma-separated)")
     p.add_argument("--tld", action="append", help="TLD group (repeatable or comma-separated)")
     p.add_argument("--part", action="append", help="ciff, metadata, graph, preprocessed, catalogue")
+    p.add_argument(
+        "--kind", action="append", help="with --swap: whole day folders of index, preprocessed, catalogue (default all)"
+    )
     p.add_argument(
         "--public", metavar="ID", help="download the on-demand sub-index ID (ROOT/public/ID) instead of days"
     )
@@ -286,6 +177,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error("--dest is required to download")
     if not args.day and (args.to or args.lang or args.tld or args.part):
         p.error("--to, --lang, --tld and --part filter days: give --day")
+    if args.swap and (args.public or args.list_public or args.dc):
+        p.error("--swap reads one published root's days: --public, --list-public and --dc need --server")
+    if args.kind and not args.swap:
+        p.error("--kind is for --swap (the service takes --part)")
     return args
 
 
@@ -296,6 +191,9 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as e:  # the server refused the filter: the request is wrong
         print(f"download: {e}", file=sys.stderr)
         return 2
+    except DailysliceError as e:  # a SWAP listing that cannot be had: nothing was written
+        print(f"download: {e}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -206,3 +206,144 @@ def test_download_client_from_swap_resumes_through_a_stopped_server(net, service
     for e in files:
         assert (dest / e["path"]).read_bytes() == swap_day[e["path"]]
     assert not list(dest.rglob("*.part"))
+
+
+# --- the download client straight from SWAP (no service between): dailyslice download --swap
+
+
+def _swap_args(net, dest, *extra: str, i: int = 2) -> argparse.Namespace:
+    url = f"{net.urls[i]}/get/{COLL}/root"
+    return dl.parse_args(["--swap", url, "--day", DAY, "--dest", str(dest), "--jobs", "2", *extra])
+
+
+def _day_files(dest) -> dict[str, bytes]:
+    return {
+        os.path.relpath(p, dest).replace(os.sep, "/"): p.read_bytes()
+        for p in dest.rglob("*")
+        if p.is_file() and p.name != dl.MANIFEST
+    }
+
+
+def _line(out: str, path: str) -> str:
+    return next(x for x in out.splitlines() if [w.rstrip(":") for w in x.split()[1:2]] == [path])
+
+
+def test_swap_download_whole_day_equals_the_published_files(net, swap_day, tmp_path):
+    dest = tmp_path / "dl"
+    out = io.StringIO()
+    assert dl.run(_swap_args(net, dest), out) == 0, out.getvalue()
+    want = {p: b for p, b in swap_day.items() if not p.startswith("warc/")}
+    assert _day_files(dest) == want  # every file of the three day folders, byte for byte
+    lines = out.getvalue().splitlines()
+    for kind in KINDS:  # each folder's _SUCCESS came after every other file of it
+        folder = f"{kind}/2026-01/15/"
+        at = [i for i, x in enumerate(lines) if x.split()[1:2] and x.split()[1].startswith(folder)]
+        assert lines[max(at)].split()[1] == folder + "_SUCCESS"
+    done = json.loads((dest / dl.MANIFEST).read_text())
+    assert sorted(f["path"] for f in done["files"]) == sorted(want)
+    assert done["request"] == {"day": DAY} and done["server"].endswith(f"/get/{COLL}/root")
+    by = {f["path"]: f for f in done["files"]}
+    assert all(f["sha256"] == dl._sha256(str(dest / p)) for p, f in by.items())
+    ciff = [p for p in by if p.endswith(".ciff.gz") and "/index-" in p]
+    assert ciff and all("md5" not in by[p] for p in ciff)  # checked against _stats.json's sha256
+    assert all("md5" in by[p] for p in by if p.startswith("catalogue/"))  # against the holder's md5
+    again = io.StringIO()  # a re-run fetches nothing
+    assert dl.run(_swap_args(net, dest, i=0), again) == 0
+    assert "0 bytes transferred" in again.getvalue() and f"{len(want)} skipped" in again.getvalue()
+    # a filter: English CIFF shards only, and no _SUCCESS (a filtered folder is not the day)
+    sub = tmp_path / "eng"
+    assert dl.run(_swap_args(net, sub, "--part", "ciff", "--lang", "eng"), io.StringIO()) == 0
+    got = _day_files(sub)
+    assert got and set(got) == {p for p in ciff if p.split("/")[4] == "eng"}
+    assert all(got[p] == swap_day[p] for p in got)
+
+
+def test_swap_download_resumes_and_detects_a_corrupted_part(net, swap_day, tmp_path):
+    dest = tmp_path / "dl"
+    args = _swap_args(net, dest, "--kind", "index")
+    assert dl.run(args, io.StringIO()) == 0
+    index = {p: b for p, b in swap_day.items() if p.startswith("index/")}
+    ciff = max((p for p in index if p.endswith(".ciff.gz")), key=lambda p: len(index[p]))
+    other = max((p for p in index if not p.endswith(".ciff.gz") and len(index[p]) > 100), key=lambda p: len(index[p]))
+    for p, body in ((ciff, index[ciff][: len(index[ciff]) // 2]), (other, b"x" * (len(index[other]) // 2))):
+        (dest / p).unlink()
+        (dest / (p + ".part")).write_bytes(body)  # a killed run's half; the second one damaged
+    out = io.StringIO()
+    assert dl.run(args, out) == 0, out.getvalue()
+    text = out.getvalue()
+    half = len(index[ciff]) - len(index[ciff]) // 2
+    assert _line(text, ciff).startswith("resumed") and f"({half:,} bytes)" in _line(text, ciff)
+    # the damaged part fails its md5 once resumed, is dropped and fetched whole
+    n = len(index[other])
+    assert f"({n - n // 2 + n:,} bytes)" in _line(text, other)
+    assert f"{half + n - n // 2 + n:,} bytes transferred" in text  # nothing else was fetched
+    assert _day_files(dest) == index and not list(dest.rglob("*.part"))
+
+
+def test_swap_download_refuses_through_a_stopped_server_then_resumes(net, swap_day, tmp_path, monkeypatch, capsys):
+    """A holder down: the listing is refused (503 naming it, nothing written); a holder stopping
+    after the listing fails the files it holds, by name, keeps those days' _SUCCESS back and
+    writes no manifest; once it is back a re-run completes."""
+    from lib.serve import swap_download as sd
+
+    c = CollectionDef.from_json(next(x for x in net.client(0).collections() if x["name"] == COLL))
+    want = {p: b for p, b in swap_day.items() if not p.startswith("warc/")}
+    holder = {p: c.layout.holder("root/" + p).server for p in want}
+    k = max((1, 2), key=lambda i: sum(h == net.urls[i] for h in holder.values()))
+    dest = tmp_path / "dl"
+    net.stop(k)
+    try:
+        argv = ["--swap", f"{net.urls[0]}/get/{COLL}/root", "--day", DAY, "--dest", str(dest)]
+        assert dl.main(argv) == 1
+        err = capsys.readouterr().err
+        assert "cannot be listed" in err and "503" in err and "root/" in err, err
+        assert not dest.exists()
+    finally:
+        net.start(k)
+        net.wait(k)
+        net.wait_peers()
+    real = sd.plan
+    monkeypatch.setattr(sd, "plan", lambda h, a: (real(h, a), net.stop(k))[0])  # listed, then the holder stops
+    try:
+        out = io.StringIO()
+        assert dl.run(_swap_args(net, dest, i=0), out) == 1
+        text = out.getvalue()
+        gone = [p for p in want if holder[p] == net.urls[k] and not p.endswith("_SUCCESS")]
+        assert gone and "INCOMPLETE" in text
+        for p in gone:
+            assert _line(text, p).startswith("failed") and not (dest / p).exists()
+        for kind in KINDS:
+            marker = f"{kind}/2026-01/15/_SUCCESS"
+            if any(p.startswith(kind + "/") for p in gone):
+                assert not (dest / marker).exists()
+        assert not (dest / dl.MANIFEST).exists()
+    finally:
+        monkeypatch.setattr(sd, "plan", real)
+        net.start(k)
+        net.wait(k)
+        net.wait_peers()
+    out = io.StringIO()
+    assert dl.run(_swap_args(net, dest, i=0), out) == 0, out.getvalue()
+    assert "0 failed" in out.getvalue()
+    assert _day_files(dest) == want and (dest / dl.MANIFEST).exists()
+
+
+def test_swap_download_bad_arguments(capsys):
+    from lib.serve import swap_download as sd
+
+    for url in ("http://h:1/list/c/x", "s3://b/c", "http://h:1/get/"):
+        with pytest.raises(dl.UsageError, match="--swap wants"):
+            sd.split_root(url)
+    assert sd.split_root("http://h:1/get/c/a/b") == ("http://h:1", "c", "a/b")
+    for argv in (
+        ["--swap", "http://h:1/get/c", "--public", "x", "--dest", "d"],
+        ["--server", "http://h", "--day", DAY, "--kind", "index", "--dest", "d"],
+    ):
+        with pytest.raises(SystemExit):
+            dl.parse_args(argv)
+    assert "--swap" in capsys.readouterr().err
+    # a wrong kind or date is refused before anything is asked or written
+    for extra, msg in ((["--kind", "warc"], "unknown kind"), (["--to", "2026-01-01"], "on or after")):
+        args = dl.parse_args(["--swap", "http://127.0.0.1:9/get/c/r", "--day", DAY, "--dest", "/nonexistent/x", *extra])
+        with pytest.raises(dl.UsageError, match=msg):
+            dl.run(args, io.StringIO())
