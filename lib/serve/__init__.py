@@ -2,7 +2,8 @@
 date range with exact global BM25, over HTTP (FastAPI) and from the command line.
 
 Files: ``published`` (which published files match a filter, their sha256, ranged reads),
-``export`` (filtered metadata as streamed Parquet), ``client`` (the download client),
+``export`` (filtered metadata as streamed Parquet), ``client`` (the download client;
+``transfer``: its resumed, verified transfers; ``swap_download``: days straight from a SWAP network),
 ``day_manifest`` (which shards a day holds and which cannot be served), ``mirror_command``
 (``dailyslice mirror``:
 index updates published, fetched and applied to a local copy).
