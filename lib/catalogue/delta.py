@@ -31,6 +31,7 @@ import shutil
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 from pyspark.sql import functions as F
 
 from lib.catalogue import urldb
@@ -159,7 +160,10 @@ def write_delta(spark: Any, db: str, day: dt.date, captures: Any, dest: str, par
     shutil.rmtree(dest, ignore_errors=True)
     os.replace(tmp, dest)
     counts = {k: 0 for k in ("new", "changed", "gone")}
-    for r in spark.read.parquet(dest).groupBy("kind").count().collect():
-        counts[r["kind"]] = r["count"]
+    # counted from the files just written, in this process: a Spark job here cost more than the rows
+    files = sorted(os.path.join(d, n) for d, _, names in os.walk(dest) for n in names if n.endswith(".parquet"))
+    for f in files:
+        for pair in pq.read_table(f, columns=["kind"]).column("kind").value_counts().to_pylist():
+            counts[pair["values"]] = counts.get(pair["values"], 0) + pair["counts"]
     counts["same_text"] = unchanged_text
     return counts

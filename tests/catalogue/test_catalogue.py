@@ -341,6 +341,43 @@ def test_urldb_rerun_and_out_of_order_are_idempotent(built, spark, tmp_path):
     assert read_table(other) == before
 
 
+def _part_files(db: str) -> dict[str, list[bytes]]:
+    """A database's Parquet files by folder (the current version's and the edits'), their bytes:
+    the file names carry a random id, the folders and contents do not."""
+    state = urldb.read_state(db)
+    out: dict[str, list[bytes]] = {}
+    for top in (state["table"], "days"):
+        for dirpath, _, names in os.walk(os.path.join(db, top)):
+            files = sorted(n for n in names if n.endswith(".parquet"))
+            if files:
+                rel = os.path.relpath(dirpath, db).replace(state["table"], "TABLE")
+                out[rel] = [open(os.path.join(dirpath, n), "rb").read() for n in files]
+    return out
+
+
+def test_urldb_files_are_the_same_bytes_however_many_tasks_write_them(built, spark, tmp_path, monkeypatch):
+    """Fewer write tasks than parts (a small day on 2 cores) change no byte: each part still one file."""
+    root, _ = built
+    caps = {d: spark.read.parquet(os.path.join(query.day_dir(root, d), "_captures")) for d in (D1, D2)}
+    monkeypatch.setattr(urldb, "write_tasks", lambda k, slots: 1)  # every part in one task
+    few = str(tmp_path / "few")
+    for d in (D1, D2):
+        urldb.merge_day(spark, few, d, caps[d], K)
+    monkeypatch.setattr(urldb, "write_tasks", lambda k, slots: k)  # one task per part, as before
+    each = str(tmp_path / "each")
+    for d in (D1, D2):
+        urldb.merge_day(spark, each, d, caps[d], K)
+    a, b = _part_files(few), _part_files(each)
+    assert a == b and any(k.startswith("TABLE") for k in a)
+    assert all(len(v) == 1 for v in a.values())  # one file per part and day
+    assert read_table(few) == read_table(os.path.join(root, "urldb"))
+
+
+def test_write_tasks_are_bounded_by_parts_and_slots():
+    assert [urldb.write_tasks(16, s) for s in (0, 1, 2, 16, 64)] == [1, 1, 2, 16, 16]
+    assert urldb.write_tasks(1, 8) == 1
+
+
 def test_query_captures_marks_duplicates(built):
     root, _ = built
     rows = query.captures(root, "http://www.example.com/")
