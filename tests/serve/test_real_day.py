@@ -301,9 +301,9 @@ def test_a_broken_shard_is_named_and_the_rest_of_the_day_served(
     loads: dict[str, int] = {}
     real_load = serving_index._load_shard
 
-    def counting(s, tmp):
+    def counting(s, tmp, *rest):
         loads[s.rel] = loads.get(s.rel, 0) + 1
-        return real_load(s, tmp)
+        return real_load(s, tmp, *rest)
 
     monkeypatch.setattr(serving_index, "_load_shard", counting)
     with _served(root, tmp_path / "cache", recheck_seconds=0) as srv:
