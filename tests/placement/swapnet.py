@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 
 import httpx
 
@@ -134,3 +135,15 @@ class SwapNet:
                 p = os.path.join(dirpath, n)
                 got[os.path.relpath(p, out).replace(os.sep, "/")] = open(p, "rb").read()
         return got
+
+
+def running(base: str, coll: str, slices: int, workers: tuple[int, ...] = (1, 2, 1)) -> Iterator[SwapNet]:
+    """A module's network: three servers started (server 1 with a reader process beside its primary),
+    ``coll`` created with ``slices`` slices; stopped when the fixture ends (``yield from`` it)."""
+    n = SwapNet(base, workers=workers)
+    n.start_all()
+    try:
+        n.client(0).create(coll, slices)
+        yield n
+    finally:
+        n.stop_all()

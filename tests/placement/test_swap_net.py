@@ -24,7 +24,7 @@ from lib.placement.net.node import META
 from lib.placement.net.swap_client import SwapHTTPError
 from lib.serve.capture_api import capture_router
 from tests.helpers_warc import good_pages, warc_gz
-from tests.placement.swapnet import ROOT, SwapNet
+from tests.placement.swapnet import ROOT, running
 
 COLL = "chronopolis/umiacs/code"
 
@@ -37,11 +37,7 @@ def _data(rel: str) -> bytes:
 def net(tmp_path_factory):
     # server 1 runs a reader process beside its primary (workers = 2): its reads are answered by
     # either, everything else goes to the primary by a 307
-    n = SwapNet(str(tmp_path_factory.mktemp("swapnet")), workers=(1, 2, 1))
-    n.start_all()
-    n.client(0).create(COLL, 4)
-    yield n
-    n.stop_all()
+    yield from running(str(tmp_path_factory.mktemp("swapnet")), COLL, 4)
 
 
 @pytest.fixture(scope="module")

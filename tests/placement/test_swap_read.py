@@ -21,7 +21,7 @@ from lib.placement.publish_http import put_file
 from lib.serve import client as dl
 from lib.serve.app import create_app
 from lib.serve.server import ServerThread
-from tests.placement.swapnet import SwapNet
+from tests.placement.swapnet import running
 
 COLL = "dsl"
 DAY = "2026-01-15"
@@ -41,11 +41,7 @@ def _local_files(root) -> dict[str, bytes]:
 
 @pytest.fixture(scope="module")
 def net(tmp_path_factory):
-    n = SwapNet(str(tmp_path_factory.mktemp("swapread")), workers=(1, 2, 1))
-    n.start_all()
-    n.client(0).create(COLL, 5)
-    yield n
-    n.stop_all()
+    yield from running(str(tmp_path_factory.mktemp("swapread")), COLL, 5)
 
 
 @pytest.fixture(scope="module")
